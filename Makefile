@@ -1,0 +1,66 @@
+# ukai top-level Makefile: the two set-up commands (`make run`, `make test`) and helpers.
+# Dependencies are Debian packages only, listed in tools/debian-packages.txt.
+
+JOBS        ?= $(shell nproc)
+BUILD       ?= build
+ASAN_BUILD  ?= build-asan
+CMAKE_FLAGS ?=
+PACKAGES    := $(shell sed -e 's/\#.*//' tools/debian-packages.txt)
+SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+FORMAT_SRC   = $(shell git ls-files '*.h' '*.cc' '*.hpp' 2>/dev/null)
+
+.PHONY: all deps build run test test-unit test-asan format format-check bench clean
+
+all: build
+
+# Installs only the packages that are missing (apt-get update runs only if something is).
+deps:
+	@missing=""; for p in $(PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "make deps: all Debian packages present"; fi
+
+$(BUILD)/build.ninja: | deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The default experiment: DOR vs Duato on a 10x10 torus, uniform and transpose traffic.
+run: build
+	$(BUILD)/src/cli/ukai sim run experiments/quickstart.toml
+
+# Every test: the full suite in the release build, the unit tests again under ASan+UBSan,
+# and the formatting check.
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+	$(MAKE) test-asan
+	$(MAKE) format-check
+
+test-unit: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
+
+test-asan: deps
+	[ -f $(ASAN_BUILD)/build.ninja ] || cmake -S . -B $(ASAN_BUILD) -G Ninja \
+	  -DCMAKE_BUILD_TYPE=Debug -DUKAI_SANITIZE=ON -DUKAI_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) -L unit --timeout 600
+
+format:
+	clang-format -i $(FORMAT_SRC)
+
+format-check:
+	clang-format --dry-run -Werror $(FORMAT_SRC)
+	@echo "format-check: clean"
+
+# Every benchmark driver in bench/ (each prints its own table of figures).
+bench: build
+	@set -e; for b in $(BUILD)/bench/ukai_*_bench; do echo "== $$b"; $$b; done
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,42 @@
+# Helpers shared by every CMakeLists.txt of the project.
+
+# ukai_library(NAME DIR [DEPS ...]): a static library of every .cc below src/DIR
+# (excluding *_main.cc), with include roots src/ and include/.
+function(ukai_library name dir)
+  cmake_parse_arguments(ARG "" "" "DEPS;EXCLUDE" ${ARGN})
+  file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${dir}/*.cc)
+  list(FILTER srcs EXCLUDE REGEX "_main\\.cc$")
+  foreach(pattern IN LISTS ARG_EXCLUDE)
+    list(FILTER srcs EXCLUDE REGEX "${pattern}")
+  endforeach()
+  if(srcs)
+    add_library(${name} STATIC ${srcs})
+    target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+    target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  else()  # headers only so far
+    add_library(${name} INTERFACE)
+    target_include_directories(${name} INTERFACE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+    target_link_libraries(${name} INTERFACE ${ARG_DEPS})
+  endif()
+endfunction()
+
+# ukai_tests(AREA DEPS ...): one unit-test binary of tests/AREA/**/*_test.cc (label `unit`)
+# and one integration-test binary of tests/AREA/**/*_itest.cc (label `integration`).
+function(ukai_tests area)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB_RECURSE unit CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${area}/*_test.cc)
+  file(GLOB_RECURSE integ CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${area}/*_itest.cc)
+  string(REPLACE "/" "_" tag ${area})
+  if(unit)
+    add_executable(${tag}_unit_tests ${unit})
+    target_link_libraries(${tag}_unit_tests PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
+    target_include_directories(${tag}_unit_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+    gtest_discover_tests(${tag}_unit_tests PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)
+  endif()
+  if(integ)
+    add_executable(${tag}_integration_tests ${integ})
+    target_link_libraries(${tag}_integration_tests PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
+    target_include_directories(${tag}_integration_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+    gtest_discover_tests(${tag}_integration_tests PROPERTIES LABELS integration DISCOVERY_TIMEOUT 60)
+  endif()
+endfunction()

@@ -1,0 +1,34 @@
+// PointResult: the measured figures of one simulation point, as printed by
+// `ukai sim run --format table|csv|json` (the JSON field names are in comments).
+//
+// Latency definitions: message latency runs from the message's creation (it waits in the
+// unbounded source queue) to delivery of its tail flit; network latency from injection of
+// its head flit into the router to delivery of its tail flit. Hops count router-to-router
+// channels traversed. Throughput counts delivered flits of measured messages.
+#ifndef UKAI_SIM_EXPERIMENT_POINT_RESULT_H_
+#define UKAI_SIM_EXPERIMENT_POINT_RESULT_H_
+
+#include <cstdint>
+
+namespace ukai::sim {
+
+struct PointResult {
+  double offered_flits_per_node_cycle = 0;   // offered_flits_per_node_cycle
+  double accepted_flits_per_node_cycle = 0;  // accepted_flits_per_node_cycle
+  double accepted_bytes_per_second = 0;      // accepted_bytes_per_second (per node)
+  double clock_mhz = 0;                      // clock_mhz actually used
+  double avg_latency_cycles = 0;             // avg_latency_cycles
+  double p50_latency_cycles = 0;             // p50_latency_cycles
+  double p99_latency_cycles = 0;             // p99_latency_cycles
+  double max_latency_cycles = 0;             // max_latency_cycles
+  double avg_network_latency_cycles = 0;     // avg_network_latency_cycles
+  double avg_hops = 0;                       // avg_hops
+  int64_t messages_measured = 0;             // messages_measured
+  int64_t cycles = 0;                        // cycles (simulated, total)
+  double wall_seconds = 0;                   // wall_seconds
+  bool saturated = false;                    // saturated
+};
+
+}  // namespace ukai::sim
+
+#endif  // UKAI_SIM_EXPERIMENT_POINT_RESULT_H_

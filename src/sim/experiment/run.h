@@ -1,0 +1,28 @@
+// RunPoint: builds the network a SimConfig describes, runs it under the configured run
+// control and returns its figures. Each call owns its whole simulation (no globals): two
+// calls may run at once on different threads.
+//
+// Errors: a config the simulator cannot honour (routing that does not support the
+// topology or VC count, a pattern that needs a power-of-two node count, ...) returns
+// kInvalidArgument naming the config key; a deadlock seen by the watchdog returns
+// kDeadlock listing the blocked channels.
+#ifndef UKAI_SIM_EXPERIMENT_RUN_H_
+#define UKAI_SIM_EXPERIMENT_RUN_H_
+
+#include <functional>
+
+#include "core/status.h"
+#include "sim/experiment/point_result.h"
+#include "sim/experiment/sim_config.h"
+
+namespace ukai::sim {
+
+// Called now and then during a run with the cycle reached and messages measured so far;
+// used for the progress line on a terminal. May be empty.
+using ProgressFn = std::function<void(int64_t cycle, int64_t measured)>;
+
+Result<PointResult> RunPoint(const SimConfig& config, const ProgressFn& progress = {});
+
+}  // namespace ukai::sim
+
+#endif  // UKAI_SIM_EXPERIMENT_RUN_H_

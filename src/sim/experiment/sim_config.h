@@ -1,0 +1,78 @@
+// SimConfig: the typed configuration of one simulation point (LevelDB Options style: every
+// field has its default written here). The TOML reader (experiment/config_schema.h) fills
+// it and `ukai sim describe` prints the same schema; RunPoint() (experiment/run.h)
+// consumes it. Sweeps (a list in the TOML for traffic.rate, traffic.interval or
+// traffic.message_bytes) are expanded by the reader into one SimConfig per point.
+//
+// Units: cycles are router clock cycles; sizes are bytes unless the name says flits.
+// Thread safety: a plain value.
+#ifndef UKAI_SIM_EXPERIMENT_SIM_CONFIG_H_
+#define UKAI_SIM_EXPERIMENT_SIM_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ukai::sim {
+
+enum class TopologyKind { kMesh, kTorus };
+enum class Switching { kWormhole, kVirtualCutThrough };
+enum class InjectionKind { kBernoulli, kInterval };
+enum class MeasureMode { kMessages, kCycles };
+
+struct NetworkConfig {
+  TopologyKind topology = TopologyKind::kTorus;
+  int n = 2;                      // dimensions, >= 1
+  std::vector<int> k = {10, 10};  // radix per dimension (size n), each >= 2
+};
+
+struct RouterConfig {
+  int vcs = 4;              // virtual channels per network port
+  int vc_buffer_flits = 8;  // depth of each VC buffer, flits
+  int pe_vcs = 2;           // VCs of the PE (injection) interface
+  Switching switching = Switching::kWormhole;
+  int hop_cycles = 5;           // header pipeline per router: latch, decode, 2x arb, transfer
+  int link_cycles = 1;          // router-to-router channel delay
+  int table_lookup_cycles = 5;  // extra header delay when a routing table is read
+  int flit_bytes = 4;           // physical channel width (32 bits in the spec)
+  double clock_mhz = 0;         // 0: the routing algorithm's synthesized clock (Table 1)
+};
+
+struct RoutingConfig {
+  std::string algorithm = "dor";  // a name in the routing registry (routing/registry.h)
+};
+
+struct TrafficConfig {
+  std::string pattern =
+      "uniform";           // uniform transpose bitcomp bitrev shuffle tornado neighbor hotspot
+  int message_bytes = 64;  // payload per message; flits = ceil(bytes / flit_bytes)
+  InjectionKind injection = InjectionKind::kBernoulli;
+  double rate = 0.1;                     // bernoulli: offered flits / node / cycle, (0, 1]
+  int64_t interval = 100;                // interval: cycles between messages of one node, >= 1
+  std::vector<int> hotspot_nodes = {0};  // hotspot: the hot destinations
+  double hotspot_fraction = 0.1;         // hotspot: share of messages sent to a hot node
+};
+
+struct MeasureConfig {
+  MeasureMode mode = MeasureMode::kMessages;
+  int64_t warmup_messages = 3000;   // messages mode: deliveries skipped network-wide
+  int64_t measure_messages = 4000;  // messages mode: deliveries measured after warm-up
+  int64_t warmup_cycles = 10000;    // cycles mode: cycles before the first sample window
+  int64_t sample_cycles = 10000;    // cycles mode: length of one sample window
+  double convergence = 0.02;        // cycles mode: relative change of mean latency to stop
+  int64_t max_cycles = 2000000;     // both modes: cap; reaching it marks the point saturated
+  int64_t watchdog_cycles = 20000;  // deadlock watchdog: no flit moved for this long
+};
+
+struct SimConfig {
+  NetworkConfig network;
+  RouterConfig router;
+  RoutingConfig routing;
+  TrafficConfig traffic;
+  MeasureConfig measure;
+  uint64_t seed = 1;
+};
+
+}  // namespace ukai::sim
+
+#endif  // UKAI_SIM_EXPERIMENT_SIM_CONFIG_H_

@@ -1,0 +1,48 @@
+#include "core/status.h"
+
+#include <gtest/gtest.h>
+
+namespace ukai {
+namespace {
+
+Result<int> Half(int x) {
+  if (x % 2 != 0) return Status::InvalidArgument("odd: " + std::to_string(x));
+  return x / 2;
+}
+
+Status Chain(int x) {
+  UKAI_RETURN_IF_ERROR(Half(x).status());
+  return Status::Ok();
+}
+
+TEST(StatusTest, DefaultIsOk) {
+  Status s;
+  EXPECT_TRUE(s.ok());
+  EXPECT_EQ(s.ToString(), "OK");
+}
+
+TEST(StatusTest, ErrorCarriesCodeAndMessage) {
+  Status s = Status::NotFound("routing 'foo'");
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.ToString(), "not found: routing 'foo'");
+  EXPECT_EQ(s.WithContext("config").message(), "config: routing 'foo'");
+}
+
+TEST(ResultTest, ValueAndError) {
+  Result<int> a = Half(8);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(*a, 4);
+  Result<int> b = Half(3);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.status().message(), "odd: 3");
+}
+
+TEST(ResultTest, ReturnIfErrorPropagates) {
+  EXPECT_TRUE(Chain(2).ok());
+  EXPECT_EQ(Chain(5).message(), "odd: 5");
+}
+
+}  // namespace
+}  // namespace ukai
