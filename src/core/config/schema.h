@@ -1,0 +1,150 @@
+// Typed configuration schemas: the description of every key a config file may hold (its
+// type, shape, unit, default, allowed range and a one-line meaning), the parsed values of
+// one config with the place each came from, and the checks that turn a raw value into a
+// validated one. The TOML reader (config/toml_reader.h) and `--set key=value` overrides
+// both produce `ConfigValues` checked against a `Schema`; a consumer (for example
+// sim/experiment/config_schema.h) then copies the values into its typed options struct,
+// whose defaults stay written in the struct itself.
+//
+// Error messages always name the key and where the value came from:
+//   "router.vcs: value 0 out of range [1, 64] at quick.toml:4:7"
+//   "routr.vcs: unknown key (did you mean 'router.vcs'?) at quick.toml:3:1"
+//   "router.vcs: expected an integer, got a string (\"four\") in --set router.vcs=four"
+//
+// Thread safety: plain values; a const Schema may be shared between threads.
+#ifndef UKAI_CORE_CONFIG_SCHEMA_H_
+#define UKAI_CORE_CONFIG_SCHEMA_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/status.h"
+
+namespace ukai::config {
+
+// The type of one item of a value.
+enum class ValueType {
+  kInt,     // TOML integer (64-bit)
+  kFloat,   // TOML float; an integer is accepted and converted
+  kString,  // any string
+  kBool,    // true / false
+  kEnum,    // a string from KeySpec::allowed
+};
+
+// How many items a key takes.
+enum class Shape {
+  kScalar,  // exactly one item; a list is an error
+  kList,    // one item or a non-empty list; the whole list is the value (e.g. a radix per
+            // dimension). A single item stands for a list of one.
+  kSweep,   // one item or a non-empty list; a list asks for one run per item (a sweep)
+};
+
+// The description of one key.
+struct KeySpec {
+  std::string key;  // dotted path, e.g. "router.vcs"; top-level keys have no dot
+  ValueType type = ValueType::kInt;
+  Shape shape = Shape::kScalar;
+  std::string unit;           // "cycles", "flits", "bytes", "" when dimensionless
+  std::string default_text;   // the default as printed by describe ("4", "torus")
+  std::optional<double> min;  // inclusive lower bound of numbers (exclusive if min_open)
+  std::optional<double> max;  // inclusive upper bound of numbers (exclusive if max_open)
+  bool min_open = false;
+  bool max_open = false;
+  std::vector<std::string> allowed;  // kEnum: the accepted names, in the order printed
+  std::string doc;                   // one line: what the key means
+
+  // Builder: KeySpec::Make("router.vcs", ValueType::kInt).Min(1).Max(64).Doc("...").
+  static KeySpec Make(std::string key, ValueType type, Shape shape = Shape::kScalar) {
+    KeySpec k;
+    k.key = std::move(key);
+    k.type = type;
+    k.shape = shape;
+    return k;
+  }
+  KeySpec& Unit(std::string u) { return unit = std::move(u), *this; }
+  KeySpec& Default(std::string d) { return default_text = std::move(d), *this; }
+  KeySpec& Min(double v, bool open = false) { return min = v, min_open = open, *this; }
+  KeySpec& Max(double v, bool open = false) { return max = v, max_open = open, *this; }
+  KeySpec& Allowed(std::vector<std::string> a) { return allowed = std::move(a), *this; }
+  KeySpec& Doc(std::string d) { return doc = std::move(d), *this; }
+
+  // "int", "float", "enum", "int or list of int", "float or list of float (sweep)", ...
+  std::string TypeName() const;
+  // "[1, 64]", "(0, 1]", ">= 0", "mesh | torus", or "" when anything goes.
+  std::string RangeText() const;
+};
+
+// One item of a value.
+using Scalar = std::variant<int64_t, double, bool, std::string>;
+
+// Where a value came from: a position in a file or a `--set` argument.
+struct Origin {
+  std::string source;  // the file path, or the whole "--set key=value" argument
+  int line = 0;        // 1-based; 0 when the value did not come from a file
+  int column = 0;      // 1-based
+  // "at quick.toml:4:7", or "in --set router.vcs=0" when line == 0.
+  std::string Where() const;
+};
+
+// A value as written: one item, or a list of items.
+struct Value {
+  std::vector<Scalar> items;
+  bool is_list = false;  // written as a TOML array
+  Origin origin;
+};
+
+// The set of keys of one config and their meaning.
+class Schema {
+ public:
+  Schema() = default;
+  explicit Schema(std::vector<KeySpec> keys) : keys_(std::move(keys)) {}
+
+  const std::vector<KeySpec>& keys() const { return keys_; }
+  // The spec of `key`, or nullptr.
+  const KeySpec* Find(std::string_view key) const;
+  // True when `prefix` names a table of keys ("router" for "router.vcs").
+  bool IsTable(std::string_view prefix) const;
+  // The known key closest to `key` (small edit distance, or the same last component), or
+  // "" when none is close.
+  std::string Suggest(std::string_view key) const;
+
+ private:
+  std::vector<KeySpec> keys_;
+};
+
+// "key: message where" (the format of every config error).
+Status KeyError(std::string_view key, std::string_view message, const Origin& origin);
+
+// Checks `value` against `spec` (shape, item types, ranges, enum names) and converts
+// integer items of float keys to double. Returns the error naming key and origin.
+Status CheckValue(const KeySpec& spec, Value* value);
+
+// The validated values of one config, keyed by full dotted key. Keys absent here take
+// their default from the consumer's options struct.
+class ConfigValues {
+ public:
+  const Value* Find(std::string_view key) const;
+  // Sets or replaces (a later `--set` replaces the file's value).
+  void Set(const std::string& key, Value value) { values_[key] = std::move(value); }
+  const std::map<std::string, Value, std::less<>>& values() const { return values_; }
+
+ private:
+  std::map<std::string, Value, std::less<>> values_;
+};
+
+// Renders a Scalar as TOML would write it ("4", "0.25", "true", "\"dor\"" when quote).
+std::string ScalarToString(const Scalar& s, bool quote_strings = false);
+
+// Text reference of `schema`: one block per key with type, unit, default, range and doc.
+std::string DescribeText(const Schema& schema);
+// Markdown reference: one table row per key (key | type | unit | default | range | doc).
+std::string DescribeMarkdown(const Schema& schema);
+
+}  // namespace ukai::config
+
+#endif  // UKAI_CORE_CONFIG_SCHEMA_H_

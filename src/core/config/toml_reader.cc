@@ -1,0 +1,195 @@
+#include "core/config/toml_reader.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+namespace ukai::config {
+namespace {
+
+Origin OriginOf(const toml::source_region& region, const std::string& source_name) {
+  return Origin{source_name, static_cast<int>(region.begin.line),
+                static_cast<int>(region.begin.column)};
+}
+
+std::string_view NodeTypeName(toml::node_type t) {
+  switch (t) {
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "a list";
+    case toml::node_type::date:
+      return "a date";
+    case toml::node_type::time:
+      return "a time";
+    case toml::node_type::date_time:
+      return "a date-time";
+    default:
+      return "a value";
+  }
+}
+
+// Converts one non-container node to a Scalar; false for dates and times.
+bool ToScalar(const toml::node& node, Scalar* out) {
+  if (auto v = node.value_exact<int64_t>()) {
+    *out = *v;
+  } else if (auto d = node.value_exact<double>()) {
+    *out = *d;
+  } else if (auto b = node.value_exact<bool>()) {
+    *out = *b;
+  } else if (auto s = node.value_exact<std::string>()) {
+    *out = *s;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Converts a value node (scalar or flat array) to a Value, checking it against `spec`.
+Status ConvertValue(const KeySpec& spec, const toml::node& node, const Origin& origin,
+                    const std::string& source_name, Value* out) {
+  out->origin = origin;
+  if (const toml::array* arr = node.as_array()) {
+    out->is_list = true;
+    for (const toml::node& elem : *arr) {
+      Scalar s;
+      if (!ToScalar(elem, &s)) {
+        return KeyError(
+            spec.key,
+            fmt::format("list items must be plain values, got {}", NodeTypeName(elem.type())),
+            OriginOf(elem.source(), source_name));
+      }
+      out->items.push_back(std::move(s));
+    }
+  } else {
+    Scalar s;
+    if (!ToScalar(node, &s)) {
+      return KeyError(spec.key, fmt::format("unsupported value: {}", NodeTypeName(node.type())),
+                      origin);
+    }
+    out->items.push_back(std::move(s));
+  }
+  return CheckValue(spec, out);
+}
+
+Status UnknownKey(const Schema& schema, const std::string& key, const Origin& origin) {
+  std::string suggestion = schema.Suggest(key);
+  std::string msg = "unknown key";
+  if (!suggestion.empty()) msg += fmt::format(" (did you mean '{}'?)", suggestion);
+  return KeyError(key, msg, origin);
+}
+
+// Walks `table`, checking every key; appends errors to `errors`.
+void WalkTable(const toml::table& table, const std::string& prefix, const Schema& schema,
+               const std::string& source_name, ConfigValues* values,
+               std::vector<std::string>* errors) {
+  for (auto&& [k, node] : table) {
+    std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    Origin key_origin = OriginOf(k.source(), source_name);
+    Status st;
+    if (const KeySpec* spec = schema.Find(key)) {
+      Value value;
+      if (node.is_table()) {
+        st = KeyError(key, fmt::format("expected {}, got a table", spec->TypeName()), key_origin);
+      } else {
+        st = ConvertValue(*spec, node, OriginOf(node.source(), source_name), source_name, &value);
+      }
+      if (st.ok()) values->Set(key, std::move(value));
+    } else if (const toml::table* sub = node.as_table()) {
+      if (sub->empty() && !schema.IsTable(key)) {
+        st = UnknownKey(schema, key, key_origin);
+      } else {
+        WalkTable(*sub, key, schema, source_name, values, errors);
+      }
+    } else if (schema.IsTable(key)) {
+      st = KeyError(key, fmt::format("is a table of keys, got {}", NodeTypeName(node.type())),
+                    key_origin);
+    } else {
+      st = UnknownKey(schema, key, key_origin);
+    }
+    if (!st.ok()) errors->push_back(st.message());
+  }
+}
+
+Result<ConfigValues> ParseAndCheck(std::string_view text, const std::string& source_name,
+                                   const Schema& schema) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source_name);
+  } catch (const toml::parse_error& e) {
+    const toml::source_position& p = e.source().begin;
+    return Status::ParseError(fmt::format("TOML syntax error at {}:{}:{}: {}", source_name, p.line,
+                                          p.column, e.description()));
+  }
+  ConfigValues values;
+  std::vector<std::string> errors;
+  WalkTable(root, "", schema, source_name, &values, &errors);
+  if (!errors.empty()) return Status::InvalidArgument(fmt::format("{}", fmt::join(errors, "\n")));
+  return values;
+}
+
+}  // namespace
+
+Result<ConfigValues> ReadTomlFile(const std::string& path, const Schema& schema) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::IoError(
+        fmt::format("cannot read config file '{}': {}", path, std::strerror(errno)));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseAndCheck(text.str(), path, schema);
+}
+
+Result<ConfigValues> ReadTomlString(std::string_view text, const std::string& source_name,
+                                    const Schema& schema) {
+  return ParseAndCheck(text, source_name, schema);
+}
+
+Status ApplySetArgument(std::string_view arg, const Schema& schema, ConfigValues* values) {
+  const std::string where = "--set " + std::string(arg);
+  size_t eq = arg.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    return Status::InvalidArgument(fmt::format(
+        "bad argument '{}': expected --set key=value (e.g. --set router.vcs=4)", where));
+  }
+  std::string key(arg.substr(0, eq));
+  while (!key.empty() && key.back() == ' ') key.pop_back();
+  std::string text(arg.substr(eq + 1));
+  Origin origin{where, 0, 0};
+  const KeySpec* spec = schema.Find(key);
+  if (spec == nullptr) {
+    if (schema.IsTable(key)) return KeyError(key, "is a table of keys, not a value", origin);
+    return UnknownKey(schema, key, origin);
+  }
+  if (text.empty()) return KeyError(key, "missing value after '='", origin);
+  Value value;
+  toml::table parsed;
+  bool is_toml = true;
+  try {
+    parsed = toml::parse("v = " + text, std::string_view("--set"));
+  } catch (const toml::parse_error&) {
+    is_toml = false;
+  }
+  const toml::node* node = is_toml && parsed.size() == 1 ? parsed.get("v") : nullptr;
+  if (node == nullptr) {
+    // Not TOML: a bare word stands for a string.
+    value = Value{{Scalar(text)}, false, origin};
+    UKAI_RETURN_IF_ERROR(CheckValue(*spec, &value));
+  } else if (node->is_table()) {
+    return KeyError(key, fmt::format("expected {}, got a table", spec->TypeName()), origin);
+  } else {
+    UKAI_RETURN_IF_ERROR(ConvertValue(*spec, *node, origin, where, &value));
+  }
+  values->Set(key, std::move(value));
+  return Status::Ok();
+}
+
+}  // namespace ukai::config

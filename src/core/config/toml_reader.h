@@ -1,0 +1,35 @@
+// Reading a config from TOML text and from `--set key=value` arguments, checked key by key
+// against a Schema (config/schema.h). This is the one place that includes toml++.
+//
+// Every problem is returned as a Status (never an exception) whose message names the key and
+// the file:line:column (or the --set argument). All problems of one document are reported
+// together, one per line, in document order.
+//
+// Thread safety: free functions without shared state.
+#ifndef UKAI_CORE_CONFIG_TOML_READER_H_
+#define UKAI_CORE_CONFIG_TOML_READER_H_
+
+#include <string>
+#include <string_view>
+
+#include "core/config/schema.h"
+#include "core/status.h"
+
+namespace ukai::config {
+
+// Reads and checks the TOML file at `path`. Errors: kIoError when the file cannot be read,
+// kParseError for TOML syntax, kInvalidArgument for unknown keys and bad values.
+Result<ConfigValues> ReadTomlFile(const std::string& path, const Schema& schema);
+
+// Same for TOML `text`; `source_name` is used as the file name in messages.
+Result<ConfigValues> ReadTomlString(std::string_view text, const std::string& source_name,
+                                    const Schema& schema);
+
+// Applies one `--set key=value` argument (`arg` is "key=value") to `values`, replacing any
+// value of the key. The value is TOML (4, 0.5, true, "dor", [0.1, 0.2]); a bare word that
+// is not valid TOML is taken as a string (so `--set routing.algorithm=duato` works).
+Status ApplySetArgument(std::string_view arg, const Schema& schema, ConfigValues* values);
+
+}  // namespace ukai::config
+
+#endif  // UKAI_CORE_CONFIG_TOML_READER_H_

@@ -1,0 +1,36 @@
+// The JSON Lines writer: the one place of src/core/output that includes nlohmann-json.
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "core/output/writer.h"
+
+namespace ukai::output {
+namespace {
+
+class JsonWriter : public RecordWriter {
+ public:
+  explicit JsonWriter(std::ostream* out) : out_(out) {}
+
+  Status Write(const Record& r) override {
+    nlohmann::ordered_json obj = nlohmann::ordered_json::object();
+    for (const auto& [name, value] : r.fields()) {
+      std::visit([&obj, &n = name](const auto& v) { obj[n] = v; }, value);
+    }
+    // Replace invalid UTF-8 rather than throw: a name from a config must not abort output.
+    *out_ << obj.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n'
+          << std::flush;
+    return out_->good() ? Status::Ok() : Status::IoError("write failed");
+  }
+
+ private:
+  std::ostream* out_;
+};
+
+}  // namespace
+
+std::unique_ptr<RecordWriter> MakeJsonWriter(std::ostream* out) {
+  return std::make_unique<JsonWriter>(out);
+}
+
+}  // namespace ukai::output
