@@ -1,0 +1,307 @@
+// The Nexus-style runtime: Runtime, Context, Endpoint, handlers and remote service requests.
+//
+// Concepts (docs/runtime.md has the tour):
+//  * A Runtime is one instance of the library in a process (two may coexist; there are no
+//    globals). It owns the communication modules, the progress engine, the handler thread
+//    pool and the contexts. Its id (RuntimeId) is random and names it on the wire.
+//  * A Context is an address-space-like unit of computation inside a Runtime (several per
+//    Runtime). It is created with an init routine (NexusBoot role) and destroyed with an exit
+//    routine (NexusExit role); others can reach it only after the init routine returned OK:
+//    frames that arrive earlier are held and delivered after it.
+//  * An Endpoint is a place in a context that RSRs target; it has a handler table. Handlers
+//    are registered by name; the id is a stable hash of the name (HandlerId::Of), so sender
+//    and receiver agree without exchanging tables. Two names hashing alike in one endpoint
+//    are detected at registration.
+//  * A Startpoint (startpoint.hpp) is a global pointer to an endpoint; many per endpoint.
+//  * SendRsr(buffer, startpoint, handler) runs `handler` asynchronously at the target. No
+//    receive call. Non-threaded handlers run on the progress thread, in arrival order, must
+//    not block, and read the message in place; threaded handlers run on the handler pool,
+//    may block, and may run concurrently with each other.
+//
+// Ordering: RSRs from one sending Runtime to one endpoint are delivered in send order
+// (per-connection FIFO, one connection per peer and module). Non-threaded handlers for them
+// therefore *run* in send order; threaded handlers are *started* in that order but may
+// overlap or finish in any order. No order holds between different senders.
+//
+// Progress: with RuntimeOptions::progress_thread (default) a runtime-owned thread polls the
+// modules (busy-polling spin_us microseconds after the last activity, then blocking in
+// poll(2) on the modules' wait fds). Without it the program must call Progress() itself.
+//
+// Failure: when a peer dies or disconnects, its communication objects become failed
+// objects: SendRsr to it returns kUnavailable, and the on_peer_failure callback is told once
+// (from the progress thread, never from transport code). Other peers keep working.
+#ifndef UKAI_RT_RUNTIME_HPP_
+#define UKAI_RT_RUNTIME_HPP_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "ukai/rt/buffer.hpp"
+#include "ukai/rt/startpoint.hpp"
+
+namespace ukai::rt {
+
+class Runtime;
+class Context;
+class Endpoint;
+class InprocFabric;
+namespace internal {
+class RuntimeImpl;
+class ContextState;
+class EndpointState;
+}  // namespace internal
+
+// A handler id: the 32-bit FNV-1a hash of the handler name (0 is remapped to 1).
+struct HandlerId {
+  uint32_t value = 0;
+  static constexpr HandlerId Of(std::string_view name) {
+    uint32_t h = 2166136261u;
+    for (char c : name) {
+      h ^= static_cast<uint8_t>(c);
+      h *= 16777619u;
+    }
+    return HandlerId{h == 0 ? 1u : h};
+  }
+  bool operator==(const HandlerId&) const = default;
+};
+
+enum class HandlerKind : uint8_t {
+  kNonThreaded,  // runs on the progress thread; must not block; message read in place
+  kThreaded,     // runs on a handler-pool thread; may block; message owned for the call
+};
+
+// What a handler sees. Valid only during the handler call: copy what must outlive it
+// (for a non-threaded handler the payload is the transport's receive memory).
+class Rsr {
+ public:
+  Runtime& runtime() const { return *runtime_; }
+  Context& context() const { return *context_; }
+  Endpoint& endpoint() const { return *endpoint_; }
+  RuntimeId source() const { return source_; }  // the sending runtime
+  HandlerId handler() const { return handler_; }
+  std::optional<uint64_t> address() const { return address_; }  // the startpoint's address
+  std::span<const uint8_t> payload() const { return payload_; }
+  // A reader positioned at the start of the payload.
+  Reader& reader() { return reader_; }
+
+  Rsr(Runtime* rt, Context* ctx, Endpoint* ep, RuntimeId source, HandlerId handler,
+      std::optional<uint64_t> address, std::span<const uint8_t> payload)
+      : runtime_(rt),
+        context_(ctx),
+        endpoint_(ep),
+        source_(source),
+        handler_(handler),
+        address_(address),
+        payload_(payload),
+        reader_(payload) {}
+
+ private:
+  Runtime* runtime_;
+  Context* context_;
+  Endpoint* endpoint_;
+  RuntimeId source_;
+  HandlerId handler_;
+  std::optional<uint64_t> address_;
+  std::span<const uint8_t> payload_;
+  Reader reader_;
+};
+
+using Handler = std::function<void(Rsr&)>;
+
+// Told when a peer runtime fails (died, connection reset, malformed stream) or leaves in
+// order (sent goodbye on Finalize). Runs on the progress thread; must not block.
+struct PeerEvent {
+  RuntimeId peer = 0;
+  std::string module;  // module whose communication object failed
+  bool orderly = false;
+  Status reason;
+};
+using PeerEventCallback = std::function<void(const PeerEvent&)>;
+
+// Runtime configuration (LevelDB Options style: defaults written here). From argc/argv
+// the --ukai-* options below override the UKAI_* environment, which overrides the defaults.
+struct RuntimeOptions {
+  // --ukai-modules=a,b / UKAI_MODULES: modules to load besides inproc (always loaded: it
+  // carries traffic between contexts of this runtime). Empty = the registry's defaults.
+  // Names come from the built-in table (src/rt/modules/registry.cc).
+  std::vector<std::string> modules;
+  // --ukai-bootstrap=NAME / UKAI_BOOTSTRAP: how rank, size and the other processes'
+  // descriptor tables are learnt at start-up: "auto" (launcher env, then MPI env, else
+  // "single"), "single", or one registered by src/rt/core/bootstrap_registry.cc.
+  std::string bootstrap = "auto";
+  // --ukai-trace / UKAI_TRACE=1: print module loading and per-peer module choice on stderr.
+  bool trace = false;
+  // --ukai-progress-thread=0|1: run a progress thread (else call Progress()).
+  bool progress_thread = true;
+  // --ukai-handler-threads=N: threads running threaded handlers (>= 1).
+  int handler_threads = 2;
+  // --ukai-spin-us=N: how long the progress thread busy-polls after activity before it
+  // blocks (microseconds; 0 = block at once).
+  int spin_us = 200;
+  // --ukai-param=KEY=VALUE (repeatable): module parameters, e.g. tcp.listen=127.0.0.1:0
+  // (address the tcp module listens on), tcp.host (host name put in the descriptor).
+  std::map<std::string, std::string> params;
+  // Runtimes that share a fabric reach each other with the inproc module; by default each
+  // Runtime has its own (API only).
+  std::shared_ptr<InprocFabric> inproc_fabric;
+  // Told about failed or departed peers (API only).
+  PeerEventCallback on_peer_event;
+};
+
+// Parses --ukai-* options out of argv (removing them; argc is updated, argv[argc] stays
+// nullptr) on top of `base`. Unknown --ukai-* options are errors naming the option.
+Status ParseRuntimeArgs(int& argc, char** argv, RuntimeOptions* options);
+// Applies the UKAI_* environment variables (UKAI_MODULES, UKAI_BOOTSTRAP, UKAI_TRACE,
+// UKAI_HANDLER_THREADS, UKAI_SPIN_US) to `options`.
+Status ApplyRuntimeEnv(RuntimeOptions* options);
+
+// Creates a fabric that runtimes in this process can share (RuntimeOptions::inproc_fabric).
+std::shared_ptr<InprocFabric> NewInprocFabric();
+
+// Counters (monotonic since Init).
+struct RuntimeStats {
+  uint64_t rsr_sent = 0;
+  uint64_t rsr_delivered = 0;    // handlers started
+  uint64_t frames_rejected = 0;  // malformed/truncated frames, bad buffer of a hello, ...
+  uint64_t rsr_dropped = 0;      // unknown context, endpoint or handler at the target
+  uint64_t send_errors = 0;      // SendRsr calls that returned an error
+};
+
+struct ContextOptions {
+  std::string name;  // for traces
+  // Requested id (0 = the next free one). Useful for SPMD programs that need well-known ids.
+  ContextId id = 0;
+  // Init routine (NexusBoot): creates endpoints and registers handlers. Runs on the
+  // calling thread inside CreateContext; an error aborts the creation.
+  std::function<Status(Context&)> init;
+  // Exit routine (NexusExit): runs in DestroyContext (or Finalize) after the context stopped
+  // accepting RSRs and its running handlers finished.
+  std::function<void(Context&)> exit;
+};
+
+struct EndpointOptions {
+  EndpointId id = 0;  // requested id (0 = the next free one)
+};
+
+class Endpoint {
+ public:
+  EndpointId id() const { return id_; }
+  Context& context() const { return *context_; }
+
+  // Registers `handler` under `name`. Errors: the name is taken, or its id collides with a
+  // different name already registered here (kInvalidArgument naming both).
+  // Thread safe; may be called while RSRs arrive (unknown handlers are dropped and counted).
+  Result<HandlerId> RegisterHandler(std::string_view name, HandlerKind kind, Handler handler);
+
+  // A startpoint to this endpoint (optionally bound to `address` in this context).
+  Startpoint MakeStartpoint() const;
+  Startpoint MakeStartpoint(uint64_t address) const;
+
+  // Internal construction (by Context).
+  Endpoint(Context* ctx, EndpointId id, internal::EndpointState* state)
+      : context_(ctx), id_(id), state_(state) {}
+
+ private:
+  Context* context_;
+  EndpointId id_;
+  internal::EndpointState* state_;
+};
+
+class Context {
+ public:
+  ContextId id() const { return id_; }
+  const std::string& name() const { return name_; }
+  Runtime& runtime() const { return *runtime_; }
+
+  // Creates an endpoint owned by this context (lives until the context is destroyed).
+  // Thread safe. Error: requested id taken.
+  Result<Endpoint*> CreateEndpoint(EndpointOptions options = {});
+  // The endpoint with this id, or nullptr.
+  Endpoint* FindEndpoint(EndpointId id) const;
+
+  // Internal construction (by Runtime).
+  Context(Runtime* rt, ContextId id, std::string name, internal::ContextState* state)
+      : runtime_(rt), id_(id), name_(std::move(name)), state_(state) {}
+
+ private:
+  Runtime* runtime_;
+  ContextId id_;
+  std::string name_;
+  internal::ContextState* state_;
+};
+
+class Runtime {
+ public:
+  // Builds a runtime from `options` (environment not consulted except by "auto" bootstrap).
+  static Result<std::unique_ptr<Runtime>> Init(RuntimeOptions options);
+  // Defaults + UKAI_* environment + --ukai-* options from argv (consumed; the rest of argv
+  // is left to the program, in order).
+  static Result<std::unique_ptr<Runtime>> Init(int& argc, char** argv, RuntimeOptions base = {});
+  // Finalizes if not done yet.
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Destroys all contexts (running exit routines), says goodbye to connected peers, stops
+  // the threads, closes the modules. Idempotent. Must not be called from a handler.
+  Status Finalize();
+
+  RuntimeId id() const;
+  // Rank and size from the bootstrap (0 and 1 for a single process).
+  int rank() const;
+  int size() const;
+  // This runtime's descriptor table (one descriptor per loaded module).
+  const DescriptorTable& descriptors() const;
+  std::shared_ptr<const DescriptorTable> shared_descriptors() const;
+  // Loaded module names, in preference order (best first).
+  std::vector<std::string> modules() const;
+
+  // Creates a context: allocates its id, runs options.init, then makes it reachable.
+  // Thread safe. Errors: id taken, init routine failed (its Status, with context).
+  Result<Context*> CreateContext(ContextOptions options);
+  // Stops RSR delivery to `ctx`, waits for its running handlers, runs its exit routine and
+  // frees it. Must not be called from one of its own handlers (kFailedPrecondition).
+  Status DestroyContext(Context* ctx);
+  Context* FindContext(ContextId id) const;
+
+  // Sends an RSR: runs handler `handler` of the endpoint named by `target`, with `buffer`'s
+  // payload. The moved-in overload hands the buffer's storage to the module (no payload
+  // copy); the const& one copies. Thread safe. Returns when the module accepted the frame
+  // (it may still be in flight). Errors: null startpoint, payload over the module's limit,
+  // no module reaches the target, peer failed (kUnavailable).
+  Status SendRsr(Buffer&& buffer, const Startpoint& target, HandlerId handler);
+  Status SendRsr(const Buffer& buffer, const Startpoint& target, HandlerId handler);
+
+  // A startpoint to (context, endpoint) of process `rank`, from the bootstrap's tables.
+  Result<Startpoint> WorldStartpoint(int rank, ContextId context, EndpointId endpoint) const;
+  // Out-of-band barrier over the bootstrap's processes (a no-op for "single").
+  Status Barrier();
+
+  // The module that carries (or would carry) traffic to `target`, chosen as in SendRsr.
+  Result<std::string> SelectModule(const Startpoint& target);
+
+  // One progress pass: polls every module, runs the non-threaded handlers and hands the
+  // threaded ones to the pool. Returns the number of RSRs dispatched. Thread safe; when
+  // another thread is progressing it returns 0 at once.
+  int Progress();
+
+  RuntimeStats stats() const;
+
+  internal::RuntimeImpl* impl() const { return impl_.get(); }
+  explicit Runtime(std::unique_ptr<internal::RuntimeImpl> impl);
+
+ private:
+  std::unique_ptr<internal::RuntimeImpl> impl_;
+};
+
+}  // namespace ukai::rt
+
+#endif  // UKAI_RT_RUNTIME_HPP_

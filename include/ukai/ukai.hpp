@@ -1,0 +1,21 @@
+// <ukai/ukai.hpp>: the ukai communication runtime (namespace ukai::rt).
+//
+//   ukai/rt/runtime.hpp     Runtime, Context, Endpoint, handlers, SendRsr, options
+//   ukai/rt/startpoint.hpp  Startpoint (global pointer), DescriptorTable
+//   ukai/rt/buffer.hpp      Buffer (typed pack), Reader (typed unpack)
+//   ukai/rt/byte_block.hpp  ByteBlock (owned bytes)
+//
+// Minimal program:
+//   auto rt = ukai::rt::Runtime::Init(argc, argv);          // consumes --ukai-* options
+//   auto ctx = (*rt)->CreateContext({.name = "main", .init = ...});
+//   (*rt)->SendRsr(std::move(buf), startpoint, ukai::rt::HandlerId::Of("hello"));
+// docs/runtime.md is the guide.
+#ifndef UKAI_UKAI_HPP_
+#define UKAI_UKAI_HPP_
+
+#include "ukai/rt/buffer.hpp"
+#include "ukai/rt/byte_block.hpp"
+#include "ukai/rt/runtime.hpp"
+#include "ukai/rt/startpoint.hpp"
+
+#endif  // UKAI_UKAI_HPP_

@@ -1,0 +1,131 @@
+// The communication module interface (Nexus "function table", UCX transport style).
+//
+// A module implements one communication method. The runtime (its ModuleHost) drives it:
+//   Init(host)         once, before anything else; read parameters via host->Param().
+//   Query()            capabilities and cost estimates; the runtime ranks modules by them.
+//   MakeDescriptor()   the bytes another runtime needs to reach this one by this module
+//                      (placed in this runtime's descriptor table under name()).
+//   CanReach(desc)     whether a peer descriptor of this module is reachable from here
+//                      (same fabric, same host, any host, same MPI job ...).
+//   Connect(peer,desc) a communication object to that peer (may be lazy: tcp connects on
+//                      first use, inside Connect). Called at most once per peer unless the
+//                      previous object failed.
+//   Progress()         polls for incoming frames and hands each to host->Deliver* — never
+//                      runs handlers; returns the number of frames delivered (0 = idle).
+//   WaitFd()           an fd that turns readable when Progress() has work, or -1 if the
+//                      module must be polled (the progress thread then never blocks long).
+//   Close()            says goodbye to peers (kBye frames) and releases everything.
+//
+// Threading: Init/MakeDescriptor/Close are called by the thread that initialises/finalises
+// the runtime. Progress() is called by one thread at a time (the progress engine), and the
+// host's Deliver*/AdoptIncoming/PeerFailed are called only from inside Progress(). Connect()
+// and CommObject::Send() may be called by any thread concurrently with Progress().
+//
+// Frames are wire/rsr_frame.h frames: a 56-byte header then the payload, one contiguous
+// ByteBlock on the send side. Delivered payload spans stay valid until the module's next
+// Progress() (or Close()) call: the runtime dispatches or copies everything delivered before
+// it polls that module again. A module that can give the storage away passes it as `owned`
+// (the runtime then keeps it for threaded handlers instead of copying).
+#ifndef UKAI_RT_CORE_MODULE_H_
+#define UKAI_RT_CORE_MODULE_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "ukai/rt/byte_block.hpp"
+#include "ukai/rt/startpoint.hpp"
+#include "wire/rsr_frame.h"
+
+namespace ukai::rt {
+
+// How far a module reaches.
+enum class Reach : uint8_t {
+  kSameProcess = 0,  // runtimes in one process (inproc)
+  kSameHost = 1,     // processes on one host (shm)
+  kAnyHost = 2,      // processes anywhere (tcp, mpi)
+};
+
+struct ModuleCaps {
+  Reach reach = Reach::kAnyHost;
+  double latency_us = 0;              // estimated one-way latency of a small RSR (microseconds)
+  double bandwidth_gbytes_s = 0;      // estimated streaming bandwidth (1e9 bytes per second)
+  uint64_t max_payload_bytes = 0;     // largest RSR payload one Send() accepts
+  bool detects_peer_failure = false;  // failed peers are noticed (else sends just vanish)
+  bool multi_process = false;         // can connect runtimes in different processes
+  // Future operations (spec/rma-nic.md): the runtime emulates them over RSRs when false.
+  bool rma = false;
+  bool atomics = false;
+};
+
+enum class CommState : uint8_t { kOk, kFailed, kClosed };
+
+// A live connection to one peer runtime by one module. Owned by the runtime's peer table
+// (shared_ptr: the module may keep a reference for its own progress). Thread safe.
+class CommObject {
+ public:
+  virtual ~CommObject() = default;
+  // Sends one frame (header already written at the front of `frame`). Takes ownership of
+  // the block in every case. Errors: kUnavailable once the object failed or closed.
+  virtual Status Send(ByteBlock&& frame) = 0;
+  // Closes the connection (a kBye frame first where the module has a stream).
+  virtual void Close() = 0;
+  virtual CommState state() const = 0;
+  virtual RuntimeId peer() const = 0;
+};
+
+// What the runtime offers a module. Implemented by the runtime; one per Runtime.
+class ModuleHost {
+ public:
+  virtual ~ModuleHost() = default;
+  virtual RuntimeId runtime_id() const = 0;
+  // Module parameter `key` (e.g. "tcp.listen"), or "" when unset.
+  virtual std::string Param(std::string_view key) const = 0;
+  virtual bool tracing() const = 0;
+  // Prints "[ukai <runtime id>] <line>" on stderr when tracing.
+  virtual void Trace(std::string_view line) const = 0;
+
+  // Hands one decoded RSR/control frame to the runtime (only from inside Progress()).
+  // `payload` must stay valid until the module's next Progress(); when `owned` is non-null
+  // and holds the payload's storage, the runtime may move it out.
+  virtual void Deliver(const wire::FrameHeader& header, std::span<const uint8_t> payload,
+                       ByteBlock* owned) = 0;
+  // Decodes a whole frame and Delivers it; a malformed frame is counted and its Status
+  // returned (datagram modules: drop it and carry on).
+  virtual Status DeliverFrame(std::span<const uint8_t> frame, ByteBlock* owned) = 0;
+  // Counts a frame rejected by the module itself (stream modules: then fail the connection,
+  // a byte stream cannot resynchronise).
+  virtual void RejectFrame(const Status& why) = 0;
+  // A connection the peer opened (e.g. accepted tcp socket, identified by its kHello): the
+  // runtime uses it for sends to `peer` unless it already has a working object.
+  virtual void AdoptIncoming(RuntimeId peer, std::shared_ptr<CommObject> object) = 0;
+  // The module's object to `peer` failed (orderly = the peer said goodbye).
+  virtual void PeerFailed(RuntimeId peer, std::string_view module, bool orderly,
+                          const Status& why) = 0;
+  // Thread safe: wakes the progress thread if it is blocked (for modules without a WaitFd
+  // whose senders run in this process, like inproc).
+  virtual void Wake() = 0;
+};
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  virtual std::string_view name() const = 0;
+  virtual Status Init(ModuleHost* host) = 0;
+  virtual ModuleCaps Query() const = 0;
+  virtual Result<std::vector<uint8_t>> MakeDescriptor() = 0;
+  virtual bool CanReach(std::span<const uint8_t> descriptor) const = 0;
+  virtual Result<std::shared_ptr<CommObject>> Connect(RuntimeId peer,
+                                                      std::span<const uint8_t> descriptor) = 0;
+  virtual int Progress() = 0;
+  virtual int WaitFd() const { return -1; }
+  virtual void Close() = 0;
+};
+
+}  // namespace ukai::rt
+
+#endif  // UKAI_RT_CORE_MODULE_H_

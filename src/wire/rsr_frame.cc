@@ -1,0 +1,92 @@
+#include "wire/rsr_frame.h"
+
+#include <string>
+
+namespace ukai::wire {
+namespace {
+
+bool KnownKind(uint8_t k) {
+  return k == static_cast<uint8_t>(FrameKind::kRsr) ||
+         k == static_cast<uint8_t>(FrameKind::kHello) || k == static_cast<uint8_t>(FrameKind::kBye);
+}
+
+Status Bad(const std::string& what) { return Status::ParseError("rsr frame: " + what); }
+
+}  // namespace
+
+void EncodeHeader(const FrameHeader& h, std::span<uint8_t> out) {
+  uint8_t* p = out.data();
+  PutLe32(p + 0, kMagic);
+  p[4] = kVersion;
+  p[5] = static_cast<uint8_t>(h.kind);
+  PutLe16(p + 6, static_cast<uint16_t>(kHeaderSize));
+  PutLe32(p + 8, h.flags);
+  PutLe32(p + 12, h.payload_len);
+  PutLe64(p + 16, h.source);
+  PutLe64(p + 24, h.target);
+  PutLe32(p + 32, h.context);
+  PutLe32(p + 36, h.endpoint);
+  PutLe32(p + 40, h.handler);
+  PutLe32(p + 44, 0);
+  PutLe64(p + 48, h.address);
+}
+
+Result<FrameHeader> DecodeHeader(std::span<const uint8_t> in, uint32_t max_payload) {
+  if (in.size() < kHeaderSize) {
+    return Status::OutOfRange("rsr frame: truncated header (" + std::to_string(in.size()) + " of " +
+                              std::to_string(kHeaderSize) + " bytes)");
+  }
+  const uint8_t* p = in.data();
+  if (GetLe32(p) != kMagic)
+    return Bad("bad magic 0x" + std::to_string(GetLe32(p)) + " at offset 0");
+  if (p[4] != kVersion) {
+    return Bad("unsupported version " + std::to_string(p[4]) + " at offset 4 (want " +
+               std::to_string(kVersion) + ")");
+  }
+  if (!KnownKind(p[5])) return Bad("unknown kind " + std::to_string(p[5]) + " at offset 5");
+  FrameHeader h;
+  h.kind = static_cast<FrameKind>(p[5]);
+  h.header_len = GetLe16(p + 6);
+  if (h.header_len < kHeaderSize) {
+    return Bad("header_len " + std::to_string(h.header_len) + " < " + std::to_string(kHeaderSize) +
+               " at offset 6");
+  }
+  if (in.size() < h.header_len) {
+    return Status::OutOfRange("rsr frame: truncated extended header (" + std::to_string(in.size()) +
+                              " of " + std::to_string(h.header_len) + " bytes)");
+  }
+  h.flags = GetLe32(p + 8);
+  if ((h.flags & ~kKnownFlags) != 0) {
+    return Bad("unknown flag bits 0x" + std::to_string(h.flags & ~kKnownFlags) + " at offset 8");
+  }
+  h.payload_len = GetLe32(p + 12);
+  if (h.payload_len > max_payload) {
+    return Bad("payload_len " + std::to_string(h.payload_len) + " exceeds the limit " +
+               std::to_string(max_payload) + " at offset 12");
+  }
+  h.source = GetLe64(p + 16);
+  h.target = GetLe64(p + 24);
+  h.context = GetLe32(p + 32);
+  h.endpoint = GetLe32(p + 36);
+  h.handler = GetLe32(p + 40);
+  if (GetLe32(p + 44) != 0) return Bad("reserved field at offset 44 is not zero");
+  h.address = GetLe64(p + 48);
+  return h;
+}
+
+Result<FrameView> DecodeFrame(std::span<const uint8_t> in, uint32_t max_payload) {
+  Result<FrameHeader> h = DecodeHeader(in, max_payload);
+  if (!h.ok()) return h.status();
+  const size_t want = h->frame_size();
+  if (in.size() < want) {
+    return Status::OutOfRange("rsr frame: truncated payload (" + std::to_string(in.size()) +
+                              " of " + std::to_string(want) + " bytes)");
+  }
+  if (in.size() > want) {
+    return Bad(std::to_string(in.size() - want) + " trailing bytes after a " +
+               std::to_string(want) + "-byte frame");
+  }
+  return FrameView{*h, in.subspan(h->header_len, h->payload_len)};
+}
+
+}  // namespace ukai::wire

@@ -1,0 +1,112 @@
+// The runtime's wire frame: a fixed 56-byte little-endian header followed by the payload.
+// Every communication module carries these frames unchanged (stream modules such as tcp
+// use header_len + payload_len for framing; datagram modules carry one frame per message).
+//
+// Layout (offsets in bytes, all integers little-endian):
+//    0  u32 magic        0x49414B55 (the bytes "UKAI")
+//    4  u8  version      kVersion (1)
+//    5  u8  kind         FrameKind
+//    6  u16 header_len   >= kHeaderSize; bytes past 56 are a future extension, skipped
+//    8  u32 flags        kFlag* bits; unknown bits are rejected
+//   12  u32 payload_len  bytes after the header; <= the decoder's limit
+//   16  u64 source       runtime id of the sender
+//   24  u64 target       runtime id of the receiver (0 only in kHello before the id is known)
+//   32  u32 context      target context id (within the target runtime)
+//   36  u32 endpoint     target endpoint id (within the context)
+//   40  u32 handler      handler id (stable hash of the handler's name)
+//   44  u32 reserved     must be 0 in version 1
+//   48  u64 address      the startpoint's address in the target context (kFlagHasAddress)
+//
+// Decoding never reads out of bounds: every malformed or truncated input is a Status naming
+// the field and the offending value. Thread safety: pure functions.
+#ifndef UKAI_WIRE_RSR_FRAME_H_
+#define UKAI_WIRE_RSR_FRAME_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "core/status.h"
+
+namespace ukai::wire {
+
+inline constexpr uint32_t kMagic = 0x49414B55;  // "UKAI" in memory order
+inline constexpr uint8_t kVersion = 1;
+inline constexpr size_t kHeaderSize = 56;
+// Largest payload a frame may carry: 64 MiB of user data plus room for buffer tags.
+inline constexpr uint32_t kMaxPayloadBytes = (64u << 20) + (64u << 10);
+
+// What a frame is. Values 16..63 are reserved for the later RMA, atomic and multicast
+// operations (spec/rma-nic.md) so those are additions, not format changes.
+enum class FrameKind : uint8_t {
+  kRsr = 1,    // remote service request: run handler `handler` at context/endpoint
+  kHello = 2,  // first frame on a stream connection; payload = sender's descriptor table
+  kBye = 3,    // orderly goodbye: the sender is finalizing; not a failure
+};
+
+inline constexpr uint32_t kFlagHasAddress = 1u << 0;  // `address` is meaningful
+inline constexpr uint32_t kKnownFlags = kFlagHasAddress;
+
+struct FrameHeader {
+  FrameKind kind = FrameKind::kRsr;
+  uint16_t header_len = kHeaderSize;
+  uint32_t flags = 0;
+  uint32_t payload_len = 0;
+  uint64_t source = 0;
+  uint64_t target = 0;
+  uint32_t context = 0;
+  uint32_t endpoint = 0;
+  uint32_t handler = 0;
+  uint64_t address = 0;
+
+  bool has_address() const { return (flags & kFlagHasAddress) != 0; }
+  size_t frame_size() const { return size_t{header_len} + payload_len; }
+};
+
+// Writes `h` (with header_len forced to kHeaderSize) into out[0..kHeaderSize).
+// `out` must hold at least kHeaderSize bytes.
+void EncodeHeader(const FrameHeader& h, std::span<uint8_t> out);
+
+// Decodes and validates the header at the start of `in`. Needs only the header bytes (not
+// the payload): stream readers call it as soon as kHeaderSize bytes arrived. Errors:
+// kOutOfRange when fewer than kHeaderSize (or header_len) bytes are given, kParseError for a
+// bad magic/version/kind/flags/reserved field or payload_len > max_payload.
+Result<FrameHeader> DecodeHeader(std::span<const uint8_t> in,
+                                 uint32_t max_payload = kMaxPayloadBytes);
+
+// A decoded frame that views its input bytes (valid as long as they are).
+struct FrameView {
+  FrameHeader header;
+  std::span<const uint8_t> payload;
+};
+
+// Decodes a whole frame: header as DecodeHeader, then requires `in` to hold exactly
+// header_len + payload_len bytes (kOutOfRange when truncated, kParseError when longer).
+Result<FrameView> DecodeFrame(std::span<const uint8_t> in, uint32_t max_payload = kMaxPayloadBytes);
+
+// Little-endian helpers shared by the runtime's codecs. `p` must point at enough bytes.
+inline void PutLe16(uint8_t* p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v);
+  p[1] = static_cast<uint8_t>(v >> 8);
+}
+inline void PutLe32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+inline void PutLe64(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+inline uint16_t GetLe16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+inline uint32_t GetLe32(const uint8_t* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+inline uint64_t GetLe64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+}  // namespace ukai::wire
+
+#endif  // UKAI_WIRE_RSR_FRAME_H_
