@@ -1,0 +1,28 @@
+// Baselines of the rt benchmark: Open MPI (MPI_Send/MPI_Recv ping-pong and windowed
+// MPI_Isend/MPI_Irecv streaming, the helper ukai_rt_mpi_pingpong under mpirun, 2 ranks bound
+// to one core each) and UCX (ucx_perftest tag_lat and ucp_am_bw, a server and a client on
+// localhost). Each returns a Figures with `note` set and no figures when the tool is missing.
+#ifndef UKAI_BENCH_RT_BASELINES_H_
+#define UKAI_BENCH_RT_BASELINES_H_
+
+#include <string>
+#include <vector>
+
+#include "figures.h"
+
+namespace ukai::bench {
+
+// `btl` is "self,vader" (shared memory) or "self,tcp" (TCP loopback); the ob1 PML is forced
+// so the BTL is really the one used. `seconds` is the time budget per size and test.
+Figures RunOpenMpi(const std::string& btl, const std::vector<size_t>& sizes, double seconds);
+
+// `tls` is the UCX_TLS value ("sm,self" or "tcp,self").
+Figures RunUcx(const std::string& tls, const std::vector<size_t>& sizes, bool quick);
+
+// The mpirun prefix used for every MPI run here (2 ranks, root allowed, oversubscribe,
+// one core each); `mca` adds "--mca k v" pairs.
+std::string MpirunPrefix(const std::string& mca);
+
+}  // namespace ukai::bench
+
+#endif  // UKAI_BENCH_RT_BASELINES_H_

@@ -1,0 +1,158 @@
+/* Open MPI baseline for ukai_rt_bench: ping-pong latency and windowed streaming bandwidth
+ * between ranks 0 and 1 with MPI_Send/MPI_Recv and MPI_Isend/MPI_Irecv.
+ *
+ * Run by ukai_rt_bench under mpirun (2 ranks). Rank 0 prints one line per figure:
+ *   lat <bytes> <median one-way latency in us> <iterations>
+ *   bw <bytes> <bandwidth in GB/s (1e9 B/s)> <messages>
+ * One-way latency is half the round trip, median over `iters` round trips each timed on its
+ * own. Bandwidth: rank 0 posts `window` MPI_Isend, rank 1 `window` MPI_Irecv, both wait, rank 1
+ * acknowledges with a 1-byte message; repeated, the time of the whole loop over all bytes.
+ *
+ * Options: -s size,size,...  (default 8,64,512,4096,32768,262144,1048576)
+ *          -t seconds budget per size and test (default 0.5), -w window (default 64). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { kMaxSizes = 32, kMaxWindow = 256 };
+
+static double Now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int CompareDouble(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+/* Round trips with rank 1; returns the median one-way latency in us (rank 0 only). */
+static double Latency(int rank, char* buf, int size, double budget, int* iters_out) {
+  const int peer = 1 - rank;
+  /* Warm up with a fixed count on both ranks, timed on rank 0, and size the run from it. */
+  enum { kWarmup = 200 };
+  int iters = 0;
+  double t0 = Now();
+  for (int i = 0; i < kWarmup; ++i) {
+    if (rank == 0) {
+      MPI_Send(buf, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+      MPI_Recv(buf, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(buf, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buf, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+    }
+  }
+  if (rank == 0) {
+    double per = (Now() - t0) / kWarmup;
+    iters = (int)(budget / per);
+    if (iters < 20) iters = 20;
+    if (iters > 200000) iters = 200000;
+  }
+  MPI_Bcast(&iters, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  double* samples = malloc(sizeof(double) * (size_t)iters);
+  for (int i = 0; i < iters; ++i) {
+    double s = Now();
+    if (rank == 0) {
+      MPI_Send(buf, size, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
+      MPI_Recv(buf, size, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(buf, size, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buf, size, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
+    }
+    samples[i] = Now() - s;
+  }
+  qsort(samples, (size_t)iters, sizeof(double), CompareDouble);
+  double median = samples[iters / 2] / 2 * 1e6;
+  free(samples);
+  *iters_out = iters;
+  return median;
+}
+
+static double Bandwidth(int rank, char* buf, int size, int window, double budget, int* msgs) {
+  const int peer = 1 - rank;
+  MPI_Request req[kMaxWindow];
+  char ack = 0;
+  int rounds = 0, stop = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = Now();
+  while (!stop) {
+    for (int w = 0; w < window; ++w) {
+      if (rank == 0) {
+        MPI_Isend(buf, size, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &req[w]);
+      } else {
+        MPI_Irecv(buf, size, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &req[w]);
+      }
+    }
+    MPI_Waitall(window, req, MPI_STATUSES_IGNORE);
+    ++rounds;
+    /* The ack carries rank 0's stop decision back to rank 1 through a second message. */
+    if (rank == 1) {
+      MPI_Send(&ack, 1, MPI_BYTE, peer, 4, MPI_COMM_WORLD);
+      MPI_Recv(&stop, 1, MPI_INT, peer, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(&ack, 1, MPI_BYTE, peer, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      stop = Now() - t0 > budget && rounds >= 3;
+      MPI_Send(&stop, 1, MPI_INT, peer, 5, MPI_COMM_WORLD);
+    }
+  }
+  double secs = Now() - t0;
+  *msgs = rounds * window;
+  return (double)size * rounds * window / secs / 1e9;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, nranks = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  int sizes[kMaxSizes] = {8, 64, 512, 4096, 32768, 262144, 1048576};
+  int nsizes = 7, window = 64;
+  double budget = 0.5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "-s") == 0) {
+      nsizes = 0;
+      for (char* tok = strtok(argv[i + 1], ","); tok && nsizes < kMaxSizes; tok = strtok(NULL, ","))
+        sizes[nsizes++] = atoi(tok);
+    } else if (strcmp(argv[i], "-t") == 0) {
+      budget = atof(argv[i + 1]);
+    } else if (strcmp(argv[i], "-w") == 0) {
+      window = atoi(argv[i + 1]);
+    } else {
+      if (rank == 0) fprintf(stderr, "mpi_pingpong: unknown option %s\n", argv[i]);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
+  if (nranks != 2 || window < 1 || window > kMaxWindow || budget <= 0) {
+    if (rank == 0)
+      fprintf(stderr, "mpi_pingpong: needs 2 ranks, 1 <= window <= %d, -t > 0\n", kMaxWindow);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  int max_size = 0;
+  for (int i = 0; i < nsizes; ++i) {
+    if (sizes[i] < 1) {
+      if (rank == 0) fprintf(stderr, "mpi_pingpong: size must be >= 1\n");
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (sizes[i] > max_size) max_size = sizes[i];
+  }
+  char* buf = malloc((size_t)max_size);
+  memset(buf, 7, (size_t)max_size);
+  for (int i = 0; i < nsizes; ++i) {
+    int iters = 0;
+    double lat = Latency(rank, buf, sizes[i], budget, &iters);
+    if (rank == 0) printf("lat %d %.4f %d\n", sizes[i], lat, iters);
+    fflush(stdout);
+  }
+  for (int i = 0; i < nsizes; ++i) {
+    int msgs = 0;
+    double bw = Bandwidth(rank, buf, sizes[i], window, budget, &msgs);
+    if (rank == 0) printf("bw %d %.4f %d\n", sizes[i], bw, msgs);
+    fflush(stdout);
+  }
+  free(buf);
+  MPI_Finalize();
+  return 0;
+}

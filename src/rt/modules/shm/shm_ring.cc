@@ -1,0 +1,159 @@
+#include "rt/modules/shm/shm_ring.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cassert>
+#include <cstring>
+
+namespace ukai::rt::shm {
+namespace {
+
+// The first 8 bytes of a record: its tag. Length and flags follow.
+std::atomic<uint64_t>* TagAt(std::byte* data, size_t capacity, uint64_t pos) {
+  return reinterpret_cast<std::atomic<uint64_t>*>(data + (pos & (capacity - 1)));
+}
+
+struct RecordMeta {
+  uint32_t length;
+  uint32_t flags;
+};
+
+RecordMeta* MetaAt(std::byte* data, size_t capacity, uint64_t pos) {
+  return reinterpret_cast<RecordMeta*>(data + (pos & (capacity - 1)) + 8);
+}
+
+long Futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* ts) {
+  // Not FUTEX_PRIVATE: the word is shared between processes.
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, ts, nullptr, 0);
+}
+
+}  // namespace
+
+bool ValidRingCapacity(size_t capacity) {
+  return capacity >= 4096 && capacity <= (size_t{1} << 30) && (capacity & (capacity - 1)) == 0;
+}
+
+RingProducer::RingProducer(RingControl* control, std::byte* data, size_t capacity)
+    : control_(control), data_(data), capacity_(capacity) {
+  assert(ValidRingCapacity(capacity));
+  pos_ = control_->head.load(std::memory_order_relaxed);
+  cached_tail_ = control_->tail.load(std::memory_order_acquire);
+}
+
+std::span<std::byte> RingProducer::TryReserve(size_t payload) {
+  assert(reserved_ == 0 && "one reservation at a time");
+  if (payload == 0) payload = 1;  // an empty record still has a distinct footprint
+  if (payload > MaxRecordPayload(capacity_)) return {};
+  const size_t footprint = RecordFootprint(payload);
+  const size_t to_end = capacity_ - (pos_ & (capacity_ - 1));
+  const size_t skip = footprint > to_end ? to_end : 0;
+  // One extra line: the tag word after the record is zeroed before publishing.
+  const size_t need = skip + footprint + kCacheLine;
+  if (capacity_ - (pos_ - cached_tail_) < need) {
+    cached_tail_ = control_->tail.load(std::memory_order_acquire);
+    if (capacity_ - (pos_ - cached_tail_) < need) return {};
+  }
+  reserved_at_ = pos_ + skip;
+  reserved_ = payload;
+  return {data_ + (reserved_at_ & (capacity_ - 1)) + kRecordHeader, payload};
+}
+
+void RingProducer::Commit(size_t payload, uint32_t flags) {
+  assert(reserved_ != 0 && payload <= reserved_);
+  const uint64_t at = reserved_at_;
+  const uint64_t skip_at = pos_;
+  const size_t footprint = RecordFootprint(payload == 0 ? 1 : payload);
+  RecordMeta* meta = MetaAt(data_, capacity_, at);
+  meta->length = static_cast<uint32_t>(payload);
+  meta->flags = flags & ~kRecordSkip;
+  const uint64_t next = at + footprint;
+  TagAt(data_, capacity_, next)->store(0, std::memory_order_relaxed);
+  TagAt(data_, capacity_, at)->store(at + 1, std::memory_order_release);
+  if (at != skip_at) {
+    // The skip record is published last so the consumer finds the record right after it.
+    RecordMeta* skip_meta = MetaAt(data_, capacity_, skip_at);
+    skip_meta->length = static_cast<uint32_t>(at - skip_at);
+    skip_meta->flags = kRecordSkip;
+    TagAt(data_, capacity_, skip_at)->store(skip_at + 1, std::memory_order_release);
+  }
+  pos_ = next;
+  control_->head.store(pos_, std::memory_order_relaxed);
+  reserved_ = 0;
+}
+
+bool RingProducer::TryWrite(std::span<const std::byte> a, std::span<const std::byte> b,
+                            uint32_t flags) {
+  std::span<std::byte> area = TryReserve(a.size() + b.size());
+  if (area.empty()) return false;
+  if (!a.empty()) std::memcpy(area.data(), a.data(), a.size());
+  if (!b.empty()) std::memcpy(area.data() + a.size(), b.data(), b.size());
+  Commit(a.size() + b.size(), flags);
+  return true;
+}
+
+bool RingProducer::NeedsWake() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (control_->consumer_waiting.load(std::memory_order_relaxed) == 0) return false;
+  return control_->consumer_waiting.exchange(0, std::memory_order_acq_rel) != 0;
+}
+
+void RingProducer::FutexWake() {
+  control_->futex_word.fetch_add(1, std::memory_order_release);
+  Futex(&control_->futex_word, FUTEX_WAKE, 1, nullptr);
+}
+
+RingConsumer::RingConsumer(RingControl* control, std::byte* data, size_t capacity)
+    : control_(control), data_(data), capacity_(capacity) {
+  assert(ValidRingCapacity(capacity));
+  pos_ = control_->tail.load(std::memory_order_acquire);
+}
+
+bool RingConsumer::Peek(RecordView* out) {
+  for (;;) {
+    const uint64_t tag = TagAt(data_, capacity_, pos_)->load(std::memory_order_acquire);
+    if (tag != pos_ + 1) return false;
+    const RecordMeta* meta = MetaAt(data_, capacity_, pos_);
+    if (meta->flags & kRecordSkip) {
+      pos_ += meta->length;
+      control_->tail.store(pos_, std::memory_order_release);
+      continue;
+    }
+    const size_t length = meta->length;
+    out->payload = {data_ + (pos_ & (capacity_ - 1)) + kRecordHeader, length};
+    out->flags = meta->flags;
+    peeked_bytes_ = RecordFootprint(length == 0 ? 1 : length);
+    return true;
+  }
+}
+
+void RingConsumer::Release() {
+  assert(peeked_bytes_ != 0 && "Release without Peek");
+  pos_ += peeked_bytes_;
+  peeked_bytes_ = 0;
+  control_->tail.store(pos_, std::memory_order_release);
+}
+
+bool RingConsumer::PrepareWait() {
+  wait_seq_ = control_->futex_word.load(std::memory_order_acquire);
+  control_->consumer_waiting.store(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const uint64_t tag = TagAt(data_, capacity_, pos_)->load(std::memory_order_acquire);
+  if (tag == pos_ + 1) {
+    control_->consumer_waiting.store(0, std::memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+void RingConsumer::EndWait() { control_->consumer_waiting.store(0, std::memory_order_relaxed); }
+
+void RingConsumer::WaitFutex(int64_t timeout_ns) {
+  timespec ts{static_cast<time_t>(timeout_ns / 1000000000),
+              static_cast<long>(timeout_ns % 1000000000)};
+  Futex(&control_->futex_word, FUTEX_WAIT, wait_seq_, &ts);
+}
+
+}  // namespace ukai::rt::shm

@@ -1,0 +1,139 @@
+// ShmRing: a lock-free single-producer single-consumer ring of variable-length records in
+// memory shared by two processes (the shm module's queue; see shm_segment.h for the segment
+// that holds two of them).
+//
+// Layout (all of it lives in the shared mapping; nothing here owns memory):
+//   RingControl   consumer-written tail and sleep flag, producer-written futex word, each on
+//                 its own cache line so the two sides never write the same line.
+//   data area     `capacity` bytes (a power of two, multiple of 64), records 64-byte aligned.
+// A record is a 16-byte header {tag, length, flags} followed by the payload, padded to 64 B.
+// The consumer polls the header at its read position, not a shared head index, so a small
+// message costs one cache-line transfer. `tag` is the record's absolute position + 1; since
+// positions grow monotonically a tag never repeats, and before publishing a record the
+// producer zeroes the tag word of the position that follows it, so stale bytes of an older
+// lap can never look like the next record. A record that would cross the end of the data
+// area is preceded by a skip record that pads to the end.
+//
+// Ordering: the producer writes payload, length and flags, zeroes the next tag, then stores
+// the tag with release; the consumer loads the tag with acquire. The consumer publishes its
+// tail with release after it is done with a record; the producer caches the tail and reloads
+// it (acquire) only when the cached value says the ring is full.
+//
+// Doorbell: a consumer about to sleep sets `consumer_waiting` and re-checks the ring; a
+// producer calls NeedsWake() after Commit(), which (after a full fence) tells whether the
+// consumer may be asleep, and then wakes it (FutexWake on `futex_word`, or the owner's
+// eventfd). Both sides are Dekker-style: store, full fence, load.
+//
+// Thread safety: one RingProducer and one RingConsumer per ring, each used by one thread at a
+// time (they may live in different processes). Units: bytes.
+#ifndef UKAI_RT_MODULES_SHM_SHM_RING_H_
+#define UKAI_RT_MODULES_SHM_SHM_RING_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace ukai::rt::shm {
+
+inline constexpr size_t kCacheLine = 64;
+inline constexpr size_t kRecordHeader = 16;
+
+struct RingControl {
+  alignas(kCacheLine) std::atomic<uint64_t> tail;              // consumer: bytes released so far
+  alignas(kCacheLine) std::atomic<uint32_t> consumer_waiting;  // consumer: 1 while it may sleep
+  alignas(kCacheLine) std::atomic<uint32_t> futex_word;        // producer: bumped on each wake
+  alignas(kCacheLine) std::atomic<uint64_t> head;  // producer: bytes committed (diagnostics)
+};
+static_assert(sizeof(RingControl) == 4 * kCacheLine);
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+
+// Record flags (low 16 bits are for the ring's user; the ring reserves the top bit).
+inline constexpr uint32_t kRecordSkip = 0x80000000u;
+
+// Bytes a record with `payload` bytes occupies in the ring.
+constexpr size_t RecordFootprint(size_t payload) {
+  return (kRecordHeader + payload + kCacheLine - 1) & ~(kCacheLine - 1);
+}
+
+// Largest payload a ring of `capacity` bytes accepts in one record: a record may use up to
+// half the ring, so that a skip record plus the record always fit in an empty ring.
+constexpr size_t MaxRecordPayload(size_t capacity) {
+  return capacity / 2 - kCacheLine - kRecordHeader;
+}
+
+// True when `capacity` is a valid ring size (power of two, >= 4 KiB, <= 1 GiB).
+bool ValidRingCapacity(size_t capacity);
+
+class RingProducer {
+ public:
+  RingProducer() = default;
+  // `control` and `data` point into the shared mapping; `capacity` is the data area size.
+  RingProducer(RingControl* control, std::byte* data, size_t capacity);
+
+  // Reserves a record of `payload` bytes (<= MaxRecordPayload) and returns the writable
+  // payload area, contiguous, or an empty span when the ring lacks space now. At most one
+  // reservation is open at a time; it becomes visible only with Commit().
+  std::span<std::byte> TryReserve(size_t payload);
+  // Publishes the open reservation with its final `payload` size (<= the reserved size)
+  // and user `flags` (low 31 bits).
+  void Commit(size_t payload, uint32_t flags);
+  // Convenience: reserve, copy the concatenation of `a` and `b`, commit. False when full.
+  bool TryWrite(std::span<const std::byte> a, std::span<const std::byte> b, uint32_t flags);
+  // After one or more Commit()s: true when the consumer announced it may sleep; the caller
+  // must then wake it. Clears the announcement so one wake-up serves one sleep.
+  bool NeedsWake();
+  // Wakes a consumer sleeping in RingConsumer::WaitFutex.
+  void FutexWake();
+  // Bytes free now according to the cached tail (diagnostics and tests).
+  size_t CachedFree() const { return capacity_ - (pos_ - cached_tail_); }
+  bool valid() const { return control_ != nullptr; }
+
+ private:
+  RingControl* control_ = nullptr;
+  std::byte* data_ = nullptr;
+  size_t capacity_ = 0;
+  uint64_t pos_ = 0;          // next write position (absolute)
+  uint64_t cached_tail_ = 0;  // last tail seen
+  uint64_t reserved_at_ = 0;  // position of the open reservation
+  size_t reserved_ = 0;       // payload bytes of the open reservation (0: none)
+};
+
+// One record as the consumer sees it, in place in the shared mapping. Valid until Release().
+struct RecordView {
+  std::span<const std::byte> payload;
+  uint32_t flags = 0;
+};
+
+class RingConsumer {
+ public:
+  RingConsumer() = default;
+  RingConsumer(RingControl* control, std::byte* data, size_t capacity);
+
+  // The next record if one is published, else false. Skip records are consumed silently.
+  // Peek() again without Release() returns the same record.
+  bool Peek(RecordView* out);
+  // Frees the record returned by the last Peek() and publishes the new tail.
+  void Release();
+  // Announces that the consumer may sleep. Returns false (and withdraws the announcement)
+  // when a record arrived meanwhile; true means the caller may block until woken
+  // (futex, eventfd, ...) and must call EndWait() afterwards.
+  bool PrepareWait();
+  void EndWait();
+  // Blocks on the ring's futex for at most `timeout_ns` (or until FutexWake). Call between
+  // PrepareWait() == true and EndWait(). Spurious returns are allowed.
+  void WaitFutex(int64_t timeout_ns);
+  bool valid() const { return control_ != nullptr; }
+
+ private:
+  RingControl* control_ = nullptr;
+  std::byte* data_ = nullptr;
+  size_t capacity_ = 0;
+  uint64_t pos_ = 0;         // next read position (absolute)
+  size_t peeked_bytes_ = 0;  // footprint of the record returned by Peek (0: none)
+  uint32_t wait_seq_ = 0;    // futex word value seen by PrepareWait
+};
+
+}  // namespace ukai::rt::shm
+
+#endif  // UKAI_RT_MODULES_SHM_SHM_RING_H_

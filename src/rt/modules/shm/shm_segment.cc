@@ -1,0 +1,224 @@
+#include "rt/modules/shm/shm_segment.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+namespace ukai::rt::shm {
+namespace {
+
+constexpr size_t kPage = 4096;
+constexpr size_t kControlPage = kPage;  // header + 2 RingControl
+constexpr std::string_view kPrefix = "ukai-shm-";
+
+constexpr size_t kControlOffset = kCacheLine;  // the RingControl blocks follow the header
+static_assert(sizeof(SegmentHeader) <= kControlOffset);
+static_assert(kControlOffset + 2 * sizeof(RingControl) <= kControlPage);
+
+size_t MapSize(size_t capacity) { return kControlPage + 2 * capacity; }
+
+std::string Errno(std::string_view what, const std::string& name) {
+  return std::string(what) + " " + name + ": " + std::strerror(errno);
+}
+
+// "/ukai-shm-<pid>-<random hex>": the pid lets a sweep find names of dead creators.
+std::string FreshName() {
+  std::random_device rd;
+  uint64_t r = (uint64_t{rd()} << 32) ^ rd();
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "/%.*s%d-%016llx", static_cast<int>(kPrefix.size()),
+                kPrefix.data(), static_cast<int>(getpid()), static_cast<unsigned long long>(r));
+  return buf;
+}
+
+bool ProcessExists(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+
+}  // namespace
+
+ShmSegment::ShmSegment(std::string name, SegmentRole role, void* base, size_t map_size,
+                       size_t capacity)
+    : name_(std::move(name)),
+      role_(role),
+      base_(base),
+      map_size_(map_size),
+      ring_capacity_(capacity) {
+  named_ = role == SegmentRole::kCreator;
+}
+
+Result<std::unique_ptr<ShmSegment>> ShmSegment::Create(size_t ring_capacity) {
+  if (!ValidRingCapacity(ring_capacity)) {
+    return Status::InvalidArgument("shm ring capacity " + std::to_string(ring_capacity) +
+                                   " must be a power of two in [4 KiB, 1 GiB]");
+  }
+  std::string name = FreshName();
+  int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return Status::IoError(Errno("shm_open", name));
+  const size_t size = MapSize(ring_capacity);
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    Status s = Status::IoError(Errno("ftruncate", name));
+    close(fd);
+    shm_unlink(name.c_str());
+    return s;
+  }
+  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (base == MAP_FAILED) {
+    shm_unlink(name.c_str());
+    return Status::IoError(Errno("mmap", name));
+  }
+  auto* h = new (base) SegmentHeader{};
+  h->magic = kSegmentMagic;
+  h->version = kSegmentVersion;
+  h->ring_capacity = ring_capacity;
+  h->creator_pid.store(getpid(), std::memory_order_relaxed);
+  for (int i = 0; i < 2; ++i) {
+    new (static_cast<std::byte*>(base) + kControlOffset + i * sizeof(RingControl)) RingControl{};
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  return std::unique_ptr<ShmSegment>(
+      new ShmSegment(std::move(name), SegmentRole::kCreator, base, size, ring_capacity));
+}
+
+Result<std::unique_ptr<ShmSegment>> ShmSegment::Attach(const std::string& name) {
+  if (name.size() < 2 || name[0] != '/' || name.substr(1, kPrefix.size()) != kPrefix ||
+      name.find('/', 1) != std::string::npos || name.size() > 200) {
+    return Status::InvalidArgument("shm segment name '" + name + "' is not a ukai-shm name");
+  }
+  int fd = shm_open(name.c_str(), O_RDWR, 0);
+  if (fd < 0) return Status::Unavailable(Errno("shm_open", name));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) < kControlPage) {
+    close(fd);
+    return Status::ParseError("shm segment " + name + " is too small for a header");
+  }
+  void* head = mmap(nullptr, kControlPage, PROT_READ, MAP_SHARED, fd, 0);
+  if (head == MAP_FAILED) {
+    close(fd);
+    return Status::IoError(Errno("mmap", name));
+  }
+  const auto* h = static_cast<const SegmentHeader*>(head);
+  const uint64_t magic = h->magic, capacity = h->ring_capacity;
+  const uint32_t version = h->version;
+  munmap(head, kControlPage);
+  if (magic != kSegmentMagic || version != kSegmentVersion || !ValidRingCapacity(capacity) ||
+      static_cast<size_t>(st.st_size) != MapSize(capacity)) {
+    close(fd);
+    return Status::ParseError("shm segment " + name + " has a bad header (magic, version " +
+                              "or ring capacity)");
+  }
+  void* base = mmap(nullptr, MapSize(capacity), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (base == MAP_FAILED) return Status::IoError(Errno("mmap", name));
+  static_cast<SegmentHeader*>(base)->attacher_pid.store(getpid(), std::memory_order_release);
+  return std::unique_ptr<ShmSegment>(
+      new ShmSegment(name, SegmentRole::kAttacher, base, MapSize(capacity), capacity));
+}
+
+ShmSegment::~ShmSegment() {
+  if (named_) shm_unlink(name_.c_str());
+  munmap(base_, map_size_);
+}
+
+pid_t ShmSegment::peer_pid() const {
+  return role_ == SegmentRole::kCreator ? header()->attacher_pid.load(std::memory_order_acquire)
+                                        : header()->creator_pid.load(std::memory_order_acquire);
+}
+
+Status ShmSegment::Unlink() {
+  if (!named_) return Status::Ok();
+  named_ = false;
+  if (shm_unlink(name_.c_str()) != 0 && errno != ENOENT) {
+    return Status::IoError(Errno("shm_unlink", name_));
+  }
+  return Status::Ok();
+}
+
+RingControl* ShmSegment::control(int ring) const {
+  auto* first = reinterpret_cast<RingControl*>(static_cast<std::byte*>(base_) + kControlOffset);
+  return first + ring;
+}
+
+std::byte* ShmSegment::data(int ring) const {
+  return static_cast<std::byte*>(base_) + kControlPage + ring * ring_capacity_;
+}
+
+RingProducer ShmSegment::MakeProducer() {
+  const int ring = role_ == SegmentRole::kCreator ? 0 : 1;
+  return RingProducer(control(ring), data(ring), ring_capacity_);
+}
+
+RingConsumer ShmSegment::MakeConsumer() {
+  const int ring = role_ == SegmentRole::kCreator ? 1 : 0;
+  return RingConsumer(control(ring), data(ring), ring_capacity_);
+}
+
+void ShmSegment::MarkClosed() {
+  auto& flag =
+      role_ == SegmentRole::kCreator ? header()->creator_closed : header()->attacher_closed;
+  flag.store(1, std::memory_order_release);
+}
+
+bool ShmSegment::PeerClosed() const {
+  const auto& flag =
+      role_ == SegmentRole::kCreator ? header()->attacher_closed : header()->creator_closed;
+  return flag.load(std::memory_order_acquire) != 0;
+}
+
+PeerWatch::PeerWatch(pid_t pid) : pid_(pid) {
+#ifdef SYS_pidfd_open
+  pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd_ < 0) pidfd_ = -1;
+#endif
+}
+
+PeerWatch::~PeerWatch() {
+  if (pidfd_ >= 0) close(pidfd_);
+}
+
+bool PeerWatch::Alive() const {
+  if (pidfd_ >= 0) {
+    pollfd p{pidfd_, POLLIN, 0};
+    return poll(&p, 1, 0) == 0;
+  }
+  if (!ProcessExists(pid_)) return false;
+  // A zombie still answers kill(); look at its state.
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid_));
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return false;
+  int p = 0;
+  char comm[256] = {}, state = '?';
+  const int n = std::fscanf(f, "%d %255s %c", &p, comm, &state);
+  std::fclose(f);
+  return n == 3 && state != 'Z' && state != 'X';
+}
+
+int SweepStaleSegments(pid_t only_pid) {
+  DIR* dir = opendir("/dev/shm");
+  if (dir == nullptr) return 0;
+  int removed = 0;
+  while (dirent* e = readdir(dir)) {
+    std::string_view n = e->d_name;
+    if (n.substr(0, kPrefix.size()) != kPrefix) continue;
+    const pid_t pid = static_cast<pid_t>(std::atoi(std::string(n.substr(kPrefix.size())).c_str()));
+    if (pid <= 0) continue;
+    if (only_pid > 0 ? pid != only_pid : ProcessExists(pid)) continue;
+    std::string path(1, '/');
+    path.append(n);
+    if (shm_unlink(path.c_str()) == 0) ++removed;
+  }
+  closedir(dir);
+  return removed;
+}
+
+}  // namespace ukai::rt::shm

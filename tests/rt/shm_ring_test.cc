@@ -1,0 +1,361 @@
+// Tests of the shm module's SPSC ring and segment: ordering, wraparound, full/empty, record
+// size limits, two processes (fork) with and without the futex doorbell, peer death and
+// clean-up of names.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "rt/modules/shm/shm_ring.h"
+#include "rt/modules/shm/shm_segment.h"
+
+namespace ukai::rt::shm {
+namespace {
+
+// A ring over zeroed anonymous memory, for single-process tests.
+struct LocalRing {
+  explicit LocalRing(size_t capacity)
+      : control(new RingControl{}),
+        data(static_cast<std::byte*>(std::aligned_alloc(kCacheLine, capacity))) {
+    std::memset(data, 0, capacity);
+    producer = RingProducer(control.get(), data, capacity);
+    consumer = RingConsumer(control.get(), data, capacity);
+  }
+  ~LocalRing() { std::free(data); }
+  std::unique_ptr<RingControl> control;
+  std::byte* data;
+  RingProducer producer;
+  RingConsumer consumer;
+};
+
+// Deterministic message content: record `seq` of `size` bytes.
+void Fill(std::byte* p, size_t size, uint64_t seq) {
+  for (size_t i = 0; i < size; ++i) p[i] = static_cast<std::byte>((seq * 131 + i * 7) & 0xff);
+}
+bool Check(std::span<const std::byte> p, uint64_t seq) {
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] != static_cast<std::byte>((seq * 131 + i * 7) & 0xff)) return false;
+  }
+  return true;
+}
+size_t SizeOf(uint64_t seq, size_t max) { return 1 + (seq * 2654435761u) % max; }
+
+bool Write(RingProducer& p, uint64_t seq, size_t size) {
+  std::span<std::byte> area = p.TryReserve(size);
+  if (area.empty()) return false;
+  Fill(area.data(), size, seq);
+  p.Commit(size, static_cast<uint32_t>(seq & 0xffff));
+  return true;
+}
+
+TEST(ShmRingTest, EmptyRingHasNothing) {
+  LocalRing r(4096);
+  RecordView v;
+  EXPECT_FALSE(r.consumer.Peek(&v));
+}
+
+TEST(ShmRingTest, OrderAndContentSurviveManyWraparounds) {
+  LocalRing r(8192);
+  uint64_t written = 0, read = 0;
+  const uint64_t total = 20000;  // ~100x the ring at these sizes
+  while (read < total) {
+    while (written < total && Write(r.producer, written, SizeOf(written, 700))) ++written;
+    RecordView v;
+    int burst = 0;
+    while (burst++ < 3 && r.consumer.Peek(&v)) {
+      ASSERT_EQ(v.payload.size(), SizeOf(read, 700)) << "record " << read;
+      ASSERT_EQ(v.flags, read & 0xffff);
+      ASSERT_TRUE(Check(v.payload, read)) << "record " << read;
+      r.consumer.Release();
+      ++read;
+    }
+  }
+  EXPECT_EQ(written, total);
+  RecordView v;
+  EXPECT_FALSE(r.consumer.Peek(&v));
+}
+
+TEST(ShmRingTest, FullRingRefusesThenAcceptsAfterRelease) {
+  LocalRing r(4096);
+  int n = 0;
+  while (Write(r.producer, n, 100)) ++n;
+  // 128-byte footprint, one spare line: 4096 / 128 - 1 records fit.
+  EXPECT_EQ(n, 4096 / 128 - 1);
+  RecordView v;
+  ASSERT_TRUE(r.consumer.Peek(&v));
+  EXPECT_TRUE(Check(v.payload, 0));
+  EXPECT_FALSE(Write(r.producer, n, 100));  // not yet released
+  r.consumer.Release();
+  EXPECT_TRUE(Write(r.producer, n, 100));
+  for (int i = 1; i <= n; ++i) {
+    ASSERT_TRUE(r.consumer.Peek(&v));
+    EXPECT_TRUE(Check(v.payload, i));
+    r.consumer.Release();
+  }
+  EXPECT_FALSE(r.consumer.Peek(&v));
+}
+
+TEST(ShmRingTest, PeekWithoutReleaseReturnsSameRecord) {
+  LocalRing r(4096);
+  ASSERT_TRUE(Write(r.producer, 1, 10));
+  ASSERT_TRUE(Write(r.producer, 2, 10));
+  RecordView a, b;
+  ASSERT_TRUE(r.consumer.Peek(&a));
+  ASSERT_TRUE(r.consumer.Peek(&b));
+  EXPECT_EQ(a.payload.data(), b.payload.data());
+  EXPECT_EQ(a.flags, 1u);
+}
+
+TEST(ShmRingTest, LargestRecordFitsAndLargerIsRefused) {
+  LocalRing r(65536);
+  const size_t max = MaxRecordPayload(65536);
+  EXPECT_TRUE(r.producer.TryReserve(max + 1).empty());
+  // Shift the write position so the large record must wrap with a skip record.
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(Write(r.producer, i, 3000));
+    RecordView v;
+    ASSERT_TRUE(r.consumer.Peek(&v));
+    r.consumer.Release();
+  }
+  for (int round = 0; round < 6; ++round) {
+    ASSERT_TRUE(Write(r.producer, 100 + round, max)) << "round " << round;
+    RecordView v;
+    ASSERT_TRUE(r.consumer.Peek(&v));
+    ASSERT_EQ(v.payload.size(), max);
+    EXPECT_TRUE(Check(v.payload, 100 + round));
+    r.consumer.Release();
+  }
+}
+
+TEST(ShmRingTest, CommitShorterThanReserved) {
+  LocalRing r(4096);
+  std::span<std::byte> area = r.producer.TryReserve(1000);
+  ASSERT_FALSE(area.empty());
+  Fill(area.data(), 10, 9);
+  r.producer.Commit(10, 0);
+  ASSERT_TRUE(Write(r.producer, 10, 20));
+  RecordView v;
+  ASSERT_TRUE(r.consumer.Peek(&v));
+  EXPECT_EQ(v.payload.size(), 10u);
+  EXPECT_TRUE(Check(v.payload, 9));
+  r.consumer.Release();
+  ASSERT_TRUE(r.consumer.Peek(&v));
+  EXPECT_TRUE(Check(v.payload, 10));
+}
+
+TEST(ShmRingTest, StaleBytesOfOlderLapAreNotMistakenForRecords) {
+  // Payloads full of values that look like future tags must not fool the consumer.
+  LocalRing r(4096);
+  for (uint64_t lap = 0; lap < 50; ++lap) {
+    std::span<std::byte> area = r.producer.TryReserve(1500);
+    ASSERT_FALSE(area.empty());
+    for (size_t i = 0; i + 8 <= area.size(); i += 8) {
+      const uint64_t fake = lap * 2048 + i + 1;
+      std::memcpy(area.data() + i, &fake, 8);
+    }
+    r.producer.Commit(1500, 0);
+    RecordView v;
+    ASSERT_TRUE(r.consumer.Peek(&v));
+    r.consumer.Release();
+    ASSERT_FALSE(r.consumer.Peek(&v)) << "phantom record after lap " << lap;
+  }
+}
+
+// Runs `child` in a forked process; returns its exit status (0 = success).
+template <typename F>
+int RunChild(F child, pid_t* pid_out = nullptr) {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(child());
+  if (pid_out != nullptr) {
+    *pid_out = pid;
+    return 0;
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int Wait(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Two processes stream `total` records one way and echo a checksum back.
+void StreamBetweenProcesses(bool sleepy_consumer) {
+  auto seg = ShmSegment::Create(65536);
+  ASSERT_TRUE(seg.ok()) << seg.status().ToString();
+  const std::string name = (*seg)->name();
+  const uint64_t total = 50000;
+  pid_t pid = 0;
+  RunChild(
+      [&]() -> int {
+        auto mine = ShmSegment::Attach(name);
+        if (!mine.ok()) return 10;
+        RingConsumer in = (*mine)->MakeConsumer();
+        RingProducer out = (*mine)->MakeProducer();
+        for (uint64_t seq = 0; seq < total; ++seq) {
+          RecordView v;
+          while (!in.Peek(&v)) {
+            if (sleepy_consumer && in.PrepareWait()) {
+              in.WaitFutex(50'000'000);
+              in.EndWait();
+            }
+          }
+          if (v.payload.size() != SizeOf(seq, 3000) || !Check(v.payload, seq)) return 11;
+          in.Release();
+        }
+        const std::byte done[8] = {};
+        while (!out.TryWrite(done, {}, 7)) {
+        }
+        if (out.NeedsWake()) out.FutexWake();
+        return 0;
+      },
+      &pid);
+  RingProducer out = (*seg)->MakeProducer();
+  RingConsumer in = (*seg)->MakeConsumer();
+  uint64_t wakes = 0;
+  for (uint64_t seq = 0; seq < total; ++seq) {
+    while (!Write(out, seq, SizeOf(seq, 3000))) {
+    }
+    if (out.NeedsWake()) {
+      out.FutexWake();
+      ++wakes;
+    }
+    if (sleepy_consumer && seq % 1000 == 0) usleep(200);  // let the consumer fall asleep
+  }
+  RecordView v;
+  while (!in.Peek(&v)) {
+  }
+  EXPECT_EQ(v.flags, 7u);
+  EXPECT_EQ(Wait(pid), 0);
+  if (sleepy_consumer) {
+    EXPECT_GT(wakes, 0u);
+  }
+  EXPECT_EQ((*seg)->peer_pid(), pid);
+}
+
+TEST(ShmSegmentTest, TwoProcessesStreamInOrder) { StreamBetweenProcesses(false); }
+
+TEST(ShmSegmentTest, TwoProcessesWithFutexDoorbell) { StreamBetweenProcesses(true); }
+
+bool NameExists(const std::string& name) { return std::filesystem::exists("/dev/shm" + name); }
+
+TEST(ShmSegmentTest, UnlinkRemovesNameAndDestructorCleansUp) {
+  std::string name;
+  {
+    auto seg = ShmSegment::Create(4096);
+    ASSERT_TRUE(seg.ok());
+    name = (*seg)->name();
+    EXPECT_TRUE(NameExists(name));
+    auto other = ShmSegment::Attach(name);
+    ASSERT_TRUE(other.ok());
+    EXPECT_TRUE((*seg)->Unlink().ok());
+    EXPECT_FALSE(NameExists(name));
+    EXPECT_FALSE(ShmSegment::Attach(name).ok());
+    // Both mappings still work after the name is gone.
+    RingProducer p = (*seg)->MakeProducer();
+    RingConsumer c = (*other)->MakeConsumer();
+    ASSERT_TRUE(Write(p, 5, 50));
+    RecordView v;
+    ASSERT_TRUE(c.Peek(&v));
+    EXPECT_TRUE(Check(v.payload, 5));
+  }
+  {
+    auto seg = ShmSegment::Create(4096);
+    ASSERT_TRUE(seg.ok());
+    name = (*seg)->name();
+  }
+  EXPECT_FALSE(NameExists(name)) << "destructor must unlink a name never handed off";
+}
+
+TEST(ShmSegmentTest, AttachRejectsBadNamesAndHeaders) {
+  EXPECT_EQ(ShmSegment::Attach("/etc/passwd").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ShmSegment::Attach("nope").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ShmSegment::Attach("/ukai-shm-1-doesnotexist").status().code(),
+            StatusCode::kUnavailable);
+  // A ukai-shm name with garbage content.
+  const std::string bad = "/ukai-shm-" + std::to_string(getpid()) + "-badheader";
+  int fd = shm_open(bad.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 8192), 0);
+  close(fd);
+  EXPECT_EQ(ShmSegment::Attach(bad).status().code(), StatusCode::kParseError);
+  shm_unlink(bad.c_str());
+  EXPECT_EQ(ShmSegment::Create(5000).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ShmSegmentTest, PeerDeathIsDetectedAndOrderlyCloseIsSeen) {
+  auto seg = ShmSegment::Create(4096);
+  ASSERT_TRUE(seg.ok());
+  const std::string name = (*seg)->name();
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t pid = 0;
+  RunChild(
+      [&]() -> int {
+        auto mine = ShmSegment::Attach(name);
+        if (!mine.ok()) return 10;
+        char c = 1;
+        if (write(ready[1], &c, 1) != 1) return 11;
+        pause();  // killed by the parent
+        return 0;
+      },
+      &pid);
+  char c = 0;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  close(ready[0]);
+  close(ready[1]);
+  ASSERT_EQ((*seg)->peer_pid(), pid);
+  PeerWatch watch(pid);
+  EXPECT_TRUE(watch.Alive());
+  EXPECT_FALSE((*seg)->PeerClosed());
+  kill(pid, SIGKILL);
+  // The zombie is not reaped yet: it must already count as dead.
+  for (int i = 0; i < 1000 && watch.Alive(); ++i) usleep(1000);
+  EXPECT_FALSE(watch.Alive());
+  EXPECT_EQ(Wait(pid), 128 + SIGKILL);
+
+  auto other = ShmSegment::Attach(name);
+  ASSERT_TRUE(other.ok());
+  (*other)->MarkClosed();
+  EXPECT_TRUE((*seg)->PeerClosed());
+}
+
+TEST(ShmSegmentTest, SweepRemovesNamesOfDeadCreators) {
+  int pipefd[2];
+  ASSERT_EQ(pipe(pipefd), 0);
+  const int status = RunChild([&]() -> int {
+    auto seg = ShmSegment::Create(4096);
+    if (!seg.ok()) return 10;
+    const std::string& n = (*seg)->name();
+    if (write(pipefd[1], n.data(), n.size()) != static_cast<ssize_t>(n.size())) return 11;
+    kill(getpid(), SIGKILL);  // crash before anyone attached: the name stays behind
+    return 12;
+  });
+  EXPECT_EQ(status, 128 + SIGKILL);
+  char buf[256] = {};
+  close(pipefd[1]);
+  ASSERT_GT(read(pipefd[0], buf, sizeof buf - 1), 0);
+  close(pipefd[0]);
+  const std::string name = buf;
+  EXPECT_TRUE(NameExists(name));
+  EXPECT_GE(SweepStaleSegments(), 1);
+  EXPECT_FALSE(NameExists(name));
+  // Our own live segments are left alone.
+  auto mine = ShmSegment::Create(4096);
+  ASSERT_TRUE(mine.ok());
+  SweepStaleSegments();
+  EXPECT_TRUE(NameExists((*mine)->name()));
+}
+
+}  // namespace
+}  // namespace ukai::rt::shm
