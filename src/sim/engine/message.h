@@ -1,0 +1,76 @@
+// Messages and flits of the simulator.
+//
+// A message of L flits is created at its source's PE, waits in the PE's unbounded source
+// queue, is pushed flit by flit into the router's injection VCs and delivered flit by flit
+// at its destination's PE. The header travels in the first flit (no extra header flit):
+// a message of B bytes has L = ceil(B / flit_bytes) flits (64 bytes = 16 flits of 4 bytes).
+//
+// Messages live in a MessagePool (preallocated, indexed by int32, free list; grows only
+// when more messages are alive than ever before). Flits are small values (16 bytes) that
+// live inside the VC ring buffers and name their message by index: there is no
+// per-flit allocation.
+//
+// Thread safety: none; owned by one Network.
+#ifndef UKAI_SIM_ENGINE_MESSAGE_H_
+#define UKAI_SIM_ENGINE_MESSAGE_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace ukai::sim {
+
+struct Flit {
+  int64_t arrival = 0;  // first cycle the flit is visible in the buffer holding it
+  int32_t msg = -1;     // MessagePool index
+  int16_t seq = 0;      // 0 .. length-1 (0: head)
+  uint8_t head = 0;
+  uint8_t tail = 0;
+};
+static_assert(sizeof(Flit) == 16);
+
+struct Message {
+  int32_t src = 0;
+  int32_t dst = 0;
+  int32_t length = 0;          // flits
+  int32_t hops = 0;            // router-to-router channels traversed by the head so far
+  int64_t created = 0;         // cycle the message was created (entered the source queue)
+  int64_t injected = -1;       // cycle its head entered the router's injection buffer
+  uint32_t routing_state = 0;  // owned by the routing function (RouteRequest)
+  int32_t next = -1;           // source-queue / free-list link
+};
+
+class MessagePool {
+ public:
+  explicit MessagePool(size_t reserve = 1024) { items_.reserve(reserve); }
+
+  int32_t Allocate() {
+    int32_t id = free_;
+    if (id >= 0) {
+      free_ = items_[id].next;
+      items_[id] = Message();
+    } else {
+      id = static_cast<int32_t>(items_.size());
+      items_.emplace_back();
+    }
+    ++live_;
+    return id;
+  }
+  void Release(int32_t id) {
+    items_[id].next = free_;
+    free_ = id;
+    --live_;
+  }
+  Message& operator[](int32_t id) { return items_[id]; }
+  const Message& operator[](int32_t id) const { return items_[id]; }
+  int64_t live() const { return live_; }
+  size_t capacity() const { return items_.size(); }
+
+ private:
+  std::vector<Message> items_;
+  int32_t free_ = -1;
+  int64_t live_ = 0;
+};
+
+}  // namespace ukai::sim
+
+#endif  // UKAI_SIM_ENGINE_MESSAGE_H_

@@ -1,0 +1,253 @@
+#include "sim/engine/network.h"
+
+#include <algorithm>
+#include <string>
+
+#include "sim/routing/registry.h"
+#include "sim/topology/kary_ncube.h"
+
+namespace ukai::sim {
+namespace {
+
+Status Range(const char* key, int64_t value, int64_t lo, int64_t hi) {
+  if (value >= lo && value <= hi) return Status::Ok();
+  return Status::InvalidArgument(std::string(key) + ": must be in [" + std::to_string(lo) + ", " +
+                                 std::to_string(hi) + "] (got " + std::to_string(value) + ")");
+}
+
+}  // namespace
+
+Status ValidateConfig(const SimConfig& c) {
+  const RouterConfig& r = c.router;
+  UKAI_RETURN_IF_ERROR(Range("router.vcs", r.vcs, 1, 32));
+  UKAI_RETURN_IF_ERROR(Range("router.pe_vcs", r.pe_vcs, 1, 32));
+  UKAI_RETURN_IF_ERROR(Range("router.vc_buffer_flits", r.vc_buffer_flits, 1, 4096));
+  UKAI_RETURN_IF_ERROR(Range("router.hop_cycles", r.hop_cycles, 1, 1000000));
+  UKAI_RETURN_IF_ERROR(Range("router.link_cycles", r.link_cycles, 0, 1000000));
+  UKAI_RETURN_IF_ERROR(Range("router.table_lookup_cycles", r.table_lookup_cycles, 0, 1000000));
+  UKAI_RETURN_IF_ERROR(Range("router.flit_bytes", r.flit_bytes, 1, 1 << 20));
+  if (!(r.clock_mhz >= 0.0)) {
+    return Status::InvalidArgument("router.clock_mhz: must be >= 0 (0: the routing default)");
+  }
+  UKAI_RETURN_IF_ERROR(Range("traffic.message_bytes", c.traffic.message_bytes, 1, 1 << 30));
+  const int64_t flits =
+      (static_cast<int64_t>(c.traffic.message_bytes) + r.flit_bytes - 1) / r.flit_bytes;
+  if (flits > 32767) {
+    return Status::InvalidArgument(
+        "traffic.message_bytes: at most 32767 flits per message (" + std::to_string(flits) +
+        " with router.flit_bytes = " + std::to_string(r.flit_bytes) + ")");
+  }
+  if (r.switching == Switching::kVirtualCutThrough && flits > r.vc_buffer_flits) {
+    return Status::InvalidArgument(
+        "router.switching = 'vct' needs a whole message in one VC buffer: "
+        "traffic.message_bytes gives " +
+        std::to_string(flits) +
+        " flits but router.vc_buffer_flits = " + std::to_string(r.vc_buffer_flits));
+  }
+  const MeasureConfig& m = c.measure;
+  UKAI_RETURN_IF_ERROR(Range("measure.warmup_messages", m.warmup_messages, 0, int64_t{1} << 50));
+  UKAI_RETURN_IF_ERROR(Range("measure.measure_messages", m.measure_messages, 1, int64_t{1} << 50));
+  UKAI_RETURN_IF_ERROR(Range("measure.warmup_cycles", m.warmup_cycles, 0, int64_t{1} << 50));
+  UKAI_RETURN_IF_ERROR(Range("measure.sample_cycles", m.sample_cycles, 1, int64_t{1} << 50));
+  UKAI_RETURN_IF_ERROR(Range("measure.max_cycles", m.max_cycles, 1, int64_t{1} << 50));
+  UKAI_RETURN_IF_ERROR(Range("measure.watchdog_cycles", m.watchdog_cycles, 1, int64_t{1} << 50));
+  if (!(m.convergence > 0.0 && m.convergence < 1.0)) {
+    return Status::InvalidArgument("measure.convergence: must be in (0, 1)");
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
+                                                 std::unique_ptr<RoutingFunction> routing,
+                                                 bool with_traffic) {
+  UKAI_RETURN_IF_ERROR(ValidateConfig(config));
+  std::unique_ptr<Network> net(new Network());
+  net->config_ = config;
+  Result<std::unique_ptr<KaryNCube>> topo = KaryNCube::Create(config.network);
+  if (!topo.ok()) return topo.status();
+  net->topology_ = std::move(*topo);
+  if (routing == nullptr) {
+    Result<std::unique_ptr<RoutingFunction>> made = MakeRouting(*net->topology_, config);
+    if (!made.ok()) return made.status();
+    routing = std::move(*made);
+  }
+  net->routing_ = std::move(routing);
+  net->selection_ = std::make_unique<MaxCreditSelection>();
+  net->message_flits_ =
+      (config.traffic.message_bytes + config.router.flit_bytes - 1) / config.router.flit_bytes;
+  const int nodes = net->topology_->NumNodes();
+  if (with_traffic) {
+    Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(*net->topology_, config.traffic);
+    if (!pattern.ok()) return pattern.status();
+    net->pattern_ = std::move(*pattern);
+    Result<std::unique_ptr<InjectionProcess>> inj =
+        MakeInjection(config.traffic, net->message_flits_);
+    if (!inj.ok()) return inj.status();
+    net->injection_ = std::move(*inj);
+  }
+  net->fabric_ = std::make_unique<Fabric>(*net->topology_, config.router, net->routing_.get(),
+                                          net->selection_.get(), &net->messages_);
+  net->pe_.resize(nodes);
+  net->in_active_.assign(nodes, 0);
+  net->active_.reserve(nodes);
+  net->rng_.reserve(nodes);
+  for (int i = 0; i < nodes; ++i) net->rng_.push_back(Rng::Stream(config.seed, i));
+  if (with_traffic) {
+    std::vector<Event> first;
+    for (int i = 0; i < nodes; ++i) {
+      if (net->pattern_->Idle(i)) continue;
+      ++net->sending_nodes_;
+      first.emplace_back(net->injection_->First(net->rng_[i]), i);
+    }
+    net->events_ = decltype(net->events_)(std::greater<Event>(), std::move(first));
+    net->offered_ = net->injection_->OfferedFlitsPerCycle() * net->sending_nodes_ / nodes;
+  }
+  return net;
+}
+
+void Network::EnqueueMessage(int32_t id) {
+  Message& m = messages_[id];
+  Pe& pe = pe_[m.src];
+  m.next = -1;
+  if (pe.queue_tail >= 0) {
+    messages_[pe.queue_tail].next = id;
+  } else {
+    pe.queue_head = id;
+  }
+  pe.queue_tail = id;
+  ++backlog_;
+  ++messages_created_;
+  Activate(m.src);
+}
+
+void Network::CreateMessage(int src, int dst, int flits) {
+  const int32_t id = messages_.Allocate();
+  Message& m = messages_[id];
+  m.src = src;
+  m.dst = dst;
+  m.length = flits;
+  m.created = now_;
+  EnqueueMessage(id);
+}
+
+void Network::CreateTrafficMessages() {
+  while (!events_.empty() && events_.top().first <= now_) {
+    const int32_t node = events_.top().second;
+    events_.pop();
+    Rng& rng = rng_[node];
+    const int dst = pattern_->Destination(node, rng);
+    if (dst >= 0) CreateMessage(node, dst, message_flits_);
+    events_.emplace(injection_->Next(now_, rng), node);
+  }
+}
+
+void Network::PeStep(int32_t node) {
+  Pe& pe = pe_[node];
+  if (pe.current < 0) {
+    if (pe.queue_head < 0) return;
+    pe.current = pe.queue_head;
+    pe.queue_head = messages_[pe.current].next;
+    if (pe.queue_head < 0) pe.queue_tail = -1;
+    --backlog_;
+    pe.seq = 0;
+    // The injection VC holding the fewest flits, scanning from a rotating start.
+    const int vcs = config_.router.pe_vcs;
+    int best = -1;
+    for (int i = 0; i < vcs; ++i) {
+      const int v = (pe.rr + i) % vcs;
+      if (best < 0 || fabric_->InjectionCount(node, v) < fabric_->InjectionCount(node, best)) {
+        best = v;
+      }
+    }
+    pe.vc = best;
+    pe.rr = (pe.rr + 1) % vcs;
+  }
+  if (fabric_->InjectionFree(node, pe.vc) <= 0) return;
+  Message& m = messages_[pe.current];
+  Flit f;
+  f.arrival = now_ + 1;
+  f.msg = pe.current;
+  f.seq = static_cast<int16_t>(pe.seq);
+  f.head = pe.seq == 0;
+  f.tail = pe.seq == m.length - 1;
+  if (f.head) m.injected = now_ + 1;
+  fabric_->Inject(node, pe.vc, f);
+  ++flits_injected_;
+  last_progress_ = now_;
+  if (++pe.seq == m.length) pe.current = -1;
+}
+
+void Network::Step() {
+  deliveries_.clear();
+  if (injection_ != nullptr) CreateTrafficMessages();
+  for (int32_t node : active_) {
+    fabric_->Evaluate(node, now_);
+    PeStep(node);
+  }
+  woken_.clear();
+  ejected_.clear();
+  fabric_->Commit(now_, &woken_, &ejected_);
+  last_progress_ = std::max(last_progress_, fabric_->last_move_cycle());
+  if (ejected_.size() > 1) {
+    std::sort(ejected_.begin(), ejected_.end(),
+              [](const Ejection& a, const Ejection& b) { return a.node < b.node; });
+  }
+  for (const Ejection& e : ejected_) {
+    ++flits_ejected_;
+    if (!e.flit.tail) continue;
+    const Message& m = messages_[e.flit.msg];
+    deliveries_.push_back({m.src, m.dst, m.length, m.hops, m.created, m.injected, e.cycle});
+    ++messages_delivered_;
+    messages_.Release(e.flit.msg);
+  }
+  // Keep only busy nodes active, then add the ones that received flits.
+  size_t keep = 0;
+  for (int32_t node : active_) {
+    if (NodeBusy(node)) {
+      active_[keep++] = node;
+    } else {
+      in_active_[node] = 0;
+    }
+  }
+  active_.resize(keep);
+  for (int32_t node : woken_) Activate(node);
+  ++now_;
+}
+
+bool Network::SkipIdle(int64_t limit) {
+  if (!active_.empty() || events_.empty()) return false;
+  const int64_t next = std::min(events_.top().first, limit);
+  if (next <= now_) return false;
+  now_ = next;
+  return true;
+}
+
+bool Network::Stalled(int64_t cycles) const {
+  return flits_in_network() > 0 && now_ - 1 - last_progress_ >= cycles;
+}
+
+Status Network::DeadlockStatus(int64_t watchdog_cycles) const {
+  std::string msg =
+      std::to_string(flits_in_network()) + " flit(s) in the network and none moved for " +
+      std::to_string(watchdog_cycles) + " cycles (measure.watchdog_cycles), at cycle " +
+      std::to_string(now_) + " on " + topology_->Describe() + " with routing '" +
+      config_.routing.algorithm + "'; blocked channels:";
+  for (const std::string& line : fabric_->DescribeBlocked(*topology_, 32)) msg += "\n  " + line;
+  return Status::Deadlock(msg);
+}
+
+Status Network::CheckInvariants() const {
+  const std::string err = fabric_->CheckInvariants();
+  if (!err.empty()) return Status::Internal("cycle " + std::to_string(now_) + ": " + err);
+  int64_t buffered = 0;
+  for (int r = 0; r < topology_->NumNodes(); ++r) buffered += fabric_->buffered(r);
+  if (buffered != flits_in_network()) {
+    return Status::Internal("cycle " + std::to_string(now_) +
+                            ": flit conservation: " + std::to_string(flits_injected_) +
+                            " injected - " + std::to_string(flits_ejected_) +
+                            " ejected != " + std::to_string(buffered) + " buffered");
+  }
+  return Status::Ok();
+}
+
+}  // namespace ukai::sim

@@ -1,0 +1,158 @@
+// Network: one simulated network — topology, routers (Fabric), PEs with unbounded source
+// queues, message pool, synthetic traffic, the clock and the deadlock watchdog state.
+// It owns everything it uses (no globals): two Networks may run in one process.
+//
+// One cycle (Step):
+//   1. traffic: every node whose next creation cycle has come creates a message (its
+//      destination drawn from the node's own RNG stream) into its source queue;
+//   2. evaluate: every active node (a router with buffered flits, or a PE with queued
+//      messages) evaluates its router (Fabric::Evaluate), then its PE pushes at most one
+//      flit of the message at the front of its source queue into an injection VC with room
+//      (the flit is visible to the router the next cycle: a 1-cycle injection channel);
+//   3. commit: staged flits and credits move; ejected flits reach their PEs; a message is
+//      delivered when its tail reaches the PE. Deliveries of one cycle are reported in
+//      destination-node order, so results do not depend on evaluation order.
+// Nodes with nothing to do are not visited; when no node is active, SkipIdle() jumps the
+// clock to the next message creation.
+//
+// Thread safety: none; one thread drives a Network.
+#ifndef UKAI_SIM_ENGINE_NETWORK_H_
+#define UKAI_SIM_ENGINE_NETWORK_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "core/status.h"
+#include "sim/engine/message.h"
+#include "sim/experiment/sim_config.h"
+#include "sim/router/fabric.h"
+#include "sim/router/selection.h"
+#include "sim/routing/routing.h"
+#include "sim/topology/topology.h"
+#include "sim/traffic/injection.h"
+#include "sim/traffic/pattern.h"
+
+namespace ukai::sim {
+
+// A message whose tail reached its destination PE.
+struct Delivery {
+  int32_t src, dst, length, hops;
+  int64_t created, injected, delivered;  // cycles; latency = delivered - created
+};
+
+class Network {
+ public:
+  // Validates the config (errors name the key) and builds the network. `routing`, when
+  // given, replaces the registry's algorithm (tests use test-only routings). With
+  // `with_traffic` false no messages are created except by CreateMessage().
+  static Result<std::unique_ptr<Network>> Create(const SimConfig& config,
+                                                 std::unique_ptr<RoutingFunction> routing = {},
+                                                 bool with_traffic = true);
+
+  // Advances one cycle.
+  void Step();
+  // When no node is active, jumps the clock forward to the next message creation, but not
+  // beyond `limit`. Returns true if it moved the clock.
+  bool SkipIdle(int64_t limit);
+
+  // Creates a message of `flits` flits from src to dst at the current cycle (tests, NICs).
+  void CreateMessage(int src, int dst, int flits);
+
+  int64_t now() const { return now_; }
+  const Topology& topology() const { return *topology_; }
+  const SimConfig& config() const { return config_; }
+  int message_flits() const { return message_flits_; }
+  // Messages delivered during the last Step(), in destination order.
+  const std::vector<Delivery>& deliveries() const { return deliveries_; }
+
+  // Counters.
+  int64_t flits_in_network() const { return flits_injected_ - flits_ejected_; }
+  int64_t flits_injected() const { return flits_injected_; }
+  int64_t flits_ejected() const { return flits_ejected_; }
+  int64_t flit_hops() const { return fabric_->flit_hops(); }
+  int64_t messages_created() const { return messages_created_; }
+  int64_t messages_delivered() const { return messages_delivered_; }
+  // Messages waiting in source queues (not yet started).
+  int64_t backlog() const { return backlog_; }
+  int active_nodes() const { return static_cast<int>(active_.size()); }
+  // Offered load per node averaged over all nodes (idle nodes count as 0), flits/cycle.
+  double offered_flits_per_node_cycle() const { return offered_; }
+  // Nodes that send under the traffic pattern.
+  int sending_nodes() const { return sending_nodes_; }
+
+  // Deadlock watchdog: true when flits are in the network and none moved (nor was
+  // injected) for `cycles`.
+  bool Stalled(int64_t cycles) const;
+  // The kDeadlock status listing blocked channels.
+  Status DeadlockStatus(int64_t watchdog_cycles) const;
+
+  // Full consistency check (flit and credit conservation, buffer bookkeeping); slow.
+  Status CheckInvariants() const;
+
+  void SetHopObserver(std::function<void(const HopEvent&)> observer) {
+    fabric_->SetHopObserver(std::move(observer));
+  }
+
+ private:
+  Network() = default;
+  void CreateTrafficMessages();
+  void EnqueueMessage(int32_t id);
+  void PeStep(int32_t node);
+  void Activate(int32_t node) {
+    if (!in_active_[node]) {
+      in_active_[node] = 1;
+      active_.push_back(node);
+    }
+  }
+  bool NodeBusy(int32_t node) const {
+    return fabric_->buffered(node) > 0 || pe_[node].current >= 0 || pe_[node].queue_head >= 0;
+  }
+
+  struct Pe {
+    int32_t queue_head = -1, queue_tail = -1;  // source queue (MessagePool links)
+    int32_t current = -1;                      // message being pushed
+    int32_t seq = 0;                           // next flit of `current`
+    int32_t vc = 0;                            // injection VC of `current`
+    int32_t rr = 0;                            // rotates the injection-VC choice
+  };
+  using Event = std::pair<int64_t, int32_t>;  // (creation cycle, node)
+
+  SimConfig config_;
+  std::unique_ptr<Topology> topology_;
+  std::unique_ptr<RoutingFunction> routing_;
+  std::unique_ptr<SelectionFunction> selection_;
+  std::unique_ptr<TrafficPattern> pattern_;
+  std::unique_ptr<InjectionProcess> injection_;
+  MessagePool messages_;
+  std::unique_ptr<Fabric> fabric_;
+  std::vector<Pe> pe_;
+  std::vector<Rng> rng_;  // one stream per node
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+
+  std::vector<int32_t> active_;
+  std::vector<uint8_t> in_active_;
+  std::vector<int32_t> woken_;
+  std::vector<Ejection> ejected_;
+  std::vector<Delivery> deliveries_;
+
+  int64_t now_ = 0;
+  int64_t last_progress_ = 0;  // last cycle a flit moved or was injected
+  int message_flits_ = 1;
+  double offered_ = 0;
+  int sending_nodes_ = 0;
+  int64_t flits_injected_ = 0, flits_ejected_ = 0;
+  int64_t messages_created_ = 0, messages_delivered_ = 0, backlog_ = 0;
+};
+
+// Validates the parts of `config` the engine itself needs (router.*, traffic sizes,
+// measure.*); errors name the key.
+Status ValidateConfig(const SimConfig& config);
+
+}  // namespace ukai::sim
+
+#endif  // UKAI_SIM_ENGINE_NETWORK_H_

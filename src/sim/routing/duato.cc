@@ -1,0 +1,34 @@
+#include "sim/routing/duato.h"
+
+#include <cstdlib>
+
+#include "sim/routing/dimension_order.h"
+
+namespace ukai::sim {
+
+DuatoRouting::DuatoRouting(const KaryNCube& topology, int vcs)
+    : topo_(topology), escape_vcs_(topology.torus() ? 2 : 1) {
+  const uint32_t all = vcs >= 32 ? ~0u : ((1u << vcs) - 1);
+  adaptive_mask_ = all & ~((1u << escape_vcs_) - 1);
+}
+
+void DuatoRouting::Route(const RouteRequest& request, RouteResult* result) const {
+  const int node = request.node;
+  const int dst = request.dst;
+  for (int d = 0; d < topo_.n(); ++d) {
+    const int c = topo_.Coord(node, d);
+    const int t = topo_.Coord(dst, d);
+    if (c == t) continue;
+    const int off = topo_.Offset(d, c, t);
+    result->Add(2 * d + (off > 0 ? 0 : 1), adaptive_mask_, 0);
+    if (topo_.torus() && 2 * std::abs(off) == topo_.k(d)) {
+      result->Add(2 * d + 1, adaptive_mask_, 0);  // both ways are minimal
+    }
+  }
+  const DorHop hop = NextDorHop(topo_, node, dst);
+  if (hop.port < 0) return;
+  const uint32_t escape = topo_.torus() ? (hop.dateline_class == 0 ? 1u : 2u) : 1u;
+  result->Add(hop.port, escape, 1);
+}
+
+}  // namespace ukai::sim

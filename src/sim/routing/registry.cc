@@ -1,0 +1,94 @@
+#include "sim/routing/registry.h"
+
+#include <string>
+
+#include "sim/routing/dor.h"
+#include "sim/routing/duato.h"
+#include "sim/topology/kary_ncube.h"
+
+namespace ukai::sim {
+namespace {
+
+const KaryNCube* AsCube(const Topology& topology) {
+  return dynamic_cast<const KaryNCube*>(&topology);
+}
+
+Status NeedCube(const Topology& topology, std::string_view name) {
+  if (AsCube(topology) != nullptr) return Status::Ok();
+  return Status::InvalidArgument("routing.algorithm: '" + std::string(name) +
+                                 "' needs a k-ary n-cube (network.topology mesh or torus)");
+}
+
+Status DorSupports(const Topology& topology, const SimConfig& config) {
+  UKAI_RETURN_IF_ERROR(NeedCube(topology, "dor"));
+  if (AsCube(topology)->torus() && config.router.vcs < 2) {
+    return Status::InvalidArgument(
+        "routing.algorithm = 'dor' on a torus needs router.vcs >= 2 (two dateline classes), "
+        "got router.vcs = " +
+        std::to_string(config.router.vcs));
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<RoutingFunction> DorCreate(const Topology& topology, const SimConfig& config) {
+  return std::make_unique<DorRouting>(*AsCube(topology), config.router.vcs);
+}
+
+Status DuatoSupports(const Topology& topology, const SimConfig& config) {
+  UKAI_RETURN_IF_ERROR(NeedCube(topology, "duato"));
+  const bool torus = AsCube(topology)->torus();
+  const int need = torus ? 3 : 2;
+  if (config.router.vcs < need) {
+    return Status::InvalidArgument(
+        std::string("routing.algorithm = 'duato' on a ") + (torus ? "torus" : "mesh") +
+        " needs router.vcs >= " + std::to_string(need) + " (" + (torus ? "2 escape" : "1 escape") +
+        " + at least 1 adaptive VC), got router.vcs = " + std::to_string(config.router.vcs));
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<RoutingFunction> DuatoCreate(const Topology& topology, const SimConfig& config) {
+  return std::make_unique<DuatoRouting>(*AsCube(topology), config.router.vcs);
+}
+
+constexpr RoutingEntry kAlgorithms[] = {
+    {"dor",
+     "dimension-order routing (lowest dimension first); dateline VC classes on a torus "
+     "(needs router.vcs >= 2 there)",
+     {},
+     79.0,
+     &DorSupports,
+     &DorCreate},
+    {"duato",
+     "Duato's protocol: fully adaptive minimal routing on adaptive VCs + dimension-order "
+     "escape VCs (2 on a torus, 1 on a mesh; needs router.vcs >= 3 on a torus, >= 2 on a "
+     "mesh)",
+     {},
+     55.0,
+     &DuatoSupports,
+     &DuatoCreate},
+};
+
+}  // namespace
+
+std::span<const RoutingEntry> RoutingAlgorithms() { return kAlgorithms; }
+
+Result<const RoutingEntry*> FindRoutingAlgorithm(std::string_view name) {
+  std::string known;
+  for (const RoutingEntry& e : kAlgorithms) {
+    if (e.name == name) return &e;
+    known += (known.empty() ? "" : ", ") + std::string(e.name);
+  }
+  return Status::NotFound("routing.algorithm: unknown algorithm '" + std::string(name) +
+                          "' (known: " + known + ")");
+}
+
+Result<std::unique_ptr<RoutingFunction>> MakeRouting(const Topology& topology,
+                                                     const SimConfig& config) {
+  Result<const RoutingEntry*> entry = FindRoutingAlgorithm(config.routing.algorithm);
+  if (!entry.ok()) return entry.status();
+  UKAI_RETURN_IF_ERROR((*entry)->supports(topology, config));
+  return (*entry)->create(topology, config);
+}
+
+}  // namespace ukai::sim

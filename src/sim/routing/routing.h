@@ -1,0 +1,82 @@
+// The routing interface of the simulator: a RoutingFunction proposes candidate outputs
+// (output port, set of output VCs, preference tier) for the head flit of a message at a
+// router; a SelectionFunction (router/selection.h) then picks one free output VC among them.
+//
+// Contract:
+// - Route() is called when a head flit reaches the front of its input VC (after it has
+//   arrived), with the message's destination and a per-message state word it may read and
+//   write (e.g. "in deadlock recovery", a dateline class, a detour phase). It must be
+//   const with respect to the RoutingFunction (no mutable shared state): the engine may
+//   route different routers from different threads.
+// - Candidates with a lower `tier` are preferred: the selection takes the lowest tier that
+//   has a free output VC (e.g. Duato: tier 0 adaptive VCs, tier 1 the escape VC).
+// - A candidate may name any network port, including the one the head came in on (a
+//   180-degree turn) or a non-minimal one; the engine does not second-guess it.
+// - result->UseTableLookup() adds the router's table_lookup_cycles to this hop's header
+//   delay (a routing table read).
+// - When ReRouteWhileBlocked() is true, Route() is called again on every cycle the head
+//   fails to get an output VC, with RouteRequest::blocked_cycles telling how long it has
+//   been waiting (for blocking-time timeouts); otherwise the first answer stands.
+// - Ejection (destination == current node) is decided by the router, not by Route().
+#ifndef UKAI_SIM_ROUTING_ROUTING_H_
+#define UKAI_SIM_ROUTING_ROUTING_H_
+
+#include <cstdint>
+
+namespace ukai::sim {
+
+struct RouteCandidate {
+  int16_t port = 0;      // output port
+  int16_t tier = 0;      // preference tier, 0 best
+  uint32_t vc_mask = 0;  // allowed output VCs (bit v = VC v)
+};
+
+struct RouteRequest {
+  int32_t node = 0;             // the router doing the routing
+  int32_t in_port = 0;          // input port of the head (PE port for fresh messages)
+  int32_t in_vc = 0;            // input VC of the head
+  int32_t src = 0;              // message source node
+  int32_t dst = 0;              // message destination node (!= node)
+  int32_t length_flits = 0;     // message length
+  int64_t now = 0;              // current cycle
+  int64_t blocked_cycles = 0;   // cycles the head has waited for an output VC so far
+  uint32_t* message_state = 0;  // per-message routing state word (starts at 0)
+};
+
+class RouteResult {
+ public:
+  static constexpr int kCapacity = 64;
+
+  void Clear() {
+    size_ = 0;
+    table_lookup_ = false;
+  }
+  // Appends a candidate; silently ignores an empty VC mask. Capacity is checked by the
+  // engine (more than kCapacity candidates is a bug of the routing function).
+  void Add(int port, uint32_t vc_mask, int tier = 0) {
+    if (vc_mask == 0 || size_ >= kCapacity) return;
+    c_[size_++] = {static_cast<int16_t>(port), static_cast<int16_t>(tier), vc_mask};
+  }
+  void UseTableLookup() { table_lookup_ = true; }
+
+  int size() const { return size_; }
+  const RouteCandidate& operator[](int i) const { return c_[i]; }
+  const RouteCandidate* data() const { return c_; }
+  bool table_lookup() const { return table_lookup_; }
+
+ private:
+  int size_ = 0;
+  bool table_lookup_ = false;
+  RouteCandidate c_[kCapacity];
+};
+
+class RoutingFunction {
+ public:
+  virtual ~RoutingFunction() = default;
+  virtual void Route(const RouteRequest& request, RouteResult* result) const = 0;
+  virtual bool ReRouteWhileBlocked() const { return false; }
+};
+
+}  // namespace ukai::sim
+
+#endif  // UKAI_SIM_ROUTING_ROUTING_H_

@@ -1,0 +1,59 @@
+// Topology: the graph of routers and bidirectional channels the simulator runs on.
+//
+// Every node has one router with NumNetworkPorts() network ports (numbered 0..P-1) plus one
+// injection and one ejection port, both numbered P (the PE interface). Output port p of node
+// a, when connected, leads to input port Neighbor(a, p).port of node Neighbor(a, p).node;
+// channels are bidirectional, so that input port is also an output port leading back.
+// A port that leads nowhere (a mesh edge) returns {-1, -1}. A per-channel alive mask (for
+// the fault model of later issues) is kept here: a dead channel is reported by
+// ChannelAlive() and by Neighbor() like an unconnected port only through LiveNeighbor().
+//
+// Thread safety: immutable after construction except SetChannelAlive(), which must not
+// run while a simulation evaluates.
+#ifndef UKAI_SIM_TOPOLOGY_TOPOLOGY_H_
+#define UKAI_SIM_TOPOLOGY_TOPOLOGY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ukai::sim {
+
+struct PortRef {
+  int32_t node = -1;
+  int32_t port = -1;
+  bool valid() const { return node >= 0; }
+};
+
+class Topology {
+ public:
+  virtual ~Topology() = default;
+
+  virtual int NumNodes() const = 0;
+  virtual int NumNetworkPorts() const = 0;
+  // The input port at the far end of output port `port` of `node`, or {-1,-1}.
+  virtual PortRef Neighbor(int node, int port) const = 0;
+  // A short human description ("10x10 torus").
+  virtual std::string Describe() const = 0;
+  // Name of a network port for messages ("+x", "-y", "+d3").
+  virtual std::string PortName(int port) const;
+
+  // The PE (injection/ejection) port number.
+  int PePort() const { return NumNetworkPorts(); }
+
+  // Channel liveness (all alive by default). `Neighbor()` ignores liveness.
+  bool ChannelAlive(int node, int port) const {
+    return alive_.empty() || alive_[static_cast<size_t>(node) * NumNetworkPorts() + port];
+  }
+  void SetChannelAlive(int node, int port, bool alive);
+  PortRef LiveNeighbor(int node, int port) const {
+    return ChannelAlive(node, port) ? Neighbor(node, port) : PortRef{};
+  }
+
+ private:
+  std::vector<uint8_t> alive_;  // empty: all alive
+};
+
+}  // namespace ukai::sim
+
+#endif  // UKAI_SIM_TOPOLOGY_TOPOLOGY_H_

@@ -1,0 +1,40 @@
+// Helpers shared by the simulator tests: small configs and a driver that sends single
+// messages through an otherwise idle network.
+#ifndef UKAI_TESTS_SIM_SIM_TEST_UTIL_H_
+#define UKAI_TESTS_SIM_SIM_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "sim/engine/network.h"
+#include "sim/experiment/sim_config.h"
+
+namespace ukai::sim::testing {
+
+inline SimConfig SmallConfig(TopologyKind kind, std::vector<int> k, const char* routing = "dor") {
+  SimConfig c;
+  c.network.topology = kind;
+  c.network.n = static_cast<int>(k.size());
+  c.network.k = std::move(k);
+  c.routing.algorithm = routing;
+  return c;
+}
+
+// Sends one message src->dst of `flits` flits through the idle network and returns its
+// delivery record (fails the test if it is not delivered within `limit` cycles).
+inline Delivery SendOne(Network& net, int src, int dst, int flits, int64_t limit = 100000) {
+  net.CreateMessage(src, dst, flits);
+  const int64_t start = net.now();
+  while (net.now() - start < limit) {
+    net.Step();
+    if (!net.deliveries().empty()) return net.deliveries()[0];
+  }
+  ADD_FAILURE() << "message " << src << "->" << dst << " not delivered";
+  return Delivery{};
+}
+
+}  // namespace ukai::sim::testing
+
+#endif  // UKAI_TESTS_SIM_SIM_TEST_UTIL_H_
