@@ -7,6 +7,7 @@
 #include <string>
 
 #include "rt/modules/inproc/inproc_module.h"
+#include "rt/modules/shm/shm_module.h"
 #include "rt/modules/tcp/tcp_module.h"
 
 namespace ukai::rt {
@@ -16,6 +17,7 @@ const ModuleEntry kModules[] = {
     {"inproc", "runtimes and contexts in one process (zero-copy handoff); always loaded", true,
      NewInprocModule},
     {"tcp", "processes on any hosts over TCP (non-blocking sockets, epoll)", true, NewTcpModule},
+    {"shm", "processes on one host over shared-memory rings", true, NewShmModule},
 };
 
 }  // namespace

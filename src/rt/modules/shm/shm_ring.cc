@@ -117,8 +117,7 @@ bool RingConsumer::Peek(RecordView* out) {
     if (tag != pos_ + 1) return false;
     const RecordMeta* meta = MetaAt(data_, capacity_, pos_);
     if (meta->flags & kRecordSkip) {
-      pos_ += meta->length;
-      control_->tail.store(pos_, std::memory_order_release);
+      pos_ += meta->length;  // freed with the next Publish()
       continue;
     }
     const size_t length = meta->length;
@@ -129,12 +128,13 @@ bool RingConsumer::Peek(RecordView* out) {
   }
 }
 
-void RingConsumer::Release() {
-  assert(peeked_bytes_ != 0 && "Release without Peek");
+void RingConsumer::Consume() {
+  assert(peeked_bytes_ != 0 && "Consume without Peek");
   pos_ += peeked_bytes_;
   peeked_bytes_ = 0;
-  control_->tail.store(pos_, std::memory_order_release);
 }
+
+void RingConsumer::Publish() { control_->tail.store(pos_, std::memory_order_release); }
 
 bool RingConsumer::PrepareWait() {
   wait_seq_ = control_->futex_word.load(std::memory_order_acquire);

@@ -114,7 +114,15 @@ class RingConsumer {
   // Peek() again without Release() returns the same record.
   bool Peek(RecordView* out);
   // Frees the record returned by the last Peek() and publishes the new tail.
-  void Release();
+  void Release() {
+    Consume();
+    Publish();
+  }
+  // Moves past the record returned by the last Peek() without freeing it yet: records
+  // consumed this way stay readable in place until Publish().
+  void Consume();
+  // Frees every consumed record (publishes the tail to the producer).
+  void Publish();
   // Announces that the consumer may sleep. Returns false (and withdraws the announcement)
   // when a record arrived meanwhile; true means the caller may block until woken
   // (futex, eventfd, ...) and must call EndWait() afterwards.

@@ -1,0 +1,110 @@
+// ShmChannel: the shm module's communication object to one peer runtime: a ShmSegment
+// (two rings), the unix socket that set it up (closed by the kernel when the peer process
+// dies, so it doubles as the death signal) and the peer's eventfd doorbell.
+//
+// Send path (any thread, serialised by a mutex): a frame that fits a ring record
+// (MaxRecordPayload, ~2 MiB with the default 4 MiB rings) is copied into one record; larger
+// frames travel as a sequence of chunk records (first / middle / last) reassembled by the
+// receiver into one ByteBlock. When the ring is full the rest of the frame waits, owned, in
+// a send queue that the module's Progress() flushes, so Send() never blocks on the peer
+// (two progress threads sending to each other cannot deadlock). Order is kept: while the
+// queue is non-empty new frames go behind it.
+//
+// Receive path (progress thread only): Poll() hands whole-record frames to the host in
+// place (the record stays in the ring until the next Poll() publishes the tail: the
+// runtime's "valid until the next Progress()" rule) and reassembled frames as owned blocks.
+//
+// Doorbell: a consumer that has been idle announces it in the ring (RingConsumer::
+// PrepareWait); a sender that then finds the announcement writes the peer's eventfd. The
+// connector learns that eventfd from the accept reply; if it needs it before its progress
+// thread read the reply, Send() reads the reply itself (it is already there, since the peer
+// replies before it ever waits on the ring).
+//
+// Thread safety: Send/Close/state/peer from any thread; Poll/Flush/Idle* from the progress
+// thread.
+#ifndef UKAI_RT_MODULES_SHM_SHM_CHANNEL_H_
+#define UKAI_RT_MODULES_SHM_SHM_CHANNEL_H_
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+
+#include "rt/core/module.h"
+#include "rt/modules/shm/shm_segment.h"
+
+namespace ukai::rt::shm {
+
+// Record flags of the shm module (low bits, see kRecordSkip in shm_ring.h).
+inline constexpr uint32_t kWholeFrame = 1;
+inline constexpr uint32_t kFirstChunk = 2;
+inline constexpr uint32_t kMiddleChunk = 3;
+inline constexpr uint32_t kLastChunk = 4;
+
+class ShmChannel final : public CommObject {
+ public:
+  // `socket` is the connected unix socket (owned). `peer_efd` is -1 until known (the
+  // connector then completes the handshake through ReadAcceptReply).
+  ShmChannel(RuntimeId self, RuntimeId peer, std::unique_ptr<ShmSegment> segment, int socket,
+             int peer_efd, size_t chunk_bytes);
+  ~ShmChannel() override;
+
+  // CommObject.
+  Status Send(ByteBlock&& frame) override;
+  void Close() override;
+  CommState state() const override { return state_.load(std::memory_order_acquire); }
+  RuntimeId peer() const override { return peer_; }
+
+  int socket() const { return socket_; }
+  bool handshake_done() const { return peer_efd_.load(std::memory_order_acquire) >= 0; }
+  // Connector side: reads the accept reply from the socket (blocking at most `timeout_ms`).
+  // kUnavailable when the peer refused or hung up.
+  Status ReadAcceptReply(int timeout_ms);
+
+  // Progress thread: frees records delivered by the previous Poll, then delivers up to
+  // `budget` frames to `host`. Returns the number delivered.
+  int Poll(ModuleHost* host, int budget);
+  // Progress thread: pushes queued frames into the ring. Returns true when the queue is
+  // non-empty afterwards (the caller keeps the progress engine busy).
+  bool Flush();
+  bool HasQueued() const { return queued_.load(std::memory_order_acquire); }
+  // Doorbell: announce/withdraw that this side may sleep (see the header comment).
+  bool PrepareIdle() { return consumer_.PrepareWait(); }
+  void EndIdle() { consumer_.EndWait(); }
+  // Marks the object failed (peer gone); true the first time.
+  bool MarkFailed();
+  bool PeerClosedInOrder() const { return segment_->PeerClosed(); }
+
+ private:
+  // Writes as much of `frame` from `offset` on as the ring takes; returns the new offset.
+  size_t WriteSome(const ByteBlock& frame, size_t offset);
+  void RingDoorbell();
+  // Delivers or reassembles one record; false when it was rejected (and counted).
+  bool DeliverRecord(ModuleHost* host, const RecordView& v);
+  // Appends a chunk; moves the frame into *complete when its last chunk arrived.
+  Status ReassembleChunk(const RecordView& v, ByteBlock* complete);
+
+  const RuntimeId self_;
+  const RuntimeId peer_;
+  std::unique_ptr<ShmSegment> segment_;
+  const int socket_;
+  std::atomic<int> peer_efd_;
+  const size_t chunk_bytes_;
+  std::atomic<CommState> state_{CommState::kOk};
+
+  std::mutex send_mu_;  // guards producer_, queue_, queue_offset_, handshake reads
+  RingProducer producer_;
+  std::deque<ByteBlock> queue_;
+  size_t queue_offset_ = 0;  // bytes of queue_.front() already in the ring
+  std::atomic<bool> queued_{false};
+
+  // Progress thread only.
+  RingConsumer consumer_;
+  bool consumed_ = false;  // records consumed since the last Publish
+  ByteBlock reassembly_;   // frame being reassembled from chunks
+  size_t reassembly_expected_ = 0;
+};
+
+}  // namespace ukai::rt::shm
+
+#endif  // UKAI_RT_MODULES_SHM_SHM_CHANNEL_H_

@@ -1,0 +1,406 @@
+#include "rt/modules/shm/shm_module.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "rt/modules/shm/shm_channel.h"
+#include "rt/modules/shm/shm_socket.h"
+#include "wire/rsr_frame.h"
+
+namespace ukai::rt {
+namespace {
+
+using shm::ShmChannel;
+
+constexpr uint8_t kDescriptorVersion = 1;
+constexpr uint64_t kListenTag = 0, kEventTag = 1;  // epoll tags; channels use 2, 3, ...
+constexpr int kPollBudget = 64;                    // frames per channel per Progress()
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// Processes with the same key see the same /dev/shm and abstract unix sockets.
+std::string HostKey() {
+  std::string key;
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::getline(boot, key);
+  char buf[128];
+  for (const char* ns : {"/proc/self/ns/ipc", "/proc/self/ns/net"}) {
+    const ssize_t n = readlink(ns, buf, sizeof buf);
+    key += '|';
+    if (n > 0) key.append(buf, static_cast<size_t>(n));
+  }
+  return key;
+}
+
+struct ShmDescriptor {
+  std::string host_key;
+  std::string socket_name;
+};
+
+Result<ShmDescriptor> DecodeDescriptor(std::span<const uint8_t> d) {
+  auto fail = [](const std::string& what) { return Status::ParseError("shm descriptor: " + what); };
+  if (d.size() < 5) return fail("too short (" + std::to_string(d.size()) + " bytes)");
+  if (d[0] != kDescriptorVersion) return fail("unknown version " + std::to_string(d[0]));
+  ShmDescriptor out;
+  size_t at = 1;
+  for (std::string* field : {&out.host_key, &out.socket_name}) {
+    if (at + 2 > d.size()) return fail("truncated at byte " + std::to_string(at));
+    const size_t n = wire::GetLe16(d.data() + at);
+    at += 2;
+    if (at + n > d.size())
+      return fail("field overruns the descriptor at byte " + std::to_string(at));
+    field->assign(reinterpret_cast<const char*>(d.data() + at), n);
+    at += n;
+  }
+  if (at != d.size()) return fail("trailing bytes");
+  if (out.socket_name.empty()) return fail("empty socket name");
+  return out;
+}
+
+class ShmModule final : public Module {
+ public:
+  ~ShmModule() override { Close(); }
+  std::string_view name() const override { return "shm"; }
+
+  Status Init(ModuleHost* host) override;
+  ModuleCaps Query() const override {
+    ModuleCaps c;
+    c.reach = Reach::kSameHost;
+    c.latency_us = 0.5;
+    c.bandwidth_gbytes_s = 10;
+    c.max_payload_bytes = wire::kMaxPayloadBytes;
+    c.detects_peer_failure = true;
+    c.multi_process = true;
+    return c;
+  }
+  Result<std::vector<uint8_t>> MakeDescriptor() override;
+  bool CanReach(std::span<const uint8_t> descriptor) const override {
+    Result<ShmDescriptor> d = DecodeDescriptor(descriptor);
+    return d.ok() && d->host_key == host_key_;
+  }
+  Result<std::shared_ptr<CommObject>> Connect(RuntimeId peer,
+                                              std::span<const uint8_t> descriptor) override;
+  int Progress() override;
+  int WaitFd() const override { return epfd_; }
+  void Close() override;
+
+ private:
+  Result<size_t> SizeParam(const char* key, size_t fallback) const;
+  void Register(const std::shared_ptr<ShmChannel>& ch);
+  void Unregister(uint64_t tag);
+  int Housekeeping();
+  void Accept();
+  void OnSocketEvent(uint64_t tag, uint32_t events);
+  void RefreshSnapshot();
+  void EnterIdle();
+  void LeaveIdle();
+
+  ModuleHost* host_ = nullptr;
+  std::string host_key_;
+  std::string socket_name_;
+  int listen_fd_ = -1, event_fd_ = -1, epfd_ = -1;
+  size_t ring_bytes_ = shm::kDefaultRingCapacity;
+  size_t chunk_bytes_ = size_t{1} << 20;
+  uint64_t idle_ns_ = 50'000;
+
+  std::mutex mu_;  // guards channels_, next_tag_, version_
+  std::unordered_map<uint64_t, std::shared_ptr<ShmChannel>> channels_;
+  uint64_t next_tag_ = 2;
+  std::atomic<uint64_t> version_{0};
+
+  // Progress thread only.
+  std::vector<std::pair<uint64_t, std::shared_ptr<ShmChannel>>> snapshot_;
+  uint64_t snapshot_version_ = ~uint64_t{0};
+  uint64_t idle_since_ns_ = 0;
+  bool asleep_ = false;
+  unsigned idle_passes_ = 0;
+};
+
+Result<size_t> ShmModule::SizeParam(const char* key, size_t fallback) const {
+  const std::string v = host_->Param(key);
+  if (v.empty()) return fallback;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+  if (end == v.c_str() || *end != '\0') {
+    return Status::InvalidArgument(std::string(key) + "=" + v + ": not a non-negative integer");
+  }
+  return static_cast<size_t>(n);
+}
+
+Status ShmModule::Init(ModuleHost* host) {
+  host_ = host;
+  Result<size_t> ring = SizeParam("shm.ring_bytes", shm::kDefaultRingCapacity);
+  Result<size_t> idle = SizeParam("shm.idle_us", 50);
+  Result<size_t> chunk = SizeParam("shm.chunk_bytes", size_t{1} << 20);
+  for (const Result<size_t>* r : {&ring, &idle, &chunk}) {
+    if (!r->ok()) return r->status();
+  }
+  if (!shm::ValidRingCapacity(*ring)) {
+    return Status::InvalidArgument("shm.ring_bytes=" + std::to_string(*ring) +
+                                   ": must be a power of two in [4096, 2^30]");
+  }
+  ring_bytes_ = *ring;
+  idle_ns_ = *idle * 1000;
+  chunk_bytes_ = std::min(*chunk, shm::MaxRecordPayload(ring_bytes_));
+  if (chunk_bytes_ < 1024) return Status::InvalidArgument("shm.chunk_bytes must be >= 1024");
+  shm::SweepStaleSegments();
+  host_key_ = HostKey();
+  std::random_device rd;
+  socket_name_ = "ukai-shm-" + std::to_string(getpid()) + "-" + std::to_string(rd()) + "-" +
+                 std::to_string(rd());
+  Result<int> l = shm::ListenAbstract(socket_name_);
+  if (!l.ok()) return l.status();
+  listen_fd_ = *l;
+  event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  epfd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (event_fd_ < 0 || epfd_ < 0) return Status::IoError("shm: eventfd/epoll_create failed");
+  epoll_event e{};
+  e.events = EPOLLIN;
+  e.data.u64 = kListenTag;
+  epoll_ctl(epfd_, EPOLL_CTL_ADD, listen_fd_, &e);
+  e.data.u64 = kEventTag;
+  epoll_ctl(epfd_, EPOLL_CTL_ADD, event_fd_, &e);
+  return Status::Ok();
+}
+
+Result<std::vector<uint8_t>> ShmModule::MakeDescriptor() {
+  std::vector<uint8_t> d(1 + 2 + host_key_.size() + 2 + socket_name_.size());
+  d[0] = kDescriptorVersion;
+  size_t at = 1;
+  for (const std::string* f : {&host_key_, &socket_name_}) {
+    wire::PutLe16(d.data() + at, static_cast<uint16_t>(f->size()));
+    std::memcpy(d.data() + at + 2, f->data(), f->size());
+    at += 2 + f->size();
+  }
+  return d;
+}
+
+void ShmModule::Register(const std::shared_ptr<ShmChannel>& ch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t tag = next_tag_++;
+  channels_[tag] = ch;
+  epoll_event e{};
+  e.events = EPOLLIN | EPOLLRDHUP;
+  e.data.u64 = tag;
+  epoll_ctl(epfd_, EPOLL_CTL_ADD, ch->socket(), &e);
+  version_.fetch_add(1, std::memory_order_release);
+}
+
+void ShmModule::Unregister(uint64_t tag) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = channels_.find(tag);
+  if (it == channels_.end()) return;
+  epoll_ctl(epfd_, EPOLL_CTL_DEL, it->second->socket(), nullptr);
+  channels_.erase(it);
+  version_.fetch_add(1, std::memory_order_release);
+}
+
+Result<std::shared_ptr<CommObject>> ShmModule::Connect(RuntimeId peer,
+                                                       std::span<const uint8_t> descriptor) {
+  Result<ShmDescriptor> d = DecodeDescriptor(descriptor);
+  if (!d.ok()) return d.status();
+  if (d->host_key != host_key_) {
+    return Status::Unsupported("shm: peer " + std::to_string(peer) + " is on another host");
+  }
+  Result<int> sock = shm::ConnectAbstract(d->socket_name);
+  if (!sock.ok()) return sock.status();
+  auto seg = shm::ShmSegment::Create(ring_bytes_);
+  if (!seg.ok()) {
+    close(*sock);
+    return seg.status();
+  }
+  Status s = shm::SendMessage(*sock, shm::EncodeHello({host_->runtime_id(), peer, (*seg)->name()}),
+                              event_fd_);
+  if (!s.ok()) {
+    close(*sock);
+    return s;
+  }
+  auto ch = std::make_shared<ShmChannel>(host_->runtime_id(), peer, std::move(*seg), *sock, -1,
+                                         chunk_bytes_);
+  Register(ch);
+  if (host_->tracing()) host_->Trace("shm: connecting to " + std::to_string(peer));
+  return std::shared_ptr<CommObject>(ch);
+}
+
+void ShmModule::Accept() {
+  for (;;) {
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    std::vector<uint8_t> bytes;
+    int peer_efd = -1;
+    Status s = shm::ReceiveMessage(fd, 1000, &bytes, &peer_efd);
+    Result<shm::Hello> hello = s.ok() ? shm::DecodeHello(bytes) : Result<shm::Hello>(s);
+    std::unique_ptr<shm::ShmSegment> seg;
+    if (hello.ok() && hello->to != host_->runtime_id()) {
+      hello = Status::InvalidArgument("shm: hello for runtime " + std::to_string(hello->to));
+    }
+    if (hello.ok()) {
+      auto a = shm::ShmSegment::Attach(hello->segment);
+      if (a.ok()) {
+        seg = std::move(*a);
+        shm_unlink(hello->segment.c_str());  // both sides mapped it: drop the name now
+      } else {
+        hello = a.status();
+      }
+    }
+    if (!hello.ok() || peer_efd < 0) {
+      if (host_->tracing()) host_->Trace("shm: refused a connection: " + hello.status().ToString());
+      [[maybe_unused]] Status r =
+          shm::SendMessage(fd, shm::EncodeReply({1, host_->runtime_id()}), -1);
+      if (peer_efd >= 0) close(peer_efd);
+      close(fd);
+      continue;
+    }
+    // Reply before the channel can ever wait on the ring (see shm_channel.h).
+    if (!shm::SendMessage(fd, shm::EncodeReply({0, host_->runtime_id()}), event_fd_).ok()) {
+      close(peer_efd);
+      close(fd);
+      continue;
+    }
+    auto ch = std::make_shared<ShmChannel>(host_->runtime_id(), hello->from, std::move(seg), fd,
+                                           peer_efd, chunk_bytes_);
+    Register(ch);
+    if (host_->tracing()) host_->Trace("shm: accepted " + std::to_string(hello->from));
+    host_->AdoptIncoming(hello->from, ch);
+  }
+}
+
+void ShmModule::OnSocketEvent(uint64_t tag, uint32_t events) {
+  std::shared_ptr<ShmChannel> ch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(tag);
+    if (it == channels_.end()) return;
+    ch = it->second;
+  }
+  bool gone = (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)) != 0;
+  if (!gone && (events & EPOLLIN)) {
+    if (!ch->handshake_done()) {
+      gone = !ch->ReadAcceptReply(0).ok();
+    } else {
+      char c;
+      gone = recv(ch->socket(), &c, 1, MSG_DONTWAIT) <= 0;  // nothing else is ever sent
+    }
+  }
+  if (!gone) return;
+  // Deliver what the peer wrote before it went, then fail the object.
+  while (ch->Poll(host_, 1 << 20) > 0) {
+  }
+  const bool orderly = ch->PeerClosedInOrder();
+  Unregister(tag);
+  if (ch->MarkFailed()) {
+    host_->PeerFailed(ch->peer(), "shm", orderly,
+                      orderly ? Status::Unavailable("shm: peer closed")
+                              : Status::Unavailable("shm: peer process exited or hung up"));
+  }
+}
+
+int ShmModule::Housekeeping() {
+  epoll_event ev[16];
+  const int n = epoll_wait(epfd_, ev, 16, 0);
+  int work = 0;
+  for (int i = 0; i < n; ++i) {
+    const uint64_t tag = ev[i].data.u64;
+    if (tag == kListenTag) {
+      Accept();
+      ++work;
+    } else if (tag == kEventTag) {
+      uint64_t drained;
+      [[maybe_unused]] ssize_t r = read(event_fd_, &drained, sizeof drained);
+    } else {
+      OnSocketEvent(tag, ev[i].events);
+      ++work;
+    }
+  }
+  return work;
+}
+
+void ShmModule::RefreshSnapshot() {
+  const uint64_t v = version_.load(std::memory_order_acquire);
+  if (v == snapshot_version_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  snapshot_.assign(channels_.begin(), channels_.end());
+  snapshot_version_ = version_.load(std::memory_order_relaxed);
+  if (asleep_) LeaveIdle();  // new channels have no sleep announcement yet
+}
+
+void ShmModule::EnterIdle() {
+  for (auto& [tag, ch] : snapshot_) {
+    if (!ch->PrepareIdle()) {  // a record arrived meanwhile
+      for (auto& [t, c] : snapshot_) c->EndIdle();
+      return;
+    }
+  }
+  asleep_ = true;
+}
+
+void ShmModule::LeaveIdle() {
+  for (auto& [tag, ch] : snapshot_) ch->EndIdle();
+  asleep_ = false;
+}
+
+int ShmModule::Progress() {
+  RefreshSnapshot();
+  int n = 0;
+  bool queued = false;
+  for (auto& [tag, ch] : snapshot_) {
+    if (ch->HasQueued()) queued |= ch->Flush();
+    n += ch->Poll(host_, kPollBudget);
+  }
+  if (n > 0 || queued) {
+    if (asleep_) LeaveIdle();
+    idle_since_ns_ = 0;
+    idle_passes_ = 0;
+    return n + (queued ? 1 : 0);
+  }
+  // Idle: housekeeping now and then (each is a syscall), the doorbell after idle_ns_.
+  if (asleep_ || (++idle_passes_ & 63) == 0) n += Housekeeping();
+  if (!asleep_) {
+    const uint64_t now = NowNs();
+    if (idle_since_ns_ == 0) {
+      idle_since_ns_ = now;
+    } else if (now - idle_since_ns_ >= idle_ns_) {
+      RefreshSnapshot();
+      EnterIdle();
+    }
+  }
+  return n;
+}
+
+void ShmModule::Close() {
+  std::unordered_map<uint64_t, std::shared_ptr<ShmChannel>> channels;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    channels.swap(channels_);
+    version_.fetch_add(1);
+  }
+  for (auto& [tag, ch] : channels) ch->Close();
+  snapshot_.clear();
+  for (int* fd : {&listen_fd_, &event_fd_, &epfd_}) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Module> NewShmModule(const ModuleEnv& /*env*/) {
+  return std::make_unique<ShmModule>();
+}
+
+}  // namespace ukai::rt

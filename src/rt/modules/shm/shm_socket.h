@@ -1,0 +1,54 @@
+// Unix-domain SOCK_SEQPACKET helpers of the shm module's connection set-up: an abstract
+// socket name per runtime (no file to clean up), messages that carry one file descriptor
+// (SCM_RIGHTS: the eventfd doorbells), and the two set-up messages.
+//
+//   hello  (connector -> listener): u32 kHelloMagic, u32 version, u64 connector runtime id,
+//          u64 expected listener runtime id, u16 name length, segment name; fd = connector's
+//          eventfd.
+//   reply  (listener -> connector): u32 kReplyMagic, u32 status (0 = accepted), u64 listener
+//          runtime id; fd = listener's eventfd (only when accepted).
+// All integers little-endian. Thread safety: plain functions.
+#ifndef UKAI_RT_MODULES_SHM_SHM_SOCKET_H_
+#define UKAI_RT_MODULES_SHM_SHM_SOCKET_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace ukai::rt::shm {
+
+inline constexpr uint32_t kHelloMagic = 0x4c454853;  // "SHEL"
+inline constexpr uint32_t kReplyMagic = 0x50455253;  // "SREP"
+inline constexpr uint32_t kHandshakeVersion = 1;
+
+// Listens on the abstract unix name `name` (without the leading NUL). Non-blocking, CLOEXEC.
+Result<int> ListenAbstract(const std::string& name);
+// Connects to the abstract name. Blocking connect (local, immediate), then CLOEXEC.
+Result<int> ConnectAbstract(const std::string& name);
+
+// Sends `bytes` as one message with `fd` attached (fd < 0: none).
+Status SendMessage(int sock, const std::vector<uint8_t>& bytes, int fd);
+// Receives one message (at most 512 bytes) and its attached fd (-1 if none), waiting at most
+// `timeout_ms` (0: only what is there). kUnavailable on hang-up, kOutOfRange on timeout.
+Status ReceiveMessage(int sock, int timeout_ms, std::vector<uint8_t>* bytes, int* fd);
+
+struct Hello {
+  uint64_t from = 0;
+  uint64_t to = 0;
+  std::string segment;
+};
+std::vector<uint8_t> EncodeHello(const Hello& h);
+Result<Hello> DecodeHello(const std::vector<uint8_t>& bytes);
+
+struct Reply {
+  uint32_t status = 0;
+  uint64_t from = 0;
+};
+std::vector<uint8_t> EncodeReply(const Reply& r);
+Result<Reply> DecodeReply(const std::vector<uint8_t>& bytes);
+
+}  // namespace ukai::rt::shm
+
+#endif  // UKAI_RT_MODULES_SHM_SHM_SOCKET_H_
