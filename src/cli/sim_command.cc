@@ -1,0 +1,44 @@
+// The CLI11 side of `ukai sim`: options only; the work is in sim_run.cc.
+#include "cli/sim_command.h"
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
+#include "cli/sim_run.h"
+#include "sim/experiment/run.h"
+
+namespace ukai::cli {
+
+void RegisterSimCommand(CLI::App* sim, CommandContext* context) {
+  sim->require_subcommand(1);
+
+  CLI::App* run = sim->add_subcommand("run", "run every point of a config and print the results");
+  auto options = std::make_shared<SimRunOptions>();
+  run->add_option("config", options->config_path, "TOML config file (keys: ukai sim describe)")
+      ->required();
+  run->add_option("--set", options->sets,
+                  "override a config key, e.g. --set router.vcs=4 or "
+                  "--set traffic.rate=[0.1,0.2] (value in TOML; repeatable)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  run->add_option("--format", options->format, "output format: table, csv or json (JSON Lines)")
+      ->capture_default_str();
+  run->add_option("--out", options->out_path, "write the results to FILE instead of stdout")
+      ->type_name("FILE");
+  run->callback([options, context] {
+    context->exit_code = RunSimPoints(
+        *options,
+        [](const sim::SimConfig& c, const sim::ProgressFn& p) { return sim::RunPoint(c, p); },
+        context->io);
+  });
+
+  CLI::App* describe =
+      sim->add_subcommand("describe", "print every config key: type, unit, default, range, doc");
+  auto markdown = std::make_shared<bool>(false);
+  describe->add_flag("--markdown", *markdown, "print Markdown tables (as in docs/config.md)");
+  describe->callback(
+      [markdown, context] { context->exit_code = DescribeSim(*markdown, context->io); });
+}
+
+}  // namespace ukai::cli

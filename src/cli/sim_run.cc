@@ -1,0 +1,161 @@
+#include "cli/sim_run.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "core/progress.h"
+#include "sim/experiment/config_schema.h"
+
+namespace ukai::cli {
+namespace {
+
+// A short description of a point for progress and error messages.
+std::string PointLabel(const sim::SimConfig& c) {
+  std::string load = c.traffic.injection == sim::InjectionKind::kBernoulli
+                         ? fmt::format("rate={}", c.traffic.rate)
+                         : fmt::format("interval={}", c.traffic.interval);
+  return fmt::format("routing={} pattern={} message_bytes={} {} seed={}", c.routing.algorithm,
+                     c.traffic.pattern, c.traffic.message_bytes, load, c.seed);
+}
+
+bool IsConfigError(StatusCode code) {
+  return code == StatusCode::kInvalidArgument || code == StatusCode::kNotFound ||
+         code == StatusCode::kUnsupported;
+}
+
+std::unique_ptr<output::RecordWriter> MakeWriter(output::Format format, std::ostream* out,
+                                                 const sim::SimConfig& first) {
+  switch (format) {
+    case output::Format::kTable:
+      return output::MakeTableWriter(out, SimTableColumns(first));
+    case output::Format::kCsv:
+      return output::MakeCsvWriter(out);
+    case output::Format::kJson:
+      return output::MakeJsonWriter(out);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::PointResult& r) {
+  std::vector<int64_t> k(c.network.k.begin(), c.network.k.end());
+  output::Record rec;
+  rec.Add("point", index)
+      .Add("topology", std::string(sim::TopologyName(c.network.topology)))
+      .Add("k", k)
+      .Add("n", c.network.n)
+      .Add("routing", c.routing.algorithm)
+      .Add("pattern", c.traffic.pattern)
+      .Add("message_bytes", c.traffic.message_bytes)
+      .Add("injection", std::string(sim::InjectionName(c.traffic.injection)))
+      .Add("rate", c.traffic.rate)
+      .Add("interval", c.traffic.interval)
+      .Add("seed", static_cast<int64_t>(c.seed))
+      .Add("vcs", c.router.vcs)
+      .Add("vc_buffer_flits", c.router.vc_buffer_flits)
+      .Add("pe_vcs", c.router.pe_vcs)
+      .Add("switching", std::string(sim::SwitchingName(c.router.switching)))
+      .Add("hop_cycles", c.router.hop_cycles)
+      .Add("link_cycles", c.router.link_cycles)
+      .Add("flit_bytes", c.router.flit_bytes)
+      .Add("measure_mode", std::string(sim::MeasureModeName(c.measure.mode)))
+      .Add("clock_mhz", r.clock_mhz)
+      .Add("offered_flits_per_node_cycle", r.offered_flits_per_node_cycle)
+      .Add("accepted_flits_per_node_cycle", r.accepted_flits_per_node_cycle)
+      .Add("accepted_bytes_per_second", r.accepted_bytes_per_second)
+      .Add("avg_latency_cycles", r.avg_latency_cycles)
+      .Add("p50_latency_cycles", r.p50_latency_cycles)
+      .Add("p99_latency_cycles", r.p99_latency_cycles)
+      .Add("max_latency_cycles", r.max_latency_cycles)
+      .Add("avg_network_latency_cycles", r.avg_network_latency_cycles)
+      .Add("avg_hops", r.avg_hops)
+      .Add("messages_measured", r.messages_measured)
+      .Add("cycles", r.cycles)
+      .Add("saturated", r.saturated)
+      .Add("wall_seconds", r.wall_seconds);
+  return rec;
+}
+
+std::vector<output::TableColumn> SimTableColumns(const sim::SimConfig& c) {
+  bool bernoulli = c.traffic.injection == sim::InjectionKind::kBernoulli;
+  return {
+      {"routing", "routing"},
+      {"pattern", "pattern"},
+      {"message_bytes", "bytes"},
+      {bernoulli ? "rate" : "interval", bernoulli ? "rate" : "interval"},
+      {"offered_flits_per_node_cycle", "offered"},
+      {"accepted_flits_per_node_cycle", "accepted"},
+      {"avg_latency_cycles", "latency"},
+      {"p99_latency_cycles", "p99"},
+      {"avg_network_latency_cycles", "net_lat"},
+      {"avg_hops", "hops"},
+      {"messages_measured", "messages"},
+      {"cycles", "cycles"},
+      {"saturated", "saturated"},
+      {"wall_seconds", "wall_s"},
+  };
+}
+
+int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io) {
+  auto fail = [&io](int code, const std::string& message) {
+    *io.err << "ukai sim run: " << message << '\n' << std::flush;
+    return code;
+  };
+  Result<output::Format> format = output::ParseFormat(options.format);
+  if (!format.ok()) return fail(kExitUsage, "--format: " + format.status().message());
+  Result<std::vector<sim::SimConfig>> points =
+      sim::LoadSimConfigs(options.config_path, options.sets);
+  if (!points.ok()) return fail(kExitUsage, points.status().ToString());
+
+  std::ofstream file;
+  std::ostream* out = io.out;
+  if (!options.out_path.empty()) {
+    file.open(options.out_path, std::ios::out | std::ios::trunc);
+    if (!file) {
+      return fail(kExitUsage, fmt::format("--out: cannot open '{}' for writing: {}",
+                                          options.out_path, std::strerror(errno)));
+    }
+    out = &file;
+  }
+  std::unique_ptr<output::RecordWriter> writer = MakeWriter(*format, out, points->front());
+  ProgressLine progress(io.err, io.err_is_terminal);
+  const size_t total = points->size();
+  for (size_t i = 0; i < total; ++i) {
+    const sim::SimConfig& point = (*points)[i];
+    const std::string label = PointLabel(point);
+    const std::string head = fmt::format("[{}/{}] {}", i + 1, total, label);
+    progress.Force(head);
+    sim::ProgressFn on_progress = [&](int64_t cycle, int64_t measured) {
+      progress.Update(fmt::format("{}: cycle {}, {} messages measured", head, cycle, measured));
+    };
+    Result<sim::PointResult> result = run_point(point, on_progress);
+    progress.Clear();
+    if (!result.ok()) {
+      int code = IsConfigError(result.status().code()) ? kExitUsage : kExitRunFailed;
+      return fail(code, fmt::format("point {} of {} ({}): {}{}", i + 1, total, label,
+                                    result.status().ToString(),
+                                    i == 0 ? "" : fmt::format(" ({} earlier points written)", i)));
+    }
+    Status written = writer->Write(PointRecord(i, point, *result));
+    if (!written.ok()) {
+      return fail(
+          kExitRunFailed,
+          fmt::format("writing {}: {}", options.out_path.empty() ? "stdout" : options.out_path,
+                      written.ToString()));
+    }
+  }
+  return kExitOk;
+}
+
+int DescribeSim(bool markdown, const CliIo& io) {
+  *io.out << sim::DescribeSimConfig(markdown) << std::flush;
+  return kExitOk;
+}
+
+}  // namespace ukai::cli

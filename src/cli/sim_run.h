@@ -1,0 +1,57 @@
+// The work behind `ukai sim run` and `ukai sim describe`, kept free of CLI11 so that it can
+// be tested with a fake point runner.
+//
+// RunSimPoints loads the config (with --set overrides), opens the output, then runs each
+// point in sweep order and writes its record as soon as it is done (table, CSV or JSON
+// Lines), so earlier points survive a failure later on. A progress line is drawn on
+// io.err when io.err_is_terminal.
+//
+// Exit status: kExitOk; kExitUsage for a bad --format, a config error, an --out file that
+// cannot be opened, or a config the simulator rejects (RunPoint's kInvalidArgument,
+// kNotFound, kUnsupported); kExitRunFailed for any other simulation error (e.g. kDeadlock).
+// The message goes to io.err.
+#ifndef UKAI_CLI_SIM_RUN_H_
+#define UKAI_CLI_SIM_RUN_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "core/output/writer.h"
+#include "core/status.h"
+#include "sim/experiment/point_result.h"
+#include "sim/experiment/run.h"
+#include "sim/experiment/sim_config.h"
+
+namespace ukai::cli {
+
+struct SimRunOptions {
+  std::string config_path;
+  std::vector<std::string> sets;  // "key=value", applied in order
+  std::string format = "table";   // table | csv | json
+  std::string out_path;           // empty: io.out
+};
+
+// Runs one point; sim::RunPoint in the real command.
+using PointRunner =
+    std::function<Result<sim::PointResult>(const sim::SimConfig&, const sim::ProgressFn&)>;
+
+int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io);
+
+// Prints the config reference (text, or Markdown tables) to io.out; returns kExitOk.
+int DescribeSim(bool markdown, const CliIo& io);
+
+// The output record of one point: its config (topology, k, n, routing, pattern,
+// message_bytes, injection, rate, interval, seed, router parameters) then every PointResult
+// field under its JSON name. `index` is the 0-based point number.
+output::Record PointRecord(size_t index, const sim::SimConfig& config,
+                           const sim::PointResult& result);
+
+// The columns of the text table (a readable subset of PointRecord); shows traffic.rate or
+// traffic.interval, whichever the injection process uses.
+std::vector<output::TableColumn> SimTableColumns(const sim::SimConfig& config);
+
+}  // namespace ukai::cli
+
+#endif  // UKAI_CLI_SIM_RUN_H_

@@ -1,0 +1,516 @@
+#include "sim/experiment/config_schema.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/config/toml_reader.h"
+#include "sim/routing/registry.h"
+#include "sim/traffic/pattern.h"
+
+namespace ukai::sim {
+namespace {
+
+using config::KeySpec;
+using config::Scalar;
+using config::Shape;
+using config::ValueType;
+using Items = std::vector<Scalar>;
+
+constexpr int64_t kMaxNodes = int64_t{1} << 24;
+constexpr size_t kMaxPoints = 100000;
+constexpr double kIntMax = INT_MAX;
+constexpr double kCycleMax = 1e15;  // far beyond any run, still exact in a double
+
+constexpr std::string_view kSweepOrder[] = {
+    "routing.algorithm", "traffic.pattern", "traffic.message_bytes",
+    "traffic.interval",  "traffic.rate",    "seed",
+};
+
+template <typename E>
+struct EnumName {
+  E value;
+  std::string_view name;
+};
+constexpr EnumName<TopologyKind> kTopologies[] = {{TopologyKind::kMesh, "mesh"},
+                                                  {TopologyKind::kTorus, "torus"}};
+constexpr EnumName<Switching> kSwitchings[] = {{Switching::kWormhole, "wormhole"},
+                                               {Switching::kVirtualCutThrough, "vct"}};
+constexpr EnumName<InjectionKind> kInjections[] = {{InjectionKind::kBernoulli, "bernoulli"},
+                                                   {InjectionKind::kInterval, "interval"}};
+constexpr EnumName<MeasureMode> kMeasureModes[] = {{MeasureMode::kMessages, "messages"},
+                                                   {MeasureMode::kCycles, "cycles"}};
+
+template <typename E, size_t N>
+std::vector<std::string> Names(const EnumName<E> (&table)[N]) {
+  std::vector<std::string> out;
+  for (const auto& e : table) out.emplace_back(e.name);
+  return out;
+}
+template <typename E, size_t N>
+E FromName(const EnumName<E> (&table)[N], const Scalar& s) {
+  for (const auto& e : table) {
+    if (e.name == std::get<std::string>(s)) return e.value;
+  }
+  return table[0].value;  // unreachable: the schema check admits only listed names
+}
+template <typename E, size_t N>
+std::string_view ToName(const EnumName<E> (&table)[N], E v) {
+  for (const auto& e : table) {
+    if (e.value == v) return e.name;
+  }
+  return "?";
+}
+
+int I32(const Scalar& s) { return static_cast<int>(std::get<int64_t>(s)); }
+int64_t I64(const Scalar& s) { return std::get<int64_t>(s); }
+double F64(const Scalar& s) { return std::get<double>(s); }
+const std::string& Str(const Scalar& s) { return std::get<std::string>(s); }
+
+std::string Num(double v) { return config::ScalarToString(Scalar(v)); }
+template <typename T>
+std::string IntList(const std::vector<T>& v) {
+  return v.size() == 1 ? fmt::format("{}", v[0]) : fmt::format("[{}]", fmt::join(v, ", "));
+}
+
+// One key: its spec, how to store items into a SimConfig and how to show the default.
+struct Binding {
+  KeySpec spec;
+  void (*set)(const Items& items, SimConfig* c);
+  std::string (*show)(const SimConfig& c);
+};
+
+std::vector<std::string> RoutingNames() {
+  std::vector<std::string> out;
+  for (const RoutingEntry& e : RoutingAlgorithms()) out.emplace_back(e.name);
+  return out;
+}
+
+std::vector<std::string> PatternNames() {
+  std::vector<std::string> out;
+  for (const PatternEntry& e : TrafficPatterns()) out.emplace_back(e.name);
+  return out;
+}
+
+std::vector<Binding> NetworkAndRouterBindings() {
+  using VT = ValueType;
+  return {
+      {KeySpec::Make("network.topology", VT::kEnum)
+           .Allowed(Names(kTopologies))
+           .Doc("k-ary n-cube kind: mesh (no wrap-around links) or torus"),
+       [](const Items& v, SimConfig* c) { c->network.topology = FromName(kTopologies, v[0]); },
+       [](const SimConfig& c) { return std::string(TopologyName(c.network.topology)); }},
+      {KeySpec::Make("network.n", VT::kInt).Min(1).Max(16).Doc("number of dimensions"),
+       [](const Items& v, SimConfig* c) { c->network.n = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.network.n); }},
+      {KeySpec::Make("network.k", VT::kInt, Shape::kList)
+           .Unit("nodes")
+           .Min(2)
+           .Max(1 << 16)
+           .Doc("radix: nodes per dimension; one int for every dimension or a list of "
+                "network.n ints (dimension 0 first)"),
+       [](const Items& v, SimConfig* c) {
+         c->network.k.clear();
+         for (const Scalar& s : v) c->network.k.push_back(I32(s));
+       },
+       [](const SimConfig& c) { return IntList(c.network.k); }},
+      {KeySpec::Make("router.vcs", VT::kInt)
+           .Min(1)
+           .Max(64)
+           .Doc("virtual channels per network port (the routing algorithm may need more)"),
+       [](const Items& v, SimConfig* c) { c->router.vcs = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.router.vcs); }},
+      {KeySpec::Make("router.vc_buffer_flits", VT::kInt)
+           .Unit("flits")
+           .Min(1)
+           .Max(1 << 16)
+           .Doc("depth of each VC buffer"),
+       [](const Items& v, SimConfig* c) { c->router.vc_buffer_flits = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.router.vc_buffer_flits); }},
+      {KeySpec::Make("router.pe_vcs", VT::kInt)
+           .Min(1)
+           .Max(64)
+           .Doc("virtual channels of the PE (injection) interface"),
+       [](const Items& v, SimConfig* c) { c->router.pe_vcs = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.router.pe_vcs); }},
+      {KeySpec::Make("router.switching", VT::kEnum)
+           .Allowed(Names(kSwitchings))
+           .Doc("wormhole, or virtual cut-through (a header advances only when the next "
+                "VC buffer can take the whole message)"),
+       [](const Items& v, SimConfig* c) { c->router.switching = FromName(kSwitchings, v[0]); },
+       [](const SimConfig& c) { return std::string(SwitchingName(c.router.switching)); }},
+      {KeySpec::Make("router.hop_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(1)
+           .Max(1 << 20)
+           .Doc("header delay per router without contention (latch, decode, 2-cycle "
+                "arbitration, transfer)"),
+       [](const Items& v, SimConfig* c) { c->router.hop_cycles = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.router.hop_cycles); }},
+      {KeySpec::Make("router.link_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(1)
+           .Max(1 << 20)
+           .Doc("router-to-router channel delay"),
+       [](const Items& v, SimConfig* c) { c->router.link_cycles = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.router.link_cycles); }},
+      {KeySpec::Make("router.table_lookup_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(0)
+           .Max(1 << 20)
+           .Doc("extra header delay when the routing algorithm reads a routing table"),
+       [](const Items& v, SimConfig* c) { c->router.table_lookup_cycles = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.router.table_lookup_cycles); }},
+      {KeySpec::Make("router.flit_bytes", VT::kInt)
+           .Unit("bytes")
+           .Min(1)
+           .Max(1 << 16)
+           .Doc("flit size = physical channel width (4 bytes = 32 bits in the spec)"),
+       [](const Items& v, SimConfig* c) { c->router.flit_bytes = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.router.flit_bytes); }},
+      {KeySpec::Make("router.clock_mhz", VT::kFloat)
+           .Unit("MHz")
+           .Min(0)
+           .Max(1e6)
+           .Doc("router clock for converting cycles to time; 0 = the routing algorithm's "
+                "synthesized clock (spec Table 1: dor 79, duato 55)"),
+       [](const Items& v, SimConfig* c) { c->router.clock_mhz = F64(v[0]); },
+       [](const SimConfig& c) { return Num(c.router.clock_mhz); }},
+  };
+}
+
+std::vector<Binding> RoutingAndTrafficBindings() {
+  using VT = ValueType;
+  return {
+      {KeySpec::Make("routing.algorithm", VT::kEnum, Shape::kSweep)
+           .Allowed(RoutingNames())
+           .Doc("routing algorithm (see the list below); a list runs each"),
+       [](const Items& v, SimConfig* c) { c->routing.algorithm = Str(v[0]); },
+       [](const SimConfig& c) { return c.routing.algorithm; }},
+      {KeySpec::Make("traffic.pattern", VT::kEnum, Shape::kSweep)
+           .Allowed(PatternNames())
+           .Doc("destination pattern (see the list below); a list runs each"),
+       [](const Items& v, SimConfig* c) { c->traffic.pattern = Str(v[0]); },
+       [](const SimConfig& c) { return c.traffic.pattern; }},
+      {KeySpec::Make("traffic.message_bytes", VT::kInt, Shape::kSweep)
+           .Unit("bytes")
+           .Min(1)
+           .Max(1 << 24)
+           .Doc("payload per message; flits = ceil(message_bytes / router.flit_bytes)"),
+       [](const Items& v, SimConfig* c) { c->traffic.message_bytes = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.traffic.message_bytes); }},
+      {KeySpec::Make("traffic.injection", VT::kEnum)
+           .Allowed(Names(kInjections))
+           .Doc("bernoulli: a message starts with probability rate/flits each cycle; "
+                "interval: one message every traffic.interval cycles per node"),
+       [](const Items& v, SimConfig* c) { c->traffic.injection = FromName(kInjections, v[0]); },
+       [](const SimConfig& c) { return std::string(InjectionName(c.traffic.injection)); }},
+      {KeySpec::Make("traffic.rate", VT::kFloat, Shape::kSweep)
+           .Unit("flits/node/cycle")
+           .Min(0, /*open=*/true)
+           .Max(1)
+           .Doc("offered load of bernoulli injection"),
+       [](const Items& v, SimConfig* c) { c->traffic.rate = F64(v[0]); },
+       [](const SimConfig& c) { return Num(c.traffic.rate); }},
+      {KeySpec::Make("traffic.interval", VT::kInt, Shape::kSweep)
+           .Unit("cycles")
+           .Min(1)
+           .Max(kCycleMax)
+           .Doc("interval injection: cycles between message creations of one node (the "
+                "paper's send interval)"),
+       [](const Items& v, SimConfig* c) { c->traffic.interval = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.traffic.interval); }},
+      {KeySpec::Make("traffic.hotspot_nodes", VT::kInt, Shape::kList)
+           .Min(0)
+           .Max(kMaxNodes - 1)
+           .Doc("hotspot pattern: the hot destination node numbers (< number of nodes)"),
+       [](const Items& v, SimConfig* c) {
+         c->traffic.hotspot_nodes.clear();
+         for (const Scalar& s : v) c->traffic.hotspot_nodes.push_back(I32(s));
+       },
+       [](const SimConfig& c) { return IntList(c.traffic.hotspot_nodes); }},
+      {KeySpec::Make("traffic.hotspot_fraction", VT::kFloat)
+           .Min(0)
+           .Max(1)
+           .Doc("hotspot pattern: share of messages sent to a hot node"),
+       [](const Items& v, SimConfig* c) { c->traffic.hotspot_fraction = F64(v[0]); },
+       [](const SimConfig& c) { return Num(c.traffic.hotspot_fraction); }},
+  };
+}
+
+std::vector<Binding> MeasureBindings() {
+  using VT = ValueType;
+  return {
+      {KeySpec::Make("measure.mode", VT::kEnum)
+           .Allowed(Names(kMeasureModes))
+           .Doc("messages: skip warmup_messages deliveries, measure the next "
+                "measure_messages (the paper's method); cycles: warm-up cycles, then sample "
+                "windows until the mean latency converges"),
+       [](const Items& v, SimConfig* c) { c->measure.mode = FromName(kMeasureModes, v[0]); },
+       [](const SimConfig& c) { return std::string(MeasureModeName(c.measure.mode)); }},
+      {KeySpec::Make("measure.warmup_messages", VT::kInt)
+           .Unit("messages")
+           .Min(0)
+           .Max(kCycleMax)
+           .Doc("messages mode: deliveries (network-wide) skipped before measuring"),
+       [](const Items& v, SimConfig* c) { c->measure.warmup_messages = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.measure.warmup_messages); }},
+      {KeySpec::Make("measure.measure_messages", VT::kInt)
+           .Unit("messages")
+           .Min(1)
+           .Max(kCycleMax)
+           .Doc("messages mode: deliveries measured after the warm-up"),
+       [](const Items& v, SimConfig* c) { c->measure.measure_messages = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.measure.measure_messages); }},
+      {KeySpec::Make("measure.warmup_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(0)
+           .Max(kCycleMax)
+           .Doc("cycles mode: cycles before the first sample window"),
+       [](const Items& v, SimConfig* c) { c->measure.warmup_cycles = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.measure.warmup_cycles); }},
+      {KeySpec::Make("measure.sample_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(1)
+           .Max(kCycleMax)
+           .Doc("cycles mode: length of one sample window"),
+       [](const Items& v, SimConfig* c) { c->measure.sample_cycles = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.measure.sample_cycles); }},
+      {KeySpec::Make("measure.convergence", VT::kFloat)
+           .Min(0, /*open=*/true)
+           .Max(1)
+           .Doc("cycles mode: stop when the mean latency changes by less than this fraction "
+                "between windows"),
+       [](const Items& v, SimConfig* c) { c->measure.convergence = F64(v[0]); },
+       [](const SimConfig& c) { return Num(c.measure.convergence); }},
+      {KeySpec::Make("measure.max_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(1)
+           .Max(kCycleMax)
+           .Doc("both modes: cap on simulated cycles; reaching it marks the point saturated"),
+       [](const Items& v, SimConfig* c) { c->measure.max_cycles = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.measure.max_cycles); }},
+      {KeySpec::Make("measure.watchdog_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(1)
+           .Max(kCycleMax)
+           .Doc("deadlock watchdog: error when flits are in the network and none moved for "
+                "this long"),
+       [](const Items& v, SimConfig* c) { c->measure.watchdog_cycles = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.measure.watchdog_cycles); }},
+      {KeySpec::Make("seed", VT::kInt, Shape::kSweep)
+           .Min(0)
+           .Doc("random seed; the same seed gives identical results; a list runs each"),
+       [](const Items& v, SimConfig* c) { c->seed = static_cast<uint64_t>(I64(v[0])); },
+       [](const SimConfig& c) { return std::to_string(c.seed); }},
+  };
+}
+
+std::vector<Binding> Bindings() {
+  std::vector<Binding> all = NetworkAndRouterBindings();
+  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings}) {
+    for (Binding& b : part()) all.push_back(std::move(b));
+  }
+  const SimConfig defaults;
+  for (Binding& b : all) b.spec.default_text = b.show(defaults);
+  return all;
+}
+
+}  // namespace
+
+std::string_view TopologyName(TopologyKind t) { return ToName(kTopologies, t); }
+std::string_view SwitchingName(Switching s) { return ToName(kSwitchings, s); }
+std::string_view InjectionName(InjectionKind i) { return ToName(kInjections, i); }
+std::string_view MeasureModeName(MeasureMode m) { return ToName(kMeasureModes, m); }
+
+std::span<const std::string_view> SweepKeyOrder() { return kSweepOrder; }
+
+config::Schema SimConfigSchema() {
+  std::vector<KeySpec> keys;
+  for (Binding& b : Bindings()) keys.push_back(std::move(b.spec));
+  return config::Schema(std::move(keys));
+}
+
+namespace {
+
+// network.k against network.n, the node count, and the hot-spot node numbers.
+void CheckNetwork(const config::ConfigValues& values, SimConfig* c,
+                  std::vector<std::string>* errors) {
+  const config::Value* k = values.Find("network.k");
+  const config::Value* n = values.Find("network.n");
+  const int dims = c->network.n;
+  if (k == nullptr) {
+    c->network.k.assign(dims, SimConfig().network.k[0]);
+  } else if (!k->is_list) {
+    c->network.k.assign(dims, c->network.k[0]);
+  } else if (static_cast<int>(k->items.size()) != dims) {
+    errors->push_back(
+        config::KeyError("network.k",
+                         fmt::format("has {} radices but network.n = {}{} (give one int for "
+                                     "every dimension, or a list of network.n ints)",
+                                     k->items.size(), dims, n ? "" : " (the default)"),
+                         k->origin)
+            .message());
+    return;
+  }
+  int64_t nodes = 1;
+  for (int r : c->network.k) nodes = std::min(nodes * r, kMaxNodes + 1);
+  if (nodes > kMaxNodes) {
+    errors->push_back(config::KeyError("network.k",
+                                       fmt::format("the network would have more than {} "
+                                                   "nodes, the most ukai simulates",
+                                                   kMaxNodes),
+                                       k ? k->origin : n->origin)
+                          .message());
+    return;
+  }
+  if (const config::Value* hot = values.Find("traffic.hotspot_nodes")) {
+    for (int node : c->traffic.hotspot_nodes) {
+      if (node >= nodes) {
+        errors->push_back(config::KeyError("traffic.hotspot_nodes",
+                                           fmt::format("node {} does not exist (the network "
+                                                       "has nodes 0..{})",
+                                                       node, nodes - 1),
+                                           hot->origin)
+                              .message());
+        break;
+      }
+    }
+  }
+}
+
+// A swept injection parameter that the chosen injection process does not use.
+void CheckUnusedSweeps(const config::ConfigValues& values, const SimConfig& c,
+                       std::vector<std::string>* errors) {
+  struct Rule {
+    std::string_view key;
+    InjectionKind needs;
+  };
+  for (const Rule& r : {Rule{"traffic.rate", InjectionKind::kBernoulli},
+                        Rule{"traffic.interval", InjectionKind::kInterval}}) {
+    const config::Value* v = values.Find(r.key);
+    if (v != nullptr && v->items.size() > 1 && c.traffic.injection != r.needs) {
+      errors->push_back(
+          config::KeyError(r.key,
+                           fmt::format("is swept but traffic.injection = \"{}\" "
+                                       "does not use it (set traffic.injection "
+                                       "= \"{}\")",
+                                       InjectionName(c.traffic.injection), InjectionName(r.needs)),
+                           v->origin)
+              .message());
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& values) {
+  const std::vector<Binding> bindings = Bindings();
+  SimConfig base;
+  struct Dim {
+    const Binding* binding;
+    const config::Value* value;
+  };
+  std::vector<Dim> dims;
+  for (std::string_view key : kSweepOrder) {
+    for (const Binding& b : bindings) {
+      const config::Value* v = values.Find(key);
+      if (b.spec.key == key && v != nullptr && v->items.size() > 1) dims.push_back({&b, v});
+    }
+  }
+  for (const Binding& b : bindings) {
+    const config::Value* v = values.Find(b.spec.key);
+    if (v == nullptr) continue;
+    b.set(b.spec.shape == Shape::kSweep ? Items{v->items[0]} : v->items, &base);
+  }
+  std::vector<std::string> errors;
+  CheckNetwork(values, &base, &errors);
+  CheckUnusedSweeps(values, base, &errors);
+  size_t total = 1;
+  for (const Dim& d : dims) total = std::min(total * d.value->items.size(), kMaxPoints + 1);
+  if (total > kMaxPoints && !dims.empty()) {
+    errors.push_back(config::KeyError(dims.back().binding->spec.key,
+                                      fmt::format("the sweep has more than {} points", kMaxPoints),
+                                      dims.back().value->origin)
+                         .message());
+  }
+  if (!errors.empty()) return Status::InvalidArgument(fmt::format("{}", fmt::join(errors, "\n")));
+
+  // Odometer over the swept keys; the last one varies fastest.
+  std::vector<SimConfig> points;
+  std::vector<size_t> index(dims.size(), 0);
+  for (;;) {
+    SimConfig point = base;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      dims[i].binding->set(Items{dims[i].value->items[index[i]]}, &point);
+    }
+    points.push_back(std::move(point));
+    size_t i = dims.size();
+    while (i > 0 && ++index[i - 1] == dims[i - 1].value->items.size()) index[--i] = 0;
+    if (i == 0) break;
+  }
+  return points;
+}
+
+Result<std::vector<SimConfig>> LoadSimConfigsFromString(std::string_view text,
+                                                        const std::string& source_name,
+                                                        const std::vector<std::string>& overrides) {
+  const config::Schema schema = SimConfigSchema();
+  Result<config::ConfigValues> values = config::ReadTomlString(text, source_name, schema);
+  if (!values.ok()) return values.status();
+  for (const std::string& arg : overrides) {
+    UKAI_RETURN_IF_ERROR(config::ApplySetArgument(arg, schema, &*values));
+  }
+  return ExpandSimConfigs(*values);
+}
+
+Result<std::vector<SimConfig>> LoadSimConfigs(const std::string& path,
+                                              const std::vector<std::string>& overrides) {
+  const config::Schema schema = SimConfigSchema();
+  Result<config::ConfigValues> values = config::ReadTomlFile(path, schema);
+  if (!values.ok()) return values.status();
+  for (const std::string& arg : overrides) {
+    UKAI_RETURN_IF_ERROR(config::ApplySetArgument(arg, schema, &*values));
+  }
+  return ExpandSimConfigs(*values);
+}
+
+std::string DescribeSimConfig(bool markdown) {
+  const config::Schema schema = SimConfigSchema();
+  std::string out;
+  std::string sweep = fmt::format("{}", fmt::join(kSweepOrder, ", "));
+  if (markdown) {
+    out += config::DescribeMarkdown(schema);
+    out += fmt::format("\nSweep keys, outermost first: {}.\n", sweep);
+    out += "\n| routing.algorithm | default clock (MHz) | description |\n|---|---|---|\n";
+    for (const RoutingEntry& e : RoutingAlgorithms()) {
+      out += fmt::format("| `{}` | {} | {} |\n", e.name, e.default_clock_mhz, e.doc);
+    }
+    out += "\n| traffic.pattern | description |\n|---|---|\n";
+    for (const PatternEntry& e : TrafficPatterns()) {
+      out += fmt::format("| `{}` | {} |\n", e.name, e.doc);
+    }
+    return out;
+  }
+  out +=
+      "Keys of a `ukai sim run` config (TOML tables [network] [router] [routing] [traffic]\n"
+      "[measure]; seed is top level). Override any key with --set key=value.\n";
+  out += fmt::format("Sweep keys may be lists; every combination runs, outermost first:\n  {}\n\n",
+                     sweep);
+  out += config::DescribeText(schema);
+  out += "Routing algorithms (routing.algorithm):\n";
+  for (const RoutingEntry& e : RoutingAlgorithms()) {
+    out += fmt::format("  {:<10} {} (default clock {} MHz)\n", e.name, e.doc, e.default_clock_mhz);
+  }
+  out += "\nTraffic patterns (traffic.pattern):\n";
+  for (const PatternEntry& e : TrafficPatterns()) {
+    out += fmt::format("  {:<10} {}\n", e.name, e.doc);
+  }
+  return out;
+}
+
+}  // namespace ukai::sim

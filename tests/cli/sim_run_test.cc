@@ -1,0 +1,234 @@
+// `ukai sim run` in-process with a fake point runner: formats, --out, progress, exit
+// statuses, and that results before a failing point are kept.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/sim_run.h"
+
+namespace ukai::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::vector<std::string> Lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+class SimRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir();
+    config_ = dir_ + "/sim_run_test.toml";
+    WriteConfig(
+        "[network]\nk = 4\n[routing]\nalgorithm = [\"dor\", \"duato\"]\n"
+        "[traffic]\nrate = [0.1, 0.2]\n");
+  }
+  void TearDown() override { std::remove(config_.c_str()); }
+
+  void WriteConfig(const std::string& text) {
+    std::ofstream f(config_);
+    f << text;
+  }
+
+  // A runner whose figures encode the point; it fails at call `fail_at` with `fail`.
+  PointRunner FakeRunner(int fail_at = -1, Status fail = Status::Deadlock("stuck at 3->4")) {
+    return [this, fail_at, fail](const sim::SimConfig& c,
+                                 const sim::ProgressFn& p) -> Result<sim::PointResult> {
+      if (p) p(123, 45);
+      if (calls_++ == fail_at) return fail;
+      sim::PointResult r;
+      r.offered_flits_per_node_cycle = c.traffic.rate;
+      r.accepted_flits_per_node_cycle = c.traffic.rate * 0.99;
+      r.avg_latency_cycles = c.routing.algorithm == "dor" ? 40 : 35;
+      r.p99_latency_cycles = 90;
+      r.avg_hops = 2.0;
+      r.messages_measured = 4000;
+      r.cycles = 10000;
+      r.clock_mhz = 79;
+      r.wall_seconds = 0.5;
+      return r;
+    };
+  }
+
+  int Run(const SimRunOptions& o, const PointRunner& runner, bool terminal = false) {
+    out_.str("");
+    err_.str("");
+    return RunSimPoints(o, runner, CliIo{&out_, &err_, terminal});
+  }
+
+  SimRunOptions Options(const std::string& format) {
+    SimRunOptions o;
+    o.config_path = config_;
+    o.format = format;
+    return o;
+  }
+
+  std::string dir_, config_;
+  std::ostringstream out_, err_;
+  int calls_ = 0;
+};
+
+TEST_F(SimRunTest, JsonOneObjectPerPointWithFields) {
+  ASSERT_EQ(Run(Options("json"), FakeRunner()), kExitOk) << err_.str();
+  auto lines = Lines(out_.str());
+  ASSERT_EQ(lines.size(), 4u);
+  const char* routing[] = {"dor", "dor", "duato", "duato"};
+  const double rate[] = {0.1, 0.2, 0.1, 0.2};
+  for (size_t i = 0; i < 4; ++i) {
+    auto j = nlohmann::json::parse(lines[i]);
+    for (const char* key : {"topology",
+                            "k",
+                            "n",
+                            "routing",
+                            "pattern",
+                            "message_bytes",
+                            "offered_flits_per_node_cycle",
+                            "accepted_flits_per_node_cycle",
+                            "avg_latency_cycles",
+                            "p99_latency_cycles",
+                            "avg_network_latency_cycles",
+                            "avg_hops",
+                            "messages_measured",
+                            "cycles",
+                            "saturated",
+                            "wall_seconds",
+                            "rate",
+                            "interval",
+                            "seed",
+                            "vcs",
+                            "clock_mhz",
+                            "p50_latency_cycles",
+                            "max_latency_cycles",
+                            "accepted_bytes_per_second"}) {
+      EXPECT_TRUE(j.contains(key)) << key;
+    }
+    EXPECT_EQ(j["point"], i);
+    EXPECT_EQ(j["topology"], "torus");
+    EXPECT_EQ(j["k"], nlohmann::json::array({4, 4}));
+    EXPECT_EQ(j["n"], 2);
+    EXPECT_EQ(j["routing"], routing[i]);
+    EXPECT_EQ(j["rate"], rate[i]);
+    EXPECT_EQ(j["offered_flits_per_node_cycle"], rate[i]);
+    EXPECT_EQ(j["messages_measured"], 4000);
+    EXPECT_EQ(j["clock_mhz"], 79.0);
+    EXPECT_EQ(j["saturated"], false);
+  }
+  EXPECT_EQ(err_.str(), "");  // not a terminal: no progress line
+}
+
+TEST_F(SimRunTest, CsvHeaderAndRows) {
+  ASSERT_EQ(Run(Options("csv"), FakeRunner()), kExitOk) << err_.str();
+  auto lines = Lines(out_.str());
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_THAT(lines[0], HasSubstr("point,topology,k,n,routing,pattern,message_bytes"));
+  EXPECT_THAT(lines[1], HasSubstr("0,torus,4x4,2,dor,uniform,64"));
+  EXPECT_THAT(lines[4], HasSubstr("3,torus,4x4,2,duato,uniform,64"));
+}
+
+TEST_F(SimRunTest, TableShowsTheSweptLoad) {
+  ASSERT_EQ(Run(Options("table"), FakeRunner()), kExitOk) << err_.str();
+  auto lines = Lines(out_.str());
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_THAT(lines[0], HasSubstr("routing"));
+  EXPECT_THAT(lines[0], HasSubstr("rate"));
+  EXPECT_THAT(lines[0], HasSubstr("latency"));
+  EXPECT_THAT(lines[0], Not(HasSubstr("interval")));
+  EXPECT_THAT(lines[3], HasSubstr("duato"));
+  EXPECT_EQ(lines[1].find("offered"), std::string::npos);
+}
+
+TEST_F(SimRunTest, ProgressOnlyOnATerminal) {
+  ASSERT_EQ(Run(Options("json"), FakeRunner(), /*terminal=*/true), kExitOk);
+  EXPECT_THAT(err_.str(), HasSubstr("\r[1/4] routing=dor pattern=uniform"));
+  EXPECT_THAT(err_.str(), HasSubstr("[4/4] routing=duato"));
+  EXPECT_EQ(Lines(out_.str()).size(), 4u);  // progress never goes to the results
+  EXPECT_THAT(out_.str(), Not(HasSubstr("\r")));
+}
+
+TEST_F(SimRunTest, DeadlockExits3AndKeepsEarlierPoints) {
+  ASSERT_EQ(Run(Options("json"), FakeRunner(/*fail_at=*/2)), kExitRunFailed);
+  auto lines = Lines(out_.str());
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(nlohmann::json::parse(lines[1])["point"], 1);
+  EXPECT_THAT(err_.str(),
+              HasSubstr("point 3 of 4 (routing=duato pattern=uniform message_bytes=64 rate=0.1 "
+                        "seed=1): deadlock: stuck at 3->4 (2 earlier points written)"));
+}
+
+TEST_F(SimRunTest, SimulatorConfigRejectionExits2) {
+  Status bad = Status::InvalidArgument("routing.algorithm = 'duato' on a torus needs vcs >= 3");
+  ASSERT_EQ(Run(Options("json"), FakeRunner(0, bad)), kExitUsage);
+  EXPECT_EQ(out_.str(), "");
+  EXPECT_THAT(err_.str(), HasSubstr("needs vcs >= 3"));
+}
+
+TEST_F(SimRunTest, ConfigErrorExits2NamingKeyAndLine) {
+  WriteConfig("[router]\nvcs = 0\n");
+  ASSERT_EQ(Run(Options("json"), FakeRunner()), kExitUsage);
+  EXPECT_EQ(calls_, 0);
+  EXPECT_EQ(out_.str(), "");
+  EXPECT_THAT(err_.str(),
+              HasSubstr("router.vcs: value 0 out of range [1, 64] at " + config_ + ":2:7"));
+}
+
+TEST_F(SimRunTest, SetErrorExits2) {
+  SimRunOptions o = Options("json");
+  o.sets = {"router.vcs=4", "router.vsc=4"};
+  ASSERT_EQ(Run(o, FakeRunner()), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("router.vsc: unknown key (did you mean 'router.vcs'?) in "
+                                    "--set router.vsc=4"));
+}
+
+TEST_F(SimRunTest, BadFormatExits2) {
+  ASSERT_EQ(Run(Options("yaml"), FakeRunner()), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("--format: unknown output format 'yaml'"));
+  EXPECT_EQ(calls_, 0);
+}
+
+TEST_F(SimRunTest, OutWritesTheFile) {
+  SimRunOptions o = Options("csv");
+  o.out_path = dir_ + "/sim_run_test_out.csv";
+  ASSERT_EQ(Run(o, FakeRunner()), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(), "");
+  std::ifstream f(o.out_path);
+  std::ostringstream s;
+  s << f.rdbuf();
+  EXPECT_EQ(Lines(s.str()).size(), 5u);
+  std::remove(o.out_path.c_str());
+}
+
+TEST_F(SimRunTest, OutThatCannotBeOpenedExits2BeforeRunning) {
+  SimRunOptions o = Options("csv");
+  o.out_path = dir_ + "/no/such/dir/out.csv";
+  ASSERT_EQ(Run(o, FakeRunner()), kExitUsage);
+  EXPECT_EQ(calls_, 0);
+  EXPECT_THAT(err_.str(), HasSubstr("--out: cannot open '" + o.out_path + "' for writing"));
+}
+
+TEST_F(SimRunTest, RecordHasEveryPointResultField) {
+  sim::SimConfig c;
+  sim::PointResult r;
+  output::Record rec = PointRecord(7, c, r);
+  for (const char* f :
+       {"offered_flits_per_node_cycle", "accepted_flits_per_node_cycle",
+        "accepted_bytes_per_second", "clock_mhz", "avg_latency_cycles", "p50_latency_cycles",
+        "p99_latency_cycles", "max_latency_cycles", "avg_network_latency_cycles", "avg_hops",
+        "messages_measured", "cycles", "wall_seconds", "saturated"}) {
+    EXPECT_NE(rec.Find(f), nullptr) << f;
+  }
+  EXPECT_EQ(std::get<int64_t>(*rec.Find("point")), 7);
+}
+
+}  // namespace
+}  // namespace ukai::cli
