@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -29,10 +30,10 @@ bool IsConfigError(StatusCode code) {
 }
 
 std::unique_ptr<output::RecordWriter> MakeWriter(output::Format format, std::ostream* out,
-                                                 const sim::SimConfig& first) {
+                                                 const std::vector<sim::SimConfig>& points) {
   switch (format) {
     case output::Format::kTable:
-      return output::MakeTableWriter(out, SimTableColumns(first));
+      return output::MakeTableWriter(out, SimTableColumns(points));
     case output::Format::kCsv:
       return output::MakeCsvWriter(out);
     case output::Format::kJson:
@@ -82,23 +83,31 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
   return rec;
 }
 
-std::vector<output::TableColumn> SimTableColumns(const sim::SimConfig& c) {
-  bool bernoulli = c.traffic.injection == sim::InjectionKind::kBernoulli;
+std::vector<output::TableColumn> SimTableColumns(const std::vector<sim::SimConfig>& points) {
+  size_t routing = 0, pattern = 0;
+  for (const sim::SimConfig& p : points) {
+    routing = std::max(routing, p.routing.algorithm.size());
+    pattern = std::max(pattern, p.traffic.pattern.size());
+  }
+  // Doubles print with 5 significant digits: at most 9 characters above 0.001.
+  constexpr size_t kNum = 9;
+  bool bernoulli =
+      points.empty() || points.front().traffic.injection == sim::InjectionKind::kBernoulli;
   return {
-      {"routing", "routing"},
-      {"pattern", "pattern"},
-      {"message_bytes", "bytes"},
-      {bernoulli ? "rate" : "interval", bernoulli ? "rate" : "interval"},
-      {"offered_flits_per_node_cycle", "offered"},
-      {"accepted_flits_per_node_cycle", "accepted"},
-      {"avg_latency_cycles", "latency"},
-      {"p99_latency_cycles", "p99"},
-      {"avg_network_latency_cycles", "net_lat"},
-      {"avg_hops", "hops"},
-      {"messages_measured", "messages"},
-      {"cycles", "cycles"},
-      {"saturated", "saturated"},
-      {"wall_seconds", "wall_s"},
+      {"routing", "routing", routing},
+      {"pattern", "pattern", pattern},
+      {"message_bytes", "bytes", 0},
+      {bernoulli ? "rate" : "interval", bernoulli ? "rate" : "interval", 0},
+      {"offered_flits_per_node_cycle", "offered", kNum},
+      {"accepted_flits_per_node_cycle", "accepted", kNum},
+      {"avg_latency_cycles", "latency", kNum},
+      {"p99_latency_cycles", "p99", 0},
+      {"avg_network_latency_cycles", "net_lat", kNum},
+      {"avg_hops", "hops", 0},
+      {"messages_measured", "messages", 0},
+      {"cycles", "cycles", 8},
+      {"saturated", "saturated", 0},
+      {"wall_seconds", "wall_s", kNum},
   };
 }
 
@@ -123,7 +132,7 @@ int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, con
     }
     out = &file;
   }
-  std::unique_ptr<output::RecordWriter> writer = MakeWriter(*format, out, points->front());
+  std::unique_ptr<output::RecordWriter> writer = MakeWriter(*format, out, *points);
   ProgressLine progress(io.err, io.err_is_terminal);
   const size_t total = points->size();
   for (size_t i = 0; i < total; ++i) {

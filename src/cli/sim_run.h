@@ -48,9 +48,9 @@ int DescribeSim(bool markdown, const CliIo& io);
 output::Record PointRecord(size_t index, const sim::SimConfig& config,
                            const sim::PointResult& result);
 
-// The columns of the text table (a readable subset of PointRecord); shows traffic.rate or
-// traffic.interval, whichever the injection process uses.
-std::vector<output::TableColumn> SimTableColumns(const sim::SimConfig& config);
+// The columns of the text table (a readable subset of PointRecord), wide enough for every
+// point's names; shows traffic.rate or traffic.interval, whichever the injection uses.
+std::vector<output::TableColumn> SimTableColumns(const std::vector<sim::SimConfig>& points);
 
 }  // namespace ukai::cli
 

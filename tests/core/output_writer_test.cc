@@ -90,10 +90,10 @@ TEST(OutputJsonTest, OneObjectPerLineInOrder) {
 
 TEST(OutputTableTest, AlignedColumnsWithHeaders) {
   std::ostringstream out;
-  auto w = MakeTableWriter(&out, {{"routing", ""},
-                                  {"avg_latency_cycles", "latency"},
-                                  {"messages_measured", "msgs"},
-                                  {"missing", "gone"}});
+  auto w = MakeTableWriter(&out, {{"routing", "", 0},
+                                  {"avg_latency_cycles", "latency", 0},
+                                  {"messages_measured", "msgs", 0},
+                                  {"missing", "gone", 0}});
   ASSERT_TRUE(w->Write(Row("dor", 41.25, 4000, false)).ok());
   ASSERT_TRUE(w->Write(Row("duato", 123456.7, 12, true)).ok());
   auto lines = Lines(out.str());
@@ -101,6 +101,18 @@ TEST(OutputTableTest, AlignedColumnsWithHeaders) {
   EXPECT_EQ(lines[0], "routing  latency    msgs    gone");
   EXPECT_EQ(lines[1], "dor        41.25    4000       -");
   EXPECT_EQ(lines[2], "duato     123457      12       -");
+}
+
+TEST(OutputTableTest, MinWidthKeepsLaterRowsAligned) {
+  std::ostringstream out;
+  auto w = MakeTableWriter(&out, {{"routing", "", 9}, {"messages_measured", "msgs", 0}});
+  ASSERT_TRUE(w->Write(Row("dor", 1, 4000, false)).ok());
+  ASSERT_TRUE(w->Write(Row("transpose", 1, 12, true)).ok());
+  auto lines = Lines(out.str());
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "routing      msgs");
+  EXPECT_EQ(lines[1], "dor          4000");
+  EXPECT_EQ(lines[2], "transpose      12");
 }
 
 TEST(OutputTableTest, AllFieldsWhenNoColumnsGiven) {

@@ -55,7 +55,8 @@ class TableWriter : public RecordWriter {
       TableColumn& c = columns_[i];
       if (c.header.empty()) c.header = c.field;
       const Field* f = r.Find(c.field);
-      size_t w = std::max<size_t>({6, c.header.size(), f ? FieldText(*f, true).size() : 1});
+      size_t w =
+          std::max<size_t>({6, c.min_width, c.header.size(), f ? FieldText(*f, true).size() : 1});
       widths_.push_back(w);
       bool right = f == nullptr || IsNumber(*f);
       if (i > 0) header += "  ";

@@ -66,10 +66,14 @@ enum class Format { kTable, kCsv, kJson };
 // "table", "csv", "json" -> Format; kInvalidArgument naming the allowed ones otherwise.
 Result<Format> ParseFormat(std::string_view name);
 
-// A column of the text table: the record field shown and its header (defaults to the name).
+// A column of the text table: the record field shown, its header (defaults to the field
+// name) and a minimum width. The width is fixed when the first record arrives (the widest of
+// header, min_width and that record's text) so rows print as they come; a later, wider
+// value pushes its row out of line, so give min_width for columns whose text varies.
 struct TableColumn {
   std::string field;
   std::string header;
+  size_t min_width = 0;
 };
 
 class RecordWriter {
