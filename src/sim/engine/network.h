@@ -64,6 +64,8 @@ class Network {
   void CreateMessage(int src, int dst, int flits);
 
   int64_t now() const { return now_; }
+  // A live message (tests, tracing); `id` as in HopEvent::msg.
+  const Message& message(int32_t id) const { return messages_[id]; }
   const Topology& topology() const { return *topology_; }
   const SimConfig& config() const { return config_; }
   int message_flits() const { return message_flits_; }

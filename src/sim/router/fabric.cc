@@ -188,6 +188,7 @@ void Fabric::Evaluate(int32_t r, int64_t now) {
   const int32_t nlocal = ports_ * vstride_;
   for (int i = 0; i < nva; ++i) {
     const VaReq& q = va[i];
+    if (owner_[q.ovc] >= 0) continue;  // granted to a competitor earlier in this loop
     const int32_t rr = va_rr_[q.ovc];
     const int32_t prio = (q.local - rr + nlocal) % nlocal;
     bool wins = true;

@@ -1,0 +1,53 @@
+// Flit and credit conservation, checked after every cycle of randomized runs: random
+// topology, routing, VC count and depth, switching, message size and load.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/rng.h"
+#include "sim/engine/network.h"
+#include "sim_test_util.h"
+
+namespace ukai::sim {
+namespace {
+
+TEST(InvariantsTest, ConservationEveryCycleInRandomizedRuns) {
+  Rng pick(12345);
+  for (int trial = 0; trial < 24; ++trial) {
+    SimConfig c;
+    c.network.topology = pick.Uniform(2) ? TopologyKind::kTorus : TopologyKind::kMesh;
+    c.network.n = 1 + static_cast<int>(pick.Uniform(3));
+    c.network.k.clear();
+    for (int d = 0; d < c.network.n; ++d) {
+      c.network.k.push_back(2 + static_cast<int>(pick.Uniform(c.network.n == 1 ? 7 : 3)));
+    }
+    const bool duato = pick.Uniform(2) == 1;
+    c.routing.algorithm = duato ? "duato" : "dor";
+    c.router.vcs = (duato ? 3 : 2) + static_cast<int>(pick.Uniform(3));
+    c.router.pe_vcs = 1 + static_cast<int>(pick.Uniform(3));
+    c.router.vc_buffer_flits = 2 + static_cast<int>(pick.Uniform(9));
+    c.router.hop_cycles = 1 + static_cast<int>(pick.Uniform(5));
+    c.router.link_cycles = static_cast<int>(pick.Uniform(3));
+    c.router.switching = pick.Uniform(2) ? Switching::kWormhole : Switching::kVirtualCutThrough;
+    const int max_flits = c.router.switching == Switching::kVirtualCutThrough
+                              ? c.router.vc_buffer_flits
+                              : 3 * c.router.vc_buffer_flits;
+    c.traffic.message_bytes = 4 * (1 + static_cast<int>(pick.Uniform(max_flits)));
+    c.traffic.rate = 0.05 + 0.95 * pick.NextDouble();
+    c.seed = pick.NextU64();
+    auto net = Network::Create(c);
+    ASSERT_TRUE(net.ok()) << net.status().ToString();
+    const std::string what = (*net)->topology().Describe() + " " + c.routing.algorithm +
+                             " vcs=" + std::to_string(c.router.vcs);
+    for (int cycle = 0; cycle < 1500; ++cycle) {
+      (*net)->Step();
+      const Status s = (*net)->CheckInvariants();
+      ASSERT_TRUE(s.ok()) << what << ": " << s.ToString();
+      ASSERT_FALSE((*net)->Stalled(1000)) << what;
+    }
+    EXPECT_GT((*net)->messages_delivered(), 0) << what;
+  }
+}
+
+}  // namespace
+}  // namespace ukai::sim

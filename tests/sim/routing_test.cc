@@ -1,0 +1,131 @@
+// Routing paths: DOR takes exactly the dimension-order path; Duato never takes a
+// non-minimal hop (checked on every head hop of loaded runs); the registry's errors.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/engine/network.h"
+#include "sim/routing/registry.h"
+#include "sim/topology/kary_ncube.h"
+#include "sim_test_util.h"
+
+namespace ukai::sim {
+namespace {
+
+using testing::SmallConfig;
+
+// The node sequence dimension-order routing must visit from s to d.
+std::vector<int> DorPath(const KaryNCube& t, int s, int d) {
+  std::vector<int> path = {s};
+  std::vector<int> c = t.Coords(s);
+  for (int dim = 0; dim < t.n(); ++dim) {
+    const int off = t.Offset(dim, c[dim], t.Coord(d, dim));
+    const int step = off > 0 ? 1 : -1;
+    for (int i = 0; i != off; i += step) {
+      c[dim] = (c[dim] + step + t.k(dim)) % t.k(dim);
+      path.push_back(t.NodeAt(c));
+    }
+  }
+  return path;
+}
+
+// Runs loaded traffic and checks the node sequence of every message when its head is
+// ejected (the hop observer sees every head departure, the last one at the destination).
+void RunAndRecord(SimConfig cfg, int64_t cycles,
+                  const std::function<void(const KaryNCube&, const std::vector<int>&)>& check) {
+  auto net = Network::Create(cfg);
+  ASSERT_TRUE(net.ok()) << net.status().ToString();
+  const auto& topo = dynamic_cast<const KaryNCube&>((*net)->topology());
+  std::map<int32_t, std::vector<int>> path;  // by message index (recycled after delivery)
+  int64_t checked = 0;
+  (*net)->SetHopObserver([&](const HopEvent& e) {
+    std::vector<int>& p = path[e.msg];
+    p.push_back(e.node);
+    if (e.out_port == topo.PePort()) {
+      check(topo, p);
+      ++checked;
+      path.erase(e.msg);
+    }
+  });
+  for (int64_t i = 0; i < cycles; ++i) (*net)->Step();
+  EXPECT_GT(checked, 100);
+}
+
+TEST(RoutingTest, DorFollowsDimensionOrderExactly) {
+  for (TopologyKind kind : {TopologyKind::kTorus, TopologyKind::kMesh}) {
+    for (std::vector<int> k : {std::vector<int>{5, 4}, std::vector<int>{4, 3, 3}}) {
+      SimConfig cfg = SmallConfig(kind, k);
+      cfg.traffic.rate = 0.3;
+      RunAndRecord(cfg, 4000, [](const KaryNCube& t, const std::vector<int>& p) {
+        ASSERT_EQ(p, DorPath(t, p.front(), p.back())) << p.front() << "->" << p.back();
+      });
+    }
+  }
+}
+
+TEST(RoutingTest, DuatoOnlyTakesMinimalHops) {
+  for (TopologyKind kind : {TopologyKind::kTorus, TopologyKind::kMesh}) {
+    SimConfig cfg = SmallConfig(kind, {6, 5}, "duato");
+    cfg.traffic.rate = 0.6;  // past saturation: many adaptive choices and escapes
+    RunAndRecord(cfg, 6000, [](const KaryNCube& t, const std::vector<int>& p) {
+      std::string s;
+      for (int x : p) s += std::to_string(x) + " ";
+      ASSERT_EQ(static_cast<int>(p.size()) - 1, t.Distance(p.front(), p.back()))
+          << t.Describe() << ": " << s;
+      for (size_t i = 1; i < p.size(); ++i) {
+        ASSERT_EQ(t.Distance(p[i], p.back()), t.Distance(p[i - 1], p.back()) - 1);
+      }
+    });
+  }
+}
+
+TEST(RoutingRegistryTest, UnknownNameListsKnownOnes) {
+  auto e = FindRoutingAlgorithm("xy-magic");
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(e.status().message().find("routing.algorithm"), std::string::npos);
+  EXPECT_NE(e.status().message().find("known: dor, duato"), std::string::npos);
+}
+
+TEST(RoutingRegistryTest, TooFewVcsNameTheKeys) {
+  struct Bad {
+    TopologyKind kind;
+    const char* algorithm;
+    int vcs;
+  };
+  for (const Bad& b : {Bad{TopologyKind::kTorus, "duato", 2}, Bad{TopologyKind::kMesh, "duato", 1},
+                       Bad{TopologyKind::kTorus, "dor", 1}}) {
+    SimConfig cfg = SmallConfig(b.kind, {4, 4}, b.algorithm);
+    cfg.router.vcs = b.vcs;
+    auto net = Network::Create(cfg);
+    ASSERT_FALSE(net.ok()) << b.algorithm << " vcs=" << b.vcs;
+    EXPECT_EQ(net.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(net.status().message().find("routing.algorithm"), std::string::npos);
+    EXPECT_NE(net.status().message().find("router.vcs"), std::string::npos);
+  }
+  // The minimum works.
+  SimConfig ok = SmallConfig(TopologyKind::kTorus, {4, 4}, "duato");
+  ok.router.vcs = 3;
+  EXPECT_TRUE(Network::Create(ok).ok());
+  ok.routing.algorithm = "dor";
+  ok.router.vcs = 2;
+  EXPECT_TRUE(Network::Create(ok).ok());
+  ok.network.topology = TopologyKind::kMesh;
+  ok.router.vcs = 1;
+  EXPECT_TRUE(Network::Create(ok).ok());
+}
+
+TEST(RoutingRegistryTest, TableHasSchemaAndClocks) {
+  ASSERT_EQ(RoutingAlgorithms().size(), 2u);
+  EXPECT_EQ(RoutingAlgorithms()[0].name, "dor");
+  EXPECT_DOUBLE_EQ(RoutingAlgorithms()[0].default_clock_mhz, 79.0);
+  EXPECT_DOUBLE_EQ(RoutingAlgorithms()[1].default_clock_mhz, 55.0);
+  for (const RoutingEntry& e : RoutingAlgorithms()) EXPECT_FALSE(e.doc.empty());
+}
+
+}  // namespace
+}  // namespace ukai::sim
