@@ -176,15 +176,15 @@ struct RuntimeStats {
 };
 
 struct ContextOptions {
-  std::string name;  // for traces
+  std::string name = {};  // for traces
   // Requested id (0 = the next free one). Useful for SPMD programs that need well-known ids.
   ContextId id = 0;
   // Init routine (NexusBoot): creates endpoints and registers handlers. Runs on the
   // calling thread inside CreateContext; an error aborts the creation.
-  std::function<Status(Context&)> init;
+  std::function<Status(Context&)> init = {};
   // Exit routine (NexusExit): runs in DestroyContext (or Finalize) after the context stopped
   // accepting RSRs and its running handlers finished.
-  std::function<void(Context&)> exit;
+  std::function<void(Context&)> exit = {};
 };
 
 struct EndpointOptions {

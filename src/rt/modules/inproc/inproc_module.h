@@ -8,10 +8,32 @@
 #define UKAI_RT_MODULES_INPROC_INPROC_MODULE_H_
 
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 
 #include "rt/modules/registry.h"
 
 namespace ukai::rt {
+
+class InprocModule;
+
+// The meeting point of inproc modules. Thread safe. Runtimes register on Init and leave on
+// Close (the others are then told: an orderly departure).
+class InprocFabric {
+ public:
+  InprocFabric();
+  uint64_t id() const { return id_; }
+  void Join(RuntimeId rt, InprocModule* m);
+  void Leave(RuntimeId rt);
+  // Hands `frame` to runtime `target`'s inbox. kUnavailable when it is not (or no longer)
+  // in the fabric.
+  Status Post(RuntimeId target, ByteBlock&& frame);
+
+ private:
+  const uint64_t id_;
+  std::mutex mu_;
+  std::unordered_map<RuntimeId, InprocModule*> members_;
+};
 
 std::unique_ptr<Module> NewInprocModule(const ModuleEnv& env);
 

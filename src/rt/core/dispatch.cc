@@ -1,0 +1,302 @@
+// Delivery and the progress engine: modules hand frames to Deliver() from inside their
+// Progress(); right after each module's Progress() returns, the frames are dispatched —
+// non-threaded handlers run here, on the progress thread, reading the module's memory in
+// place; threaded handlers are queued on the pool with owned bytes.
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "rt/core/runtime_impl.h"
+
+namespace ukai::rt::internal {
+namespace {
+
+thread_local ContextState* tls_handler_context = nullptr;
+
+// Marks the current thread as running a handler of `cs` for the scope.
+class HandlerScope {
+ public:
+  explicit HandlerScope(ContextState* cs) : prev_(tls_handler_context) { tls_handler_context = cs; }
+  ~HandlerScope() { tls_handler_context = prev_; }
+
+ private:
+  ContextState* prev_;
+};
+
+class HandlerTask final : public Task {
+ public:
+  HandlerTask(Runtime* rt, std::shared_ptr<ContextState> cs, EndpointState* es,
+              const HandlerEntry* h, const wire::FrameHeader& header, ByteBlock storage,
+              std::span<const uint8_t> payload)
+      : rt_(rt),
+        cs_(std::move(cs)),
+        es_(es),
+        h_(h),
+        header_(header),
+        storage_(std::move(storage)),
+        payload_(payload) {}
+  void Run() override {
+    {
+      HandlerScope scope(cs_.get());
+      std::optional<uint64_t> addr;
+      if (header_.has_address()) addr = header_.address;
+      Rsr rsr(rt_, cs_->context.get(), es_->endpoint.get(), header_.source,
+              HandlerId{header_.handler}, addr, payload_);
+      h_->fn(rsr);
+    }
+    cs_->running.fetch_sub(1);
+  }
+
+ private:
+  Runtime* rt_;
+  std::shared_ptr<ContextState> cs_;
+  EndpointState* es_;
+  const HandlerEntry* h_;
+  wire::FrameHeader header_;
+  ByteBlock storage_;
+  std::span<const uint8_t> payload_;
+};
+
+}  // namespace
+
+ContextState* CurrentHandlerContext() { return tls_handler_context; }
+
+void RuntimeImpl::RejectFrame(const Status& why) {
+  ++frames_rejected_;
+  Trace("rejected frame: " + why.ToString());
+}
+
+Status RuntimeImpl::DeliverFrame(std::span<const uint8_t> frame, ByteBlock* owned) {
+  Result<wire::FrameView> v = wire::DecodeFrame(frame);
+  if (!v.ok()) {
+    RejectFrame(v.status());
+    return v.status();
+  }
+  Deliver(v->header, v->payload, owned);
+  return Status::Ok();
+}
+
+void RuntimeImpl::Deliver(const wire::FrameHeader& header, std::span<const uint8_t> payload,
+                          ByteBlock* owned) {
+  if (header.kind != wire::FrameKind::kRsr) return;  // control frames are the module's
+  if (header.target != id_) {
+    RejectFrame(Status::InvalidArgument("frame for runtime " + Hex(header.target) + " arrived at " +
+                                        Hex(id_)));
+    return;
+  }
+  Delivered& d = delivered_.emplace_back();
+  d.header = header;
+  d.payload = payload;
+  if (owned != nullptr) d.storage = std::move(*owned);  // payload's bytes do not move
+}
+
+void RuntimeImpl::DispatchDelivered() {
+  for (Delivered& d : delivered_) Dispatch(d);
+  delivered_.clear();
+}
+
+void RuntimeImpl::Dispatch(Delivered& d) {
+  if (has_reinject_.load(std::memory_order_acquire)) DrainReinjected();
+  const wire::FrameHeader& h = d.header;
+  std::shared_ptr<ContextState> cs;
+  {
+    std::shared_lock<std::shared_mutex> lock(contexts_mu_);
+    auto it = contexts_.find(h.context);
+    if (it != contexts_.end()) cs = it->second;
+  }
+  if (!cs) {
+    ++rsr_dropped_;
+    Trace("dropped RSR for unknown context " + std::to_string(h.context));
+    return;
+  }
+  cs->running.fetch_add(1);
+  ContextState::Phase phase = cs->phase.load();
+  if (phase != ContextState::Phase::kReady) {
+    cs->running.fetch_sub(1);
+    std::lock_guard<std::mutex> lock(cs->mu);
+    if (cs->phase.load() == ContextState::Phase::kBooting) {
+      HeldFrame& f = cs->held.emplace_back();
+      f.header = h;
+      if (d.storage.empty()) {
+        f.storage.Resize(d.payload.size());
+        if (!d.payload.empty()) std::memcpy(f.storage.data(), d.payload.data(), d.payload.size());
+        f.payload = f.storage.span();
+      } else {
+        f.storage = std::move(d.storage);
+        f.payload = d.payload;
+      }
+      return;
+    }
+    if (cs->phase.load() == ContextState::Phase::kClosing) {
+      ++rsr_dropped_;
+      return;
+    }
+    cs->running.fetch_add(1);  // became ready meanwhile: go on
+  }
+  EndpointState* es = cs->FindEndpoint(h.endpoint);
+  const HandlerEntry* he = es != nullptr ? es->Find(h.handler) : nullptr;
+  if (he == nullptr) {
+    cs->running.fetch_sub(1);
+    ++rsr_dropped_;
+    Trace("dropped RSR: context " + std::to_string(h.context) + " has no " +
+          (es == nullptr ? "endpoint " + std::to_string(h.endpoint)
+                         : "handler " + std::to_string(h.handler)));
+    return;
+  }
+  ++rsr_delivered_;
+  if (he->kind == HandlerKind::kNonThreaded) {
+    RunNonThreaded(cs.get(), es, he, h, d.payload);
+    cs->running.fetch_sub(1);
+    return;
+  }
+  ByteBlock storage = std::move(d.storage);
+  std::span<const uint8_t> payload = d.payload;
+  if (storage.empty() && !payload.empty()) {  // module memory: copy for the pool thread
+    storage.Resize(payload.size());
+    std::memcpy(storage.data(), payload.data(), payload.size());
+    payload = storage.span();
+  }
+  pool_->Submit(
+      std::make_unique<HandlerTask>(self_, std::move(cs), es, he, h, std::move(storage), payload));
+}
+
+void RuntimeImpl::RunNonThreaded(ContextState* cs, EndpointState* es, const HandlerEntry* h,
+                                 const wire::FrameHeader& header,
+                                 std::span<const uint8_t> payload) {
+  HandlerScope scope(cs);
+  std::optional<uint64_t> addr;
+  if (header.has_address()) addr = header.address;
+  Rsr rsr(self_, cs->context.get(), es->endpoint.get(), header.source, HandlerId{header.handler},
+          addr, payload);
+  h->fn(rsr);
+}
+
+void RuntimeImpl::DrainReinjected() {
+  std::vector<HeldFrame> frames;
+  {
+    std::lock_guard<std::mutex> lock(reinject_mu_);
+    frames.swap(reinject_);
+    has_reinject_.store(false);
+  }
+  for (HeldFrame& f : frames) {
+    Delivered d;
+    d.header = f.header;
+    d.payload = f.payload;
+    d.storage = std::move(f.storage);
+    Dispatch(d);
+  }
+}
+
+void RuntimeImpl::AdoptIncoming(RuntimeId peer, std::shared_ptr<CommObject> object) {
+  std::lock_guard<std::mutex> lock(peers_mu_);
+  Peer& p = peers_[peer];
+  if (p.object) return;  // keep the working object (order per sender stays per connection)
+  p.object = std::move(object);
+  p.module = modules_[current_module_].get();
+  p.max_payload = caps_[current_module_].max_payload_bytes;
+  Trace("peer " + Hex(peer) + " adopted incoming " + std::string(p.module->name()) + " connection");
+}
+
+void RuntimeImpl::PeerFailed(RuntimeId peer, std::string_view module, bool orderly,
+                             const Status& why) {
+  {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    Peer& p = peers_[peer];
+    if (p.module != nullptr && p.module->name() != module) return;  // another module's object
+    if (p.notified) return;
+    p.failed = true;
+    p.notified = true;
+  }
+  Trace("peer " + Hex(peer) + (orderly ? " left" : " failed") + " (" + std::string(module) +
+        "): " + why.ToString());
+  std::lock_guard<std::mutex> lock(events_mu_);
+  events_.push_back(PeerEvent{peer, std::string(module), orderly, why});
+  has_events_.store(true);
+}
+
+void RuntimeImpl::DrainEvents() {
+  std::vector<PeerEvent> events;
+  {
+    std::lock_guard<std::mutex> lock(events_mu_);
+    events.swap(events_);
+    has_events_.store(false);
+  }
+  if (options_.on_peer_event) {
+    for (const PeerEvent& e : events) options_.on_peer_event(e);
+  }
+}
+
+void RuntimeImpl::Wake() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleeping_.load() && wake_fd_ >= 0) {
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
+  }
+}
+
+int RuntimeImpl::Progress() {
+  std::unique_lock<std::mutex> lock(progress_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return 0;
+  return ProgressPass();
+}
+
+int RuntimeImpl::ProgressPass() {
+  int n = 0;
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    current_module_ = i;
+    n += modules_[i]->Progress();
+    if (!delivered_.empty()) DispatchDelivered();
+  }
+  if (has_reinject_.load(std::memory_order_acquire)) {
+    DrainReinjected();
+    ++n;
+  }
+  if (has_events_.load(std::memory_order_acquire)) {
+    DrainEvents();
+    ++n;
+  }
+  return n;
+}
+
+void RuntimeImpl::ProgressLoop() {
+  using Clock = std::chrono::steady_clock;
+  std::vector<pollfd> fds;
+  fds.push_back({wake_fd_, POLLIN, 0});
+  bool all_have_fds = true;
+  for (const auto& m : modules_) {
+    if (m->WaitFd() >= 0) {
+      fds.push_back({m->WaitFd(), POLLIN, 0});
+    } else if (m->name() != "inproc") {  // inproc wakes us through Wake()
+      all_have_fds = false;
+    }
+  }
+  const auto spin = std::chrono::microseconds(options_.spin_us);
+  auto last_active = Clock::now();
+  std::unique_lock<std::mutex> lock(progress_mu_);
+  while (!stop_.load(std::memory_order_relaxed)) {
+    if (ProgressPass() > 0) {
+      last_active = Clock::now();
+      continue;
+    }
+    if (Clock::now() - last_active < spin) continue;
+    sleeping_.store(true);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (ProgressPass() > 0 || stop_.load()) {
+      sleeping_.store(false);
+      last_active = Clock::now();
+      continue;
+    }
+    lock.unlock();  // let explicit Progress() callers in while we sleep
+    ::poll(fds.data(), fds.size(), all_have_fds ? 100 : 1);
+    lock.lock();
+    sleeping_.store(false);
+    uint64_t drained;
+    [[maybe_unused]] ssize_t r = ::read(wake_fd_, &drained, sizeof drained);
+    last_active = Clock::now();
+  }
+}
+
+}  // namespace ukai::rt::internal

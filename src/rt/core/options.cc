@@ -1,0 +1,123 @@
+// --ukai-* command-line options and UKAI_* environment variables.
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "ukai/rt/runtime.hpp"
+
+namespace ukai::rt {
+namespace {
+
+std::vector<std::string> SplitList(std::string_view s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string_view::npos) comma = s.size();
+    std::string item(s.substr(start, comma - start));
+    if (!item.empty()) out.push_back(item);
+    start = comma + 1;
+  }
+  return out;
+}
+
+Result<int> ParseInt(std::string_view what, std::string_view v, int lo) {
+  char* end = nullptr;
+  std::string s(v);
+  long x = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || x < lo || x > 1000000000) {
+    return Status::InvalidArgument(
+        std::string(what) + ": expected an integer >= " + std::to_string(lo) + ", got '" + s + "'");
+  }
+  return static_cast<int>(x);
+}
+
+Result<bool> ParseBool(std::string_view what, std::string_view v) {
+  if (v == "1" || v == "true" || v == "on" || v == "yes") return true;
+  if (v == "0" || v == "false" || v == "off" || v == "no") return false;
+  return Status::InvalidArgument(std::string(what) + ": expected 0/1, got '" + std::string(v) +
+                                 "'");
+}
+
+// Applies one option (name without "--ukai-"; value possibly empty when absent).
+Status ApplyOption(std::string_view name, std::string_view value, bool has_value,
+                   RuntimeOptions* o) {
+  const std::string what = "--ukai-" + std::string(name);
+  if (name == "modules") {
+    o->modules = SplitList(value);
+  } else if (name == "bootstrap") {
+    if (value.empty()) return Status::InvalidArgument(what + ": needs a name");
+    o->bootstrap = std::string(value);
+  } else if (name == "trace") {
+    Result<bool> b = has_value ? ParseBool(what, value) : Result<bool>(true);
+    if (!b.ok()) return b.status();
+    o->trace = *b;
+  } else if (name == "progress-thread") {
+    Result<bool> b = ParseBool(what, value);
+    if (!b.ok()) return b.status();
+    o->progress_thread = *b;
+  } else if (name == "handler-threads") {
+    Result<int> n = ParseInt(what, value, 1);
+    if (!n.ok()) return n.status();
+    o->handler_threads = *n;
+  } else if (name == "spin-us") {
+    Result<int> n = ParseInt(what, value, 0);
+    if (!n.ok()) return n.status();
+    o->spin_us = *n;
+  } else if (name == "param") {
+    size_t eq = value.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      return Status::InvalidArgument(what + ": expected KEY=VALUE, got '" + std::string(value) +
+                                     "'");
+    }
+    o->params[std::string(value.substr(0, eq))] = std::string(value.substr(eq + 1));
+  } else {
+    return Status::InvalidArgument(
+        "unknown option " + what +
+        " (known: --ukai-modules, --ukai-bootstrap, --ukai-trace, --ukai-progress-thread, "
+        "--ukai-handler-threads, --ukai-spin-us, --ukai-param)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ParseRuntimeArgs(int& argc, char** argv, RuntimeOptions* options) {
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a.substr(0, 7) != "--ukai-") {
+      argv[out++] = argv[i];
+      continue;
+    }
+    a.remove_prefix(7);
+    size_t eq = a.find('=');
+    std::string_view name = a.substr(0, eq);
+    std::string_view value = eq == std::string_view::npos ? "" : a.substr(eq + 1);
+    UKAI_RETURN_IF_ERROR(ApplyOption(name, value, eq != std::string_view::npos, options));
+  }
+  for (int i = out; i < argc; ++i) argv[i] = nullptr;
+  argc = out;
+  return Status::Ok();
+}
+
+Status ApplyRuntimeEnv(RuntimeOptions* options) {
+  struct Var {
+    const char* env;
+    const char* option;
+  };
+  static constexpr Var kVars[] = {{"UKAI_MODULES", "modules"},
+                                  {"UKAI_BOOTSTRAP", "bootstrap"},
+                                  {"UKAI_TRACE", "trace"},
+                                  {"UKAI_HANDLER_THREADS", "handler-threads"},
+                                  {"UKAI_SPIN_US", "spin-us"}};
+  for (const Var& v : kVars) {
+    const char* value = std::getenv(v.env);
+    if (value == nullptr) continue;
+    Status st = ApplyOption(v.option, value, true, options);
+    if (!st.ok()) return st.WithContext(std::string("environment ") + v.env);
+  }
+  return Status::Ok();
+}
+
+}  // namespace ukai::rt

@@ -1,0 +1,382 @@
+// Runtime start-up, shutdown, contexts, endpoints, module choice and the send path.
+// Delivery and the progress engine are in dispatch.cc.
+#include "rt/core/runtime_impl.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <thread>
+
+#include "rt/modules/inproc/inproc_module.h"
+#include "rt/modules/registry.h"
+
+namespace ukai::rt::internal {
+
+std::string Hex(uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+RuntimeImpl::RuntimeImpl(RuntimeOptions options, RuntimeId id)
+    : options_(std::move(options)), id_(id) {}
+
+RuntimeImpl::~RuntimeImpl() {
+  Finalize();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+std::string RuntimeImpl::Param(std::string_view key) const {
+  auto it = options_.params.find(std::string(key));
+  return it == options_.params.end() ? std::string() : it->second;
+}
+
+void RuntimeImpl::Trace(std::string_view line) const {
+  if (!options_.trace) return;
+  std::fprintf(stderr, "[ukai %s] %.*s\n", Hex(id_).c_str(), static_cast<int>(line.size()),
+               line.data());
+}
+
+Status RuntimeImpl::Start(Runtime* self) {
+  self_ = self;
+  if (options_.handler_threads < 1) {
+    return Status::InvalidArgument("handler_threads must be >= 1 (got " +
+                                   std::to_string(options_.handler_threads) + ")");
+  }
+  if (options_.spin_us < 0) return Status::InvalidArgument("spin_us must be >= 0");
+  Result<std::unique_ptr<Bootstrap>> boot = CreateBootstrap(options_.bootstrap);
+  if (!boot.ok()) return boot.status();
+  bootstrap_ = std::move(*boot);
+  UKAI_RETURN_IF_ERROR(
+      bootstrap_->Start().WithContext("bootstrap " + std::string(bootstrap_->name())));
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) return Status::IoError("eventfd failed");
+  UKAI_RETURN_IF_ERROR(LoadModules());
+  Result<std::vector<DescriptorTable>> world = bootstrap_->Exchange(*table_);
+  if (!world.ok()) return world.status().WithContext("bootstrap exchange");
+  world_ = std::move(*world);
+  Trace("bootstrap " + std::string(bootstrap_->name()) + ": rank " +
+        std::to_string(bootstrap_->rank()) + " of " + std::to_string(bootstrap_->size()));
+  pool_ = std::make_unique<ThreadPool>(options_.handler_threads);
+  if (options_.progress_thread) progress_thread_ = std::thread([this] { ProgressLoop(); });
+  started_ = true;
+  return Status::Ok();
+}
+
+Status RuntimeImpl::LoadModules() {
+  std::vector<std::string> names = {"inproc"};
+  if (options_.modules.empty()) {
+    for (const ModuleEntry& e : ModuleTable()) {
+      if (e.default_on && std::string_view(e.name) != "inproc") names.push_back(e.name);
+    }
+  } else {
+    for (const std::string& n : options_.modules) {
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    }
+  }
+  ModuleEnv env{options_.inproc_fabric ? options_.inproc_fabric : NewInprocFabric()};
+  auto table = std::make_shared<DescriptorTable>();
+  table->runtime = id_;
+  std::vector<std::pair<std::unique_ptr<Module>, ModuleCaps>> loaded;
+  for (const std::string& n : names) {
+    Result<const ModuleEntry*> entry = FindModule(n);
+    if (!entry.ok()) return entry.status();
+    std::unique_ptr<Module> m = (*entry)->create(env);
+    UKAI_RETURN_IF_ERROR(m->Init(this).WithContext("module " + n));
+    Result<std::vector<uint8_t>> desc = m->MakeDescriptor();
+    if (!desc.ok()) return desc.status().WithContext("module " + n + " descriptor");
+    if (desc->size() > kMaxDescriptorBytes) {
+      return Status::Internal("module " + n + " descriptor too large");
+    }
+    table->entries.push_back({n, std::move(*desc)});
+    ModuleCaps caps = m->Query();
+    Trace("loaded module " + n + " (latency ~" + std::to_string(caps.latency_us) + " us)");
+    loaded.emplace_back(std::move(m), caps);
+  }
+  std::stable_sort(loaded.begin(), loaded.end(), [](const auto& a, const auto& b) {
+    return a.second.latency_us < b.second.latency_us;
+  });
+  for (auto& [m, caps] : loaded) {
+    modules_.push_back(std::move(m));
+    caps_.push_back(caps);
+  }
+  table_ = std::move(table);
+  return Status::Ok();
+}
+
+std::vector<std::string> RuntimeImpl::module_names() const {
+  std::vector<std::string> out;
+  for (const auto& m : modules_) out.emplace_back(m->name());
+  return out;
+}
+
+Status RuntimeImpl::Finalize() {
+  if (finalized_ || !started_) {
+    finalized_ = true;
+    return Status::Ok();
+  }
+  finalized_ = true;
+  std::vector<std::shared_ptr<ContextState>> all;
+  {
+    std::unique_lock<std::shared_mutex> lock(contexts_mu_);
+    for (auto& [id, cs] : contexts_) all.push_back(cs);
+  }
+  for (auto& cs : all) DestroyContextState(cs);
+  stop_.store(true);
+  sleeping_.store(true);
+  Wake();
+  if (progress_thread_.joinable()) progress_thread_.join();
+  pool_->Stop();
+  {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    for (auto& [id, peer] : peers_) {
+      if (peer.object) peer.object->Close();
+    }
+  }
+  for (auto& m : modules_) m->Close();
+  {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    peers_.clear();
+  }
+  bootstrap_->Finish();
+  return Status::Ok();
+}
+
+// ---- contexts and endpoints ----
+
+Result<Context*> RuntimeImpl::CreateContext(ContextOptions options) {
+  if (finalized_) return Status::FailedPrecondition("runtime is finalized");
+  auto cs = std::make_shared<ContextState>();
+  cs->table = table_;
+  cs->exit = std::move(options.exit);
+  ContextId id = options.id;
+  {
+    std::unique_lock<std::shared_mutex> lock(contexts_mu_);
+    if (id == 0) {
+      while (contexts_.count(next_context_) != 0 || next_context_ == 0) ++next_context_;
+      id = next_context_++;
+    } else if (contexts_.count(id) != 0) {
+      return Status::InvalidArgument("context id " + std::to_string(id) + " is taken");
+    }
+    cs->context = std::make_unique<Context>(self_, id, options.name, cs.get());
+    contexts_[id] = cs;
+  }
+  Trace("context " + std::to_string(id) + " '" + options.name + "' booting");
+  Status st = options.init ? options.init(*cs->context) : Status::Ok();
+  if (!st.ok()) {
+    {
+      std::unique_lock<std::shared_mutex> lock(contexts_mu_);
+      contexts_.erase(id);
+    }
+    rsr_dropped_ += cs->held.size();
+    return st.WithContext("init routine of context '" + options.name + "'");
+  }
+  {
+    std::lock_guard<std::mutex> lock(cs->mu);
+    if (!cs->held.empty()) {
+      std::lock_guard<std::mutex> rl(reinject_mu_);
+      for (HeldFrame& f : cs->held) reinject_.push_back(std::move(f));
+      cs->held.clear();
+      has_reinject_.store(true);
+    }
+    cs->phase.store(ContextState::Phase::kReady);
+  }
+  Wake();
+  return cs->context.get();
+}
+
+Context* RuntimeImpl::FindContext(ContextId id) const {
+  std::shared_lock<std::shared_mutex> lock(contexts_mu_);
+  auto it = contexts_.find(id);
+  return it == contexts_.end() ? nullptr : it->second->context.get();
+}
+
+Status RuntimeImpl::DestroyContext(Context* ctx) {
+  if (ctx == nullptr) return Status::InvalidArgument("DestroyContext: null context");
+  std::shared_ptr<ContextState> cs;
+  {
+    std::unique_lock<std::shared_mutex> lock(contexts_mu_);
+    auto it = contexts_.find(ctx->id());
+    if (it == contexts_.end() || it->second->context.get() != ctx) {
+      return Status::NotFound("DestroyContext: context " + std::to_string(ctx->id()) +
+                              " is not alive in this runtime");
+    }
+    if (CurrentHandlerContext() == it->second.get()) {
+      return Status::FailedPrecondition("DestroyContext called from a handler of context " +
+                                        std::to_string(ctx->id()));
+    }
+    cs = it->second;
+  }
+  DestroyContextState(cs);
+  return Status::Ok();
+}
+
+void RuntimeImpl::DestroyContextState(const std::shared_ptr<ContextState>& cs) {
+  {
+    std::lock_guard<std::mutex> lock(cs->mu);
+    cs->phase.store(ContextState::Phase::kClosing);
+    rsr_dropped_ += cs->held.size();
+    cs->held.clear();
+  }
+  {
+    std::unique_lock<std::shared_mutex> lock(contexts_mu_);
+    contexts_.erase(cs->context->id());
+  }
+  // Handlers already dispatched finish first (the Dekker pairing with Dispatch: it counts
+  // itself in `running` before it reads the phase).
+  while (cs->running.load() != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  Trace("context " + std::to_string(cs->context->id()) + " exiting");
+  if (cs->exit) cs->exit(*cs->context);
+}
+
+Result<Endpoint*> RuntimeImpl::CreateEndpoint(Context* ctx, ContextState* cs,
+                                              EndpointOptions options) {
+  std::lock_guard<std::mutex> lock(cs->mu);
+  EndpointId id = options.id;
+  if (id == 0) {
+    while (cs->endpoints.count(cs->next_endpoint) != 0 || cs->next_endpoint == 0) {
+      ++cs->next_endpoint;
+    }
+    id = cs->next_endpoint++;
+  } else if (cs->endpoints.count(id) != 0) {
+    return Status::InvalidArgument("endpoint id " + std::to_string(id) + " is taken in context " +
+                                   std::to_string(ctx->id()));
+  }
+  auto es = std::make_unique<EndpointState>();
+  es->endpoint = std::make_unique<Endpoint>(ctx, id, es.get());
+  Endpoint* ep = es->endpoint.get();
+  cs->endpoints[id] = std::move(es);
+  return ep;
+}
+
+// ---- peers and sending ----
+
+Result<Module*> RuntimeImpl::Choose(const DescriptorTable& table, std::string* why) {
+  for (const auto& m : modules_) {
+    const Descriptor* d = table.Find(m->name());
+    if (d == nullptr) {
+      *why += std::string(m->name()) + ": not in peer table; ";
+      continue;
+    }
+    if (!m->CanReach(d->bytes)) {
+      *why += std::string(m->name()) + ": unreachable; ";
+      continue;
+    }
+    return m.get();
+  }
+  std::string theirs;
+  for (const Descriptor& d : table.entries) theirs += (theirs.empty() ? "" : ",") + d.module;
+  return Status::Unavailable("no module reaches runtime " + Hex(table.runtime) +
+                             " (its modules: " + theirs + "; " + *why + ")");
+}
+
+Result<std::string> RuntimeImpl::SelectModule(const Startpoint& target) {
+  Result<Peer*> p = PeerFor(target);
+  if (!p.ok()) return p.status();
+  return std::string((*p)->module->name());
+}
+
+Result<Peer*> RuntimeImpl::PeerFor(const Startpoint& target) {
+  const RuntimeId rid = target.runtime();
+  {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    auto it = peers_.find(rid);
+    if (it != peers_.end() && it->second.object) {
+      if (it->second.failed) {
+        return Status::Unavailable("peer runtime " + Hex(rid) + " has failed");
+      }
+      return &it->second;
+    }
+  }
+  std::lock_guard<std::mutex> connect_lock(connect_mu_);
+  {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    auto it = peers_.find(rid);
+    if (it != peers_.end() && it->second.object) return &it->second;  // raced: connected
+  }
+  std::string why;
+  Result<Module*> m = Choose(target.descriptors(), &why);
+  if (!m.ok()) return m.status();
+  const Descriptor* d = target.descriptors().Find((*m)->name());
+  Result<std::shared_ptr<CommObject>> obj = (*m)->Connect(rid, d->bytes);
+  if (!obj.ok()) return obj.status().WithContext("connect to " + Hex(rid));
+  Trace("peer " + Hex(rid) + " via " + std::string((*m)->name()) +
+        " (skipped: " + (why.empty() ? "none" : why) + ")");
+  size_t index = 0;
+  while (modules_[index].get() != *m) ++index;
+  std::lock_guard<std::mutex> lock(peers_mu_);
+  Peer& peer = peers_[rid];
+  if (!peer.object) {
+    peer.object = std::move(*obj);
+    peer.module = *m;
+    peer.max_payload = caps_[index].max_payload_bytes;
+  }
+  return &peer;
+}
+
+Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler) {
+  if (!target.valid()) {
+    ++send_errors_;
+    return Status::InvalidArgument("SendRsr: null startpoint");
+  }
+  Result<Peer*> peer = PeerFor(target);
+  if (!peer.ok()) {
+    ++send_errors_;
+    return peer.status();
+  }
+  const size_t payload = frame.size() - wire::kHeaderSize;
+  if (payload > (*peer)->max_payload) {
+    ++send_errors_;
+    return Status::OutOfRange("SendRsr: payload of " + std::to_string(payload) +
+                              " bytes exceeds the " + std::string((*peer)->module->name()) +
+                              " limit of " + std::to_string((*peer)->max_payload));
+  }
+  wire::FrameHeader h;
+  h.kind = wire::FrameKind::kRsr;
+  h.payload_len = static_cast<uint32_t>(payload);
+  h.source = id_;
+  h.target = target.runtime();
+  h.context = target.context();
+  h.endpoint = target.endpoint();
+  h.handler = handler.value;
+  if (target.address()) {
+    h.flags |= wire::kFlagHasAddress;
+    h.address = *target.address();
+  }
+  wire::EncodeHeader(h, {frame.data(), wire::kHeaderSize});
+  Status st = (*peer)->object->Send(std::move(frame));
+  if (!st.ok()) {
+    ++send_errors_;
+    return st;
+  }
+  ++rsr_sent_;
+  return st;
+}
+
+Result<Startpoint> RuntimeImpl::WorldStartpoint(int rank, ContextId context,
+                                                EndpointId endpoint) const {
+  if (rank < 0 || rank >= static_cast<int>(world_.size())) {
+    return Status::OutOfRange("rank " + std::to_string(rank) + " outside 0.." +
+                              std::to_string(world_.size() - 1));
+  }
+  if (context == 0 || endpoint == 0) {
+    return Status::InvalidArgument("WorldStartpoint: context and endpoint ids must be >= 1");
+  }
+  return Startpoint(std::make_shared<const DescriptorTable>(world_[rank]), context, endpoint);
+}
+
+RuntimeStats RuntimeImpl::stats() const {
+  RuntimeStats s;
+  s.rsr_sent = rsr_sent_.load();
+  s.rsr_delivered = rsr_delivered_.load();
+  s.frames_rejected = frames_rejected_.load();
+  s.rsr_dropped = rsr_dropped_.load();
+  s.send_errors = send_errors_.load();
+  return s;
+}
+
+}  // namespace ukai::rt::internal

@@ -1,0 +1,194 @@
+// Internal state of a Runtime: contexts, endpoints, handler tables, the peer table, the
+// progress engine and the handler pool. Not part of the public API.
+//
+// Locking (outermost first; no lock is held while a handler or user callback runs):
+//   connect_mu_  serialises connection set-up (module Connect may block)
+//   contexts_mu_ (shared_mutex) the context map; ContextState::mu its endpoints;
+//   EndpointState::mu its handler table; peers_mu_ the peer table; reinject_mu_, events_mu_.
+// Delivered frames and dispatch live on the progress thread (progress_mu_ held).
+#ifndef UKAI_RT_CORE_RUNTIME_IMPL_H_
+#define UKAI_RT_CORE_RUNTIME_IMPL_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "rt/core/bootstrap.h"
+#include "rt/core/module.h"
+#include "rt/core/thread_pool.h"
+#include "ukai/rt/runtime.hpp"
+
+namespace ukai::rt::internal {
+
+// "0123456789abcdef"-style 16-digit hex of a runtime id (traces, messages).
+std::string Hex(uint64_t v);
+
+class ContextState;
+// The context whose handler runs on this thread, or nullptr (DestroyContext uses it to
+// refuse destroying a context from its own handler).
+ContextState* CurrentHandlerContext();
+
+struct HandlerEntry {
+  std::string name;
+  HandlerKind kind;
+  Handler fn;
+};
+
+class EndpointState {
+ public:
+  std::mutex mu;
+  std::unordered_map<uint32_t, std::unique_ptr<HandlerEntry>> handlers;
+  std::unique_ptr<Endpoint> endpoint;
+  // Lookup under mu; entries are never removed, so the pointer stays valid while the
+  // context lives.
+  const HandlerEntry* Find(uint32_t id) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = handlers.find(id);
+    return it == handlers.end() ? nullptr : it->second.get();
+  }
+};
+
+// A frame kept for later dispatch (owned bytes): held while its context boots.
+struct HeldFrame {
+  wire::FrameHeader header;
+  ByteBlock storage;
+  std::span<const uint8_t> payload;
+};
+
+class ContextState {
+ public:
+  enum class Phase { kBooting, kReady, kClosing };
+  std::unique_ptr<Context> context;
+  std::function<void(Context&)> exit;
+  std::shared_ptr<const DescriptorTable> table;
+  mutable std::mutex mu;  // endpoints, next_endpoint, held, phase
+  std::map<EndpointId, std::unique_ptr<EndpointState>> endpoints;
+  EndpointId next_endpoint = 1;
+  std::atomic<Phase> phase{Phase::kBooting};
+  std::vector<HeldFrame> held;
+  std::atomic<int> running{0};  // handlers running or queued for this context
+
+  EndpointState* FindEndpoint(EndpointId id) const {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = endpoints.find(id);
+    return it == endpoints.end() ? nullptr : it->second.get();
+  }
+};
+
+struct Peer {
+  std::shared_ptr<CommObject> object;
+  Module* module = nullptr;
+  uint64_t max_payload = 0;
+  bool failed = false;
+  bool notified = false;
+};
+
+// A frame delivered by a module during its Progress(), dispatched right after it.
+struct Delivered {
+  wire::FrameHeader header;
+  std::span<const uint8_t> payload;
+  ByteBlock storage;  // non-empty when the module gave its storage away
+};
+
+class RuntimeImpl final : public ModuleHost {
+ public:
+  RuntimeImpl(RuntimeOptions options, RuntimeId id);
+  ~RuntimeImpl() override;
+
+  Status Start(Runtime* self);
+  Status Finalize();
+
+  // ModuleHost.
+  RuntimeId runtime_id() const override { return id_; }
+  std::string Param(std::string_view key) const override;
+  bool tracing() const override { return options_.trace; }
+  void Trace(std::string_view line) const override;
+  void Deliver(const wire::FrameHeader& header, std::span<const uint8_t> payload,
+               ByteBlock* owned) override;
+  Status DeliverFrame(std::span<const uint8_t> frame, ByteBlock* owned) override;
+  void RejectFrame(const Status& why) override;
+  void AdoptIncoming(RuntimeId peer, std::shared_ptr<CommObject> object) override;
+  void PeerFailed(RuntimeId peer, std::string_view module, bool orderly,
+                  const Status& why) override;
+  void Wake() override;
+
+  // Runtime API.
+  Result<Context*> CreateContext(ContextOptions options);
+  Status DestroyContext(Context* ctx);
+  Context* FindContext(ContextId id) const;
+  Result<Endpoint*> CreateEndpoint(Context* ctx, ContextState* state, EndpointOptions options);
+  Status Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler);
+  Result<std::string> SelectModule(const Startpoint& target);
+  int Progress();
+  Result<Startpoint> WorldStartpoint(int rank, ContextId context, EndpointId endpoint) const;
+  Status Barrier() { return bootstrap_->Barrier(); }
+
+  RuntimeId id() const { return id_; }
+  int rank() const { return bootstrap_->rank(); }
+  int size() const { return bootstrap_->size(); }
+  const std::shared_ptr<const DescriptorTable>& table() const { return table_; }
+  std::vector<std::string> module_names() const;
+  RuntimeStats stats() const;
+
+ private:
+  Status LoadModules();
+  Result<Module*> Choose(const DescriptorTable& table, std::string* why);
+  Result<Peer*> PeerFor(const Startpoint& target);
+  void DispatchDelivered();
+  void Dispatch(Delivered& d);
+  void RunNonThreaded(ContextState* cs, EndpointState* es, const HandlerEntry* h,
+                      const wire::FrameHeader& header, std::span<const uint8_t> payload);
+  void DrainReinjected();
+  void DrainEvents();
+  void ProgressLoop();
+  int ProgressPass();
+  size_t current_module_ = 0;  // index of the module in Progress() (progress thread)
+  void DestroyContextState(const std::shared_ptr<ContextState>& cs);
+
+  RuntimeOptions options_;
+  const RuntimeId id_;
+  Runtime* self_ = nullptr;
+  std::unique_ptr<Bootstrap> bootstrap_;
+  std::vector<std::unique_ptr<Module>> modules_;  // preference order (lowest latency first)
+  std::vector<ModuleCaps> caps_;
+  std::shared_ptr<const DescriptorTable> table_;
+  std::vector<DescriptorTable> world_;  // bootstrap tables, index = rank
+  bool finalized_ = false;
+  bool started_ = false;
+
+  mutable std::shared_mutex contexts_mu_;
+  std::unordered_map<ContextId, std::shared_ptr<ContextState>> contexts_;
+  ContextId next_context_ = 1;
+
+  std::mutex connect_mu_;
+  std::mutex peers_mu_;
+  std::unordered_map<RuntimeId, Peer> peers_;
+
+  std::mutex progress_mu_;
+  std::vector<Delivered> delivered_;  // progress thread only
+  std::mutex reinject_mu_;
+  std::vector<HeldFrame> reinject_;
+  std::atomic<bool> has_reinject_{false};
+  std::mutex events_mu_;
+  std::vector<PeerEvent> events_;
+  std::atomic<bool> has_events_{false};
+
+  std::unique_ptr<ThreadPool> pool_;
+  std::thread progress_thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> sleeping_{false};
+  int wake_fd_ = -1;
+
+  std::atomic<uint64_t> rsr_sent_{0}, rsr_delivered_{0}, frames_rejected_{0}, rsr_dropped_{0},
+      send_errors_{0};
+};
+
+}  // namespace ukai::rt::internal
+
+#endif  // UKAI_RT_CORE_RUNTIME_IMPL_H_

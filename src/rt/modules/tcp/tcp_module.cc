@@ -1,0 +1,528 @@
+// The tcp module. Threads: Connect() and TcpConn::Send() run on user threads; everything
+// else (accept, reads, queued writes, failure handling) on the progress thread inside
+// Progress(). A connection's send side is guarded by its send_mu_; the fd is closed only
+// under that lock so no writer ever uses a recycled fd number.
+#include "rt/modules/tcp/tcp_module.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ukai::rt {
+namespace {
+
+constexpr size_t kRecvBufferBytes = 256 << 10;
+constexpr int kCloseFlushMs = 2000;
+
+std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+void SetNonBlockingNoDelay(int fd) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL, 0) | O_NONBLOCK);
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+// Parses "host:port" (host may be empty = any).
+Status ParseHostPort(const std::string& s, std::string* host, uint16_t* port) {
+  size_t colon = s.rfind(':');
+  if (colon == std::string::npos)
+    return Status::InvalidArgument("expected HOST:PORT, got '" + s + "'");
+  *host = s.substr(0, colon);
+  char* end = nullptr;
+  long p = std::strtol(s.c_str() + colon + 1, &end, 10);
+  if (*end != '\0' || p < 0 || p > 65535 || colon + 1 == s.size()) {
+    return Status::InvalidArgument("bad port in '" + s + "'");
+  }
+  *port = static_cast<uint16_t>(p);
+  return Status::Ok();
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+}  // namespace
+
+class TcpModule;
+
+// One TCP connection to a peer runtime; also its CommObject.
+class TcpConn final : public CommObject {
+ public:
+  TcpConn(TcpModule* m, int fd, RuntimeId peer) : module_(m), fd_(fd), peer_(peer) {}
+  Status Send(ByteBlock&& frame) override;
+  void Close() override;
+  CommState state() const override { return state_.load(); }
+  RuntimeId peer() const override { return peer_.load(); }
+
+  // Progress thread: writes queued frames; true when the queue is empty afterwards.
+  Status Flush();
+  // Marks failed/closed and closes the fd (under the send lock). False if already done.
+  bool Shut(CommState state);
+
+  int fd() const { return fd_; }
+  void set_peer(RuntimeId p) { peer_.store(p); }
+
+  // Receive state (progress thread only).
+  ByteBlock rbuf{kRecvBufferBytes};
+  size_t rstart = 0;
+  ByteBlock big;  // a frame larger than rbuf being received
+  size_t big_filled = 0;
+  bool hello_seen = false;
+
+ private:
+  // Writes from `frame` at `*off`; returns false on EAGAIN, error Status on failure.
+  Result<bool> WriteSome(const ByteBlock& frame, size_t* off);
+  void ArmWrite(bool on);
+
+  TcpModule* module_;
+  std::mutex send_mu_;
+  int fd_;
+  std::atomic<RuntimeId> peer_;
+  std::atomic<CommState> state_{CommState::kOk};
+  struct Pending {
+    ByteBlock frame;
+    size_t off;
+  };
+  std::deque<Pending> queue_;
+  bool write_armed_ = false;
+};
+
+class TcpModule final : public Module {
+ public:
+  ~TcpModule() override { Close(); }
+  std::string_view name() const override { return "tcp"; }
+  Status Init(ModuleHost* host) override;
+  ModuleCaps Query() const override {
+    ModuleCaps c;
+    c.reach = Reach::kAnyHost;
+    c.latency_us = 15;
+    c.bandwidth_gbytes_s = 2;
+    c.max_payload_bytes = wire::kMaxPayloadBytes;
+    c.detects_peer_failure = true;
+    c.multi_process = true;
+    return c;
+  }
+  Result<std::vector<uint8_t>> MakeDescriptor() override;
+  bool CanReach(std::span<const uint8_t> d) const override { return Parse(d).ok(); }
+  Result<std::shared_ptr<CommObject>> Connect(RuntimeId peer, std::span<const uint8_t> d) override;
+  int Progress() override;
+  int WaitFd() const override { return epfd_; }
+  void Close() override;
+
+  int epfd() const { return epfd_; }
+  RuntimeId self() const { return host_->runtime_id(); }
+
+ private:
+  struct Target {
+    std::string host;      // advertised address
+    std::string hostname;  // the peer's gethostname(), to use loopback on this host
+    uint16_t port = 0;
+  };
+  static Result<Target> Parse(std::span<const uint8_t> d);
+  void Accept();
+  void Register(const std::shared_ptr<TcpConn>& c);
+  int ReadConn(const std::shared_ptr<TcpConn>& c);
+  int ParseFrames(const std::shared_ptr<TcpConn>& c, size_t* rend);
+  bool HandleFrame(const std::shared_ptr<TcpConn>& c, const wire::FrameHeader& h,
+                   std::span<const uint8_t> payload, ByteBlock* owned);
+  void Fail(const std::shared_ptr<TcpConn>& c, bool orderly, const Status& why);
+
+  ModuleHost* host_ = nullptr;
+  int listen_fd_ = -1;
+  int epfd_ = -1;
+  uint16_t port_ = 0;
+  std::string advertised_;
+  std::string hostname_;
+  std::mutex conns_mu_;
+  std::unordered_map<int, std::shared_ptr<TcpConn>> conns_;
+  std::unordered_map<int, size_t> rend_;  // progress thread: bytes valid in rbuf
+  std::vector<std::shared_ptr<TcpConn>> scratch_;
+};
+
+// ---- TcpConn ----
+
+void TcpConn::ArmWrite(bool on) {
+  if (write_armed_ == on) return;
+  epoll_event ev{};
+  ev.events = on ? static_cast<uint32_t>(EPOLLIN | EPOLLOUT) : static_cast<uint32_t>(EPOLLIN);
+  ev.data.fd = fd_;
+  ::epoll_ctl(module_->epfd(), EPOLL_CTL_MOD, fd_, &ev);
+  write_armed_ = on;
+}
+
+Result<bool> TcpConn::WriteSome(const ByteBlock& frame, size_t* off) {
+  while (*off < frame.size()) {
+    ssize_t n = ::send(fd_, frame.data() + *off, frame.size() - *off, MSG_NOSIGNAL);
+    if (n > 0) {
+      *off += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+    if (n < 0 && errno == EINTR) continue;
+    return Status::Unavailable(Errno("tcp send"));
+  }
+  return true;
+}
+
+Status TcpConn::Send(ByteBlock&& frame) {
+  std::lock_guard<std::mutex> lock(send_mu_);
+  if (state_.load() != CommState::kOk) {
+    return Status::Unavailable("tcp: connection to peer is closed or failed");
+  }
+  if (queue_.empty()) {
+    size_t off = 0;
+    Result<bool> done = WriteSome(frame, &off);
+    if (!done.ok()) return done.status();  // the progress thread sees the error and fails it
+    if (*done) return Status::Ok();
+    queue_.push_back({std::move(frame), off});
+  } else {
+    queue_.push_back({std::move(frame), 0});
+  }
+  ArmWrite(true);
+  return Status::Ok();
+}
+
+Status TcpConn::Flush() {
+  std::lock_guard<std::mutex> lock(send_mu_);
+  if (state_.load() != CommState::kOk) return Status::Ok();
+  while (!queue_.empty()) {
+    Result<bool> done = WriteSome(queue_.front().frame, &queue_.front().off);
+    if (!done.ok()) return done.status();
+    if (!*done) return Status::Ok();
+    queue_.pop_front();
+  }
+  ArmWrite(false);
+  return Status::Ok();
+}
+
+bool TcpConn::Shut(CommState state) {
+  std::lock_guard<std::mutex> lock(send_mu_);
+  if (fd_ < 0) return false;
+  state_.store(state);
+  ::epoll_ctl(module_->epfd(), EPOLL_CTL_DEL, fd_, nullptr);
+  ::close(fd_);
+  fd_ = -1;
+  queue_.clear();
+  return true;
+}
+
+void TcpConn::Close() {
+  std::lock_guard<std::mutex> lock(send_mu_);
+  if (state_.load() != CommState::kOk || fd_ < 0) return;
+  // Flush what is queued (the progress thread no longer runs), then say goodbye.
+  wire::FrameHeader bye;
+  bye.kind = wire::FrameKind::kBye;
+  bye.source = module_->self();
+  bye.target = peer_.load();
+  ByteBlock b(wire::kHeaderSize);
+  b.Resize(wire::kHeaderSize);
+  wire::EncodeHeader(bye, {b.data(), b.size()});
+  queue_.push_back({std::move(b), 0});
+  while (!queue_.empty()) {
+    Result<bool> done = WriteSome(queue_.front().frame, &queue_.front().off);
+    if (!done.ok()) break;
+    if (*done) {
+      queue_.pop_front();
+      continue;
+    }
+    pollfd p{fd_, POLLOUT, 0};
+    if (::poll(&p, 1, kCloseFlushMs) <= 0) break;
+  }
+  state_.store(CommState::kClosed);
+}
+
+// ---- TcpModule ----
+
+Status TcpModule::Init(ModuleHost* host) {
+  host_ = host;
+  std::string listen = host->Param("tcp.listen");
+  if (listen.empty()) listen = "0.0.0.0:0";
+  std::string bind_host;
+  UKAI_RETURN_IF_ERROR(ParseHostPort(listen, &bind_host, &port_).WithContext("tcp.listen"));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port_);
+  if (bind_host.empty() || bind_host == "*") bind_host = "0.0.0.0";
+  if (::inet_pton(AF_INET, bind_host.c_str(), &addr.sin_addr) != 1) {
+    return Status::InvalidArgument("tcp.listen: '" + bind_host + "' is not an IPv4 address");
+  }
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (listen_fd_ < 0) return Status::IoError(Errno("tcp socket"));
+  int one = 1;
+  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    return Status::IoError(Errno("tcp bind " + listen));
+  }
+  if (::listen(listen_fd_, 128) != 0) return Status::IoError(Errno("tcp listen"));
+  socklen_t len = sizeof addr;
+  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = ntohs(addr.sin_port);
+  epfd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  if (epfd_ < 0) return Status::IoError(Errno("epoll_create1"));
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = listen_fd_;
+  ::epoll_ctl(epfd_, EPOLL_CTL_ADD, listen_fd_, &ev);
+  hostname_ = HostName();
+  advertised_ = host->Param("tcp.host");
+  if (advertised_.empty()) advertised_ = bind_host == "0.0.0.0" ? hostname_ : bind_host;
+  host->Trace("tcp listening on " + bind_host + ":" + std::to_string(port_) + " (advertised " +
+              advertised_ + ")");
+  return Status::Ok();
+}
+
+Result<std::vector<uint8_t>> TcpModule::MakeDescriptor() {
+  // u16 port, u8 len + advertised host, u8 len + host name.
+  std::vector<uint8_t> d(2);
+  wire::PutLe16(d.data(), port_);
+  for (const std::string* s : {&advertised_, &hostname_}) {
+    d.push_back(static_cast<uint8_t>(std::min<size_t>(s->size(), 255)));
+    d.insert(d.end(), s->begin(), s->begin() + std::min<size_t>(s->size(), 255));
+  }
+  return d;
+}
+
+Result<TcpModule::Target> TcpModule::Parse(std::span<const uint8_t> d) {
+  Target t;
+  if (d.size() < 4) return Status::ParseError("tcp descriptor too short");
+  t.port = wire::GetLe16(d.data());
+  size_t pos = 2;
+  for (std::string* s : {&t.host, &t.hostname}) {
+    if (pos >= d.size() || d.size() - pos - 1 < d[pos]) {
+      return Status::ParseError("tcp descriptor truncated");
+    }
+    s->assign(reinterpret_cast<const char*>(d.data() + pos + 1), d[pos]);
+    pos += 1 + d[pos];
+  }
+  if (pos != d.size() || t.port == 0) return Status::ParseError("tcp descriptor malformed");
+  return t;
+}
+
+Result<std::shared_ptr<CommObject>> TcpModule::Connect(RuntimeId peer, std::span<const uint8_t> d) {
+  Result<Target> t = Parse(d);
+  if (!t.ok()) return t.status();
+  const std::string host = t->hostname == hostname_ ? "127.0.0.1" : t->host;
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(t->port).c_str(), &hints, &res) != 0 || !res) {
+    return Status::Unavailable("tcp: cannot resolve '" + host + "'");
+  }
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int rc = fd < 0 ? -1 : ::connect(fd, res->ai_addr, res->ai_addrlen);
+  ::freeaddrinfo(res);
+  const std::string where = host + ":" + std::to_string(t->port);
+  if (rc != 0) {
+    Status st = Status::Unavailable(Errno("tcp connect " + where));
+    if (fd >= 0) ::close(fd);
+    return st;
+  }
+  SetNonBlockingNoDelay(fd);
+  auto c = std::make_shared<TcpConn>(this, fd, peer);
+  c->hello_seen = true;  // we know who is at the other end
+  Register(c);
+  wire::FrameHeader hello;
+  hello.kind = wire::FrameKind::kHello;
+  hello.source = self();
+  hello.target = peer;
+  ByteBlock b(wire::kHeaderSize);
+  b.Resize(wire::kHeaderSize);
+  wire::EncodeHeader(hello, {b.data(), b.size()});
+  UKAI_RETURN_IF_ERROR(c->Send(std::move(b)));
+  host_->Trace("tcp connected to " + where);
+  return std::shared_ptr<CommObject>(c);
+}
+
+void TcpModule::Register(const std::shared_ptr<TcpConn>& c) {
+  {
+    std::lock_guard<std::mutex> lock(conns_mu_);
+    conns_[c->fd()] = c;
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = c->fd();
+  ::epoll_ctl(epfd_, EPOLL_CTL_ADD, c->fd(), &ev);
+}
+
+void TcpModule::Accept() {
+  for (;;) {
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    SetNonBlockingNoDelay(fd);
+    Register(std::make_shared<TcpConn>(this, fd, 0));
+  }
+}
+
+void TcpModule::Fail(const std::shared_ptr<TcpConn>& c, bool orderly, const Status& why) {
+  const int fd = c->fd();
+  if (!c->Shut(orderly ? CommState::kClosed : CommState::kFailed)) return;
+  {
+    std::lock_guard<std::mutex> lock(conns_mu_);
+    conns_.erase(fd);
+  }
+  rend_.erase(fd);
+  if (c->peer() != 0) host_->PeerFailed(c->peer(), "tcp", orderly, why);
+}
+
+bool TcpModule::HandleFrame(const std::shared_ptr<TcpConn>& c, const wire::FrameHeader& h,
+                            std::span<const uint8_t> payload, ByteBlock* owned) {
+  if (!c->hello_seen) {
+    if (h.kind != wire::FrameKind::kHello || h.target != self() || h.source == 0) {
+      host_->RejectFrame(Status::ParseError("tcp: first frame is not a hello for this runtime"));
+      Fail(c, false, Status::ParseError("tcp: bad hello"));
+      return false;
+    }
+    c->hello_seen = true;
+    c->set_peer(h.source);
+    host_->AdoptIncoming(h.source, c);
+    return true;
+  }
+  if (h.source != c->peer()) {
+    host_->RejectFrame(Status::ParseError("tcp: frame source does not match the connection"));
+    Fail(c, false, Status::ParseError("tcp: frame from an unexpected source"));
+    return false;
+  }
+  if (h.kind == wire::FrameKind::kBye) {
+    Fail(c, true, Status::Unavailable("peer said goodbye"));
+    return false;
+  }
+  if (h.kind == wire::FrameKind::kRsr) host_->Deliver(h, payload, owned);
+  return true;
+}
+
+// Delivers every complete frame in c->rbuf[rstart, *rend). Returns frames delivered, or -1
+// when the connection failed.
+int TcpModule::ParseFrames(const std::shared_ptr<TcpConn>& c, size_t* rend) {
+  int n = 0;
+  while (*rend - c->rstart >= wire::kHeaderSize) {
+    std::span<const uint8_t> avail(c->rbuf.data() + c->rstart, *rend - c->rstart);
+    Result<wire::FrameHeader> h = wire::DecodeHeader(avail);
+    if (!h.ok()) {
+      host_->RejectFrame(h.status());
+      Fail(c, false, h.status().WithContext("tcp stream"));
+      return -1;
+    }
+    const size_t total = h->frame_size();
+    if (total > c->rbuf.capacity()) {  // large frame: receive into its own block
+      c->big = ByteBlock(total);
+      c->big.Resize(total);
+      std::memcpy(c->big.data(), avail.data(), avail.size());
+      c->big_filled = avail.size();
+      c->rstart = *rend;
+      return n;
+    }
+    if (avail.size() < total) return n;
+    if (!HandleFrame(c, *h, avail.subspan(h->header_len, h->payload_len), nullptr)) return -1;
+    c->rstart += total;
+    ++n;
+  }
+  return n;
+}
+
+int TcpModule::ReadConn(const std::shared_ptr<TcpConn>& c) {
+  if (!c->big.empty()) {  // continue a large frame
+    ssize_t r = ::recv(c->fd(), c->big.data() + c->big_filled, c->big.size() - c->big_filled, 0);
+    if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+      Fail(c, false,
+           Status::Unavailable(r == 0 ? "tcp: peer closed the connection mid-frame"
+                                      : Errno("tcp recv")));
+      return -1;
+    }
+    if (r > 0) c->big_filled += static_cast<size_t>(r);
+    if (c->big_filled < c->big.size()) return 0;
+    ByteBlock frame = std::move(c->big);
+    c->big_filled = 0;
+    Result<wire::FrameHeader> h = wire::DecodeHeader(frame.span());
+    std::span<const uint8_t> payload(frame.data() + h->header_len, h->payload_len);
+    return HandleFrame(c, *h, payload, &frame) ? 1 : -1;
+  }
+  size_t& rend = rend_[c->fd()];
+  // Compact: frames delivered in the previous Progress() have been dispatched by now.
+  if (c->rstart != 0) {
+    std::memmove(c->rbuf.data(), c->rbuf.data() + c->rstart, rend - c->rstart);
+    rend -= c->rstart;
+    c->rstart = 0;
+  }
+  ssize_t r = ::recv(c->fd(), c->rbuf.data() + rend, c->rbuf.capacity() - rend, 0);
+  if (r == 0) {
+    Fail(c, false, Status::Unavailable("tcp: peer closed the connection"));
+    return -1;
+  }
+  if (r < 0) {
+    if (errno == EAGAIN || errno == EINTR) return 0;
+    Fail(c, false, Status::Unavailable(Errno("tcp recv")));
+    return -1;
+  }
+  rend += static_cast<size_t>(r);
+  return ParseFrames(c, &rend);
+}
+
+int TcpModule::Progress() {
+  epoll_event events[64];
+  int ready = ::epoll_wait(epfd_, events, 64, 0);
+  int delivered = 0;
+  for (int i = 0; i < ready; ++i) {
+    const int fd = events[i].data.fd;
+    if (fd == listen_fd_) {
+      Accept();
+      continue;
+    }
+    std::shared_ptr<TcpConn> c;
+    {
+      std::lock_guard<std::mutex> lock(conns_mu_);
+      auto it = conns_.find(fd);
+      if (it == conns_.end()) continue;
+      c = it->second;
+    }
+    if (events[i].events & EPOLLOUT) {
+      Status st = c->Flush();
+      if (!st.ok()) {
+        Fail(c, false, st);
+        continue;
+      }
+    }
+    if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
+      int n = ReadConn(c);
+      if (n > 0) delivered += n;
+    }
+  }
+  return delivered;
+}
+
+void TcpModule::Close() {
+  std::vector<std::shared_ptr<TcpConn>> all;
+  {
+    std::lock_guard<std::mutex> lock(conns_mu_);
+    for (auto& [fd, c] : conns_) all.push_back(c);
+    conns_.clear();
+  }
+  for (auto& c : all) {
+    c->Close();
+    c->Shut(CommState::kClosed);
+  }
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (epfd_ >= 0) ::close(epfd_);
+  listen_fd_ = epfd_ = -1;
+}
+
+std::unique_ptr<Module> NewTcpModule(const ModuleEnv&) { return std::make_unique<TcpModule>(); }
+
+}  // namespace ukai::rt

@@ -1,0 +1,105 @@
+// Helpers for runtime tests: waiting with a deadline and runtime options per module.
+#ifndef UKAI_TESTS_RT_RT_TEST_UTIL_H_
+#define UKAI_TESTS_RT_RT_TEST_UTIL_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "ukai/ukai.hpp"
+
+namespace ukai::rt::testing {
+
+// Polls `pred` until it holds or `timeout` passes; returns its last value.
+inline bool WaitFor(const std::function<bool()>& pred,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return pred();
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
+}
+
+// Options for a test runtime that talks through `module` (fabric shared for inproc).
+inline RuntimeOptions ModuleOptions(const std::string& module,
+                                    const std::shared_ptr<InprocFabric>& fabric) {
+  RuntimeOptions o;
+  o.bootstrap = "single";
+  o.modules = {module};
+  o.spin_us = 50;
+  o.handler_threads = 4;
+  o.params["tcp.listen"] = "127.0.0.1:0";
+  if (module == "inproc") o.inproc_fabric = fabric;
+  return o;
+}
+
+// A peer process (tests/rt/tools/test_peer_main.cc) started by the test itself. It prints
+// its startpoint on stdout; its endpoint has handlers "echo" (u64 v + startpoint reply ->
+// RSR "echo_reply" with v + 1 to reply) and "quit". Killed (SIGKILL) on destruction.
+class PeerProcess {
+ public:
+  explicit PeerProcess(std::vector<std::string> args) {
+    int out[2];
+    if (::pipe(out) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], 1);
+      ::close(out[0]);
+      std::vector<char*> argv;
+      static char peer_path[] = UKAI_TEST_PEER;
+      argv.push_back(peer_path);
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(peer_path, argv.data());
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string line;
+    char ch;
+    while (::read(out[0], &ch, 1) == 1 && ch != '\n') line.push_back(ch);
+    out_fd_ = out[0];
+    Result<Startpoint> sp = Startpoint::FromString(line);
+    if (sp.ok()) startpoint_ = *sp;
+    error_ = sp.ok() ? "" : sp.status().ToString() + " (peer printed '" + line + "')";
+  }
+  ~PeerProcess() {
+    Kill();
+    if (out_fd_ >= 0) ::close(out_fd_);
+  }
+  void Kill() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+  }
+  // Waits for a normal exit; returns the exit status or -1.
+  int Wait() {
+    int st = 0;
+    if (pid_ <= 0 || ::waitpid(pid_, &st, 0) != pid_) return -1;
+    pid_ = -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+  const Startpoint& startpoint() const { return startpoint_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+  Startpoint startpoint_;
+  std::string error_;
+};
+
+}  // namespace ukai::rt::testing
+
+#endif  // UKAI_TESTS_RT_RT_TEST_UTIL_H_

@@ -1,0 +1,41 @@
+// A peer process for the runtime's multi-process tests: prints its startpoint, answers
+// "echo" RSRs, exits on "quit" (or when its stdout pipe closes).
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "ukai/ukai.hpp"
+
+using ukai::rt::HandlerKind;
+using ukai::rt::Rsr;
+
+int main(int argc, char** argv) {
+  auto rt = ukai::rt::Runtime::Init(argc, argv);
+  if (!rt.ok()) {
+    std::fprintf(stderr, "test_peer: %s\n", rt.status().ToString().c_str());
+    return 2;
+  }
+  std::atomic<bool> quit{false};
+  ukai::rt::Endpoint* ep = nullptr;
+  auto ctx = (*rt)->CreateContext({.name = "peer", .init = [&](ukai::rt::Context& c) {
+                                     auto e = c.CreateEndpoint();
+                                     if (!e.ok()) return e.status();
+                                     ep = *e;
+                                     return ukai::Status::Ok();
+                                   }});
+  if (!ctx.ok()) return 3;
+  ep->RegisterHandler("echo", HandlerKind::kNonThreaded, [](Rsr& m) {
+    auto v = m.reader().GetU64();
+    auto reply = m.reader().GetStartpoint();
+    if (!v.ok() || !reply.ok()) return;
+    ukai::rt::Buffer b;
+    b.PutU64(*v + 1);
+    m.runtime().SendRsr(std::move(b), *reply, ukai::rt::HandlerId::Of("echo_reply"));
+  });
+  ep->RegisterHandler("quit", HandlerKind::kNonThreaded, [&](Rsr&) { quit.store(true); });
+  std::printf("%s\n", ep->MakeStartpoint().ToString().c_str());
+  std::fflush(stdout);
+  while (!quit.load()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  return (*rt)->Finalize().ok() ? 0 : 1;
+}
