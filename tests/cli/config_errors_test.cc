@@ -17,7 +17,8 @@ struct BadConfig {
   const char* name;
   const char* toml;
   std::vector<std::string> sets;
-  const char* expected;  // substring of the error message
+  const char* expected;   // substring of the error message
+  const char* also = "";  // a second one (for messages worded by the simulator)
 };
 
 class SimConfigErrorTest : public ::testing::TestWithParam<BadConfig> {};
@@ -27,6 +28,7 @@ TEST_P(SimConfigErrorTest, SpecificMessageWithKeyAndPlace) {
   Result<std::vector<SimConfig>> r = LoadSimConfigsFromString(c.toml, "exp.toml", c.sets);
   ASSERT_FALSE(r.ok()) << c.name << " was accepted";
   EXPECT_THAT(r.status().message(), HasSubstr(c.expected)) << r.status().ToString();
+  EXPECT_THAT(r.status().message(), HasSubstr(c.also)) << r.status().ToString();
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -60,7 +62,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"OutOfRange",
                   "[router]\nvcs = 0\n",
                   {},
-                  "router.vcs: value 0 out of range [1, 64] at exp.toml:2:7"},
+                  "router.vcs: value 0 out of range [1, 32] at exp.toml:2:7"},
         BadConfig{"RateOutOfRange",
                   "[traffic]\nrate = 1.5\n",
                   {},
@@ -72,7 +74,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"SweepItemOutOfRange",
                   "[traffic]\nmessage_bytes = [64, 0]\n",
                   {},
-                  "traffic.message_bytes: value 0 out of range [1, 16777216] at exp.toml:2:17"},
+                  "traffic.message_bytes: value 0 out of range [1, 1073741824] at exp.toml:2:17"},
         BadConfig{"BadEnum",
                   "[network]\ntopology = \"ring\"\n",
                   {},
@@ -106,12 +108,35 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"TooManyNodes",
                   "[network]\nn = 3\nk = 1024\n",
                   {},
-                  "network.k: the network would have more than 16777216 nodes"},
+                  "network.k: the network would have more than 67108864 nodes"},
         BadConfig{"HotspotNode",
                   "[traffic]\nhotspot_nodes = [3, 100]\n",
                   {},
                   "traffic.hotspot_nodes: node 100 does not exist (the network has nodes "
                   "0..99) at exp.toml:2:17"},
+        // Rules of the simulator, checked for every point before any runs.
+        BadConfig{"RoutingNeedsMoreVcs",
+                  "[router]\nvcs = 2\n[routing]\nalgorithm = [\"dor\", \"duato\"]\n",
+                  {},
+                  "at exp.toml:4:13 (point 2 of 2: routing.algorithm = duato, traffic.pattern = "
+                  "uniform)",
+                  "needs router.vcs >= 3"},
+        BadConfig{"PatternNeedsEqualRadices",
+                  "[network]\nk = [4, 8]\n[traffic]\npattern = \"transpose\"\n",
+                  {},
+                  "traffic.pattern: 'transpose'",
+                  "at exp.toml:4:11"},
+        BadConfig{"PatternNeedsPowerOfTwo",
+                  "[network]\nk = 3\n",
+                  {"traffic.pattern=bitcomp"},
+                  "traffic.pattern: 'bitcomp'",
+                  "in --set traffic.pattern=bitcomp"},
+        BadConfig{"VctNeedsWholeMessage",
+                  "[router]\nswitching = \"vct\"\n[traffic]\n"
+                  "message_bytes = 64\n",
+                  {},
+                  "router.switching",
+                  "at exp.toml:2:13"},
         BadConfig{"ScalarGivenList",
                   "[router]\nvcs = [2, 4]\n",
                   {},
@@ -138,7 +163,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"SetOutOfRange",
                   "",
                   {"router.vcs=100"},
-                  "router.vcs: value 100 out of range [1, 64] in --set router.vcs=100"},
+                  "router.vcs: value 100 out of range [1, 32] in --set router.vcs=100"},
         BadConfig{"SetWrongType",
                   "",
                   {"measure.max_cycles=lots"},

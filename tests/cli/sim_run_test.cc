@@ -179,7 +179,7 @@ TEST_F(SimRunTest, ConfigErrorExits2NamingKeyAndLine) {
   EXPECT_EQ(calls_, 0);
   EXPECT_EQ(out_.str(), "");
   EXPECT_THAT(err_.str(),
-              HasSubstr("router.vcs: value 0 out of range [1, 64] at " + config_ + ":2:7"));
+              HasSubstr("router.vcs: value 0 out of range [1, 32] at " + config_ + ":2:7"));
 }
 
 TEST_F(SimRunTest, SetErrorExits2) {

@@ -9,7 +9,10 @@
 #include <vector>
 
 #include "core/config/toml_reader.h"
+#include "sim/engine/network.h"
 #include "sim/routing/registry.h"
+#include "sim/topology/kary_ncube.h"
+#include "sim/traffic/injection.h"
 #include "sim/traffic/pattern.h"
 
 namespace ukai::sim {
@@ -21,10 +24,10 @@ using config::Shape;
 using config::ValueType;
 using Items = std::vector<Scalar>;
 
-constexpr int64_t kMaxNodes = int64_t{1} << 24;
+constexpr int64_t kMaxNodes = int64_t{1} << 26;  // KaryNCube's limit
 constexpr size_t kMaxPoints = 100000;
 constexpr double kIntMax = INT_MAX;
-constexpr double kCycleMax = 1e15;  // far beyond any run, still exact in a double
+constexpr double kCycleMax = double(int64_t{1} << 50);  // the engine's limit on counts
 
 constexpr std::string_view kSweepOrder[] = {
     "routing.algorithm", "traffic.pattern", "traffic.message_bytes",
@@ -104,7 +107,7 @@ std::vector<Binding> NetworkAndRouterBindings() {
            .Doc("k-ary n-cube kind: mesh (no wrap-around links) or torus"),
        [](const Items& v, SimConfig* c) { c->network.topology = FromName(kTopologies, v[0]); },
        [](const SimConfig& c) { return std::string(TopologyName(c.network.topology)); }},
-      {KeySpec::Make("network.n", VT::kInt).Min(1).Max(16).Doc("number of dimensions"),
+      {KeySpec::Make("network.n", VT::kInt).Min(1).Max(15).Doc("number of dimensions"),
        [](const Items& v, SimConfig* c) { c->network.n = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.network.n); }},
       {KeySpec::Make("network.k", VT::kInt, Shape::kList)
@@ -120,20 +123,20 @@ std::vector<Binding> NetworkAndRouterBindings() {
        [](const SimConfig& c) { return IntList(c.network.k); }},
       {KeySpec::Make("router.vcs", VT::kInt)
            .Min(1)
-           .Max(64)
+           .Max(32)
            .Doc("virtual channels per network port (the routing algorithm may need more)"),
        [](const Items& v, SimConfig* c) { c->router.vcs = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.router.vcs); }},
       {KeySpec::Make("router.vc_buffer_flits", VT::kInt)
            .Unit("flits")
            .Min(1)
-           .Max(1 << 16)
+           .Max(4096)
            .Doc("depth of each VC buffer"),
        [](const Items& v, SimConfig* c) { c->router.vc_buffer_flits = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.router.vc_buffer_flits); }},
       {KeySpec::Make("router.pe_vcs", VT::kInt)
            .Min(1)
-           .Max(64)
+           .Max(32)
            .Doc("virtual channels of the PE (injection) interface"),
        [](const Items& v, SimConfig* c) { c->router.pe_vcs = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.router.pe_vcs); }},
@@ -146,29 +149,29 @@ std::vector<Binding> NetworkAndRouterBindings() {
       {KeySpec::Make("router.hop_cycles", VT::kInt)
            .Unit("cycles")
            .Min(1)
-           .Max(1 << 20)
+           .Max(1e6)
            .Doc("header delay per router without contention (latch, decode, 2-cycle "
                 "arbitration, transfer)"),
        [](const Items& v, SimConfig* c) { c->router.hop_cycles = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.router.hop_cycles); }},
       {KeySpec::Make("router.link_cycles", VT::kInt)
            .Unit("cycles")
-           .Min(1)
-           .Max(1 << 20)
+           .Min(0)
+           .Max(1e6)
            .Doc("router-to-router channel delay"),
        [](const Items& v, SimConfig* c) { c->router.link_cycles = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.router.link_cycles); }},
       {KeySpec::Make("router.table_lookup_cycles", VT::kInt)
            .Unit("cycles")
            .Min(0)
-           .Max(1 << 20)
+           .Max(1e6)
            .Doc("extra header delay when the routing algorithm reads a routing table"),
        [](const Items& v, SimConfig* c) { c->router.table_lookup_cycles = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.router.table_lookup_cycles); }},
       {KeySpec::Make("router.flit_bytes", VT::kInt)
            .Unit("bytes")
            .Min(1)
-           .Max(1 << 16)
+           .Max(1 << 20)
            .Doc("flit size = physical channel width (4 bytes = 32 bits in the spec)"),
        [](const Items& v, SimConfig* c) { c->router.flit_bytes = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.router.flit_bytes); }},
@@ -199,7 +202,7 @@ std::vector<Binding> RoutingAndTrafficBindings() {
       {KeySpec::Make("traffic.message_bytes", VT::kInt, Shape::kSweep)
            .Unit("bytes")
            .Min(1)
-           .Max(1 << 24)
+           .Max(1 << 30)
            .Doc("payload per message; flits = ceil(message_bytes / router.flit_bytes)"),
        [](const Items& v, SimConfig* c) { c->traffic.message_bytes = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.traffic.message_bytes); }},
@@ -282,7 +285,7 @@ std::vector<Binding> MeasureBindings() {
        [](const SimConfig& c) { return std::to_string(c.measure.sample_cycles); }},
       {KeySpec::Make("measure.convergence", VT::kFloat)
            .Min(0, /*open=*/true)
-           .Max(1)
+           .Max(1, /*open=*/true)
            .Doc("cycles mode: stop when the mean latency changes by less than this fraction "
                 "between windows"),
        [](const Items& v, SimConfig* c) { c->measure.convergence = F64(v[0]); },
@@ -406,6 +409,51 @@ void CheckUnusedSweeps(const config::ConfigValues& values, const SimConfig& c,
   }
 }
 
+// The key an engine message starts with ("routing.algorithm = ..." -> routing.algorithm).
+std::string LeadingKey(const std::string& message) {
+  size_t end = message.find_first_not_of("abcdefghijklmnopqrstuvwxyz_.");
+  return message.substr(0, end == std::string::npos ? message.size() : end);
+}
+
+// What only the simulator knows, for one point on an already built topology.
+Status CheckSupported(const SimConfig& c, const Topology& topology) {
+  UKAI_RETURN_IF_ERROR(ValidateConfig(c));
+  Result<const RoutingEntry*> routing = FindRoutingAlgorithm(c.routing.algorithm);
+  if (!routing.ok()) return routing.status();
+  UKAI_RETURN_IF_ERROR((*routing)->supports(topology, c));
+  Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(topology, c.traffic);
+  if (!pattern.ok()) return pattern.status();
+  const int flits = static_cast<int>((int64_t{c.traffic.message_bytes} + c.router.flit_bytes - 1) /
+                                     c.router.flit_bytes);
+  Result<std::unique_ptr<InjectionProcess>> injection = MakeInjection(c.traffic, flits);
+  return injection.ok() ? Status::Ok() : injection.status();
+}
+
+// Runs CheckSupported on every point; reports each distinct problem once, with the place
+// of the key it names and the first point that has it.
+void CheckPointsSupported(const config::ConfigValues& values, const std::vector<SimConfig>& points,
+                          std::vector<std::string>* errors) {
+  Result<std::unique_ptr<KaryNCube>> topology = KaryNCube::Create(points.front().network);
+  std::vector<std::string> seen;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const SimConfig& c = points[i];
+    Status st = topology.ok() ? CheckSupported(c, **topology) : topology.status();
+    if (st.ok() || std::find(seen.begin(), seen.end(), st.message()) != seen.end()) continue;
+    seen.push_back(st.message());
+    std::string where;
+    if (const config::Value* v = values.Find(LeadingKey(st.message()))) {
+      where = fmt::format(" {}", v->origin.Where());
+    }
+    std::string point;
+    if (points.size() > 1) {
+      point = fmt::format(" (point {} of {}: routing.algorithm = {}, traffic.pattern = {})", i + 1,
+                          points.size(), c.routing.algorithm, c.traffic.pattern);
+    }
+    errors->push_back(fmt::format("{}{}{}", st.message(), where, point));
+    if (!topology.ok()) break;
+  }
+}
+
 }  // namespace
 
 Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& values) {
@@ -453,6 +501,8 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
     while (i > 0 && ++index[i - 1] == dims[i - 1].value->items.size()) index[--i] = 0;
     if (i == 0) break;
   }
+  CheckPointsSupported(values, points, &errors);
+  if (!errors.empty()) return Status::InvalidArgument(fmt::format("{}", fmt::join(errors, "\n")));
   return points;
 }
 

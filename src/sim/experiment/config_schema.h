@@ -17,8 +17,11 @@
 //   - a list of traffic.rate needs traffic.injection = "bernoulli", a list of
 //     traffic.interval needs "interval" (otherwise the points would be identical);
 //   - a sweep has at most 100000 points.
-// What only the simulator can judge (e.g. a routing algorithm's VC needs on a topology) is
-// checked by RunPoint, which names the key as well.
+// Then every point is checked with the simulator's own rules, without running it (engine
+// limits, KaryNCube::Create, the routing registry's Supports(), MakePattern,
+// MakeInjection), so that e.g. `duato` with too few VCs is reported before any point runs;
+// each distinct problem is reported once, with the place of the key it names and the first
+// point that has it.
 //
 // Thread safety: free functions without shared state.
 #ifndef UKAI_SIM_EXPERIMENT_CONFIG_SCHEMA_H_
@@ -52,7 +55,8 @@ Result<std::vector<SimConfig>> LoadSimConfigsFromString(std::string_view text,
                                                         const std::string& source_name,
                                                         const std::vector<std::string>& overrides);
 
-// Turns checked values into SimConfigs (defaults for absent keys) and expands sweeps.
+// Turns checked values into SimConfigs (defaults for absent keys), expands sweeps and
+// checks every point as described above.
 Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& values);
 
 // The reference printed by `ukai sim describe`: every key with type, unit, default, range
