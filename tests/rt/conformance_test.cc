@@ -255,7 +255,7 @@ TEST_P(Conformance, PeerLeavingIsReportedAndSendsFail) {
     return false;
   }));
   EXPECT_TRUE(Events(0)[0].orderly);
-  EXPECT_EQ(rts_[0]->SendRsr(Buffer(), Sp(1), HandlerId::Of("x")).code(), StatusCode::kUnavailable);
+  EXPECT_EQ(rts_[0]->SendRsr(Buffer(), sp1, HandlerId::Of("x")).code(), StatusCode::kUnavailable);
   // The rest keeps working.
   ASSERT_TRUE(rts_[0]->SendRsr(Buffer(), Sp(2), HandlerId::Of("x")).ok());
   ASSERT_TRUE(WaitFor([&] { return got.load() == 2; }));

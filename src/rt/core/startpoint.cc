@@ -157,6 +157,7 @@ Result<Startpoint> Startpoint::Deserialize(std::span<const uint8_t> in, size_t* 
   const uint8_t has_address = c.U8("address flag");
   if (c.error().ok() && has_address > 1) c.Fail("address flag " + std::to_string(has_address));
   const uint64_t address = c.U64("address");
+  if (c.error().ok() && has_address == 0 && address != 0) c.Fail("address without its flag");
   if (c.error().ok() && (context == 0 || endpoint == 0)) c.Fail("null context or endpoint id");
   if (!c.error().ok()) return c.error();
   size_t used = 0;
