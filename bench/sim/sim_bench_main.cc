@@ -1,0 +1,149 @@
+// ukai_sim_bench: single-threaded simulator speed on the three networks of issue 2,
+// compared with the BookSim2 reference figures quoted there.
+//
+//   (a) 10x10 torus, DOR, 4 VCs x 8 flits, 64-byte (16-flit) messages, uniform, rate 0.3
+//   (b) the same at rate 0.9 (past saturation)
+//   (c) 16x16x16 torus, DOR, uniform, rate 0.1
+// Router parameters of the spec: 5-cycle hop, 1-cycle link, 4 VCs x 8 flits of 4 bytes.
+//
+// Every case runs in a fresh child process (this binary re-executed with --case X), so
+// the peak resident set size that wait4() reports for the child belongs to that case
+// alone. Each child first runs warm-up cycles (untimed, so the network reaches its steady
+// state), then times a fixed number of cycles.
+//
+// Usage: ukai_sim_bench [--quick] | ukai_sim_bench --case a|b|c [--quick]
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "sim/engine/network.h"
+
+namespace {
+
+struct Case {
+  char id;
+  const char* name;
+  std::vector<int> k;
+  double rate;
+  int64_t warmup, cycles;
+  double booksim_cycles_per_s;
+};
+
+const Case kCases[] = {
+    {'a', "10x10 torus DOR uniform rate 0.3", {10, 10}, 0.3, 20000, 300000, 4200},
+    {'b', "10x10 torus DOR uniform rate 0.9", {10, 10}, 0.9, 20000, 200000, 2700},
+    {'c', "16x16x16 torus DOR uniform rate 0.1", {16, 16, 16}, 0.1, 2000, 10000, 100},
+};
+
+int RunCase(const Case& c, bool quick) {
+  ukai::sim::SimConfig cfg;
+  cfg.network.topology = ukai::sim::TopologyKind::kTorus;
+  cfg.network.n = static_cast<int>(c.k.size());
+  cfg.network.k = c.k;
+  cfg.routing.algorithm = "dor";
+  cfg.traffic.pattern = "uniform";
+  cfg.traffic.message_bytes = 64;
+  cfg.traffic.rate = c.rate;
+  auto made = ukai::sim::Network::Create(cfg);
+  if (!made.ok()) {
+    std::fprintf(stderr, "%s\n", made.status().ToString().c_str());
+    return 1;
+  }
+  ukai::sim::Network& net = **made;
+  const int64_t warmup = quick ? c.warmup / 10 : c.warmup;
+  const int64_t cycles = quick ? c.cycles / 10 : c.cycles;
+  for (int64_t i = 0; i < warmup; ++i) net.Step();
+  const int64_t hops0 = net.flit_hops();
+  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t end = net.now() + cycles;
+  while (net.now() < end) {
+    net.SkipIdle(end);
+    net.Step();
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%.1f %.1f %lld\n", static_cast<double>(cycles) / secs,
+              static_cast<double>(net.flit_hops() - hops0) / secs,
+              static_cast<long long>(net.messages_delivered()));
+  return 0;
+}
+
+// Runs `self --case id` in a child; returns false on failure.
+bool RunChild(const char* self, const Case& c, bool quick, double* cps, double* hps,
+              long* maxrss_kb) {
+  int fds[2];
+  if (pipe(fds) != 0) return false;
+  const pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    const std::string id(1, c.id);
+    if (quick) {
+      execl(self, self, "--case", id.c_str(), "--quick", static_cast<char*>(nullptr));
+    } else {
+      execl(self, self, "--case", id.c_str(), static_cast<char*>(nullptr));
+    }
+    _exit(127);
+  }
+  close(fds[1]);
+  char buf[256] = {};
+  size_t got = 0;
+  ssize_t n;
+  while (got < sizeof(buf) - 1 && (n = read(fds[0], buf + got, sizeof(buf) - 1 - got)) > 0) {
+    got += static_cast<size_t>(n);
+  }
+  close(fds[0]);
+  int status = 0;
+  struct rusage ru;
+  if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return false;
+  }
+  long long delivered = 0;
+  if (std::sscanf(buf, "%lf %lf %lld", cps, hps, &delivered) != 3) return false;
+  *maxrss_kb = ru.ru_maxrss;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  char only = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    if (std::strcmp(argv[i], "--case") == 0 && i + 1 < argc) only = argv[++i][0];
+  }
+  if (only != 0) {
+    for (const Case& c : kCases) {
+      if (c.id == only) return RunCase(c, quick);
+    }
+    std::fprintf(stderr, "unknown case %c\n", only);
+    return 2;
+  }
+  std::printf("ukai_sim_bench: single thread, each case in a fresh child process%s\n",
+              quick ? " (--quick: 1/10 of the cycles)" : "");
+  std::printf("%-40s %14s %14s %12s %10s %9s\n", "case", "cycles/s", "flit-hops/s", "peak RSS MB",
+              "BookSim2", "ratio");
+  bool ok = true;
+  for (const Case& c : kCases) {
+    double cps = 0, hps = 0;
+    long rss = 0;
+    if (!RunChild("/proc/self/exe", c, quick, &cps, &hps, &rss)) {
+      std::printf("(%c) %-36s FAILED\n", c.id, c.name);
+      ok = false;
+      continue;
+    }
+    std::printf("(%c) %-36s %14.0f %14.0f %12.1f %10.0f %8.1fx\n", c.id, c.name, cps, hps,
+                static_cast<double>(rss) / 1024.0, c.booksim_cycles_per_s,
+                cps / c.booksim_cycles_per_s);
+    std::fflush(stdout);
+  }
+  return ok ? 0 : 1;
+}
