@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include "cli/launch_command.h"
 #include "cli/sim_command.h"
 
 namespace ukai::cli {
@@ -9,6 +10,7 @@ namespace {
 constexpr CommandEntry kCommands[] = {
     {"sim", "simulate interconnection networks: run configs, describe the config keys",
      &RegisterSimCommand},
+    {"launch", "start N processes of a runtime program on this host", &RegisterLaunchCommand},
 };
 
 }  // namespace

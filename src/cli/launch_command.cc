@@ -1,0 +1,45 @@
+// The CLI11 side of `ukai launch`: options only; the work is in src/rt/launch/launcher.cc.
+#include "cli/launch_command.h"
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
+#include "rt/launch/launcher.h"
+
+namespace ukai::cli {
+
+void RegisterLaunchCommand(CLI::App* launch, CommandContext* context) {
+  auto options = std::make_shared<rt::LaunchOptions>();
+  launch->add_option("-n,--processes", options->processes, "number of processes to start")
+      ->required()
+      ->check(CLI::Range(1, 1024));
+  launch
+      ->add_option("--modules", options->modules,
+                   "communication modules for every process, e.g. shm,tcp (UKAI_MODULES)")
+      ->delimiter(',');
+  launch->add_flag("--trace", options->trace, "trace the launch and the runtime's module choice");
+  launch->add_option("--timeout", options->timeout_s, "kill the job after S seconds (exit 124)")
+      ->type_name("S")
+      ->check(CLI::NonNegativeNumber);
+  // Everything from PROGRAM on belongs to the program, options included.
+  launch->prefix_command();
+  launch->callback([launch, options, context] {
+    options->command = launch->remaining();
+    if (options->command.empty()) {
+      *context->io.err << "ukai launch: no PROGRAM given (usage: ukai launch -n N PROGRAM ARGS)\n";
+      context->exit_code = kExitUsage;
+      return;
+    }
+    Result<int> code = rt::Launch(*options);
+    if (!code.ok()) {
+      *context->io.err << code.status().ToString() << "\n";
+      context->exit_code =
+          code.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitRunFailed;
+      return;
+    }
+    context->exit_code = *code;
+  });
+}
+
+}  // namespace ukai::cli
