@@ -7,6 +7,10 @@
 #include <string>
 
 #include "rt/core/bootstrap.h"
+#include "rt/launch/launcher_bootstrap.h"
+#if UKAI_HAVE_MPI
+#include "rt/launch/mpi_bootstrap.h"
+#endif
 
 namespace ukai::rt {
 namespace {
@@ -14,6 +18,12 @@ namespace {
 bool Always() { return true; }
 
 const BootstrapEntry kBootstraps[] = {
+    {"launcher", "a process started by `ukai launch` (UKAI_LAUNCH_ADDR)", DetectLauncher,
+     NewLauncherBootstrap},
+#if UKAI_HAVE_MPI
+    {"mpi", "a process started by mpirun (rank, size and tables from MPI)", DetectMpi,
+     NewMpiBootstrap},
+#endif
     {"single", "one process: rank 0 of 1, no peers at start-up", Always, NewSingleBootstrap},
 };
 

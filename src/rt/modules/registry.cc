@@ -7,6 +7,9 @@
 #include <string>
 
 #include "rt/modules/inproc/inproc_module.h"
+#if UKAI_HAVE_MPI
+#include "rt/modules/mpi/mpi_module.h"
+#endif
 #include "rt/modules/shm/shm_module.h"
 #include "rt/modules/tcp/tcp_module.h"
 
@@ -18,6 +21,9 @@ const ModuleEntry kModules[] = {
      NewInprocModule},
     {"tcp", "processes on any hosts over TCP (non-blocking sockets, epoll)", true, NewTcpModule},
     {"shm", "processes on one host over shared-memory rings", true, NewShmModule},
+#if UKAI_HAVE_MPI
+    {"mpi", "processes under mpirun via Open MPI", false, NewMpiModule},
+#endif
 };
 
 }  // namespace

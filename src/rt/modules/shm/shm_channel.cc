@@ -129,8 +129,11 @@ bool ShmChannel::DeliverRecord(ModuleHost* host, const RecordView& v) {
     host->RejectFrame(s);
     return false;
   }
-  // DeliverFrame counts a malformed frame itself.
-  return !whole.empty() && host->DeliverFrame(whole.span(), &whole).ok();
+  if (whole.empty()) return false;  // more chunks to come
+  // The bytes must outlive this call (until the next Poll) unless the runtime takes them.
+  held_.push_back(std::move(whole));
+  ByteBlock& frame = held_.back();
+  return host->DeliverFrame(frame.span(), &frame).ok();  // counts a malformed frame itself
 }
 
 Status ShmChannel::ReassembleChunk(const RecordView& v, ByteBlock* complete) {
@@ -172,6 +175,7 @@ int ShmChannel::Poll(ModuleHost* host, int budget) {
     consumer_.Publish();
     consumed_ = false;
   }
+  held_.clear();
   int delivered = 0;
   RecordView v;
   while (delivered < budget && consumer_.Peek(&v)) {

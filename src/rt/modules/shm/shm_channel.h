@@ -100,8 +100,9 @@ class ShmChannel final : public CommObject {
 
   // Progress thread only.
   RingConsumer consumer_;
-  bool consumed_ = false;  // records consumed since the last Publish
-  ByteBlock reassembly_;   // frame being reassembled from chunks
+  bool consumed_ = false;       // records consumed since the last Publish
+  ByteBlock reassembly_;        // frame being reassembled from chunks
+  std::deque<ByteBlock> held_;  // reassembled frames delivered by the last Poll
   size_t reassembly_expected_ = 0;
 };
 

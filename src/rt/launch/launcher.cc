@@ -1,0 +1,311 @@
+#include "rt/launch/launcher.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <random>
+
+#include "rt/launch/launch_protocol.h"
+#include "rt/modules/shm/shm_segment.h"
+#include "wire/rsr_frame.h"
+
+extern char** environ;
+
+namespace ukai::rt {
+namespace {
+
+using launch::Message;
+using launch::MsgType;
+using Clock = std::chrono::steady_clock;
+
+struct Client {
+  int fd = -1;
+  int rank = -1;
+  launch::MsgParser parser;
+  bool in_barrier = false;
+};
+
+struct Child {
+  pid_t pid = 0;
+  bool running = true;
+};
+
+class Job {
+ public:
+  explicit Job(const LaunchOptions& o) : o_(o), tables_(o.processes) {}
+  ~Job();
+  Status Start();
+  int Run();
+
+ private:
+  std::vector<std::string> ChildEnv(int rank) const;
+  Status Spawn(int rank);
+  void OnClientData(Client& c);
+  void Handle(Client& c, const Message& m);
+  void DropClient(Client& c, const std::string& why);
+  void Reap();
+  void KillAll(int sig);
+  void Log(const std::string& line) const {
+    if (o_.trace) std::fprintf(stderr, "[ukai launch] %s\n", line.c_str());
+  }
+
+  const LaunchOptions& o_;
+  std::string addr_;
+  int listen_fd_ = -1, signal_fd_ = -1;
+  sigset_t old_mask_{};
+  std::vector<Client> clients_;
+  std::vector<Child> children_;
+  std::vector<std::optional<std::vector<uint8_t>>> tables_;
+  std::optional<int> failure_;  // first failing exit code
+  std::optional<Clock::time_point> kill_at_;
+};
+
+Job::~Job() {
+  for (Client& c : clients_) {
+    if (c.fd >= 0) close(c.fd);
+  }
+  if (listen_fd_ >= 0) close(listen_fd_);
+  if (signal_fd_ >= 0) close(signal_fd_);
+  sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+}
+
+std::vector<std::string> Job::ChildEnv(int rank) const {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view kv = *e;
+    const bool ours = kv.starts_with("UKAI_BOOTSTRAP=") || kv.starts_with("UKAI_RANK=") ||
+                      kv.starts_with("UKAI_SIZE=") || kv.starts_with("UKAI_LAUNCH_ADDR=") ||
+                      (!o_.modules.empty() && kv.starts_with("UKAI_MODULES=")) ||
+                      (o_.trace && kv.starts_with("UKAI_TRACE="));
+    if (!ours) env.emplace_back(kv);
+  }
+  env.push_back("UKAI_BOOTSTRAP=launcher");
+  env.push_back("UKAI_RANK=" + std::to_string(rank));
+  env.push_back("UKAI_SIZE=" + std::to_string(o_.processes));
+  env.push_back("UKAI_LAUNCH_ADDR=" + addr_);
+  if (!o_.modules.empty()) {
+    std::string list;
+    for (const auto& m : o_.modules) list += (list.empty() ? "" : ",") + m;
+    env.push_back("UKAI_MODULES=" + list);
+  }
+  if (o_.trace) env.push_back("UKAI_TRACE=1");
+  return env;
+}
+
+Status Job::Spawn(int rank) {
+  std::vector<std::string> env = ChildEnv(rank);
+  std::vector<char*> envp, argv;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = o_.command;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &old_mask_);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return Status::NotFound("ukai launch: cannot start '" + o_.command[0] +
+                            "': " + std::strerror(rc));
+  }
+  children_.push_back({pid, true});
+  Log("rank " + std::to_string(rank) + " is pid " + std::to_string(pid));
+  return Status::Ok();
+}
+
+Status Job::Start() {
+  if (o_.processes < 1 || o_.processes > 1024) {
+    return Status::InvalidArgument("ukai launch: -n " + std::to_string(o_.processes) +
+                                   " outside [1, 1024]");
+  }
+  if (o_.command.empty() || o_.command[0].empty()) {
+    return Status::InvalidArgument("ukai launch: no program given");
+  }
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  sigprocmask(SIG_BLOCK, &mask, &old_mask_);
+  signal_fd_ = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+  std::random_device rd;
+  addr_ = "ukai-launch-" + std::to_string(getpid()) + "-" + std::to_string(rd());
+  Result<int> l = launch::ListenUnix(addr_);
+  if (!l.ok()) return l.status();
+  listen_fd_ = *l;
+  for (int r = 0; r < o_.processes; ++r) {
+    Status s = Spawn(r);
+    if (!s.ok()) {
+      KillAll(SIGKILL);
+      Reap();
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
+void Job::KillAll(int sig) {
+  for (const Child& c : children_) {
+    if (c.running) kill(c.pid, sig);
+  }
+}
+
+void Job::Reap() {
+  for (Child& c : children_) {
+    if (!c.running) continue;
+    int status = 0;
+    const pid_t r = waitpid(c.pid, &status, WNOHANG);
+    if (r != c.pid) continue;
+    c.running = false;
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    Log("pid " + std::to_string(c.pid) + " exited with " + std::to_string(code));
+    if (code != 0 && !failure_) {
+      failure_ = code;
+      std::fprintf(stderr, "ukai launch: process %d exited with code %d; stopping the others\n",
+                   static_cast<int>(c.pid), code);
+      KillAll(SIGTERM);
+      kill_at_ = Clock::now() + std::chrono::seconds(3);
+    }
+  }
+}
+
+void Job::DropClient(Client& c, const std::string& why) {
+  if (!why.empty()) std::fprintf(stderr, "ukai launch: %s\n", why.c_str());
+  close(c.fd);
+  c.fd = -1;
+}
+
+void Job::Handle(Client& c, const Message& m) {
+  const int n = o_.processes;
+  switch (m.type) {
+    case MsgType::kHello: {
+      const int rank = m.body.size() == 4 ? static_cast<int>(wire::GetLe32(m.body.data())) : -1;
+      if (rank < 0 || rank >= n) return DropClient(c, "hello with a bad rank");
+      c.rank = rank;
+      return;
+    }
+    case MsgType::kTable: {
+      if (c.rank < 0) return DropClient(c, "table before hello");
+      tables_[c.rank] = m.body;
+      for (const auto& t : tables_) {
+        if (!t) return;
+      }
+      std::vector<uint8_t> all(4);
+      wire::PutLe32(all.data(), static_cast<uint32_t>(n));
+      for (auto& t : tables_) {
+        const size_t at = all.size();
+        all.resize(at + 4 + t->size());
+        wire::PutLe32(all.data() + at, static_cast<uint32_t>(t->size()));
+        std::memcpy(all.data() + at + 4, t->data(), t->size());
+        t.reset();  // a later runtime generation exchanges afresh
+      }
+      Log("all " + std::to_string(n) + " descriptor tables in; sending them out");
+      for (Client& o : clients_) {
+        if (o.fd >= 0 && o.rank >= 0) [[maybe_unused]]
+          Status s = launch::SendMsg(o.fd, MsgType::kTables, all);
+      }
+      return;
+    }
+    case MsgType::kBarrier: {
+      c.in_barrier = true;
+      int waiting = 0;
+      for (const Client& o : clients_) waiting += o.fd >= 0 && o.in_barrier;
+      if (waiting < n) return;
+      for (Client& o : clients_) {
+        if (o.fd >= 0 && o.in_barrier) {
+          o.in_barrier = false;
+          [[maybe_unused]] Status s = launch::SendMsg(o.fd, MsgType::kRelease, {});
+        }
+      }
+      return;
+    }
+    case MsgType::kFinish:
+      return DropClient(c, "");
+    default:
+      return DropClient(c, "unexpected message type from a child");
+  }
+}
+
+void Job::OnClientData(Client& c) {
+  uint8_t buf[65536];
+  const ssize_t r = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
+  if (r <= 0) {
+    if (r == 0 || (errno != EAGAIN && errno != EINTR)) DropClient(c, "");
+    return;
+  }
+  c.parser.Append(buf, static_cast<size_t>(r));
+  Message m;
+  for (;;) {
+    Result<bool> got = c.parser.Next(&m);
+    if (!got.ok()) return DropClient(c, got.status().message());
+    if (!*got || c.fd < 0) return;
+    Handle(c, m);
+    if (c.fd < 0) return;
+  }
+}
+
+int Job::Run() {
+  const auto deadline = Clock::now() + std::chrono::seconds(o_.timeout_s);
+  for (;;) {
+    Reap();
+    bool any = false;
+    for (const Child& c : children_) any |= c.running;
+    if (!any) break;
+    if (kill_at_ && Clock::now() > *kill_at_) {
+      KillAll(SIGKILL);
+      kill_at_ = Clock::now() + std::chrono::hours(1);
+    }
+    if (o_.timeout_s > 0 && !failure_ && Clock::now() > deadline) {
+      std::fprintf(stderr, "ukai launch: timeout after %d s; killing the job\n", o_.timeout_s);
+      failure_ = 124;
+      KillAll(SIGTERM);
+      kill_at_ = Clock::now() + std::chrono::seconds(3);
+    }
+    std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}, {signal_fd_, POLLIN, 0}};
+    for (const Client& c : clients_) fds.push_back({c.fd, POLLIN, 0});
+    poll(fds.data(), fds.size(), 20);
+    if (fds[1].revents & POLLIN) {
+      signalfd_siginfo si{};
+      if (read(signal_fd_, &si, sizeof si) == sizeof si) {
+        std::fprintf(stderr, "ukai launch: got signal %u; forwarding\n", si.ssi_signo);
+        KillAll(static_cast<int>(si.ssi_signo));
+        if (!failure_) failure_ = 128 + static_cast<int>(si.ssi_signo);
+        kill_at_ = Clock::now() + std::chrono::seconds(3);
+      }
+    }
+    if (fds[0].revents & POLLIN) {
+      for (;;) {
+        const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) break;
+        clients_.push_back(Client{fd, -1, {}, false});
+      }
+    }
+    for (size_t i = 2; i < fds.size(); ++i) {
+      if (fds[i].revents != 0 && clients_[i - 2].fd >= 0) OnClientData(clients_[i - 2]);
+    }
+    std::erase_if(clients_, [](const Client& c) { return c.fd < 0; });
+  }
+  for (const Child& c : children_) shm::SweepStaleSegments(c.pid);
+  return failure_.value_or(0);
+}
+
+}  // namespace
+
+Result<int> Launch(const LaunchOptions& options) {
+  Job job(options);
+  UKAI_RETURN_IF_ERROR(job.Start());
+  return job.Run();
+}
+
+}  // namespace ukai::rt

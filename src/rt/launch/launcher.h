@@ -1,0 +1,42 @@
+// The local launcher behind `ukai launch -n N [--modules a,b] [--trace] PROGRAM ARGS...`:
+// starts N processes of PROGRAM on this host and serves their start-up rendez-vous.
+//
+// Each child gets UKAI_BOOTSTRAP=launcher, UKAI_RANK (0..N-1), UKAI_SIZE=N, UKAI_LAUNCH_ADDR
+// (the launcher's abstract unix socket, "ukai-launch-<pid>-<random>"), and UKAI_MODULES /
+// UKAI_TRACE=1 when given; the runtime's "launcher" bootstrap (launcher_bootstrap.h) talks to
+// the launcher over it (launch_protocol.h): it gathers every rank's descriptor table and
+// sends all of them back, and implements the barrier.
+//
+// Exit: waits for all children. When one exits non-zero or dies of a signal, the others get
+// SIGTERM (SIGKILL 3 s later) and Launch returns that first failure's code (128 + signal
+// for a signal); 0 when all succeeded. SIGINT/SIGTERM to the launcher are forwarded. With
+// `timeout_s` > 0 the job is killed after that many seconds (exit code 124). Afterwards the
+// shared-memory names the children may have left (crash during set-up) are removed.
+//
+// Thread safety: Launch is blocking and uses the calling thread only; call it from a
+// single-threaded program (it blocks SIGINT/SIGTERM/SIGCHLD while it runs).
+#ifndef UKAI_RT_LAUNCH_LAUNCHER_H_
+#define UKAI_RT_LAUNCH_LAUNCHER_H_
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace ukai::rt {
+
+struct LaunchOptions {
+  int processes = 1;                 // N, 1..1024
+  std::vector<std::string> modules;  // UKAI_MODULES (empty: the runtime's defaults)
+  bool trace = false;                // UKAI_TRACE=1 and launcher messages on stderr
+  int timeout_s = 0;                 // kill the job after this long (0: never)
+  std::vector<std::string> command;  // PROGRAM and its arguments (PATH lookup)
+};
+
+// Runs the job; returns the exit code to forward (see above). Errors: bad options, the
+// program cannot be started (kNotFound naming it), the socket cannot be created.
+Result<int> Launch(const LaunchOptions& options);
+
+}  // namespace ukai::rt
+
+#endif  // UKAI_RT_LAUNCH_LAUNCHER_H_

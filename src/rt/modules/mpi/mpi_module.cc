@@ -1,0 +1,195 @@
+#include "rt/modules/mpi/mpi_module.h"
+
+// The C API only (Open MPI's deprecated C++ bindings need libmpi_cxx).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+
+#include "wire/rsr_frame.h"
+
+namespace ukai::rt {
+namespace {
+
+constexpr uint8_t kDescriptorVersion = 1;
+constexpr int kRecvBudget = 64;
+
+std::string JobId() {
+  for (const char* v : {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"}) {
+    if (const char* s = std::getenv(v); s != nullptr && *s != '\0') return s;
+  }
+  return "";
+}
+
+struct MpiDescriptor {
+  int rank = -1;
+  std::string job;
+};
+
+Result<MpiDescriptor> DecodeDescriptor(std::span<const uint8_t> d) {
+  if (d.size() < 7 || d[0] != kDescriptorVersion) {
+    return Status::ParseError("mpi descriptor: bad size or version");
+  }
+  MpiDescriptor out;
+  out.rank = static_cast<int>(wire::GetLe32(d.data() + 1));
+  const size_t n = wire::GetLe16(d.data() + 5);
+  if (7 + n != d.size()) return Status::ParseError("mpi descriptor: job id length mismatch");
+  out.job.assign(reinterpret_cast<const char*>(d.data() + 7), n);
+  return out;
+}
+
+// Sends in flight: the block stays alive until MPI completed the send.
+class SendTable {
+ public:
+  void Add(MPI_Request r, ByteBlock&& b) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.push_back({r, std::move(b)});
+  }
+  // Completes what MPI finished; returns how many are still pending.
+  size_t Test() {
+    std::lock_guard<std::mutex> lock(mu_);
+    while (!pending_.empty()) {
+      int done = 0;
+      MPI_Test(&pending_.front().req, &done, MPI_STATUS_IGNORE);
+      if (!done) break;  // MPI completes sends to one peer in order; good enough to scan FIFO
+      pending_.pop_front();
+    }
+    return pending_.size();
+  }
+
+ private:
+  struct Pending {
+    MPI_Request req;
+    ByteBlock block;
+  };
+  std::mutex mu_;
+  std::deque<Pending> pending_;
+};
+
+class MpiChannel final : public CommObject {
+ public:
+  MpiChannel(RuntimeId peer, int rank, SendTable* sends)
+      : peer_(peer), rank_(rank), sends_(sends) {}
+  Status Send(ByteBlock&& frame) override {
+    if (state_.load() != CommState::kOk) return Status::Unavailable("mpi: connection closed");
+    if (frame.size() > static_cast<size_t>(INT32_MAX)) {
+      return Status::InvalidArgument("mpi: frame too large");
+    }
+    MPI_Request req;
+    if (MPI_Isend(frame.data(), static_cast<int>(frame.size()), MPI_BYTE, rank_, kMpiFrameTag,
+                  MPI_COMM_WORLD, &req) != MPI_SUCCESS) {
+      return Status::Unavailable("mpi: MPI_Isend to rank " + std::to_string(rank_) + " failed");
+    }
+    sends_->Add(req, std::move(frame));
+    return Status::Ok();
+  }
+  void Close() override { state_.store(CommState::kClosed); }
+  CommState state() const override { return state_.load(); }
+  RuntimeId peer() const override { return peer_; }
+
+ private:
+  const RuntimeId peer_;
+  const int rank_;
+  SendTable* sends_;
+  std::atomic<CommState> state_{CommState::kOk};
+};
+
+class MpiModule final : public Module {
+ public:
+  std::string_view name() const override { return "mpi"; }
+
+  Status Init(ModuleHost* host) override {
+    host_ = host;
+    int initialized = 0, provided = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+      return Status::Unsupported(
+          "mpi module: MPI is not initialised (run under mpirun; the mpi bootstrap initialises "
+          "it)");
+    }
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+      return Status::Unsupported("mpi module: needs MPI_THREAD_MULTIPLE, MPI provides level " +
+                                 std::to_string(provided));
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    job_ = JobId();
+    return Status::Ok();
+  }
+  ModuleCaps Query() const override {
+    ModuleCaps c;
+    c.reach = Reach::kAnyHost;
+    c.latency_us = 2;
+    c.bandwidth_gbytes_s = 5;
+    c.max_payload_bytes = wire::kMaxPayloadBytes;
+    c.detects_peer_failure = false;
+    c.multi_process = true;
+    return c;
+  }
+  Result<std::vector<uint8_t>> MakeDescriptor() override {
+    std::vector<uint8_t> d(7 + job_.size());
+    d[0] = kDescriptorVersion;
+    wire::PutLe32(d.data() + 1, static_cast<uint32_t>(rank_));
+    wire::PutLe16(d.data() + 5, static_cast<uint16_t>(job_.size()));
+    std::memcpy(d.data() + 7, job_.data(), job_.size());
+    return d;
+  }
+  bool CanReach(std::span<const uint8_t> descriptor) const override {
+    Result<MpiDescriptor> d = DecodeDescriptor(descriptor);
+    return d.ok() && !job_.empty() && d->job == job_ && d->rank >= 0 && d->rank < size_;
+  }
+  Result<std::shared_ptr<CommObject>> Connect(RuntimeId peer,
+                                              std::span<const uint8_t> descriptor) override {
+    if (!CanReach(descriptor)) {
+      return Status::Unsupported("mpi: peer " + std::to_string(peer) + " is not in this MPI job");
+    }
+    const int rank = DecodeDescriptor(descriptor)->rank;
+    return std::shared_ptr<CommObject>(std::make_shared<MpiChannel>(peer, rank, &sends_));
+  }
+  int Progress() override {
+    delivered_.clear();  // the previous pass's frames were dispatched by now
+    const size_t pending = sends_.Test();
+    int n = 0;
+    while (n < kRecvBudget) {
+      int flag = 0;
+      MPI_Message msg;
+      MPI_Status st;
+      MPI_Improbe(MPI_ANY_SOURCE, kMpiFrameTag, MPI_COMM_WORLD, &flag, &msg, &st);
+      if (!flag) break;
+      int count = 0;
+      MPI_Get_count(&st, MPI_BYTE, &count);
+      delivered_.emplace_back(static_cast<size_t>(count));
+      ByteBlock& b = delivered_.back();
+      b.Resize(static_cast<size_t>(count));
+      MPI_Mrecv(b.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+      if (host_->DeliverFrame(b.span(), &b).ok()) ++n;
+    }
+    return n + (pending > 0 ? 1 : 0);
+  }
+  void Close() override {
+    // Let sends in flight finish (bounded), so the peers get what we sent before leaving.
+    for (int i = 0; i < 100000 && sends_.Test() > 0; ++i) {
+    }
+  }
+
+ private:
+  ModuleHost* host_ = nullptr;
+  int rank_ = 0, size_ = 1;
+  std::string job_;
+  SendTable sends_;
+  std::deque<ByteBlock> delivered_;
+};
+
+}  // namespace
+
+std::unique_ptr<Module> NewMpiModule(const ModuleEnv& /*env*/) {
+  return std::make_unique<MpiModule>();
+}
+
+}  // namespace ukai::rt

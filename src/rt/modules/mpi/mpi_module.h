@@ -1,0 +1,31 @@
+// mpi: runtimes in the processes of one mpirun job, over Open MPI point-to-point messages
+// (built only when Open MPI is found; UKAI_HAVE_MPI). Not loaded by default: ask for it
+// with --ukai-modules=mpi (its descriptor only reaches ranks of the same job).
+//
+// Requires MPI to be initialised with MPI_THREAD_MULTIPLE (the "mpi" bootstrap does it
+// under mpirun): user threads call MPI_Isend from Send() while the progress thread
+// probes and receives; Init fails with kUnsupported otherwise. Frames go on MPI_COMM_WORLD
+// with tag kMpiFrameTag (user MPI traffic on other tags is not disturbed); a frame is one
+// MPI message (MPI_Isend of the ByteBlock, kept until MPI_Test says it completed); the
+// progress thread receives with MPI_Improbe + MPI_Mrecv into an owned ByteBlock (threaded
+// handlers get it without a copy). MPI gives no failure notice: detects_peer_failure is
+// false. WaitFd() is -1 (MPI has no pollable fd): the progress engine polls it.
+//
+// Descriptor: u8 version (1), u32 world rank, u16 length + job id (PMIX_NAMESPACE or
+// OMPI_MCA_ess_base_jobid).
+#ifndef UKAI_RT_MODULES_MPI_MPI_MODULE_H_
+#define UKAI_RT_MODULES_MPI_MPI_MODULE_H_
+
+#include <memory>
+
+#include "rt/modules/registry.h"
+
+namespace ukai::rt {
+
+inline constexpr int kMpiFrameTag = 0x55a1;
+
+std::unique_ptr<Module> NewMpiModule(const ModuleEnv& env);
+
+}  // namespace ukai::rt
+
+#endif  // UKAI_RT_MODULES_MPI_MPI_MODULE_H_
