@@ -1,0 +1,117 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ukai/ukai.hpp"
+
+namespace ukai::rt {
+namespace {
+
+struct Argv {
+  explicit Argv(std::vector<std::string> a) : args(std::move(a)) {
+    for (auto& s : args) ptrs.push_back(s.data());
+    ptrs.push_back(nullptr);
+    argc = static_cast<int>(args.size());
+  }
+  std::vector<std::string> args;
+  std::vector<char*> ptrs;
+  int argc;
+};
+
+TEST(RuntimeArgs, ConsumesUkaiOptionsAndKeepsTheRest) {
+  Argv a({"prog", "--ukai-modules=shm,tcp", "x", "--ukai-trace", "--flag",
+          "--ukai-handler-threads=3", "--ukai-param=tcp.listen=127.0.0.1:0", "y"});
+  RuntimeOptions o;
+  ASSERT_TRUE(ParseRuntimeArgs(a.argc, a.ptrs.data(), &o).ok());
+  ASSERT_EQ(a.argc, 4);
+  EXPECT_STREQ(a.ptrs[1], "x");
+  EXPECT_STREQ(a.ptrs[2], "--flag");
+  EXPECT_STREQ(a.ptrs[3], "y");
+  EXPECT_EQ(a.ptrs[4], nullptr);
+  EXPECT_EQ(o.modules, (std::vector<std::string>{"shm", "tcp"}));
+  EXPECT_TRUE(o.trace);
+  EXPECT_EQ(o.handler_threads, 3);
+  EXPECT_EQ(o.params["tcp.listen"], "127.0.0.1:0");
+}
+
+TEST(RuntimeArgs, BadOptionsAreErrorsNamingTheOption) {
+  for (const char* bad : {"--ukai-bogus=1", "--ukai-handler-threads=0", "--ukai-spin-us=x",
+                          "--ukai-param=novalue", "--ukai-progress-thread=maybe"}) {
+    Argv a({"prog", bad});
+    RuntimeOptions o;
+    Status st = ParseRuntimeArgs(a.argc, a.ptrs.data(), &o);
+    ASSERT_FALSE(st.ok()) << bad;
+    std::string name(bad);
+    name = name.substr(0, name.find('='));
+    EXPECT_NE(st.message().find(name), std::string::npos) << st.ToString();
+  }
+}
+
+TEST(RuntimeInit, UnknownModuleAndBootstrapListTheKnownOnes) {
+  RuntimeOptions o;
+  o.bootstrap = "single";
+  o.modules = {"carrier-pigeon"};
+  auto rt = Runtime::Init(o);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_NE(rt.status().message().find("known: inproc"), std::string::npos)
+      << rt.status().ToString();
+  o.modules = {};
+  o.bootstrap = "nope";
+  rt = Runtime::Init(o);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_NE(rt.status().message().find("single"), std::string::npos);
+}
+
+TEST(RuntimeInit, HandlerNamesAndIds) {
+  RuntimeOptions o;
+  o.bootstrap = "single";
+  o.modules = {"inproc"};
+  auto rt = Runtime::Init(o);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  auto ctx = (*rt)->CreateContext({.name = "c", .id = 7});
+  ASSERT_TRUE(ctx.ok());
+  EXPECT_EQ((*ctx)->id(), 7u);
+  EXPECT_FALSE((*rt)->CreateContext({.name = "dup", .id = 7}).ok());
+  Endpoint* ep = *(*ctx)->CreateEndpoint({.id = 3});
+  EXPECT_EQ(ep->id(), 3u);
+  EXPECT_FALSE((*ctx)->CreateEndpoint({.id = 3}).ok());
+  Result<HandlerId> id = ep->RegisterHandler("h", HandlerKind::kNonThreaded, [](Rsr&) {});
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(*id, HandlerId::Of("h"));
+  EXPECT_FALSE(ep->RegisterHandler("h", HandlerKind::kThreaded, [](Rsr&) {}).ok());
+  EXPECT_FALSE(ep->RegisterHandler("", HandlerKind::kThreaded, [](Rsr&) {}).ok());
+  // "costarring" and "liquid" collide under 32-bit FNV-1a.
+  ASSERT_EQ(HandlerId::Of("costarring"), HandlerId::Of("liquid"));
+  ASSERT_TRUE(ep->RegisterHandler("costarring", HandlerKind::kNonThreaded, [](Rsr&) {}).ok());
+  Result<HandlerId> clash = ep->RegisterHandler("liquid", HandlerKind::kNonThreaded, [](Rsr&) {});
+  ASSERT_FALSE(clash.ok());
+  EXPECT_NE(clash.status().message().find("collision"), std::string::npos);
+  EXPECT_FALSE((*rt)->SendRsr(Buffer(), Startpoint(), HandlerId::Of("h")).ok());
+  auto failing = (*rt)->CreateContext(
+      {.name = "bad", .init = [](Context&) { return Status::Internal("boom"); }});
+  ASSERT_FALSE(failing.ok());
+  EXPECT_NE(failing.status().message().find("boom"), std::string::npos);
+  EXPECT_TRUE((*rt)->Finalize().ok());
+  EXPECT_TRUE((*rt)->Finalize().ok());
+}
+
+TEST(RuntimeInit, ExplicitProgressWithoutThread) {
+  RuntimeOptions o;
+  o.bootstrap = "single";
+  o.modules = {"inproc"};
+  o.progress_thread = false;
+  auto rt = Runtime::Init(o);
+  ASSERT_TRUE(rt.ok());
+  int got = 0;
+  auto ctx = (*rt)->CreateContext({.name = "c"});
+  Endpoint* ep = *(*ctx)->CreateEndpoint();
+  ASSERT_TRUE(ep->RegisterHandler("h", HandlerKind::kNonThreaded, [&](Rsr&) { ++got; }).ok());
+  ASSERT_TRUE((*rt)->SendRsr(Buffer(), ep->MakeStartpoint(), HandlerId::Of("h")).ok());
+  EXPECT_EQ(got, 0);  // nothing runs without progress
+  EXPECT_EQ((*rt)->Progress(), 1);
+  EXPECT_EQ(got, 1);
+}
+
+}  // namespace
+}  // namespace ukai::rt
