@@ -142,13 +142,26 @@ class RuntimeImpl final : public ModuleHost {
   Result<Peer*> PeerFor(const Startpoint& target);
   void DispatchDelivered();
   void Dispatch(Delivered& d);
+  void Run(const std::shared_ptr<ContextState>& cs, EndpointState* es, const HandlerEntry* he,
+           Delivered& d);
   void RunNonThreaded(ContextState* cs, EndpointState* es, const HandlerEntry* h,
                       const wire::FrameHeader& header, std::span<const uint8_t> payload);
   void DrainReinjected();
   void DrainEvents();
   void ProgressLoop();
-  int ProgressPass();
+  // One pass over the modules; `all` = also poll the slow ones (see dispatch.cc).
+  int ProgressPass(bool all);
   size_t current_module_ = 0;  // index of the module in Progress() (progress thread)
+  uint64_t passes_ = 0;        // progress thread only
+  // The last dispatch target (progress thread only): saves three lock round trips per RSR
+  // in streams to one endpoint. Valid while its context is in phase kReady (endpoints and
+  // handler entries live as long as their context).
+  struct Route {
+    uint32_t context = 0, endpoint = 0, handler = 0;
+    std::shared_ptr<ContextState> cs;
+    EndpointState* es = nullptr;
+    const HandlerEntry* he = nullptr;
+  } last_route_;
   void DestroyContextState(const std::shared_ptr<ContextState>& cs);
 
   RuntimeOptions options_;
