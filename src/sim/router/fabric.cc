@@ -43,6 +43,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   ready_.assign(nvc, 0);
   out_.assign(nvc, -1);
   out_port_.assign(nvc, 0);
+  out_vc_.assign(nvc, 0);
   cand_count_.assign(nvc, 0);
   cand_.resize(nvc * cand_stride_);
   owner_.assign(nvc, -1);
@@ -53,15 +54,14 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   sa_in_rr_.assign(npi, 0);
   sa_out_rr_.assign(npi, 0);
   down_ivc_.assign(npi, -1);
+  down_pi_.assign(npi, -1);
   down_router_.assign(npi, -1);
   down_port_.assign(npi, -1);
   up_ovc_.assign(npi, -1);
-  staged_.resize(npi);
-  staged_credit_.assign(npi, -1);
   port_mask_.assign(nodes_, 0);
   buffered_.assign(nodes_, 0);
-  staged_any_.assign(nodes_, 0);
-  staged_routers_.reserve(nodes_);
+  transfers_.reserve(npi);
+  credit_returns_.reserve(npi);
 
   for (int r = 0; r < nodes_; ++r) {
     for (int p = 0; p < ports_ - 1; ++p) {
@@ -69,6 +69,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       if (!far.valid()) continue;
       valid_vcs_[Pi(r, p)] = LowMask(config.vcs);
       down_ivc_[Pi(r, p)] = Ivc(far.node, far.port, 0);
+      down_pi_[Pi(r, p)] = Pi(far.node, far.port);
       down_router_[Pi(r, p)] = far.node;
       down_port_[Pi(r, p)] = far.port;
       // Our input port p is fed by the neighbour's output port far.port.
@@ -82,15 +83,16 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
 }
 
 void Fabric::Inject(int32_t router, int vc, const Flit& flit) {
-  PushFlit(Ivc(router, pe_port(), vc), router, pe_port(), vc, flit);
+  PushFlit(Ivc(router, pe_port(), vc), Pi(router, pe_port()), router, pe_port(), vc, flit);
 }
 
-void Fabric::PushFlit(int32_t ivc, int32_t router, int port, int v, const Flit& f) {
+void Fabric::PushFlit(int32_t ivc, int32_t pi, int32_t router, int port, int v, const Flit& f) {
+  const int depth = depth_;
   int slot = head_[ivc] + count_[ivc];
-  if (slot >= depth_) slot -= depth_;
-  buf_[static_cast<size_t>(ivc) * depth_ + slot] = f;
+  if (slot >= depth) slot -= depth;
+  buf_[static_cast<size_t>(ivc) * depth + slot] = f;
   ++count_[ivc];
-  nonempty_[Pi(router, port)] |= 1u << v;
+  nonempty_[pi] |= 1u << v;
   port_mask_[router] |= 1u << port;
   ++buffered_[router];
 }
@@ -146,9 +148,42 @@ int32_t Fabric::SelectOutput(int32_t r, int32_t ivc, const Flit& f, int64_t now)
   return local < 0 ? -1 : static_cast<int32_t>(base) + local;
 }
 
+// Raw pointers and scalars of the hot loops, loaded once per Evaluate(): the compiler
+// cannot keep vector data pointers or int members in registers across the byte-sized
+// stores of the loop bodies (they may alias), so without this every access reloads them.
+struct Fabric::Hot {
+  Flit* __restrict buf;
+  uint16_t* __restrict head;
+  uint16_t* __restrict count;
+  uint8_t* __restrict state;
+  int32_t* __restrict out;
+  uint8_t* __restrict out_port;
+  uint8_t* __restrict out_vc;
+  int32_t* __restrict owner;
+  int32_t* __restrict credits;
+  uint32_t* __restrict nonempty;
+  uint32_t* __restrict port_mask;
+  int32_t* __restrict buffered;
+  const int32_t* __restrict down_ivc;
+  const int32_t* __restrict down_pi;
+  const int32_t* __restrict down_router;
+  const int32_t* __restrict down_port;
+  const int32_t* __restrict up_ovc;
+  int ports, pe, vstride, depth, link;
+};
+
 void Fabric::Evaluate(int32_t r, int64_t now) {
-  uint32_t pmask = port_mask_[r];
+  const uint32_t pmask = port_mask_[r];
   if (pmask == 0) return;
+  const Hot h{buf_.data(),        head_.data(),      count_.data(),      state_.data(),
+              out_.data(),        out_port_.data(),  out_vc_.data(),     owner_.data(),
+              credits_.data(),    nonempty_.data(),  port_mask_.data(),  buffered_.data(),
+              down_ivc_.data(),   down_pi_.data(),   down_router_.data(), down_port_.data(),
+              up_ovc_.data(),     ports_,            ports_ - 1,         vstride_,
+              depth_,             link_cycles_};
+  const int V = h.vstride;
+  const int32_t rpi = r * h.ports;
+  const int32_t rbase = rpi * V;
   uint32_t sa_cand[kMaxPorts];
   struct VaReq {
     int32_t ivc, ovc, local;
@@ -156,138 +191,147 @@ void Fabric::Evaluate(int32_t r, int64_t now) {
   };
   VaReq va[kMaxPorts * 32];
   int nva = 0;
-  const int32_t rbase = r * ports_ * vstride_;
 
   // Pass 1: route fresh heads, collect VC-allocation requests and switch candidates.
   for (uint32_t pm = pmask; pm != 0; pm &= pm - 1) {
     const int ip = std::countr_zero(pm);
-    const int32_t pi = Pi(r, ip);
+    const int32_t pi = rpi + ip;
     uint32_t cand = 0;
-    for (uint32_t m = nonempty_[pi]; m != 0; m &= m - 1) {
+    for (uint32_t m = h.nonempty[pi]; m != 0; m &= m - 1) {
       const int v = std::countr_zero(m);
-      const int32_t ivc = pi * vstride_ + v;
-      const Flit& f = buf_[static_cast<size_t>(ivc) * depth_ + head_[ivc]];
+      const int32_t ivc = pi * V + v;
+      const Flit& f = h.buf[static_cast<size_t>(ivc) * h.depth + h.head[ivc]];
       if (f.arrival > now) continue;
-      uint8_t st = state_[ivc];
-      if (st == kIdle) {
-        RouteHead(r, ip, v, ivc, f, now);
-        st = kRouted;
-      }
-      if (st == kRouted) {
-        if (ready_[ivc] > now) continue;
-        const int32_t ovc = SelectOutput(r, ivc, f, now);
-        if (ovc >= 0 && nva < kMaxPorts * 32) va[nva++] = {ivc, ovc, ivc - rbase, ip, v};
+      const uint8_t st = h.state[ivc];
+      if (st == kActive) {
+        if (h.credits[h.out[ivc]] > 0) cand |= 1u << v;
         continue;
       }
-      if (credits_[out_[ivc]] > 0) cand |= 1u << v;
+      if (st == kIdle) RouteHead(r, ip, v, ivc, f, now);
+      if (ready_[ivc] > now) continue;
+      const int32_t ovc = SelectOutput(r, ivc, f, now);
+      if (ovc >= 0) va[nva++] = {ivc, ovc, ivc - rbase, ip, v};
     }
     sa_cand[ip] = cand;
   }
 
   // VC allocation: per output VC, round-robin among the input VCs that chose it.
-  const int32_t nlocal = ports_ * vstride_;
-  for (int i = 0; i < nva; ++i) {
-    const VaReq& q = va[i];
-    if (owner_[q.ovc] >= 0) continue;  // granted to a competitor earlier in this loop
-    const int32_t rr = va_rr_[q.ovc];
-    const int32_t prio = (q.local - rr + nlocal) % nlocal;
-    bool wins = true;
-    for (int j = 0; j < nva && wins; ++j) {
-      if (j == i || va[j].ovc != q.ovc) continue;
-      wins = (va[j].local - rr + nlocal) % nlocal > prio;
+  if (nva > 0) {
+    const int32_t nlocal = h.ports * V;
+    for (int i = 0; i < nva; ++i) {
+      const VaReq& q = va[i];
+      if (h.owner[q.ovc] >= 0) continue;  // granted to a competitor earlier in this loop
+      const int32_t rr = va_rr_[q.ovc];
+      const int32_t prio = (q.local - rr + nlocal) % nlocal;
+      bool wins = true;
+      for (int j = 0; j < nva && wins; ++j) {
+        if (j == i || va[j].ovc != q.ovc) continue;
+        wins = (va[j].local - rr + nlocal) % nlocal > prio;
+      }
+      if (!wins) continue;
+      h.owner[q.ovc] = q.ivc;
+      h.out[q.ivc] = q.ovc;
+      h.out_port[q.ivc] = static_cast<uint8_t>((q.ovc - rbase) / V);
+      h.out_vc[q.ivc] = static_cast<uint8_t>((q.ovc - rbase) % V);
+      h.state[q.ivc] = kActive;
+      va_rr_[q.ovc] = (q.local + 1) % nlocal;
+      if (h.credits[q.ovc] > 0) sa_cand[q.ip] |= 1u << q.v;
     }
-    if (!wins) continue;
-    owner_[q.ovc] = q.ivc;
-    out_[q.ivc] = q.ovc;
-    out_port_[q.ivc] = static_cast<uint8_t>((q.ovc - rbase) / vstride_);
-    state_[q.ivc] = kActive;
-    va_rr_[q.ovc] = (q.local + 1) % nlocal;
-    if (credits_[q.ovc] > 0) sa_cand[q.ip] |= 1u << q.v;
   }
 
   // Switch allocation: input ports nominate one VC each, output ports grant one input.
-  uint32_t out_req[kMaxPorts] = {};
+  uint32_t out_req[kMaxPorts];
+  uint32_t out_mask = 0;
   uint8_t nominee[kMaxPorts];
   for (uint32_t pm = pmask; pm != 0; pm &= pm - 1) {
     const int ip = std::countr_zero(pm);
     if (sa_cand[ip] == 0) continue;
-    const int v = PickRoundRobin(sa_cand[ip], sa_in_rr_[Pi(r, ip)]);
+    const int v = PickRoundRobin(sa_cand[ip], sa_in_rr_[rpi + ip]);
     nominee[ip] = static_cast<uint8_t>(v);
-    out_req[out_port_[Pi(r, ip) * vstride_ + v]] |= 1u << ip;
+    const int op = h.out_port[(rpi + ip) * V + v];
+    if ((out_mask >> op & 1u) == 0) {
+      out_mask |= 1u << op;
+      out_req[op] = 0;
+    }
+    out_req[op] |= 1u << ip;
   }
-  for (int op = 0; op < ports_; ++op) {
-    if (out_req[op] == 0) continue;
-    const int ip = PickRoundRobin(out_req[op], sa_out_rr_[Pi(r, op)]);
+  for (uint32_t om = out_mask; om != 0; om &= om - 1) {
+    const int op = std::countr_zero(om);
+    const int ip = PickRoundRobin(out_req[op], sa_out_rr_[rpi + op]);
     const int v = nominee[ip];
-    sa_out_rr_[Pi(r, op)] = static_cast<uint8_t>((ip + 1) % ports_);
-    sa_in_rr_[Pi(r, ip)] = static_cast<uint8_t>((v + 1) % vstride_);
-    Traverse(r, ip, v, op, now);
+    sa_out_rr_[rpi + op] = static_cast<uint8_t>(ip + 1 == h.ports ? 0 : ip + 1);
+    sa_in_rr_[rpi + ip] = static_cast<uint8_t>(v + 1 == V ? 0 : v + 1);
+    Traverse(h, r, ip, v, op, now);
   }
 }
 
-void Fabric::Traverse(int32_t r, int ip, int v, int op, int64_t now) {
-  const int32_t pi = Pi(r, ip);
-  const int32_t ivc = pi * vstride_ + v;
-  Flit f = buf_[static_cast<size_t>(ivc) * depth_ + head_[ivc]];
-  if (++head_[ivc] == depth_) head_[ivc] = 0;
-  if (--count_[ivc] == 0) {
-    nonempty_[pi] &= ~(1u << v);
-    if (nonempty_[pi] == 0) port_mask_[r] &= ~(1u << ip);
+inline void Fabric::Traverse(const Hot& h, int32_t r, int ip, int v, int op, int64_t now) {
+  const int32_t pi = r * h.ports + ip;
+  const int32_t ivc = pi * h.vstride + v;
+  Transfer& t = transfers_.emplace_back();
+  t.flit = h.buf[static_cast<size_t>(ivc) * h.depth + h.head[ivc]];
+  if (++h.head[ivc] == h.depth) h.head[ivc] = 0;
+  if (--h.count[ivc] == 0) {
+    h.nonempty[pi] &= ~(1u << v);
+    if (h.nonempty[pi] == 0) h.port_mask[r] &= ~(1u << ip);
   }
-  --buffered_[r];
-  const int32_t ovc = out_[ivc];
-  const int ovc_v = ovc % vstride_;
-  if (ip != pe_port()) staged_credit_[pi] = static_cast<int8_t>(v);
-  Staged& s = staged_[Pi(r, op)];
-  s.vc = ovc_v;
-  if (op == pe_port()) {
-    f.arrival = now + 1;
-    s.dst_ivc = -2;
+  --h.buffered[r];
+  const int32_t ovc = h.out[ivc];
+  const int ovc_v = h.out_vc[ivc];
+  if (ip != h.pe) credit_returns_.push_back(h.up_ovc[pi] + v);
+  const int32_t opi = r * h.ports + op;
+  t.vc = static_cast<int16_t>(ovc_v);
+  const bool head = t.flit.head;
+  if (op == h.pe) {
+    t.flit.arrival = now + 1;
+    t.dst_ivc = -2;
+    t.dst_router = r;
   } else {
-    --credits_[ovc];
-    f.arrival = now + 1 + link_cycles_;
-    s.dst_ivc = down_ivc_[Pi(r, op)] + ovc_v;
-    s.dst_router = down_router_[Pi(r, op)];
-    s.dst_port = down_port_[Pi(r, op)];
+    --h.credits[ovc];
+    t.flit.arrival = now + 1 + h.link;
+    t.dst_ivc = h.down_ivc[opi] + ovc_v;
+    t.dst_pi = h.down_pi[opi];
+    t.dst_router = h.down_router[opi];
+    t.dst_port = static_cast<int16_t>(h.down_port[opi]);
     ++flit_hops_;
-    if (f.head) ++(*messages_)[f.msg].hops;
+    if (head) ++(*messages_)[t.flit.msg].hops;
   }
-  s.flit = f;
-  if (f.head && observer_) observer_({now, f.msg, r, ip, v, op, ovc_v});
-  if (f.tail) {
-    owner_[ovc] = -1;
-    state_[ivc] = kIdle;
-  }
-  if (!staged_any_[r]) {
-    staged_any_[r] = 1;
-    staged_routers_.push_back(r);
+  if (head && observer_) observer_({now, t.flit.msg, r, ip, v, op, ovc_v});
+  if (t.flit.tail) {
+    h.owner[ovc] = -1;
+    h.state[ivc] = kIdle;
   }
 }
 
 void Fabric::Commit(int64_t now, std::vector<int32_t>* woken, std::vector<Ejection>* ejected) {
-  if (staged_routers_.empty()) return;
-  for (int32_t r : staged_routers_) {
-    staged_any_[r] = 0;
-    for (int p = 0; p < ports_; ++p) {
-      const int32_t pi = Pi(r, p);
-      Staged& s = staged_[pi];
-      if (s.dst_ivc != -1) {
-        ++flits_moved_;
-        if (s.dst_ivc == -2) {
-          ejected->push_back({r, s.flit.arrival, s.flit});
-        } else {
-          PushFlit(s.dst_ivc, s.dst_router, s.dst_port, s.vc, s.flit);
-          woken->push_back(s.dst_router);
-        }
-        s.dst_ivc = -1;
-      }
-      if (staged_credit_[pi] >= 0) {
-        ++credits_[up_ovc_[pi] + staged_credit_[pi]];
-        staged_credit_[pi] = -1;
-      }
+  if (transfers_.empty()) return;
+  const int depth = depth_;
+  Flit* __restrict buf = buf_.data();
+  uint16_t* __restrict head = head_.data();
+  uint16_t* __restrict count = count_.data();
+  uint32_t* __restrict nonempty = nonempty_.data();
+  uint32_t* __restrict port_mask = port_mask_.data();
+  int32_t* __restrict buffered = buffered_.data();
+  for (const Transfer& t : transfers_) {
+    if (t.dst_ivc == -2) {
+      ejected->push_back({t.dst_router, t.flit.arrival, t.flit});
+      continue;
     }
+    const int32_t ivc = t.dst_ivc;
+    int slot = head[ivc] + count[ivc];
+    if (slot >= depth) slot -= depth;
+    buf[static_cast<size_t>(ivc) * depth + slot] = t.flit;
+    ++count[ivc];
+    nonempty[t.dst_pi] |= 1u << t.vc;
+    port_mask[t.dst_router] |= 1u << t.dst_port;
+    ++buffered[t.dst_router];
+    woken->push_back(t.dst_router);
   }
-  staged_routers_.clear();
+  flits_moved_ += static_cast<int64_t>(transfers_.size());
+  transfers_.clear();
+  int32_t* __restrict credits = credits_.data();
+  for (int32_t ovc : credit_returns_) ++credits[ovc];
+  credit_returns_.clear();
   last_move_cycle_ = now;
 }
 

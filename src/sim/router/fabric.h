@@ -30,7 +30,7 @@
 // are evaluated.
 //
 // Thread safety: Evaluate() of distinct routers only touches distinct state except the
-// staged-router list (to be made per-thread for parallel evaluation); Commit() is serial.
+// staging lists (to be made per-thread for parallel evaluation); Commit() is serial.
 #ifndef UKAI_SIM_ROUTER_FABRIC_H_
 #define UKAI_SIM_ROUTER_FABRIC_H_
 
@@ -103,20 +103,24 @@ class Fabric {
 
  private:
   enum : uint8_t { kIdle = 0, kRouted = 1, kActive = 2 };
-  struct Staged {
+  // A flit staged by Evaluate() for Commit(): into input VC dst_ivc (buffer-port index
+  // dst_pi of router dst_router), or to the PE of dst_router when dst_ivc == -2.
+  struct Transfer {
     Flit flit;
-    int32_t dst_ivc = -1;  // -1 nothing staged, -2 ejection
-    int32_t dst_router = -1;
-    int32_t dst_port = -1;
-    int32_t vc = -1;
+    int32_t dst_ivc;
+    int32_t dst_pi;
+    int32_t dst_router;
+    int16_t dst_port;
+    int16_t vc;
   };
+  struct Hot;  // cached raw pointers for the hot loops (fabric.cc)
 
   int32_t Pi(int32_t r, int p) const { return r * ports_ + p; }
   int32_t Ivc(int32_t r, int p, int v) const { return (r * ports_ + p) * vstride_ + v; }
   void RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now);
   int32_t SelectOutput(int32_t r, int32_t ivc, const Flit& f, int64_t now);
-  void Traverse(int32_t r, int ip, int v, int op, int64_t now);
-  void PushFlit(int32_t ivc, int32_t router, int port, int v, const Flit& f);
+  void Traverse(const Hot& h, int32_t r, int ip, int v, int op, int64_t now);
+  void PushFlit(int32_t ivc, int32_t pi, int32_t router, int port, int v, const Flit& f);
 
   const RoutingFunction* routing_;
   const SelectionFunction* selection_;
@@ -132,7 +136,7 @@ class Fabric {
   std::vector<uint8_t> state_;
   std::vector<int64_t> ready_;
   std::vector<int32_t> out_;  // owned output VC (global index), when active
-  std::vector<uint8_t> out_port_;
+  std::vector<uint8_t> out_port_, out_vc_;
   std::vector<uint8_t> cand_count_;
   std::vector<RouteCandidate> cand_;
   // Output VCs (same indexing as input VCs).
@@ -140,14 +144,14 @@ class Fabric {
   // Per router port (index Pi).
   std::vector<uint32_t> nonempty_, valid_vcs_;
   std::vector<uint8_t> sa_in_rr_, sa_out_rr_;
-  std::vector<int32_t> down_ivc_, down_router_, down_port_, up_ovc_;
-  std::vector<Staged> staged_;
-  std::vector<int8_t> staged_credit_;
+  std::vector<int32_t> down_ivc_, down_pi_, down_router_, down_port_, up_ovc_;
   // Per router.
   std::vector<uint32_t> port_mask_;
   std::vector<int32_t> buffered_;
-  std::vector<uint8_t> staged_any_;
-  std::vector<int32_t> staged_routers_;
+  // Staged by Evaluate() during a cycle, applied by Commit() (per evaluating thread once
+  // evaluation runs in parallel; the order of entries does not matter).
+  std::vector<Transfer> transfers_;
+  std::vector<int32_t> credit_returns_;  // upstream output VCs that get one credit back
 
   int64_t flits_moved_ = 0, flit_hops_ = 0, last_move_cycle_ = 0;
   std::function<void(const HopEvent&)> observer_;
