@@ -155,9 +155,14 @@ void PrintTargets(const std::vector<Series>& all) {
 
 int Main(int argc, char** argv) {
   Options o;
+  std::string worker, out_path;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--quick") {
+    if (a.rfind("--worker=", 0) == 0) {
+      worker = a.substr(9);
+    } else if (a.rfind("--out=", 0) == 0) {
+      out_path = a.substr(6);
+    } else if (a == "--quick") {
       o.quick = true;
       o.seconds = 0.1;
     } else if (a.rfind("--seconds=", 0) == 0) {
@@ -186,6 +191,7 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
+  if (!worker.empty()) return RunWorker(worker, out_path, o.sizes, o.seconds);
   struct Job {
     std::string name;
     Class cls;

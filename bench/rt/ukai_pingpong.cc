@@ -1,7 +1,291 @@
 #include "ukai_pingpong.h"
 
-namespace ukai::bench {
+#include <sched.h>
+#include <unistd.h>
 
-std::vector<PingPongSeries> UkaiSeries() { return {}; }
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "baselines.h"
+#include "rt/launch/launcher.h"
+#include "ukai/ukai.hpp"
+
+namespace ukai::bench {
+namespace {
+
+using rt::Buffer;
+using rt::HandlerId;
+using rt::HandlerKind;
+using rt::Runtime;
+
+constexpr rt::ContextId kCtx = 1;
+constexpr rt::EndpointId kEp = 1;
+constexpr int kWindow = 64;
+const HandlerId kPing = HandlerId::Of("bench.ping");
+const HandlerId kPong = HandlerId::Of("bench.pong");
+const HandlerId kSink = HandlerId::Of("bench.sink");
+const HandlerId kAck = HandlerId::Of("bench.ack");
+
+void PinTo(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu % static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), &set);
+  sched_setaffinity(0, sizeof set, &set);
+}
+
+// Both sides' handlers; `peer` is the other side's endpoint (set before traffic starts).
+struct Side {
+  Runtime* rt = nullptr;
+  rt::Startpoint peer;
+  std::atomic<uint64_t> pongs{0}, acks{0};
+  std::atomic<bool> stop{false};
+  uint64_t sunk = 0;  // progress thread only
+};
+
+Status Install(Side* s) {
+  rt::ContextOptions co;
+  co.id = kCtx;
+  co.init = [s](rt::Context& c) -> Status {
+    auto ep = c.CreateEndpoint({kEp});
+    if (!ep.ok()) return ep.status();
+    rt::Endpoint* e = *ep;
+    auto echo = [s](rt::Rsr& rsr) {
+      Buffer b;
+      auto bytes = rsr.reader().GetBytes();
+      if (bytes.ok()) b.PutBytes(*bytes);
+      [[maybe_unused]] Status st = s->rt->SendRsr(std::move(b), s->peer, kPong);
+    };
+    auto sink = [s](rt::Rsr&) {
+      if (++s->sunk % kWindow == 0) {
+        [[maybe_unused]] Status st = s->rt->SendRsr(Buffer(), s->peer, kAck);
+      }
+    };
+    for (auto [name, fn] : {std::pair<const char*, rt::Handler>{"bench.ping", echo},
+                            {"bench.pong", [s](rt::Rsr&) { ++s->pongs; }},
+                            {"bench.sink", sink},
+                            {"bench.ack", [s](rt::Rsr&) { ++s->acks; }},
+                            {"bench.stop", [s](rt::Rsr&) { s->stop = true; }}}) {
+      auto h = e->RegisterHandler(name, HandlerKind::kNonThreaded, fn);
+      if (!h.ok()) return h.status();
+    }
+    return Status::Ok();
+  };
+  return s->rt->CreateContext(co).status();
+}
+
+// The measuring side (rank 0). `spin` runs one progress pass of this side.
+Figures Measure(Side* s, const std::vector<size_t>& sizes, double seconds) {
+  Figures f;
+  size_t max = 0;
+  for (size_t n : sizes) max = std::max(max, n);
+  std::vector<uint8_t> data(max, 7);
+  auto round_trip = [&](size_t n) {
+    const uint64_t want = s->pongs.load(std::memory_order_relaxed) + 1;
+    Buffer b;
+    b.PutBytes(std::span<const uint8_t>(data.data(), n));
+    if (!s->rt->SendRsr(std::move(b), s->peer, kPing).ok()) return false;
+    while (s->pongs.load(std::memory_order_acquire) < want) s->rt->Progress();
+    return true;
+  };
+  for (size_t n : sizes) {
+    for (int i = 0; i < 100; ++i) {
+      if (!round_trip(n)) {
+        f.note = "send failed";
+        return f;
+      }
+    }
+    std::vector<double> samples;
+    const double end = NowSeconds() + seconds;
+    while (NowSeconds() < end || samples.size() < 20) {
+      const double t0 = NowSeconds();
+      round_trip(n);
+      samples.push_back(NowSeconds() - t0);
+    }
+    f.latency_us[n] = Median(samples) / 2 * 1e6;
+  }
+  for (size_t n : sizes) {
+    uint64_t windows = 0;
+    const double t0 = NowSeconds();
+    while (NowSeconds() - t0 < seconds || windows < 3) {
+      const uint64_t want = s->acks.load() + 1;
+      for (int i = 0; i < kWindow; ++i) {
+        Buffer b;
+        b.PutBytes(std::span<const uint8_t>(data.data(), n));
+        [[maybe_unused]] Status st = s->rt->SendRsr(std::move(b), s->peer, kSink);
+        s->rt->Progress();
+      }
+      while (s->acks.load(std::memory_order_acquire) < want) s->rt->Progress();
+      ++windows;
+    }
+    f.bandwidth_gbs[n] = static_cast<double>(n) * kWindow * windows / (NowSeconds() - t0) / 1e9;
+  }
+  return f;
+}
+
+std::string Write(const Figures& f) {
+  std::ostringstream out;
+  for (auto [n, v] : f.latency_us) out << "lat " << n << " " << v << " 0\n";
+  for (auto [n, v] : f.bandwidth_gbs) out << "bw " << n << " " << v << " 0\n";
+  if (!f.note.empty()) out << "note " << f.note << "\n";
+  return out.str();
+}
+
+Figures Read(const std::string& path) {
+  Figures f;
+  std::ifstream in(path);
+  std::string kind;
+  while (in >> kind) {
+    if (kind == "note") {
+      std::getline(in, f.note);
+      continue;
+    }
+    size_t n = 0;
+    double v = 0, c = 0;
+    if (!(in >> n >> v >> c)) break;
+    (kind == "lat" ? f.latency_us : f.bandwidth_gbs)[n] = v;
+  }
+  return f;
+}
+
+std::string Join(const std::vector<size_t>& sizes) {
+  std::string s;
+  for (size_t n : sizes) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(n);
+  }
+  return s;
+}
+
+std::string TempPath(const std::string& tag) {
+  return "/tmp/ukai_rt_bench_" + std::to_string(getpid()) + "_" + tag + ".txt";
+}
+
+Figures RunLaunched(const std::string& module, const std::vector<size_t>& sizes, double seconds) {
+  const std::string out = TempPath(module);
+  rt::LaunchOptions o;
+  o.processes = 2;
+  o.timeout_s = 120;
+  o.command = {SelfDirectory() + "/ukai_rt_bench", "--worker=" + module, "--out=" + out,
+               "--sizes=" + Join(sizes), "--seconds=" + std::to_string(seconds)};
+  Result<int> code = rt::Launch(o);
+  Figures f = Read(out);
+  std::remove(out.c_str());
+  if (!code.ok() || *code != 0) {
+    f.note = "launch failed: " +
+             (code.ok() ? "exit code " + std::to_string(*code) : code.status().ToString());
+  }
+  return f;
+}
+
+Figures RunUnderMpirun(const std::vector<size_t>& sizes, double seconds) {
+  const std::string out = TempPath("mpi");
+  const std::string cmd = MpirunPrefix("") + " " + SelfDirectory() +
+                          "/ukai_rt_bench --worker=mpi --out=" + out + " --sizes=" + Join(sizes) +
+                          " --seconds=" + std::to_string(seconds);
+  Result<std::string> r = RunCapture(cmd);
+  Figures f = Read(out);
+  std::remove(out.c_str());
+  if (!r.ok()) f.note = r.status().message();
+  return f;
+}
+
+Figures RunInproc(const std::vector<size_t>& sizes, double seconds) {
+  Figures f;
+  auto fabric = rt::NewInprocFabric();
+  Side a, b;
+  std::unique_ptr<Runtime> ra, rb;
+  for (auto [side, holder] : {std::pair{&a, &ra}, std::pair{&b, &rb}}) {
+    rt::RuntimeOptions o;
+    o.bootstrap = "single";
+    o.modules = {"inproc"};
+    o.progress_thread = false;
+    o.inproc_fabric = fabric;
+    auto r = Runtime::Init(o);
+    if (!r.ok()) {
+      f.note = r.status().ToString();
+      return f;
+    }
+    *holder = std::move(*r);
+    side->rt = holder->get();
+    if (Status s = Install(side); !s.ok()) {
+      f.note = s.ToString();
+      return f;
+    }
+  }
+  a.peer = rb->FindContext(kCtx)->FindEndpoint(kEp)->MakeStartpoint();
+  b.peer = ra->FindContext(kCtx)->FindEndpoint(kEp)->MakeStartpoint();
+  cpu_set_t saved;
+  sched_getaffinity(0, sizeof saved, &saved);
+  std::atomic<bool> stop{false};
+  std::thread responder([&] {
+    PinTo(1);
+    while (!stop.load(std::memory_order_relaxed)) rb->Progress();
+  });
+  PinTo(0);
+  f = Measure(&a, sizes, seconds);
+  stop = true;
+  responder.join();
+  sched_setaffinity(0, sizeof saved, &saved);
+  [[maybe_unused]] Status s1 = ra->Finalize(), s2 = rb->Finalize();
+  return f;
+}
+
+}  // namespace
+
+int RunWorker(const std::string& module, const std::string& out_path,
+              const std::vector<size_t>& sizes, double seconds) {
+  rt::RuntimeOptions o;
+  o.bootstrap = "auto";  // launcher or mpi, from the environment
+  o.modules = {module};
+  o.progress_thread = false;
+  auto r = Runtime::Init(o);
+  if (!r.ok()) {
+    std::fprintf(stderr, "ukai_rt_bench worker: %s\n", r.status().ToString().c_str());
+    return 1;
+  }
+  Runtime& rt = **r;
+  PinTo(rt.rank());
+  Side side;
+  side.rt = &rt;
+  if (Status s = Install(&side); !s.ok()) return 1;
+  auto sp = rt.WorldStartpoint(1 - rt.rank(), kCtx, kEp);
+  if (!sp.ok() || rt.size() != 2) return 1;
+  side.peer = *sp;
+  if (!rt.Barrier().ok()) return 1;
+  auto chosen = rt.SelectModule(side.peer);
+  if (!chosen.ok() || *chosen != module) {
+    std::fprintf(stderr, "ukai_rt_bench worker: module %s chosen instead of %s\n",
+                 chosen.ok() ? chosen->c_str() : "none", module.c_str());
+    return 1;
+  }
+  if (rt.rank() == 0) {
+    Figures f = Measure(&side, sizes, seconds);
+    std::ofstream(out_path) << Write(f);
+    // Tell the responder to stop serving.
+    [[maybe_unused]] Status s = rt.SendRsr(Buffer(), side.peer, HandlerId::Of("bench.stop"));
+  }
+  // Rank 1 serves until rank 0 enters the final barrier; rank 0 goes straight there. The
+  // barrier is out of band, so rank 1 progresses while polling for rank 0's stop RSR.
+  if (rt.rank() == 1) {
+    while (!side.stop.load(std::memory_order_relaxed)) rt.Progress();
+  }
+  if (!rt.Barrier().ok()) return 1;
+  return rt.Finalize().ok() ? 0 : 1;
+}
+
+std::vector<PingPongSeries> UkaiSeries() {
+  std::vector<PingPongSeries> out = {
+      {"ukai inproc", false, RunInproc},
+      {"ukai shm", false, [](auto& s, double t) { return RunLaunched("shm", s, t); }},
+      {"ukai tcp", true, [](auto& s, double t) { return RunLaunched("tcp", s, t); }},
+  };
+#if UKAI_HAVE_MPI
+  out.push_back({"ukai mpi", false, RunUnderMpirun});
+#endif
+  return out;
+}
 
 }  // namespace ukai::bench

@@ -1,5 +1,17 @@
 // ukai runtime series of the rt benchmark: RSR ping-pong latency and streaming bandwidth
 // per communication module, measured with the public API (<ukai/ukai.hpp>).
+//
+// Set-up per series: two runtimes, each driving progress from one thread (progress_thread
+// off, the benchmark loop calls Runtime::Progress()), non-threaded handlers that read the
+// message in place, one core each.
+//  * shm, tcp: two processes started by the launcher (rt::Launch) running this binary with
+//    --worker=MODULE; the launcher bootstrap exchanges the descriptor tables.
+//  * mpi: the same worker started by mpirun (2 ranks, --bind-to core), mpi bootstrap.
+//  * inproc: two runtimes sharing an InprocFabric in this process, one thread each.
+// Latency: rank 0 packs `size` bytes into a Buffer and sends RSR "ping"; rank 1's handler
+// packs the payload into a new Buffer and answers with "pong"; one-way = median round trip
+// / 2. Bandwidth: rank 0 sends windows of 64 RSRs of `size` bytes, rank 1's handler counts
+// them and acknowledges each full window; bytes / time.
 #ifndef UKAI_BENCH_RT_UKAI_PINGPONG_H_
 #define UKAI_BENCH_RT_UKAI_PINGPONG_H_
 
@@ -17,8 +29,13 @@ struct PingPongSeries {
   std::function<Figures(const std::vector<size_t>& sizes, double seconds)> run;
 };
 
-// The runtime's series (empty until the runtime is built).
+// The runtime's series, in table order.
 std::vector<PingPongSeries> UkaiSeries();
+
+// Worker mode (`ukai_rt_bench --worker=MODULE --out=FILE --sizes=.. --seconds=S`): one of
+// the two processes of a series. Returns the process exit code.
+int RunWorker(const std::string& module, const std::string& out_path,
+              const std::vector<size_t>& sizes, double seconds);
 
 }  // namespace ukai::bench
 

@@ -26,6 +26,8 @@ using shm::ShmChannel;
 constexpr uint8_t kDescriptorVersion = 1;
 constexpr uint64_t kListenTag = 0, kEventTag = 1;  // epoll tags; channels use 2, 3, ...
 constexpr int kPollBudget = 64;                    // frames per channel per Progress()
+constexpr uint64_t kHousekeepingNs = 200000;       // accept and hang-up checks while busy-idle
+constexpr uint64_t kAsleepHousekeepingNs = 5000;   // ... once the doorbell is armed
 
 uint64_t NowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -129,6 +131,7 @@ class ShmModule final : public Module {
   uint64_t idle_since_ns_ = 0;
   bool asleep_ = false;
   unsigned idle_passes_ = 0;
+  uint64_t last_housekeeping_ns_ = 0;
 };
 
 Result<size_t> ShmModule::SizeParam(const char* key, size_t fallback) const {
@@ -368,16 +371,21 @@ int ShmModule::Progress() {
     idle_passes_ = 0;
     return n + (queued ? 1 : 0);
   }
-  // Idle: housekeeping now and then (each is a syscall), the doorbell after idle_ns_.
-  if (asleep_ || (++idle_passes_ & 63) == 0) n += Housekeeping();
-  if (!asleep_) {
-    const uint64_t now = NowNs();
-    if (idle_since_ns_ == 0) {
-      idle_since_ns_ = now;
-    } else if (now - idle_since_ns_ >= idle_ns_) {
-      RefreshSnapshot();
-      EnterIdle();
-    }
+  // Idle. The clock is read every 64 idle passes only (8 while asleep); housekeeping (a
+  // syscall) runs every kHousekeepingNs (kAsleepHousekeepingNs once the doorbell is armed,
+  // so an eventfd or socket wake-up is handled soon); the doorbell is armed after idle_ns_.
+  if ((++idle_passes_ & (asleep_ ? 7 : 63)) != 0) return n;
+  const uint64_t now = NowNs();
+  if (now - last_housekeeping_ns_ >= (asleep_ ? kAsleepHousekeepingNs : kHousekeepingNs)) {
+    last_housekeeping_ns_ = now;
+    n += Housekeeping();
+  }
+  if (asleep_) return n;
+  if (idle_since_ns_ == 0) {
+    idle_since_ns_ = now;
+  } else if (now - idle_since_ns_ >= idle_ns_) {
+    RefreshSnapshot();
+    EnterIdle();
   }
   return n;
 }

@@ -16,7 +16,7 @@
 // `shm.idle_us` (default 50) of idle progress the module announces in each ring that it may
 // sleep; senders then write its eventfd, which is part of WaitFd() (an epoll fd that also
 // covers the listener and the peers' sockets). Housekeeping (accepting peers, hang-ups)
-// runs every 64 idle passes or when asleep.
+// runs every 200 us of busy idling, every 5 us once the doorbell is armed.
 //
 // Peer failure: the kernel closes a dead process's socket; the hang-up turns the channel into
 // a failed object (after the records already in the ring were delivered), orderly when the

@@ -71,13 +71,18 @@ void RingProducer::Commit(size_t payload, uint32_t flags) {
   meta->flags = flags & ~kRecordSkip;
   const uint64_t next = at + footprint;
   TagAt(data_, capacity_, next)->store(0, std::memory_order_relaxed);
-  TagAt(data_, capacity_, at)->store(at + 1, std::memory_order_release);
-  if (at != skip_at) {
+  // The last tag store is seq_cst (an xchg on x86): with the seq_cst load in NeedsWake and
+  // the consumer's seq_cst store/load in PrepareWait it forms the Dekker pair that makes
+  // lost wake-ups impossible, without a separate full fence.
+  if (at == skip_at) {
+    TagAt(data_, capacity_, at)->store(at + 1, std::memory_order_seq_cst);
+  } else {
+    TagAt(data_, capacity_, at)->store(at + 1, std::memory_order_release);
     // The skip record is published last so the consumer finds the record right after it.
     RecordMeta* skip_meta = MetaAt(data_, capacity_, skip_at);
     skip_meta->length = static_cast<uint32_t>(at - skip_at);
     skip_meta->flags = kRecordSkip;
-    TagAt(data_, capacity_, skip_at)->store(skip_at + 1, std::memory_order_release);
+    TagAt(data_, capacity_, skip_at)->store(skip_at + 1, std::memory_order_seq_cst);
   }
   pos_ = next;
   control_->head.store(pos_, std::memory_order_relaxed);
@@ -95,8 +100,7 @@ bool RingProducer::TryWrite(std::span<const std::byte> a, std::span<const std::b
 }
 
 bool RingProducer::NeedsWake() {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (control_->consumer_waiting.load(std::memory_order_relaxed) == 0) return false;
+  if (control_->consumer_waiting.load(std::memory_order_seq_cst) == 0) return false;
   return control_->consumer_waiting.exchange(0, std::memory_order_acq_rel) != 0;
 }
 
@@ -138,9 +142,8 @@ void RingConsumer::Publish() { control_->tail.store(pos_, std::memory_order_rele
 
 bool RingConsumer::PrepareWait() {
   wait_seq_ = control_->futex_word.load(std::memory_order_acquire);
-  control_->consumer_waiting.store(1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  const uint64_t tag = TagAt(data_, capacity_, pos_)->load(std::memory_order_acquire);
+  control_->consumer_waiting.store(1, std::memory_order_seq_cst);
+  const uint64_t tag = TagAt(data_, capacity_, pos_)->load(std::memory_order_seq_cst);
   if (tag == pos_ + 1) {
     control_->consumer_waiting.store(0, std::memory_order_relaxed);
     return false;

@@ -20,9 +20,10 @@
 // it (acquire) only when the cached value says the ring is full.
 //
 // Doorbell: a consumer about to sleep sets `consumer_waiting` and re-checks the ring; a
-// producer calls NeedsWake() after Commit(), which (after a full fence) tells whether the
-// consumer may be asleep, and then wakes it (FutexWake on `futex_word`, or the owner's
-// eventfd). Both sides are Dekker-style: store, full fence, load.
+// producer calls NeedsWake() after Commit(), which tells whether the consumer may be asleep,
+// and then wakes it (FutexWake on `futex_word`, or the owner's eventfd). Both sides are
+// Dekker-style with seq_cst operations: the producer's last tag store and its load of
+// `consumer_waiting`, the consumer's store of `consumer_waiting` and its load of the tag.
 //
 // Thread safety: one RingProducer and one RingConsumer per ring, each used by one thread at a
 // time (they may live in different processes). Units: bytes.
