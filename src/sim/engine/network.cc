@@ -182,13 +182,25 @@ void Network::Step() {
   if (injection_ != nullptr) CreateTrafficMessages();
   for (int32_t node : active_) {
     fabric_->Evaluate(node, now_);
-    PeStep(node);
+    const Pe& pe = pe_[node];
+    if (pe.current >= 0 || pe.queue_head >= 0) PeStep(node);
   }
-  woken_.clear();
+  // Keep only busy nodes active (Commit() then adds the ones that receive flits).
+  size_t keep = 0;
+  for (int32_t node : active_) {
+    if (NodeBusy(node)) {
+      active_[keep++] = node;
+    } else {
+      in_active_[node] = 0;
+    }
+  }
+  active_.resize(keep);
   ejected_.clear();
-  fabric_->Commit(now_, &woken_, &ejected_);
+  fabric_->Commit(now_, in_active_.data(), &active_, &ejected_);
   last_progress_ = std::max(last_progress_, fabric_->last_move_cycle());
-  if (ejected_.size() > 1) {
+  if (ejected_.size() > 1 &&
+      !std::is_sorted(ejected_.begin(), ejected_.end(),
+                      [](const Ejection& a, const Ejection& b) { return a.node < b.node; })) {
     std::sort(ejected_.begin(), ejected_.end(),
               [](const Ejection& a, const Ejection& b) { return a.node < b.node; });
   }
@@ -200,17 +212,6 @@ void Network::Step() {
     ++messages_delivered_;
     messages_.Release(e.flit.msg);
   }
-  // Keep only busy nodes active, then add the ones that received flits.
-  size_t keep = 0;
-  for (int32_t node : active_) {
-    if (NodeBusy(node)) {
-      active_[keep++] = node;
-    } else {
-      in_active_[node] = 0;
-    }
-  }
-  active_.resize(keep);
-  for (int32_t node : woken_) Activate(node);
   ++now_;
 }
 

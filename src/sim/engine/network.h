@@ -138,7 +138,6 @@ class Network {
 
   std::vector<int32_t> active_;
   std::vector<uint8_t> in_active_;
-  std::vector<int32_t> woken_;
   std::vector<Ejection> ejected_;
   std::vector<Delivery> deliveries_;
 

@@ -80,6 +80,16 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
     down_ivc_[Pi(r, pe_port())] = -2;
     for (int v = 0; v < config.pe_vcs; ++v) credits_[Ivc(r, pe_port(), v)] = kEjectCredits;
   }
+  InitHot();
+}
+
+void Fabric::InitHot() {
+  hot_ = Hot{buf_.data(),      head_.data(),     count_.data(),       state_.data(),
+             out_.data(),      out_port_.data(), out_vc_.data(),      owner_.data(),
+             credits_.data(),  nonempty_.data(), port_mask_.data(),   buffered_.data(),
+             down_ivc_.data(), down_pi_.data(),  down_router_.data(), down_port_.data(),
+             up_ovc_.data(),   ports_,           ports_ - 1,          vstride_,
+             depth_,           link_cycles_};
 }
 
 void Fabric::Inject(int32_t router, int vc, const Flit& flit) {
@@ -148,39 +158,10 @@ int32_t Fabric::SelectOutput(int32_t r, int32_t ivc, const Flit& f, int64_t now)
   return local < 0 ? -1 : static_cast<int32_t>(base) + local;
 }
 
-// Raw pointers and scalars of the hot loops, loaded once per Evaluate(): the compiler
-// cannot keep vector data pointers or int members in registers across the byte-sized
-// stores of the loop bodies (they may alias), so without this every access reloads them.
-struct Fabric::Hot {
-  Flit* __restrict buf;
-  uint16_t* __restrict head;
-  uint16_t* __restrict count;
-  uint8_t* __restrict state;
-  int32_t* __restrict out;
-  uint8_t* __restrict out_port;
-  uint8_t* __restrict out_vc;
-  int32_t* __restrict owner;
-  int32_t* __restrict credits;
-  uint32_t* __restrict nonempty;
-  uint32_t* __restrict port_mask;
-  int32_t* __restrict buffered;
-  const int32_t* __restrict down_ivc;
-  const int32_t* __restrict down_pi;
-  const int32_t* __restrict down_router;
-  const int32_t* __restrict down_port;
-  const int32_t* __restrict up_ovc;
-  int ports, pe, vstride, depth, link;
-};
-
 void Fabric::Evaluate(int32_t r, int64_t now) {
   const uint32_t pmask = port_mask_[r];
   if (pmask == 0) return;
-  const Hot h{buf_.data(),        head_.data(),      count_.data(),      state_.data(),
-              out_.data(),        out_port_.data(),  out_vc_.data(),     owner_.data(),
-              credits_.data(),    nonempty_.data(),  port_mask_.data(),  buffered_.data(),
-              down_ivc_.data(),   down_pi_.data(),   down_router_.data(), down_port_.data(),
-              up_ovc_.data(),     ports_,            ports_ - 1,         vstride_,
-              depth_,             link_cycles_};
+  const Hot h = hot_;
   const int V = h.vstride;
   const int32_t rpi = r * h.ports;
   const int32_t rbase = rpi * V;
@@ -303,7 +284,8 @@ inline void Fabric::Traverse(const Hot& h, int32_t r, int ip, int v, int op, int
   }
 }
 
-void Fabric::Commit(int64_t now, std::vector<int32_t>* woken, std::vector<Ejection>* ejected) {
+void Fabric::Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* active,
+                    std::vector<Ejection>* ejected) {
   if (transfers_.empty()) return;
   const int depth = depth_;
   Flit* __restrict buf = buf_.data();
@@ -325,7 +307,10 @@ void Fabric::Commit(int64_t now, std::vector<int32_t>* woken, std::vector<Ejecti
     nonempty[t.dst_pi] |= 1u << t.vc;
     port_mask[t.dst_router] |= 1u << t.dst_port;
     ++buffered[t.dst_router];
-    woken->push_back(t.dst_router);
+    if (!in_active[t.dst_router]) {
+      in_active[t.dst_router] = 1;
+      active->push_back(t.dst_router);
+    }
   }
   flits_moved_ += static_cast<int64_t>(transfers_.size());
   transfers_.clear();

@@ -75,9 +75,11 @@ class Fabric {
 
   // Two-phase clock.
   void Evaluate(int32_t router, int64_t now);
-  // Applies staged transfers of cycle `now`: appends routers that received flits to
-  // `woken` (may repeat) and flits handed to PEs to `ejected`.
-  void Commit(int64_t now, std::vector<int32_t>* woken, std::vector<Ejection>* ejected);
+  // Applies the transfers staged during cycle `now`; flits handed to PEs go to `ejected`.
+  // `in_active`/`active`: the caller's active-node set; routers that received flits are
+  // added to it (in_active[r] set, r appended) unless already there.
+  void Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* active,
+              std::vector<Ejection>* ejected);
 
   // PE side of the injection port (same node as the router: no staging needed).
   int InjectionFree(int32_t router, int vc) const {
@@ -113,8 +115,32 @@ class Fabric {
     int16_t dst_port;
     int16_t vc;
   };
-  struct Hot;  // cached raw pointers for the hot loops (fabric.cc)
+  // Raw pointers and scalars of the hot loops, set once by the constructor (the vectors
+  // never resize afterwards). Evaluate() copies it to a local: the compiler cannot keep
+  // vector data pointers or int members in registers across the byte-sized stores of the
+  // loop bodies (they may alias), so without the copy every access reloads them.
+  struct Hot {
+    Flit* __restrict buf;
+    uint16_t* __restrict head;
+    uint16_t* __restrict count;
+    uint8_t* __restrict state;
+    int32_t* __restrict out;
+    uint8_t* __restrict out_port;
+    uint8_t* __restrict out_vc;
+    int32_t* __restrict owner;
+    int32_t* __restrict credits;
+    uint32_t* __restrict nonempty;
+    uint32_t* __restrict port_mask;
+    int32_t* __restrict buffered;
+    const int32_t* __restrict down_ivc;
+    const int32_t* __restrict down_pi;
+    const int32_t* __restrict down_router;
+    const int32_t* __restrict down_port;
+    const int32_t* __restrict up_ovc;
+    int ports, pe, vstride, depth, link;
+  };
 
+  void InitHot();
   int32_t Pi(int32_t r, int p) const { return r * ports_ + p; }
   int32_t Ivc(int32_t r, int p, int v) const { return (r * ports_ + p) * vstride_ + v; }
   void RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now);
@@ -151,6 +177,7 @@ class Fabric {
   // Staged by Evaluate() during a cycle, applied by Commit() (per evaluating thread once
   // evaluation runs in parallel; the order of entries does not matter).
   std::vector<Transfer> transfers_;
+  Hot hot_;
   std::vector<int32_t> credit_returns_;  // upstream output VCs that get one credit back
 
   int64_t flits_moved_ = 0, flit_hops_ = 0, last_move_cycle_ = 0;
