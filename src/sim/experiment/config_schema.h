@@ -23,6 +23,10 @@
 // each distinct problem is reported once, with the place of the key it names and the first
 // point that has it.
 //
+// Adding a SimConfig field: one Binding row (spec, setter, default printer) in
+// config_schema.cc, then regenerate the table in docs/config.md with
+// `ukai sim describe --markdown` (tests/cli/config_docs_test.cc fails until the key is there).
+//
 // Thread safety: free functions without shared state.
 #ifndef UKAI_SIM_EXPERIMENT_CONFIG_SCHEMA_H_
 #define UKAI_SIM_EXPERIMENT_CONFIG_SCHEMA_H_
