@@ -203,6 +203,33 @@ TEST_F(SimCliTest, TableAndOut) {
   std::remove(out.c_str());
 }
 
+TEST_F(SimCliTest, ProgressLineOnATerminalOnly) {
+  // `script` (util-linux) runs the command on a pseudo-terminal; the results go to a file.
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  const std::string json = ::testing::TempDir() + "/ukai_itest_tty.json";
+  std::string inner = Quote(UKAI_BINARY);
+  for (const std::string& a :
+       {std::string("sim"), std::string("run"), config_, std::string("--format"),
+        std::string("json"), std::string("--out"), json}) {
+    inner += ' ';
+    inner += Quote(a);
+  }
+  const std::string tty = ::testing::TempDir() + "/ukai_itest_tty.txt";
+  std::string cmd = "script -qec ";
+  cmd += Quote(inner);
+  cmd += " /dev/null >";
+  cmd += Quote(tty);
+  cmd += " 2>&1 </dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_THAT(ReadFile(tty), HasSubstr("\r[1/4] routing=dor pattern=uniform"));
+  EXPECT_THAT(ReadFile(tty), HasSubstr("\r[4/4] routing=duato"));
+  std::string results = ReadFile(json);
+  EXPECT_EQ(Lines(results).size(), 4u);
+  EXPECT_EQ(results.find('\r'), std::string::npos);
+  std::remove(json.c_str());
+  std::remove(tty.c_str());
+}
+
 TEST_F(SimCliTest, DescribeListsKeys) {
   Outcome o = Ukai({"sim", "describe"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
