@@ -64,6 +64,7 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
       .Add("switching", std::string(sim::SwitchingName(c.router.switching)))
       .Add("hop_cycles", c.router.hop_cycles)
       .Add("link_cycles", c.router.link_cycles)
+      .Add("table_lookup_cycles", c.router.table_lookup_cycles)
       .Add("flit_bytes", c.router.flit_bytes)
       .Add("measure_mode", std::string(sim::MeasureModeName(c.measure.mode)))
       .Add("clock_mhz", r.clock_mhz)
