@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <limits>
 
 namespace ukai::sim {
 namespace {
@@ -33,6 +34,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       link_cycles_(config.link_cycles),
       table_lookup_cycles_(config.table_lookup_cycles),
       vct_(config.switching == Switching::kVirtualCutThrough),
+      reroute_(routing->ReRouteWhileBlocked()),
       cand_stride_(2 * ports_) {
   const size_t nvc = static_cast<size_t>(nodes_) * ports_ * vstride_;
   const size_t npi = static_cast<size_t>(nodes_) * ports_;
@@ -62,6 +64,8 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   buffered_.assign(nodes_, 0);
   transfers_.reserve(npi);
   credit_returns_.reserve(npi);
+  up_router_.assign(npi, -1);
+  wake_.assign(nodes_, 0);
 
   for (int r = 0; r < nodes_; ++r) {
     for (int p = 0; p < ports_ - 1; ++p) {
@@ -74,6 +78,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       down_port_[Pi(r, p)] = far.port;
       // Our input port p is fed by the neighbour's output port far.port.
       up_ovc_[Pi(r, p)] = Ivc(far.node, far.port, 0);
+      up_router_[Pi(r, p)] = far.node;
       for (int v = 0; v < config.vcs; ++v) credits_[Ivc(r, p, v)] = depth_;
     }
     valid_vcs_[Pi(r, pe_port())] = LowMask(config.pe_vcs);
@@ -94,6 +99,7 @@ void Fabric::InitHot() {
 
 void Fabric::Inject(int32_t router, int vc, const Flit& flit) {
   PushFlit(Ivc(router, pe_port(), vc), Pi(router, pe_port()), router, pe_port(), vc, flit);
+  wake_[router] = std::min(wake_[router], flit.arrival);
 }
 
 void Fabric::PushFlit(int32_t ivc, int32_t pi, int32_t router, int port, int v, const Flit& f) {
@@ -160,8 +166,11 @@ int32_t Fabric::SelectOutput(int32_t r, int32_t ivc, const Flit& f, int64_t now)
 
 void Fabric::Evaluate(int32_t r, int64_t now) {
   const uint32_t pmask = port_mask_[r];
-  if (pmask == 0) return;
+  if (pmask == 0 || wake_[r] > now) return;
   const Hot h = hot_;
+  // The earliest cycle this router can do anything without an outside event (a flit
+  // arriving, a credit returning: Commit() and Inject() lower it for those).
+  int64_t wake = std::numeric_limits<int64_t>::max();
   const int V = h.vstride;
   const int32_t rpi = r * h.ports;
   const int32_t rbase = rpi * V;
@@ -182,16 +191,26 @@ void Fabric::Evaluate(int32_t r, int64_t now) {
       const int v = std::countr_zero(m);
       const int32_t ivc = pi * V + v;
       const Flit& f = h.buf[static_cast<size_t>(ivc) * h.depth + h.head[ivc]];
-      if (f.arrival > now) continue;
+      if (f.arrival > now) {
+        wake = std::min(wake, f.arrival);
+        continue;
+      }
       const uint8_t st = h.state[ivc];
       if (st == kActive) {
         if (h.credits[h.out[ivc]] > 0) cand |= 1u << v;
         continue;
       }
       if (st == kIdle) RouteHead(r, ip, v, ivc, f, now);
-      if (ready_[ivc] > now) continue;
+      if (ready_[ivc] > now) {
+        wake = std::min(wake, ready_[ivc]);
+        continue;
+      }
       const int32_t ovc = SelectOutput(r, ivc, f, now);
-      if (ovc >= 0) va[nva++] = {ivc, ovc, ivc - rbase, ip, v};
+      if (ovc >= 0) {
+        va[nva++] = {ivc, ovc, ivc - rbase, ip, v};
+      } else if (reroute_) {
+        wake = now + 1;  // the routing wants to see every blocked cycle
+      }
     }
     sa_cand[ip] = cand;
   }
@@ -244,6 +263,10 @@ void Fabric::Evaluate(int32_t r, int64_t now) {
     sa_in_rr_[rpi + ip] = static_cast<uint8_t>(v + 1 == V ? 0 : v + 1);
     Traverse(h, r, ip, v, op, now);
   }
+  // After a grant or a transfer the state changed: look again next cycle. Otherwise every
+  // waiting VC waits for a time stamp (taken into `wake` above), a credit or an output VC
+  // of this router being released (which only a transfer here can do).
+  wake_[r] = (nva > 0 || out_mask != 0) ? now + 1 : wake;
 }
 
 inline void Fabric::Traverse(const Hot& h, int32_t r, int ip, int v, int op, int64_t now) {
@@ -259,7 +282,7 @@ inline void Fabric::Traverse(const Hot& h, int32_t r, int ip, int v, int op, int
   --h.buffered[r];
   const int32_t ovc = h.out[ivc];
   const int ovc_v = h.out_vc[ivc];
-  if (ip != h.pe) credit_returns_.push_back(h.up_ovc[pi] + v);
+  if (ip != h.pe) credit_returns_.push_back({h.up_ovc[pi] + v, up_router_[pi]});
   const int32_t opi = r * h.ports + op;
   t.vc = static_cast<int16_t>(ovc_v);
   const bool head = t.flit.head;
@@ -307,6 +330,7 @@ void Fabric::Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* activ
     nonempty[t.dst_pi] |= 1u << t.vc;
     port_mask[t.dst_router] |= 1u << t.dst_port;
     ++buffered[t.dst_router];
+    wake_[t.dst_router] = std::min(wake_[t.dst_router], t.flit.arrival);
     if (!in_active[t.dst_router]) {
       in_active[t.dst_router] = 1;
       active->push_back(t.dst_router);
@@ -315,7 +339,10 @@ void Fabric::Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* activ
   flits_moved_ += static_cast<int64_t>(transfers_.size());
   transfers_.clear();
   int32_t* __restrict credits = credits_.data();
-  for (int32_t ovc : credit_returns_) ++credits[ovc];
+  for (const CreditReturn& c : credit_returns_) {
+    ++credits[c.ovc];
+    wake_[c.router] = std::min(wake_[c.router], now + 1);
+  }
   credit_returns_.clear();
   last_move_cycle_ = now;
 }

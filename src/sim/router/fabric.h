@@ -154,6 +154,7 @@ class Fabric {
   int nodes_, ports_, vstride_, depth_;
   int hop_cycles_, link_cycles_, table_lookup_cycles_;
   bool vct_;
+  bool reroute_;  // routing_->ReRouteWhileBlocked()
   int cand_stride_;
 
   // Input VCs (index Ivc).
@@ -178,7 +179,13 @@ class Fabric {
   // evaluation runs in parallel; the order of entries does not matter).
   std::vector<Transfer> transfers_;
   Hot hot_;
-  std::vector<int32_t> credit_returns_;  // upstream output VCs that get one credit back
+  struct CreditReturn {
+    int32_t ovc;     // upstream output VC that gets one credit back
+    int32_t router;  // its router
+  };
+  std::vector<CreditReturn> credit_returns_;
+  std::vector<int32_t> up_router_;  // per router port: the router feeding it
+  std::vector<int64_t> wake_;       // per router: skip Evaluate() before this cycle
 
   int64_t flits_moved_ = 0, flit_hops_ = 0, last_move_cycle_ = 0;
   std::function<void(const HopEvent&)> observer_;
