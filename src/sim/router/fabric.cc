@@ -164,6 +164,45 @@ int32_t Fabric::SelectOutput(int32_t r, int32_t ivc, const Flit& f, int64_t now)
   return local < 0 ? -1 : static_cast<int32_t>(base) + local;
 }
 
+__attribute__((always_inline)) inline void Fabric::Traverse(const Hot& h, int32_t r, int ip, int v,
+                                                            int op, int64_t now) {
+  const int32_t pi = r * h.ports + ip;
+  const int32_t ivc = pi * h.vstride + v;
+  Transfer& t = transfers_.emplace_back();
+  t.flit = h.buf[static_cast<size_t>(ivc) * h.depth + h.head[ivc]];
+  if (++h.head[ivc] == h.depth) h.head[ivc] = 0;
+  if (--h.count[ivc] == 0) {
+    h.nonempty[pi] &= ~(1u << v);
+    if (h.nonempty[pi] == 0) h.port_mask[r] &= ~(1u << ip);
+  }
+  --h.buffered[r];
+  const int32_t ovc = h.out[ivc];
+  const int ovc_v = h.out_vc[ivc];
+  if (ip != h.pe) credit_returns_.push_back({h.up_ovc[pi] + v, up_router_[pi]});
+  const int32_t opi = r * h.ports + op;
+  t.vc = static_cast<int16_t>(ovc_v);
+  const bool head = t.flit.head;
+  if (op == h.pe) {
+    t.flit.arrival = now + 1;
+    t.dst_ivc = -2;
+    t.dst_router = r;
+  } else {
+    --h.credits[ovc];
+    t.flit.arrival = now + 1 + h.link;
+    t.dst_ivc = h.down_ivc[opi] + ovc_v;
+    t.dst_pi = h.down_pi[opi];
+    t.dst_router = h.down_router[opi];
+    t.dst_port = static_cast<int16_t>(h.down_port[opi]);
+    ++flit_hops_;
+    if (head) ++(*messages_)[t.flit.msg].hops;
+  }
+  if (head && observer_) observer_({now, t.flit.msg, r, ip, v, op, ovc_v});
+  if (t.flit.tail) {
+    h.owner[ovc] = -1;
+    h.state[ivc] = kIdle;
+  }
+}
+
 void Fabric::Evaluate(int32_t r, int64_t now) {
   const uint32_t pmask = port_mask_[r];
   if (pmask == 0 || wake_[r] > now) return;
@@ -267,44 +306,6 @@ void Fabric::Evaluate(int32_t r, int64_t now) {
   // waiting VC waits for a time stamp (taken into `wake` above), a credit or an output VC
   // of this router being released (which only a transfer here can do).
   wake_[r] = (nva > 0 || out_mask != 0) ? now + 1 : wake;
-}
-
-inline void Fabric::Traverse(const Hot& h, int32_t r, int ip, int v, int op, int64_t now) {
-  const int32_t pi = r * h.ports + ip;
-  const int32_t ivc = pi * h.vstride + v;
-  Transfer& t = transfers_.emplace_back();
-  t.flit = h.buf[static_cast<size_t>(ivc) * h.depth + h.head[ivc]];
-  if (++h.head[ivc] == h.depth) h.head[ivc] = 0;
-  if (--h.count[ivc] == 0) {
-    h.nonempty[pi] &= ~(1u << v);
-    if (h.nonempty[pi] == 0) h.port_mask[r] &= ~(1u << ip);
-  }
-  --h.buffered[r];
-  const int32_t ovc = h.out[ivc];
-  const int ovc_v = h.out_vc[ivc];
-  if (ip != h.pe) credit_returns_.push_back({h.up_ovc[pi] + v, up_router_[pi]});
-  const int32_t opi = r * h.ports + op;
-  t.vc = static_cast<int16_t>(ovc_v);
-  const bool head = t.flit.head;
-  if (op == h.pe) {
-    t.flit.arrival = now + 1;
-    t.dst_ivc = -2;
-    t.dst_router = r;
-  } else {
-    --h.credits[ovc];
-    t.flit.arrival = now + 1 + h.link;
-    t.dst_ivc = h.down_ivc[opi] + ovc_v;
-    t.dst_pi = h.down_pi[opi];
-    t.dst_router = h.down_router[opi];
-    t.dst_port = static_cast<int16_t>(h.down_port[opi]);
-    ++flit_hops_;
-    if (head) ++(*messages_)[t.flit.msg].hops;
-  }
-  if (head && observer_) observer_({now, t.flit.msg, r, ip, v, op, ovc_v});
-  if (t.flit.tail) {
-    h.owner[ovc] = -1;
-    h.state[ivc] = kIdle;
-  }
 }
 
 void Fabric::Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* active,
