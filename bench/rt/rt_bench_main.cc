@@ -11,7 +11,8 @@
 // ours/theirs (higher is better).
 //
 // Options: --quick (shorter runs), --seconds=S (budget per size and test, default 0.25),
-//          --only=name,name (series names), --sizes=8,64,... (bytes).
+//          --only=name,name (series names), --sizes=8,64,... (bytes), --ukai-...=V (passed
+//          to every ukai runtime, e.g. --ukai-param=shm.cma_bytes=65536).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -156,9 +157,12 @@ void PrintTargets(const std::vector<Series>& all) {
 int Main(int argc, char** argv) {
   Options o;
   std::string worker, out_path;
+  std::vector<std::string> runtime_args;  // --ukai-* options for our runtimes
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a.rfind("--worker=", 0) == 0) {
+    if (a.rfind("--ukai-", 0) == 0) {
+      runtime_args.push_back(a);
+    } else if (a.rfind("--worker=", 0) == 0) {
       worker = a.substr(9);
     } else if (a.rfind("--out=", 0) == 0) {
       out_path = a.substr(6);
@@ -191,7 +195,7 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
-  if (!worker.empty()) return RunWorker(worker, out_path, o.sizes, o.seconds);
+  if (!worker.empty()) return RunWorker(worker, out_path, o.sizes, o.seconds, runtime_args);
   struct Job {
     std::string name;
     Class cls;
@@ -209,7 +213,7 @@ int Main(int argc, char** argv) {
   };
   for (const PingPongSeries& p : UkaiSeries()) {
     jobs.push_back({p.name, p.tcp_like ? Class::kTcp : Class::kShm, false,
-                    [&o, p] { return p.run(o.sizes, o.seconds); }});
+                    [&o, p, &runtime_args] { return p.run(o.sizes, o.seconds, runtime_args); }});
   }
   std::vector<Series> all;
   const double t0 = NowSeconds();

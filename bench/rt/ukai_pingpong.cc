@@ -163,13 +163,36 @@ std::string TempPath(const std::string& tag) {
   return "/tmp/ukai_rt_bench_" + std::to_string(getpid()) + "_" + tag + ".txt";
 }
 
-Figures RunLaunched(const std::string& module, const std::vector<size_t>& sizes, double seconds) {
+// Applies --ukai-* options to `o`.
+Status ApplyArgs(const std::vector<std::string>& args, rt::RuntimeOptions* o) {
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  std::string arg0 = "ukai_rt_bench";
+  argv.push_back(arg0.data());
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(argv.size()) - 1;
+  UKAI_RETURN_IF_ERROR(rt::ParseRuntimeArgs(argc, argv.data(), o));
+  if (argc != 1)
+    return Status::InvalidArgument("unexpected runtime argument " + std::string(argv[1]));
+  return Status::Ok();
+}
+
+std::string JoinArgs(const std::vector<std::string>& args) {
+  std::string s;
+  for (const auto& a : args) s += " " + a;
+  return s;
+}
+
+Figures RunLaunched(const std::string& module, const std::vector<size_t>& sizes, double seconds,
+                    const std::vector<std::string>& runtime_args) {
   const std::string out = TempPath(module);
   rt::LaunchOptions o;
   o.processes = 2;
   o.timeout_s = 120;
   o.command = {SelfDirectory() + "/ukai_rt_bench", "--worker=" + module, "--out=" + out,
                "--sizes=" + Join(sizes), "--seconds=" + std::to_string(seconds)};
+  o.command.insert(o.command.end(), runtime_args.begin(), runtime_args.end());
   Result<int> code = rt::Launch(o);
   Figures f = Read(out);
   std::remove(out.c_str());
@@ -180,11 +203,12 @@ Figures RunLaunched(const std::string& module, const std::vector<size_t>& sizes,
   return f;
 }
 
-Figures RunUnderMpirun(const std::vector<size_t>& sizes, double seconds) {
+Figures RunUnderMpirun(const std::vector<size_t>& sizes, double seconds,
+                       const std::vector<std::string>& runtime_args) {
   const std::string out = TempPath("mpi");
   const std::string cmd = MpirunPrefix("") + " " + SelfDirectory() +
                           "/ukai_rt_bench --worker=mpi --out=" + out + " --sizes=" + Join(sizes) +
-                          " --seconds=" + std::to_string(seconds);
+                          " --seconds=" + std::to_string(seconds) + JoinArgs(runtime_args);
   Result<std::string> r = RunCapture(cmd);
   Figures f = Read(out);
   std::remove(out.c_str());
@@ -192,7 +216,8 @@ Figures RunUnderMpirun(const std::vector<size_t>& sizes, double seconds) {
   return f;
 }
 
-Figures RunInproc(const std::vector<size_t>& sizes, double seconds) {
+Figures RunInproc(const std::vector<size_t>& sizes, double seconds,
+                  const std::vector<std::string>& runtime_args) {
   Figures f;
   auto fabric = rt::NewInprocFabric();
   Side a, b;
@@ -203,6 +228,10 @@ Figures RunInproc(const std::vector<size_t>& sizes, double seconds) {
     o.modules = {"inproc"};
     o.progress_thread = false;
     o.inproc_fabric = fabric;
+    if (Status s = ApplyArgs(runtime_args, &o); !s.ok()) {
+      f.note = s.ToString();
+      return f;
+    }
     auto r = Runtime::Init(o);
     if (!r.ok()) {
       f.note = r.status().ToString();
@@ -236,11 +265,16 @@ Figures RunInproc(const std::vector<size_t>& sizes, double seconds) {
 }  // namespace
 
 int RunWorker(const std::string& module, const std::string& out_path,
-              const std::vector<size_t>& sizes, double seconds) {
+              const std::vector<size_t>& sizes, double seconds,
+              const std::vector<std::string>& runtime_args) {
   rt::RuntimeOptions o;
   o.bootstrap = "auto";  // launcher or mpi, from the environment
   o.modules = {module};
   o.progress_thread = false;
+  if (Status s = ApplyArgs(runtime_args, &o); !s.ok()) {
+    std::fprintf(stderr, "ukai_rt_bench worker: %s\n", s.ToString().c_str());
+    return 2;
+  }
   auto r = Runtime::Init(o);
   if (!r.ok()) {
     std::fprintf(stderr, "ukai_rt_bench worker: %s\n", r.status().ToString().c_str());
@@ -279,8 +313,8 @@ int RunWorker(const std::string& module, const std::string& out_path,
 std::vector<PingPongSeries> UkaiSeries() {
   std::vector<PingPongSeries> out = {
       {"ukai inproc", false, RunInproc},
-      {"ukai shm", false, [](auto& s, double t) { return RunLaunched("shm", s, t); }},
-      {"ukai tcp", true, [](auto& s, double t) { return RunLaunched("tcp", s, t); }},
+      {"ukai shm", false, [](auto& s, double t, auto& a) { return RunLaunched("shm", s, t, a); }},
+      {"ukai tcp", true, [](auto& s, double t, auto& a) { return RunLaunched("tcp", s, t, a); }},
   };
 #if UKAI_HAVE_MPI
   out.push_back({"ukai mpi", false, RunUnderMpirun});

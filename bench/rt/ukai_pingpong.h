@@ -26,7 +26,10 @@ namespace ukai::bench {
 struct PingPongSeries {
   std::string name;  // "ukai shm", ...
   bool tcp_like;     // compared with the TCP baselines (else the shared-memory ones)
-  std::function<Figures(const std::vector<size_t>& sizes, double seconds)> run;
+  // `runtime_args`: --ukai-* options for the runtimes (e.g. --ukai-param=shm.cma_bytes=0).
+  std::function<Figures(const std::vector<size_t>& sizes, double seconds,
+                        const std::vector<std::string>& runtime_args)>
+      run;
 };
 
 // The runtime's series, in table order.
@@ -35,7 +38,8 @@ std::vector<PingPongSeries> UkaiSeries();
 // Worker mode (`ukai_rt_bench --worker=MODULE --out=FILE --sizes=.. --seconds=S`): one of
 // the two processes of a series. Returns the process exit code.
 int RunWorker(const std::string& module, const std::string& out_path,
-              const std::vector<size_t>& sizes, double seconds);
+              const std::vector<size_t>& sizes, double seconds,
+              const std::vector<std::string>& runtime_args);
 
 }  // namespace ukai::bench
 

@@ -1,8 +1,10 @@
 #include "rt/modules/shm/shm_channel.h"
 
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "rt/modules/shm/shm_socket.h"
@@ -11,13 +13,16 @@
 namespace ukai::rt::shm {
 
 ShmChannel::ShmChannel(RuntimeId self, RuntimeId peer, std::unique_ptr<ShmSegment> segment,
-                       int socket, int peer_efd, size_t chunk_bytes)
+                       int socket, int peer_efd, size_t chunk_bytes, size_t cma_bytes,
+                       ModuleHost* host)
     : self_(self),
       peer_(peer),
       segment_(std::move(segment)),
       socket_(socket),
       peer_efd_(peer_efd),
       chunk_bytes_(chunk_bytes),
+      cma_bytes_(cma_bytes),
+      host_(host),
       producer_(segment_->MakeProducer()),
       consumer_(segment_->MakeConsumer()) {}
 
@@ -58,6 +63,16 @@ void ShmChannel::RingDoorbell() {
 
 size_t ShmChannel::WriteSome(const ByteBlock& frame, size_t offset) {
   const size_t size = frame.size();
+  if (offset == 0 && cma_bytes_ != 0 && size >= cma_bytes_ && segment_->PeerCanReadUs()) {
+    std::span<std::byte> area = producer_.TryReserve(24);
+    if (area.empty()) return 0;
+    auto* p = reinterpret_cast<uint8_t*>(area.data());
+    wire::PutLe64(p, reinterpret_cast<uintptr_t>(frame.data()));
+    wire::PutLe64(p + 8, size);
+    wire::PutLe64(p + 16, ++cma_next_id_);
+    producer_.Commit(24, kCmaFrame);
+    return size;  // the caller hands the block to cma_held_
+  }
   const size_t max_record = MaxRecordPayload(segment_->ring_capacity());
   if (offset == 0 && size <= max_record) {
     std::span<std::byte> area = producer_.TryReserve(size);
@@ -89,15 +104,23 @@ Status ShmChannel::Send(ByteBlock&& frame) {
                                    " bytes is shorter than a header");
   }
   std::lock_guard<std::mutex> lock(send_mu_);
+  if (!cma_held_.empty()) ReapCmaLocked();
   size_t done = 0;
   if (queue_.empty()) {
+    const uint64_t cma_before = cma_next_id_;
     done = WriteSome(frame, 0);
     if (done != 0) RingDoorbell();
+    if (cma_next_id_ != cma_before) {
+      cma_held_.emplace_back(cma_next_id_, std::move(frame));
+      cma_pending_.store(true, std::memory_order_release);
+      return Status::Ok();
+    }
     if (done == frame.size()) return Status::Ok();
     queue_offset_ = done;
   }
   queue_.push_back(std::move(frame));
   queued_.store(true, std::memory_order_release);
+  host_->Wake();  // the progress engine may be blocked in poll(): it must flush the queue
   return Status::Ok();
 }
 
@@ -107,9 +130,14 @@ bool ShmChannel::Flush() {
   bool wrote = false;
   while (!queue_.empty()) {
     const size_t before = queue_offset_;
+    const uint64_t cma_before = cma_next_id_;
     queue_offset_ = WriteSome(queue_.front(), queue_offset_);
     wrote |= queue_offset_ != before;
     if (queue_offset_ < queue_.front().size()) break;
+    if (cma_next_id_ != cma_before) {
+      cma_held_.emplace_back(cma_next_id_, std::move(queue_.front()));
+      cma_pending_.store(true, std::memory_order_release);
+    }
     queue_.pop_front();
     queue_offset_ = 0;
   }
@@ -118,13 +146,69 @@ bool ShmChannel::Flush() {
   return !queue_.empty();
 }
 
+void ShmChannel::ReapCmaLocked() {
+  const uint64_t done = segment_->CmaDoneOfOurProducer().load(std::memory_order_acquire);
+  while (!cma_held_.empty() && cma_held_.front().first <= done) cma_held_.pop_front();
+  cma_pending_.store(!cma_held_.empty(), std::memory_order_release);
+}
+
+bool ShmChannel::ReapCma() {
+  if (!cma_pending_.load(std::memory_order_acquire)) return false;
+  std::unique_lock<std::mutex> lock(send_mu_, std::try_to_lock);
+  if (lock.owns_lock()) ReapCmaLocked();
+  return cma_pending_.load(std::memory_order_relaxed);
+}
+
+ByteBlock ShmChannel::TakeBlock(size_t size) {
+  for (size_t i = 0; i < spare_.size(); ++i) {
+    if (spare_[i].capacity() >= size) {
+      ByteBlock b = std::move(spare_[i]);
+      spare_.erase(spare_.begin() + static_cast<std::ptrdiff_t>(i));
+      b.Clear();
+      return b;
+    }
+  }
+  return ByteBlock(size);
+}
+
+Status ShmChannel::PullCma(const RecordView& v, ByteBlock* complete) {
+  if (v.payload.size() != 24) return Status::ParseError("shm: CMA record of bad size");
+  const auto* p = reinterpret_cast<const uint8_t*>(v.payload.data());
+  const uint64_t addr = wire::GetLe64(p), size = wire::GetLe64(p + 8), id = wire::GetLe64(p + 16);
+  // Whatever happens, the sender may free the frame afterwards.
+  struct Done {
+    std::atomic<uint64_t>& counter;
+    uint64_t id;
+    ~Done() { counter.store(id, std::memory_order_release); }
+  } done{segment_->CmaDoneOfOurConsumer(), id};
+  if (size < wire::kHeaderSize || size > wire::kHeaderSize + wire::kMaxPayloadBytes) {
+    return Status::ParseError("shm: CMA frame of " + std::to_string(size) + " bytes");
+  }
+  ByteBlock b = TakeBlock(size);
+  b.Resize(size);
+  size_t got = 0;
+  const pid_t pid = segment_->peer_pid();
+  while (got < size) {
+    iovec local{b.data() + got, size - got};
+    iovec remote{reinterpret_cast<void*>(addr + got), size - got};
+    const ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (n <= 0) {
+      return Status::Unavailable("shm: process_vm_readv from pid " + std::to_string(pid) +
+                                 " failed: " + std::strerror(errno));
+    }
+    got += static_cast<size_t>(n);
+  }
+  *complete = std::move(b);
+  return Status::Ok();
+}
+
 bool ShmChannel::DeliverRecord(ModuleHost* host, const RecordView& v) {
   if (v.flags == kWholeFrame) {
     const auto* bytes = reinterpret_cast<const uint8_t*>(v.payload.data());
     return host->DeliverFrame({bytes, v.payload.size()}, nullptr).ok();
   }
   ByteBlock whole;
-  Status s = ReassembleChunk(v, &whole);
+  Status s = v.flags == kCmaFrame ? PullCma(v, &whole) : ReassembleChunk(v, &whole);
   if (!s.ok()) {
     host->RejectFrame(s);
     return false;
@@ -148,7 +232,7 @@ Status ShmChannel::ReassembleChunk(const RecordView& v, ByteBlock* complete) {
         return Status::ParseError("shm: chunked frame of " + std::to_string(data.size()) +
                                   " bytes already complete in its first chunk");
       }
-      reassembly_ = ByteBlock(reassembly_expected_);
+      reassembly_ = TakeBlock(reassembly_expected_);
       std::memcpy(reassembly_.Extend(data.size()), data.data(), data.size());
       return Status::Ok();
     }
@@ -170,22 +254,33 @@ Status ShmChannel::ReassembleChunk(const RecordView& v, ByteBlock* complete) {
   }
 }
 
-int ShmChannel::Poll(ModuleHost* host, int budget) {
+int ShmChannel::Poll(ModuleHost* host, int budget, int* records) {
   if (consumed_) {
     consumer_.Publish();
     consumed_ = false;
   }
+  // Frames the runtime did not take (non-threaded handlers read them in place) are kept
+  // for reuse: a fresh multi-megabyte block costs a page fault per 4 KiB.
+  for (ByteBlock& b : held_) {
+    if (b.capacity() != 0 && spare_.size() < 4) spare_.push_back(std::move(b));
+  }
   held_.clear();
+  if (!probed_ && segment_->peer_pid() > 0) {
+    probed_ = true;
+    segment_->ProbePeerMemory();
+  }
   int delivered = 0;
   RecordView v;
   while (delivered < budget && consumer_.Peek(&v)) {
     // A bad frame is counted (by DeliverFrame, or here for our own chunk framing) and
     // skipped: record boundaries are intact, so the channel goes on.
-    if (DeliverRecord(host, v) && (v.flags == kWholeFrame || v.flags == kLastChunk)) {
+    if (DeliverRecord(host, v) &&
+        (v.flags == kWholeFrame || v.flags == kLastChunk || v.flags == kCmaFrame)) {
       ++delivered;
     }
     consumer_.Consume();
     consumed_ = true;
+    if (records != nullptr) ++*records;
   }
   return delivered;
 }

@@ -2,13 +2,17 @@
 // (two rings), the unix socket that set it up (closed by the kernel when the peer process
 // dies, so it doubles as the death signal) and the peer's eventfd doorbell.
 //
-// Send path (any thread, serialised by a mutex): a frame that fits a ring record
-// (MaxRecordPayload, ~2 MiB with the default 4 MiB rings) is copied into one record; larger
-// frames travel as a sequence of chunk records (first / middle / last) reassembled by the
-// receiver into one ByteBlock. When the ring is full the rest of the frame waits, owned, in
-// a send queue that the module's Progress() flushes, so Send() never blocks on the peer
-// (two progress threads sending to each other cannot deadlock). Order is kept: while the
-// queue is non-empty new frames go behind it.
+// Send path (any thread, serialised by a mutex): a frame of `cma_bytes` bytes or more,
+// when the peer probed that it can read our memory (process_vm_readv, Linux cross-memory
+// attach), is sent as a small record naming its address; the sender keeps the ByteBlock
+// until the receiver's completion counter in the segment passes its id, and the receiver
+// copies it once, straight into an owned ByteBlock (one copy in all, as Open MPI's vader
+// does). Otherwise a frame that fits a ring record (MaxRecordPayload, ~2 MiB with the
+// default 4 MiB rings) is copied into one record; larger frames travel as a sequence of
+// chunk records (first / middle / last) reassembled by the receiver into one ByteBlock. When the
+// ring is full the rest of the frame waits, owned, in a send queue that the module's Progress()
+// flushes, so Send() never blocks on the peer (two progress threads sending to each other cannot
+// deadlock). Order is kept: while the queue is non-empty new frames go behind it.
 //
 // Receive path (progress thread only): Poll() hands whole-record frames to the host in
 // place (the record stays in the ring until the next Poll() publishes the tail: the
@@ -29,6 +33,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "rt/core/module.h"
 #include "rt/modules/shm/shm_segment.h"
@@ -40,13 +45,14 @@ inline constexpr uint32_t kWholeFrame = 1;
 inline constexpr uint32_t kFirstChunk = 2;
 inline constexpr uint32_t kMiddleChunk = 3;
 inline constexpr uint32_t kLastChunk = 4;
+inline constexpr uint32_t kCmaFrame = 5;  // payload: u64 address, u64 length, u64 id (LE)
 
 class ShmChannel final : public CommObject {
  public:
   // `socket` is the connected unix socket (owned). `peer_efd` is -1 until known (the
   // connector then completes the handshake through ReadAcceptReply).
   ShmChannel(RuntimeId self, RuntimeId peer, std::unique_ptr<ShmSegment> segment, int socket,
-             int peer_efd, size_t chunk_bytes);
+             int peer_efd, size_t chunk_bytes, size_t cma_bytes, ModuleHost* host);
   ~ShmChannel() override;
 
   // CommObject.
@@ -62,12 +68,15 @@ class ShmChannel final : public CommObject {
   Status ReadAcceptReply(int timeout_ms);
 
   // Progress thread: frees records delivered by the previous Poll, then delivers up to
-  // `budget` frames to `host`. Returns the number delivered.
-  int Poll(ModuleHost* host, int budget);
+  // `budget` frames to `host`. Returns the number delivered; adds the records consumed
+  // (chunks included) to *records when given.
+  int Poll(ModuleHost* host, int budget, int* records = nullptr);
   // Progress thread: pushes queued frames into the ring. Returns true when the queue is
   // non-empty afterwards (the caller keeps the progress engine busy).
   bool Flush();
   bool HasQueued() const { return queued_.load(std::memory_order_acquire); }
+  // Frees CMA frames the peer finished copying (any thread). True when some are still held.
+  bool ReapCma();
   // Doorbell: announce/withdraw that this side may sleep (see the header comment).
   bool PrepareIdle() { return consumer_.PrepareWait(); }
   void EndIdle() { consumer_.EndWait(); }
@@ -81,6 +90,9 @@ class ShmChannel final : public CommObject {
   void RingDoorbell();
   // Delivers or reassembles one record; false when it was rejected (and counted).
   bool DeliverRecord(ModuleHost* host, const RecordView& v);
+  // Copies a CMA frame out of the peer; the frame lands in *complete.
+  Status PullCma(const RecordView& v, ByteBlock* complete);
+  void ReapCmaLocked();
   // Appends a chunk; moves the frame into *complete when its last chunk arrived.
   Status ReassembleChunk(const RecordView& v, ByteBlock* complete);
 
@@ -90,6 +102,8 @@ class ShmChannel final : public CommObject {
   const int socket_;
   std::atomic<int> peer_efd_;
   const size_t chunk_bytes_;
+  const size_t cma_bytes_;  // 0: never use cross-memory attach
+  ModuleHost* const host_;  // woken when a send is queued (its progress engine flushes)
   std::atomic<CommState> state_{CommState::kOk};
 
   std::mutex send_mu_;  // guards producer_, queue_, queue_offset_, handshake reads
@@ -97,12 +111,19 @@ class ShmChannel final : public CommObject {
   std::deque<ByteBlock> queue_;
   size_t queue_offset_ = 0;  // bytes of queue_.front() already in the ring
   std::atomic<bool> queued_{false};
+  std::deque<std::pair<uint64_t, ByteBlock>> cma_held_;  // (id, frame) until the peer copied
+  uint64_t cma_next_id_ = 0;
+  std::atomic<bool> cma_pending_{false};
 
   // Progress thread only.
   RingConsumer consumer_;
-  bool consumed_ = false;       // records consumed since the last Publish
-  ByteBlock reassembly_;        // frame being reassembled from chunks
-  std::deque<ByteBlock> held_;  // reassembled frames delivered by the last Poll
+  bool probed_ = false;           // tried ProbePeerMemory
+  bool consumed_ = false;         // records consumed since the last Publish
+  ByteBlock reassembly_;          // frame being reassembled from chunks
+  std::deque<ByteBlock> held_;    // reassembled frames delivered by the last Poll
+  std::vector<ByteBlock> spare_;  // blocks the runtime left us, reused (warm, no page faults)
+  // A block of at least `size` bytes: a spare one when possible.
+  ByteBlock TakeBlock(size_t size);
   size_t reassembly_expected_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -24,6 +25,9 @@ namespace {
 using shm::ShmChannel;
 
 constexpr uint8_t kDescriptorVersion = 1;
+// Frames from this size on go by cross-memory attach (shm.cma_bytes; 0 = never); unset =
+// frames too large for one ring record (instead of chunks: one copy instead of two).
+constexpr size_t kCmaAuto = ~size_t{0};
 constexpr uint64_t kListenTag = 0, kEventTag = 1;  // epoll tags; channels use 2, 3, ...
 constexpr int kPollBudget = 64;                    // frames per channel per Progress()
 constexpr uint64_t kHousekeepingNs = 200000;       // accept and hang-up checks while busy-idle
@@ -118,6 +122,7 @@ class ShmModule final : public Module {
   int listen_fd_ = -1, event_fd_ = -1, epfd_ = -1;
   size_t ring_bytes_ = shm::kDefaultRingCapacity;
   size_t chunk_bytes_ = size_t{1} << 20;
+  size_t cma_bytes_ = 0;
   uint64_t idle_ns_ = 50'000;
 
   std::mutex mu_;  // guards channels_, next_tag_, version_
@@ -139,7 +144,7 @@ Result<size_t> ShmModule::SizeParam(const char* key, size_t fallback) const {
   if (v.empty()) return fallback;
   char* end = nullptr;
   const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-  if (end == v.c_str() || *end != '\0') {
+  if (end == v.c_str() || *end != '\0' || v[0] == '-') {
     return Status::InvalidArgument(std::string(key) + "=" + v + ": not a non-negative integer");
   }
   return static_cast<size_t>(n);
@@ -150,7 +155,8 @@ Status ShmModule::Init(ModuleHost* host) {
   Result<size_t> ring = SizeParam("shm.ring_bytes", shm::kDefaultRingCapacity);
   Result<size_t> idle = SizeParam("shm.idle_us", 50);
   Result<size_t> chunk = SizeParam("shm.chunk_bytes", size_t{1} << 20);
-  for (const Result<size_t>* r : {&ring, &idle, &chunk}) {
+  Result<size_t> cma = SizeParam("shm.cma_bytes", kCmaAuto);
+  for (const Result<size_t>* r : {&ring, &idle, &chunk, &cma}) {
     if (!r->ok()) return r->status();
   }
   if (!shm::ValidRingCapacity(*ring)) {
@@ -159,6 +165,7 @@ Status ShmModule::Init(ModuleHost* host) {
   }
   ring_bytes_ = *ring;
   idle_ns_ = *idle * 1000;
+  cma_bytes_ = *cma == kCmaAuto ? shm::MaxRecordPayload(ring_bytes_) + 1 : *cma;
   chunk_bytes_ = std::min(*chunk, shm::MaxRecordPayload(ring_bytes_));
   if (chunk_bytes_ < 1024) return Status::InvalidArgument("shm.chunk_bytes must be >= 1024");
   shm::SweepStaleSegments();
@@ -234,7 +241,7 @@ Result<std::shared_ptr<CommObject>> ShmModule::Connect(RuntimeId peer,
     return s;
   }
   auto ch = std::make_shared<ShmChannel>(host_->runtime_id(), peer, std::move(*seg), *sock, -1,
-                                         chunk_bytes_);
+                                         chunk_bytes_, cma_bytes_, host_);
   Register(ch);
   if (host_->tracing()) host_->Trace("shm: connecting to " + std::to_string(peer));
   return std::shared_ptr<CommObject>(ch);
@@ -276,7 +283,7 @@ void ShmModule::Accept() {
       continue;
     }
     auto ch = std::make_shared<ShmChannel>(host_->runtime_id(), hello->from, std::move(seg), fd,
-                                           peer_efd, chunk_bytes_);
+                                           peer_efd, chunk_bytes_, cma_bytes_, host_);
     Register(ch);
     if (host_->tracing()) host_->Trace("shm: accepted " + std::to_string(hello->from));
     host_->AdoptIncoming(hello->from, ch);
@@ -359,22 +366,27 @@ void ShmModule::LeaveIdle() {
 
 int ShmModule::Progress() {
   RefreshSnapshot();
-  int n = 0;
+  int n = 0, records = 0;
   bool queued = false;
   for (auto& [tag, ch] : snapshot_) {
     if (ch->HasQueued()) queued |= ch->Flush();
-    n += ch->Poll(host_, kPollBudget);
+    ch->ReapCma();
+    n += ch->Poll(host_, kPollBudget, &records);
   }
-  if (n > 0 || queued) {
+  if (records > 0 || queued) {
     if (asleep_) LeaveIdle();
     idle_since_ns_ = 0;
     idle_passes_ = 0;
-    return n + (queued ? 1 : 0);
+    return std::max(n, 1);  // chunks consumed or frames queued: busy, keep polling
   }
   // Idle. The clock is read every 64 idle passes only (8 while asleep); housekeeping (a
   // syscall) runs every kHousekeepingNs (kAsleepHousekeepingNs once the doorbell is armed,
-  // so an eventfd or socket wake-up is handled soon); the doorbell is armed after idle_ns_.
-  if ((++idle_passes_ & (asleep_ ? 7 : 63)) != 0) return n;
+  // so an eventfd or socket wake-up is handled soon).
+  //
+  // The doorbell is armed after idle_ns_ of idling, and until then Progress reports
+  // activity (1): the progress engine must not block in poll() on our fd before senders
+  // know they have to ring it, whatever its own spin time (else a wake-up could be lost).
+  if ((++idle_passes_ & (asleep_ ? 7 : 63)) != 0) return asleep_ ? n : 1;
   const uint64_t now = NowNs();
   if (now - last_housekeeping_ns_ >= (asleep_ ? kAsleepHousekeepingNs : kHousekeepingNs)) {
     last_housekeeping_ns_ = now;
@@ -386,8 +398,9 @@ int ShmModule::Progress() {
   } else if (now - idle_since_ns_ >= idle_ns_) {
     RefreshSnapshot();
     EnterIdle();
+    if (asleep_) return n;
   }
-  return n;
+  return std::max(n, 1);
 }
 
 void ShmModule::Close() {

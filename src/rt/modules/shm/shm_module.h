@@ -15,15 +15,23 @@
 // copy); frames larger than one ring record go in chunks and are reassembled. After
 // `shm.idle_us` (default 50) of idle progress the module announces in each ring that it may
 // sleep; senders then write its eventfd, which is part of WaitFd() (an epoll fd that also
-// covers the listener and the peers' sockets). Housekeeping (accepting peers, hang-ups)
-// runs every 200 us of busy idling, every 5 us once the doorbell is armed.
+// covers the listener and the peers' sockets). Until it has announced that, Progress()
+// reports activity (returns >= 1) so the progress engine does not block on WaitFd() while a
+// sender could still skip the doorbell: no lost wake-ups whatever the engine's spin time.
+// Housekeeping (accepting peers, hang-ups) runs every 200 us of busy idling, every 5 us once the
+// doorbell is armed.
 //
 // Peer failure: the kernel closes a dead process's socket; the hang-up turns the channel into
 // a failed object (after the records already in the ring were delivered), orderly when the
 // peer marked its side closed first (Close()).
 //
+// Large frames: frames of shm.cma_bytes or more (default: those larger than one ring
+// record) are read by the receiver straight from the sender's memory with
+// process_vm_readv (one copy) when a probe showed it is allowed; else larger-than-a-record
+// frames go in chunks of shm.chunk_bytes and are reassembled (two copies).
+//
 // Parameters (--ukai-param=): shm.ring_bytes (per direction, power of two, default 4 MiB),
-// shm.idle_us (default 50), shm.chunk_bytes (default 1 MiB).
+// shm.idle_us (default 50), shm.chunk_bytes (default 1 MiB), shm.cma_bytes (0 = never).
 #ifndef UKAI_RT_MODULES_SHM_SHM_MODULE_H_
 #define UKAI_RT_MODULES_SHM_SHM_MODULE_H_
 

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,7 +22,7 @@ constexpr size_t kPage = 4096;
 constexpr size_t kControlPage = kPage;  // header + 2 RingControl
 constexpr std::string_view kPrefix = "ukai-shm-";
 
-constexpr size_t kControlOffset = kCacheLine;  // the RingControl blocks follow the header
+constexpr size_t kControlOffset = 2 * kCacheLine;  // the RingControl blocks follow the header
 static_assert(sizeof(SegmentHeader) <= kControlOffset);
 static_assert(kControlOffset + 2 * sizeof(RingControl) <= kControlPage);
 
@@ -81,6 +82,7 @@ Result<std::unique_ptr<ShmSegment>> ShmSegment::Create(size_t ring_capacity) {
   h->version = kSegmentVersion;
   h->ring_capacity = ring_capacity;
   h->creator_pid.store(getpid(), std::memory_order_relaxed);
+  h->base_address[0].store(reinterpret_cast<uintptr_t>(base), std::memory_order_relaxed);
   for (int i = 0; i < 2; ++i) {
     new (static_cast<std::byte*>(base) + kControlOffset + i * sizeof(RingControl)) RingControl{};
   }
@@ -119,6 +121,8 @@ Result<std::unique_ptr<ShmSegment>> ShmSegment::Attach(const std::string& name) 
   void* base = mmap(nullptr, MapSize(capacity), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (base == MAP_FAILED) return Status::IoError(Errno("mmap", name));
+  static_cast<SegmentHeader*>(base)->base_address[1].store(reinterpret_cast<uintptr_t>(base),
+                                                           std::memory_order_relaxed);
   static_cast<SegmentHeader*>(base)->attacher_pid.store(getpid(), std::memory_order_release);
   return std::unique_ptr<ShmSegment>(
       new ShmSegment(name, SegmentRole::kAttacher, base, MapSize(capacity), capacity));
@@ -172,6 +176,37 @@ bool ShmSegment::PeerClosed() const {
   const auto& flag =
       role_ == SegmentRole::kCreator ? header()->attacher_closed : header()->creator_closed;
   return flag.load(std::memory_order_acquire) != 0;
+}
+
+bool ShmSegment::ProbePeerMemory() {
+  const pid_t peer = peer_pid();
+  if (peer <= 0) return false;
+  const int peer_role = role_ == SegmentRole::kCreator ? 1 : 0;
+  const uint64_t addr = header()->base_address[peer_role].load(std::memory_order_relaxed);
+  uint64_t magic = 0;
+  iovec local{&magic, sizeof magic};
+  iovec remote{reinterpret_cast<void*>(addr), sizeof magic};
+  const bool ok =
+      addr != 0 &&
+      process_vm_readv(peer, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(sizeof magic) &&
+      magic == kSegmentMagic;
+  // Our consumer ring is ring 1 for the creator, ring 0 for the attacher.
+  const uint32_t bit = role_ == SegmentRole::kCreator ? 2u : 1u;
+  if (ok) header()->cma_readable.fetch_or(bit, std::memory_order_release);
+  return ok;
+}
+
+bool ShmSegment::PeerCanReadUs() const {
+  const uint32_t bit = role_ == SegmentRole::kCreator ? 1u : 2u;
+  return (header()->cma_readable.load(std::memory_order_acquire) & bit) != 0;
+}
+
+std::atomic<uint64_t>& ShmSegment::CmaDoneOfOurProducer() const {
+  return header()->cma_done[role_ == SegmentRole::kCreator ? 0 : 1];
+}
+
+std::atomic<uint64_t>& ShmSegment::CmaDoneOfOurConsumer() const {
+  return header()->cma_done[role_ == SegmentRole::kCreator ? 1 : 0];
 }
 
 PeerWatch::PeerWatch(pid_t pid) : pid_(pid) {

@@ -34,18 +34,21 @@
 namespace ukai::rt::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x554b41492d53484dull;  // "UKAI-SHM"
-inline constexpr uint32_t kSegmentVersion = 1;
+inline constexpr uint32_t kSegmentVersion = 2;
 inline constexpr size_t kDefaultRingCapacity = size_t{4} << 20;  // per direction
 
+// Ring r's producer is the creator for r = 0, the attacher for r = 1.
 struct SegmentHeader {
   uint64_t magic;
   uint32_t version;
-  uint32_t reserved;
+  std::atomic<uint32_t> cma_readable;  // bit r: ring r's consumer can read its producer's memory
   uint64_t ring_capacity;
   std::atomic<int32_t> creator_pid;
   std::atomic<int32_t> attacher_pid;  // 0 until attached
   std::atomic<uint32_t> creator_closed;
   std::atomic<uint32_t> attacher_closed;
+  std::atomic<uint64_t> base_address[2];  // where creator / attacher mapped the segment
+  std::atomic<uint64_t> cma_done[2];      // ring r: id of the last CMA frame its consumer copied
 };
 
 enum class SegmentRole { kCreator, kAttacher };
@@ -75,6 +78,16 @@ class ShmSegment {
   // Marks our side closed in order; PeerClosed() tells whether the peer did.
   void MarkClosed();
   bool PeerClosed() const;
+
+  // Cross-memory attach (process_vm_readv) for large frames. The consumer of a ring probes
+  // once whether it can read the peer's memory (reads the segment magic through the peer's
+  // own mapping address) and publishes the answer; the producer uses CMA only then.
+  bool ProbePeerMemory();
+  bool PeerCanReadUs() const;  // our producer ring's consumer probed successfully
+  // Completion counter of CMA frames: the consumer stores the id it finished copying, the
+  // producer frees every held frame up to it.
+  std::atomic<uint64_t>& CmaDoneOfOurProducer() const;
+  std::atomic<uint64_t>& CmaDoneOfOurConsumer() const;
 
  private:
   ShmSegment(std::string name, SegmentRole role, void* base, size_t map_size, size_t capacity);

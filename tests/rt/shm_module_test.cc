@@ -1,0 +1,131 @@
+// The shm module's own paths beyond the conformance suite: chunked frames through a small
+// ring, cross-memory-attach frames (shm.cma_bytes), both with non-threaded (in place) and
+// threaded (owned) handlers, per-sender order across the paths, bad parameters, and no
+// shared-memory names left behind.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "rt_test_util.h"
+
+namespace ukai::rt {
+namespace {
+
+struct Pair {
+  std::unique_ptr<Runtime> a, b;
+  Endpoint* ep_b = nullptr;
+};
+
+// Two runtimes of this process joined by shm only, with `params`.
+Pair MakePair(const std::map<std::string, std::string>& params) {
+  Pair p;
+  for (auto* slot : {&p.a, &p.b}) {
+    RuntimeOptions o;
+    o.bootstrap = "single";
+    o.modules = {"shm"};
+    o.spin_us = 50;
+    o.params = params;
+    auto rt = Runtime::Init(o);
+    EXPECT_TRUE(rt.ok()) << rt.status().ToString();
+    if (!rt.ok()) return p;
+    *slot = std::move(*rt);
+  }
+  auto ctx = p.b->CreateContext({.name = "b"});
+  EXPECT_TRUE(ctx.ok());
+  auto ep = (*ctx)->CreateEndpoint();
+  EXPECT_TRUE(ep.ok());
+  p.ep_b = *ep;
+  return p;
+}
+
+uint8_t Pattern(size_t i, uint32_t seq) { return static_cast<uint8_t>(i * 131 + seq * 7 + 3); }
+
+// Sends messages of the given sizes (each tagged with its sequence number) and checks
+// content and order in a handler of `kind`.
+void SendAndCheck(const std::map<std::string, std::string>& params, HandlerKind kind,
+                  const std::vector<size_t>& sizes) {
+  Pair p = MakePair(params);
+  ASSERT_NE(p.ep_b, nullptr);
+  std::atomic<uint32_t> next{0};
+  std::atomic<int> bad{0};
+  ASSERT_TRUE(p.ep_b
+                  ->RegisterHandler("m", kind,
+                                    [&](Rsr& m) {
+                                      auto seq = m.reader().GetU32();
+                                      auto v = m.reader().GetBytes();
+                                      bool good = seq.ok() && v.ok() && *seq == next.load() &&
+                                                  v->size() == sizes[*seq];
+                                      for (size_t i = 0; good && i < v->size(); i += 1021) {
+                                        good = (*v)[i] == Pattern(i, *seq);
+                                      }
+                                      if (!good) ++bad;
+                                      ++next;
+                                    })
+                  .ok());
+  const Startpoint sp = p.ep_b->MakeStartpoint();
+  ASSERT_EQ(*p.a->SelectModule(sp), "shm");
+  for (uint32_t seq = 0; seq < sizes.size(); ++seq) {
+    std::vector<uint8_t> data(sizes[seq]);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = Pattern(i, seq);
+    Buffer b;
+    b.PutU32(seq);
+    b.PutBytes(data);
+    ASSERT_TRUE(p.a->SendRsr(std::move(b), sp, HandlerId::Of("m")).ok());
+  }
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return next.load() == sizes.size(); }, std::chrono::seconds(60)))
+      << next.load() << " of " << sizes.size();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(p.b->stats().frames_rejected, 0u);
+  EXPECT_TRUE(p.a->Finalize().ok());
+  EXPECT_TRUE(p.b->Finalize().ok());
+}
+
+const std::vector<size_t> kMixed = {10,      70000, 3,       300000, 1 << 20, 5,
+                                    3 << 20, 64,    200000,  7,      9000,    (1 << 20) + 17,
+                                    1,       12345, 5 << 20, 2};
+
+TEST(ShmModuleTest, ChunkedFramesThroughASmallRingInPlace) {
+  // 64 KiB rings: everything above ~32 KiB goes in chunks; CMA off.
+  SendAndCheck({{"shm.ring_bytes", "65536"}, {"shm.cma_bytes", "0"}}, HandlerKind::kNonThreaded,
+               kMixed);
+}
+
+TEST(ShmModuleTest, ChunkedFramesThreaded) {
+  SendAndCheck({{"shm.ring_bytes", "65536"}, {"shm.cma_bytes", "0"}, {"shm.chunk_bytes", "4096"}},
+               HandlerKind::kThreaded, kMixed);
+}
+
+TEST(ShmModuleTest, CrossMemoryAttachFrames) {
+  SendAndCheck({{"shm.cma_bytes", "65536"}}, HandlerKind::kNonThreaded, kMixed);
+  SendAndCheck({{"shm.cma_bytes", "65536"}}, HandlerKind::kThreaded, kMixed);
+}
+
+TEST(ShmModuleTest, BadParametersAreErrors) {
+  for (auto [key, value] : {std::pair{"shm.ring_bytes", "1000"}, std::pair{"shm.ring_bytes", "x"},
+                            std::pair{"shm.chunk_bytes", "10"}, std::pair{"shm.idle_us", "-3"}}) {
+    RuntimeOptions o;
+    o.bootstrap = "single";
+    o.modules = {"shm"};
+    o.params[key] = value;
+    auto rt = Runtime::Init(o);
+    EXPECT_FALSE(rt.ok()) << key << "=" << value;
+    if (!rt.ok()) {
+      EXPECT_NE(rt.status().message().find(key), std::string::npos) << rt.status().ToString();
+    }
+  }
+}
+
+TEST(ShmModuleTest, NoSharedMemoryNamesLeftBehind) {
+  SendAndCheck({}, HandlerKind::kNonThreaded, {1, 2, 3});
+  const std::string prefix = "ukai-shm-" + std::to_string(getpid()) + "-";
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
+    EXPECT_NE(e.path().filename().string().rfind(prefix, 0), 0u) << e.path();
+  }
+}
+
+}  // namespace
+}  // namespace ukai::rt
