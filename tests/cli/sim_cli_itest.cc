@@ -13,9 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "scratch_path.h"
+
 namespace {
 
 using ::testing::HasSubstr;
+using ukai::testing_util::ScratchPath;
 
 struct Outcome {
   int exit_code = -1;
@@ -44,8 +47,7 @@ std::string Quote(const std::string& s) {
 
 // Runs the binary with `args`, stdout and stderr captured in files (so not a terminal).
 Outcome Ukai(const std::vector<std::string>& args) {
-  const std::string dir = ::testing::TempDir();
-  const std::string out = dir + "/ukai_itest.out", err = dir + "/ukai_itest.err";
+  const std::string out = ScratchPath("itest.out"), err = ScratchPath("itest.err");
   std::string cmd = Quote(UKAI_BINARY);
   for (const std::string& a : args) {
     cmd += ' ';
@@ -74,7 +76,7 @@ std::vector<std::string> Lines(const std::string& s) {
 class SimCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    config_ = ::testing::TempDir() + "/ukai_itest.toml";
+    config_ = ScratchPath("itest.toml");
     Write(config_,
           "seed = 7\n[network]\ntopology = \"torus\"\nk = 4\n[routing]\n"
           "algorithm = [\"dor\", \"duato\"]\n[traffic]\npattern = \"uniform\"\n"
@@ -191,7 +193,7 @@ TEST_F(SimCliTest, QuickstartConfigIsValid) {
 }
 
 TEST_F(SimCliTest, TableAndOut) {
-  const std::string out = ::testing::TempDir() + "/ukai_itest_table.txt";
+  const std::string out = ScratchPath("itest_table.txt");
   Outcome o = Ukai({"sim", "run", config_, "--out", out});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, "");
@@ -206,7 +208,7 @@ TEST_F(SimCliTest, TableAndOut) {
 TEST_F(SimCliTest, ProgressLineOnATerminalOnly) {
   // `script` (util-linux) runs the command on a pseudo-terminal; the results go to a file.
   if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
-  const std::string json = ::testing::TempDir() + "/ukai_itest_tty.json";
+  const std::string json = ScratchPath("itest_tty.json");
   std::string inner = Quote(UKAI_BINARY);
   for (const std::string& a :
        {std::string("sim"), std::string("run"), config_, std::string("--format"),
@@ -214,7 +216,7 @@ TEST_F(SimCliTest, ProgressLineOnATerminalOnly) {
     inner += ' ';
     inner += Quote(a);
   }
-  const std::string tty = ::testing::TempDir() + "/ukai_itest_tty.txt";
+  const std::string tty = ScratchPath("itest_tty.txt");
   std::string cmd = "script -qec ";
   cmd += Quote(inner);
   cmd += " /dev/null >";

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/sim_run.h"
+#include "scratch_path.h"
 
 namespace ukai::cli {
 namespace {
@@ -29,7 +30,7 @@ class SimRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = ::testing::TempDir();
-    config_ = dir_ + "/sim_run_test.toml";
+    config_ = ukai::testing_util::ScratchPath("sim_run_test.toml");
     WriteConfig(
         "[network]\nk = 4\n[routing]\nalgorithm = [\"dor\", \"duato\"]\n"
         "[traffic]\nrate = [0.1, 0.2]\n");
@@ -198,7 +199,7 @@ TEST_F(SimRunTest, BadFormatExits2) {
 
 TEST_F(SimRunTest, OutWritesTheFile) {
   SimRunOptions o = Options("csv");
-  o.out_path = dir_ + "/sim_run_test_out.csv";
+  o.out_path = ukai::testing_util::ScratchPath("sim_run_test_out.csv");
   ASSERT_EQ(Run(o, FakeRunner()), kExitOk) << err_.str();
   EXPECT_EQ(out_.str(), "");
   std::ifstream f(o.out_path);

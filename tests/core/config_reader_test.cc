@@ -8,6 +8,7 @@
 
 #include "core/config/schema.h"
 #include "core/config/toml_reader.h"
+#include "scratch_path.h"
 
 namespace ukai::config {
 namespace {
@@ -164,7 +165,7 @@ TEST(ConfigReaderTest, MissingFile) {
 }
 
 TEST(ConfigReaderTest, FileNameInPositions) {
-  std::string path = ::testing::TempDir() + "/config_reader_test.toml";
+  std::string path = ukai::testing_util::ScratchPath("config_reader_test.toml");
   {
     std::ofstream f(path);
     f << "[router]\nvcs = 99\n";
