@@ -66,6 +66,14 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   Result<std::unique_ptr<KaryNCube>> topo = KaryNCube::Create(config.network);
   if (!topo.ok()) return topo.status();
   net->topology_ = std::move(*topo);
+  if (net->topology_->NumNodes() >
+      Fabric::MaxRouters(net->topology_->NumNetworkPorts() + 1, config.router)) {
+    return Status::InvalidArgument("network.k: network too large for the router state index (" +
+                                   std::to_string(net->topology_->NumNodes()) +
+                                   " nodes with router.vcs = " + std::to_string(config.router.vcs) +
+                                   ", router.pe_vcs = " + std::to_string(config.router.pe_vcs) +
+                                   ")");
+  }
   if (routing == nullptr) {
     Result<std::unique_ptr<RoutingFunction>> made = MakeRouting(*net->topology_, config);
     if (!made.ok()) return made.status();
@@ -180,14 +188,15 @@ void Network::PeStep(int32_t node) {
 void Network::Step() {
   deliveries_.clear();
   if (injection_ != nullptr) CreateTrafficMessages();
-  for (int32_t node : active_) {
-    fabric_->Evaluate(node, now_);
-    const Pe& pe = pe_[node];
-    if (pe.current >= 0 || pe.queue_head >= 0) PeStep(node);
-  }
-  // Keep only busy nodes active (Commit() then adds the ones that receive flits).
+  // Every router first, then every PE: a PE only touches its own router's injection VCs,
+  // which no other router's evaluation reads, so this is the same as router + PE per node.
+  fabric_->Evaluate(active_.data(), active_.size(), now_);
+  // Run the PEs and keep only busy nodes active (Commit() then adds the ones that receive
+  // flits).
   size_t keep = 0;
   for (int32_t node : active_) {
+    const Pe& pe = pe_[node];
+    if (pe.current >= 0 || pe.queue_head >= 0) PeStep(node);
     if (NodeBusy(node)) {
       active_[keep++] = node;
     } else {

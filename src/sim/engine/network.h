@@ -112,7 +112,7 @@ class Network {
     }
   }
   bool NodeBusy(int32_t node) const {
-    return fabric_->buffered(node) > 0 || pe_[node].current >= 0 || pe_[node].queue_head >= 0;
+    return fabric_->HasFlits(node) || pe_[node].current >= 0 || pe_[node].queue_head >= 0;
   }
 
   struct Pe {

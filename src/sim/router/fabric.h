@@ -29,6 +29,14 @@
 // and credit into place. Results therefore do not depend on the order in which routers
 // are evaluated.
 //
+// Layout (for speed): input VC index = (router << pshift | port) << vshift | vc, with
+// power-of-two port and VC strides, so Commit() finds router, port and VC by shifts; each
+// input VC's scalars are one 16-byte record, each port's bitmasks another; per port,
+// bitmasks of non-empty VCs, VCs whose front flit has arrived and VCs owning an output VC
+// replace per-VC scans. A head whose output-VC selection failed is not offered to the
+// selection again until an output VC of its router may have become free (the router's
+// epoch changes). The staged transfers carry the credit they return.
+//
 // Thread safety: Evaluate() of distinct routers only touches distinct state except the
 // staging lists (to be made per-thread for parallel evaluation); Commit() is serial.
 #ifndef UKAI_SIM_ROUTER_FABRIC_H_
@@ -70,11 +78,11 @@ class Fabric {
 
   int ports() const { return ports_; }
   int pe_port() const { return ports_ - 1; }
-  int vc_stride() const { return vstride_; }
   int depth() const { return depth_; }
 
-  // Two-phase clock.
-  void Evaluate(int32_t router, int64_t now);
+  // Two-phase clock. Evaluates the routers listed in `routers` (each once) for cycle `now`.
+  void Evaluate(const int32_t* routers, size_t count, int64_t now);
+  void Evaluate(int32_t router, int64_t now) { Evaluate(&router, 1, now); }
   // Applies the transfers staged during cycle `now`; flits handed to PEs go to `ejected`.
   // `in_active`/`active`: the caller's active-node set; routers that received flits are
   // added to it (in_active[r] set, r appended) unless already there.
@@ -83,12 +91,15 @@ class Fabric {
 
   // PE side of the injection port (same node as the router: no staging needed).
   int InjectionFree(int32_t router, int vc) const {
-    return depth_ - count_[Ivc(router, pe_port(), vc)];
+    return depth_ - in_[Ivc(router, pe_port(), vc)].count;
   }
-  int InjectionCount(int32_t router, int vc) const { return count_[Ivc(router, pe_port(), vc)]; }
+  int InjectionCount(int32_t router, int vc) const { return in_[Ivc(router, pe_port(), vc)].count; }
   void Inject(int32_t router, int vc, const Flit& flit);
 
-  int32_t buffered(int32_t router) const { return buffered_[router]; }
+  // True while router `router` holds flits.
+  bool HasFlits(int32_t router) const { return port_mask_[router] != 0; }
+  // Flits buffered in router `router` (sums its VCs: for checks, not the hot path).
+  int32_t buffered(int32_t router) const;
   int64_t flits_moved() const { return flits_moved_; }
   int64_t flit_hops() const { return flit_hops_; }
   int64_t last_move_cycle() const { return last_move_cycle_; }
@@ -97,61 +108,99 @@ class Fabric {
     observer_ = std::move(observer);
   }
 
-  // Debug checks: credit conservation on every channel VC, buffer/mask/count agreement,
+  // Debug checks: credit conservation on every channel VC, buffer/mask agreement,
   // ownership consistency. Returns "" when all hold, else a description.
   std::string CheckInvariants() const;
   // One line per non-empty input VC: "node N port P vc V: M flits, head of message S->D ...".
   std::vector<std::string> DescribeBlocked(const Topology& topology, size_t limit) const;
 
+  // Largest router count the index layout supports for this topology and config (input
+  // VC indices are int32 with a power-of-two port and VC stride).
+  static int64_t MaxRouters(int ports, const RouterConfig& config);
+
  private:
-  enum : uint8_t { kIdle = 0, kRouted = 1, kActive = 2 };
-  // A flit staged by Evaluate() for Commit(): into input VC dst_ivc (buffer-port index
-  // dst_pi of router dst_router), or to the PE of dst_router when dst_ivc == -2.
+  // Input VC states: kIdle (no routed head at the front), kRouted (head routed, in its hop
+  // pipeline or waiting for an output VC), kBlocked (a kRouted head whose last selection
+  // failed at VC-allocation epoch `sel_epoch`); owning an output VC is the Port::active bit.
+  enum : uint8_t { kIdle = 0, kRouted = 1, kBlocked = 2 };
+  struct InVc {
+    uint16_t head, count;  // ring buffer front and fill
+    uint8_t state;
+    uint8_t out_port, out_vc;  // the owned output VC, when active
+    uint8_t cand_count;        // routing candidates of the head (cand_)
+    int32_t out;               // owned output VC (global index), when active
+    uint32_t sel_epoch;        // kBlocked: epoch_ of the router when selection failed
+  };
+  static_assert(sizeof(InVc) == 16);
+  // Per router port (index Pi): bitmasks over its input VCs and the round-robin pointers.
+  struct Port {
+    uint32_t nonempty;  // VCs holding flits
+    uint32_t visible;   // VCs whose front flit has arrived (a subset of nonempty)
+    uint32_t active;    // VCs owning an output VC
+    uint32_t credit;    // active VCs whose output VC has a credit (a subset of active)
+    uint8_t sa_in_rr;   // switch allocation: next VC this input port prefers
+    uint8_t sa_out_rr;  // switch allocation: next input port this output port prefers
+    uint16_t unused;
+  };
+  static_assert(sizeof(Port) == 20);
+  // A flit staged by Evaluate() for Commit(): into input VC `dst` (network transfers) or to
+  // the PE of router `dst` (ejections); `credit`: the upstream output VC that gets a credit
+  // back for the slot the flit left, -1 when it came from the injection port.
   struct Transfer {
     Flit flit;
-    int32_t dst_ivc;
-    int32_t dst_pi;
-    int32_t dst_router;
-    int16_t dst_port;
-    int16_t vc;
+    int32_t dst;
+    int32_t credit;
   };
   // Raw pointers and scalars of the hot loops, set once by the constructor (the vectors
-  // never resize afterwards). Evaluate() copies it to a local: the compiler cannot keep
-  // vector data pointers or int members in registers across the byte-sized stores of the
-  // loop bodies (they may alias), so without the copy every access reloads them.
+  // never resize afterwards) and copied to a local by Evaluate(): the compiler cannot keep
+  // member pointers in registers across the byte-sized stores of the loop bodies (they may
+  // alias), so without the copy every access reloads them.
   struct Hot {
     Flit* __restrict buf;
-    uint16_t* __restrict head;
-    uint16_t* __restrict count;
-    uint8_t* __restrict state;
-    int32_t* __restrict out;
-    uint8_t* __restrict out_port;
-    uint8_t* __restrict out_vc;
-    int32_t* __restrict owner;
-    int32_t* __restrict credits;
-    uint32_t* __restrict nonempty;
+    InVc* __restrict in;
+    OutputVcState* __restrict out;
+    Port* __restrict port;
     uint32_t* __restrict port_mask;
-    int32_t* __restrict buffered;
+    uint32_t* __restrict epoch;
+    int64_t* __restrict ready;
     const int32_t* __restrict down_ivc;
-    const int32_t* __restrict down_pi;
-    const int32_t* __restrict down_router;
-    const int32_t* __restrict down_port;
     const int32_t* __restrict up_ovc;
-    int ports, pe, vstride, depth, link;
+    Transfer* __restrict tx;
+    Transfer* __restrict ej;
+    int ports, pe, pshift, vshift, depth, link;
+  };
+  // Per-router scratch of one Evaluate.
+  struct VaReq {
+    int32_t ivc, ovc;
+    int ip, v;
+  };
+  struct Scratch {
+    int ntx, nej;          // staged transfers and ejections so far
+    int64_t hops;          // router-to-router flit hops so far
+    uint32_t sa_cand[32];  // per input port: VCs that may bid for the switch
+    uint32_t cand_ports;   // input ports with a non-empty sa_cand
+    int nva;               // VC-allocation requests in va
+    VaReq va[32 * 32];
   };
 
   void InitHot();
-  int32_t Pi(int32_t r, int p) const { return r * ports_ + p; }
-  int32_t Ivc(int32_t r, int p, int v) const { return (r * ports_ + p) * vstride_ + v; }
+  int32_t Pi(int32_t r, int p) const { return (r << pshift_) | p; }
+  int32_t Ivc(int32_t r, int p, int v) const { return (Pi(r, p) << vshift_) | v; }
+  void EvaluateRouter(const Hot& h, int32_t r, int64_t now, Scratch& s);
+  void ScanPort(const Hot& h, int32_t r, int ip, int64_t now, Scratch& s);
+  void HandleHead(const Hot& h, int32_t r, int ip, int v, int64_t now, Scratch& s);
+  void AllocateVcs(const Hot& h, int32_t r, Scratch& s);
+  void AllocateSwitch(const Hot& h, int32_t r, int64_t now, Scratch& s);
+  void Traverse(const Hot& h, int32_t r, int ip, int v, int op, int64_t now, Scratch& s);
   void RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now);
   int32_t SelectOutput(int32_t r, int32_t ivc, const Flit& f, int64_t now);
-  void Traverse(const Hot& h, int32_t r, int ip, int v, int op, int64_t now);
-  void PushFlit(int32_t ivc, int32_t pi, int32_t router, int port, int v, const Flit& f);
 
   const RoutingFunction* routing_;
   const SelectionFunction* selection_;
+  bool max_credit_;  // selection_ is a MaxCreditSelection: call SelectMaxCredit() directly
   MessagePool* messages_;
   int nodes_, ports_, vstride_, depth_;
+  int pshift_, vshift_;  // index layout: Pi = r << pshift | p, Ivc = Pi << vshift | v
   int hop_cycles_, link_cycles_, table_lookup_cycles_;
   bool vct_;
   bool reroute_;  // routing_->ReRouteWhileBlocked()
@@ -159,33 +208,26 @@ class Fabric {
 
   // Input VCs (index Ivc).
   std::vector<Flit> buf_;
-  std::vector<uint16_t> head_, count_;
-  std::vector<uint8_t> state_;
-  std::vector<int64_t> ready_;
-  std::vector<int32_t> out_;  // owned output VC (global index), when active
-  std::vector<uint8_t> out_port_, out_vc_;
-  std::vector<uint8_t> cand_count_;
+  std::vector<InVc> in_;
+  std::vector<int64_t> ready_;  // a routed head may allocate from this cycle on
   std::vector<RouteCandidate> cand_;
   // Output VCs (same indexing as input VCs).
-  std::vector<int32_t> owner_, credits_, va_rr_;
+  std::vector<OutputVcState> out_;
+  std::vector<int32_t> va_rr_;
   // Per router port (index Pi).
-  std::vector<uint32_t> nonempty_, valid_vcs_;
-  std::vector<uint8_t> sa_in_rr_, sa_out_rr_;
-  std::vector<int32_t> down_ivc_, down_pi_, down_router_, down_port_, up_ovc_;
+  std::vector<Port> port_;
+  std::vector<uint32_t> valid_vcs_;
+  std::vector<int32_t> down_ivc_;  // input VC 0 of the port this output port feeds, or -1
+  std::vector<int32_t> up_ovc_;    // output VC 0 of the port feeding this input port, or -1
   // Per router.
-  std::vector<uint32_t> port_mask_;
-  std::vector<int32_t> buffered_;
+  std::vector<uint32_t> port_mask_;  // ports with a non-empty input VC
+  std::vector<uint32_t> epoch_;      // changes whenever an output VC may have become free
   // Staged by Evaluate() during a cycle, applied by Commit() (per evaluating thread once
-  // evaluation runs in parallel; the order of entries does not matter).
-  std::vector<Transfer> transfers_;
+  // evaluation runs in parallel; the order of entries does not matter). Fixed capacity:
+  // at most one flit per output port and cycle.
+  std::vector<Transfer> tx_, ej_;
+  int ntx_ = 0, nej_ = 0;
   Hot hot_;
-  struct CreditReturn {
-    int32_t ovc;     // upstream output VC that gets one credit back
-    int32_t router;  // its router
-  };
-  std::vector<CreditReturn> credit_returns_;
-  std::vector<int32_t> up_router_;  // per router port: the router feeding it
-  std::vector<int64_t> wake_;       // per router: skip Evaluate() before this cycle
 
   int64_t flits_moved_ = 0, flit_hops_ = 0, last_move_cycle_ = 0;
   std::function<void(const HopEvent&)> observer_;

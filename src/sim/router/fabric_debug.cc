@@ -13,41 +13,49 @@ std::string Fabric::CheckInvariants() const {
     if (err.empty()) err = what;
   };
   for (int r = 0; r < nodes_; ++r) {
-    int32_t total = 0;
     uint32_t pmask = 0;
     for (int p = 0; p < ports_; ++p) {
       const int32_t pi = Pi(r, p);
+      const Port& port = port_[pi];
       uint32_t ne = 0;
       for (int v = 0; v < vstride_; ++v) {
         const int32_t ivc = Ivc(r, p, v);
-        total += count_[ivc];
-        if (count_[ivc] > depth_) fail("buffer overflow at " + std::to_string(ivc));
-        if (count_[ivc] > 0) ne |= 1u << v;
-        if (state_[ivc] == kActive && owner_[out_[ivc]] != ivc) {
+        const InVc& q = in_[ivc];
+        if (q.count > depth_) fail("buffer overflow at " + std::to_string(ivc));
+        if (q.count > 0) ne |= 1u << v;
+        const bool active = (port.active >> v) & 1u;
+        if (active && out_[q.out].owner != ivc) {
           fail("input VC " + std::to_string(ivc) + " active but does not own its output VC");
         }
-        if (owner_[ivc] >= 0) {
-          const int32_t o = owner_[ivc];
-          if (state_[o] != kActive || out_[o] != ivc) {
+        if (active && q.state == kIdle) fail("input VC " + std::to_string(ivc) + " active, idle");
+        const bool has_credit = active && out_[q.out].credits > 0;
+        if (has_credit != (((port.credit >> v) & 1u) != 0)) {
+          fail("credit mask mismatch at input VC " + std::to_string(ivc));
+        }
+        if (out_[ivc].owner >= 0) {
+          const int32_t o = out_[ivc].owner;
+          const bool o_active = (port_[o >> vshift_].active >> (o & ((1 << vshift_) - 1))) & 1u;
+          if (!o_active || in_[o].out != ivc) {
             fail("output VC " + std::to_string(ivc) + " owned by a VC that does not use it");
           }
         }
         // Credit conservation: credits + downstream occupancy == depth on every channel VC.
         if (p != pe_port() && down_ivc_[pi] >= 0 && ((valid_vcs_[pi] >> v) & 1u)) {
           const int32_t down = down_ivc_[pi] + v;
-          if (credits_[ivc] + count_[down] != depth_) {
+          if (out_[ivc].credits + in_[down].count != depth_) {
             fail("credit leak: node " + std::to_string(r) + " port " + std::to_string(p) + " vc " +
-                 std::to_string(v) + ": credits " + std::to_string(credits_[ivc]) +
-                 " + downstream flits " + std::to_string(count_[down]) +
+                 std::to_string(v) + ": credits " + std::to_string(out_[ivc].credits) +
+                 " + downstream flits " + std::to_string(in_[down].count) +
                  " != " + std::to_string(depth_));
           }
         }
       }
-      if (ne != nonempty_[pi]) fail("non-empty mask mismatch at node " + std::to_string(r));
+      if (ne != port.nonempty) fail("non-empty mask mismatch at node " + std::to_string(r));
+      if ((port.visible & ~ne) != 0)
+        fail("visible mask not within non-empty at node " + std::to_string(r));
       if (ne != 0) pmask |= 1u << p;
     }
     if (pmask != port_mask_[r]) fail("port mask mismatch at node " + std::to_string(r));
-    if (total != buffered_[r]) fail("buffered count mismatch at node " + std::to_string(r));
   }
   return err;
 }
@@ -58,22 +66,22 @@ std::vector<std::string> Fabric::DescribeBlocked(const Topology& topology, size_
     for (int p = 0; p < ports_; ++p) {
       for (int v = 0; v < vstride_; ++v) {
         const int32_t ivc = Ivc(r, p, v);
-        if (count_[ivc] == 0) continue;
+        if (in_[ivc].count == 0) continue;
         if (lines.size() >= limit) {
           lines.push_back("...");
           return lines;
         }
-        const Flit& f = buf_[static_cast<size_t>(ivc) * depth_ + head_[ivc]];
+        const Flit& f = buf_[static_cast<size_t>(ivc) * depth_ + in_[ivc].head];
         const Message& m = (*messages_)[f.msg];
         std::string line = "node " + std::to_string(r) + " in-port " + topology.PortName(p) +
-                           " vc " + std::to_string(v) + ": " + std::to_string(count_[ivc]) +
+                           " vc " + std::to_string(v) + ": " + std::to_string(in_[ivc].count) +
                            " flit(s), front flit " + std::to_string(f.seq) + " of message " +
                            std::to_string(m.src) + "->" + std::to_string(m.dst);
-        if (state_[ivc] == kActive) {
-          const int op = out_port_[ivc];
-          line += ", holds out-port " + topology.PortName(op) + " vc " +
-                  std::to_string(out_[ivc] % vstride_) + " (credits " +
-                  std::to_string(credits_[out_[ivc]]) + ")";
+        if ((port_[Pi(r, p)].active >> v) & 1u) {
+          const InVc& q = in_[ivc];
+          line += ", holds out-port " + topology.PortName(q.out_port) + " vc " +
+                  std::to_string(q.out_vc) + " (credits " + std::to_string(out_[q.out].credits) +
+                  ")";
         } else {
           line += ", waiting for an output VC";
         }

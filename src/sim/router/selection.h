@@ -5,22 +5,30 @@
 //
 // The default, MaxCreditSelection, takes the lowest tier that has a free VC and within it
 // the VC with the most free downstream slots (least congested); ties go to the earlier
-// candidate and the lower VC, so it is deterministic.
+// candidate and the lower VC, so it is deterministic. Its logic lives in the inline
+// SelectMaxCredit() so that the router can call it without a virtual call.
 //
 // Thread safety: Select() is const and reads only the view it is given.
 #ifndef UKAI_SIM_ROUTER_SELECTION_H_
 #define UKAI_SIM_ROUTER_SELECTION_H_
 
+#include <bit>
 #include <cstdint>
+#include <limits>
 
 #include "sim/routing/routing.h"
 
 namespace ukai::sim {
 
+// The state of one output VC of a router.
+struct OutputVcState {
+  int32_t owner;    // the input VC (global index) whose message holds it; -1 when free
+  int32_t credits;  // free slots of the downstream input VC
+};
+
 // Read-only view of one router's output VCs: index port * vc_stride + vc.
 struct OutputVcView {
-  const int32_t* owner;    // -1 when free
-  const int32_t* credits;  // free slots downstream
+  const OutputVcState* vcs;
   int vc_stride;
 };
 
@@ -32,10 +40,36 @@ class SelectionFunction {
                          int32_t needed_credits) const = 0;
 };
 
+// MaxCreditSelection's rule (see the file comment).
+inline int32_t SelectMaxCredit(const RouteCandidate* candidates, int count,
+                               const OutputVcView& view, int32_t needed_credits) {
+  int32_t best = -1;
+  int best_tier = std::numeric_limits<int>::max();
+  int32_t best_credits = -1;
+  for (int i = 0; i < count; ++i) {
+    const RouteCandidate& c = candidates[i];
+    if (c.tier > best_tier) continue;
+    const int32_t base = c.port * view.vc_stride;
+    for (uint32_t m = c.vc_mask; m != 0; m &= m - 1) {
+      const int32_t ovc = base + std::countr_zero(m);
+      const OutputVcState& s = view.vcs[ovc];
+      if (s.owner >= 0 || s.credits < needed_credits) continue;
+      if (c.tier < best_tier || s.credits > best_credits) {
+        best = ovc;
+        best_tier = c.tier;
+        best_credits = s.credits;
+      }
+    }
+  }
+  return best;
+}
+
 class MaxCreditSelection final : public SelectionFunction {
  public:
   int32_t Select(const RouteCandidate* candidates, int count, const OutputVcView& view,
-                 int32_t needed_credits) const override;
+                 int32_t needed_credits) const override {
+    return SelectMaxCredit(candidates, count, view, needed_credits);
+  }
 };
 
 }  // namespace ukai::sim

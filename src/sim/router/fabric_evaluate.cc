@@ -1,0 +1,195 @@
+// Fabric::Evaluate: one cycle of a set of routers, in stages (scan the input ports, VC
+// allocation, switch allocation + traversal). Every stage of router r reads committed
+// state and writes only router r's own state and the staged transfers (fabric.h).
+#include <bit>
+
+#include "sim/router/fabric.h"
+
+#define UKAI_INLINE __attribute__((always_inline)) inline
+
+namespace ukai::sim {
+namespace {
+
+// First set bit of `mask` at or after `start` (cyclically). `mask` != 0.
+UKAI_INLINE int PickRoundRobin(uint32_t mask, int start) {
+  const uint32_t hi = start >= 32 ? 0u : (mask & (~0u << start));
+  return std::countr_zero(hi != 0 ? hi : mask);
+}
+
+}  // namespace
+
+void Fabric::Evaluate(const int32_t* routers, size_t count, int64_t now) {
+  const Hot h = hot_;
+  Scratch s;
+  s.ntx = ntx_;
+  s.nej = nej_;
+  s.hops = 0;
+  for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
+  ntx_ = s.ntx;
+  nej_ = s.nej;
+  flit_hops_ += s.hops;
+}
+
+UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Scratch& s) {
+  const uint32_t pmask = h.port_mask[r];
+  if (pmask == 0) return;
+  s.cand_ports = 0;
+  s.nva = 0;
+  for (uint32_t pm = pmask; pm != 0; pm &= pm - 1) ScanPort(h, r, std::countr_zero(pm), now, s);
+  if (s.nva > 0) AllocateVcs(h, r, s);
+  if (s.cand_ports != 0) AllocateSwitch(h, r, now, s);
+}
+
+// Marks the VCs whose front flit has arrived, collects the VCs that may bid for the switch
+// (own an output VC with a credit) and hands the heads at the front to HandleHead().
+UKAI_INLINE void Fabric::ScanPort(const Hot& h, int32_t r, int ip, int64_t now, Scratch& s) {
+  const int32_t pi = (r << h.pshift) | ip;
+  Port& port = h.port[pi];
+  uint32_t vis = port.visible;
+  for (uint32_t m = port.nonempty & ~vis; m != 0; m &= m - 1) {
+    const int v = std::countr_zero(m);
+    const int32_t ivc = (pi << h.vshift) | v;
+    if (h.buf[static_cast<size_t>(ivc) * h.depth + h.in[ivc].head].arrival <= now) vis |= 1u << v;
+  }
+  port.visible = vis;
+  const uint32_t cand = vis & port.credit;
+  s.sa_cand[ip] = cand;
+  if (cand != 0) s.cand_ports |= 1u << ip;
+  for (uint32_t m = vis & ~port.active; m != 0; m &= m - 1) {
+    HandleHead(h, r, ip, std::countr_zero(m), now, s);
+  }
+}
+
+// A visible head without an output VC: route it if new, then (once its hop pipeline is
+// over) ask the selection for an output VC and queue a VC-allocation request.
+UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int ip, int v, int64_t now,
+                                    Scratch& s) {
+  const int32_t ivc = (((r << h.pshift) | ip) << h.vshift) | v;
+  InVc& q = h.in[ivc];
+  if (q.state == kBlocked) {
+    // Nothing freed since the last failed selection: it would fail again.
+    if (q.sel_epoch == h.epoch[r]) return;
+  } else {
+    const Flit& f = h.buf[static_cast<size_t>(ivc) * h.depth + q.head];
+    if (q.state == kIdle) RouteHead(r, ip, v, ivc, f, now);
+    if (h.ready[ivc] > now) return;
+  }
+  const Flit& f = h.buf[static_cast<size_t>(ivc) * h.depth + q.head];
+  const int32_t ovc = SelectOutput(r, ivc, f, now);
+  if (ovc >= 0) {
+    s.va[s.nva++] = {ivc, ovc, ip, v};
+  } else if (max_credit_ && !reroute_) {
+    q.state = kBlocked;
+    q.sel_epoch = h.epoch[r];
+  }
+}
+
+// VC allocation: per output VC, round-robin among the input VCs that chose it.
+UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, Scratch& s) {
+  const int rshift = h.pshift + h.vshift;
+  const int32_t rbase = r << rshift;
+  const int32_t lmask = (1 << rshift) - 1;
+  const uint32_t vmask = (1u << h.vshift) - 1;
+  for (int i = 0; i < s.nva; ++i) {
+    const VaReq& q = s.va[i];
+    if (h.out[q.ovc].owner >= 0) continue;  // granted to a competitor earlier in this loop
+    const int32_t rr = va_rr_[q.ovc];
+    const int32_t prio = (q.ivc - rbase - rr) & lmask;
+    bool wins = true;
+    for (int j = 0; j < s.nva && wins; ++j) {
+      if (j == i || s.va[j].ovc != q.ovc) continue;
+      wins = ((s.va[j].ivc - rbase - rr) & lmask) > prio;
+    }
+    if (!wins) continue;
+    InVc& in = h.in[q.ivc];
+    h.out[q.ovc].owner = q.ivc;
+    in.out = q.ovc;
+    in.out_port = static_cast<uint8_t>((q.ovc - rbase) >> h.vshift);
+    in.out_vc = static_cast<uint8_t>(static_cast<uint32_t>(q.ovc) & vmask);
+    in.state = kRouted;
+    Port& port = h.port[(r << h.pshift) | q.ip];
+    port.active |= 1u << q.v;
+    va_rr_[q.ovc] = (q.ivc - rbase + 1) & lmask;
+    if (h.out[q.ovc].credits > 0) {
+      port.credit |= 1u << q.v;
+      s.sa_cand[q.ip] |= 1u << q.v;
+      s.cand_ports |= 1u << q.ip;
+    }
+  }
+}
+
+// Switch allocation: input ports nominate one VC each, output ports grant one input.
+UKAI_INLINE void Fabric::AllocateSwitch(const Hot& h, int32_t r, int64_t now, Scratch& s) {
+  const int32_t rpi = r << h.pshift;
+  uint32_t out_req[32];
+  uint32_t out_mask = 0;
+  uint8_t nominee[32];
+  for (uint32_t pm = s.cand_ports; pm != 0; pm &= pm - 1) {
+    const int ip = std::countr_zero(pm);
+    const uint32_t cand = s.sa_cand[ip];
+    const int v = (cand & (cand - 1)) == 0 ? std::countr_zero(cand)
+                                           : PickRoundRobin(cand, h.port[rpi + ip].sa_in_rr);
+    nominee[ip] = static_cast<uint8_t>(v);
+    const int op = h.in[((rpi + ip) << h.vshift) | v].out_port;
+    const uint32_t obit = 1u << op;
+    out_req[op] = ((out_mask & obit) != 0 ? out_req[op] : 0u) | (1u << ip);
+    out_mask |= obit;
+  }
+  for (uint32_t om = out_mask; om != 0; om &= om - 1) {
+    const int op = std::countr_zero(om);
+    const uint32_t req = out_req[op];
+    const int ip = (req & (req - 1)) == 0 ? std::countr_zero(req)
+                                          : PickRoundRobin(req, h.port[rpi + op].sa_out_rr);
+    const int v = nominee[ip];
+    h.port[rpi + op].sa_out_rr = static_cast<uint8_t>(ip + 1);
+    h.port[rpi + ip].sa_in_rr = static_cast<uint8_t>(v + 1);
+    Traverse(h, r, ip, v, op, now, s);
+  }
+}
+
+// Moves the front flit of input VC (ip, v) through the switch to output port op: stages
+// it (with the credit it frees upstream), updates the VC, and releases the output VC
+// after a tail.
+UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int ip, int v, int op, int64_t now,
+                                  Scratch& s) {
+  const int32_t pi = (r << h.pshift) | ip;
+  const int32_t ivc = (pi << h.vshift) | v;
+  InVc& q = h.in[ivc];
+  Port& port = h.port[pi];
+  const Flit* vb = h.buf + static_cast<size_t>(ivc) * h.depth;
+  const bool eject = op == h.pe;
+  Transfer& t = eject ? h.ej[s.nej++] : h.tx[s.ntx++];
+  t.flit = vb[q.head];
+  if (++q.head == h.depth) q.head = 0;
+  const uint32_t bit = 1u << v;
+  if (--q.count == 0) {
+    port.nonempty &= ~bit;
+    port.visible &= ~bit;
+    if (port.nonempty == 0) h.port_mask[r] &= ~(1u << ip);
+  } else if (vb[q.head].arrival > now + 1) {
+    port.visible &= ~bit;  // the next flit is still on its way
+  }
+  t.credit = ip != h.pe ? h.up_ovc[pi] + v : -1;
+  const int32_t ovc = q.out;
+  const bool head = t.flit.head;
+  if (eject) {
+    t.flit.arrival = now + 1;
+    t.dst = r;
+  } else {
+    if (--h.out[ovc].credits == 0) port.credit &= ~bit;
+    t.flit.arrival = now + 1 + h.link;
+    t.dst = h.down_ivc[(r << h.pshift) | op] + q.out_vc;
+    ++s.hops;
+    if (head) ++(*messages_)[t.flit.msg].hops;
+  }
+  if (head && observer_) observer_({now, t.flit.msg, r, ip, v, op, q.out_vc});
+  if (t.flit.tail) {
+    h.out[ovc].owner = -1;
+    q.state = kIdle;
+    port.active &= ~bit;
+    port.credit &= ~bit;
+    ++h.epoch[r];  // an output VC is free again
+  }
+}
+
+}  // namespace ukai::sim
