@@ -170,16 +170,15 @@ void Network::PeStep(int32_t node) {
     pe.vc = best;
     pe.rr = (pe.rr + 1) % vcs;
   }
-  if (fabric_->InjectionFree(node, pe.vc) <= 0) return;
-  Message& m = messages_[pe.current];
+  const Message& m = messages_[pe.current];
   Flit f;
   f.arrival = now_ + 1;
   f.msg = pe.current;
   f.seq = static_cast<int16_t>(pe.seq);
   f.head = pe.seq == 0;
   f.tail = pe.seq == m.length - 1;
-  if (f.head) m.injected = now_ + 1;
-  fabric_->Inject(node, pe.vc, f);
+  if (!fabric_->TryInject(node, pe.vc, f)) return;
+  if (f.head) messages_[pe.current].injected = now_ + 1;
   ++flits_injected_;
   last_progress_ = now_;
   if (++pe.seq == m.length) pe.current = -1;
@@ -205,7 +204,7 @@ void Network::Step() {
   }
   active_.resize(keep);
   ejected_.clear();
-  fabric_->Commit(now_, in_active_.data(), &active_, &ejected_);
+  fabric_->Commit(now_, in_active_.data(), &active_, &ejected_);  // tails only
   last_progress_ = std::max(last_progress_, fabric_->last_move_cycle());
   if (ejected_.size() > 1 &&
       !std::is_sorted(ejected_.begin(), ejected_.end(),
@@ -214,8 +213,6 @@ void Network::Step() {
               [](const Ejection& a, const Ejection& b) { return a.node < b.node; });
   }
   for (const Ejection& e : ejected_) {
-    ++flits_ejected_;
-    if (!e.flit.tail) continue;
     const Message& m = messages_[e.flit.msg];
     deliveries_.push_back({m.src, m.dst, m.length, m.hops, m.created, m.injected, e.cycle});
     ++messages_delivered_;
@@ -254,7 +251,7 @@ Status Network::CheckInvariants() const {
   if (buffered != flits_in_network()) {
     return Status::Internal("cycle " + std::to_string(now_) +
                             ": flit conservation: " + std::to_string(flits_injected_) +
-                            " injected - " + std::to_string(flits_ejected_) +
+                            " injected - " + std::to_string(flits_ejected()) +
                             " ejected != " + std::to_string(buffered) + " buffered");
   }
   return Status::Ok();

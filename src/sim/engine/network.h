@@ -73,9 +73,9 @@ class Network {
   const std::vector<Delivery>& deliveries() const { return deliveries_; }
 
   // Counters.
-  int64_t flits_in_network() const { return flits_injected_ - flits_ejected_; }
+  int64_t flits_in_network() const { return flits_injected_ - flits_ejected(); }
   int64_t flits_injected() const { return flits_injected_; }
-  int64_t flits_ejected() const { return flits_ejected_; }
+  int64_t flits_ejected() const { return fabric_->flits_ejected(); }
   int64_t flit_hops() const { return fabric_->flit_hops(); }
   int64_t messages_created() const { return messages_created_; }
   int64_t messages_delivered() const { return messages_delivered_; }
@@ -138,7 +138,7 @@ class Network {
 
   std::vector<int32_t> active_;
   std::vector<uint8_t> in_active_;
-  std::vector<Ejection> ejected_;
+  std::vector<Ejection> ejected_;  // tail flits handed to PEs in the current cycle
   std::vector<Delivery> deliveries_;
 
   int64_t now_ = 0;
@@ -146,7 +146,7 @@ class Network {
   int message_flits_ = 1;
   double offered_ = 0;
   int sending_nodes_ = 0;
-  int64_t flits_injected_ = 0, flits_ejected_ = 0;
+  int64_t flits_injected_ = 0;
   int64_t messages_created_ = 0, messages_delivered_ = 0, backlog_ = 0;
 };
 

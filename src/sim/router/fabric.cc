@@ -89,18 +89,8 @@ int32_t Fabric::buffered(int32_t router) const {
   return total;
 }
 
-void Fabric::Inject(int32_t router, int vc, const Flit& flit) {
-  const int32_t ivc = Ivc(router, pe_port(), vc);
-  InVc& q = in_[ivc];
-  int slot = q.head + q.count;
-  if (slot >= depth_) slot -= depth_;
-  buf_[static_cast<size_t>(ivc) * depth_ + slot] = flit;
-  ++q.count;
-  port_[Pi(router, pe_port())].nonempty |= 1u << vc;
-  port_mask_[router] |= 1u << pe_port();
-}
-
-void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now) {
+void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
+                       RouteResult* result) {
   Message& m = (*messages_)[f.msg];
   RouteCandidate* out = &cand_[static_cast<size_t>(ivc) * cand_stride_];
   int n = 0;
@@ -118,44 +108,24 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     req.now = now;
     req.blocked_cycles = 0;
     req.message_state = &m.routing_state;
-    RouteResult result;
-    result.Clear();
-    routing_->Route(req, &result);
-    assert(result.size() <= cand_stride_);
-    for (int i = 0; i < result.size() && n < cand_stride_; ++i) {
-      RouteCandidate c = result[i];
+    result->Clear();
+    routing_->Route(req, result);
+    assert(result->size() <= cand_stride_);
+    for (int i = 0; i < result->size() && n < cand_stride_; ++i) {
+      RouteCandidate c = (*result)[i];
       if (c.port < 0 || c.port >= ports_ - 1) continue;
       c.vc_mask &= valid_vcs_[Pi(r, c.port)];
       if (c.vc_mask != 0) out[n++] = c;
     }
-    if (result.table_lookup()) extra = table_lookup_cycles_;
+    if (result->table_lookup()) extra = table_lookup_cycles_;
   }
   in_[ivc].cand_count = static_cast<uint8_t>(n);
   ready_[ivc] = now + hop_cycles_ - 1 + extra;
   in_[ivc].state = kRouted;
 }
 
-int32_t Fabric::SelectOutput(int32_t r, int32_t ivc, const Flit& f, int64_t now) {
-  const Message& m = (*messages_)[f.msg];
-  if (reroute_ && now > ready_[ivc] && m.dst != r) {
-    // Re-route with the time blocked so far (keeps the ready time).
-    const int64_t ready = ready_[ivc];
-    const int ip = (ivc >> vshift_) & ((1 << pshift_) - 1);
-    RouteHead(r, ip, ivc & ((1 << vshift_) - 1), ivc, f, now);
-    ready_[ivc] = ready;
-  }
-  const int32_t base = r << (pshift_ + vshift_);
-  const OutputVcView view{&out_[base], 1 << vshift_};
-  const RouteCandidate* cands = &cand_[static_cast<size_t>(ivc) * cand_stride_];
-  const int count = in_[ivc].cand_count;
-  const int32_t needed = vct_ ? m.length : 0;
-  const int32_t local = max_credit_ ? SelectMaxCredit(cands, count, view, needed)
-                                    : selection_->Select(cands, count, view, needed);
-  return local < 0 ? -1 : base + local;
-}
-
 void Fabric::Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* active,
-                    std::vector<Ejection>* ejected) {
+                    std::vector<Ejection>* tails) {
   if (ntx_ == 0 && nej_ == 0) return;
   const int depth = depth_;
   const int vshift = vshift_, pshift = pshift_, rshift = pshift_ + vshift_;
@@ -196,8 +166,9 @@ void Fabric::Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* activ
   for (int i = 0; i < nej_; ++i) {
     const Transfer& t = ej_[i];
     if (t.credit >= 0) credit(t.credit);
-    ejected->push_back({t.dst, t.flit.arrival, t.flit});
+    if (t.flit.tail) tails->push_back({t.dst, t.flit.arrival, t.flit});
   }
+  flits_ejected_ += nej_;
   flits_moved_ += ntx_ + nej_;
   ntx_ = nej_ = 0;
   last_move_cycle_ = now;

@@ -83,24 +83,38 @@ class Fabric {
   // Two-phase clock. Evaluates the routers listed in `routers` (each once) for cycle `now`.
   void Evaluate(const int32_t* routers, size_t count, int64_t now);
   void Evaluate(int32_t router, int64_t now) { Evaluate(&router, 1, now); }
-  // Applies the transfers staged during cycle `now`; flits handed to PEs go to `ejected`.
-  // `in_active`/`active`: the caller's active-node set; routers that received flits are
-  // added to it (in_active[r] set, r appended) unless already there.
+  // Applies the transfers staged during cycle `now`. Tail flits handed to PEs go to
+  // `tails` (flits_ejected() counts every flit handed to a PE). `in_active`/`active`: the
+  // caller's active-node set; routers that received flits are added to it (in_active[r]
+  // set, r appended) unless already there.
   void Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* active,
-              std::vector<Ejection>* ejected);
+              std::vector<Ejection>* tails);
 
   // PE side of the injection port (same node as the router: no staging needed).
   int InjectionFree(int32_t router, int vc) const {
     return depth_ - in_[Ivc(router, pe_port(), vc)].count;
   }
   int InjectionCount(int32_t router, int vc) const { return in_[Ivc(router, pe_port(), vc)].count; }
-  void Inject(int32_t router, int vc, const Flit& flit);
+  // Pushes `flit` into injection VC `vc` of `router` if it has room; returns false if not.
+  bool TryInject(int32_t router, int vc, const Flit& flit) {
+    const int32_t ivc = Ivc(router, pe_port(), vc);
+    InVc& q = in_[ivc];
+    if (q.count >= depth_) return false;
+    int slot = q.head + q.count;
+    if (slot >= depth_) slot -= depth_;
+    buf_[static_cast<size_t>(ivc) * depth_ + slot] = flit;
+    ++q.count;
+    port_[Pi(router, pe_port())].nonempty |= 1u << vc;
+    port_mask_[router] |= 1u << pe_port();
+    return true;
+  }
 
   // True while router `router` holds flits.
   bool HasFlits(int32_t router) const { return port_mask_[router] != 0; }
   // Flits buffered in router `router` (sums its VCs: for checks, not the hot path).
   int32_t buffered(int32_t router) const;
   int64_t flits_moved() const { return flits_moved_; }
+  int64_t flits_ejected() const { return flits_ejected_; }
   int64_t flit_hops() const { return flit_hops_; }
   int64_t last_move_cycle() const { return last_move_cycle_; }
 
@@ -181,6 +195,7 @@ class Fabric {
     uint32_t cand_ports;   // input ports with a non-empty sa_cand
     int nva;               // VC-allocation requests in va
     VaReq va[32 * 32];
+    RouteResult route;  // RouteHead()'s scratch
   };
 
   void InitHot();
@@ -192,8 +207,10 @@ class Fabric {
   void AllocateVcs(const Hot& h, int32_t r, Scratch& s);
   void AllocateSwitch(const Hot& h, int32_t r, int64_t now, Scratch& s);
   void Traverse(const Hot& h, int32_t r, int ip, int v, int op, int64_t now, Scratch& s);
-  void RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now);
-  int32_t SelectOutput(int32_t r, int32_t ivc, const Flit& f, int64_t now);
+  void RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
+                 RouteResult* result);
+  int32_t SelectOutput(const Hot& h, int32_t r, int32_t ivc, const Flit& f, int64_t now,
+                       Scratch& s);
 
   const RoutingFunction* routing_;
   const SelectionFunction* selection_;
@@ -229,7 +246,7 @@ class Fabric {
   int ntx_ = 0, nej_ = 0;
   Hot hot_;
 
-  int64_t flits_moved_ = 0, flit_hops_ = 0, last_move_cycle_ = 0;
+  int64_t flits_moved_ = 0, flits_ejected_ = 0, flit_hops_ = 0, last_move_cycle_ = 0;
   std::function<void(const HopEvent&)> observer_;
 };
 

@@ -71,17 +71,40 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int ip, int v, int6
     if (q.sel_epoch == h.epoch[r]) return;
   } else {
     const Flit& f = h.buf[static_cast<size_t>(ivc) * h.depth + q.head];
-    if (q.state == kIdle) RouteHead(r, ip, v, ivc, f, now);
+    if (q.state == kIdle) RouteHead(r, ip, v, ivc, f, now, &s.route);
     if (h.ready[ivc] > now) return;
   }
   const Flit& f = h.buf[static_cast<size_t>(ivc) * h.depth + q.head];
-  const int32_t ovc = SelectOutput(r, ivc, f, now);
+  const int32_t ovc = SelectOutput(h, r, ivc, f, now, s);
   if (ovc >= 0) {
     s.va[s.nva++] = {ivc, ovc, ip, v};
   } else if (max_credit_ && !reroute_) {
     q.state = kBlocked;
     q.sel_epoch = h.epoch[r];
   }
+}
+
+// The output VC (global index) the selection picks for the routed head `f` of input VC
+// `ivc`, or -1 if none of its candidates is free. A routing that asks to see every blocked
+// cycle is called again first.
+UKAI_INLINE int32_t Fabric::SelectOutput(const Hot& h, int32_t r, int32_t ivc, const Flit& f,
+                                         int64_t now, Scratch& s) {
+  const Message& m = (*messages_)[f.msg];
+  if (reroute_ && now > h.ready[ivc] && m.dst != r) {
+    // Re-route with the time blocked so far (keeps the ready time).
+    const int64_t ready = h.ready[ivc];
+    const int ip = (ivc >> h.vshift) & ((1 << h.pshift) - 1);
+    RouteHead(r, ip, ivc & ((1 << h.vshift) - 1), ivc, f, now, &s.route);
+    h.ready[ivc] = ready;
+  }
+  const int32_t base = r << (h.pshift + h.vshift);
+  const OutputVcView view{h.out + base, 1 << h.vshift};
+  const RouteCandidate* cands = &cand_[static_cast<size_t>(ivc) * cand_stride_];
+  const int count = h.in[ivc].cand_count;
+  const int32_t needed = vct_ ? m.length : 0;
+  const int32_t local = max_credit_ ? SelectMaxCredit(cands, count, view, needed)
+                                    : selection_->Select(cands, count, view, needed);
+  return local < 0 ? -1 : base + local;
 }
 
 // VC allocation: per output VC, round-robin among the input VCs that chose it.
