@@ -44,7 +44,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   const size_t npi = static_cast<size_t>(nodes_) << pshift_;
   const size_t nvc = npi << vshift_;
   buf_.resize(nvc * depth_);
-  in_.assign(nvc, InVc{0, 0, kIdle, 0, 0, 0, -1, 0});
+  in_.assign(nvc, InVc{0, 0, kIdle, 0, 0, 0, -1, -1});
   ready_.assign(nvc, 0);
   cand_.resize(nvc * cand_stride_);
   out_.assign(nvc, OutputVcState{-1, 0});
@@ -52,7 +52,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   port_.assign(npi, Port{0, 0, 0, 0, 0, 0, 0});
   valid_vcs_.assign(npi, 0);
   down_ivc_.assign(npi, -1);
-  up_ovc_.assign(npi, -1);
+  up_ovc_.assign(npi, -(1 << 30));  // no upstream (PE port, mesh edge): no credit to return
   port_mask_.assign(nodes_, 0);
   epoch_.assign(nodes_, 0);
   tx_.resize(npi);

@@ -135,7 +135,7 @@ class Fabric {
  private:
   // Input VC states: kIdle (no routed head at the front), kRouted (head routed, in its hop
   // pipeline or waiting for an output VC), kBlocked (a kRouted head whose last selection
-  // failed at VC-allocation epoch `sel_epoch`); owning an output VC is the Port::active bit.
+  // failed at VC-allocation epoch `aux`); owning an output VC is the Port::active bit.
   enum : uint8_t { kIdle = 0, kRouted = 1, kBlocked = 2 };
   struct InVc {
     uint16_t head, count;  // ring buffer front and fill
@@ -143,7 +143,9 @@ class Fabric {
     uint8_t out_port, out_vc;  // the owned output VC, when active
     uint8_t cand_count;        // routing candidates of the head (cand_)
     int32_t out;               // owned output VC (global index), when active
-    uint32_t sel_epoch;        // kBlocked: epoch_ of the router when selection failed
+    // Active: where the flits go (the downstream input VC, or this router for the
+    // ejection port); kBlocked: epoch_ of the router when the selection failed.
+    int32_t aux;
   };
   static_assert(sizeof(InVc) == 16);
   // Per router port (index Pi): bitmasks over its input VCs and the round-robin pointers.
@@ -235,7 +237,7 @@ class Fabric {
   std::vector<Port> port_;
   std::vector<uint32_t> valid_vcs_;
   std::vector<int32_t> down_ivc_;  // input VC 0 of the port this output port feeds, or -1
-  std::vector<int32_t> up_ovc_;    // output VC 0 of the port feeding this input port, or -1
+  std::vector<int32_t> up_ovc_;    // output VC 0 of the port feeding this input port, or < -32
   // Per router.
   std::vector<uint32_t> port_mask_;  // ports with a non-empty input VC
   std::vector<uint32_t> epoch_;      // changes whenever an output VC may have become free

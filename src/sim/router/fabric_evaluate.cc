@@ -10,10 +10,13 @@
 namespace ukai::sim {
 namespace {
 
+// Index of the lowest set bit; `mask` != 0 (a bare bsf/tzcnt, no zero check).
+UKAI_INLINE int Ctz(uint32_t mask) { return __builtin_ctz(mask); }
+
 // First set bit of `mask` at or after `start` (cyclically). `mask` != 0.
 UKAI_INLINE int PickRoundRobin(uint32_t mask, int start) {
   const uint32_t hi = start >= 32 ? 0u : (mask & (~0u << start));
-  return std::countr_zero(hi != 0 ? hi : mask);
+  return Ctz(hi != 0 ? hi : mask);
 }
 
 }  // namespace
@@ -35,7 +38,7 @@ UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Sc
   if (pmask == 0) return;
   s.cand_ports = 0;
   s.nva = 0;
-  for (uint32_t pm = pmask; pm != 0; pm &= pm - 1) ScanPort(h, r, std::countr_zero(pm), now, s);
+  for (uint32_t pm = pmask; pm != 0; pm &= pm - 1) ScanPort(h, r, Ctz(pm), now, s);
   if (s.nva > 0) AllocateVcs(h, r, s);
   if (s.cand_ports != 0) AllocateSwitch(h, r, now, s);
 }
@@ -47,7 +50,7 @@ UKAI_INLINE void Fabric::ScanPort(const Hot& h, int32_t r, int ip, int64_t now, 
   Port& port = h.port[pi];
   uint32_t vis = port.visible;
   for (uint32_t m = port.nonempty & ~vis; m != 0; m &= m - 1) {
-    const int v = std::countr_zero(m);
+    const int v = Ctz(m);
     const int32_t ivc = (pi << h.vshift) | v;
     if (h.buf[static_cast<size_t>(ivc) * h.depth + h.in[ivc].head].arrival <= now) vis |= 1u << v;
   }
@@ -56,7 +59,7 @@ UKAI_INLINE void Fabric::ScanPort(const Hot& h, int32_t r, int ip, int64_t now, 
   s.sa_cand[ip] = cand;
   if (cand != 0) s.cand_ports |= 1u << ip;
   for (uint32_t m = vis & ~port.active; m != 0; m &= m - 1) {
-    HandleHead(h, r, ip, std::countr_zero(m), now, s);
+    HandleHead(h, r, ip, Ctz(m), now, s);
   }
 }
 
@@ -68,7 +71,7 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int ip, int v, int6
   InVc& q = h.in[ivc];
   if (q.state == kBlocked) {
     // Nothing freed since the last failed selection: it would fail again.
-    if (q.sel_epoch == h.epoch[r]) return;
+    if (q.aux == static_cast<int32_t>(h.epoch[r])) return;
   } else {
     const Flit& f = h.buf[static_cast<size_t>(ivc) * h.depth + q.head];
     if (q.state == kIdle) RouteHead(r, ip, v, ivc, f, now, &s.route);
@@ -80,7 +83,7 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int ip, int v, int6
     s.va[s.nva++] = {ivc, ovc, ip, v};
   } else if (max_credit_ && !reroute_) {
     q.state = kBlocked;
-    q.sel_epoch = h.epoch[r];
+    q.aux = static_cast<int32_t>(h.epoch[r]);
   }
 }
 
@@ -129,6 +132,7 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, Scratch& s) {
     in.out = q.ovc;
     in.out_port = static_cast<uint8_t>((q.ovc - rbase) >> h.vshift);
     in.out_vc = static_cast<uint8_t>(static_cast<uint32_t>(q.ovc) & vmask);
+    in.aux = in.out_port == h.pe ? r : h.down_ivc[(r << h.pshift) | in.out_port] + in.out_vc;
     in.state = kRouted;
     Port& port = h.port[(r << h.pshift) | q.ip];
     port.active |= 1u << q.v;
@@ -148,10 +152,10 @@ UKAI_INLINE void Fabric::AllocateSwitch(const Hot& h, int32_t r, int64_t now, Sc
   uint32_t out_mask = 0;
   uint8_t nominee[32];
   for (uint32_t pm = s.cand_ports; pm != 0; pm &= pm - 1) {
-    const int ip = std::countr_zero(pm);
+    const int ip = Ctz(pm);
     const uint32_t cand = s.sa_cand[ip];
-    const int v = (cand & (cand - 1)) == 0 ? std::countr_zero(cand)
-                                           : PickRoundRobin(cand, h.port[rpi + ip].sa_in_rr);
+    const int v =
+        (cand & (cand - 1)) == 0 ? Ctz(cand) : PickRoundRobin(cand, h.port[rpi + ip].sa_in_rr);
     nominee[ip] = static_cast<uint8_t>(v);
     const int op = h.in[((rpi + ip) << h.vshift) | v].out_port;
     const uint32_t obit = 1u << op;
@@ -159,10 +163,10 @@ UKAI_INLINE void Fabric::AllocateSwitch(const Hot& h, int32_t r, int64_t now, Sc
     out_mask |= obit;
   }
   for (uint32_t om = out_mask; om != 0; om &= om - 1) {
-    const int op = std::countr_zero(om);
+    const int op = Ctz(om);
     const uint32_t req = out_req[op];
-    const int ip = (req & (req - 1)) == 0 ? std::countr_zero(req)
-                                          : PickRoundRobin(req, h.port[rpi + op].sa_out_rr);
+    const int ip =
+        (req & (req - 1)) == 0 ? Ctz(req) : PickRoundRobin(req, h.port[rpi + op].sa_out_rr);
     const int v = nominee[ip];
     h.port[rpi + op].sa_out_rr = static_cast<uint8_t>(ip + 1);
     h.port[rpi + ip].sa_in_rr = static_cast<uint8_t>(v + 1);
@@ -192,16 +196,15 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int ip, int v, int op
   } else if (vb[q.head].arrival > now + 1) {
     port.visible &= ~bit;  // the next flit is still on its way
   }
-  t.credit = ip != h.pe ? h.up_ovc[pi] + v : -1;
+  t.credit = h.up_ovc[pi] + v;  // negative for the injection port
   const int32_t ovc = q.out;
   const bool head = t.flit.head;
+  t.dst = q.aux;
   if (eject) {
     t.flit.arrival = now + 1;
-    t.dst = r;
   } else {
     if (--h.out[ovc].credits == 0) port.credit &= ~bit;
     t.flit.arrival = now + 1 + h.link;
-    t.dst = h.down_ivc[(r << h.pshift) | op] + q.out_vc;
     ++s.hops;
     if (head) ++(*messages_)[t.flit.msg].hops;
   }
