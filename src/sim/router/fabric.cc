@@ -47,7 +47,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   in_.assign(nvc, InVc{0, 0, kIdle, 0, 0, 0, -1, -1});
   ready_.assign(nvc, 0);
   cand_.resize(nvc * cand_stride_);
-  out_.assign(nvc, OutputVcState{-1, 0});
+  out_.assign(nvc, OutputVcState{-1, 0, 0});
   va_rr_.assign(nvc, 0);
   port_.assign(npi, Port{0, 0, 0, 0, 0, 0, 0});
   valid_vcs_.assign(npi, 0);
@@ -127,10 +127,8 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
 void Fabric::Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* active,
                     std::vector<Ejection>* tails) {
   if (ntx_ == 0 && nej_ == 0) return;
-  const int depth = depth_;
   const int vshift = vshift_, pshift = pshift_, rshift = pshift_ + vshift_;
   const uint32_t vmask = (1u << vshift) - 1, pmask = (1u << pshift) - 1;
-  Flit* __restrict buf = buf_.data();
   InVc* __restrict in = in_.data();
   OutputVcState* __restrict out = out_.data();
   Port* __restrict port = port_.data();
@@ -146,14 +144,10 @@ void Fabric::Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* activ
     if (vct) ++epoch[c >> rshift];  // a VCT head may now find room
   };
   for (int i = 0; i < ntx_; ++i) {
-    const Transfer& t = tx_[i];
+    const Transfer t = tx_[i];
     if (t.credit >= 0) credit(t.credit);
     const int32_t ivc = t.dst;
-    InVc& q = in[ivc];
-    int slot = q.head + q.count;
-    if (slot >= depth) slot -= depth;
-    buf[static_cast<size_t>(ivc) * depth + slot] = t.flit;
-    ++q.count;
+    ++in[ivc].count;  // Evaluate() already wrote the flit into its slot
     const int32_t pi = ivc >> vshift;
     port[pi].nonempty |= 1u << (static_cast<uint32_t>(ivc) & vmask);
     const int32_t r = pi >> pshift;
@@ -164,7 +158,7 @@ void Fabric::Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* activ
     }
   }
   for (int i = 0; i < nej_; ++i) {
-    const Transfer& t = ej_[i];
+    const Ejected& t = ej_[i];
     if (t.credit >= 0) credit(t.credit);
     if (t.flit.tail) tails->push_back({t.dst, t.flit.arrival, t.flit});
   }

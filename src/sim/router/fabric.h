@@ -37,6 +37,12 @@
 // selection again until an output VC of its router may have become free (the router's
 // epoch changes). The staged transfers carry the credit they return.
 //
+// Buffer slots: the free slots of a downstream input VC that an output VC's credits stand
+// for belong to that output VC (its router). Evaluate() writes a departing flit straight
+// into the next such slot (OutputVcState::tail) and stages only (slot owner, credit);
+// Commit() then counts the flit into the downstream VC. The downstream router reads only
+// its counted slots, so this stays within the two-phase contract below.
+//
 // Thread safety: Evaluate() of distinct routers only touches distinct state except the
 // staging lists (to be made per-thread for parallel evaluation); Commit() is serial.
 #ifndef UKAI_SIM_ROUTER_FABRIC_H_
@@ -159,10 +165,16 @@ class Fabric {
     uint16_t unused;
   };
   static_assert(sizeof(Port) == 20);
-  // A flit staged by Evaluate() for Commit(): into input VC `dst` (network transfers) or to
-  // the PE of router `dst` (ejections); `credit`: the upstream output VC that gets a credit
-  // back for the slot the flit left, -1 when it came from the injection port.
+  // A flit staged by Evaluate() for Commit(): written into input VC `dst` (its slot at the
+  // output VC's tail; Commit() makes it count), with `credit`: the upstream output VC that
+  // gets a credit back for the slot the flit left, negative when it came from the injection
+  // port.
   struct Transfer {
+    int32_t dst;
+    int32_t credit;
+  };
+  // A flit handed to the PE of router `dst` (ejection), with its credit as in Transfer.
+  struct Ejected {
     Flit flit;
     int32_t dst;
     int32_t credit;
@@ -182,7 +194,7 @@ class Fabric {
     const int32_t* __restrict down_ivc;
     const int32_t* __restrict up_ovc;
     Transfer* __restrict tx;
-    Transfer* __restrict ej;
+    Ejected* __restrict ej;
     int ports, pe, pshift, vshift, depth, link;
   };
   // Per-router scratch of one Evaluate.
@@ -244,7 +256,8 @@ class Fabric {
   // Staged by Evaluate() during a cycle, applied by Commit() (per evaluating thread once
   // evaluation runs in parallel; the order of entries does not matter). Fixed capacity:
   // at most one flit per output port and cycle.
-  std::vector<Transfer> tx_, ej_;
+  std::vector<Transfer> tx_;
+  std::vector<Ejected> ej_;
   int ntx_ = 0, nej_ = 0;
   Hot hot_;
 

@@ -42,6 +42,11 @@ std::string Fabric::CheckInvariants() const {
         // Credit conservation: credits + downstream occupancy == depth on every channel VC.
         if (p != pe_port() && down_ivc_[pi] >= 0 && ((valid_vcs_[pi] >> v) & 1u)) {
           const int32_t down = down_ivc_[pi] + v;
+          const int32_t end = (in_[down].head + in_[down].count) % depth_;
+          if (out_[ivc].tail != end) {
+            fail("write slot mismatch: node " + std::to_string(r) + " port " + std::to_string(p) +
+                 " vc " + std::to_string(v));
+          }
           if (out_[ivc].credits + in_[down].count != depth_) {
             fail("credit leak: node " + std::to_string(r) + " port " + std::to_string(p) + " vc " +
                  std::to_string(v) + ": credits " + std::to_string(out_[ivc].credits) +

@@ -174,9 +174,9 @@ UKAI_INLINE void Fabric::AllocateSwitch(const Hot& h, int32_t r, int64_t now, Sc
   }
 }
 
-// Moves the front flit of input VC (ip, v) through the switch to output port op: stages
-// it (with the credit it frees upstream), updates the VC, and releases the output VC
-// after a tail.
+// Moves the front flit of input VC (ip, v) through the switch to output port op: writes
+// it into its downstream slot (or stages the ejection) with the credit it frees upstream,
+// updates the VC, and releases the output VC after a tail.
 UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int ip, int v, int op, int64_t now,
                                   Scratch& s) {
   const int32_t pi = (r << h.pshift) | ip;
@@ -184,9 +184,7 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int ip, int v, int op
   InVc& q = h.in[ivc];
   Port& port = h.port[pi];
   const Flit* vb = h.buf + static_cast<size_t>(ivc) * h.depth;
-  const bool eject = op == h.pe;
-  Transfer& t = eject ? h.ej[s.nej++] : h.tx[s.ntx++];
-  t.flit = vb[q.head];
+  Flit f = vb[q.head];
   if (++q.head == h.depth) q.head = 0;
   const uint32_t bit = 1u << v;
   if (--q.count == 0) {
@@ -196,21 +194,23 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int ip, int v, int op
   } else if (vb[q.head].arrival > now + 1) {
     port.visible &= ~bit;  // the next flit is still on its way
   }
-  t.credit = h.up_ovc[pi] + v;  // negative for the injection port
-  const int32_t ovc = q.out;
-  const bool head = t.flit.head;
-  t.dst = q.aux;
-  if (eject) {
-    t.flit.arrival = now + 1;
+  const int32_t credit = h.up_ovc[pi] + v;  // negative for the injection port
+  OutputVcState& o = h.out[q.out];
+  if (op == h.pe) {
+    f.arrival = now + 1;
+    h.ej[s.nej++] = {f, r, credit};
   } else {
-    if (--h.out[ovc].credits == 0) port.credit &= ~bit;
-    t.flit.arrival = now + 1 + h.link;
+    if (--o.credits == 0) port.credit &= ~bit;
+    f.arrival = now + 1 + h.link;
+    h.buf[static_cast<size_t>(q.aux) * h.depth + o.tail] = f;
+    if (++o.tail == h.depth) o.tail = 0;
+    h.tx[s.ntx++] = {q.aux, credit};
     ++s.hops;
-    if (head) ++(*messages_)[t.flit.msg].hops;
+    if (f.head) ++(*messages_)[f.msg].hops;
   }
-  if (head && observer_) observer_({now, t.flit.msg, r, ip, v, op, q.out_vc});
-  if (t.flit.tail) {
-    h.out[ovc].owner = -1;
+  if (f.head && observer_) observer_({now, f.msg, r, ip, v, op, q.out_vc});
+  if (f.tail) {
+    o.owner = -1;
     q.state = kIdle;
     port.active &= ~bit;
     port.credit &= ~bit;

@@ -24,6 +24,7 @@ namespace ukai::sim {
 struct OutputVcState {
   int32_t owner;    // the input VC (global index) whose message holds it; -1 when free
   int32_t credits;  // free slots of the downstream input VC
+  int32_t tail;     // the router's own: next slot it writes in the downstream VC's ring
 };
 
 // Read-only view of one router's output VCs: index port * vc_stride + vc.
