@@ -194,7 +194,7 @@ void StreamBetweenProcesses(bool sleepy_consumer) {
   auto seg = ShmSegment::Create(65536);
   ASSERT_TRUE(seg.ok()) << seg.status().ToString();
   const std::string name = (*seg)->name();
-  const uint64_t total = 50000;
+  const uint64_t total = 20000;  // ~250 laps of the 64 KiB ring
   pid_t pid = 0;
   RunChild(
       [&]() -> int {
@@ -210,7 +210,7 @@ void StreamBetweenProcesses(bool sleepy_consumer) {
               in.EndWait();
             }
           }
-          if (v.payload.size() != SizeOf(seq, 3000) || !Check(v.payload, seq)) return 11;
+          if (v.payload.size() != SizeOf(seq, 1500) || !Check(v.payload, seq)) return 11;
           in.Release();
         }
         const std::byte done[8] = {};
@@ -224,7 +224,7 @@ void StreamBetweenProcesses(bool sleepy_consumer) {
   RingConsumer in = (*seg)->MakeConsumer();
   uint64_t wakes = 0;
   for (uint64_t seq = 0; seq < total; ++seq) {
-    while (!Write(out, seq, SizeOf(seq, 3000))) {
+    while (!Write(out, seq, SizeOf(seq, 1500))) {
     }
     if (out.NeedsWake()) {
       out.FutexWake();
