@@ -13,6 +13,7 @@ struct ConformanceModule {
 inline constexpr ConformanceModule kConformanceModules[] = {
     {"inproc", true, false},
     {"tcp", true, true},
+    {"shm", true, true},
 };
 
 }  // namespace ukai::rt::testing
