@@ -127,6 +127,20 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
 void Fabric::Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* active,
                     std::vector<Ejection>* tails) {
   if (ntx_ == 0 && nej_ == 0) return;
+  if (vct_) {
+    CommitStaged<true>(in_active, active, tails);
+  } else {
+    CommitStaged<false>(in_active, active, tails);
+  }
+  flits_ejected_ += nej_;
+  flits_moved_ += ntx_ + nej_;
+  ntx_ = nej_ = 0;
+  last_move_cycle_ = now;
+}
+
+template <bool kVct>
+void Fabric::CommitStaged(uint8_t* in_active, std::vector<int32_t>* active,
+                          std::vector<Ejection>* tails) {
   const int vshift = vshift_, pshift = pshift_, rshift = pshift_ + vshift_;
   const uint32_t vmask = (1u << vshift) - 1, pmask = (1u << pshift) - 1;
   InVc* __restrict in = in_.data();
@@ -134,17 +148,17 @@ void Fabric::Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* activ
   Port* __restrict port = port_.data();
   uint32_t* __restrict port_mask = port_mask_.data();
   uint32_t* __restrict epoch = epoch_.data();
-  const bool vct = vct_;
   // One credit back to upstream output VC `c`: its owner may bid for the switch again.
   auto credit = [&](int32_t c) {
     if (out[c].credits++ == 0 && out[c].owner >= 0) {
       const int32_t o = out[c].owner;
       port[o >> vshift].credit |= 1u << (static_cast<uint32_t>(o) & vmask);
     }
-    if (vct) ++epoch[c >> rshift];  // a VCT head may now find room
+    if (kVct) ++epoch[c >> rshift];  // a VCT head may now find room
   };
-  for (int i = 0; i < ntx_; ++i) {
-    const Transfer t = tx_[i];
+  const Transfer* tx = tx_.data();
+  for (int i = 0, n = ntx_; i < n; ++i) {
+    const Transfer t = tx[i];
     if (t.credit >= 0) credit(t.credit);
     const int32_t ivc = t.dst;
     ++in[ivc].count;  // Evaluate() already wrote the flit into its slot
@@ -162,10 +176,6 @@ void Fabric::Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* activ
     if (t.credit >= 0) credit(t.credit);
     if (t.flit.tail) tails->push_back({t.dst, t.flit.arrival, t.flit});
   }
-  flits_ejected_ += nej_;
-  flits_moved_ += ntx_ + nej_;
-  ntx_ = nej_ = 0;
-  last_move_cycle_ = now;
 }
 
 }  // namespace ukai::sim

@@ -221,6 +221,8 @@ class Fabric {
   void AllocateVcs(const Hot& h, int32_t r, Scratch& s);
   void AllocateSwitch(const Hot& h, int32_t r, int64_t now, Scratch& s);
   void Traverse(const Hot& h, int32_t r, int ip, int v, int op, int64_t now, Scratch& s);
+  template <bool kVct>
+  void CommitStaged(uint8_t* in_active, std::vector<int32_t>* active, std::vector<Ejection>* tails);
   void RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
                  RouteResult* result);
   int32_t SelectOutput(const Hot& h, int32_t r, int32_t ivc, const Flit& f, int64_t now,

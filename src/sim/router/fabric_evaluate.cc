@@ -183,10 +183,31 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int ip, int v, int op
   const int32_t ivc = (pi << h.vshift) | v;
   InVc& q = h.in[ivc];
   Port& port = h.port[pi];
-  const Flit* vb = h.buf + static_cast<size_t>(ivc) * h.depth;
-  Flit f = vb[q.head];
-  if (++q.head == h.depth) q.head = 0;
+  Flit* vb = h.buf + static_cast<size_t>(ivc) * h.depth;
+  const Flit* src = vb + q.head;
+  const bool head = src->head != 0, tail = src->tail != 0;
+  const int32_t credit = h.up_ovc[pi] + v;  // negative for the injection port
+  OutputVcState& o = h.out[q.out];
   const uint32_t bit = 1u << v;
+  // Copy the flit whole, then set its arrival (keeps it one 16-byte move).
+  if (op == h.pe) {
+    Ejected& e = h.ej[s.nej++];
+    e.flit = *src;
+    e.flit.arrival = now + 1;
+    e.dst = r;
+    e.credit = credit;
+  } else {
+    Flit& d = h.buf[static_cast<size_t>(q.aux) * h.depth + o.tail];
+    d = *src;
+    d.arrival = now + 1 + h.link;
+    if (++o.tail == h.depth) o.tail = 0;
+    if (--o.credits == 0) port.credit &= ~bit;
+    h.tx[s.ntx++] = {q.aux, credit};
+    ++s.hops;
+    if (head) ++(*messages_)[d.msg].hops;
+  }
+  if (head && observer_) observer_({now, vb[q.head].msg, r, ip, v, op, q.out_vc});
+  if (++q.head == h.depth) q.head = 0;
   if (--q.count == 0) {
     port.nonempty &= ~bit;
     port.visible &= ~bit;
@@ -194,22 +215,7 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int ip, int v, int op
   } else if (vb[q.head].arrival > now + 1) {
     port.visible &= ~bit;  // the next flit is still on its way
   }
-  const int32_t credit = h.up_ovc[pi] + v;  // negative for the injection port
-  OutputVcState& o = h.out[q.out];
-  if (op == h.pe) {
-    f.arrival = now + 1;
-    h.ej[s.nej++] = {f, r, credit};
-  } else {
-    if (--o.credits == 0) port.credit &= ~bit;
-    f.arrival = now + 1 + h.link;
-    h.buf[static_cast<size_t>(q.aux) * h.depth + o.tail] = f;
-    if (++o.tail == h.depth) o.tail = 0;
-    h.tx[s.ntx++] = {q.aux, credit};
-    ++s.hops;
-    if (f.head) ++(*messages_)[f.msg].hops;
-  }
-  if (f.head && observer_) observer_({now, f.msg, r, ip, v, op, q.out_vc});
-  if (f.tail) {
+  if (tail) {
     o.owner = -1;
     q.state = kIdle;
     port.active &= ~bit;
