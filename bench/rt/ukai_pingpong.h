@@ -10,8 +10,9 @@
 //  * inproc: two runtimes sharing an InprocFabric in this process, one thread each.
 // Latency: rank 0 packs `size` bytes into a Buffer and sends RSR "ping"; rank 1's handler
 // packs the payload into a new Buffer and answers with "pong"; one-way = median round trip
-// / 2. Bandwidth: rank 0 sends windows of 64 RSRs of `size` bytes, rank 1's handler counts
-// them and acknowledges each full window; bytes / time.
+// / 2. Bandwidth: rank 0 sends windows of 64 RSRs of `size` bytes (a progress pass after
+// every 8th send), rank 1's handler counts them and acknowledges each full window; the
+// median over the windows of bytes / window time.
 #ifndef UKAI_BENCH_RT_UKAI_PINGPONG_H_
 #define UKAI_BENCH_RT_UKAI_PINGPONG_H_
 
