@@ -23,13 +23,7 @@ void PinTo(int cpu) {
 }
 
 void Send(RingProducer& out, const std::byte* src, size_t size, uint32_t flags) {
-  for (;;) {
-    std::span<std::byte> area = out.TryReserve(size);
-    if (!area.empty()) {
-      std::memcpy(area.data(), src, size);
-      out.Commit(size, flags);
-      return;
-    }
+  while (!out.TryWrite({src, size}, {}, flags)) {
   }
 }
 

@@ -75,11 +75,8 @@ size_t ShmChannel::WriteSome(const ByteBlock& frame, size_t offset) {
   }
   const size_t max_record = MaxRecordPayload(segment_->ring_capacity());
   if (offset == 0 && size <= max_record) {
-    std::span<std::byte> area = producer_.TryReserve(size);
-    if (area.empty()) return 0;
-    std::memcpy(area.data(), frame.data(), size);
-    producer_.Commit(size, kWholeFrame);
-    return size;
+    const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(frame.data()), size);
+    return producer_.TryWrite(bytes, {}, kWholeFrame) ? size : 0;
   }
   while (offset < size) {
     const size_t n = std::min(chunk_bytes_, size - offset);

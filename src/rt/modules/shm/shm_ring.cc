@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 
@@ -58,6 +59,9 @@ std::span<std::byte> RingProducer::TryReserve(size_t payload) {
   }
   reserved_at_ = pos_ + skip;
   reserved_ = payload;
+  // Zero the tag after the record now (before any byte of the record is written); Commit
+  // does it again only if the record shrank.
+  TagAt(data_, capacity_, reserved_at_ + footprint)->store(0, std::memory_order_relaxed);
   return {data_ + (reserved_at_ & (capacity_ - 1)) + kRecordHeader, payload};
 }
 
@@ -66,11 +70,16 @@ void RingProducer::Commit(size_t payload, uint32_t flags) {
   const uint64_t at = reserved_at_;
   const uint64_t skip_at = pos_;
   const size_t footprint = RecordFootprint(payload == 0 ? 1 : payload);
+  const uint64_t next = at + footprint;
+  // The tag after the record was zeroed by TryReserve for the reserved size. The record's
+  // first line (the one the consumer polls) is written last, in one short burst: every
+  // store into it while the consumer spins on it costs a cache-line round trip.
+  if (footprint != RecordFootprint(reserved_)) {
+    TagAt(data_, capacity_, next)->store(0, std::memory_order_relaxed);
+  }
   RecordMeta* meta = MetaAt(data_, capacity_, at);
   meta->length = static_cast<uint32_t>(payload);
   meta->flags = flags & ~kRecordSkip;
-  const uint64_t next = at + footprint;
-  TagAt(data_, capacity_, next)->store(0, std::memory_order_relaxed);
   // The last tag store is seq_cst (an xchg on x86): with the seq_cst load in NeedsWake and
   // the consumer's seq_cst store/load in PrepareWait it forms the Dekker pair that makes
   // lost wake-ups impossible, without a separate full fence.
@@ -93,9 +102,21 @@ bool RingProducer::TryWrite(std::span<const std::byte> a, std::span<const std::b
                             uint32_t flags) {
   std::span<std::byte> area = TryReserve(a.size() + b.size());
   if (area.empty()) return false;
-  if (!a.empty()) std::memcpy(area.data(), a.data(), a.size());
-  if (!b.empty()) std::memcpy(area.data() + a.size(), b.data(), b.size());
-  Commit(a.size() + b.size(), flags);
+  std::byte* out = area.data();
+  // Bytes past the record's first line first, the first line's share last (see Commit).
+  auto copy = [&](size_t from, size_t to) {  // [from, to) of the concatenation a + b
+    if (from < a.size()) {
+      const size_t end = std::min(to, a.size());
+      std::memcpy(out + from, a.data() + from, end - from);
+      from = end;
+    }
+    if (from < to) std::memcpy(out + from, b.data() + (from - a.size()), to - from);
+  };
+  const size_t total = a.size() + b.size();
+  const size_t head = std::min(total, kFirstLinePayload);
+  if (total > head) copy(head, total);
+  if (head > 0) copy(0, head);
+  Commit(total, flags);
   return true;
 }
 

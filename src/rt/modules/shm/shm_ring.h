@@ -39,6 +39,8 @@ namespace ukai::rt::shm {
 
 inline constexpr size_t kCacheLine = 64;
 inline constexpr size_t kRecordHeader = 16;
+// Payload bytes that share the record's first cache line with its header.
+inline constexpr size_t kFirstLinePayload = kCacheLine - kRecordHeader;
 
 struct RingControl {
   alignas(kCacheLine) std::atomic<uint64_t> tail;              // consumer: bytes released so far
@@ -79,7 +81,9 @@ class RingProducer {
   // Publishes the open reservation with its final `payload` size (<= the reserved size)
   // and user `flags` (low 31 bits).
   void Commit(size_t payload, uint32_t flags);
-  // Convenience: reserve, copy the concatenation of `a` and `b`, commit. False when full.
+  // Reserve, copy the concatenation of `a` and `b`, commit; false when full. Copies the
+  // bytes beyond the record's first cache line before those in it, so the line the
+  // consumer polls is written in one short burst (prefer it to TryReserve + memcpy).
   bool TryWrite(std::span<const std::byte> a, std::span<const std::byte> b, uint32_t flags);
   // After one or more Commit()s: true when the consumer announced it may sleep; the caller
   // must then wake it. Clears the announcement so one wake-up serves one sleep.
