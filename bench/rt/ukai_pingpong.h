@@ -12,7 +12,9 @@
 // packs the payload into a new Buffer and answers with "pong"; one-way = median round trip
 // / 2. Bandwidth: rank 0 sends windows of 64 RSRs of `size` bytes (a progress pass after
 // every 8th send), rank 1's handler counts them and acknowledges each full window; the
-// median over the windows of bytes / window time.
+// median over the windows of bytes / window time. The workers set mallopt(M_MMAP_THRESHOLD
+// 32 MiB, M_TRIM_THRESHOLD 1 GiB): Open MPI's benchmark reuses one buffer, ours allocates
+// a Buffer per RSR, and fresh pages would measure the allocator, not the runtime.
 #ifndef UKAI_BENCH_RT_UKAI_PINGPONG_H_
 #define UKAI_BENCH_RT_UKAI_PINGPONG_H_
 
