@@ -1,6 +1,7 @@
 #include "sim/engine/network.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "sim/routing/registry.h"
@@ -96,8 +97,8 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   net->fabric_ = std::make_unique<Fabric>(*net->topology_, config.router, net->routing_.get(),
                                           net->selection_.get(), &net->messages_);
   net->pe_.resize(nodes);
-  net->in_active_.assign(nodes, 0);
-  net->active_.reserve(nodes);
+  net->active_flags_.assign((static_cast<size_t>(nodes) + 7) / 8 * 8, 0);
+  net->active_.resize(nodes);
   net->rng_.reserve(nodes);
   for (int i = 0; i < nodes; ++i) net->rng_.push_back(Rng::Stream(config.seed, i));
   if (with_traffic) {
@@ -189,22 +190,18 @@ void Network::Step() {
   if (injection_ != nullptr) CreateTrafficMessages();
   // Every router first, then every PE: a PE only touches its own router's injection VCs,
   // which no other router's evaluation reads, so this is the same as router + PE per node.
-  fabric_->Evaluate(active_.data(), active_.size(), now_);
+  CollectActive();
+  fabric_->Evaluate(active_.data(), static_cast<size_t>(num_active_), now_);
   // Run the PEs and keep only busy nodes active (Commit() then adds the ones that receive
   // flits).
-  size_t keep = 0;
-  for (int32_t node : active_) {
+  for (int32_t i = 0; i < num_active_; ++i) {
+    const int32_t node = active_[i];
     const Pe& pe = pe_[node];
     if (pe.current >= 0 || pe.queue_head >= 0) PeStep(node);
-    if (NodeBusy(node)) {
-      active_[keep++] = node;
-    } else {
-      in_active_[node] = 0;
-    }
+    if (!NodeBusy(node)) active_flags_[node] = 0;
   }
-  active_.resize(keep);
   ejected_.clear();
-  fabric_->Commit(now_, in_active_.data(), &active_, &ejected_);  // tails only
+  fabric_->Commit(now_, active_flags_.data(), &ejected_);  // tails only
   last_progress_ = std::max(last_progress_, fabric_->last_move_cycle());
   if (ejected_.size() > 1 &&
       !std::is_sorted(ejected_.begin(), ejected_.end(),
@@ -221,8 +218,29 @@ void Network::Step() {
   ++now_;
 }
 
+// The active nodes in index order (memory order: the hardware prefetchers follow it).
+void Network::CollectActive() {
+  int32_t* out = active_.data();
+  const uint8_t* flags = active_flags_.data();
+  const int32_t size = static_cast<int32_t>(active_flags_.size());
+  int32_t n = 0;
+  for (int32_t base = 0; base < size; base += 8) {
+    uint64_t w;
+    std::memcpy(&w, flags + base, 8);  // eight flags at a time (each 0 or 1)
+    for (; w != 0; w &= w - 1) out[n++] = base + (__builtin_ctzll(w) >> 3);
+  }
+  num_active_ = n;
+}
+
+bool Network::AnyActive() const {
+  for (uint8_t f : active_flags_) {
+    if (f != 0) return true;
+  }
+  return false;
+}
+
 bool Network::SkipIdle(int64_t limit) {
-  if (!active_.empty() || events_.empty()) return false;
+  if (events_.empty() || AnyActive()) return false;
   const int64_t next = std::min(events_.top().first, limit);
   if (next <= now_) return false;
   now_ = next;

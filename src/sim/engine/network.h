@@ -81,7 +81,11 @@ class Network {
   int64_t messages_delivered() const { return messages_delivered_; }
   // Messages waiting in source queues (not yet started).
   int64_t backlog() const { return backlog_; }
-  int active_nodes() const { return static_cast<int>(active_.size()); }
+  int active_nodes() const {
+    int n = 0;
+    for (uint8_t f : active_flags_) n += f;
+    return n;
+  }
   // Offered load per node averaged over all nodes (idle nodes count as 0), flits/cycle.
   double offered_flits_per_node_cycle() const { return offered_; }
   // Nodes that send under the traffic pattern.
@@ -105,12 +109,9 @@ class Network {
   void CreateTrafficMessages();
   void EnqueueMessage(int32_t id);
   void PeStep(int32_t node);
-  void Activate(int32_t node) {
-    if (!in_active_[node]) {
-      in_active_[node] = 1;
-      active_.push_back(node);
-    }
-  }
+  void Activate(int32_t node) { active_flags_[node] = 1; }
+  void CollectActive();
+  bool AnyActive() const;
   bool NodeBusy(int32_t node) const {
     return fabric_->HasFlits(node) || pe_[node].current >= 0 || pe_[node].queue_head >= 0;
   }
@@ -136,8 +137,10 @@ class Network {
   std::vector<Rng> rng_;  // one stream per node
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
 
-  std::vector<int32_t> active_;
-  std::vector<uint8_t> in_active_;
+  // Per node (padded to a multiple of 8): 1 while its router holds flits or its PE has work.
+  std::vector<uint8_t> active_flags_;
+  std::vector<int32_t> active_;  // [0, num_active_): this cycle's active nodes, ascending
+  int32_t num_active_ = 0;
   std::vector<Ejection> ejected_;  // tail flits handed to PEs in the current cycle
   std::vector<Delivery> deliveries_;
 

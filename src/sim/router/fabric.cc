@@ -124,13 +124,12 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
   in_[ivc].state = kRouted;
 }
 
-void Fabric::Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* active,
-                    std::vector<Ejection>* tails) {
+void Fabric::Commit(int64_t now, uint8_t* active, std::vector<Ejection>* tails) {
   if (ntx_ == 0 && nej_ == 0) return;
   if (vct_) {
-    CommitStaged<true>(in_active, active, tails);
+    CommitStaged<true>(active, tails);
   } else {
-    CommitStaged<false>(in_active, active, tails);
+    CommitStaged<false>(active, tails);
   }
   flits_ejected_ += nej_;
   flits_moved_ += ntx_ + nej_;
@@ -139,8 +138,7 @@ void Fabric::Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* activ
 }
 
 template <bool kVct>
-void Fabric::CommitStaged(uint8_t* in_active, std::vector<int32_t>* active,
-                          std::vector<Ejection>* tails) {
+void Fabric::CommitStaged(uint8_t* __restrict active, std::vector<Ejection>* tails) {
   const int vshift = vshift_, pshift = pshift_, rshift = pshift_ + vshift_;
   const uint32_t vmask = (1u << vshift) - 1, pmask = (1u << pshift) - 1;
   InVc* __restrict in = in_.data();
@@ -166,10 +164,7 @@ void Fabric::CommitStaged(uint8_t* in_active, std::vector<int32_t>* active,
     port[pi].nonempty |= 1u << (static_cast<uint32_t>(ivc) & vmask);
     const int32_t r = pi >> pshift;
     port_mask[r] |= 1u << (static_cast<uint32_t>(pi) & pmask);
-    if (!in_active[r]) {
-      in_active[r] = 1;
-      active->push_back(r);
-    }
+    active[r] = 1;
   }
   for (int i = 0; i < nej_; ++i) {
     const Ejected& t = ej_[i];

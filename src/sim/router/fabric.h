@@ -90,11 +90,9 @@ class Fabric {
   void Evaluate(const int32_t* routers, size_t count, int64_t now);
   void Evaluate(int32_t router, int64_t now) { Evaluate(&router, 1, now); }
   // Applies the transfers staged during cycle `now`. Tail flits handed to PEs go to
-  // `tails` (flits_ejected() counts every flit handed to a PE). `in_active`/`active`: the
-  // caller's active-node set; routers that received flits are added to it (in_active[r]
-  // set, r appended) unless already there.
-  void Commit(int64_t now, uint8_t* in_active, std::vector<int32_t>* active,
-              std::vector<Ejection>* tails);
+  // `tails` (flits_ejected() counts every flit handed to a PE). `active`: the caller's
+  // active-node flags; routers that received flits get active[r] = 1.
+  void Commit(int64_t now, uint8_t* active, std::vector<Ejection>* tails);
 
   // PE side of the injection port (same node as the router: no staging needed).
   int InjectionFree(int32_t router, int vc) const {
@@ -222,7 +220,7 @@ class Fabric {
   void AllocateSwitch(const Hot& h, int32_t r, int64_t now, Scratch& s);
   void Traverse(const Hot& h, int32_t r, int ip, int v, int op, int64_t now, Scratch& s);
   template <bool kVct>
-  void CommitStaged(uint8_t* in_active, std::vector<int32_t>* active, std::vector<Ejection>* tails);
+  void CommitStaged(uint8_t* active, std::vector<Ejection>* tails);
   void RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
                  RouteResult* result);
   int32_t SelectOutput(const Hot& h, int32_t r, int32_t ivc, const Flit& f, int64_t now,
