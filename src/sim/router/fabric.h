@@ -201,11 +201,15 @@ class Fabric {
     int ip, v;
   };
   struct Scratch {
-    int ntx, nej;          // staged transfers and ejections so far
-    int64_t hops;          // router-to-router flit hops so far
-    uint32_t sa_cand[32];  // per input port: VCs that may bid for the switch
-    uint32_t cand_ports;   // input ports with a non-empty sa_cand
-    int nva;               // VC-allocation requests in va
+    int ntx, nej;  // staged transfers and ejections so far
+    int64_t hops;  // router-to-router flit hops so far
+    // Switch allocation of the current router: per input port the nominated VC and its
+    // output port; per output port the requesting input ports.
+    uint32_t nominated;  // input ports with a nomination
+    uint32_t out_mask;   // output ports with requests
+    uint8_t nom_v[32], nom_op[32];
+    uint32_t out_req[32];
+    int nva;  // VC-allocation requests in va
     VaReq va[32 * 32];
     RouteResult route;  // RouteHead()'s scratch
   };
@@ -214,11 +218,13 @@ class Fabric {
   int32_t Pi(int32_t r, int p) const { return (r << pshift_) | p; }
   int32_t Ivc(int32_t r, int p, int v) const { return (Pi(r, p) << vshift_) | v; }
   void EvaluateRouter(const Hot& h, int32_t r, int64_t now, Scratch& s);
-  void ScanPort(const Hot& h, int32_t r, int ip, int64_t now, Scratch& s);
+  void ScanPort(const Hot& h, int32_t r, int32_t rpi, int ip, int64_t now, Scratch& s);
+  void Nominate(const Hot& h, int32_t rpi, int ip, uint32_t cand, Scratch& s);
+  void GrantOutput(const Hot& h, int32_t r, int32_t rpi, int op, int64_t now, Scratch& s);
   void HandleHead(const Hot& h, int32_t r, int ip, int v, int64_t now, Scratch& s);
-  void AllocateVcs(const Hot& h, int32_t r, Scratch& s);
-  void AllocateSwitch(const Hot& h, int32_t r, int64_t now, Scratch& s);
-  void Traverse(const Hot& h, int32_t r, int ip, int v, int op, int64_t now, Scratch& s);
+  void AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scratch& s);
+  void Traverse(const Hot& h, int32_t r, int32_t pi, int ip, int v, int op, int64_t now,
+                Scratch& s);
   template <bool kVct>
   void CommitStaged(uint8_t* active, std::vector<Ejection>* tails);
   void RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,

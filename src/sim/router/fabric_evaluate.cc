@@ -36,17 +36,21 @@ void Fabric::Evaluate(const int32_t* routers, size_t count, int64_t now) {
 UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Scratch& s) {
   const uint32_t pmask = h.port_mask[r];
   if (pmask == 0) return;
-  s.cand_ports = 0;
+  const int32_t rpi = r << h.pshift;
   s.nva = 0;
-  for (uint32_t pm = pmask; pm != 0; pm &= pm - 1) ScanPort(h, r, Ctz(pm), now, s);
-  if (s.nva > 0) AllocateVcs(h, r, s);
-  if (s.cand_ports != 0) AllocateSwitch(h, r, now, s);
+  s.nominated = 0;
+  s.out_mask = 0;
+  for (uint32_t pm = pmask; pm != 0; pm &= pm - 1) ScanPort(h, r, rpi, Ctz(pm), now, s);
+  if (s.nva > 0) AllocateVcs(h, r, rpi, s);
+  for (uint32_t om = s.out_mask; om != 0; om &= om - 1) GrantOutput(h, r, rpi, Ctz(om), now, s);
 }
 
-// Marks the VCs whose front flit has arrived, collects the VCs that may bid for the switch
-// (own an output VC with a credit) and hands the heads at the front to HandleHead().
-UKAI_INLINE void Fabric::ScanPort(const Hot& h, int32_t r, int ip, int64_t now, Scratch& s) {
-  const int32_t pi = (r << h.pshift) | ip;
+// Marks the VCs whose front flit has arrived, nominates one of the VCs that may bid for
+// the switch (own an output VC with a credit) and hands the heads at the front to
+// HandleHead().
+UKAI_INLINE void Fabric::ScanPort(const Hot& h, int32_t r, int32_t rpi, int ip, int64_t now,
+                                  Scratch& s) {
+  const int32_t pi = rpi + ip;
   Port& port = h.port[pi];
   uint32_t vis = port.visible;
   for (uint32_t m = port.nonempty & ~vis; m != 0; m &= m - 1) {
@@ -56,11 +60,37 @@ UKAI_INLINE void Fabric::ScanPort(const Hot& h, int32_t r, int ip, int64_t now, 
   }
   port.visible = vis;
   const uint32_t cand = vis & port.credit;
-  s.sa_cand[ip] = cand;
-  if (cand != 0) s.cand_ports |= 1u << ip;
+  if (cand != 0) Nominate(h, rpi, ip, cand, s);
   for (uint32_t m = vis & ~port.active; m != 0; m &= m - 1) {
     HandleHead(h, r, ip, Ctz(m), now, s);
   }
+}
+
+// Switch allocation, input side: input port ip nominates one of the VCs in `cand`
+// (round-robin) as a request to that VC's output port.
+UKAI_INLINE void Fabric::Nominate(const Hot& h, int32_t rpi, int ip, uint32_t cand, Scratch& s) {
+  const int v =
+      (cand & (cand - 1)) == 0 ? Ctz(cand) : PickRoundRobin(cand, h.port[rpi + ip].sa_in_rr);
+  const int op = h.in[((rpi + ip) << h.vshift) | v].out_port;
+  s.nom_v[ip] = static_cast<uint8_t>(v);
+  s.nom_op[ip] = static_cast<uint8_t>(op);
+  s.nominated |= 1u << ip;
+  const uint32_t obit = 1u << op;
+  s.out_req[op] = ((s.out_mask & obit) != 0 ? s.out_req[op] : 0u) | (1u << ip);
+  s.out_mask |= obit;
+}
+
+// Switch allocation, output side: output port op grants one requesting input port
+// (round-robin), whose nominated flit traverses.
+UKAI_INLINE void Fabric::GrantOutput(const Hot& h, int32_t r, int32_t rpi, int op, int64_t now,
+                                     Scratch& s) {
+  const uint32_t req = s.out_req[op];
+  const int ip =
+      (req & (req - 1)) == 0 ? Ctz(req) : PickRoundRobin(req, h.port[rpi + op].sa_out_rr);
+  const int v = s.nom_v[ip];
+  h.port[rpi + op].sa_out_rr = static_cast<uint8_t>(ip + 1);
+  h.port[rpi + ip].sa_in_rr = static_cast<uint8_t>(v + 1);
+  Traverse(h, r, rpi + ip, ip, v, op, now, s);
 }
 
 // A visible head without an output VC: route it if new, then (once its hop pipeline is
@@ -110,12 +140,14 @@ UKAI_INLINE int32_t Fabric::SelectOutput(const Hot& h, int32_t r, int32_t ivc, c
   return local < 0 ? -1 : base + local;
 }
 
-// VC allocation: per output VC, round-robin among the input VCs that chose it.
-UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, Scratch& s) {
+// VC allocation: per output VC, round-robin among the input VCs that chose it. A port
+// whose granted VC can bid for the switch at once nominates again.
+UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scratch& s) {
   const int rshift = h.pshift + h.vshift;
   const int32_t rbase = r << rshift;
   const int32_t lmask = (1 << rshift) - 1;
   const uint32_t vmask = (1u << h.vshift) - 1;
+  uint32_t renominate = 0;
   for (int i = 0; i < s.nva; ++i) {
     const VaReq& q = s.va[i];
     if (h.out[q.ovc].owner >= 0) continue;  // granted to a competitor earlier in this loop
@@ -132,54 +164,33 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, Scratch& s) {
     in.out = q.ovc;
     in.out_port = static_cast<uint8_t>((q.ovc - rbase) >> h.vshift);
     in.out_vc = static_cast<uint8_t>(static_cast<uint32_t>(q.ovc) & vmask);
-    in.aux = in.out_port == h.pe ? r : h.down_ivc[(r << h.pshift) | in.out_port] + in.out_vc;
+    in.aux = in.out_port == h.pe ? r : h.down_ivc[rpi | in.out_port] + in.out_vc;
     in.state = kRouted;
-    Port& port = h.port[(r << h.pshift) | q.ip];
+    Port& port = h.port[rpi + q.ip];
     port.active |= 1u << q.v;
     va_rr_[q.ovc] = (q.ivc - rbase + 1) & lmask;
     if (h.out[q.ovc].credits > 0) {
       port.credit |= 1u << q.v;
-      s.sa_cand[q.ip] |= 1u << q.v;
-      s.cand_ports |= 1u << q.ip;
+      renominate |= 1u << q.ip;
     }
   }
-}
-
-// Switch allocation: input ports nominate one VC each, output ports grant one input.
-UKAI_INLINE void Fabric::AllocateSwitch(const Hot& h, int32_t r, int64_t now, Scratch& s) {
-  const int32_t rpi = r << h.pshift;
-  uint32_t out_req[32];
-  uint32_t out_mask = 0;
-  uint8_t nominee[32];
-  for (uint32_t pm = s.cand_ports; pm != 0; pm &= pm - 1) {
-    const int ip = Ctz(pm);
-    const uint32_t cand = s.sa_cand[ip];
-    const int v =
-        (cand & (cand - 1)) == 0 ? Ctz(cand) : PickRoundRobin(cand, h.port[rpi + ip].sa_in_rr);
-    nominee[ip] = static_cast<uint8_t>(v);
-    const int op = h.in[((rpi + ip) << h.vshift) | v].out_port;
-    const uint32_t obit = 1u << op;
-    out_req[op] = ((out_mask & obit) != 0 ? out_req[op] : 0u) | (1u << ip);
-    out_mask |= obit;
-  }
-  for (uint32_t om = out_mask; om != 0; om &= om - 1) {
-    const int op = Ctz(om);
-    const uint32_t req = out_req[op];
-    const int ip =
-        (req & (req - 1)) == 0 ? Ctz(req) : PickRoundRobin(req, h.port[rpi + op].sa_out_rr);
-    const int v = nominee[ip];
-    h.port[rpi + op].sa_out_rr = static_cast<uint8_t>(ip + 1);
-    h.port[rpi + ip].sa_in_rr = static_cast<uint8_t>(v + 1);
-    Traverse(h, r, ip, v, op, now, s);
+  for (; renominate != 0; renominate &= renominate - 1) {
+    const int ip = Ctz(renominate);
+    if ((s.nominated >> ip) & 1u) {  // withdraw the port's earlier request
+      const int op = s.nom_op[ip];
+      s.out_req[op] &= ~(1u << ip);
+      if (s.out_req[op] == 0) s.out_mask &= ~(1u << op);
+    }
+    const Port& port = h.port[rpi + ip];
+    Nominate(h, rpi, ip, port.visible & port.credit, s);
   }
 }
 
 // Moves the front flit of input VC (ip, v) through the switch to output port op: writes
 // it into its downstream slot (or stages the ejection) with the credit it frees upstream,
 // updates the VC, and releases the output VC after a tail.
-UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int ip, int v, int op, int64_t now,
-                                  Scratch& s) {
-  const int32_t pi = (r << h.pshift) | ip;
+UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, int v, int op,
+                                  int64_t now, Scratch& s) {
   const int32_t ivc = (pi << h.vshift) | v;
   InVc& q = h.in[ivc];
   Port& port = h.port[pi];
