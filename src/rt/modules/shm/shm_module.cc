@@ -243,6 +243,9 @@ Result<std::shared_ptr<CommObject>> ShmModule::Connect(RuntimeId peer,
   auto ch = std::make_shared<ShmChannel>(host_->runtime_id(), peer, std::move(*seg), *sock, -1,
                                          chunk_bytes_, cma_bytes_, host_);
   Register(ch);
+  // Our progress engine may be blocked in poll(): it must take the new channel into its
+  // snapshot (and keep polling until its doorbell is armed) before the peer answers.
+  host_->Wake();
   if (host_->tracing()) host_->Trace("shm: connecting to " + std::to_string(peer));
   return std::shared_ptr<CommObject>(ch);
 }
