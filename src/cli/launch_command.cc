@@ -17,13 +17,19 @@ void RegisterLaunchCommand(CLI::App* launch, CommandContext* context) {
   launch
       ->add_option("--modules", options->modules,
                    "communication modules for every process, e.g. shm,tcp (UKAI_MODULES)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);  // one value per --modules: PROGRAM is not a module
   launch->add_flag("--trace", options->trace, "trace the launch and the runtime's module choice");
   launch->add_option("--timeout", options->timeout_s, "kill the job after S seconds (exit 124)")
       ->type_name("S")
       ->check(CLI::NonNegativeNumber);
   // Everything from PROGRAM on belongs to the program, options included.
   launch->prefix_command();
+  launch->footer(
+      "PROGRAM [ARGS...] follows the options; every process gets UKAI_BOOTSTRAP=launcher, "
+      "UKAI_RANK, UKAI_SIZE, UKAI_LAUNCH_ADDR (and UKAI_MODULES, UKAI_TRACE). Exit status: 0 "
+      "when all succeed, else the first failing process's code (128 + signal), 124 on "
+      "--timeout, 2 usage error, 3 when the job cannot start.");
   launch->callback([launch, options, context] {
     options->command = launch->remaining();
     if (options->command.empty()) {
