@@ -40,7 +40,7 @@ Status ShmChannel::ReadAcceptReply(int timeout_ms) {
   Result<Reply> r = DecodeReply(bytes);
   if (!r.ok() || r->status != 0 || r->from != peer_ || fd < 0) {
     if (fd >= 0) close(fd);
-    return Status::Unavailable("shm: peer " + std::to_string(peer_) + " refused the connection" +
+    return Status::Unavailable("shm: peer " + IdString(peer_) + " refused the connection" +
                                (r.ok() ? "" : " (" + r.status().message() + ")"));
   }
   peer_efd_.store(fd, std::memory_order_release);
@@ -93,7 +93,7 @@ size_t ShmChannel::WriteSome(const ByteBlock& frame, size_t offset) {
 
 Status ShmChannel::Send(ByteBlock&& frame) {
   if (state() != CommState::kOk) {
-    return Status::Unavailable("shm: connection to peer " + std::to_string(peer_) +
+    return Status::Unavailable("shm: connection to peer " + IdString(peer_) +
                                (state() == CommState::kClosed ? " is closed" : " failed"));
   }
   if (frame.size() < wire::kHeaderSize) {

@@ -225,7 +225,7 @@ Result<std::shared_ptr<CommObject>> ShmModule::Connect(RuntimeId peer,
   Result<ShmDescriptor> d = DecodeDescriptor(descriptor);
   if (!d.ok()) return d.status();
   if (d->host_key != host_key_) {
-    return Status::Unsupported("shm: peer " + std::to_string(peer) + " is on another host");
+    return Status::Unsupported("shm: peer " + shm::IdString(peer) + " is on another host");
   }
   Result<int> sock = shm::ConnectAbstract(d->socket_name);
   if (!sock.ok()) return sock.status();
@@ -246,7 +246,7 @@ Result<std::shared_ptr<CommObject>> ShmModule::Connect(RuntimeId peer,
   // Our progress engine may be blocked in poll(): it must take the new channel into its
   // snapshot (and keep polling until its doorbell is armed) before the peer answers.
   host_->Wake();
-  if (host_->tracing()) host_->Trace("shm: connecting to " + std::to_string(peer));
+  if (host_->tracing()) host_->Trace("shm: connecting to " + shm::IdString(peer));
   return std::shared_ptr<CommObject>(ch);
 }
 
@@ -288,7 +288,7 @@ void ShmModule::Accept() {
     auto ch = std::make_shared<ShmChannel>(host_->runtime_id(), hello->from, std::move(seg), fd,
                                            peer_efd, chunk_bytes_, cma_bytes_, host_);
     Register(ch);
-    if (host_->tracing()) host_->Trace("shm: accepted " + std::to_string(hello->from));
+    if (host_->tracing()) host_->Trace("shm: accepted " + shm::IdString(hello->from));
     host_->AdoptIncoming(hello->from, ch);
   }
 }

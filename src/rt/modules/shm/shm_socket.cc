@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "wire/rsr_frame.h"
@@ -110,6 +111,12 @@ Status ReceiveMessage(int sock, int timeout_ms, std::vector<uint8_t>* bytes, int
     return Status::ParseError("shm: set-up message truncated");
   }
   return Status::Ok();
+}
+
+std::string IdString(uint64_t id) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(id));
+  return buf;
 }
 
 std::vector<uint8_t> EncodeHello(const Hello& h) {

@@ -34,6 +34,9 @@ Status SendMessage(int sock, const std::vector<uint8_t>& bytes, int fd);
 // `timeout_ms` (0: only what is there). kUnavailable on hang-up, kOutOfRange on timeout.
 Status ReceiveMessage(int sock, int timeout_ms, std::vector<uint8_t>* bytes, int* fd);
 
+// A runtime id as the runtime's traces print it (16 hex digits).
+std::string IdString(uint64_t id);
+
 struct Hello {
   uint64_t from = 0;
   uint64_t to = 0;
