@@ -258,10 +258,12 @@ int ShmChannel::Poll(ModuleHost* host, int budget, int* records) {
   }
   // Frames the runtime did not take (non-threaded handlers read them in place) are kept
   // for reuse: a fresh multi-megabyte block costs a page fault per 4 KiB.
-  for (ByteBlock& b : held_) {
-    if (b.capacity() != 0 && spare_.size() < 4) spare_.push_back(std::move(b));
+  if (!held_.empty()) {
+    for (ByteBlock& b : held_) {
+      if (b.capacity() != 0 && spare_.size() < 4) spare_.push_back(std::move(b));
+    }
+    held_.clear();
   }
-  held_.clear();
   if (!probed_ && segment_->peer_pid() > 0) {
     probed_ = true;
     segment_->ProbePeerMemory();
