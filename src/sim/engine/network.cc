@@ -150,39 +150,42 @@ void Network::CreateTrafficMessages() {
   }
 }
 
-void Network::PeStep(int32_t node) {
-  Pe& pe = pe_[node];
-  if (pe.current < 0) {
-    if (pe.queue_head < 0) return;
-    pe.current = pe.queue_head;
-    pe.queue_head = messages_[pe.current].next;
-    if (pe.queue_head < 0) pe.queue_tail = -1;
-    --backlog_;
-    pe.seq = 0;
-    // The injection VC holding the fewest flits, scanning from a rotating start.
-    const int vcs = config_.router.pe_vcs;
-    int best = -1;
-    for (int i = 0; i < vcs; ++i) {
-      const int v = (pe.rr + i) % vcs;
-      if (best < 0 || fabric_->InjectionCount(node, v) < fabric_->InjectionCount(node, best)) {
-        best = v;
-      }
+// Starts the message at the front of the PE's source queue: picks the injection VC
+// holding the fewest flits, scanning from a rotating start. False if the queue is empty.
+bool Network::StartMessage(int32_t node, Pe& pe) {
+  if (pe.queue_head < 0) return false;
+  pe.current = pe.queue_head;
+  pe.queue_head = messages_[pe.current].next;
+  if (pe.queue_head < 0) pe.queue_tail = -1;
+  --backlog_;
+  pe.seq = 0;
+  pe.length = messages_[pe.current].length;
+  const int vcs = config_.router.pe_vcs;
+  int best = -1;
+  for (int i = 0; i < vcs; ++i) {
+    const int v = (pe.rr + i) % vcs;
+    if (best < 0 || fabric_->InjectionCount(node, v) < fabric_->InjectionCount(node, best)) {
+      best = v;
     }
-    pe.vc = best;
-    pe.rr = (pe.rr + 1) % vcs;
   }
-  const Message& m = messages_[pe.current];
+  pe.vc = best;
+  pe.rr = (pe.rr + 1) % vcs;
+  return true;
+}
+
+void Network::PeStep(int32_t node, Pe& pe) {
+  if (pe.current < 0 && !StartMessage(node, pe)) return;
   Flit f;
   f.arrival = now_ + 1;
   f.msg = pe.current;
   f.seq = static_cast<int16_t>(pe.seq);
   f.head = pe.seq == 0;
-  f.tail = pe.seq == m.length - 1;
+  f.tail = pe.seq == pe.length - 1;
   if (!fabric_->TryInject(node, pe.vc, f)) return;
   if (f.head) messages_[pe.current].injected = now_ + 1;
   ++flits_injected_;
   last_progress_ = now_;
-  if (++pe.seq == m.length) pe.current = -1;
+  if (++pe.seq == pe.length) pe.current = -1;
 }
 
 void Network::Step() {
@@ -196,9 +199,12 @@ void Network::Step() {
   // flits).
   for (int32_t i = 0; i < num_active_; ++i) {
     const int32_t node = active_[i];
-    const Pe& pe = pe_[node];
-    if (pe.current >= 0 || pe.queue_head >= 0) PeStep(node);
-    if (!NodeBusy(node)) active_flags_[node] = 0;
+    Pe& pe = pe_[node];
+    if (pe.current >= 0 || pe.queue_head >= 0) {
+      PeStep(node, pe);
+    } else if (!fabric_->HasFlits(node)) {
+      active_flags_[node] = 0;  // nothing left to do (a busy PE keeps the node active)
+    }
   }
   ejected_.clear();
   fabric_->Commit(now_, active_flags_.data(), &ejected_);  // tails only

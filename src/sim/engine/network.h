@@ -108,13 +108,9 @@ class Network {
   Network() = default;
   void CreateTrafficMessages();
   void EnqueueMessage(int32_t id);
-  void PeStep(int32_t node);
   void Activate(int32_t node) { active_flags_[node] = 1; }
   void CollectActive();
   bool AnyActive() const;
-  bool NodeBusy(int32_t node) const {
-    return fabric_->HasFlits(node) || pe_[node].current >= 0 || pe_[node].queue_head >= 0;
-  }
 
   struct Pe {
     int32_t queue_head = -1, queue_tail = -1;  // source queue (MessagePool links)
@@ -122,8 +118,11 @@ class Network {
     int32_t seq = 0;                           // next flit of `current`
     int32_t vc = 0;                            // injection VC of `current`
     int32_t rr = 0;                            // rotates the injection-VC choice
+    int32_t length = 0;                        // flits of `current`
   };
   using Event = std::pair<int64_t, int32_t>;  // (creation cycle, node)
+  bool StartMessage(int32_t node, Pe& pe);
+  void PeStep(int32_t node, Pe& pe);
 
   SimConfig config_;
   std::unique_ptr<Topology> topology_;
