@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "rt_test_util.h"
 #include "wire/rsr_frame.h"
@@ -93,6 +95,93 @@ TEST_F(TcpBadInput, OversizedLengthAndTruncatedFrameDoNotHurtOthers) {
   ASSERT_TRUE(other.ok());
   ASSERT_TRUE((*other)->SendRsr(Buffer(), ep->MakeStartpoint(), HandlerId::Of("x")).ok());
   ASSERT_TRUE(WaitFor([&] { return got.load() == 1; }));
+}
+
+// A startpoint to a made-up runtime whose tcp descriptor names 127.0.0.1:`port` (the
+// host name differs from ours, so the advertised address is used).
+Startpoint TcpStartpoint(uint16_t port) {
+  auto table = std::make_shared<DescriptorTable>();
+  table->runtime = 0x1234567890abcdefULL;
+  std::vector<uint8_t> d(2);
+  wire::PutLe16(d.data(), port);
+  for (std::string s : {"127.0.0.1", "no-such-host-name"}) {
+    d.push_back(static_cast<uint8_t>(s.size()));
+    d.insert(d.end(), s.begin(), s.end());
+  }
+  table->entries.push_back({"tcp", d});
+  return Startpoint(table, 1, 1);
+}
+
+TEST(TcpConnect, BadTimeoutParameterIsRejected) {
+  RuntimeOptions o = ModuleOptions("tcp", nullptr);
+  o.params["tcp.connect_timeout_ms"] = "soon";
+  auto rt = Runtime::Init(o);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_NE(rt.status().message().find("tcp.connect_timeout_ms"), std::string::npos);
+}
+
+TEST(TcpConnect, RefusedConnectionIsAClearError) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);  // bound, not listening: connects are refused
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  auto rt = Runtime::Init(ModuleOptions("tcp", nullptr));
+  ASSERT_TRUE(rt.ok());
+  Status st = (*rt)->SendRsr(Buffer(), TcpStartpoint(ntohs(addr.sin_port)), HandlerId::Of("x"));
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_NE(st.message().find("tcp connect 127.0.0.1:"), std::string::npos) << st.ToString();
+  ::close(fd);
+}
+
+// A peer that never answers the connect (its accept queue is full, so SYNs are dropped):
+// the send fails after tcp.connect_timeout_ms, and sends to another peer from another
+// thread go through meanwhile (connection set-up holds no runtime-wide lock).
+TEST(TcpConnect, SilentPeerTimesOutWithoutStallingOthers) {
+  int lfd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(lfd, 0), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(lfd, reinterpret_cast<sockaddr*>(&addr), &len);
+  std::vector<int> fillers;  // fill the accept queue (never accepted)
+  for (int i = 0; i < 4; ++i) {
+    int f = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    [[maybe_unused]] int rc = ::connect(f, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    fillers.push_back(f);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  RuntimeOptions o = ModuleOptions("tcp", nullptr);
+  o.params["tcp.connect_timeout_ms"] = "800";
+  auto rt = Runtime::Init(o);
+  auto good = Runtime::Init(ModuleOptions("tcp", nullptr));
+  ASSERT_TRUE(rt.ok() && good.ok());
+  std::atomic<int> got{0};
+  auto ctx = (*good)->CreateContext({.name = "c"});
+  Endpoint* ep = *(*ctx)->CreateEndpoint();
+  ASSERT_TRUE(ep->RegisterHandler("x", HandlerKind::kNonThreaded, [&](Rsr&) { ++got; }).ok());
+  const auto t0 = std::chrono::steady_clock::now();
+  Status silent;
+  std::thread stuck([&] {
+    silent = (*rt)->SendRsr(Buffer(), TcpStartpoint(ntohs(addr.sin_port)), HandlerId::Of("x"));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE((*rt)->SendRsr(Buffer(), ep->MakeStartpoint(), HandlerId::Of("x")).ok());
+  ASSERT_TRUE(WaitFor([&] { return got.load() == 1; }));
+  const bool other_done_early =
+      std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(700);
+  stuck.join();
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_TRUE(other_done_early);
+  EXPECT_EQ(silent.code(), StatusCode::kUnavailable);
+  // Either the timeout (SYNs dropped) or, on kernels that answer a full queue, an error.
+  EXPECT_LT(took, std::chrono::seconds(5));
+  for (int f : fillers) ::close(f);
+  ::close(lfd);
 }
 
 }  // namespace

@@ -292,12 +292,35 @@ Result<Peer*> RuntimeImpl::PeerFor(const Startpoint& target) {
       return &it->second;
     }
   }
-  std::lock_guard<std::mutex> connect_lock(connect_mu_);
+  // Connection set-up runs without any runtime-wide lock held: one thread per peer
+  // connects (others wanting the same peer wait for it), so a slow or unreachable peer
+  // never stalls sends to other peers.
   {
-    std::lock_guard<std::mutex> lock(peers_mu_);
-    auto it = peers_.find(rid);
-    if (it != peers_.end() && it->second.object) return &it->second;  // raced: connected
+    std::unique_lock<std::mutex> lock(connect_mu_);
+    connect_cv_.wait(lock, [&] { return connecting_.count(rid) == 0; });
+    {
+      std::lock_guard<std::mutex> plock(peers_mu_);
+      auto it = peers_.find(rid);
+      if (it != peers_.end() && it->second.object) {  // raced: connected meanwhile
+        if (it->second.failed) {
+          return Status::Unavailable("peer runtime " + Hex(rid) + " has failed");
+        }
+        return &it->second;
+      }
+    }
+    connecting_.insert(rid);
   }
+  Result<Peer*> result = ConnectPeer(target);
+  {
+    std::lock_guard<std::mutex> lock(connect_mu_);
+    connecting_.erase(rid);
+  }
+  connect_cv_.notify_all();
+  return result;
+}
+
+Result<Peer*> RuntimeImpl::ConnectPeer(const Startpoint& target) {
+  const RuntimeId rid = target.runtime();
   std::string why;
   Result<Module*> m = Choose(target.descriptors(), &why);
   if (!m.ok()) return m.status();
@@ -314,7 +337,7 @@ Result<Peer*> RuntimeImpl::PeerFor(const Startpoint& target) {
     peer.object = std::move(*obj);
     peer.module = *m;
     peer.max_payload = caps_[index].max_payload_bytes;
-  }
+  }  // else an incoming connection was adopted meanwhile: keep that one (as before)
   return &peer;
 }
 

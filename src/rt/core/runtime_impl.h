@@ -2,7 +2,8 @@
 // progress engine and the handler pool. Not part of the public API.
 //
 // Locking (outermost first; no lock is held while a handler or user callback runs):
-//   connect_mu_  serialises connection set-up (module Connect may block)
+//   connect_mu_  guards connecting_ (peers being connected; module Connect itself runs
+//                with no runtime lock held, one thread per peer)
 //   contexts_mu_ (shared_mutex) the context map; ContextState::mu its endpoints;
 //   EndpointState::mu its handler table; peers_mu_ the peer table; reinject_mu_, events_mu_.
 // Delivered frames and dispatch live on the progress thread (progress_mu_ held).
@@ -10,6 +11,7 @@
 #define UKAI_RT_CORE_RUNTIME_IMPL_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +19,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "rt/core/bootstrap.h"
@@ -140,6 +143,7 @@ class RuntimeImpl final : public ModuleHost {
   Status LoadModules();
   Result<Module*> Choose(const DescriptorTable& table, std::string* why);
   Result<Peer*> PeerFor(const Startpoint& target);
+  Result<Peer*> ConnectPeer(const Startpoint& target);
   void DispatchDelivered();
   void Dispatch(Delivered& d);
   void Run(const std::shared_ptr<ContextState>& cs, EndpointState* es, const HandlerEntry* he,
@@ -180,6 +184,8 @@ class RuntimeImpl final : public ModuleHost {
   ContextId next_context_ = 1;
 
   std::mutex connect_mu_;
+  std::condition_variable connect_cv_;
+  std::unordered_set<RuntimeId> connecting_;
   std::mutex peers_mu_;
   std::unordered_map<RuntimeId, Peer> peers_;
 

@@ -52,6 +52,38 @@ Status ParseHostPort(const std::string& s, std::string* host, uint16_t* port) {
   return Status::Ok();
 }
 
+// A connected socket to `addr`, or an error naming `where`: the connect is non-blocking and
+// given up after `timeout_ms` (an unreachable host does not hang the caller for minutes).
+Result<int> ConnectWithTimeout(const sockaddr& addr, socklen_t len, const std::string& where,
+                               int timeout_ms) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return Status::IoError(Errno("tcp socket"));
+  if (::connect(fd, &addr, len) != 0 && errno != EINPROGRESS) {
+    Status st = Status::Unavailable(Errno("tcp connect " + where));
+    ::close(fd);
+    return st;
+  }
+  pollfd p{fd, POLLOUT, 0};
+  int rc;
+  do {
+    rc = ::poll(&p, 1, timeout_ms);
+  } while (rc < 0 && errno == EINTR);
+  if (rc == 0) {
+    ::close(fd);
+    return Status::Unavailable("tcp connect " + where + ": no answer within " +
+                               std::to_string(timeout_ms) + " ms (tcp.connect_timeout_ms)");
+  }
+  int err = 0;
+  socklen_t elen = sizeof err;
+  if (rc < 0 || ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0 || err != 0) {
+    if (err != 0) errno = err;
+    Status st = Status::Unavailable(Errno("tcp connect " + where));
+    ::close(fd);
+    return st;
+  }
+  return fd;
+}
+
 std::string HostName() {
   char buf[256] = {};
   ::gethostname(buf, sizeof buf - 1);
@@ -150,6 +182,7 @@ class TcpModule final : public Module {
   uint16_t port_ = 0;
   std::string advertised_;
   std::string hostname_;
+  int connect_timeout_ms_ = 10000;
   std::mutex conns_mu_;
   std::unordered_map<int, std::shared_ptr<TcpConn>> conns_;
   std::unordered_map<int, size_t> rend_;  // progress thread: bytes valid in rbuf
@@ -254,6 +287,15 @@ Status TcpModule::Init(ModuleHost* host) {
   host_ = host;
   std::string listen = host->Param("tcp.listen");
   if (listen.empty()) listen = "0.0.0.0:0";
+  if (std::string t = host->Param("tcp.connect_timeout_ms"); !t.empty()) {
+    char* end = nullptr;
+    const long ms = std::strtol(t.c_str(), &end, 10);
+    if (*end != '\0' || ms < 1 || ms > 3600000) {
+      return Status::InvalidArgument("tcp.connect_timeout_ms=" + t +
+                                     ": expected milliseconds in 1..3600000");
+    }
+    connect_timeout_ms_ = static_cast<int>(ms);
+  }
   std::string bind_host;
   UKAI_RETURN_IF_ERROR(ParseHostPort(listen, &bind_host, &port_).WithContext("tcp.listen"));
   sockaddr_in addr{};
@@ -326,17 +368,12 @@ Result<std::shared_ptr<CommObject>> TcpModule::Connect(RuntimeId peer, std::span
   if (::getaddrinfo(host.c_str(), std::to_string(t->port).c_str(), &hints, &res) != 0 || !res) {
     return Status::Unavailable("tcp: cannot resolve '" + host + "'");
   }
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int rc = fd < 0 ? -1 : ::connect(fd, res->ai_addr, res->ai_addrlen);
-  ::freeaddrinfo(res);
   const std::string where = host + ":" + std::to_string(t->port);
-  if (rc != 0) {
-    Status st = Status::Unavailable(Errno("tcp connect " + where));
-    if (fd >= 0) ::close(fd);
-    return st;
-  }
-  SetNonBlockingNoDelay(fd);
-  auto c = std::make_shared<TcpConn>(this, fd, peer);
+  Result<int> fd = ConnectWithTimeout(*res->ai_addr, res->ai_addrlen, where, connect_timeout_ms_);
+  ::freeaddrinfo(res);
+  if (!fd.ok()) return fd.status();
+  SetNonBlockingNoDelay(*fd);
+  auto c = std::make_shared<TcpConn>(this, *fd, peer);
   c->hello_seen = true;  // we know who is at the other end
   Register(c);
   wire::FrameHeader hello;
