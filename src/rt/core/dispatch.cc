@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "rt/core/runtime_impl.h"
 
@@ -102,17 +103,20 @@ void RuntimeImpl::Dispatch(Delivered& d) {
   if (has_reinject_.load(std::memory_order_acquire)) DrainReinjected();
   const wire::FrameHeader& h = d.header;
   Route& r = last_route_;
-  std::shared_ptr<ContextState> cs;
   if (r.cs && r.context == h.context && r.endpoint == h.endpoint && r.handler == h.handler) {
-    cs = r.cs;
-    cs->running.fetch_add(1);
-    if (cs->phase.load() == ContextState::Phase::kReady) {
-      Run(cs, r.es, r.he, d);
+    // No shared_ptr copy: last_route_ keeps the context alive, and only this thread
+    // changes last_route_ (a handler's own Progress() call returns 0 here: the flag is
+    // held).
+    ContextState* rcs = r.cs.get();
+    rcs->running.fetch_add(1);
+    if (rcs->phase.load() == ContextState::Phase::kReady) {
+      Run(r.cs, r.es, r.he, d);
       return;
     }
-    cs->running.fetch_sub(1);
+    rcs->running.fetch_sub(1);
     r = Route();  // the context is closing: forget it and take the slow path
   }
+  std::shared_ptr<ContextState> cs;
   {
     std::shared_lock<std::shared_mutex> lock(contexts_mu_);
     auto it = contexts_.find(h.context);
@@ -164,7 +168,9 @@ void RuntimeImpl::Dispatch(Delivered& d) {
 // Runs or queues the handler; `cs->running` was incremented by the caller.
 void RuntimeImpl::Run(const std::shared_ptr<ContextState>& cs, EndpointState* es,
                       const HandlerEntry* he, Delivered& d) {
-  ++rsr_delivered_;
+  // One writer at a time (the progress flag's owner): no read-modify-write needed.
+  rsr_delivered_.store(rsr_delivered_.load(std::memory_order_relaxed) + 1,
+                       std::memory_order_relaxed);
   if (he->kind == HandlerKind::kNonThreaded) {
     RunNonThreaded(cs.get(), es, he, d.header, d.payload);
     cs->running.fetch_sub(1);
@@ -255,10 +261,20 @@ void RuntimeImpl::Wake() {
   }
 }
 
+bool RuntimeImpl::TryEnterProgress() {
+  // Test first: a caller spinning on Progress() while the thread progresses reads a shared
+  // line instead of bouncing it with a read-modify-write.
+  return !progressing_.load(std::memory_order_relaxed) &&
+         !progressing_.exchange(true, std::memory_order_acquire);
+}
+
+void RuntimeImpl::LeaveProgress() { progressing_.store(false, std::memory_order_release); }
+
 int RuntimeImpl::Progress() {
-  std::unique_lock<std::mutex> lock(progress_mu_, std::try_to_lock);
-  if (!lock.owns_lock()) return 0;
-  return ProgressPass(/*all=*/true);
+  if (!TryEnterProgress()) return 0;
+  const int n = ProgressPass(/*all=*/true);
+  LeaveProgress();
+  return n;
 }
 
 // Slow modules (estimated latency above kSlowModuleUs, e.g. tcp) are polled only every
@@ -302,7 +318,7 @@ void RuntimeImpl::ProgressLoop() {
   }
   const auto spin = std::chrono::microseconds(options_.spin_us);
   auto last_active = Clock::now();
-  std::unique_lock<std::mutex> lock(progress_mu_);
+  while (!TryEnterProgress()) std::this_thread::yield();  // an explicit Progress() caller
   while (!stop_.load(std::memory_order_relaxed)) {
     if (ProgressPass(/*all=*/false) > 0) {
       last_active = Clock::now();
@@ -316,15 +332,16 @@ void RuntimeImpl::ProgressLoop() {
       last_active = Clock::now();
       continue;
     }
-    lock.unlock();  // let explicit Progress() callers in while we sleep
+    LeaveProgress();  // let explicit Progress() callers in while we sleep
     ::poll(fds.data(), fds.size(), all_have_fds ? 100 : 1);
-    lock.lock();
+    while (!TryEnterProgress()) std::this_thread::yield();
     sleeping_.store(false);
     uint64_t drained;
     [[maybe_unused]] ssize_t r = ::read(wake_fd_, &drained, sizeof drained);
     ProgressPass(/*all=*/true);  // whichever fd woke us, poll every module once
     last_active = Clock::now();
   }
+  LeaveProgress();
 }
 
 }  // namespace ukai::rt::internal

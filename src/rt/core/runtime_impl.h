@@ -6,7 +6,7 @@
 //                with no runtime lock held, one thread per peer)
 //   contexts_mu_ (shared_mutex) the context map; ContextState::mu its endpoints;
 //   EndpointState::mu its handler table; peers_mu_ the peer table; reinject_mu_, events_mu_.
-// Delivered frames and dispatch live on the progress thread (progress_mu_ held).
+// Delivered frames and dispatch live on the progress thread (progressing_ held).
 #ifndef UKAI_RT_CORE_RUNTIME_IMPL_H_
 #define UKAI_RT_CORE_RUNTIME_IMPL_H_
 
@@ -189,7 +189,11 @@ class RuntimeImpl final : public ModuleHost {
   std::mutex peers_mu_;
   std::unordered_map<RuntimeId, Peer> peers_;
 
-  std::mutex progress_mu_;
+  // Progress exclusion (a try-lock flag, not a mutex: Progress() is called in tight spin
+  // loops, and an uncontended pass should cost one read-modify-write, not two).
+  std::atomic<bool> progressing_{false};
+  bool TryEnterProgress();
+  void LeaveProgress();
   std::vector<Delivered> delivered_;  // progress thread only
   std::mutex reinject_mu_;
   std::vector<HeldFrame> reinject_;
