@@ -74,6 +74,10 @@ size_t ShmChannel::WriteSome(const ByteBlock& frame, size_t offset) {
     return size;  // the caller hands the block to cma_held_
   }
   const size_t max_record = MaxRecordPayload(segment_->ring_capacity());
+  if (offset == 0 && size <= max_record && frame.data()[5] == uint8_t(wire::FrameKind::kRsr) &&
+      wire::GetLe16(frame.data() + 6) == wire::kHeaderSize) {
+    return WriteCompact(frame) ? size : 0;
+  }
   if (offset == 0 && size <= max_record) {
     const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(frame.data()), size);
     return producer_.TryWrite(bytes, {}, kWholeFrame) ? size : 0;
@@ -89,6 +93,48 @@ size_t ShmChannel::WriteSome(const ByteBlock& frame, size_t offset) {
     offset += n;
   }
   return offset;
+}
+
+bool ShmChannel::WriteCompact(const ByteBlock& frame) {
+  // The runtime encoded the header (wire/rsr_frame.h layout): copy the four routing words
+  // (context, endpoint, handler at 32..43; flags at 8) and the address when present.
+  const uint8_t* h = frame.data();
+  uint8_t compact[kCompactHeader + 8];
+  std::memcpy(compact, h + 32, 12);
+  std::memcpy(compact + 12, h + 8, 4);
+  size_t n = kCompactHeader;
+  if ((wire::GetLe32(h + 8) & wire::kFlagHasAddress) != 0) {
+    std::memcpy(compact + kCompactHeader, h + 48, 8);
+    n += 8;
+  }
+  const std::span<const std::byte> payload(
+      reinterpret_cast<const std::byte*>(h + wire::kHeaderSize), frame.size() - wire::kHeaderSize);
+  return producer_.TryWrite({reinterpret_cast<const std::byte*>(compact), n}, payload, kCompactRsr);
+}
+
+bool ShmChannel::DeliverCompact(ModuleHost* host, const RecordView& v) {
+  const auto* p = reinterpret_cast<const uint8_t*>(v.payload.data());
+  const size_t size = v.payload.size();
+  wire::FrameHeader h;
+  if (size >= kCompactHeader) {
+    h.flags = wire::GetLe32(p + 12);
+    const size_t at = (h.flags & wire::kFlagHasAddress) != 0 ? kCompactHeader + 8 : kCompactHeader;
+    if ((h.flags & ~wire::kKnownFlags) == 0 && size >= at && size - at <= wire::kMaxPayloadBytes) {
+      h.kind = wire::FrameKind::kRsr;
+      h.payload_len = static_cast<uint32_t>(size - at);
+      h.source = peer_;
+      h.target = self_;
+      h.context = wire::GetLe32(p);
+      h.endpoint = wire::GetLe32(p + 4);
+      h.handler = wire::GetLe32(p + 8);
+      if (at != kCompactHeader) h.address = wire::GetLe64(p + kCompactHeader);
+      host->Deliver(h, {p + at, h.payload_len}, nullptr);
+      return true;
+    }
+  }
+  host->RejectFrame(Status::ParseError("shm: compact RSR record of " + std::to_string(size) +
+                                       " bytes with bad header or flags"));
+  return false;
 }
 
 Status ShmChannel::Send(ByteBlock&& frame) {
@@ -200,6 +246,7 @@ Status ShmChannel::PullCma(const RecordView& v, ByteBlock* complete) {
 }
 
 bool ShmChannel::DeliverRecord(ModuleHost* host, const RecordView& v) {
+  if (v.flags == kCompactRsr) return DeliverCompact(host, v);
   if (v.flags == kWholeFrame) {
     const auto* bytes = reinterpret_cast<const uint8_t*>(v.payload.data());
     return host->DeliverFrame({bytes, v.payload.size()}, nullptr).ok();
@@ -273,8 +320,8 @@ int ShmChannel::Poll(ModuleHost* host, int budget, int* records) {
   while (delivered < budget && consumer_.Peek(&v)) {
     // A bad frame is counted (by DeliverFrame, or here for our own chunk framing) and
     // skipped: record boundaries are intact, so the channel goes on.
-    if (DeliverRecord(host, v) &&
-        (v.flags == kWholeFrame || v.flags == kLastChunk || v.flags == kCmaFrame)) {
+    if (DeliverRecord(host, v) && (v.flags == kCompactRsr || v.flags == kWholeFrame ||
+                                   v.flags == kLastChunk || v.flags == kCmaFrame)) {
       ++delivered;
     }
     consumer_.Consume();

@@ -46,6 +46,14 @@ inline constexpr uint32_t kFirstChunk = 2;
 inline constexpr uint32_t kMiddleChunk = 3;
 inline constexpr uint32_t kLastChunk = 4;
 inline constexpr uint32_t kCmaFrame = 5;  // payload: u64 address, u64 length, u64 id (LE)
+// An RSR frame whose 56-byte wire header is replaced by a compact one (the channel knows
+// source and target; magic, version, kind and lengths are implied): u32 context, u32
+// endpoint, u32 handler, u32 frame flags, then u64 address only when kFlagHasAddress is
+// set; the RSR payload follows. An 8-byte RSR then fits the ring record's first cache
+// line (16-byte record header + 16 + 13 bytes) instead of spanning two, and the receiver
+// builds the header from four words instead of decoding and validating 56 bytes.
+inline constexpr uint32_t kCompactRsr = 6;
+inline constexpr size_t kCompactHeader = 16;
 
 class ShmChannel final : public CommObject {
  public:
@@ -83,11 +91,16 @@ class ShmChannel final : public CommObject {
   // Marks the object failed (peer gone); true the first time.
   bool MarkFailed();
   bool PeerClosedInOrder() const { return segment_->PeerClosed(); }
+  ShmSegment* segment_for_test() const { return segment_.get(); }
 
  private:
   // Writes as much of `frame` from `offset` on as the ring takes; returns the new offset.
   size_t WriteSome(const ByteBlock& frame, size_t offset);
   void RingDoorbell();
+  // Writes a whole RSR frame as one kCompactRsr record; false when the ring is full.
+  bool WriteCompact(const ByteBlock& frame);
+  // Delivers a kCompactRsr record; false when it was rejected (and counted).
+  bool DeliverCompact(ModuleHost* host, const RecordView& v);
   // Delivers or reassembles one record; false when it was rejected (and counted).
   bool DeliverRecord(ModuleHost* host, const RecordView& v);
   // Copies a CMA frame out of the peer; the frame lands in *complete.

@@ -1,0 +1,133 @@
+// ShmChannel record encodings: an RSR frame sent through a channel arrives as a compact
+// record (kCompactRsr) with every header field intact, with and without an address, and
+// malformed compact records are rejected and counted instead of delivered.
+#include "rt/modules/shm/shm_channel.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "wire/rsr_frame.h"
+
+namespace ukai::rt::shm {
+namespace {
+
+// Records what a channel delivers.
+class FakeHost final : public ModuleHost {
+ public:
+  RuntimeId runtime_id() const override { return 2; }
+  std::string Param(std::string_view) const override { return ""; }
+  bool tracing() const override { return false; }
+  void Trace(std::string_view) const override {}
+  void Deliver(const wire::FrameHeader& h, std::span<const uint8_t> payload, ByteBlock*) override {
+    headers.push_back(h);
+    payloads.emplace_back(payload.begin(), payload.end());
+  }
+  Status DeliverFrame(std::span<const uint8_t> frame, ByteBlock* owned) override {
+    Result<wire::FrameView> v = wire::DecodeFrame(frame);
+    if (!v.ok()) {
+      RejectFrame(v.status());
+      return v.status();
+    }
+    Deliver(v->header, v->payload, owned);
+    return Status::Ok();
+  }
+  void RejectFrame(const Status&) override { ++rejected; }
+  void AdoptIncoming(RuntimeId, std::shared_ptr<CommObject>) override {}
+  void PeerFailed(RuntimeId, std::string_view, bool, const Status&) override {}
+  void Wake() override {}
+
+  std::vector<wire::FrameHeader> headers;
+  std::vector<std::vector<uint8_t>> payloads;
+  int rejected = 0;
+};
+
+struct Channels {
+  std::unique_ptr<ShmChannel> sender;    // runtime 1 (creator)
+  std::unique_ptr<ShmChannel> receiver;  // runtime 2 (attacher)
+  std::unique_ptr<ShmSegment> raw;       // a second attachment to write raw records
+};
+
+Channels Make(FakeHost* host) {
+  Channels c;
+  auto seg = ShmSegment::Create(1 << 16);
+  EXPECT_TRUE(seg.ok());
+  auto att = ShmSegment::Attach((*seg)->name());
+  EXPECT_TRUE(att.ok());
+  int sv[2];
+  EXPECT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+  // No doorbell: neither side ever announces sleep in this test.
+  c.sender =
+      std::make_unique<ShmChannel>(1, 2, std::move(*seg), sv[0], dup(sv[1]), 1 << 12, 0, host);
+  c.receiver =
+      std::make_unique<ShmChannel>(2, 1, std::move(*att), sv[1], dup(sv[0]), 1 << 12, 0, host);
+  return c;
+}
+
+ByteBlock Frame(const wire::FrameHeader& h, const std::vector<uint8_t>& payload) {
+  ByteBlock b(wire::kHeaderSize + payload.size());
+  b.Resize(wire::kHeaderSize + payload.size());
+  wire::EncodeHeader(h, {b.data(), wire::kHeaderSize});
+  if (!payload.empty()) std::memcpy(b.data() + wire::kHeaderSize, payload.data(), payload.size());
+  return b;
+}
+
+TEST(ShmChannelTest, RsrFramesTravelCompactWithEveryField) {
+  FakeHost host;
+  Channels c = Make(&host);
+  wire::FrameHeader h;
+  h.source = 1;
+  h.target = 2;
+  h.context = 7;
+  h.endpoint = 8;
+  h.handler = 0xdeadbeef;
+  h.payload_len = 3;
+  ASSERT_TRUE(c.sender->Send(Frame(h, {1, 2, 3})).ok());
+  h.flags = wire::kFlagHasAddress;
+  h.address = 0x0123456789abcdefULL;
+  h.payload_len = 0;
+  ASSERT_TRUE(c.sender->Send(Frame(h, {})).ok());
+  EXPECT_EQ(c.receiver->Poll(&host, 10), 2);
+  ASSERT_EQ(host.headers.size(), 2u);
+  EXPECT_EQ(host.rejected, 0);
+  for (int i = 0; i < 2; ++i) {
+    const wire::FrameHeader& g = host.headers[i];
+    EXPECT_EQ(g.kind, wire::FrameKind::kRsr);
+    EXPECT_EQ(g.source, 1u);
+    EXPECT_EQ(g.target, 2u);
+    EXPECT_EQ(g.context, 7u);
+    EXPECT_EQ(g.endpoint, 8u);
+    EXPECT_EQ(g.handler, 0xdeadbeefu);
+  }
+  EXPECT_EQ(host.payloads[0], (std::vector<uint8_t>{1, 2, 3}));
+  EXPECT_FALSE(host.headers[0].has_address());
+  EXPECT_TRUE(host.headers[1].has_address());
+  EXPECT_EQ(host.headers[1].address, 0x0123456789abcdefULL);
+  EXPECT_EQ(host.headers[1].payload_len, 0u);
+  EXPECT_TRUE(host.payloads[1].empty());
+}
+
+TEST(ShmChannelTest, MalformedCompactRecordsAreRejectedAndCounted) {
+  FakeHost host;
+  Channels c = Make(&host);
+  RingProducer raw = c.sender->segment_for_test()->MakeProducer();
+  uint8_t rec[32] = {};
+  auto put = [&](size_t n, uint32_t flags_word) {
+    wire::PutLe32(rec + 12, flags_word);
+    ASSERT_TRUE(raw.TryWrite({reinterpret_cast<const std::byte*>(rec), n}, {}, kCompactRsr));
+  };
+  put(15, 0);                      // shorter than the compact header
+  put(16, 0x80);                   // unknown frame flag
+  put(20, wire::kFlagHasAddress);  // address flag without the address
+  put(16, 0);                      // a good one, empty payload
+  EXPECT_EQ(c.receiver->Poll(&host, 10), 1);
+  EXPECT_EQ(host.rejected, 3);
+  ASSERT_EQ(host.headers.size(), 1u);
+  EXPECT_EQ(host.headers[0].payload_len, 0u);
+}
+
+}  // namespace
+}  // namespace ukai::rt::shm
