@@ -32,6 +32,8 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       ports_(topology.NumNetworkPorts() + 1),
       vstride_(std::max(config.vcs, config.pe_vcs)),
       depth_(config.vc_buffer_flits),
+      dshift_(Log2Ceil(config.vc_buffer_flits)),
+      slot_mask_((1u << dshift_) - 1),
       pshift_(Log2Ceil(ports_)),
       vshift_(Log2Ceil(vstride_)),
       hop_cycles_(config.hop_cycles),
@@ -43,7 +45,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   assert(nodes_ <= MaxRouters(ports_, config));
   const size_t npi = static_cast<size_t>(nodes_) << pshift_;
   const size_t nvc = npi << vshift_;
-  buf_.resize(nvc * depth_);
+  buf_.resize(nvc << dshift_);
   in_.assign(nvc, InVc{0, 0, kIdle, 0, 0, 0, -1, -1});
   ready_.assign(nvc, 0);
   cand_.resize(nvc * cand_stride_);
@@ -78,7 +80,7 @@ void Fabric::InitHot() {
   hot_ = Hot{buf_.data(),   in_.data(),    out_.data(),      port_.data(),   port_mask_.data(),
              epoch_.data(), ready_.data(), down_ivc_.data(), up_ovc_.data(), tx_.data(),
              ej_.data(),    ports_,        ports_ - 1,       pshift_,        vshift_,
-             depth_,        link_cycles_};
+             dshift_,       link_cycles_,  slot_mask_};
 }
 
 int32_t Fabric::buffered(int32_t router) const {

@@ -104,9 +104,8 @@ class Fabric {
     const int32_t ivc = Ivc(router, pe_port(), vc);
     InVc& q = in_[ivc];
     if (q.count >= depth_) return false;
-    int slot = q.head + q.count;
-    if (slot >= depth_) slot -= depth_;
-    buf_[static_cast<size_t>(ivc) * depth_ + slot] = flit;
+    const int slot = (q.head + q.count) & slot_mask_;
+    buf_[(static_cast<size_t>(ivc) << dshift_) + slot] = flit;
     ++q.count;
     port_[Pi(router, pe_port())].nonempty |= 1u << vc;
     port_mask_[router] |= 1u << pe_port();
@@ -193,7 +192,8 @@ class Fabric {
     const int32_t* __restrict up_ovc;
     Transfer* __restrict tx;
     Ejected* __restrict ej;
-    int ports, pe, pshift, vshift, depth, link;
+    int ports, pe, pshift, vshift, dshift, link;
+    uint32_t slot_mask;
   };
   // Per-router scratch of one Evaluate.
   struct VaReq {
@@ -237,6 +237,10 @@ class Fabric {
   bool max_credit_;  // selection_ is a MaxCreditSelection: call SelectMaxCredit() directly
   MessagePool* messages_;
   int nodes_, ports_, vstride_, depth_;
+  // Ring buffers of 1 << dshift_ slots (depth_ rounded up to a power of two: the slot of
+  // ring position i is i & slot_mask_); only depth_ of them are ever in use.
+  int dshift_;
+  uint32_t slot_mask_;
   int pshift_, vshift_;  // index layout: Pi = r << pshift | p, Ivc = Pi << vshift | v
   int hop_cycles_, link_cycles_, table_lookup_cycles_;
   bool vct_;

@@ -42,7 +42,7 @@ std::string Fabric::CheckInvariants() const {
         // Credit conservation: credits + downstream occupancy == depth on every channel VC.
         if (p != pe_port() && down_ivc_[pi] >= 0 && ((valid_vcs_[pi] >> v) & 1u)) {
           const int32_t down = down_ivc_[pi] + v;
-          const int32_t end = (in_[down].head + in_[down].count) % depth_;
+          const int32_t end = (in_[down].head + in_[down].count) & slot_mask_;
           if (out_[ivc].tail != end) {
             fail("write slot mismatch: node " + std::to_string(r) + " port " + std::to_string(p) +
                  " vc " + std::to_string(v));
@@ -76,7 +76,7 @@ std::vector<std::string> Fabric::DescribeBlocked(const Topology& topology, size_
           lines.push_back("...");
           return lines;
         }
-        const Flit& f = buf_[static_cast<size_t>(ivc) * depth_ + in_[ivc].head];
+        const Flit& f = buf_[(static_cast<size_t>(ivc) << dshift_) + in_[ivc].head];
         const Message& m = (*messages_)[f.msg];
         std::string line = "node " + std::to_string(r) + " in-port " + topology.PortName(p) +
                            " vc " + std::to_string(v) + ": " + std::to_string(in_[ivc].count) +

@@ -56,7 +56,9 @@ UKAI_INLINE void Fabric::ScanPort(const Hot& h, int32_t r, int32_t rpi, int ip, 
   for (uint32_t m = port.nonempty & ~vis; m != 0; m &= m - 1) {
     const int v = Ctz(m);
     const int32_t ivc = (pi << h.vshift) | v;
-    if (h.buf[static_cast<size_t>(ivc) * h.depth + h.in[ivc].head].arrival <= now) vis |= 1u << v;
+    if (h.buf[(static_cast<size_t>(ivc) << h.dshift) + h.in[ivc].head].arrival <= now) {
+      vis |= 1u << v;
+    }
   }
   port.visible = vis;
   const uint32_t cand = vis & port.credit;
@@ -103,11 +105,11 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int ip, int v, int6
     // Nothing freed since the last failed selection: it would fail again.
     if (q.aux == static_cast<int32_t>(h.epoch[r])) return;
   } else {
-    const Flit& f = h.buf[static_cast<size_t>(ivc) * h.depth + q.head];
+    const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
     if (q.state == kIdle) RouteHead(r, ip, v, ivc, f, now, &s.route);
     if (h.ready[ivc] > now) return;
   }
-  const Flit& f = h.buf[static_cast<size_t>(ivc) * h.depth + q.head];
+  const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
   const int32_t ovc = SelectOutput(h, r, ivc, f, now, s);
   if (ovc >= 0) {
     s.va[s.nva++] = {ivc, ovc, ip, v};
@@ -194,7 +196,7 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   const int32_t ivc = (pi << h.vshift) | v;
   InVc& q = h.in[ivc];
   Port& port = h.port[pi];
-  Flit* vb = h.buf + static_cast<size_t>(ivc) * h.depth;
+  Flit* vb = h.buf + (static_cast<size_t>(ivc) << h.dshift);
   const Flit* src = vb + q.head;
   const bool head = src->head != 0, tail = src->tail != 0;
   const int32_t credit = h.up_ovc[pi] + v;  // negative for the injection port
@@ -208,17 +210,17 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
     e.dst = r;
     e.credit = credit;
   } else {
-    Flit& d = h.buf[static_cast<size_t>(q.aux) * h.depth + o.tail];
+    Flit& d = h.buf[(static_cast<size_t>(q.aux) << h.dshift) + o.tail];
     d = *src;
     d.arrival = now + 1 + h.link;
-    if (++o.tail == h.depth) o.tail = 0;
+    o.tail = static_cast<int32_t>((static_cast<uint32_t>(o.tail) + 1) & h.slot_mask);
     if (--o.credits == 0) port.credit &= ~bit;
     h.tx[s.ntx++] = {q.aux, credit};
     ++s.hops;
     if (head) ++(*messages_)[d.msg].hops;
   }
   if (head && observer_) observer_({now, vb[q.head].msg, r, ip, v, op, q.out_vc});
-  if (++q.head == h.depth) q.head = 0;
+  q.head = static_cast<uint16_t>((q.head + 1) & h.slot_mask);
   if (--q.count == 0) {
     port.nonempty &= ~bit;
     port.visible &= ~bit;

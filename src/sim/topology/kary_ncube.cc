@@ -101,15 +101,6 @@ int KaryNCube::NodeAt(const std::vector<int>& coords) const {
   return node;
 }
 
-int KaryNCube::Offset(int dim, int a, int b) const {
-  int off = b - a;
-  if (!torus_) return off;
-  const int k = k_[dim];
-  if (off < 0) off += k;  // 0..k-1, "+" distance
-  if (2 * off > k) off -= k;
-  return off;  // ties (2*off == k) stay positive
-}
-
 int KaryNCube::Distance(int a, int b) const {
   int dist = 0;
   for (int d = 0; d < n_; ++d) dist += std::abs(Offset(d, Coord(a, d), Coord(b, d)));

@@ -49,7 +49,14 @@ class KaryNCube final : public Topology {
   int Distance(int a, int b) const;
   // Signed minimal offset along `dim` from coordinate a to b: on a torus the shorter way
   // round, ties (k even, |offset| == k/2) resolved towards "+" (positive).
-  int Offset(int dim, int a, int b) const;
+  int Offset(int dim, int a, int b) const {
+    int off = b - a;
+    if (!torus_) return off;
+    const int k = k_[dim];
+    if (off < 0) off += k;  // 0..k-1, "+" distance
+    if (2 * off > k) off -= k;
+    return off;  // ties (2*off == k) stay positive
+  }
 
  private:
   KaryNCube(bool torus, std::vector<int> k);
