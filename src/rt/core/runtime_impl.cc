@@ -138,10 +138,8 @@ Status RuntimeImpl::Finalize() {
     }
   }
   for (auto& m : modules_) m->Close();
-  {
-    std::lock_guard<std::mutex> lock(peers_mu_);
-    peers_.clear();
-  }
+  // peers_ keeps its entries (closed objects) until the destructor: threads may hold
+  // cached Peer pointers (PeerFor).
   bootstrap_->Finish();
   return Status::Ok();
 }
@@ -280,8 +278,31 @@ Result<std::string> RuntimeImpl::SelectModule(const Startpoint& target) {
   return std::string((*p)->module->name());
 }
 
+namespace {
+
+// The last peer a thread sent to, per thread: a stream of sends to one peer costs no lock
+// and no hash lookup. Keyed by the runtime's address and its random id (a new runtime at a
+// recycled address has another id); valid while that runtime lives (Peer entries are never
+// erased before its destructor).
+struct PeerCache {
+  const void* runtime = nullptr;
+  RuntimeId self = 0;
+  RuntimeId peer = 0;
+  Peer* entry = nullptr;
+};
+thread_local PeerCache tls_peer_cache;
+
+}  // namespace
+
 Result<Peer*> RuntimeImpl::PeerFor(const Startpoint& target) {
   const RuntimeId rid = target.runtime();
+  PeerCache& cache = tls_peer_cache;
+  if (cache.runtime == this && cache.self == id_ && cache.peer == rid) {
+    if (cache.entry->failed.load(std::memory_order_acquire)) {
+      return Status::Unavailable("peer runtime " + Hex(rid) + " has failed");
+    }
+    return cache.entry;
+  }
   {
     std::lock_guard<std::mutex> lock(peers_mu_);
     auto it = peers_.find(rid);
@@ -289,6 +310,7 @@ Result<Peer*> RuntimeImpl::PeerFor(const Startpoint& target) {
       if (it->second.failed) {
         return Status::Unavailable("peer runtime " + Hex(rid) + " has failed");
       }
+      cache = PeerCache{this, id_, rid, &it->second};
       return &it->second;
     }
   }

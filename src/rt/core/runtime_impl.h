@@ -84,11 +84,15 @@ class ContextState {
   }
 };
 
+// One peer runtime. Entries are never erased while the runtime lives (Finalize closes the
+// objects but keeps the entries), and `object`, `module`, `max_payload` never change once
+// `object` is set: so a Peer* with a set object may be cached and read without peers_mu_
+// (see PeerFor's per-thread cache); `failed` is atomic for those readers.
 struct Peer {
   std::shared_ptr<CommObject> object;
   Module* module = nullptr;
   uint64_t max_payload = 0;
-  bool failed = false;
+  std::atomic<bool> failed{false};
   bool notified = false;
 };
 

@@ -146,7 +146,7 @@ Status ShmChannel::Send(ByteBlock&& frame) {
     return Status::InvalidArgument("shm: frame of " + std::to_string(frame.size()) +
                                    " bytes is shorter than a header");
   }
-  std::lock_guard<std::mutex> lock(send_mu_);
+  std::lock_guard<SpinMutex> lock(send_mu_);
   if (!cma_held_.empty()) ReapCmaLocked();
   size_t done = 0;
   if (queue_.empty()) {
@@ -168,7 +168,7 @@ Status ShmChannel::Send(ByteBlock&& frame) {
 }
 
 bool ShmChannel::Flush() {
-  std::unique_lock<std::mutex> lock(send_mu_, std::try_to_lock);
+  std::unique_lock<SpinMutex> lock(send_mu_, std::try_to_lock);
   if (!lock.owns_lock()) return true;  // a sender is at it; look again next time
   bool wrote = false;
   while (!queue_.empty()) {
@@ -197,7 +197,7 @@ void ShmChannel::ReapCmaLocked() {
 
 bool ShmChannel::ReapCma() {
   if (!cma_pending_.load(std::memory_order_acquire)) return false;
-  std::unique_lock<std::mutex> lock(send_mu_, std::try_to_lock);
+  std::unique_lock<SpinMutex> lock(send_mu_, std::try_to_lock);
   if (lock.owns_lock()) ReapCmaLocked();
   return cma_pending_.load(std::memory_order_relaxed);
 }

@@ -2,7 +2,7 @@
 // (two rings), the unix socket that set it up (closed by the kernel when the peer process
 // dies, so it doubles as the death signal) and the peer's eventfd doorbell.
 //
-// Send path (any thread, serialised by a mutex): a frame of `cma_bytes` bytes or more,
+// Send path (any thread, serialised by a spin lock): a frame of `cma_bytes` bytes or more,
 // when the peer probed that it can read our memory (process_vm_readv, Linux cross-memory
 // attach), is sent as a small record naming its address; the sender keeps the ByteBlock
 // until the receiver's completion counter in the segment passes its id, and the receiver
@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "rt/core/module.h"
+#include "rt/core/spin_mutex.h"
 #include "rt/modules/shm/shm_segment.h"
 
 namespace ukai::rt::shm {
@@ -119,7 +120,7 @@ class ShmChannel final : public CommObject {
   ModuleHost* const host_;  // woken when a send is queued (its progress engine flushes)
   std::atomic<CommState> state_{CommState::kOk};
 
-  std::mutex send_mu_;  // guards producer_, queue_, queue_offset_, handshake reads
+  SpinMutex send_mu_;  // guards producer_, queue_, queue_offset_, handshake reads
   RingProducer producer_;
   std::deque<ByteBlock> queue_;
   size_t queue_offset_ = 0;  // bytes of queue_.front() already in the ring
