@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rt_test_util.h"
@@ -113,7 +115,7 @@ TEST(ShmModuleTest, CrossMemoryAttachFrames) {
 
 TEST(ShmModuleTest, BadParametersAreErrors) {
   for (auto [key, value] : {std::pair{"shm.ring_bytes", "1000"}, std::pair{"shm.ring_bytes", "x"},
-                            std::pair{"shm.chunk_bytes", "10"}, std::pair{"shm.idle_us", "-3"}}) {
+                            std::pair{"shm.chunk_bytes", "10"}, std::pair{"shm.cma_bytes", "-3"}}) {
     RuntimeOptions o;
     o.bootstrap = "single";
     o.modules = {"shm"};
@@ -131,6 +133,35 @@ TEST(ShmModuleTest, NoSharedMemoryNamesLeftBehind) {
   const std::string prefix = "ukai-shm-" + std::to_string(getpid()) + "-";
   for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
     EXPECT_NE(e.path().filename().string().rfind(prefix, 0), 0u) << e.path();
+  }
+}
+
+// Progress threads that block right away (spin_us = 0): every RSR finds the receiver's
+// engine asleep or about to sleep, so it must arm the doorbell before blocking
+// (Module::PrepareToBlock) and the sender must ring it: no message may wait for a timeout.
+TEST(ShmModuleTest, RsrsWakeABlockedProgressEngine) {
+  std::unique_ptr<Runtime> rt[2];
+  for (auto& r : rt) {
+    RuntimeOptions o;
+    o.bootstrap = "single";
+    o.modules = {"shm"};
+    o.spin_us = 0;
+    auto made = Runtime::Init(o);
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    r = std::move(*made);
+  }
+  std::atomic<int> got{0};
+  auto ctx = rt[1]->CreateContext({.name = "b"});
+  Endpoint* ep = *(*ctx)->CreateEndpoint();
+  ASSERT_TRUE(ep->RegisterHandler("m", HandlerKind::kNonThreaded, [&](Rsr&) { ++got; }).ok());
+  const Startpoint sp = ep->MakeStartpoint();
+  for (int i = 0; i < 30; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the receiver blocks
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(rt[0]->SendRsr(Buffer(), sp, HandlerId::Of("m")).ok());
+    ASSERT_TRUE(testing::WaitFor([&] { return got.load() == i + 1; })) << "message " << i;
+    // Well below the engine's 100 ms poll timeout: the doorbell woke it.
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(50)) << i;
   }
 }
 

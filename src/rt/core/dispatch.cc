@@ -327,7 +327,11 @@ void RuntimeImpl::ProgressLoop() {
     if (Clock::now() - last_active < spin) continue;
     sleeping_.store(true);
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (ProgressPass(/*all=*/true) > 0 || stop_.load()) {
+    size_t armed = 0;  // modules told PrepareToBlock (in order)
+    while (armed < modules_.size() && modules_[armed]->PrepareToBlock()) ++armed;
+    const bool block = armed == modules_.size();
+    if (!block || ProgressPass(/*all=*/true) > 0 || stop_.load()) {
+      for (size_t i = 0; i < armed + (block ? 0 : 1); ++i) modules_[i]->Unblocked();
       sleeping_.store(false);
       last_active = Clock::now();
       continue;
@@ -335,6 +339,7 @@ void RuntimeImpl::ProgressLoop() {
     LeaveProgress();  // let explicit Progress() callers in while we sleep
     ::poll(fds.data(), fds.size(), all_have_fds ? 100 : 1);
     while (!TryEnterProgress()) std::this_thread::yield();
+    for (auto& m : modules_) m->Unblocked();
     sleeping_.store(false);
     uint64_t drained;
     [[maybe_unused]] ssize_t r = ::read(wake_fd_, &drained, sizeof drained);

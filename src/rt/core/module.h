@@ -14,6 +14,12 @@
 //                      runs handlers; returns the number of frames delivered (0 = idle).
 //   WaitFd()           an fd that turns readable when Progress() has work, or -1 if the
 //                      module must be polled (the progress thread then never blocks long).
+//   PrepareToBlock()   the progress thread is about to block in poll() on the WaitFd()s:
+//                      arm whatever makes WaitFd() readable on new work (shm: the ring
+//                      doorbell senders then ring). False = work arrived meanwhile, do not
+//                      block. Unblocked() follows every PrepareToBlock() call, once the
+//                      thread woke up or gave up blocking. Until PrepareToBlock, a module need not
+//                      signal its fd, so a busy-polled module costs its senders no system call.
 //   Close()            says goodbye to peers (kBye frames) and releases everything.
 //
 // Threading: Init/MakeDescriptor/Close are called by the thread that initialises/finalises
@@ -123,6 +129,9 @@ class Module {
                                                       std::span<const uint8_t> descriptor) = 0;
   virtual int Progress() = 0;
   virtual int WaitFd() const { return -1; }
+  // Progress thread only, in pairs (see the header comment).
+  virtual bool PrepareToBlock() { return true; }
+  virtual void Unblocked() {}
   virtual void Close() = 0;
 };
 

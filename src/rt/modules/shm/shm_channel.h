@@ -18,11 +18,11 @@
 // place (the record stays in the ring until the next Poll() publishes the tail: the
 // runtime's "valid until the next Progress()" rule) and reassembled frames as owned blocks.
 //
-// Doorbell: a consumer that has been idle announces it in the ring (RingConsumer::
-// PrepareWait); a sender that then finds the announcement writes the peer's eventfd. The
-// connector learns that eventfd from the accept reply; if it needs it before its progress
-// thread read the reply, Send() reads the reply itself (it is already there, since the peer
-// replies before it ever waits on the ring).
+// Doorbell: a consumer whose progress engine is about to block announces it in the ring
+// (RingConsumer::PrepareWait); a sender that then finds the announcement writes the peer's
+// eventfd. The connector learns that eventfd from the accept reply; if it needs it before its
+// progress thread read the reply, Send() reads the reply itself (it is already there, since the
+// peer replies before it ever waits on the ring).
 //
 // Thread safety: Send/Close/state/peer from any thread; Poll/Flush/Idle* from the progress
 // thread.

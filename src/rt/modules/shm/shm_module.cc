@@ -31,7 +31,6 @@ constexpr size_t kCmaAuto = ~size_t{0};
 constexpr uint64_t kListenTag = 0, kEventTag = 1;  // epoll tags; channels use 2, 3, ...
 constexpr int kPollBudget = 64;                    // frames per channel per Progress()
 constexpr uint64_t kHousekeepingNs = 200000;       // accept and hang-up checks while busy-idle
-constexpr uint64_t kAsleepHousekeepingNs = 5000;   // ... once the doorbell is armed
 
 uint64_t NowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -103,6 +102,8 @@ class ShmModule final : public Module {
                                               std::span<const uint8_t> descriptor) override;
   int Progress() override;
   int WaitFd() const override { return epfd_; }
+  bool PrepareToBlock() override;
+  void Unblocked() override;
   void Close() override;
 
  private:
@@ -113,8 +114,6 @@ class ShmModule final : public Module {
   void Accept();
   void OnSocketEvent(uint64_t tag, uint32_t events);
   void RefreshSnapshot();
-  void EnterIdle();
-  void LeaveIdle();
 
   ModuleHost* host_ = nullptr;
   std::string host_key_;
@@ -123,7 +122,6 @@ class ShmModule final : public Module {
   size_t ring_bytes_ = shm::kDefaultRingCapacity;
   size_t chunk_bytes_ = size_t{1} << 20;
   size_t cma_bytes_ = 0;
-  uint64_t idle_ns_ = 50'000;
 
   std::mutex mu_;  // guards channels_, next_tag_, version_
   std::unordered_map<uint64_t, std::shared_ptr<ShmChannel>> channels_;
@@ -133,8 +131,7 @@ class ShmModule final : public Module {
   // Progress thread only.
   std::vector<std::pair<uint64_t, std::shared_ptr<ShmChannel>>> snapshot_;
   uint64_t snapshot_version_ = ~uint64_t{0};
-  uint64_t idle_since_ns_ = 0;
-  bool asleep_ = false;
+  bool asleep_ = false;  // doorbells armed (between PrepareToBlock and Unblocked)
   unsigned idle_passes_ = 0;
   uint64_t last_housekeeping_ns_ = 0;
 };
@@ -153,10 +150,9 @@ Result<size_t> ShmModule::SizeParam(const char* key, size_t fallback) const {
 Status ShmModule::Init(ModuleHost* host) {
   host_ = host;
   Result<size_t> ring = SizeParam("shm.ring_bytes", shm::kDefaultRingCapacity);
-  Result<size_t> idle = SizeParam("shm.idle_us", 50);
   Result<size_t> chunk = SizeParam("shm.chunk_bytes", size_t{1} << 20);
   Result<size_t> cma = SizeParam("shm.cma_bytes", kCmaAuto);
-  for (const Result<size_t>* r : {&ring, &idle, &chunk, &cma}) {
+  for (const Result<size_t>* r : {&ring, &chunk, &cma}) {
     if (!r->ok()) return r->status();
   }
   if (!shm::ValidRingCapacity(*ring)) {
@@ -164,7 +160,6 @@ Status ShmModule::Init(ModuleHost* host) {
                                    ": must be a power of two in [4096, 2^30]");
   }
   ring_bytes_ = *ring;
-  idle_ns_ = *idle * 1000;
   cma_bytes_ = *cma == kCmaAuto ? shm::MaxRecordPayload(ring_bytes_) + 1 : *cma;
   chunk_bytes_ = std::min(*chunk, shm::MaxRecordPayload(ring_bytes_));
   if (chunk_bytes_ < 1024) return Status::InvalidArgument("shm.chunk_bytes must be >= 1024");
@@ -349,22 +344,26 @@ void ShmModule::RefreshSnapshot() {
   std::lock_guard<std::mutex> lock(mu_);
   snapshot_.assign(channels_.begin(), channels_.end());
   snapshot_version_ = version_.load(std::memory_order_relaxed);
-  if (asleep_) LeaveIdle();  // new channels have no sleep announcement yet
 }
 
-void ShmModule::EnterIdle() {
+bool ShmModule::PrepareToBlock() {
+  RefreshSnapshot();
   for (auto& [tag, ch] : snapshot_) {
-    if (!ch->PrepareIdle()) {  // a record arrived meanwhile
+    if (ch->HasQueued() || !ch->PrepareIdle()) {  // work to do, or a record arrived
       for (auto& [t, c] : snapshot_) c->EndIdle();
-      return;
+      return false;
     }
   }
   asleep_ = true;
+  return true;
 }
 
-void ShmModule::LeaveIdle() {
+void ShmModule::Unblocked() {
   for (auto& [tag, ch] : snapshot_) ch->EndIdle();
   asleep_ = false;
+  // Whatever woke the engine (doorbell, listener, hang-up) is handled by the next idle pass.
+  idle_passes_ = 63;
+  last_housekeeping_ns_ = 0;
 }
 
 int ShmModule::Progress() {
@@ -377,33 +376,20 @@ int ShmModule::Progress() {
     n += ch->Poll(host_, kPollBudget, &records);
   }
   if (records > 0 || queued) {
-    if (asleep_) LeaveIdle();
-    idle_since_ns_ = 0;
     idle_passes_ = 0;
     return std::max(n, 1);  // chunks consumed or frames queued: busy, keep polling
   }
-  // Idle. The clock is read every 64 idle passes only (8 while asleep); housekeeping (a
-  // syscall) runs every kHousekeepingNs (kAsleepHousekeepingNs once the doorbell is armed,
-  // so an eventfd or socket wake-up is handled soon).
-  //
-  // The doorbell is armed after idle_ns_ of idling, and until then Progress reports
-  // activity (1): the progress engine must not block in poll() on our fd before senders
-  // know they have to ring it, whatever its own spin time (else a wake-up could be lost).
-  if ((++idle_passes_ & (asleep_ ? 7 : 63)) != 0) return asleep_ ? n : 1;
+  // Idle. Housekeeping (accepting peers, hang-ups: a system call) runs every
+  // kHousekeepingNs, the clock read every 64 idle passes; while the engine blocks, the
+  // listener and sockets are in WaitFd() and wake it. Senders ring our doorbell only after
+  // PrepareToBlock armed it, so an idle pass reports 0 and costs them nothing.
+  if ((++idle_passes_ & 63) != 0) return n;
   const uint64_t now = NowNs();
-  if (now - last_housekeeping_ns_ >= (asleep_ ? kAsleepHousekeepingNs : kHousekeepingNs)) {
+  if (now - last_housekeeping_ns_ >= kHousekeepingNs) {
     last_housekeeping_ns_ = now;
     n += Housekeeping();
   }
-  if (asleep_) return n;
-  if (idle_since_ns_ == 0) {
-    idle_since_ns_ = now;
-  } else if (now - idle_since_ns_ >= idle_ns_) {
-    RefreshSnapshot();
-    EnterIdle();
-    if (asleep_) return n;
-  }
-  return std::max(n, 1);
+  return n;
 }
 
 void ShmModule::Close() {

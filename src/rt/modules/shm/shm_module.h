@@ -12,14 +12,13 @@
 // abstract socket name.
 //
 // Progress: polls every ring (a record is read in place: small RSRs are delivered without a
-// copy); frames larger than one ring record go in chunks and are reassembled. After
-// `shm.idle_us` (default 50) of idle progress the module announces in each ring that it may
-// sleep; senders then write its eventfd, which is part of WaitFd() (an epoll fd that also
-// covers the listener and the peers' sockets). Until it has announced that, Progress()
-// reports activity (returns >= 1) so the progress engine does not block on WaitFd() while a
-// sender could still skip the doorbell: no lost wake-ups whatever the engine's spin time.
-// Housekeeping (accepting peers, hang-ups) runs every 200 us of busy idling, every 5 us once the
-// doorbell is armed.
+// copy); frames larger than one ring record go in chunks and are reassembled. An idle pass
+// reports 0. Senders never make a system call while the receiver polls: only when its
+// progress engine is about to block (Module::PrepareToBlock) does the module announce in
+// each ring that it may sleep; senders that find the announcement write its eventfd, which
+// is part of WaitFd() (an epoll fd that also covers the listener and the peers' sockets).
+// Unblocked() withdraws the announcements. Housekeeping (accepting peers, hang-ups) runs
+// every 200 us of idle polling and right after the engine woke up.
 //
 // Peer failure: the kernel closes a dead process's socket; the hang-up turns the channel into
 // a failed object (after the records already in the ring were delivered), orderly when the
@@ -31,7 +30,7 @@
 // frames go in chunks of shm.chunk_bytes and are reassembled (two copies).
 //
 // Parameters (--ukai-param=): shm.ring_bytes (per direction, power of two, default 4 MiB),
-// shm.idle_us (default 50), shm.chunk_bytes (default 1 MiB), shm.cma_bytes (0 = never).
+// shm.chunk_bytes (default 1 MiB), shm.cma_bytes (0 = never).
 #ifndef UKAI_RT_MODULES_SHM_SHM_MODULE_H_
 #define UKAI_RT_MODULES_SHM_SHM_MODULE_H_
 
