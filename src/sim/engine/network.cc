@@ -97,6 +97,7 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   net->fabric_ = std::make_unique<Fabric>(*net->topology_, config.router, net->routing_.get(),
                                           net->selection_.get(), &net->messages_);
   net->pe_.resize(nodes);
+  net->pe_busy_.assign(nodes, 0);
   net->active_flags_.assign((static_cast<size_t>(nodes) + 7) / 8 * 8, 0);
   net->active_.resize(nodes);
   net->rng_.reserve(nodes);
@@ -117,6 +118,7 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
 void Network::EnqueueMessage(int32_t id) {
   Message& m = messages_[id];
   Pe& pe = pe_[m.src];
+  pe_busy_[m.src] = 1;
   m.next = -1;
   if (pe.queue_tail >= 0) {
     messages_[pe.queue_tail].next = id;
@@ -185,7 +187,10 @@ void Network::PeStep(int32_t node, Pe& pe) {
   if (f.head) messages_[pe.current].injected = now_ + 1;
   ++flits_injected_;
   last_progress_ = now_;
-  if (++pe.seq == pe.length) pe.current = -1;
+  if (++pe.seq == pe.length) {
+    pe.current = -1;
+    pe_busy_[node] = pe.queue_head >= 0 ? 1 : 0;
+  }
 }
 
 void Network::Step() {
@@ -199,9 +204,8 @@ void Network::Step() {
   // flits).
   for (int32_t i = 0; i < num_active_; ++i) {
     const int32_t node = active_[i];
-    Pe& pe = pe_[node];
-    if (pe.current >= 0 || pe.queue_head >= 0) {
-      PeStep(node, pe);
+    if (pe_busy_[node]) {
+      PeStep(node, pe_[node]);
     } else if (!fabric_->HasFlits(node)) {
       active_flags_[node] = 0;  // nothing left to do (a busy PE keeps the node active)
     }

@@ -133,6 +133,9 @@ class Network {
   MessagePool messages_;
   std::unique_ptr<Fabric> fabric_;
   std::vector<Pe> pe_;
+  // Per node: 1 while its PE has a message to push (current or queued); a dense copy of
+  // that test for the per-cycle loop over active nodes.
+  std::vector<uint8_t> pe_busy_;
   std::vector<Rng> rng_;  // one stream per node
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
 
