@@ -184,5 +184,54 @@ TEST(TcpConnect, SilentPeerTimesOutWithoutStallingOthers) {
   ::close(lfd);
 }
 
+// Both runtimes connect to each other at once (SPMD programs do: every rank picks a module
+// for every other right after start-up). One side may then switch to the other's
+// connection (fewer ACK-only segments); whatever each side does, each sender's RSRs must
+// arrive complete and in order, in both directions, also while the switch happens.
+TEST(TcpConnect, SimultaneousOpenKeepsOrderBothWays) {
+  constexpr uint32_t kCount = 2000;
+  for (int round = 0; round < 4; ++round) {
+    std::unique_ptr<Runtime> rt[2];
+    Endpoint* ep[2] = {};
+    std::atomic<uint32_t> next[2] = {0, 0};
+    std::atomic<bool> in_order{true};
+    for (int i = 0; i < 2; ++i) {
+      auto r = Runtime::Init(ModuleOptions("tcp", nullptr));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      rt[i] = std::move(*r);
+      auto ctx = rt[i]->CreateContext({.name = "c"});
+      ep[i] = *(*ctx)->CreateEndpoint();
+      ASSERT_TRUE(ep[i]
+                      ->RegisterHandler("seq", HandlerKind::kNonThreaded,
+                                        [&, i](Rsr& m) {
+                                          auto v = m.reader().GetU32();
+                                          if (!v.ok() || *v != next[i].load()) in_order = false;
+                                          ++next[i];
+                                        })
+                      .ok());
+    }
+    const Startpoint to[2] = {ep[1]->MakeStartpoint(), ep[0]->MakeStartpoint()};
+    std::thread connect1([&] { ASSERT_TRUE(rt[1]->SelectModule(to[1]).ok()); });
+    ASSERT_TRUE(rt[0]->SelectModule(to[0]).ok());
+    connect1.join();
+    // Round 0-1: both send at once; rounds 2-3: one side first, the other after a pause
+    // (its switch, if any, happens while the first side's stream is in flight).
+    auto stream = [&](int i) {
+      if (round >= 2 && i == 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      for (uint32_t k = 0; k < kCount; ++k) {
+        Buffer b;
+        b.PutU32(k);
+        ASSERT_TRUE(rt[i]->SendRsr(std::move(b), to[i], HandlerId::Of("seq")).ok());
+      }
+    };
+    std::thread s1(stream, 1);
+    stream(0);
+    s1.join();
+    ASSERT_TRUE(WaitFor([&] { return next[0].load() == kCount && next[1].load() == kCount; }))
+        << "round " << round << ": " << next[0].load() << ", " << next[1].load();
+    EXPECT_TRUE(in_order.load()) << "round " << round;
+  }
+}
+
 }  // namespace
 }  // namespace ukai::rt::testing

@@ -28,6 +28,9 @@ namespace {
 
 constexpr size_t kRecvBufferBytes = 256 << 10;
 constexpr int kCloseFlushMs = 2000;
+// Up to this many connections are polled with poll(2) while spinning (see Progress());
+// with more, one epoll_wait finds the ready ones.
+constexpr size_t kDirectPollMax = 8;
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
@@ -103,20 +106,29 @@ class TcpConn final : public CommObject {
   CommState state() const override { return state_.load(); }
   RuntimeId peer() const override { return peer_.load(); }
 
-  // Progress thread: writes queued frames; true when the queue is empty afterwards.
+  // Progress thread: writes queued frames.
   Status Flush();
+  // Frames wait in the send queue (the progress thread polls them out).
+  bool has_queued() const { return has_queued_.load(std::memory_order_acquire); }
   // Marks failed/closed and closes the fd (under the send lock). False if already done.
   bool Shut(CommState state);
 
   int fd() const { return fd_; }
   void set_peer(RuntimeId p) { peer_.store(p); }
+  // Simultaneous open: from now on frames for the peer go over `to` (the peer's own
+  // connection to us), provided this one has carried no RSR yet (so order is kept).
+  // Returns whether it switched. The unused connection stays open, idle, until Close.
+  bool RedirectIfUnused(const std::shared_ptr<TcpConn>& to);
 
   // Receive state (progress thread only).
   ByteBlock rbuf{kRecvBufferBytes};
   size_t rstart = 0;
-  ByteBlock big;  // a frame larger than rbuf being received
+  size_t rend = 0;  // bytes valid in rbuf
+  ByteBlock big;    // a frame larger than rbuf being received
   size_t big_filled = 0;
   bool hello_seen = false;
+  bool accepted = false;  // opened by the peer
+  bool rsr_seen = false;  // an RSR arrived on it
 
  private:
   // Writes from `frame` at `*off`; returns false on EAGAIN, error Status on failure.
@@ -133,6 +145,9 @@ class TcpConn final : public CommObject {
     size_t off;
   };
   std::deque<Pending> queue_;
+  std::atomic<bool> has_queued_{false};
+  bool carried_rsr_ = false;           // under send_mu_
+  std::shared_ptr<TcpConn> redirect_;  // under send_mu_: send over this one instead
   bool write_armed_ = false;
 };
 
@@ -171,10 +186,16 @@ class TcpModule final : public Module {
   void Accept();
   void Register(const std::shared_ptr<TcpConn>& c);
   int ReadConn(const std::shared_ptr<TcpConn>& c);
-  int ParseFrames(const std::shared_ptr<TcpConn>& c, size_t* rend);
+  int ParseFrames(const std::shared_ptr<TcpConn>& c);
+  void RefreshPolled();
+  int PollEvents();
   bool HandleFrame(const std::shared_ptr<TcpConn>& c, const wire::FrameHeader& h,
                    std::span<const uint8_t> payload, ByteBlock* owned);
   void Fail(const std::shared_ptr<TcpConn>& c, bool orderly, const Status& why);
+  // Simultaneous open (both runtimes connected to each other): send over the peer's
+  // connection `c` too, if ours carried no RSR yet. Rules (at most one side switches):
+  // on the peer's hello when the peer's id is lower, and on the peer's first RSR.
+  void UseIncoming(const std::shared_ptr<TcpConn>& c);
 
   ModuleHost* host_ = nullptr;
   int listen_fd_ = -1;
@@ -185,7 +206,15 @@ class TcpModule final : public Module {
   int connect_timeout_ms_ = 10000;
   std::mutex conns_mu_;
   std::unordered_map<int, std::shared_ptr<TcpConn>> conns_;
-  std::unordered_map<int, size_t> rend_;  // progress thread: bytes valid in rbuf
+  // Connections made by Connect(), per peer (under conns_mu_): when the peer connected to
+  // us at the same time, the connection opened by the lower runtime id carries both
+  // directions (replies piggyback the TCP acknowledgements instead of each side's data
+  // needing pure ACK segments on a second connection).
+  std::unordered_map<RuntimeId, std::weak_ptr<TcpConn>> outgoing_;
+  std::atomic<uint64_t> version_{0};  // bumped when conns_ changes
+  // Progress thread: a snapshot of conns_ (refreshed when version_ moves).
+  std::vector<std::shared_ptr<TcpConn>> polled_;
+  uint64_t polled_version_ = ~uint64_t{0};
   std::vector<std::shared_ptr<TcpConn>> scratch_;
 };
 
@@ -214,10 +243,25 @@ Result<bool> TcpConn::WriteSome(const ByteBlock& frame, size_t* off) {
   return true;
 }
 
-Status TcpConn::Send(ByteBlock&& frame) {
+bool TcpConn::RedirectIfUnused(const std::shared_ptr<TcpConn>& to) {
   std::lock_guard<std::mutex> lock(send_mu_);
+  if (carried_rsr_ || redirect_ || state_.load() != CommState::kOk) return false;
+  redirect_ = to;
+  return true;
+}
+
+Status TcpConn::Send(ByteBlock&& frame) {
+  std::unique_lock<std::mutex> lock(send_mu_);
+  if (redirect_) {
+    std::shared_ptr<TcpConn> to = redirect_;
+    lock.unlock();
+    return to->Send(std::move(frame));
+  }
   if (state_.load() != CommState::kOk) {
     return Status::Unavailable("tcp: connection to peer is closed or failed");
+  }
+  if (frame.size() > 5 && frame.data()[5] == static_cast<uint8_t>(wire::FrameKind::kRsr)) {
+    carried_rsr_ = true;
   }
   if (queue_.empty()) {
     size_t off = 0;
@@ -228,6 +272,7 @@ Status TcpConn::Send(ByteBlock&& frame) {
   } else {
     queue_.push_back({std::move(frame), 0});
   }
+  has_queued_.store(true, std::memory_order_release);
   ArmWrite(true);
   return Status::Ok();
 }
@@ -241,6 +286,7 @@ Status TcpConn::Flush() {
     if (!*done) return Status::Ok();
     queue_.pop_front();
   }
+  has_queued_.store(false, std::memory_order_release);
   ArmWrite(false);
   return Status::Ok();
 }
@@ -376,6 +422,10 @@ Result<std::shared_ptr<CommObject>> TcpModule::Connect(RuntimeId peer, std::span
   auto c = std::make_shared<TcpConn>(this, *fd, peer);
   c->hello_seen = true;  // we know who is at the other end
   Register(c);
+  {
+    std::lock_guard<std::mutex> lock(conns_mu_);
+    outgoing_[peer] = c;
+  }
   wire::FrameHeader hello;
   hello.kind = wire::FrameKind::kHello;
   hello.source = self();
@@ -392,6 +442,7 @@ void TcpModule::Register(const std::shared_ptr<TcpConn>& c) {
   {
     std::lock_guard<std::mutex> lock(conns_mu_);
     conns_[c->fd()] = c;
+    version_.fetch_add(1, std::memory_order_release);
   }
   epoll_event ev{};
   ev.events = EPOLLIN;
@@ -404,7 +455,9 @@ void TcpModule::Accept() {
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) return;
     SetNonBlockingNoDelay(fd);
-    Register(std::make_shared<TcpConn>(this, fd, 0));
+    auto c = std::make_shared<TcpConn>(this, fd, 0);
+    c->accepted = true;
+    Register(c);
   }
 }
 
@@ -414,9 +467,22 @@ void TcpModule::Fail(const std::shared_ptr<TcpConn>& c, bool orderly, const Stat
   {
     std::lock_guard<std::mutex> lock(conns_mu_);
     conns_.erase(fd);
+    version_.fetch_add(1, std::memory_order_release);
   }
-  rend_.erase(fd);
   if (c->peer() != 0) host_->PeerFailed(c->peer(), "tcp", orderly, why);
+}
+
+void TcpModule::UseIncoming(const std::shared_ptr<TcpConn>& c) {
+  std::shared_ptr<TcpConn> mine;
+  {
+    std::lock_guard<std::mutex> lock(conns_mu_);
+    auto it = outgoing_.find(c->peer());
+    if (it != outgoing_.end()) mine = it->second.lock();
+  }
+  if (mine && mine != c && mine->RedirectIfUnused(c)) {
+    host_->Trace("tcp: peer " + std::to_string(c->peer()) +
+                 " connected too; its connection now carries both directions");
+  }
 }
 
 bool TcpModule::HandleFrame(const std::shared_ptr<TcpConn>& c, const wire::FrameHeader& h,
@@ -430,6 +496,7 @@ bool TcpModule::HandleFrame(const std::shared_ptr<TcpConn>& c, const wire::Frame
     c->hello_seen = true;
     c->set_peer(h.source);
     host_->AdoptIncoming(h.source, c);
+    if (h.source < self()) UseIncoming(c);  // simultaneous open: the lower id's wins
     return true;
   }
   if (h.source != c->peer()) {
@@ -441,13 +508,20 @@ bool TcpModule::HandleFrame(const std::shared_ptr<TcpConn>& c, const wire::Frame
     Fail(c, true, Status::Unavailable("peer said goodbye"));
     return false;
   }
-  if (h.kind == wire::FrameKind::kRsr) host_->Deliver(h, payload, owned);
+  if (h.kind == wire::FrameKind::kRsr) {
+    // The peer sends over its own connection to us: it did not switch to ours, and never
+    // will (it switches only while its connection carried no RSR), so we may use its one.
+    if (!c->rsr_seen && c->accepted) UseIncoming(c);
+    c->rsr_seen = true;
+    host_->Deliver(h, payload, owned);
+  }
   return true;
 }
 
 // Delivers every complete frame in c->rbuf[rstart, *rend). Returns frames delivered, or -1
 // when the connection failed.
-int TcpModule::ParseFrames(const std::shared_ptr<TcpConn>& c, size_t* rend) {
+int TcpModule::ParseFrames(const std::shared_ptr<TcpConn>& c) {
+  size_t* rend = &c->rend;
   int n = 0;
   while (*rend - c->rstart >= wire::kHeaderSize) {
     std::span<const uint8_t> avail(c->rbuf.data() + c->rstart, *rend - c->rstart);
@@ -476,7 +550,8 @@ int TcpModule::ParseFrames(const std::shared_ptr<TcpConn>& c, size_t* rend) {
 
 int TcpModule::ReadConn(const std::shared_ptr<TcpConn>& c) {
   if (!c->big.empty()) {  // continue a large frame
-    ssize_t r = ::recv(c->fd(), c->big.data() + c->big_filled, c->big.size() - c->big_filled, 0);
+    ssize_t r =
+        ::recv(c->fd(), c->big.data() + c->big_filled, c->big.size() - c->big_filled, MSG_DONTWAIT);
     if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
       Fail(c, false,
            Status::Unavailable(r == 0 ? "tcp: peer closed the connection mid-frame"
@@ -491,14 +566,14 @@ int TcpModule::ReadConn(const std::shared_ptr<TcpConn>& c) {
     std::span<const uint8_t> payload(frame.data() + h->header_len, h->payload_len);
     return HandleFrame(c, *h, payload, &frame) ? 1 : -1;
   }
-  size_t& rend = rend_[c->fd()];
+  size_t& rend = c->rend;
   // Compact: frames delivered in the previous Progress() have been dispatched by now.
   if (c->rstart != 0) {
     std::memmove(c->rbuf.data(), c->rbuf.data() + c->rstart, rend - c->rstart);
     rend -= c->rstart;
     c->rstart = 0;
   }
-  ssize_t r = ::recv(c->fd(), c->rbuf.data() + rend, c->rbuf.capacity() - rend, 0);
+  ssize_t r = ::recv(c->fd(), c->rbuf.data() + rend, c->rbuf.capacity() - rend, MSG_DONTWAIT);
   if (r == 0) {
     Fail(c, false, Status::Unavailable("tcp: peer closed the connection"));
     return -1;
@@ -509,10 +584,53 @@ int TcpModule::ReadConn(const std::shared_ptr<TcpConn>& c) {
     return -1;
   }
   rend += static_cast<size_t>(r);
-  return ParseFrames(c, &rend);
+  return ParseFrames(c);
+}
+
+void TcpModule::RefreshPolled() {
+  const uint64_t v = version_.load(std::memory_order_acquire);
+  if (v == polled_version_) return;
+  std::lock_guard<std::mutex> lock(conns_mu_);
+  polled_.clear();
+  for (auto& [fd, c] : conns_) polled_.push_back(c);
+  polled_version_ = version_.load(std::memory_order_relaxed);
 }
 
 int TcpModule::Progress() {
+  RefreshPolled();
+  if (polled_.size() > kDirectPollMax) return PollEvents();
+  // Few connections: poll(2) them and the listener directly. poll reads each socket's
+  // state without locks, where a spinning epoll_wait takes the epoll lock that every
+  // arriving segment's wake-up callback needs too (and recv would take the socket lock
+  // that the sender's softirq needs to queue the data).
+  pollfd fds[kDirectPollMax + 1];
+  fds[0] = {listen_fd_, POLLIN, 0};
+  size_t n = 1;
+  for (const auto& c : polled_) {
+    fds[n++] = {c->fd(), static_cast<short>(c->has_queued() ? POLLIN | POLLOUT : POLLIN), 0};
+  }
+  if (::poll(fds, n, 0) <= 0) return 0;
+  int delivered = 0;
+  if (fds[0].revents != 0) Accept();
+  for (size_t i = 1; i < n; ++i) {
+    const std::shared_ptr<TcpConn>& c = polled_[i - 1];
+    if (fds[i].revents == 0 || c->fd() < 0) continue;
+    if (fds[i].revents & POLLOUT) {
+      Status st = c->Flush();
+      if (!st.ok()) {
+        Fail(c, false, st);
+        continue;
+      }
+    }
+    if (fds[i].revents & (POLLIN | POLLERR | POLLHUP)) {
+      const int got = ReadConn(c);
+      if (got > 0) delivered += got;
+    }
+  }
+  return delivered;
+}
+
+int TcpModule::PollEvents() {
   epoll_event events[64];
   int ready = ::epoll_wait(epfd_, events, 64, 0);
   int delivered = 0;
