@@ -46,15 +46,14 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   const size_t npi = static_cast<size_t>(nodes_) << pshift_;
   const size_t nvc = npi << vshift_;
   buf_.resize(nvc << dshift_);
-  in_.assign(nvc, InVc{0, 0, kIdle, 0, 0, 0, -1, -1});
-  ready_.assign(nvc, 0);
+  // `up` stays negative where no upstream feeds the VC (PE port, mesh edge).
+  in_.assign(nvc, InVc{0, 0, kIdle, 0, 0, 0, -1, -1, -1, 0});
   cand_.resize(nvc * cand_stride_);
   out_.assign(nvc, OutputVcState{-1, 0, 0});
   va_rr_.assign(nvc, 0);
   port_.assign(npi, Port{0, 0, 0, 0, 0, 0, 0});
   valid_vcs_.assign(npi, 0);
   down_ivc_.assign(npi, -1);
-  up_ovc_.assign(npi, -(1 << 30));  // no upstream (PE port, mesh edge): no credit to return
   port_mask_.assign(nodes_, 0);
   epoch_.assign(nodes_, 0);
   tx_.resize(npi);
@@ -67,7 +66,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       valid_vcs_[Pi(r, p)] = LowMask(config.vcs);
       down_ivc_[Pi(r, p)] = Ivc(far.node, far.port, 0);
       // Our input port p is fed by the neighbour's output port far.port.
-      up_ovc_[Pi(r, p)] = Ivc(far.node, far.port, 0);
+      for (int v = 0; v < config.vcs; ++v) in_[Ivc(r, p, v)].up = Ivc(far.node, far.port, v);
       for (int v = 0; v < config.vcs; ++v) out_[Ivc(r, p, v)].credits = depth_;
     }
     valid_vcs_[Pi(r, pe_port())] = LowMask(config.pe_vcs);
@@ -77,10 +76,10 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
 }
 
 void Fabric::InitHot() {
-  hot_ = Hot{buf_.data(),   in_.data(),    out_.data(),      port_.data(),   port_mask_.data(),
-             epoch_.data(), ready_.data(), down_ivc_.data(), up_ovc_.data(), tx_.data(),
-             ej_.data(),    ports_,        ports_ - 1,       pshift_,        vshift_,
-             dshift_,       link_cycles_,  slot_mask_};
+  hot_ = Hot{buf_.data(),       in_.data(),    out_.data(),      port_.data(),
+             port_mask_.data(), epoch_.data(), down_ivc_.data(), tx_.data(),
+             ej_.data(),        ports_,        ports_ - 1,       pshift_,
+             vshift_,           dshift_,       link_cycles_,     slot_mask_};
 }
 
 int32_t Fabric::buffered(int32_t router) const {
@@ -122,7 +121,7 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     if (result->table_lookup()) extra = table_lookup_cycles_;
   }
   in_[ivc].cand_count = static_cast<uint8_t>(n);
-  ready_[ivc] = now + hop_cycles_ - 1 + extra;
+  in_[ivc].ready = now + hop_cycles_ - 1 + extra;
   in_[ivc].state = kRouted;
 }
 

@@ -149,8 +149,10 @@ class Fabric {
     // Active: where the flits go (the downstream input VC, or this router for the
     // ejection port); kBlocked: epoch_ of the router when the selection failed.
     int32_t aux;
+    int32_t up;     // the upstream output VC a departing flit returns its credit to; < 0: none
+    int64_t ready;  // kRouted: the head may allocate from this cycle on
   };
-  static_assert(sizeof(InVc) == 16);
+  static_assert(sizeof(InVc) == 32);
   // Per router port (index Pi): bitmasks over its input VCs and the round-robin pointers.
   struct Port {
     uint32_t nonempty;  // VCs holding flits
@@ -187,9 +189,7 @@ class Fabric {
     Port* __restrict port;
     uint32_t* __restrict port_mask;
     uint32_t* __restrict epoch;
-    int64_t* __restrict ready;
     const int32_t* __restrict down_ivc;
-    const int32_t* __restrict up_ovc;
     Transfer* __restrict tx;
     Ejected* __restrict ej;
     int ports, pe, pshift, vshift, dshift, link;
@@ -250,7 +250,6 @@ class Fabric {
   // Input VCs (index Ivc).
   std::vector<Flit> buf_;
   std::vector<InVc> in_;
-  std::vector<int64_t> ready_;  // a routed head may allocate from this cycle on
   std::vector<RouteCandidate> cand_;
   // Output VCs (same indexing as input VCs).
   std::vector<OutputVcState> out_;
@@ -259,7 +258,6 @@ class Fabric {
   std::vector<Port> port_;
   std::vector<uint32_t> valid_vcs_;
   std::vector<int32_t> down_ivc_;  // input VC 0 of the port this output port feeds, or -1
-  std::vector<int32_t> up_ovc_;    // output VC 0 of the port feeding this input port, or < -32
   // Per router.
   std::vector<uint32_t> port_mask_;  // ports with a non-empty input VC
   std::vector<uint32_t> epoch_;      // changes whenever an output VC may have become free

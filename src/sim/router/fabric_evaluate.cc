@@ -107,7 +107,7 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int ip, int v, int6
   } else {
     const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
     if (q.state == kIdle) RouteHead(r, ip, v, ivc, f, now, &s.route);
-    if (h.ready[ivc] > now) return;
+    if (q.ready > now) return;
   }
   const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
   const int32_t ovc = SelectOutput(h, r, ivc, f, now, s);
@@ -125,12 +125,12 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int ip, int v, int6
 UKAI_INLINE int32_t Fabric::SelectOutput(const Hot& h, int32_t r, int32_t ivc, const Flit& f,
                                          int64_t now, Scratch& s) {
   const Message& m = (*messages_)[f.msg];
-  if (reroute_ && now > h.ready[ivc] && m.dst != r) {
+  if (reroute_ && now > h.in[ivc].ready && m.dst != r) {
     // Re-route with the time blocked so far (keeps the ready time).
-    const int64_t ready = h.ready[ivc];
+    const int64_t ready = h.in[ivc].ready;
     const int ip = (ivc >> h.vshift) & ((1 << h.pshift) - 1);
     RouteHead(r, ip, ivc & ((1 << h.vshift) - 1), ivc, f, now, &s.route);
-    h.ready[ivc] = ready;
+    h.in[ivc].ready = ready;
   }
   const int32_t base = r << (h.pshift + h.vshift);
   const OutputVcView view{h.out + base, 1 << h.vshift};
@@ -199,7 +199,7 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   Flit* vb = h.buf + (static_cast<size_t>(ivc) << h.dshift);
   const Flit* src = vb + q.head;
   const bool head = src->head != 0, tail = src->tail != 0;
-  const int32_t credit = h.up_ovc[pi] + v;  // negative for the injection port
+  const int32_t credit = q.up;  // negative for the injection port
   OutputVcState& o = h.out[q.out];
   const uint32_t bit = 1u << v;
   // Copy the flit whole, then set its arrival (keeps it one 16-byte move).
