@@ -558,7 +558,14 @@ int TcpModule::ReadConn(const std::shared_ptr<TcpConn>& c) {
                                       : Errno("tcp recv")));
       return -1;
     }
-    if (r > 0) c->big_filled += static_cast<size_t>(r);
+    if (r > 0) {
+      c->big_filled += static_cast<size_t>(r);
+      // Request/reply traffic puts a connection in the kernel's "ping-pong" mode, where it
+      // delays ACKs hoping to piggyback them on a reply: in the middle of a large frame
+      // that stalls the sender's window. Acknowledge at once while one is arriving.
+      int one = 1;
+      ::setsockopt(c->fd(), IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+    }
     if (c->big_filled < c->big.size()) return 0;
     ByteBlock frame = std::move(c->big);
     c->big_filled = 0;
