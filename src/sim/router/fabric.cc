@@ -134,6 +134,7 @@ void Fabric::Commit(int64_t now, uint8_t* active, std::vector<Ejection>* tails) 
   }
   flits_ejected_ += nej_;
   flits_moved_ += ntx_ + nej_;
+  flit_hops_ += ntx_;  // every staged transfer crossed a router-to-router channel
   ntx_ = nej_ = 0;
   last_move_cycle_ = now;
 }

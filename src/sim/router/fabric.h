@@ -202,7 +202,6 @@ class Fabric {
   };
   struct Scratch {
     int ntx, nej;  // staged transfers and ejections so far
-    int64_t hops;  // router-to-router flit hops so far
     // Switch allocation of the current router: per input port the nominated VC and its
     // output port; per output port the requesting input ports.
     uint32_t nominated;  // input ports with a nomination

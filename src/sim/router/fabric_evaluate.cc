@@ -26,11 +26,9 @@ void Fabric::Evaluate(const int32_t* routers, size_t count, int64_t now) {
   Scratch s;
   s.ntx = ntx_;
   s.nej = nej_;
-  s.hops = 0;
   for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
   ntx_ = s.ntx;
   nej_ = s.nej;
-  flit_hops_ += s.hops;
 }
 
 UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Scratch& s) {
@@ -216,7 +214,6 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
     o.tail = static_cast<int32_t>((static_cast<uint32_t>(o.tail) + 1) & h.slot_mask);
     if (--o.credits == 0) port.credit &= ~bit;
     h.tx[s.ntx++] = {q.aux, credit};
-    ++s.hops;
     if (head) ++(*messages_)[d.msg].hops;
   }
   if (head && observer_) observer_({now, vb[q.head].msg, r, ip, v, op, q.out_vc});
