@@ -148,6 +148,9 @@ Status ShmChannel::Send(ByteBlock&& frame) {
   }
   std::lock_guard<SpinMutex> lock(send_mu_);
   if (!cma_held_.empty()) ReapCmaLocked();
+  // Frames queued behind a full ring go first, from this thread too: a sender streaming
+  // large frames keeps the ring busy instead of waiting for the next progress pass.
+  if (!queue_.empty()) FlushLocked();
   size_t done = 0;
   if (queue_.empty()) {
     const uint64_t cma_before = cma_next_id_;
@@ -170,6 +173,10 @@ Status ShmChannel::Send(ByteBlock&& frame) {
 bool ShmChannel::Flush() {
   std::unique_lock<SpinMutex> lock(send_mu_, std::try_to_lock);
   if (!lock.owns_lock()) return true;  // a sender is at it; look again next time
+  return FlushLocked();
+}
+
+bool ShmChannel::FlushLocked() {
   bool wrote = false;
   while (!queue_.empty()) {
     const size_t before = queue_offset_;

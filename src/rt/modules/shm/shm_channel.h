@@ -95,6 +95,7 @@ class ShmChannel final : public CommObject {
   ShmSegment* segment_for_test() const { return segment_.get(); }
 
  private:
+  bool FlushLocked();  // Flush() with send_mu_ held
   // Writes as much of `frame` from `offset` on as the ring takes; returns the new offset.
   size_t WriteSome(const ByteBlock& frame, size_t offset);
   void RingDoorbell();
