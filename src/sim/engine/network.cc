@@ -103,13 +103,11 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   net->rng_.reserve(nodes);
   for (int i = 0; i < nodes; ++i) net->rng_.push_back(Rng::Stream(config.seed, i));
   if (with_traffic) {
-    std::vector<Event> first;
     for (int i = 0; i < nodes; ++i) {
       if (net->pattern_->Idle(i)) continue;
       ++net->sending_nodes_;
-      first.emplace_back(net->injection_->First(net->rng_[i]), i);
+      net->schedule_.Push(net->injection_->First(net->rng_[i]), i, 0);
     }
-    net->events_ = decltype(net->events_)(std::greater<Event>(), std::move(first));
     net->offered_ = net->injection_->OfferedFlitsPerCycle() * net->sending_nodes_ / nodes;
   }
   return net;
@@ -142,13 +140,12 @@ void Network::CreateMessage(int src, int dst, int flits) {
 }
 
 void Network::CreateTrafficMessages() {
-  while (!events_.empty() && events_.top().first <= now_) {
-    const int32_t node = events_.top().second;
-    events_.pop();
+  schedule_.PopDue(now_, &due_);
+  for (const int32_t node : due_) {
     Rng& rng = rng_[node];
     const int dst = pattern_->Destination(node, rng);
     if (dst >= 0) CreateMessage(node, dst, message_flits_);
-    events_.emplace(injection_->Next(now_, rng), node);
+    schedule_.Push(injection_->Next(now_, rng), node, now_);
   }
 }
 
@@ -177,6 +174,7 @@ bool Network::StartMessage(int32_t node, Pe& pe) {
 
 void Network::PeStep(int32_t node, Pe& pe) {
   if (pe.current < 0 && !StartMessage(node, pe)) return;
+  if (fabric_->InjectionFree(node, pe.vc) <= 0) return;
   Flit f;
   f.arrival = now_ + 1;
   f.msg = pe.current;
@@ -250,8 +248,8 @@ bool Network::AnyActive() const {
 }
 
 bool Network::SkipIdle(int64_t limit) {
-  if (events_.empty() || AnyActive()) return false;
-  const int64_t next = std::min(events_.top().first, limit);
+  if (schedule_.empty() || AnyActive()) return false;
+  const int64_t next = std::min(schedule_.Next(now_), limit);
   if (next <= now_) return false;
   now_ = next;
   return true;

@@ -22,12 +22,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <queue>
 #include <string>
 #include <vector>
 
 #include "core/rng.h"
 #include "core/status.h"
+#include "sim/engine/creation_schedule.h"
 #include "sim/engine/message.h"
 #include "sim/experiment/sim_config.h"
 #include "sim/router/fabric.h"
@@ -120,7 +120,6 @@ class Network {
     int32_t rr = 0;                            // rotates the injection-VC choice
     int32_t length = 0;                        // flits of `current`
   };
-  using Event = std::pair<int64_t, int32_t>;  // (creation cycle, node)
   bool StartMessage(int32_t node, Pe& pe);
   void PeStep(int32_t node, Pe& pe);
 
@@ -136,8 +135,9 @@ class Network {
   // Per node: 1 while its PE has a message to push (current or queued); a dense copy of
   // that test for the per-cycle loop over active nodes.
   std::vector<uint8_t> pe_busy_;
-  std::vector<Rng> rng_;  // one stream per node
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  std::vector<Rng> rng_;       // one stream per node
+  CreationSchedule schedule_;  // next message creation of every sending node
+  std::vector<int32_t> due_;   // nodes creating a message in the current cycle
 
   // Per node (padded to a multiple of 8): 1 while its router holds flits or its PE has work.
   std::vector<uint8_t> active_flags_;
