@@ -99,7 +99,7 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   net->pe_.resize(nodes);
   net->pe_busy_.assign(nodes, 0);
   net->active_flags_.assign((static_cast<size_t>(nodes) + 7) / 8 * 8, 0);
-  net->active_.resize(nodes);
+  net->active_.resize(net->active_flags_.size() + 1);  // CollectActive() writes one past
   net->rng_.reserve(nodes);
   for (int i = 0; i < nodes; ++i) net->rng_.push_back(Rng::Stream(config.seed, i));
   if (with_traffic) {
@@ -235,7 +235,11 @@ void Network::CollectActive() {
   for (int32_t base = 0; base < size; base += 8) {
     uint64_t w;
     std::memcpy(&w, flags + base, 8);  // eight flags at a time (each 0 or 1)
-    for (; w != 0; w &= w - 1) out[n++] = base + (__builtin_ctzll(w) >> 3);
+    if (w == 0) continue;
+    for (int32_t j = 0; j < 8; ++j) {  // branch-free compaction
+      out[n] = base + j;
+      n += flags[base + j];
+    }
   }
   num_active_ = n;
 }
