@@ -322,6 +322,10 @@ int ShmChannel::Poll(ModuleHost* host, int budget, int* records) {
     probed_ = true;
     segment_->ProbePeerMemory();
   }
+  // Adaptive batch: peeking at the next record touches a cache line the producer owns (a
+  // transfer between cores) and would delay the dispatch of the frame just delivered. Stop
+  // after one frame unless the previous poll filled its batch (a stream is flowing).
+  budget = std::min(budget, batch_);
   int delivered = 0;
   RecordView v;
   while (delivered < budget && consumer_.Peek(&v)) {
@@ -335,6 +339,7 @@ int ShmChannel::Poll(ModuleHost* host, int budget, int* records) {
     consumed_ = true;
     if (records != nullptr) ++*records;
   }
+  batch_ = delivered == budget ? std::min(2 * batch_, kMaxBatch) : 1;
   return delivered;
 }
 

@@ -140,6 +140,8 @@ class ShmChannel final : public CommObject {
   // A block of at least `size` bytes: a spare one when possible.
   ByteBlock TakeBlock(size_t size);
   size_t reassembly_expected_ = 0;
+  static constexpr int kMaxBatch = 64;
+  int batch_ = 1;  // records the next Poll may deliver (see Poll)
 };
 
 }  // namespace ukai::rt::shm
