@@ -263,11 +263,25 @@ Status TcpConn::Send(ByteBlock&& frame) {
   if (frame.size() > 5 && frame.data()[5] == static_cast<uint8_t>(wire::FrameKind::kRsr)) {
     carried_rsr_ = true;
   }
+  // Queued frames first, from this thread too: a sender streaming large frames keeps the
+  // socket busy instead of waiting for the next progress pass to see it writable.
+  while (!queue_.empty()) {
+    Result<bool> done = WriteSome(queue_.front().frame, &queue_.front().off);
+    if (!done.ok()) return done.status();
+    if (!*done) break;
+    queue_.pop_front();
+  }
   if (queue_.empty()) {
     size_t off = 0;
     Result<bool> done = WriteSome(frame, &off);
     if (!done.ok()) return done.status();  // the progress thread sees the error and fails it
-    if (*done) return Status::Ok();
+    if (*done) {
+      if (write_armed_) {
+        has_queued_.store(false, std::memory_order_release);
+        ArmWrite(false);
+      }
+      return Status::Ok();
+    }
     queue_.push_back({std::move(frame), off});
   } else {
     queue_.push_back({std::move(frame), 0});
