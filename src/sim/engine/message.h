@@ -6,7 +6,7 @@
 // a message of B bytes has L = ceil(B / flit_bytes) flits (64 bytes = 16 flits of 4 bytes).
 //
 // Messages live in a MessagePool (preallocated, indexed by int32, free list; grows only
-// when more messages are alive than ever before). Flits are small values (16 bytes) that
+// when more messages are alive than ever before). Flits are small values (8 bytes) that
 // live inside the VC ring buffers and name their message by index: there is no
 // per-flit allocation.
 //
@@ -15,18 +15,38 @@
 #define UKAI_SIM_ENGINE_MESSAGE_H_
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace ukai::sim {
 
+// A flit. `arrival` holds the low 32 bits of the first cycle the flit is visible in the
+// buffer holding it: ArrivedBy() compares it with the clock exactly as long as every
+// buffered flit's arrival lies within 2^31 cycles of it, which Fabric::RebaseArrivals()
+// guarantees. `word`: message index (bits 0-29), head flag (bit 30), tail flag (bit 31).
 struct Flit {
-  int64_t arrival = 0;  // first cycle the flit is visible in the buffer holding it
-  int32_t msg = -1;     // MessagePool index
-  int16_t seq = 0;      // 0 .. length-1 (0: head)
-  uint8_t head = 0;
-  uint8_t tail = 0;
+  static constexpr int32_t kMaxMessages = int32_t{1} << 30;  // live messages at a time
+
+  uint32_t arrival = 0;
+  uint32_t word = 0;
+
+  static Flit Make(int64_t arrival_cycle, int32_t msg, bool head, bool tail) {
+    Flit f;
+    f.arrival = static_cast<uint32_t>(arrival_cycle);
+    f.word = static_cast<uint32_t>(msg) | (head ? 1u << 30 : 0u) | (tail ? 1u << 31 : 0u);
+    return f;
+  }
+  int32_t msg() const { return static_cast<int32_t>(word & (kMaxMessages - 1)); }
+  bool head() const { return ((word >> 30) & 1u) != 0; }
+  bool tail() const { return (word >> 31) != 0; }
+  void set_arrival(int64_t cycle) { arrival = static_cast<uint32_t>(cycle); }
+  // Whether the flit is visible at cycle t.
+  bool ArrivedBy(int64_t t) const {
+    return static_cast<int32_t>(arrival - static_cast<uint32_t>(t)) <= 0;
+  }
 };
-static_assert(sizeof(Flit) == 16);
+static_assert(sizeof(Flit) == 8);
 
 struct Message {
   int32_t src = 0;
@@ -50,6 +70,13 @@ class MessagePool {
       items_[id] = Message();
     } else {
       id = static_cast<int32_t>(items_.size());
+      if (id >= Flit::kMaxMessages) {
+        // 2^30 messages alive at once (about 40 GB of them): a run far past saturation.
+        std::fprintf(stderr,
+                     "ukai sim: more than 2^30 live messages (source queues of a "
+                     "saturated network); lower traffic.rate or measure.max_cycles\n");
+        std::abort();
+      }
       items_.emplace_back();
     }
     ++live_;

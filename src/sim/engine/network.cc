@@ -175,14 +175,10 @@ bool Network::StartMessage(int32_t node, Pe& pe) {
 void Network::PeStep(int32_t node, Pe& pe) {
   if (pe.current < 0 && !StartMessage(node, pe)) return;
   if (fabric_->InjectionFree(node, pe.vc) <= 0) return;
-  Flit f;
-  f.arrival = now_ + 1;
-  f.msg = pe.current;
-  f.seq = static_cast<int16_t>(pe.seq);
-  f.head = pe.seq == 0;
-  f.tail = pe.seq == pe.length - 1;
+  const bool head = pe.seq == 0;
+  const Flit f = Flit::Make(now_ + 1, pe.current, head, pe.seq == pe.length - 1);
   if (!fabric_->TryInject(node, pe.vc, f)) return;
-  if (f.head) messages_[pe.current].injected = now_ + 1;
+  if (head) messages_[pe.current].injected = now_ + 1;
   ++flits_injected_;
   last_progress_ = now_;
   if (++pe.seq == pe.length) {
@@ -196,6 +192,10 @@ void Network::Step() {
   if (injection_ != nullptr) CreateTrafficMessages();
   // Every router first, then every PE: a PE only touches its own router's injection VCs,
   // which no other router's evaluation reads, so this is the same as router + PE per node.
+  if (now_ >= next_rebase_) {
+    fabric_->RebaseArrivals(now_);
+    next_rebase_ = now_ + Fabric::kRebaseInterval;
+  }
   CollectActive();
   fabric_->Evaluate(active_.data(), static_cast<size_t>(num_active_), now_);
   // Run the PEs and keep only busy nodes active (Commit() then adds the ones that receive
@@ -218,10 +218,10 @@ void Network::Step() {
               [](const Ejection& a, const Ejection& b) { return a.node < b.node; });
   }
   for (const Ejection& e : ejected_) {
-    const Message& m = messages_[e.flit.msg];
+    const Message& m = messages_[e.flit.msg()];
     deliveries_.push_back({m.src, m.dst, m.length, m.hops, m.created, m.injected, e.cycle});
     ++messages_delivered_;
-    messages_.Release(e.flit.msg);
+    messages_.Release(e.flit.msg());
   }
   ++now_;
 }

@@ -147,6 +147,7 @@ class Network {
   std::vector<Delivery> deliveries_;
 
   int64_t now_ = 0;
+  int64_t next_rebase_ = 0;    // next Fabric::RebaseArrivals()
   int64_t last_progress_ = 0;  // last cycle a flit moved or was injected
   int message_flits_ = 1;
   double offered_ = 0;

@@ -92,7 +92,7 @@ int32_t Fabric::buffered(int32_t router) const {
 
 void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
                        RouteResult* result) {
-  Message& m = (*messages_)[f.msg];
+  Message& m = (*messages_)[f.msg()];
   RouteCandidate* out = &cand_[static_cast<size_t>(ivc) * cand_stride_];
   int n = 0;
   int extra = 0;
@@ -125,12 +125,22 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
   in_[ivc].state = kRouted;
 }
 
+void Fabric::RebaseArrivals(int64_t now) {
+  for (size_t ivc = 0; ivc < in_.size(); ++ivc) {
+    const InVc& q = in_[ivc];
+    for (int k = 0; k < q.count; ++k) {
+      Flit& f = buf_[(ivc << dshift_) + ((q.head + static_cast<uint32_t>(k)) & slot_mask_)];
+      if (f.ArrivedBy(now)) f.set_arrival(now);
+    }
+  }
+}
+
 void Fabric::Commit(int64_t now, uint8_t* active, std::vector<Ejection>* tails) {
   if (ntx_ == 0 && nej_ == 0) return;
   if (vct_) {
-    CommitStaged<true>(active, tails);
+    CommitStaged<true>(now, active, tails);
   } else {
-    CommitStaged<false>(active, tails);
+    CommitStaged<false>(now, active, tails);
   }
   flits_ejected_ += nej_;
   flits_moved_ += ntx_ + nej_;
@@ -140,7 +150,7 @@ void Fabric::Commit(int64_t now, uint8_t* active, std::vector<Ejection>* tails) 
 }
 
 template <bool kVct>
-void Fabric::CommitStaged(uint8_t* __restrict active, std::vector<Ejection>* tails) {
+void Fabric::CommitStaged(int64_t now, uint8_t* __restrict active, std::vector<Ejection>* tails) {
   const int vshift = vshift_, pshift = pshift_, rshift = pshift_ + vshift_;
   const uint32_t vmask = (1u << vshift) - 1, pmask = (1u << pshift) - 1;
   InVc* __restrict in = in_.data();
@@ -171,7 +181,7 @@ void Fabric::CommitStaged(uint8_t* __restrict active, std::vector<Ejection>* tai
   for (int i = 0; i < nej_; ++i) {
     const Ejected& t = ej_[i];
     if (t.credit >= 0) credit(t.credit);
-    if (t.flit.tail) tails->push_back({t.dst, t.flit.arrival, t.flit});
+    if (t.flit.tail()) tails->push_back({t.dst, now + 1, t.flit});
   }
 }
 

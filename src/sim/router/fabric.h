@@ -94,6 +94,13 @@ class Fabric {
   // active-node flags; routers that received flits get active[r] = 1.
   void Commit(int64_t now, uint8_t* active, std::vector<Ejection>* tails);
 
+  // Flits keep only the low 32 bits of their arrival cycle (Flit::ArrivedBy()). Called at
+  // least every 2^30 cycles (before Evaluate()), this sets the arrival of every buffered
+  // flit that has arrived by `now` to `now` (the same for visibility), so every arrival
+  // stays within 2^31 cycles of the clock.
+  void RebaseArrivals(int64_t now);
+  static constexpr int64_t kRebaseInterval = int64_t{1} << 30;
+
   // PE side of the injection port (same node as the router: no staging needed).
   int InjectionFree(int32_t router, int vc) const {
     return depth_ - in_[Ivc(router, pe_port(), vc)].count;
@@ -225,7 +232,7 @@ class Fabric {
   void Traverse(const Hot& h, int32_t r, int32_t pi, int ip, int v, int op, int64_t now,
                 Scratch& s);
   template <bool kVct>
-  void CommitStaged(uint8_t* active, std::vector<Ejection>* tails);
+  void CommitStaged(int64_t now, uint8_t* active, std::vector<Ejection>* tails);
   void RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
                  RouteResult* result);
   int32_t SelectOutput(const Hot& h, int32_t r, int32_t ivc, const Flit& f, int64_t now,

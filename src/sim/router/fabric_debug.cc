@@ -77,11 +77,14 @@ std::vector<std::string> Fabric::DescribeBlocked(const Topology& topology, size_
           return lines;
         }
         const Flit& f = buf_[(static_cast<size_t>(ivc) << dshift_) + in_[ivc].head];
-        const Message& m = (*messages_)[f.msg];
+        const Message& m = (*messages_)[f.msg()];
         std::string line = "node " + std::to_string(r) + " in-port " + topology.PortName(p) +
                            " vc " + std::to_string(v) + ": " + std::to_string(in_[ivc].count) +
-                           " flit(s), front flit " + std::to_string(f.seq) + " of message " +
-                           std::to_string(m.src) + "->" + std::to_string(m.dst);
+                           " flit(s), front flit (" +
+                           (f.head()   ? "head"
+                            : f.tail() ? "tail"
+                                       : "body") +
+                           ") of message " + std::to_string(m.src) + "->" + std::to_string(m.dst);
         if ((port_[Pi(r, p)].active >> v) & 1u) {
           const InVc& q = in_[ivc];
           line += ", holds out-port " + topology.PortName(q.out_port) + " vc " +

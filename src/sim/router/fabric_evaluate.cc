@@ -54,7 +54,7 @@ UKAI_INLINE void Fabric::ScanPort(const Hot& h, int32_t r, int32_t rpi, int ip, 
   for (uint32_t m = port.nonempty & ~vis; m != 0; m &= m - 1) {
     const int v = Ctz(m);
     const int32_t ivc = (pi << h.vshift) | v;
-    if (h.buf[(static_cast<size_t>(ivc) << h.dshift) + h.in[ivc].head].arrival <= now) {
+    if (h.buf[(static_cast<size_t>(ivc) << h.dshift) + h.in[ivc].head].ArrivedBy(now)) {
       vis |= 1u << v;
     }
   }
@@ -122,7 +122,7 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int ip, int v, int6
 // cycle is called again first.
 UKAI_INLINE int32_t Fabric::SelectOutput(const Hot& h, int32_t r, int32_t ivc, const Flit& f,
                                          int64_t now, Scratch& s) {
-  const Message& m = (*messages_)[f.msg];
+  const Message& m = (*messages_)[f.msg()];
   if (reroute_ && now > h.in[ivc].ready && m.dst != r) {
     // Re-route with the time blocked so far (keeps the ready time).
     const int64_t ready = h.in[ivc].ready;
@@ -196,7 +196,7 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   Port& port = h.port[pi];
   Flit* vb = h.buf + (static_cast<size_t>(ivc) << h.dshift);
   const Flit* src = vb + q.head;
-  const bool head = src->head != 0, tail = src->tail != 0;
+  const bool head = src->head(), tail = src->tail();
   const int32_t credit = q.up;  // negative for the injection port
   OutputVcState& o = h.out[q.out];
   const uint32_t bit = 1u << v;
@@ -204,25 +204,25 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   if (op == h.pe) {
     Ejected& e = h.ej[s.nej++];
     e.flit = *src;
-    e.flit.arrival = now + 1;
+    e.flit.set_arrival(now + 1);
     e.dst = r;
     e.credit = credit;
   } else {
     Flit& d = h.buf[(static_cast<size_t>(q.aux) << h.dshift) + o.tail];
     d = *src;
-    d.arrival = now + 1 + h.link;
+    d.set_arrival(now + 1 + h.link);
     o.tail = static_cast<int32_t>((static_cast<uint32_t>(o.tail) + 1) & h.slot_mask);
     if (--o.credits == 0) port.credit &= ~bit;
     h.tx[s.ntx++] = {q.aux, credit};
-    if (head) ++(*messages_)[d.msg].hops;
+    if (head) ++(*messages_)[d.msg()].hops;
   }
-  if (head && observer_) observer_({now, vb[q.head].msg, r, ip, v, op, q.out_vc});
+  if (head && observer_) observer_({now, vb[q.head].msg(), r, ip, v, op, q.out_vc});
   q.head = static_cast<uint16_t>((q.head + 1) & h.slot_mask);
   if (--q.count == 0) {
     port.nonempty &= ~bit;
     port.visible &= ~bit;
     if (port.nonempty == 0) h.port_mask[r] &= ~(1u << ip);
-  } else if (vb[q.head].arrival > now + 1) {
+  } else if (!vb[q.head].ArrivedBy(now + 1)) {
     port.visible &= ~bit;  // the next flit is still on its way
   }
   if (tail) {
