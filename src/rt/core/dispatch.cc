@@ -102,11 +102,12 @@ void RuntimeImpl::DispatchDelivered() {
 void RuntimeImpl::Dispatch(Delivered& d) {
   if (has_reinject_.load(std::memory_order_acquire)) DrainReinjected();
   const wire::FrameHeader& h = d.header;
-  Route& r = last_route_;
-  if (r.cs && r.context == h.context && r.endpoint == h.endpoint && r.handler == h.handler) {
-    // No shared_ptr copy: last_route_ keeps the context alive, and only this thread
-    // changes last_route_ (a handler's own Progress() call returns 0 here: the flag is
-    // held).
+  for (Route& r : routes_) {
+    if (!r.cs || r.context != h.context || r.endpoint != h.endpoint || r.handler != h.handler) {
+      continue;
+    }
+    // No shared_ptr copy: routes_ keeps the context alive, and only this thread changes
+    // routes_ (a handler's own Progress() call returns 0 here: the flag is held).
     ContextState* rcs = r.cs.get();
     rcs->running.fetch_add(1);
     if (rcs->phase.load() == ContextState::Phase::kReady) {
@@ -115,6 +116,7 @@ void RuntimeImpl::Dispatch(Delivered& d) {
     }
     rcs->running.fetch_sub(1);
     r = Route();  // the context is closing: forget it and take the slow path
+    break;
   }
   std::shared_ptr<ContextState> cs;
   {
@@ -161,6 +163,7 @@ void RuntimeImpl::Dispatch(Delivered& d) {
                          : "handler " + std::to_string(h.handler)));
     return;
   }
+  Route& r = routes_[next_route_++ % kRoutes];  // replace the oldest
   r = Route{h.context, h.endpoint, h.handler, cs, es, he};
   Run(cs, es, he, d);
 }

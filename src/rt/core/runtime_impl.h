@@ -161,15 +161,19 @@ class RuntimeImpl final : public ModuleHost {
   int ProgressPass(bool all);
   size_t current_module_ = 0;  // index of the module in Progress() (progress thread)
   uint64_t passes_ = 0;        // progress thread only
-  // The last dispatch target (progress thread only): saves three lock round trips per RSR
-  // in streams to one endpoint. Valid while its context is in phase kReady (endpoints and
-  // handler entries live as long as their context).
+  // The last kRoutes dispatch targets (progress thread only): an RSR to one of them costs
+  // no lock (else three lock round trips: context map, endpoint map, handler table). Valid
+  // while the context is in phase kReady (endpoints and handler entries live as long as
+  // their context).
   struct Route {
     uint32_t context = 0, endpoint = 0, handler = 0;
     std::shared_ptr<ContextState> cs;
     EndpointState* es = nullptr;
     const HandlerEntry* he = nullptr;
-  } last_route_;
+  };
+  static constexpr size_t kRoutes = 4;
+  Route routes_[kRoutes];
+  size_t next_route_ = 0;
   void DestroyContextState(const std::shared_ptr<ContextState>& cs);
 
   RuntimeOptions options_;
