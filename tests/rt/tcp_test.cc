@@ -233,5 +233,45 @@ TEST(TcpConnect, SimultaneousOpenKeepsOrderBothWays) {
   }
 }
 
+// After a simultaneous open one side may send over the other's connection; its Finalize
+// must still say goodbye after its last frame: the peer sees every RSR before the event.
+TEST(TcpConnect, GoodbyeAfterTheLastFrameOnASharedConnection) {
+  constexpr int kCount = 300;
+  for (int round = 0; round < 6; ++round) {
+    std::atomic<int> got{0}, got_at_event{-1};
+    RuntimeOptions oa = ModuleOptions("tcp", nullptr);
+    oa.on_peer_event = [&](const PeerEvent& e) {
+      if (e.orderly) got_at_event = got.load();
+    };
+    auto a = Runtime::Init(oa);
+    auto b = Runtime::Init(ModuleOptions("tcp", nullptr));
+    ASSERT_TRUE(a.ok() && b.ok());
+    Endpoint* ep[2] = {};
+    Runtime* rts[2] = {a->get(), b->get()};
+    for (int i = 0; i < 2; ++i) {
+      auto ctx = rts[i]->CreateContext({.name = "c"});
+      ep[i] = *(*ctx)->CreateEndpoint();
+      ASSERT_TRUE(
+          ep[i]->RegisterHandler("n", HandlerKind::kNonThreaded, [&](Rsr&) { ++got; }).ok());
+    }
+    const Startpoint to_a = ep[0]->MakeStartpoint(), to_b = ep[1]->MakeStartpoint();
+    std::thread connect_b([&] { ASSERT_TRUE((*b)->SelectModule(to_a).ok()); });
+    ASSERT_TRUE((*a)->SelectModule(to_b).ok());
+    connect_b.join();
+    // Give b's progress thread time to read a's hello (b then sends over a's connection
+    // when its id is the higher one, which happens in about half of the rounds).
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::vector<uint8_t> chunk(64 << 10, 1);  // enough to fill the socket: frames queue
+    for (int k = 0; k < kCount; ++k) {
+      Buffer buf;
+      buf.PutBytes(chunk);
+      ASSERT_TRUE((*b)->SendRsr(std::move(buf), to_a, HandlerId::Of("n")).ok());
+    }
+    ASSERT_TRUE((*b)->Finalize().ok());
+    ASSERT_TRUE(WaitFor([&] { return got_at_event.load() >= 0; })) << "round " << round;
+    EXPECT_EQ(got_at_event.load(), kCount) << "round " << round;
+  }
+}
+
 }  // namespace
 }  // namespace ukai::rt::testing

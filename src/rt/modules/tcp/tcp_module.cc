@@ -317,6 +317,14 @@ bool TcpConn::Shut(CommState state) {
 }
 
 void TcpConn::Close() {
+  std::shared_ptr<TcpConn> to;
+  {
+    std::lock_guard<std::mutex> lock(send_mu_);
+    to = redirect_;
+  }
+  // Our frames went over `to`: flush it and say goodbye there first, so the peer sees the
+  // goodbye after the last frame.
+  if (to) to->Close();
   std::lock_guard<std::mutex> lock(send_mu_);
   if (state_.load() != CommState::kOk || fd_ < 0) return;
   // Flush what is queued (the progress thread no longer runs), then say goodbye.
@@ -478,12 +486,17 @@ void TcpModule::Accept() {
 void TcpModule::Fail(const std::shared_ptr<TcpConn>& c, bool orderly, const Status& why) {
   const int fd = c->fd();
   if (!c->Shut(orderly ? CommState::kClosed : CommState::kFailed)) return;
+  const RuntimeId peer = c->peer();
+  bool others = false;  // another open connection from/to the same peer
   {
     std::lock_guard<std::mutex> lock(conns_mu_);
     conns_.erase(fd);
     version_.fetch_add(1, std::memory_order_release);
+    for (const auto& [f, o] : conns_) others |= peer != 0 && o->peer() == peer;
   }
-  if (c->peer() != 0) host_->PeerFailed(c->peer(), "tcp", orderly, why);
+  // A peer that says goodbye closes all its connections; frames may still wait unread on
+  // another one (both sides connected at once): it has left when its last one closed.
+  if (peer != 0 && !(orderly && others)) host_->PeerFailed(peer, "tcp", orderly, why);
 }
 
 void TcpModule::UseIncoming(const std::shared_ptr<TcpConn>& c) {
