@@ -165,5 +165,49 @@ TEST(ShmModuleTest, RsrsWakeABlockedProgressEngine) {
   }
 }
 
+// Both runtimes connect at once (two channels per pair), one streams more than its ring
+// holds and finalizes: the orderly-leave event comes after every RSR was handled.
+TEST(ShmModuleTest, GoodbyeAfterTheLastRecordWithTwoChannels) {
+  constexpr int kCount = 200;
+  for (int round = 0; round < 3; ++round) {
+    std::atomic<int> got{0}, got_at_event{-1};
+    std::unique_ptr<Runtime> rt[2];
+    for (int i = 0; i < 2; ++i) {
+      RuntimeOptions o;
+      o.bootstrap = "single";
+      o.modules = {"shm"};
+      o.spin_us = 50;
+      if (i == 0) {
+        o.on_peer_event = [&](const PeerEvent& e) {
+          if (e.orderly) got_at_event = got.load();
+        };
+      }
+      auto made = Runtime::Init(o);
+      ASSERT_TRUE(made.ok()) << made.status().ToString();
+      rt[i] = std::move(*made);
+    }
+    Endpoint* ep[2] = {};
+    for (int i = 0; i < 2; ++i) {
+      auto ctx = rt[i]->CreateContext({.name = "c"});
+      ep[i] = *(*ctx)->CreateEndpoint();
+      ASSERT_TRUE(
+          ep[i]->RegisterHandler("n", HandlerKind::kNonThreaded, [&](Rsr&) { ++got; }).ok());
+    }
+    const Startpoint to0 = ep[0]->MakeStartpoint(), to1 = ep[1]->MakeStartpoint();
+    std::thread connect1([&] { ASSERT_TRUE(rt[1]->SelectModule(to0).ok()); });
+    ASSERT_TRUE(rt[0]->SelectModule(to1).ok());
+    connect1.join();
+    std::vector<uint8_t> chunk(64 << 10, 1);  // 12.5 MiB in all: more than a 4 MiB ring
+    for (int k = 0; k < kCount; ++k) {
+      Buffer b;
+      b.PutBytes(chunk);
+      ASSERT_TRUE(rt[1]->SendRsr(std::move(b), to0, HandlerId::Of("n")).ok());
+    }
+    ASSERT_TRUE(rt[1]->Finalize().ok());
+    ASSERT_TRUE(testing::WaitFor([&] { return got_at_event.load() >= 0; })) << round;
+    EXPECT_EQ(got_at_event.load(), kCount) << "round " << round;
+  }
+}
+
 }  // namespace
 }  // namespace ukai::rt

@@ -1,16 +1,24 @@
 #include "rt/modules/shm/shm_channel.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "rt/modules/shm/shm_socket.h"
 #include "wire/rsr_frame.h"
 
 namespace ukai::rt::shm {
+namespace {
+
+constexpr int kCloseFlushMs = 2000;  // Close() waits this long for the peer to drain
+
+}  // namespace
 
 ShmChannel::ShmChannel(RuntimeId self, RuntimeId peer, std::unique_ptr<ShmSegment> segment,
                        int socket, int peer_efd, size_t chunk_bytes, size_t cma_bytes,
@@ -349,6 +357,23 @@ bool ShmChannel::MarkFailed() {
 }
 
 void ShmChannel::Close() {
+  // Frames Send() accepted but still queued behind a full ring, and CMA frames the peer has
+  // not copied yet, are handed over first (the peer's progress engine drains the ring), for
+  // at most kCloseFlushMs, unless the peer is gone.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kCloseFlushMs);
+  while (state() == CommState::kOk) {
+    bool pending;
+    {
+      std::lock_guard<SpinMutex> lock(send_mu_);
+      if (!queue_.empty()) FlushLocked();
+      if (!cma_held_.empty()) ReapCmaLocked();
+      pending = !queue_.empty() || !cma_held_.empty();
+    }
+    if (!pending || segment_->PeerClosed() || std::chrono::steady_clock::now() > deadline) break;
+    pollfd p{socket_, POLLRDHUP, 0};
+    if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
   CommState expected = CommState::kOk;
   if (state_.compare_exchange_strong(expected, CommState::kClosed)) {
     segment_->MarkClosed();

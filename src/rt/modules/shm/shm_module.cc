@@ -311,7 +311,14 @@ void ShmModule::OnSocketEvent(uint64_t tag, uint32_t events) {
   }
   const bool orderly = ch->PeerClosedInOrder();
   Unregister(tag);
-  if (ch->MarkFailed()) {
+  bool others = false;  // another channel with the same peer (both sides connected at once)
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [t, o] : channels_) others |= o->peer() == ch->peer();
+  }
+  // A peer that closed in order has left when its last channel hung up: records may still
+  // wait in the other channel's ring.
+  if (ch->MarkFailed() && !(orderly && others)) {
     host_->PeerFailed(ch->peer(), "shm", orderly,
                       orderly ? Status::Unavailable("shm: peer closed")
                               : Status::Unavailable("shm: peer process exited or hung up"));
