@@ -16,15 +16,27 @@ namespace ukai::rt::internal {
 namespace {
 
 thread_local ContextState* tls_handler_context = nullptr;
+// The runtime whose non-threaded handler runs on this thread (inside its progress pass).
+thread_local const RuntimeImpl* tls_pass_runtime = nullptr;
 
 // Marks the current thread as running a handler of `cs` for the scope.
+// Marks the current thread as running a handler of `cs` for the scope (`pass`: the runtime
+// whose progress pass runs it, for non-threaded handlers).
 class HandlerScope {
  public:
-  explicit HandlerScope(ContextState* cs) : prev_(tls_handler_context) { tls_handler_context = cs; }
-  ~HandlerScope() { tls_handler_context = prev_; }
+  explicit HandlerScope(ContextState* cs, const RuntimeImpl* pass = nullptr)
+      : prev_(tls_handler_context), prev_pass_(tls_pass_runtime) {
+    tls_handler_context = cs;
+    tls_pass_runtime = pass;
+  }
+  ~HandlerScope() {
+    tls_handler_context = prev_;
+    tls_pass_runtime = prev_pass_;
+  }
 
  private:
   ContextState* prev_;
+  const RuntimeImpl* prev_pass_;
 };
 
 class HandlerTask final : public Task {
@@ -109,12 +121,22 @@ void RuntimeImpl::Dispatch(Delivered& d) {
     // No shared_ptr copy: routes_ keeps the context alive, and only this thread changes
     // routes_ (a handler's own Progress() call returns 0 here: the flag is held).
     ContextState* rcs = r.cs.get();
-    rcs->running.fetch_add(1);
-    if (rcs->phase.load() == ContextState::Phase::kReady) {
-      Run(r.cs, r.es, r.he, d);
-      return;
+    if (r.he->kind == HandlerKind::kNonThreaded) {
+      // Not counted in `running`: DestroyContextState, after marking the context closing,
+      // waits until it held the progress flag once, i.e. until this pass ended.
+      if (rcs->phase.load(std::memory_order_acquire) == ContextState::Phase::kReady) {
+        CountDelivered();
+        RunNonThreaded(rcs, r.es, r.he, d.header, d.payload);
+        return;
+      }
+    } else {
+      rcs->running.fetch_add(1);
+      if (rcs->phase.load() == ContextState::Phase::kReady) {
+        Run(r.cs, r.es, r.he, d);
+        return;
+      }
+      rcs->running.fetch_sub(1);
     }
-    rcs->running.fetch_sub(1);
     r = Route();  // the context is closing: forget it and take the slow path
     break;
   }
@@ -171,9 +193,7 @@ void RuntimeImpl::Dispatch(Delivered& d) {
 // Runs or queues the handler; `cs->running` was incremented by the caller.
 void RuntimeImpl::Run(const std::shared_ptr<ContextState>& cs, EndpointState* es,
                       const HandlerEntry* he, Delivered& d) {
-  // One writer at a time (the progress flag's owner): no read-modify-write needed.
-  rsr_delivered_.store(rsr_delivered_.load(std::memory_order_relaxed) + 1,
-                       std::memory_order_relaxed);
+  CountDelivered();
   if (he->kind == HandlerKind::kNonThreaded) {
     RunNonThreaded(cs.get(), es, he, d.header, d.payload);
     cs->running.fetch_sub(1);
@@ -193,7 +213,7 @@ void RuntimeImpl::Run(const std::shared_ptr<ContextState>& cs, EndpointState* es
 void RuntimeImpl::RunNonThreaded(ContextState* cs, EndpointState* es, const HandlerEntry* h,
                                  const wire::FrameHeader& header,
                                  std::span<const uint8_t> payload) {
-  HandlerScope scope(cs);
+  HandlerScope scope(cs, this);
   std::optional<uint64_t> addr;
   if (header.has_address()) addr = header.address;
   Rsr rsr(self_, cs->context.get(), es->endpoint.get(), header.source, HandlerId{header.handler},
@@ -252,6 +272,7 @@ void RuntimeImpl::DrainEvents() {
     has_events_.store(false);
   }
   if (options_.on_peer_event) {
+    HandlerScope scope(nullptr, this);  // runs inside our pass (QuiesceProgress must know)
     for (const PeerEvent& e : events) options_.on_peer_event(e);
   }
 }
@@ -267,11 +288,24 @@ void RuntimeImpl::Wake() {
 bool RuntimeImpl::TryEnterProgress() {
   // Test first: a caller spinning on Progress() while the thread progresses reads a shared
   // line instead of bouncing it with a read-modify-write.
-  return !progressing_.load(std::memory_order_relaxed) &&
-         !progressing_.exchange(true, std::memory_order_acquire);
+  if (progressing_.load(std::memory_order_relaxed) ||
+      progressing_.exchange(true, std::memory_order_acquire)) {
+    return false;
+  }
+  return true;
 }
 
 void RuntimeImpl::LeaveProgress() { progressing_.store(false, std::memory_order_release); }
+
+void RuntimeImpl::QuiesceProgress() {
+  // Called from a handler inside a pass of ours (destroying another context): no other
+  // pass can run meanwhile.
+  if (tls_pass_runtime == this) return;
+  progress_wanted_.fetch_add(1);
+  while (!TryEnterProgress()) std::this_thread::yield();
+  LeaveProgress();
+  progress_wanted_.fetch_sub(1);
+}
 
 int RuntimeImpl::Progress() {
   if (!TryEnterProgress()) return 0;
@@ -323,6 +357,11 @@ void RuntimeImpl::ProgressLoop() {
   auto last_active = Clock::now();
   while (!TryEnterProgress()) std::this_thread::yield();  // an explicit Progress() caller
   while (!stop_.load(std::memory_order_relaxed)) {
+    if (progress_wanted_.load(std::memory_order_relaxed) != 0) {  // DestroyContext waits
+      LeaveProgress();
+      std::this_thread::yield();
+      while (!TryEnterProgress()) std::this_thread::yield();
+    }
     if (ProgressPass(/*all=*/false) > 0) {
       last_active = Clock::now();
       continue;

@@ -224,8 +224,11 @@ void RuntimeImpl::DestroyContextState(const std::shared_ptr<ContextState>& cs) {
     std::unique_lock<std::shared_mutex> lock(contexts_mu_);
     contexts_.erase(cs->context->id());
   }
-  // Handlers already dispatched finish first (the Dekker pairing with Dispatch: it counts
-  // itself in `running` before it reads the phase).
+  // Handlers already dispatched finish first: non-threaded ones run inside a progress pass
+  // that read the phase before we changed it (wait for that pass to end), the others are
+  // counted in `running` (Dekker pairing with Dispatch: it counts itself before it reads
+  // the phase).
+  QuiesceProgress();
   while (cs->running.load() != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
   Trace("context " + std::to_string(cs->context->id()) + " exiting");
   if (cs->exit) cs->exit(*cs->context);

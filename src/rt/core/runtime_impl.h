@@ -75,7 +75,9 @@ class ContextState {
   EndpointId next_endpoint = 1;
   std::atomic<Phase> phase{Phase::kBooting};
   std::vector<HeldFrame> held;
-  std::atomic<int> running{0};  // handlers running or queued for this context
+  // Threaded handlers running or queued, and non-threaded ones dispatched on the slow path,
+  // for this context (non-threaded ones on the route cache are covered by QuiesceProgress).
+  std::atomic<int> running{0};
 
   EndpointState* FindEndpoint(EndpointId id) const {
     std::lock_guard<std::mutex> lock(mu);
@@ -202,6 +204,15 @@ class RuntimeImpl final : public ModuleHost {
   std::atomic<bool> progressing_{false};
   bool TryEnterProgress();
   void LeaveProgress();
+  // Returns once every progress pass that was running when it was called has ended (holds
+  // the flag once; the progress thread lets go between passes while progress_wanted_ > 0).
+  void QuiesceProgress();
+  std::atomic<int> progress_wanted_{0};
+  // One writer at a time (the progress flag's owner): no read-modify-write needed.
+  void CountDelivered() {
+    rsr_delivered_.store(rsr_delivered_.load(std::memory_order_relaxed) + 1,
+                         std::memory_order_relaxed);
+  }
   std::vector<Delivered> delivered_;  // progress thread only
   std::mutex reinject_mu_;
   std::vector<HeldFrame> reinject_;
