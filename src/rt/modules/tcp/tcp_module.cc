@@ -635,7 +635,7 @@ int TcpModule::Progress() {
   if (polled_.size() > kDirectPollMax) return PollEvents();
   // Few connections: poll(2) them and the listener directly (as fast as epoll_wait here,
   // and it takes no epoll lock that arriving segments' wake-ups need too). Spinning on
-  // recv(MSG_DONTWAIT) instead was slower: it takes the socket lock that the sender's
+  // recv(MSG_DONTWAIT) instead was not faster: it takes the socket lock that the sender's
   // softirq needs to queue the data.
   pollfd fds[kDirectPollMax + 1];
   fds[0] = {listen_fd_, POLLIN, 0};
