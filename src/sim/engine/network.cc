@@ -177,7 +177,7 @@ void Network::PeStep(int32_t node, Pe& pe) {
   if (fabric_->InjectionFree(node, pe.vc) <= 0) return;
   const bool head = pe.seq == 0;
   const Flit f = Flit::Make(now_ + 1, pe.current, head, pe.seq == pe.length - 1);
-  if (!fabric_->TryInject(node, pe.vc, f)) return;
+  fabric_->Inject(node, pe.vc, f);
   if (head) messages_[pe.current].injected = now_ + 1;
   ++flits_injected_;
   last_progress_ = now_;

@@ -106,17 +106,15 @@ class Fabric {
     return depth_ - in_[Ivc(router, pe_port(), vc)].count;
   }
   int InjectionCount(int32_t router, int vc) const { return in_[Ivc(router, pe_port(), vc)].count; }
-  // Pushes `flit` into injection VC `vc` of `router` if it has room; returns false if not.
-  bool TryInject(int32_t router, int vc, const Flit& flit) {
+  // Pushes `flit` into injection VC `vc` of `router`, which must have room.
+  void Inject(int32_t router, int vc, const Flit& flit) {
     const int32_t ivc = Ivc(router, pe_port(), vc);
     InVc& q = in_[ivc];
-    if (q.count >= depth_) return false;
     const int slot = (q.head + q.count) & slot_mask_;
     buf_[(static_cast<size_t>(ivc) << dshift_) + slot] = flit;
     ++q.count;
     port_[Pi(router, pe_port())].nonempty |= 1u << vc;
     port_mask_[router] |= 1u << pe_port();
-    return true;
   }
 
   // True while router `router` holds flits.
