@@ -48,6 +48,31 @@ TEST(RuntimeArgs, BadOptionsAreErrorsNamingTheOption) {
   }
 }
 
+TEST(RuntimeInit, UnknownParametersAreErrorsNamingTheKey) {
+  RuntimeOptions o;
+  o.bootstrap = "single";
+  o.modules = {"tcp"};
+  o.params["tcp.listen"] = "127.0.0.1:0";
+  o.params["tcp.lisen"] = "127.0.0.1:0";  // typo of a loaded module's parameter
+  auto rt = Runtime::Init(o);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_NE(rt.status().message().find("'tcp.lisen'"), std::string::npos) << rt.status().ToString();
+  EXPECT_NE(rt.status().message().find("tcp.listen"), std::string::npos) << rt.status().ToString();
+
+  o.params.erase("tcp.lisen");
+  o.params["nosuchmodule.x"] = "1";  // a prefix that is no module
+  rt = Runtime::Init(o);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_NE(rt.status().message().find("'nosuchmodule.x'"), std::string::npos)
+      << rt.status().ToString();
+
+  o.params.erase("nosuchmodule.x");
+  o.params["shm.ring_bytes"] = "65536";  // a module not loaded in this run: ignored
+  rt = Runtime::Init(o);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  (*rt)->Finalize();
+}
+
 TEST(RuntimeInit, UnknownModuleAndBootstrapListTheKnownOnes) {
   RuntimeOptions o;
   o.bootstrap = "single";

@@ -31,6 +31,10 @@ RuntimeImpl::~RuntimeImpl() {
 }
 
 std::string RuntimeImpl::Param(std::string_view key) const {
+  {
+    std::lock_guard<std::mutex> lock(params_mu_);
+    params_asked_.insert(std::string(key));
+  }
   auto it = options_.params.find(std::string(key));
   return it == options_.params.end() ? std::string() : it->second;
 }
@@ -105,6 +109,32 @@ Status RuntimeImpl::LoadModules() {
     caps_.push_back(caps);
   }
   table_ = std::move(table);
+  return CheckParams(names);
+}
+
+Status RuntimeImpl::CheckParams(const std::vector<std::string>& loaded) const {
+  std::lock_guard<std::mutex> lock(params_mu_);
+  for (const auto& [key, value] : options_.params) {
+    const std::string prefix = key.substr(0, key.find('.'));
+    if (!FindModule(prefix).ok()) {
+      return Status::InvalidArgument("runtime parameter '" + key + "': no module named '" + prefix +
+                                     "' (parameters are MODULE.NAME=VALUE)");
+    }
+    // A parameter of a module that is not loaded in this run is ignored: one command line
+    // may serve runs with different --ukai-modules.
+    if (std::find(loaded.begin(), loaded.end(), prefix) == loaded.end()) continue;
+    if (params_asked_.count(key) == 0) {
+      std::string known;
+      for (const std::string& k : params_asked_) {
+        if (k.rfind(prefix + ".", 0) != 0) continue;
+        known += known.empty() ? "" : ", ";
+        known += k;
+      }
+      return Status::InvalidArgument(
+          "runtime parameter '" + key + "': module " + prefix +
+          " has no such parameter (known: " + (known.empty() ? "none" : known) + ")");
+    }
+  }
   return Status::Ok();
 }
 

@@ -115,6 +115,8 @@ class RuntimeImpl final : public ModuleHost {
 
   // ModuleHost.
   RuntimeId runtime_id() const override { return id_; }
+  // Records every key asked for, so that LoadModules() can reject parameters no loaded
+  // module knows (a typo must not be silently ignored).
   std::string Param(std::string_view key) const override;
   bool tracing() const override { return options_.trace; }
   void Trace(std::string_view line) const override;
@@ -147,6 +149,8 @@ class RuntimeImpl final : public ModuleHost {
 
  private:
   Status LoadModules();
+  // Every --ukai-param key whose prefix names a loaded module must have been read by it.
+  Status CheckParams(const std::vector<std::string>& loaded) const;
   Result<Module*> Choose(const DescriptorTable& table, std::string* why);
   Result<Peer*> PeerFor(const Startpoint& target);
   Result<Peer*> ConnectPeer(const Startpoint& target);
@@ -179,6 +183,8 @@ class RuntimeImpl final : public ModuleHost {
   void DestroyContextState(const std::shared_ptr<ContextState>& cs);
 
   RuntimeOptions options_;
+  mutable std::mutex params_mu_;
+  mutable std::unordered_set<std::string> params_asked_;  // guarded by params_mu_
   const RuntimeId id_;
   Runtime* self_ = nullptr;
   std::unique_ptr<Bootstrap> bootstrap_;
