@@ -138,9 +138,11 @@ void Fabric::RebaseArrivals(int64_t now) {
 void Fabric::Commit(int64_t now, uint8_t* active, std::vector<Ejection>* tails) {
   if (ntx_ == 0 && nej_ == 0) return;
   if (vct_) {
-    CommitStaged<true>(now, active, tails);
+    CommitStaged<true, -1, -1>(now, active, tails);
+  } else if (vshift_ == 2 && pshift_ == 3) {  // the spec's router: shifts as constants
+    CommitStaged<false, 2, 3>(now, active, tails);
   } else {
-    CommitStaged<false>(now, active, tails);
+    CommitStaged<false, -1, -1>(now, active, tails);
   }
   flits_ejected_ += nej_;
   flits_moved_ += ntx_ + nej_;
@@ -149,9 +151,11 @@ void Fabric::Commit(int64_t now, uint8_t* active, std::vector<Ejection>* tails) 
   last_move_cycle_ = now;
 }
 
-template <bool kVct>
+template <bool kVct, int kVshift, int kPshift>
 void Fabric::CommitStaged(int64_t now, uint8_t* __restrict active, std::vector<Ejection>* tails) {
-  const int vshift = vshift_, pshift = pshift_, rshift = pshift_ + vshift_;
+  const int vshift = kVshift >= 0 ? kVshift : vshift_;
+  const int pshift = kPshift >= 0 ? kPshift : pshift_;
+  const int rshift = pshift + vshift;
   const uint32_t vmask = (1u << vshift) - 1, pmask = (1u << pshift) - 1;
   InVc* __restrict in = in_.data();
   OutputVcState* __restrict out = out_.data();

@@ -229,7 +229,8 @@ class Fabric {
   void AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scratch& s);
   void Traverse(const Hot& h, int32_t r, int32_t pi, int ip, int v, int op, int64_t now,
                 Scratch& s);
-  template <bool kVct>
+  // kVshift, kPshift: the index layout's shifts when known at compile time, else -1.
+  template <bool kVct, int kVshift, int kPshift>
   void CommitStaged(int64_t now, uint8_t* active, std::vector<Ejection>* tails);
   void RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
                  RouteResult* result);

@@ -22,11 +22,34 @@ UKAI_INLINE int PickRoundRobin(uint32_t mask, int start) {
 }  // namespace
 
 void Fabric::Evaluate(const int32_t* routers, size_t count, int64_t now) {
-  const Hot h = hot_;
   Scratch s;
   s.ntx = ntx_;
   s.nej = nej_;
-  for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
+  if (hot_.pshift == 3 && hot_.vshift == 2 && hot_.dshift == 3 && hot_.link == 1) {
+    // The spec's router (up to 8 ports, 4 VCs x 8 flits, 1-cycle links): with the layout
+    // as constants, the inlined stages need no shift loads and fewer registers.
+    // The port count too for a 2-D and a 3-D torus.
+    Hot h = hot_;
+    h.pshift = 3;
+    h.vshift = 2;
+    h.dshift = 3;
+    h.link = 1;
+    h.slot_mask = 7;
+    if (hot_.ports == 5) {
+      h.ports = 5;
+      h.pe = 4;
+      for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
+    } else if (hot_.ports == 7) {
+      h.ports = 7;
+      h.pe = 6;
+      for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
+    } else {
+      for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
+    }
+  } else {
+    const Hot h = hot_;
+    for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
+  }
   ntx_ = s.ntx;
   nej_ = s.nej;
 }
