@@ -215,7 +215,6 @@ class Fabric {
     uint32_t out_req[32];
     int nva;  // VC-allocation requests in va
     VaReq va[32 * 32];
-    RouteResult route;  // RouteHead()'s scratch
   };
 
   void InitHot();
@@ -234,8 +233,7 @@ class Fabric {
   void CommitStaged(int64_t now, uint8_t* active, std::vector<Ejection>* tails);
   void RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
                  RouteResult* result);
-  int32_t SelectOutput(const Hot& h, int32_t r, int32_t ivc, const Flit& f, int64_t now,
-                       Scratch& s);
+  int32_t SelectOutput(const Hot& h, int32_t r, int32_t ivc, const Flit& f, int64_t now);
 
   const RoutingFunction* routing_;
   const SelectionFunction* selection_;
@@ -273,6 +271,9 @@ class Fabric {
   std::vector<Ejected> ej_;
   int ntx_ = 0, nej_ = 0;
   Hot hot_;
+  // RouteHead()'s scratch (a member, not in Scratch: Scratch's address then never escapes
+  // Evaluate(), so its counters and masks can stay in registers).
+  RouteResult route_;
 
   int64_t flits_moved_ = 0, flits_ejected_ = 0, flit_hops_ = 0, last_move_cycle_ = 0;
   std::function<void(const HopEvent&)> observer_;

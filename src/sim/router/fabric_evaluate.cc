@@ -127,11 +127,11 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int ip, int v, int6
     if (q.aux == static_cast<int32_t>(h.epoch[r])) return;
   } else {
     const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
-    if (q.state == kIdle) RouteHead(r, ip, v, ivc, f, now, &s.route);
+    if (q.state == kIdle) RouteHead(r, ip, v, ivc, f, now, &route_);
     if (q.ready > now) return;
   }
   const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
-  const int32_t ovc = SelectOutput(h, r, ivc, f, now, s);
+  const int32_t ovc = SelectOutput(h, r, ivc, f, now);
   if (ovc >= 0) {
     s.va[s.nva++] = {ivc, ovc, ip, v};
   } else if (max_credit_ && !reroute_) {
@@ -144,13 +144,13 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int ip, int v, int6
 // `ivc`, or -1 if none of its candidates is free. A routing that asks to see every blocked
 // cycle is called again first.
 UKAI_INLINE int32_t Fabric::SelectOutput(const Hot& h, int32_t r, int32_t ivc, const Flit& f,
-                                         int64_t now, Scratch& s) {
+                                         int64_t now) {
   const Message& m = (*messages_)[f.msg()];
   if (reroute_ && now > h.in[ivc].ready && m.dst != r) {
     // Re-route with the time blocked so far (keeps the ready time).
     const int64_t ready = h.in[ivc].ready;
     const int ip = (ivc >> h.vshift) & ((1 << h.pshift) - 1);
-    RouteHead(r, ip, ivc & ((1 << h.vshift) - 1), ivc, f, now, &s.route);
+    RouteHead(r, ip, ivc & ((1 << h.vshift) - 1), ivc, f, now, &route_);
     h.in[ivc].ready = ready;
   }
   const int32_t base = r << (h.pshift + h.vshift);
