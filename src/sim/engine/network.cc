@@ -172,7 +172,8 @@ bool Network::StartMessage(int32_t node, Pe& pe) {
   return true;
 }
 
-void Network::PeStep(int32_t node, Pe& pe) {
+// Inlined into Step() (its only caller: it runs for every busy PE every cycle).
+__attribute__((always_inline)) inline void Network::PeStep(int32_t node, Pe& pe) {
   if (pe.current < 0 && !StartMessage(node, pe)) return;
   if (fabric_->InjectionFree(node, pe.vc) <= 0) return;
   const bool head = pe.seq == 0;

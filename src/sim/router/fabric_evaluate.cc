@@ -15,7 +15,8 @@ UKAI_INLINE int Ctz(uint32_t mask) { return __builtin_ctz(mask); }
 
 // First set bit of `mask` at or after `start` (cyclically). `mask` != 0.
 UKAI_INLINE int PickRoundRobin(uint32_t mask, int start) {
-  const uint32_t hi = start >= 32 ? 0u : (mask & (~0u << start));
+  // The bits at or above `start` (0 <= start <= 32: a 64-bit shift needs no range check).
+  const auto hi = static_cast<uint32_t>((uint64_t{mask} >> start) << start);
   return Ctz(hi != 0 ? hi : mask);
 }
 
