@@ -208,7 +208,8 @@ class Fabric {
   struct Scratch {
     int ntx, nej;  // staged transfers and ejections so far
     // Switch allocation of the current router: per input port the nominated VC and its
-    // output port; per output port the requesting input ports.
+    // output port; per output port the requesting input ports (zero for every port not in
+    // out_mask: GrantOutput() and the withdrawal in AllocateVcs() clear what they consume).
     uint32_t nominated;  // input ports with a nomination
     uint32_t out_mask;   // output ports with requests
     uint8_t nom_v[32], nom_op[32];

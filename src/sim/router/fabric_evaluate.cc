@@ -26,6 +26,7 @@ void Fabric::Evaluate(const int32_t* routers, size_t count, int64_t now) {
   Scratch s;
   s.ntx = ntx_;
   s.nej = nej_;
+  for (uint32_t& req : s.out_req) req = 0;
   if (hot_.pshift == 3 && hot_.vshift == 2 && hot_.dshift == 3 && hot_.link == 1) {
     // The spec's router (up to 8 ports, 4 VCs x 8 flits, 1-cycle links): with the layout
     // as constants, the inlined stages need no shift loads and fewer registers.
@@ -93,14 +94,15 @@ UKAI_INLINE void Fabric::ScanPort(const Hot& h, int32_t r, int32_t rpi, int ip, 
 // Switch allocation, input side: input port ip nominates one of the VCs in `cand`
 // (round-robin) as a request to that VC's output port.
 UKAI_INLINE void Fabric::Nominate(const Hot& h, int32_t rpi, int ip, uint32_t cand, Scratch& s) {
-  const int v =
-      (cand & (cand - 1)) == 0 ? Ctz(cand) : PickRoundRobin(cand, h.port[rpi + ip].sa_in_rr);
+  // No single-candidate shortcut: PickRoundRobin() is branch-free, and the random traffic
+  // makes a test for one candidate a frequent mispredict.
+  const int v = PickRoundRobin(cand, h.port[rpi + ip].sa_in_rr);
   const int op = h.in[((rpi + ip) << h.vshift) | v].out_port;
   s.nom_v[ip] = static_cast<uint8_t>(v);
   s.nom_op[ip] = static_cast<uint8_t>(op);
   s.nominated |= 1u << ip;
   const uint32_t obit = 1u << op;
-  s.out_req[op] = ((s.out_mask & obit) != 0 ? s.out_req[op] : 0u) | (1u << ip);
+  s.out_req[op] |= 1u << ip;  // zero unless op is in out_mask (see Scratch)
   s.out_mask |= obit;
 }
 
@@ -109,8 +111,8 @@ UKAI_INLINE void Fabric::Nominate(const Hot& h, int32_t rpi, int ip, uint32_t ca
 UKAI_INLINE void Fabric::GrantOutput(const Hot& h, int32_t r, int32_t rpi, int op, int64_t now,
                                      Scratch& s) {
   const uint32_t req = s.out_req[op];
-  const int ip =
-      (req & (req - 1)) == 0 ? Ctz(req) : PickRoundRobin(req, h.port[rpi + op].sa_out_rr);
+  const int ip = PickRoundRobin(req, h.port[rpi + op].sa_out_rr);
+  s.out_req[op] = 0;  // keeps out_req all zero between routers
   const int v = s.nom_v[ip];
   h.port[rpi + op].sa_out_rr = static_cast<uint8_t>(ip + 1);
   h.port[rpi + ip].sa_in_rr = static_cast<uint8_t>(v + 1);
