@@ -85,7 +85,7 @@ UKAI_INLINE void Fabric::ScanPort(const Hot& h, int32_t r, int32_t rpi, int ip, 
   }
   port.visible = vis;
   const uint32_t cand = vis & port.credit;
-  Nominate(h, rpi, ip, cand, s);  // a no-op for cand == 0, without a branch
+  if (cand != 0) Nominate(h, rpi, ip, cand, s);
   for (uint32_t m = vis & ~port.active; m != 0; m &= m - 1) {
     HandleHead(h, r, ip, Ctz(m), now, s);
   }
@@ -96,17 +96,14 @@ UKAI_INLINE void Fabric::ScanPort(const Hot& h, int32_t r, int32_t rpi, int ip, 
 UKAI_INLINE void Fabric::Nominate(const Hot& h, int32_t rpi, int ip, uint32_t cand, Scratch& s) {
   // No single-candidate shortcut: PickRoundRobin() is branch-free, and the random traffic
   // makes a test for one candidate a frequent mispredict.
-  // For cand == 0 (no bid) the masked updates below change nothing: v is then 0 and op
-  // that VC's last output port (always a valid port), and only nom_v/nom_op of ip, which
-  // nothing reads while ip is not in `nominated`, are written.
-  const uint32_t any = cand != 0 ? 1u : 0u;
-  const int v = PickRoundRobin(cand | (any ^ 1u), h.port[rpi + ip].sa_in_rr);
+  const int v = PickRoundRobin(cand, h.port[rpi + ip].sa_in_rr);
   const int op = h.in[((rpi + ip) << h.vshift) | v].out_port;
   s.nom_v[ip] = static_cast<uint8_t>(v);
   s.nom_op[ip] = static_cast<uint8_t>(op);
-  s.nominated |= any << ip;
-  s.out_req[op] |= any << ip;  // zero unless op is in out_mask (see Scratch)
-  s.out_mask |= any << op;
+  s.nominated |= 1u << ip;
+  const uint32_t obit = 1u << op;
+  s.out_req[op] |= 1u << ip;  // zero unless op is in out_mask (see Scratch)
+  s.out_mask |= obit;
 }
 
 // Switch allocation, output side: output port op grants one requesting input port
