@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/json_fields.h"
 #include "scratch_path.h"
 
 namespace {
@@ -112,30 +113,7 @@ TEST_F(SimCliTest, JsonPointsHaveEveryFieldAndSaneValues) {
   for (size_t i = 0; i < lines.size(); ++i) {
     SCOPED_TRACE(lines[i]);
     auto j = nlohmann::json::parse(lines[i]);
-    for (const char* key : {"topology",
-                            "k",
-                            "n",
-                            "routing",
-                            "pattern",
-                            "message_bytes",
-                            "offered_flits_per_node_cycle",
-                            "accepted_flits_per_node_cycle",
-                            "avg_latency_cycles",
-                            "p99_latency_cycles",
-                            "avg_network_latency_cycles",
-                            "avg_hops",
-                            "messages_measured",
-                            "cycles",
-                            "saturated",
-                            "wall_seconds",
-                            "rate",
-                            "interval",
-                            "seed",
-                            "vcs",
-                            "clock_mhz",
-                            "p50_latency_cycles",
-                            "max_latency_cycles",
-                            "accepted_bytes_per_second"}) {
+    for (const char* key : ukai::testing_util::kRequiredJsonFields) {
       EXPECT_TRUE(j.contains(key)) << key;
     }
     EXPECT_EQ(j["topology"], "torus");

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/json_fields.h"
 #include "cli/sim_run.h"
 #include "scratch_path.h"
 
@@ -88,30 +89,7 @@ TEST_F(SimRunTest, JsonOneObjectPerPointWithFields) {
   const double rate[] = {0.1, 0.2, 0.1, 0.2};
   for (size_t i = 0; i < 4; ++i) {
     auto j = nlohmann::json::parse(lines[i]);
-    for (const char* key : {"topology",
-                            "k",
-                            "n",
-                            "routing",
-                            "pattern",
-                            "message_bytes",
-                            "offered_flits_per_node_cycle",
-                            "accepted_flits_per_node_cycle",
-                            "avg_latency_cycles",
-                            "p99_latency_cycles",
-                            "avg_network_latency_cycles",
-                            "avg_hops",
-                            "messages_measured",
-                            "cycles",
-                            "saturated",
-                            "wall_seconds",
-                            "rate",
-                            "interval",
-                            "seed",
-                            "vcs",
-                            "clock_mhz",
-                            "p50_latency_cycles",
-                            "max_latency_cycles",
-                            "accepted_bytes_per_second"}) {
+    for (const char* key : ukai::testing_util::kRequiredJsonFields) {
       EXPECT_TRUE(j.contains(key)) << key;
     }
     EXPECT_EQ(j["point"], i);
