@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -14,6 +15,8 @@
 
 #include <cstdio>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "ukai/ukai.hpp"
 
@@ -41,6 +44,37 @@ inline RuntimeOptions ModuleOptions(const std::string& module,
   o.params["tcp.listen"] = "127.0.0.1:0";
   if (module == "inproc") o.inproc_fabric = fabric;
   return o;
+}
+
+// Two runtimes of this process joined by shm only (module parameters `params`); b has one
+// context with endpoint ep_b.
+struct ShmPair {
+  std::unique_ptr<Runtime> a, b;
+  Endpoint* ep_b = nullptr;
+};
+inline ShmPair MakeShmPair(const std::map<std::string, std::string>& params) {
+  ShmPair p;
+  for (auto* slot : {&p.a, &p.b}) {
+    RuntimeOptions o;
+    o.bootstrap = "single";
+    o.modules = {"shm"};
+    o.spin_us = 50;
+    o.params = params;
+    auto rt = Runtime::Init(o);
+    if (!rt.ok()) {
+      ADD_FAILURE() << rt.status().ToString();
+      return p;
+    }
+    *slot = std::move(*rt);
+  }
+  auto ctx = p.b->CreateContext({.name = "b"});
+  auto ep = ctx.ok() ? (*ctx)->CreateEndpoint() : Result<Endpoint*>(ctx.status());
+  if (!ep.ok()) {
+    ADD_FAILURE() << ep.status().ToString();
+    return p;
+  }
+  p.ep_b = *ep;
+  return p;
 }
 
 // A peer process (tests/rt/tools/test_peer_main.cc) started by the test itself. It prints
@@ -92,6 +126,7 @@ class PeerProcess {
   }
   const Startpoint& startpoint() const { return startpoint_; }
   const std::string& error() const { return error_; }
+  pid_t pid() const { return pid_; }  // -1 once killed or waited for
 
  private:
   pid_t pid_ = -1;

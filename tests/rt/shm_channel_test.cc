@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ class FakeHost final : public ModuleHost {
   void Deliver(const wire::FrameHeader& h, std::span<const uint8_t> payload, ByteBlock*) override {
     headers.push_back(h);
     payloads.emplace_back(payload.begin(), payload.end());
+    where.push_back(payload.data());
   }
   Status DeliverFrame(std::span<const uint8_t> frame, ByteBlock* owned) override {
     Result<wire::FrameView> v = wire::DecodeFrame(frame);
@@ -42,6 +44,7 @@ class FakeHost final : public ModuleHost {
 
   std::vector<wire::FrameHeader> headers;
   std::vector<std::vector<uint8_t>> payloads;
+  std::vector<const uint8_t*> where;  // the delivered spans' addresses
   int rejected = 0;
 };
 
@@ -149,6 +152,138 @@ TEST(ShmChannelTest, PollBatchStartsAtOneAndGrowsWhileStreaming) {
   EXPECT_EQ(c.receiver->Poll(&host, 64), 1);
   EXPECT_EQ(c.receiver->Poll(&host, 1), 1);  // the caller's budget still caps it
   EXPECT_EQ(host.headers.size(), 8u);
+}
+
+// Pool frames (shm_pool.h): a frame whose storage lies in the sender's pool crosses as a
+// 24-byte record and is delivered in place from the receiver's mapping of that pool; the
+// block stays held until the receiver's next poll says it is done.
+struct PoolSetup {
+  ShmPool* pool = nullptr;
+  ~PoolSetup() {
+    if (pool != nullptr) pool->Unref();
+  }
+};
+
+void UsePools(Channels& c, PoolSetup* s) {
+  Result<ShmPool*> pool = ShmPool::Create(size_t{1} << 20);
+  ASSERT_TRUE(pool.ok());
+  s->pool = *pool;
+  c.sender->ConfigurePool(s->pool, 1024, /*peer_mapped=*/true, nullptr);
+  Result<std::unique_ptr<PeerPool>> mapped = PeerPool::Map(s->pool->fd());
+  ASSERT_TRUE(mapped.ok());
+  c.receiver->SetPeerPool(std::move(*mapped));
+}
+
+ByteBlock PoolFrame(ShmPool* pool, wire::FrameHeader h, size_t n, uint8_t fill) {
+  ByteBlock b = ByteBlock::FromSource(pool, wire::kHeaderSize + n);
+  b.Resize(wire::kHeaderSize + n);
+  h.payload_len = static_cast<uint32_t>(n);
+  wire::EncodeHeader(h, {b.data(), wire::kHeaderSize});
+  std::memset(b.data() + wire::kHeaderSize, fill, n);
+  return b;
+}
+
+// A channel pair whose sender has a pool the receiver mapped, and a header from 1 to 2.
+struct PoolChannels {
+  FakeHost host;
+  Channels c;
+  PoolSetup ps;
+  wire::FrameHeader h;
+  PoolChannels() : c(Make(&host)) {
+    UsePools(c, &ps);
+    h.source = 1;
+    h.target = 2;
+  }
+};
+
+TEST(ShmChannelTest, PoolFramesAreDeliveredInPlaceAndReleasedAfterTheNextPoll) {
+  PoolChannels pc;
+  FakeHost& host = pc.host;
+  Channels& c = pc.c;
+  PoolSetup& ps = pc.ps;
+  wire::FrameHeader& h = pc.h;
+  h.handler = 5;
+  ASSERT_TRUE(c.sender->Send(PoolFrame(ps.pool, h, 5000, 0xab)).ok());
+  ASSERT_TRUE(c.sender->Send(PoolFrame(ps.pool, h, 500, 0xcd)).ok());  // < 1024: ring copy
+  EXPECT_EQ(c.sender->HeldForTest(), 1u);
+  EXPECT_EQ(ps.pool->stats().blocks_in_use, 1u);  // the small one was copied and freed
+  ASSERT_EQ(c.receiver->Poll(&host, 10), 1);      // a first poll delivers one frame
+  EXPECT_EQ(host.payloads[0], std::vector<uint8_t>(5000, 0xab));
+  EXPECT_EQ(host.headers[0].handler, 5u);
+  // In place: the span points into the receiver's mapping of the pool, not the ring.
+  EXPECT_NE(host.where[0], ps.pool->base() + wire::kHeaderSize);  // another mapping
+  EXPECT_EQ(c.receiver->counters().pool_frames_received.load(), 1u);
+  EXPECT_EQ(c.sender->counters().pool_frames_sent.load(), 1u);
+  // Still in use until the receiver polls again (the runtime's "until the next Progress").
+  EXPECT_EQ(c.sender->HeldForTest(), 1u);
+  ASSERT_EQ(c.receiver->Poll(&host, 10), 1);
+  EXPECT_EQ(host.payloads[1], std::vector<uint8_t>(500, 0xcd));
+  EXPECT_EQ(host.rejected, 0);
+  EXPECT_EQ(c.sender->HeldForTest(), 0u);
+  EXPECT_EQ(ps.pool->stats().blocks_in_use, 0u);
+  // ReleaseDelivered (the engine is about to block) does the same as a poll.
+  ASSERT_TRUE(c.sender->Send(PoolFrame(ps.pool, h, 5000, 0xef)).ok());
+  ASSERT_EQ(c.receiver->Poll(&host, 10), 1);
+  EXPECT_EQ(c.sender->HeldForTest(), 1u);
+  c.receiver->ReleaseDelivered();
+  EXPECT_EQ(c.sender->HeldForTest(), 0u);
+}
+
+TEST(ShmChannelTest, CorruptPoolRecordsAreRejectedAndCounted) {
+  PoolChannels pc;
+  FakeHost& host = pc.host;
+  Channels& c = pc.c;
+  PoolSetup& ps = pc.ps;
+  RingProducer raw = c.sender->segment_for_test()->MakeProducer();
+  auto put = [&](uint64_t offset, uint64_t length, uint64_t id, size_t record = 24) {
+    uint8_t rec[32] = {};
+    wire::PutLe64(rec, offset);
+    wire::PutLe64(rec + 8, length);
+    wire::PutLe64(rec + 16, id);
+    ASSERT_TRUE(raw.TryWrite({reinterpret_cast<const std::byte*>(rec), record}, {}, kPoolFrame));
+  };
+  const uint64_t size = ps.pool->size();
+  put(size, 64, 1);                // offset at the end
+  put(size - 32, 64, 2);           // runs past the end
+  put(~uint64_t{0} - 10, 100, 3);  // offset + length overflows
+  put(0, 20, 4);                   // shorter than a frame header
+  put(0, 64, 5, 16);               // record of the wrong size
+  // A good one: a frame written straight into the pool at offset 0.
+  ByteBlock f = PoolFrame(ps.pool, pc.h, 8, 7);
+  ASSERT_EQ(f.data(), ps.pool->base());
+  put(0, f.size(), 6);
+  int got = 0;
+  for (int i = 0; i < 10; ++i) got += c.receiver->Poll(&host, 10);
+  EXPECT_EQ(got, 1);
+  EXPECT_EQ(host.rejected, 5);
+  ASSERT_EQ(host.payloads.size(), 1u);
+  EXPECT_EQ(host.payloads[0], std::vector<uint8_t>(8, 7));
+  // The receiver told the sender it is done with every id up to the last one.
+  EXPECT_EQ(c.sender->segment_for_test()->CmaDoneOfOurProducer().load(), 6u);
+}
+
+TEST(ShmChannelTest, PoolRecordWithoutAMappedPeerPoolIsRejected) {
+  FakeHost host;
+  Channels c = Make(&host);
+  RingProducer raw = c.sender->segment_for_test()->MakeProducer();
+  uint8_t rec[24] = {};
+  wire::PutLe64(rec + 8, 64);
+  ASSERT_TRUE(raw.TryWrite({reinterpret_cast<const std::byte*>(rec), 24}, {}, kPoolFrame));
+  EXPECT_EQ(c.receiver->Poll(&host, 10), 0);
+  EXPECT_EQ(host.rejected, 1);
+}
+
+TEST(ShmChannelTest, FailedPeerReleasesHeldPoolBlocks) {
+  PoolChannels pc;
+  Channels& c = pc.c;
+  PoolSetup& ps = pc.ps;
+  const wire::FrameHeader& h = pc.h;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(c.sender->Send(PoolFrame(ps.pool, h, 4000, 1)).ok());
+  EXPECT_EQ(ps.pool->stats().blocks_in_use, 3u);  // the receiver never polled
+  EXPECT_TRUE(c.sender->MarkFailed());
+  EXPECT_EQ(ps.pool->stats().blocks_in_use, 0u);
+  EXPECT_EQ(c.sender->Send(PoolFrame(ps.pool, h, 4000, 1)).code(), StatusCode::kUnavailable);
+  EXPECT_EQ(ps.pool->stats().blocks_in_use, 0u);
 }
 
 }  // namespace

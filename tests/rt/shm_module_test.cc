@@ -16,31 +16,9 @@
 namespace ukai::rt {
 namespace {
 
-struct Pair {
-  std::unique_ptr<Runtime> a, b;
-  Endpoint* ep_b = nullptr;
-};
-
-// Two runtimes of this process joined by shm only, with `params`.
+using Pair = testing::ShmPair;
 Pair MakePair(const std::map<std::string, std::string>& params) {
-  Pair p;
-  for (auto* slot : {&p.a, &p.b}) {
-    RuntimeOptions o;
-    o.bootstrap = "single";
-    o.modules = {"shm"};
-    o.spin_us = 50;
-    o.params = params;
-    auto rt = Runtime::Init(o);
-    EXPECT_TRUE(rt.ok()) << rt.status().ToString();
-    if (!rt.ok()) return p;
-    *slot = std::move(*rt);
-  }
-  auto ctx = p.b->CreateContext({.name = "b"});
-  EXPECT_TRUE(ctx.ok());
-  auto ep = (*ctx)->CreateEndpoint();
-  EXPECT_TRUE(ep.ok());
-  p.ep_b = *ep;
-  return p;
+  return testing::MakeShmPair(params);
 }
 
 uint8_t Pattern(size_t i, uint32_t seq) { return static_cast<uint8_t>(i * 131 + seq * 7 + 3); }

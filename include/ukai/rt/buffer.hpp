@@ -7,6 +7,10 @@
 // an error Status naming the offset, the expected and the found type; it never reads out of
 // bounds, and a failed read leaves the Reader where it was.
 //
+// Storage: the heap, or registered memory from Runtime::NewBuffer (the shm module's pool:
+// sent over shm, a large RSR is then delivered from where it was packed, one copy in all).
+// Either kind works with every module and peer, copies, grows and outlives the Runtime.
+//
 // A Buffer keeps kHeadroom bytes in front of its payload so the runtime writes the wire
 // frame header in place: sending a moved Buffer costs no copy of the payload.
 //
@@ -56,6 +60,13 @@ class Buffer {
   explicit Buffer(size_t payload_capacity) : block_(kHeadroom + payload_capacity) {
     block_.Resize(kHeadroom);
   }
+  // An empty buffer that packs into `storage` (its contents are dropped; it grows, from
+  // the same source when it can, like any Buffer). Runtime::NewBuffer uses it.
+  static Buffer FromBlock(ByteBlock storage) {
+    Buffer b(std::move(storage), 0);
+    b.block_.Resize(kHeadroom);
+    return b;
+  }
   Buffer(Buffer&&) noexcept = default;
   Buffer& operator=(Buffer&&) noexcept = default;
   Buffer(const Buffer& o) : block_(o.block_.Clone()) {}
@@ -94,6 +105,7 @@ class Buffer {
   }
 
  private:
+  Buffer(ByteBlock storage, int /*tag*/) : block_(std::move(storage)) {}
   uint8_t* Item(TypeTag tag, size_t value_bytes);
   ByteBlock block_;
 };

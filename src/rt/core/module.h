@@ -20,6 +20,11 @@
 //                      block. Unblocked() follows every PrepareToBlock() call, once the
 //                      thread woke up or gave up blocking. Until PrepareToBlock, a module need not
 //                      signal its fd, so a busy-polled module costs its senders no system call.
+//   AllocateBlock(n)   optional: storage of >= n bytes from memory the module sends from
+//                      fastest (shm: its shared-memory pool), or an empty block (capacity
+//                      0) when it has none or cannot serve n; any thread
+//                      (Runtime::NewBuffer).
+//   Counters()         optional: named counters for tests and diagnostics; any thread.
 //   Close()            says goodbye to peers (kBye frames) and releases everything.
 //
 // Threading: Init/MakeDescriptor/Close are called by the thread that initialises/finalises
@@ -36,6 +41,7 @@
 #define UKAI_RT_CORE_MODULE_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -132,6 +138,8 @@ class Module {
   // Progress thread only, in pairs (see the header comment).
   virtual bool PrepareToBlock() { return true; }
   virtual void Unblocked() {}
+  virtual ByteBlock AllocateBlock(size_t /*capacity*/) { return ByteBlock(); }
+  virtual std::map<std::string, uint64_t> Counters() const { return {}; }
   virtual void Close() = 0;
 };
 

@@ -62,6 +62,12 @@ Status Runtime::SendRsr(const Buffer& buffer, const Startpoint& target, HandlerI
   return impl_->Send(copy.TakeBlock(), target, handler);
 }
 
+Buffer Runtime::NewBuffer(size_t payload_capacity) {
+  ByteBlock b = impl_->AllocateBlock(Buffer::kHeadroom + payload_capacity);
+  if (b.capacity() == 0) return Buffer(payload_capacity);
+  return Buffer::FromBlock(std::move(b));
+}
+
 Result<Startpoint> Runtime::WorldStartpoint(int rank, ContextId context,
                                             EndpointId endpoint) const {
   return impl_->WorldStartpoint(rank, context, endpoint);

@@ -144,6 +144,21 @@ std::vector<std::string> RuntimeImpl::module_names() const {
   return out;
 }
 
+ByteBlock RuntimeImpl::AllocateBlock(size_t capacity) {
+  for (const auto& m : modules_) {
+    ByteBlock b = m->AllocateBlock(capacity);
+    if (b.capacity() >= capacity && b.capacity() != 0) return b;
+  }
+  return ByteBlock();
+}
+
+std::map<std::string, uint64_t> RuntimeImpl::ModuleCounters(std::string_view module) const {
+  for (const auto& m : modules_) {
+    if (m->name() == module) return m->Counters();
+  }
+  return {};
+}
+
 Status RuntimeImpl::Finalize() {
   if (finalized_ || !started_) {
     finalized_ = true;

@@ -146,6 +146,11 @@ class RuntimeImpl final : public ModuleHost {
   const std::shared_ptr<const DescriptorTable>& table() const { return table_; }
   std::vector<std::string> module_names() const;
   RuntimeStats stats() const;
+  // Storage of >= capacity bytes from the first module that offers it (AllocateBlock), or
+  // an empty block. Thread safe.
+  ByteBlock AllocateBlock(size_t capacity);
+  // The named counters of loaded module `module` (Module::Counters; empty if not loaded).
+  std::map<std::string, uint64_t> ModuleCounters(std::string_view module) const;
 
  private:
   Status LoadModules();

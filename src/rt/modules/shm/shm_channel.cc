@@ -35,23 +35,60 @@ ShmChannel::ShmChannel(RuntimeId self, RuntimeId peer, std::unique_ptr<ShmSegmen
       consumer_(segment_->MakeConsumer()) {}
 
 ShmChannel::~ShmChannel() {
+  {
+    std::lock_guard<SpinMutex> lock(send_mu_);
+    cma_held_.clear();  // pool blocks go back to the pool before our reference goes
+    queue_.clear();
+  }
+  if (pool_ != nullptr) pool_->Unref();
   segment_->MarkClosed();
   if (socket_ >= 0) close(socket_);
   const int efd = peer_efd_.load();
   if (efd >= 0) close(efd);
 }
 
+void ShmChannel::ConfigurePool(ShmPool* local, size_t min_bytes, bool peer_mapped,
+                               std::shared_ptr<ShmCounters> counters) {
+  if (local != nullptr) local->Ref();
+  if (pool_ != nullptr) pool_->Unref();
+  pool_ = local;
+  pool_min_ = min_bytes;
+  peer_mapped_pool_.store(peer_mapped && local != nullptr, std::memory_order_release);
+  if (counters) counters_ = std::move(counters);
+}
+
+void ShmChannel::SetPeerPool(std::unique_ptr<PeerPool> pool) {
+  peer_pool_owner_ = std::move(pool);
+  peer_pool_.store(peer_pool_owner_.get(), std::memory_order_release);
+}
+
 Status ShmChannel::ReadAcceptReply(int timeout_ms) {
+  std::lock_guard<std::mutex> lock(handshake_mu_);
+  if (handshake_done()) return Status::Ok();  // another thread read it
   std::vector<uint8_t> bytes;
-  int fd = -1;
-  UKAI_RETURN_IF_ERROR(ReceiveMessage(socket_, timeout_ms, &bytes, &fd));
+  std::vector<int> fds;
+  UKAI_RETURN_IF_ERROR(ReceiveMessage(socket_, timeout_ms, &bytes, &fds));
   Result<Reply> r = DecodeReply(bytes);
-  if (!r.ok() || r->status != 0 || r->from != peer_ || fd < 0) {
-    if (fd >= 0) close(fd);
-    return Status::Unavailable("shm: peer " + IdString(peer_) + " refused the connection" +
-                               (r.ok() ? "" : " (" + r.status().message() + ")"));
+  Status pool_status;
+  if (r.ok() && r->status == 0 && fds.size() >= 2) {
+    Result<std::unique_ptr<PeerPool>> pp = PeerPool::Map(fds[1]);
+    if (pp.ok()) {
+      SetPeerPool(std::move(*pp));
+    } else {
+      pool_status = pp.status();
+    }
   }
-  peer_efd_.store(fd, std::memory_order_release);
+  for (size_t i = 1; i < fds.size(); ++i) close(fds[i]);
+  if (!r.ok() || r->status != 0 || r->from != peer_ || fds.empty() || !pool_status.ok()) {
+    if (!fds.empty()) close(fds[0]);
+    return Status::Unavailable("shm: peer " + IdString(peer_) + " refused the connection" +
+                               (r.ok() ? "" : " (" + r.status().message() + ")") +
+                               (pool_status.ok() ? "" : " (" + pool_status.message() + ")"));
+  }
+  if (pool_ != nullptr && (r->flags & kReplyMappedYourPool) != 0) {
+    peer_mapped_pool_.store(true, std::memory_order_release);
+  }
+  peer_efd_.store(fds[0], std::memory_order_release);
   // The peer has attached (and removed the name); nothing left for us to unlink.
   [[maybe_unused]] Status s = segment_->Unlink();
   return Status::Ok();
@@ -69,8 +106,29 @@ void ShmChannel::RingDoorbell() {
   [[maybe_unused]] ssize_t n = write(efd, &one, sizeof one);
 }
 
+bool ShmChannel::PeerMapsOurPool() {
+  if (peer_mapped_pool_.load(std::memory_order_acquire)) return true;
+  // Connector: the reply that says so may be waiting in the socket (it arrives before the
+  // listener's first record); look without waiting.
+  if (!handshake_done()) [[maybe_unused]]
+    Status s = ReadAcceptReply(0);
+  return peer_mapped_pool_.load(std::memory_order_acquire);
+}
+
 size_t ShmChannel::WriteSome(const ByteBlock& frame, size_t offset) {
   const size_t size = frame.size();
+  if (offset == 0 && frame.source() == pool_ && pool_ != nullptr && size >= pool_min_ &&
+      PeerMapsOurPool()) {
+    std::span<std::byte> area = producer_.TryReserve(24);
+    if (area.empty()) return 0;
+    auto* p = reinterpret_cast<uint8_t*>(area.data());
+    wire::PutLe64(p, static_cast<uint64_t>(frame.data() - pool_->base()));
+    wire::PutLe64(p + 8, size);
+    wire::PutLe64(p + 16, ++cma_next_id_);
+    producer_.Commit(24, kPoolFrame);
+    counters_->pool_frames_sent.fetch_add(1, std::memory_order_relaxed);
+    return size;  // the caller hands the block to cma_held_
+  }
   if (offset == 0 && cma_bytes_ != 0 && size >= cma_bytes_ && segment_->PeerCanReadUs()) {
     std::span<std::byte> area = producer_.TryReserve(24);
     if (area.empty()) return 0;
@@ -235,10 +293,10 @@ Status ShmChannel::PullCma(const RecordView& v, ByteBlock* complete) {
   const uint64_t addr = wire::GetLe64(p), size = wire::GetLe64(p + 8), id = wire::GetLe64(p + 16);
   // Whatever happens, the sender may free the frame afterwards.
   struct Done {
-    std::atomic<uint64_t>& counter;
+    ShmChannel* ch;
     uint64_t id;
-    ~Done() { counter.store(id, std::memory_order_release); }
-  } done{segment_->CmaDoneOfOurConsumer(), id};
+    ~Done() { ch->Complete(id); }
+  } done{this, id};
   if (size < wire::kHeaderSize || size > wire::kHeaderSize + wire::kMaxPayloadBytes) {
     return Status::ParseError("shm: CMA frame of " + std::to_string(size) + " bytes");
   }
@@ -260,8 +318,68 @@ Status ShmChannel::PullCma(const RecordView& v, ByteBlock* complete) {
   return Status::Ok();
 }
 
+void ShmChannel::Complete(uint64_t id) {
+  if (id > done_id_) done_id_ = id;  // ids grow; a smaller one (corrupt record) is ignored
+  if (!done_pending_) PublishDone();
+}
+
+void ShmChannel::PublishDone() {
+  segment_->CmaDoneOfOurConsumer().store(done_id_, std::memory_order_release);
+  done_pending_ = false;
+}
+
+void ShmChannel::ReleaseDelivered() {
+  if (consumed_) {
+    consumer_.Publish();
+    consumed_ = false;
+  }
+  if (done_pending_) PublishDone();
+}
+
+size_t ShmChannel::HeldForTest() {
+  std::lock_guard<SpinMutex> lock(send_mu_);
+  ReapCmaLocked();
+  return cma_held_.size();
+}
+
+bool ShmChannel::DeliverPool(ModuleHost* host, const RecordView& v) {
+  if (v.payload.size() != 24) {
+    host->RejectFrame(Status::ParseError("shm: pool record of " + std::to_string(v.payload.size()) +
+                                         " bytes, not 24"));
+    return false;
+  }
+  const auto* p = reinterpret_cast<const uint8_t*>(v.payload.data());
+  const uint64_t offset = wire::GetLe64(p), size = wire::GetLe64(p + 8), id = wire::GetLe64(p + 16);
+  // Whatever happens, the sender may free the block once this poll's frames are done.
+  if (id > done_id_) done_id_ = id;
+  done_pending_ = true;
+  const PeerPool* pool = peer_pool_.load(std::memory_order_acquire);
+  if (pool == nullptr && !handshake_done()) {
+    // Connector: the listener's reply (with its pool) is in the socket before its records.
+    [[maybe_unused]] Status s = ReadAcceptReply(1000);
+    pool = peer_pool_.load(std::memory_order_acquire);
+  }
+  std::string why;
+  if (pool == nullptr) {
+    why = "the peer's pool is not mapped";
+  } else if (size < wire::kHeaderSize || size > wire::kHeaderSize + wire::kMaxPayloadBytes) {
+    why = "frame length " + std::to_string(size) + " out of range";
+  } else if (offset > pool->size() || size > pool->size() - offset) {
+    why = "offset " + std::to_string(offset) + " + length " + std::to_string(size) +
+          " outside the peer's pool of " + std::to_string(pool->size()) + " bytes";
+  }
+  if (!why.empty()) {
+    host->RejectFrame(Status::ParseError("shm: pool record: " + why));
+    return false;
+  }
+  counters_->pool_frames_received.fetch_add(1, std::memory_order_relaxed);
+  // In place: the runtime copies only for threaded handlers (owned = nullptr).
+  return host->DeliverFrame({pool->base() + offset, size}, nullptr).ok();
+}
+
 bool ShmChannel::DeliverRecord(ModuleHost* host, const RecordView& v) {
   if (v.flags == kCompactRsr) return DeliverCompact(host, v);
+  if (v.flags == kPoolFrame) return DeliverPool(host, v);
   if (v.flags == kWholeFrame) {
     const auto* bytes = reinterpret_cast<const uint8_t*>(v.payload.data());
     return host->DeliverFrame({bytes, v.payload.size()}, nullptr).ok();
@@ -314,10 +432,7 @@ Status ShmChannel::ReassembleChunk(const RecordView& v, ByteBlock* complete) {
 }
 
 int ShmChannel::Poll(ModuleHost* host, int budget, int* records) {
-  if (consumed_) {
-    consumer_.Publish();
-    consumed_ = false;
-  }
+  ReleaseDelivered();
   // Frames the runtime did not take (non-threaded handlers read them in place) are kept
   // for reuse: a fresh multi-megabyte block costs a page fault per 4 KiB.
   if (!held_.empty()) {
@@ -339,8 +454,9 @@ int ShmChannel::Poll(ModuleHost* host, int budget, int* records) {
   while (delivered < budget && consumer_.Peek(&v)) {
     // A bad frame is counted (by DeliverFrame, or here for our own chunk framing) and
     // skipped: record boundaries are intact, so the channel goes on.
-    if (DeliverRecord(host, v) && (v.flags == kCompactRsr || v.flags == kWholeFrame ||
-                                   v.flags == kLastChunk || v.flags == kCmaFrame)) {
+    if (DeliverRecord(host, v) &&
+        (v.flags == kCompactRsr || v.flags == kWholeFrame || v.flags == kLastChunk ||
+         v.flags == kCmaFrame || v.flags == kPoolFrame)) {
       ++delivered;
     }
     consumer_.Consume();
@@ -353,7 +469,14 @@ int ShmChannel::Poll(ModuleHost* host, int budget, int* records) {
 
 bool ShmChannel::MarkFailed() {
   CommState expected = CommState::kOk;
-  return state_.compare_exchange_strong(expected, CommState::kFailed);
+  if (!state_.compare_exchange_strong(expected, CommState::kFailed)) return false;
+  // The peer is gone: blocks it was to read go back (pool blocks to the pool).
+  std::lock_guard<SpinMutex> lock(send_mu_);
+  cma_held_.clear();
+  cma_pending_.store(false, std::memory_order_release);
+  queue_.clear();
+  queued_.store(false, std::memory_order_release);
+  return true;
 }
 
 void ShmChannel::Close() {
@@ -379,6 +502,12 @@ void ShmChannel::Close() {
     segment_->MarkClosed();
     shutdown(socket_, SHUT_RDWR);  // the peer sees the hang-up after the closed flag
   }
+  // Done with the peer: what it did not take by now goes back (pool blocks to the pool).
+  std::lock_guard<SpinMutex> lock(send_mu_);
+  cma_held_.clear();
+  cma_pending_.store(false, std::memory_order_release);
+  queue_.clear();
+  queued_.store(false, std::memory_order_release);
 }
 
 }  // namespace ukai::rt::shm

@@ -14,6 +14,13 @@
 // flushes, so Send() never blocks on the peer (two progress threads sending to each other cannot
 // deadlock). Order is kept: while the queue is non-empty new frames go behind it.
 //
+// Pool frames: a frame whose storage lies in this module's pool (shm_pool.h, from
+// Runtime::NewBuffer) and is at least `pool_min_bytes` long goes, once the peer mapped our
+// pool, as a small kPoolFrame record naming its offset; the sender holds the block (with
+// the CMA frames, same ids and completion counter) until the receiver, which delivers the
+// frame in place from its read-only mapping of our pool, says it is done: at its next Poll()
+// (or ReleaseDelivered()), when the runtime no longer needs the delivered span.
+//
 // Receive path (progress thread only): Poll() hands whole-record frames to the host in
 // place (the record stays in the ring until the next Poll() publishes the tail: the
 // runtime's "valid until the next Progress()" rule) and reassembled frames as owned blocks.
@@ -37,6 +44,7 @@
 
 #include "rt/core/module.h"
 #include "rt/core/spin_mutex.h"
+#include "rt/modules/shm/shm_pool.h"
 #include "rt/modules/shm/shm_segment.h"
 
 namespace ukai::rt::shm {
@@ -55,6 +63,14 @@ inline constexpr uint32_t kCmaFrame = 5;  // payload: u64 address, u64 length, u
 // builds the header from four words instead of decoding and validating 56 bytes.
 inline constexpr uint32_t kCompactRsr = 6;
 inline constexpr size_t kCompactHeader = 16;
+// A frame in the sender's pool: u64 offset in the pool, u64 frame length, u64 id (LE).
+inline constexpr uint32_t kPoolFrame = 7;
+
+// Counters of a module's channels (tests, diagnostics). Thread safe.
+struct ShmCounters {
+  std::atomic<uint64_t> pool_frames_sent{0};
+  std::atomic<uint64_t> pool_frames_received{0};
+};
 
 class ShmChannel final : public CommObject {
  public:
@@ -69,6 +85,22 @@ class ShmChannel final : public CommObject {
   void Close() override;
   CommState state() const override { return state_.load(std::memory_order_acquire); }
   RuntimeId peer() const override { return peer_; }
+
+  // Pool set-up, before the channel is shared: frames of at least `min_bytes` from `local`
+  // (referenced while the channel lives; nullptr: none) go as pool records once the peer
+  // mapped our pool (`peer_mapped`, or later the accept reply says so). `counters` may be
+  // shared by the module's channels.
+  void ConfigurePool(ShmPool* local, size_t min_bytes, bool peer_mapped,
+                     std::shared_ptr<ShmCounters> counters);
+  // The peer's pool, mapped read-only (listener side: from the hello; before sharing).
+  void SetPeerPool(std::unique_ptr<PeerPool> pool);
+  const ShmCounters& counters() const { return *counters_; }
+  // Progress thread, when the runtime no longer needs what the last Poll() delivered (the
+  // engine is about to block): frees the ring records and tells the peer its pool frames
+  // are done, as the next Poll() would.
+  void ReleaseDelivered();
+  // Blocks held for the peer (pool and CMA frames it has not finished with).
+  size_t HeldForTest();
 
   int socket() const { return socket_; }
   bool handshake_done() const { return peer_efd_.load(std::memory_order_acquire) >= 0; }
@@ -96,6 +128,8 @@ class ShmChannel final : public CommObject {
 
  private:
   bool FlushLocked();  // Flush() with send_mu_ held
+  // True once the peer mapped our pool (connector: reads the accept reply if it is there).
+  bool PeerMapsOurPool();
   // Writes as much of `frame` from `offset` on as the ring takes; returns the new offset.
   size_t WriteSome(const ByteBlock& frame, size_t offset);
   void RingDoorbell();
@@ -105,6 +139,12 @@ class ShmChannel final : public CommObject {
   bool DeliverCompact(ModuleHost* host, const RecordView& v);
   // Delivers or reassembles one record; false when it was rejected (and counted).
   bool DeliverRecord(ModuleHost* host, const RecordView& v);
+  // Delivers a kPoolFrame record in place from the peer's pool; false when rejected.
+  bool DeliverPool(ModuleHost* host, const RecordView& v);
+  // Tells the peer that its CMA/pool frames up to `id` are done: now, or with the next
+  // publish when pool frames delivered by this Poll are still in use.
+  void Complete(uint64_t id);
+  void PublishDone();
   // Copies a CMA frame out of the peer; the frame lands in *complete.
   Status PullCma(const RecordView& v, ByteBlock* complete);
   void ReapCmaLocked();
@@ -117,8 +157,15 @@ class ShmChannel final : public CommObject {
   const int socket_;
   std::atomic<int> peer_efd_;
   const size_t chunk_bytes_;
-  const size_t cma_bytes_;  // 0: never use cross-memory attach
-  ModuleHost* const host_;  // woken when a send is queued (its progress engine flushes)
+  const size_t cma_bytes_;   // 0: never use cross-memory attach
+  ModuleHost* const host_;   // woken when a send is queued (its progress engine flushes)
+  std::mutex handshake_mu_;  // serialises ReadAcceptReply (sender, progress thread)
+  ShmPool* pool_ = nullptr;  // our pool (a reference held), nullptr: none
+  size_t pool_min_ = 0;
+  std::atomic<bool> peer_mapped_pool_{false};
+  std::unique_ptr<PeerPool> peer_pool_owner_;
+  std::atomic<const PeerPool*> peer_pool_{nullptr};
+  std::shared_ptr<ShmCounters> counters_ = std::make_shared<ShmCounters>();
   std::atomic<CommState> state_{CommState::kOk};
 
   SpinMutex send_mu_;  // guards producer_, queue_, queue_offset_, handshake reads
@@ -140,6 +187,8 @@ class ShmChannel final : public CommObject {
   // A block of at least `size` bytes: a spare one when possible.
   ByteBlock TakeBlock(size_t size);
   size_t reassembly_expected_ = 0;
+  uint64_t done_id_ = 0;       // last CMA/pool id completed
+  bool done_pending_ = false;  // done_id_ not yet published (pool frames in use)
   static constexpr int kMaxBatch = 64;
   int batch_ = 1;  // records the next Poll may deliver (see Poll)
 };

@@ -10,12 +10,14 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <random>
 #include <unordered_map>
 #include <vector>
 
 #include "rt/modules/shm/shm_channel.h"
+#include "rt/modules/shm/shm_pool.h"
 #include "rt/modules/shm/shm_socket.h"
 #include "wire/rsr_frame.h"
 
@@ -31,6 +33,8 @@ constexpr size_t kCmaAuto = ~size_t{0};
 constexpr uint64_t kListenTag = 0, kEventTag = 1;  // epoll tags; channels use 2, 3, ...
 constexpr int kPollBudget = 64;                    // frames per channel per Progress()
 constexpr uint64_t kHousekeepingNs = 200000;       // accept and hang-up checks while busy-idle
+constexpr size_t kDefaultPoolBytes = size_t{256} << 20;
+constexpr size_t kDefaultPoolMinBytes = size_t{16} << 10;
 
 uint64_t NowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -79,7 +83,12 @@ Result<ShmDescriptor> DecodeDescriptor(std::span<const uint8_t> d) {
 
 class ShmModule final : public Module {
  public:
-  ~ShmModule() override { Close(); }
+  ~ShmModule() override {
+    Close();
+    // Kept until here (AllocateBlock may be called until the runtime goes); blocks still in
+    // use (Buffers, other runtimes' channels) keep the pool alive after our reference.
+    if (pool_ != nullptr) pool_->Unref();
+  }
   std::string_view name() const override { return "shm"; }
 
   Status Init(ModuleHost* host) override;
@@ -102,6 +111,11 @@ class ShmModule final : public Module {
                                               std::span<const uint8_t> descriptor) override;
   int Progress() override;
   int WaitFd() const override { return epfd_; }
+  ByteBlock AllocateBlock(size_t capacity) override {
+    if (pool_ == nullptr || capacity < pool_min_bytes_) return ByteBlock();
+    return ByteBlock::FromSource(pool_, capacity);
+  }
+  std::map<std::string, uint64_t> Counters() const override;
   bool PrepareToBlock() override;
   void Unblocked() override;
   void Close() override;
@@ -122,6 +136,9 @@ class ShmModule final : public Module {
   size_t ring_bytes_ = shm::kDefaultRingCapacity;
   size_t chunk_bytes_ = size_t{1} << 20;
   size_t cma_bytes_ = 0;
+  shm::ShmPool* pool_ = nullptr;  // our reference, set by Init; nullptr: no pool
+  size_t pool_min_bytes_ = kDefaultPoolMinBytes;
+  std::shared_ptr<shm::ShmCounters> counters_ = std::make_shared<shm::ShmCounters>();
 
   std::mutex mu_;  // guards channels_, next_tag_, version_
   std::unordered_map<uint64_t, std::shared_ptr<ShmChannel>> channels_;
@@ -133,6 +150,9 @@ class ShmModule final : public Module {
   uint64_t snapshot_version_ = ~uint64_t{0};
   bool asleep_ = false;  // doorbells armed (between PrepareToBlock and Unblocked)
   unsigned idle_passes_ = 0;
+  // Channels that hung up during this Progress(): frames they delivered in place (ring
+  // records, the peer's pool) must stay mapped until the next one.
+  std::vector<std::shared_ptr<ShmChannel>> retired_;
   uint64_t last_housekeeping_ns_ = 0;
 };
 
@@ -152,9 +172,21 @@ Status ShmModule::Init(ModuleHost* host) {
   Result<size_t> ring = SizeParam("shm.ring_bytes", shm::kDefaultRingCapacity);
   Result<size_t> chunk = SizeParam("shm.chunk_bytes", size_t{1} << 20);
   Result<size_t> cma = SizeParam("shm.cma_bytes", kCmaAuto);
-  for (const Result<size_t>* r : {&ring, &chunk, &cma}) {
+  Result<size_t> pool = SizeParam("shm.pool_bytes", kDefaultPoolBytes);
+  Result<size_t> pool_min = SizeParam("shm.pool_min_bytes", kDefaultPoolMinBytes);
+  for (const Result<size_t>* r : {&ring, &chunk, &cma, &pool, &pool_min}) {
     if (!r->ok()) return r->status();
   }
+  if (*pool != 0) {
+    if (*pool < shm::ShmPool::kMinBlock) {
+      return Status::InvalidArgument("shm.pool_bytes=" + std::to_string(*pool) +
+                                     ": must be 0 (no pool) or at least 65536");
+    }
+    Result<shm::ShmPool*> p = shm::ShmPool::Create(*pool);
+    if (!p.ok()) return p.status().WithContext("shm.pool_bytes=" + std::to_string(*pool));
+    pool_ = *p;
+  }
+  pool_min_bytes_ = *pool_min;
   if (!shm::ValidRingCapacity(*ring)) {
     return Status::InvalidArgument("shm.ring_bytes=" + std::to_string(*ring) +
                                    ": must be a power of two in [4096, 2^30]");
@@ -229,14 +261,17 @@ Result<std::shared_ptr<CommObject>> ShmModule::Connect(RuntimeId peer,
     close(*sock);
     return seg.status();
   }
-  Status s = shm::SendMessage(*sock, shm::EncodeHello({host_->runtime_id(), peer, (*seg)->name()}),
-                              event_fd_);
+  std::vector<int> fds = {event_fd_};
+  if (pool_ != nullptr) fds.push_back(pool_->fd());
+  Status s =
+      shm::SendMessage(*sock, shm::EncodeHello({host_->runtime_id(), peer, (*seg)->name()}), fds);
   if (!s.ok()) {
     close(*sock);
     return s;
   }
   auto ch = std::make_shared<ShmChannel>(host_->runtime_id(), peer, std::move(*seg), *sock, -1,
                                          chunk_bytes_, cma_bytes_, host_);
+  ch->ConfigurePool(pool_, pool_min_bytes_, /*peer_mapped=*/false, counters_);  // until replied
   Register(ch);
   // Our progress engine may be blocked in poll(): it must take the new channel into its
   // snapshot (and keep polling until its doorbell is armed) before the peer answers.
@@ -250,8 +285,20 @@ void ShmModule::Accept() {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) return;
     std::vector<uint8_t> bytes;
-    int peer_efd = -1;
-    Status s = shm::ReceiveMessage(fd, 1000, &bytes, &peer_efd);
+    std::vector<int> fds;
+    Status s = shm::ReceiveMessage(fd, 1000, &bytes, &fds);
+    const int peer_efd = fds.empty() ? -1 : fds[0];
+    // The connector's pool, mapped read-only (a failure only disables its pool records).
+    std::unique_ptr<shm::PeerPool> peer_pool;
+    if (fds.size() >= 2) {
+      Result<std::unique_ptr<shm::PeerPool>> pp = shm::PeerPool::Map(fds[1]);
+      if (pp.ok()) {
+        peer_pool = std::move(*pp);
+      } else if (host_->tracing()) {
+        host_->Trace("shm: cannot map a peer's pool: " + pp.status().ToString());
+      }
+    }
+    for (size_t i = 1; i < fds.size(); ++i) close(fds[i]);
     Result<shm::Hello> hello = s.ok() ? shm::DecodeHello(bytes) : Result<shm::Hello>(s);
     std::unique_ptr<shm::ShmSegment> seg;
     if (hello.ok() && hello->to != host_->runtime_id()) {
@@ -275,13 +322,19 @@ void ShmModule::Accept() {
       continue;
     }
     // Reply before the channel can ever wait on the ring (see shm_channel.h).
-    if (!shm::SendMessage(fd, shm::EncodeReply({0, host_->runtime_id()}), event_fd_).ok()) {
+    std::vector<int> reply_fds = {event_fd_};
+    if (pool_ != nullptr) reply_fds.push_back(pool_->fd());
+    const uint32_t flags = peer_pool ? shm::kReplyMappedYourPool : 0;
+    if (!shm::SendMessage(fd, shm::EncodeReply({0, host_->runtime_id(), flags}), reply_fds).ok()) {
       close(peer_efd);
       close(fd);
       continue;
     }
     auto ch = std::make_shared<ShmChannel>(host_->runtime_id(), hello->from, std::move(seg), fd,
                                            peer_efd, chunk_bytes_, cma_bytes_, host_);
+    // The connector maps our pool when it reads the reply, before it reads our records.
+    ch->ConfigurePool(pool_, pool_min_bytes_, /*peer_mapped=*/true, counters_);
+    if (peer_pool) ch->SetPeerPool(std::move(peer_pool));
     Register(ch);
     if (host_->tracing()) host_->Trace("shm: accepted " + shm::IdString(hello->from));
     host_->AdoptIncoming(hello->from, ch);
@@ -311,6 +364,7 @@ void ShmModule::OnSocketEvent(uint64_t tag, uint32_t events) {
   }
   const bool orderly = ch->PeerClosedInOrder();
   Unregister(tag);
+  retired_.push_back(ch);
   bool others = false;  // another channel with the same peer (both sides connected at once)
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -356,6 +410,9 @@ void ShmModule::RefreshSnapshot() {
 bool ShmModule::PrepareToBlock() {
   RefreshSnapshot();
   for (auto& [tag, ch] : snapshot_) {
+    // The runtime dispatched what the last Progress() delivered: senders get their ring
+    // space and pool blocks back now rather than after we wake up.
+    ch->ReleaseDelivered();
     if (ch->HasQueued() || !ch->PrepareIdle()) {  // work to do, or a record arrived
       for (auto& [t, c] : snapshot_) c->EndIdle();
       return false;
@@ -374,6 +431,7 @@ void ShmModule::Unblocked() {
 }
 
 int ShmModule::Progress() {
+  if (!retired_.empty()) retired_.clear();
   RefreshSnapshot();
   int n = 0, records = 0;
   bool queued = false;
@@ -408,10 +466,26 @@ void ShmModule::Close() {
   }
   for (auto& [tag, ch] : channels) ch->Close();
   snapshot_.clear();
+  retired_.clear();
   for (int* fd : {&listen_fd_, &event_fd_, &epfd_}) {
     if (*fd >= 0) close(*fd);
     *fd = -1;
   }
+}
+
+std::map<std::string, uint64_t> ShmModule::Counters() const {
+  std::map<std::string, uint64_t> c;
+  c["pool_frames_sent"] = counters_->pool_frames_sent.load();
+  c["pool_frames_received"] = counters_->pool_frames_received.load();
+  if (pool_ != nullptr) {
+    const shm::ShmPool::Stats st = pool_->stats();
+    c["pool_bytes"] = pool_->size();
+    c["pool_blocks_in_use"] = st.blocks_in_use;
+    c["pool_bytes_in_use"] = st.bytes_in_use;
+    c["pool_allocations"] = st.allocations;
+    c["pool_failures"] = st.failures;
+  }
+  return c;
 }
 
 }  // namespace

@@ -59,20 +59,21 @@ Result<int> ConnectAbstract(const std::string& name) {
   return fd;
 }
 
-Status SendMessage(int sock, const std::vector<uint8_t>& bytes, int fd) {
+Status SendMessage(int sock, const std::vector<uint8_t>& bytes, const std::vector<int>& fds) {
+  if (fds.size() > kMaxFds) return Status::InvalidArgument("shm: too many fds in one message");
   iovec iov{const_cast<uint8_t*>(bytes.data()), bytes.size()};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  if (fd >= 0) {
+  alignas(cmsghdr) char control[CMSG_SPACE(kMaxFds * sizeof(int))] = {};
+  if (!fds.empty()) {
     msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
+    msg.msg_controllen = CMSG_SPACE(fds.size() * sizeof(int));
     cmsghdr* c = CMSG_FIRSTHDR(&msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    c->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
+    std::memcpy(CMSG_DATA(c), fds.data(), fds.size() * sizeof(int));
   }
   if (sendmsg(sock, &msg, MSG_NOSIGNAL) != static_cast<ssize_t>(bytes.size())) {
     return Status::Unavailable(Err("shm: sendmsg"));
@@ -80,8 +81,13 @@ Status SendMessage(int sock, const std::vector<uint8_t>& bytes, int fd) {
   return Status::Ok();
 }
 
-Status ReceiveMessage(int sock, int timeout_ms, std::vector<uint8_t>* bytes, int* fd) {
-  *fd = -1;
+Status SendMessage(int sock, const std::vector<uint8_t>& bytes, int fd) {
+  return SendMessage(sock, bytes, fd >= 0 ? std::vector<int>{fd} : std::vector<int>{});
+}
+
+Status ReceiveMessage(int sock, int timeout_ms, std::vector<uint8_t>* bytes,
+                      std::vector<int>* fds) {
+  fds->clear();
   pollfd p{sock, POLLIN, 0};
   const int r = poll(&p, 1, timeout_ms);
   if (r == 0)
@@ -93,21 +99,25 @@ Status ReceiveMessage(int sock, int timeout_ms, std::vector<uint8_t>* bytes, int
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  alignas(cmsghdr) char control[CMSG_SPACE(kMaxFds * sizeof(int))] = {};
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
   const ssize_t n = recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
   if (n <= 0) return Status::Unavailable(n == 0 ? "shm: peer hung up" : Err("shm: recvmsg"));
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-        c->cmsg_len == CMSG_LEN(sizeof(int))) {
-      std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int fd;
+        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+        fds->push_back(fd);
+      }
     }
   }
   bytes->resize(static_cast<size_t>(n));
   if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-    if (*fd >= 0) close(*fd);
-    *fd = -1;
+    for (int fd : *fds) close(fd);
+    fds->clear();
     return Status::ParseError("shm: set-up message truncated");
   }
   return Status::Ok();
@@ -149,18 +159,20 @@ Result<Hello> DecodeHello(const std::vector<uint8_t>& b) {
 }
 
 std::vector<uint8_t> EncodeReply(const Reply& r) {
-  std::vector<uint8_t> b(16);
+  std::vector<uint8_t> b(20);
   wire::PutLe32(b.data(), kReplyMagic);
   wire::PutLe32(b.data() + 4, r.status);
   wire::PutLe64(b.data() + 8, r.from);
+  wire::PutLe32(b.data() + 16, r.flags);
   return b;
 }
 
 Result<Reply> DecodeReply(const std::vector<uint8_t>& b) {
-  if (b.size() != 16 || wire::GetLe32(b.data()) != kReplyMagic) {
+  if (b.size() != 20 || wire::GetLe32(b.data()) != kReplyMagic) {
     return Status::ParseError("shm reply: bad size or magic");
   }
-  return Reply{wire::GetLe32(b.data() + 4), wire::GetLe64(b.data() + 8)};
+  return Reply{wire::GetLe32(b.data() + 4), wire::GetLe64(b.data() + 8),
+               wire::GetLe32(b.data() + 16)};
 }
 
 }  // namespace ukai::rt::shm

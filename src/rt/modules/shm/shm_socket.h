@@ -3,10 +3,13 @@
 // (SCM_RIGHTS: the eventfd doorbells), and the two set-up messages.
 //
 //   hello  (connector -> listener): u32 kHelloMagic, u32 version, u64 connector runtime id,
-//          u64 expected listener runtime id, u16 name length, segment name; fd = connector's
-//          eventfd.
+//          u64 expected listener runtime id, u16 name length, segment name; fds = connector's
+//          eventfd, then its pool's memfd when it has a pool (shm_pool.h).
 //   reply  (listener -> connector): u32 kReplyMagic, u32 status (0 = accepted), u64 listener
-//          runtime id; fd = listener's eventfd (only when accepted).
+//          runtime id, u32 flags (kReplyMappedYourPool: the listener mapped the connector's
+//          pool, pool records may follow); fds (only when accepted) = listener's eventfd,
+//          then its pool's memfd when it has one.
+// Version 2 added the pool fds and the reply flags.
 // All integers little-endian. Thread safety: plain functions.
 #ifndef UKAI_RT_MODULES_SHM_SHM_SOCKET_H_
 #define UKAI_RT_MODULES_SHM_SHM_SOCKET_H_
@@ -21,18 +24,22 @@ namespace ukai::rt::shm {
 
 inline constexpr uint32_t kHelloMagic = 0x4c454853;  // "SHEL"
 inline constexpr uint32_t kReplyMagic = 0x50455253;  // "SREP"
-inline constexpr uint32_t kHandshakeVersion = 1;
+inline constexpr uint32_t kHandshakeVersion = 2;
+inline constexpr uint32_t kReplyMappedYourPool = 1;
+inline constexpr size_t kMaxFds = 4;  // file descriptors one set-up message may carry
 
 // Listens on the abstract unix name `name` (without the leading NUL). Non-blocking, CLOEXEC.
 Result<int> ListenAbstract(const std::string& name);
 // Connects to the abstract name. Blocking connect (local, immediate), then CLOEXEC.
 Result<int> ConnectAbstract(const std::string& name);
 
-// Sends `bytes` as one message with `fd` attached (fd < 0: none).
+// Sends `bytes` as one message with `fds` (at most kMaxFds) or `fd` (< 0: none) attached.
+Status SendMessage(int sock, const std::vector<uint8_t>& bytes, const std::vector<int>& fds);
 Status SendMessage(int sock, const std::vector<uint8_t>& bytes, int fd);
-// Receives one message (at most 512 bytes) and its attached fd (-1 if none), waiting at most
-// `timeout_ms` (0: only what is there). kUnavailable on hang-up, kOutOfRange on timeout.
-Status ReceiveMessage(int sock, int timeout_ms, std::vector<uint8_t>* bytes, int* fd);
+// Receives one message (at most 512 bytes) and its attached fds (now owned by the caller),
+// waiting at most `timeout_ms` (0: only what is there). kUnavailable on hang-up,
+// kOutOfRange on timeout.
+Status ReceiveMessage(int sock, int timeout_ms, std::vector<uint8_t>* bytes, std::vector<int>* fds);
 
 // A runtime id as the runtime's traces print it (16 hex digits).
 std::string IdString(uint64_t id);
@@ -48,6 +55,7 @@ Result<Hello> DecodeHello(const std::vector<uint8_t>& bytes);
 struct Reply {
   uint32_t status = 0;
   uint64_t from = 0;
+  uint32_t flags = 0;
 };
 std::vector<uint8_t> EncodeReply(const Reply& r);
 Result<Reply> DecodeReply(const std::vector<uint8_t>& bytes);
