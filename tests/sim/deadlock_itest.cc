@@ -1,6 +1,8 @@
 // No deadlock far past saturation: DOR (2, 3, 4 VCs) and Duato (3, 4 VCs) on small tori run
 // 200,000 cycles at offered load 1.0 flit/node/cycle without the watchdog firing, with
-// flits still being delivered at the end.
+// flits still being delivered at the end; uniform traffic, and for Duato also the
+// adversarial permutations (tornado, transpose, bit complement) that once deadlocked it
+// when its VCs were allocated non-atomically (a head waiting behind another message).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -16,19 +18,21 @@ struct Case {
   int vcs;
   std::vector<int> k;
   Switching switching;
+  const char* pattern = "uniform";
 };
 
 void RunSaturated(const Case& c) {
   SimConfig cfg = testing::SmallConfig(TopologyKind::kTorus, c.k, c.routing);
   cfg.router.vcs = c.vcs;
   cfg.router.switching = c.switching;
+  cfg.traffic.pattern = c.pattern;
   cfg.traffic.rate = 1.0;
   cfg.traffic.message_bytes = c.switching == Switching::kWormhole ? 64 : 32;
   cfg.measure.watchdog_cycles = 2000;
   auto net = Network::Create(cfg);
   ASSERT_TRUE(net.ok()) << net.status().ToString();
-  const std::string what =
-      (*net)->topology().Describe() + " " + c.routing + " vcs=" + std::to_string(c.vcs);
+  const std::string what = (*net)->topology().Describe() + " " + c.routing +
+                           " vcs=" + std::to_string(c.vcs) + " " + c.pattern;
   int64_t delivered_late = 0;
   for (int64_t i = 0; i < 200000; ++i) {
     (*net)->Step();
@@ -51,6 +55,15 @@ TEST(DeadlockFreedomTest, DuatoThreeFourVcs) {
   for (int vcs : {3, 4}) RunSaturated({"duato", vcs, {6, 6}, Switching::kWormhole});
   RunSaturated({"duato", 3, {4, 3, 4}, Switching::kWormhole});
   RunSaturated({"duato", 3, {5, 5}, Switching::kVirtualCutThrough});
+}
+
+TEST(DeadlockFreedomTest, DuatoAdversarialPatterns) {
+  for (const char* pattern : {"tornado", "transpose", "bitcomp"}) {
+    for (int vcs : {3, 4}) {
+      RunSaturated({"duato", vcs, {8, 8}, Switching::kWormhole, pattern});
+    }
+  }
+  RunSaturated({"duato", 3, {4, 4, 4}, Switching::kWormhole, "tornado"});
 }
 
 }  // namespace

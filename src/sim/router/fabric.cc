@@ -41,6 +41,8 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       table_lookup_cycles_(config.table_lookup_cycles),
       vct_(config.switching == Switching::kVirtualCutThrough),
       reroute_(routing->ReRouteWhileBlocked()),
+      atomic_(!vct_ && routing->AtomicVcAllocation()),
+      needs_room_(vct_ || atomic_),
       cand_stride_(2 * ports_) {
   assert(nodes_ <= MaxRouters(ports_, config));
   const size_t npi = static_cast<size_t>(nodes_) << pshift_;
@@ -137,9 +139,14 @@ void Fabric::RebaseArrivals(int64_t now) {
 
 void Fabric::Commit(int64_t now, uint8_t* active, std::vector<Ejection>* tails) {
   if (ntx_ == 0 && nej_ == 0) return;
-  if (vct_) {
-    CommitStaged<true, -1, -1>(now, active, tails);
-  } else if (vshift_ == 2 && pshift_ == 3) {  // the spec's router: shifts as constants
+  const bool spec_layout = vshift_ == 2 && pshift_ == 3;  // the spec's router
+  if (needs_room_) {
+    if (spec_layout) {
+      CommitStaged<true, 2, 3>(now, active, tails);
+    } else {
+      CommitStaged<true, -1, -1>(now, active, tails);
+    }
+  } else if (spec_layout) {  // shifts as constants
     CommitStaged<false, 2, 3>(now, active, tails);
   } else {
     CommitStaged<false, -1, -1>(now, active, tails);
@@ -151,7 +158,7 @@ void Fabric::Commit(int64_t now, uint8_t* active, std::vector<Ejection>* tails) 
   last_move_cycle_ = now;
 }
 
-template <bool kVct, int kVshift, int kPshift>
+template <bool kRoom, int kVshift, int kPshift>
 void Fabric::CommitStaged(int64_t now, uint8_t* __restrict active, std::vector<Ejection>* tails) {
   const int vshift = kVshift >= 0 ? kVshift : vshift_;
   const int pshift = kPshift >= 0 ? kPshift : pshift_;
@@ -168,7 +175,7 @@ void Fabric::CommitStaged(int64_t now, uint8_t* __restrict active, std::vector<E
       const int32_t o = out[c].owner;
       port[o >> vshift].credit |= 1u << (static_cast<uint32_t>(o) & vmask);
     }
-    if (kVct) ++epoch[c >> rshift];  // a VCT head may now find room
+    if (kRoom) ++epoch[c >> rshift];  // a head waiting for room may now find it
   };
   const Transfer* tx = tx_.data();
   for (int i = 0, n = ntx_; i < n; ++i) {

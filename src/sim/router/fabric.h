@@ -230,7 +230,7 @@ class Fabric {
   void Traverse(const Hot& h, int32_t r, int32_t pi, int ip, int v, int op, int64_t now,
                 Scratch& s);
   // kVshift, kPshift: the index layout's shifts when known at compile time, else -1.
-  template <bool kVct, int kVshift, int kPshift>
+  template <bool kRoom, int kVshift, int kPshift>
   void CommitStaged(int64_t now, uint8_t* active, std::vector<Ejection>* tails);
   void RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
                  RouteResult* result);
@@ -249,6 +249,10 @@ class Fabric {
   int hop_cycles_, link_cycles_, table_lookup_cycles_;
   bool vct_;
   bool reroute_;  // routing_->ReRouteWhileBlocked()
+  bool atomic_;   // wormhole with routing_->AtomicVcAllocation(): a free VC must be empty
+  // The selection needs credits (VCT: room for the message; atomic: an empty VC), so a
+  // returning credit may unblock a head: Commit() then advances the router's epoch.
+  bool needs_room_;
   int cand_stride_;
 
   // Input VCs (index Ivc).

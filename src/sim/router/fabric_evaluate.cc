@@ -160,7 +160,7 @@ UKAI_INLINE int32_t Fabric::SelectOutput(const Hot& h, int32_t r, int32_t ivc, c
   const OutputVcView view{h.out + base, 1 << h.vshift};
   const RouteCandidate* cands = &cand_[static_cast<size_t>(ivc) * cand_stride_];
   const int count = h.in[ivc].cand_count;
-  const int32_t needed = vct_ ? m.length : 0;
+  const int32_t needed = vct_ ? m.length : (atomic_ ? depth_ : 0);
   const int32_t local = max_credit_ ? SelectMaxCredit(cands, count, view, needed)
                                     : selection_->Select(cands, count, view, needed);
   return local < 0 ? -1 : base + local;

@@ -6,6 +6,7 @@
 // router.vcs must be >= 3 on a torus and >= 2 on a mesh. A message may return from an
 // escape VC to the adaptive VCs at the next router (Duato's condition holds because the
 // escape routing is connected and deadlock-free and the adaptive routing is minimal).
+// VCs are allocated atomically (routing.h: AtomicVcAllocation), as Duato's theorem assumes.
 #ifndef UKAI_SIM_ROUTING_DUATO_H_
 #define UKAI_SIM_ROUTING_DUATO_H_
 
@@ -18,6 +19,7 @@ class DuatoRouting final : public RoutingFunction {
  public:
   DuatoRouting(const KaryNCube& topology, int vcs);
   void Route(const RouteRequest& request, RouteResult* result) const override;
+  bool AtomicVcAllocation() const override { return true; }
 
   int escape_vcs() const { return escape_vcs_; }
 

@@ -17,6 +17,12 @@
 // - When ReRouteWhileBlocked() is true, Route() is called again on every cycle the head
 //   fails to get an output VC, with RouteRequest::blocked_cycles telling how long it has
 //   been waiting (for blocking-time timeouts); otherwise the first answer stands.
+// - When AtomicVcAllocation() is true, a wormhole router hands an output VC to a new
+//   message only once the downstream buffer of that VC is empty (all its credits are back),
+//   so a buffer never holds flits of two messages. Duato's theory assumes this: with
+//   non-atomic allocation a head can be stuck on an adaptive VC behind another message and
+//   can no longer take its escape VC (a deadlock, seen with tornado traffic on a torus).
+//   Virtual cut-through needs no such rule (a blocked message sits whole in one buffer).
 // - Ejection (destination == current node) is decided by the router, not by Route().
 #ifndef UKAI_SIM_ROUTING_ROUTING_H_
 #define UKAI_SIM_ROUTING_ROUTING_H_
@@ -75,6 +81,7 @@ class RoutingFunction {
   virtual ~RoutingFunction() = default;
   virtual void Route(const RouteRequest& request, RouteResult* result) const = 0;
   virtual bool ReRouteWhileBlocked() const { return false; }
+  virtual bool AtomicVcAllocation() const { return false; }
 };
 
 }  // namespace ukai::sim
