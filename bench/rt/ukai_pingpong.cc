@@ -48,11 +48,16 @@ void PinTo(int cpu) {
 // Both sides' handlers; `peer` is the other side's endpoint (set before traffic starts).
 struct Side {
   Runtime* rt = nullptr;
+  bool pool = true;  // data messages from Runtime::NewBuffer (else heap Buffers)
   rt::Startpoint peer;
   std::atomic<uint64_t> pongs{0}, acks{0};
   std::atomic<bool> stop{false};
   uint64_t sunk = 0;  // progress thread only
 };
+
+// A buffer for a message of `n` payload bytes: registered memory (NewBuffer, the documented
+// way to send large messages) or, for the "heap" series, a plain Buffer grown by the pack.
+Buffer NewMessage(Side* s, size_t n) { return s->pool ? s->rt->NewBuffer(n + 5) : Buffer(); }
 
 Status Install(Side* s) {
   rt::ContextOptions co;
@@ -62,8 +67,8 @@ Status Install(Side* s) {
     if (!ep.ok()) return ep.status();
     rt::Endpoint* e = *ep;
     auto echo = [s](rt::Rsr& rsr) {
-      Buffer b;
       auto bytes = rsr.reader().GetBytes();
+      Buffer b = NewMessage(s, bytes.ok() ? bytes->size() : 0);
       if (bytes.ok()) b.PutBytes(*bytes);
       [[maybe_unused]] Status st = s->rt->SendRsr(std::move(b), s->peer, kPong);
     };
@@ -93,7 +98,7 @@ Figures Measure(Side* s, const std::vector<size_t>& sizes, double seconds) {
   std::vector<uint8_t> data(max, 7);
   auto round_trip = [&](size_t n) {
     const uint64_t want = s->pongs.load(std::memory_order_relaxed) + 1;
-    Buffer b;
+    Buffer b = NewMessage(s, n);
     b.PutBytes(std::span<const uint8_t>(data.data(), n));
     if (!s->rt->SendRsr(std::move(b), s->peer, kPing).ok()) return false;
     while (s->pongs.load(std::memory_order_acquire) < want) s->rt->Progress();
@@ -122,7 +127,7 @@ Figures Measure(Side* s, const std::vector<size_t>& sizes, double seconds) {
       const double w0 = NowSeconds();
       const uint64_t want = s->acks.load() + 1;
       for (int i = 0; i < kWindow; ++i) {
-        Buffer b;
+        Buffer b = NewMessage(s, n);
         b.PutBytes(std::span<const uint8_t>(data.data(), n));
         [[maybe_unused]] Status st = s->rt->SendRsr(std::move(b), s->peer, kSink);
         if ((i & 7) == 7) s->rt->Progress();  // flushes sends a full ring had to queue
@@ -275,10 +280,12 @@ Figures RunInproc(const std::vector<size_t>& sizes, double seconds,
 
 }  // namespace
 
-int RunWorker(const std::string& module, const std::string& out_path,
+int RunWorker(const std::string& worker, const std::string& out_path,
               const std::vector<size_t>& sizes, double seconds,
               const std::vector<std::string>& runtime_args) {
   KeepFreedMemory();
+  const bool heap = worker.size() > 5 && worker.substr(worker.size() - 5) == "-heap";
+  const std::string module = heap ? worker.substr(0, worker.size() - 5) : worker;
   rt::RuntimeOptions o;
   o.bootstrap = "auto";  // launcher or mpi, from the environment
   o.modules = {module};
@@ -296,6 +303,7 @@ int RunWorker(const std::string& module, const std::string& out_path,
   PinTo(rt.rank());
   Side side;
   side.rt = &rt;
+  side.pool = !heap;
   if (Status s = Install(&side); !s.ok()) return 1;
   auto sp = rt.WorldStartpoint(1 - rt.rank(), kCtx, kEp);
   if (!sp.ok() || rt.size() != 2) return 1;
@@ -326,6 +334,8 @@ std::vector<PingPongSeries> UkaiSeries() {
   std::vector<PingPongSeries> out = {
       {"ukai inproc", false, RunInproc},
       {"ukai shm", false, [](auto& s, double t, auto& a) { return RunLaunched("shm", s, t, a); }},
+      {"ukai shm heap", false,
+       [](auto& s, double t, auto& a) { return RunLaunched("shm-heap", s, t, a); }},
       {"ukai tcp", true, [](auto& s, double t, auto& a) { return RunLaunched("tcp", s, t, a); }},
   };
 #if UKAI_HAVE_MPI

@@ -10,11 +10,14 @@
 //  * inproc: two runtimes sharing an InprocFabric in this process, one thread each.
 // Latency: rank 0 packs `size` bytes into a Buffer and sends RSR "ping"; rank 1's handler
 // packs the payload into a new Buffer and answers with "pong"; one-way = median round trip
-// / 2. Bandwidth: rank 0 sends windows of 64 RSRs of `size` bytes (a progress pass after
-// every 8th send), rank 1's handler counts them and acknowledges each full window; the
-// median over the windows of bytes / window time. The workers set mallopt(M_MMAP_THRESHOLD
-// 32 MiB, M_TRIM_THRESHOLD 1 GiB): Open MPI's benchmark reuses one buffer, ours allocates
-// a Buffer per RSR, and fresh pages would measure the allocator, not the runtime.
+// / 2. The Buffers come from Runtime::NewBuffer (registered memory: the shm module's pool,
+// for payloads >= shm.pool_min_bytes), except in "ukai shm heap" (worker "shm-heap"),
+// which packs into plain heap Buffers as before, so both paths are visible. Bandwidth: rank 0 sends
+// windows of 64 RSRs of `size` bytes (a progress pass after every 8th send), rank 1's handler
+// counts them and acknowledges each full window; the median over the windows of bytes / window
+// time. The workers set mallopt(M_MMAP_THRESHOLD 32 MiB, M_TRIM_THRESHOLD 1 GiB): Open MPI's
+// benchmark reuses one buffer, ours allocates a Buffer per RSR, and fresh pages would measure the
+// allocator, not the runtime.
 #ifndef UKAI_BENCH_RT_UKAI_PINGPONG_H_
 #define UKAI_BENCH_RT_UKAI_PINGPONG_H_
 
@@ -38,9 +41,10 @@ struct PingPongSeries {
 // The runtime's series, in table order.
 std::vector<PingPongSeries> UkaiSeries();
 
-// Worker mode (`ukai_rt_bench --worker=MODULE --out=FILE --sizes=.. --seconds=S`): one of
-// the two processes of a series. Returns the process exit code.
-int RunWorker(const std::string& module, const std::string& out_path,
+// Worker mode (`ukai_rt_bench --worker=MODULE[-heap] --out=FILE --sizes=.. --seconds=S`):
+// one of the two processes of a series (-heap: heap Buffers instead of NewBuffer). Returns
+// the process exit code.
+int RunWorker(const std::string& worker, const std::string& out_path,
               const std::vector<size_t>& sizes, double seconds,
               const std::vector<std::string>& runtime_args);
 

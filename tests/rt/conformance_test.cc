@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "conformance_modules.h"
+#include "rt/core/runtime_impl.h"
 #include "rt_test_util.h"
 #include "wire/rsr_frame.h"
 
@@ -201,6 +202,48 @@ void CheckLarge(Conformance* t, Runtime& from, const Startpoint& to, Endpoint* e
 }
 
 TEST_P(Conformance, LargeMessages4MiB) { CheckLarge(this, *rts_[0], Sp(1), ep_[1], 4u << 20); }
+
+// Runtime::NewBuffer storage (the shm module's pool) works over every module: a pool
+// Buffer of another runtime (moved and copied) and one of the sender itself arrive intact,
+// and the blocks go back to their pool once dropped.
+TEST_P(Conformance, NewBufferStorageWorksOverEveryModule) {
+  RuntimeOptions po = ModuleOptions("shm", fabric_);
+  auto pool_rt = Runtime::Init(po);
+  ASSERT_TRUE(pool_rt.ok()) << pool_rt.status().ToString();
+  constexpr size_t kBytes = size_t{300} << 10;
+  std::atomic<int> ok{0}, bad{0};
+  auto check = [&](Rsr& m) {
+    auto tag = m.reader().GetU32();
+    auto v = m.reader().GetBytes();
+    bool good = tag.ok() && v.ok() && v->size() == kBytes;
+    for (size_t i = 0; good && i < kBytes; i += 511) good = (*v)[i] == uint8_t(i * 7 + *tag);
+    ++(good ? ok : bad);
+  };
+  On(1, "nt", HandlerKind::kNonThreaded, check);
+  On(1, "th", HandlerKind::kThreaded, check);
+  auto pack = [](Buffer b, uint32_t tag) {
+    b.PutU32(tag);
+    uint8_t* p = b.block().Extend(5 + kBytes);
+    p[0] = static_cast<uint8_t>(TypeTag::kBytes);
+    wire::PutLe32(p + 1, static_cast<uint32_t>(kBytes));
+    for (size_t i = 0; i < kBytes; ++i) p[5 + i] = uint8_t(i * 7 + tag);
+    return b;
+  };
+  Buffer foreign = pack((*pool_rt)->NewBuffer(kBytes + 16), 1);
+  ASSERT_NE(foreign.block().source(), nullptr);
+  const Buffer copy = foreign;  // from the same pool
+  EXPECT_EQ(copy.block().source(), foreign.block().source());
+  ASSERT_TRUE(rts_[0]->SendRsr(std::move(foreign), Sp(1), HandlerId::Of("nt")).ok());
+  ASSERT_TRUE(rts_[0]->SendRsr(copy, Sp(1), HandlerId::Of("th")).ok());
+  Buffer own = pack(rts_[0]->NewBuffer(kBytes + 16), 2);
+  EXPECT_EQ(own.block().source() != nullptr, std::string(GetParam().name) == "shm");
+  ASSERT_TRUE(rts_[0]->SendRsr(std::move(own), Sp(1), HandlerId::Of("th")).ok());
+  ASSERT_TRUE(WaitFor([&] { return ok.load() + bad.load() == 3; }, std::chrono::seconds(30)));
+  EXPECT_EQ(ok.load(), 3);
+  ASSERT_TRUE(WaitFor([&] {
+    return (*pool_rt)->impl()->ModuleCounters("shm")["pool_blocks_in_use"] == 1;  // `copy`
+  }));
+}
 
 TEST_P(Conformance, TooLargeMessageIsAnError) {
   Buffer b(wire::kMaxPayloadBytes + 16);

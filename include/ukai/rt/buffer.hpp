@@ -99,6 +99,7 @@ class Buffer {
 
   // The storage, headroom included (the runtime writes the frame header there).
   ByteBlock& block() { return block_; }
+  const ByteBlock& block() const { return block_; }
   ByteBlock TakeBlock() {
     ByteBlock b = std::move(block_);
     return b;
