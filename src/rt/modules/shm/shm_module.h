@@ -29,8 +29,18 @@
 // process_vm_readv (one copy) when a probe showed it is allowed; else larger-than-a-record
 // frames go in chunks of shm.chunk_bytes and are reassembled (two copies).
 //
+// Registered memory (shm_pool.h): the module owns a pool, a sparse memfd area it offers
+// through Module::AllocateBlock (Runtime::NewBuffer) for payloads of shm.pool_min_bytes or
+// more. Its fd goes to each peer with the eventfd at set-up (both directions; the accept
+// reply says whether the listener mapped the connector's pool); a frame in our pool is sent
+// as a pool record (offset, length, id) and delivered in place from the peer's read-only
+// mapping; the block is held until the peer's completion counter passes its id (at its next
+// poll, or when its engine is about to block: PrepareToBlock), or until the peer fails. The
+// pool outlives the module while blocks of it live (Buffers may outlive the Runtime).
+//
 // Parameters (--ukai-param=): shm.ring_bytes (per direction, power of two, default 4 MiB),
-// shm.chunk_bytes (default 1 MiB), shm.cma_bytes (0 = never).
+// shm.chunk_bytes (default 1 MiB), shm.cma_bytes (0 = never), shm.pool_bytes (default
+// 256 MiB, 0 = no pool, else >= 64 KiB), shm.pool_min_bytes (default 16 KiB).
 #ifndef UKAI_RT_MODULES_SHM_SHM_MODULE_H_
 #define UKAI_RT_MODULES_SHM_SHM_MODULE_H_
 
