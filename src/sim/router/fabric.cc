@@ -36,6 +36,9 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       slot_mask_((1u << dshift_) - 1),
       pshift_(Log2Ceil(ports_)),
       vshift_(Log2Ceil(vstride_)),
+      rshift_(pshift_ + vshift_),
+      mshift_(std::min(6, rshift_)),
+      words_(1 << (rshift_ - mshift_)),
       hop_cycles_(config.hop_cycles),
       link_cycles_(config.link_cycles),
       table_lookup_cycles_(config.table_lookup_cycles),
@@ -53,10 +56,10 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   cand_.resize(nvc * cand_stride_);
   out_.assign(nvc, OutputVcState{-1, 0, 0});
   va_rr_.assign(nvc, 0);
-  port_.assign(npi, Port{0, 0, 0, 0, 0, 0, 0});
+  rr_.assign(npi, RoundRobin{0, 0});
+  masks_.assign(static_cast<size_t>(nodes_) * words_, Masks{0, 0, 0, 0});
   valid_vcs_.assign(npi, 0);
   down_ivc_.assign(npi, -1);
-  port_mask_.assign(nodes_, 0);
   epoch_.assign(nodes_, 0);
   tx_.resize(npi);
   ej_.resize(nodes_);
@@ -78,10 +81,9 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
 }
 
 void Fabric::InitHot() {
-  hot_ = Hot{buf_.data(),       in_.data(),    out_.data(),      port_.data(),
-             port_mask_.data(), epoch_.data(), down_ivc_.data(), tx_.data(),
-             ej_.data(),        ports_,        ports_ - 1,       pshift_,
-             vshift_,           dshift_,       link_cycles_,     slot_mask_};
+  hot_ = Hot{buf_.data(),      in_.data(), out_.data(), masks_.data(), rr_.data(), epoch_.data(),
+             down_ivc_.data(), tx_.data(), ej_.data(),  ports_,        ports_ - 1, pshift_,
+             vshift_,          dshift_,    mshift_,     link_cycles_,  slot_mask_};
 }
 
 int32_t Fabric::buffered(int32_t router) const {
@@ -160,20 +162,18 @@ void Fabric::Commit(int64_t now, uint8_t* active, std::vector<Ejection>* tails) 
 
 template <bool kRoom, int kVshift, int kPshift>
 void Fabric::CommitStaged(int64_t now, uint8_t* __restrict active, std::vector<Ejection>* tails) {
-  const int vshift = kVshift >= 0 ? kVshift : vshift_;
-  const int pshift = kPshift >= 0 ? kPshift : pshift_;
-  const int rshift = pshift + vshift;
-  const uint32_t vmask = (1u << vshift) - 1, pmask = (1u << pshift) - 1;
+  const int rshift = kVshift >= 0 && kPshift >= 0 ? kVshift + kPshift : rshift_;
+  const int mshift = rshift < 6 ? rshift : 6;
+  const uint32_t bmask = (1u << mshift) - 1;
   InVc* __restrict in = in_.data();
   OutputVcState* __restrict out = out_.data();
-  Port* __restrict port = port_.data();
-  uint32_t* __restrict port_mask = port_mask_.data();
+  Masks* __restrict masks = masks_.data();
   uint32_t* __restrict epoch = epoch_.data();
   // One credit back to upstream output VC `c`: its owner may bid for the switch again.
   auto credit = [&](int32_t c) {
     if (out[c].credits++ == 0 && out[c].owner >= 0) {
       const int32_t o = out[c].owner;
-      port[o >> vshift].credit |= 1u << (static_cast<uint32_t>(o) & vmask);
+      masks[o >> mshift].credit |= uint64_t{1} << (static_cast<uint32_t>(o) & bmask);
     }
     if (kRoom) ++epoch[c >> rshift];  // a head waiting for room may now find it
   };
@@ -183,11 +183,8 @@ void Fabric::CommitStaged(int64_t now, uint8_t* __restrict active, std::vector<E
     if (t.credit >= 0) credit(t.credit);
     const int32_t ivc = t.dst;
     ++in[ivc].count;  // Evaluate() already wrote the flit into its slot
-    const int32_t pi = ivc >> vshift;
-    port[pi].nonempty |= 1u << (static_cast<uint32_t>(ivc) & vmask);
-    const int32_t r = pi >> pshift;
-    port_mask[r] |= 1u << (static_cast<uint32_t>(pi) & pmask);
-    active[r] = 1;
+    masks[ivc >> mshift].nonempty |= uint64_t{1} << (static_cast<uint32_t>(ivc) & bmask);
+    active[ivc >> rshift] = 1;
   }
   for (int i = 0; i < nej_; ++i) {
     const Ejected& t = ej_[i];

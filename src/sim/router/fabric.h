@@ -31,11 +31,13 @@
 //
 // Layout (for speed): input VC index = (router << pshift | port) << vshift | vc, with
 // power-of-two port and VC strides, so Commit() finds router, port and VC by shifts; each
-// input VC's scalars are one 16-byte record, each port's bitmasks another; per port,
-// bitmasks of non-empty VCs, VCs whose front flit has arrived and VCs owning an output VC
-// replace per-VC scans. A head whose output-VC selection failed is not offered to the
-// selection again until an output VC of its router may have become free (the router's
-// epoch changes). The staged transfers carry the credit they return.
+// input VC's scalars are one 32-byte record; per router, bitmasks over all its input VCs
+// (bit = the VC's index within the router, p << vshift | v, in 64-bit words) of non-empty
+// VCs, VCs whose front flit has arrived, VCs owning an output VC and VCs whose output VC
+// has a credit replace per-VC scans: one loop over a router's bits visits the VCs of every
+// port (the spec's router, 5 or 7 ports x 4 VCs, is one word). A head whose output-VC selection
+// failed is not offered to the selection again until an output VC of its router may have become
+// free (the router's epoch changes). The staged transfers carry the credit they return.
 //
 // Buffer slots: the free slots of a downstream input VC that an output VC's credits stand
 // for belong to that output VC (its router). Evaluate() writes a departing flit straight
@@ -113,12 +115,16 @@ class Fabric {
     const int slot = (q.head + q.count) & slot_mask_;
     buf_[(static_cast<size_t>(ivc) << dshift_) + slot] = flit;
     ++q.count;
-    port_[Pi(router, pe_port())].nonempty |= 1u << vc;
-    port_mask_[router] |= 1u << pe_port();
+    masks_[ivc >> mshift_].nonempty |= Bit(ivc);
   }
 
   // True while router `router` holds flits.
-  bool HasFlits(int32_t router) const { return port_mask_[router] != 0; }
+  bool HasFlits(int32_t router) const {
+    for (int w = 0; w < words_; ++w) {
+      if (masks_[(router << (rshift_ - mshift_)) + w].nonempty != 0) return true;
+    }
+    return false;
+  }
   // Flits buffered in router `router` (sums its VCs: for checks, not the hot path).
   int32_t buffered(int32_t router) const;
   int64_t flits_moved() const { return flits_moved_; }
@@ -143,7 +149,7 @@ class Fabric {
  private:
   // Input VC states: kIdle (no routed head at the front), kRouted (head routed, in its hop
   // pipeline or waiting for an output VC), kBlocked (a kRouted head whose last selection
-  // failed at VC-allocation epoch `aux`); owning an output VC is the Port::active bit.
+  // failed at VC-allocation epoch `aux`); owning an output VC is the Masks::active bit.
   enum : uint8_t { kIdle = 0, kRouted = 1, kBlocked = 2 };
   struct InVc {
     uint16_t head, count;  // ring buffer front and fill
@@ -158,17 +164,20 @@ class Fabric {
     int64_t ready;  // kRouted: the head may allocate from this cycle on
   };
   static_assert(sizeof(InVc) == 32);
-  // Per router port (index Pi): bitmasks over its input VCs and the round-robin pointers.
-  struct Port {
-    uint32_t nonempty;  // VCs holding flits
-    uint32_t visible;   // VCs whose front flit has arrived (a subset of nonempty)
-    uint32_t active;    // VCs owning an output VC
-    uint32_t credit;    // active VCs whose output VC has a credit (a subset of active)
-    uint8_t sa_in_rr;   // switch allocation: next VC this input port prefers
-    uint8_t sa_out_rr;  // switch allocation: next input port this output port prefers
-    uint16_t unused;
+  // One 64-bit word of a router's input-VC bitmasks: word ivc >> mshift_, bit
+  // ivc & (2^mshift_ - 1) (mshift_ = min(6, pshift_ + vshift_): a port's VCs never straddle
+  // two words).
+  struct Masks {
+    uint64_t nonempty;  // VCs holding flits
+    uint64_t visible;   // VCs whose front flit has arrived (a subset of nonempty)
+    uint64_t active;    // VCs owning an output VC
+    uint64_t credit;    // active VCs whose output VC has a credit (a subset of active)
   };
-  static_assert(sizeof(Port) == 20);
+  // Switch allocation round-robin pointers of a router port (index Pi).
+  struct RoundRobin {
+    uint8_t in;   // next VC this input port prefers
+    uint8_t out;  // next input port this output port prefers
+  };
   // A flit staged by Evaluate() for Commit(): written into input VC `dst` (its slot at the
   // output VC's tail; Commit() makes it count), with `credit`: the upstream output VC that
   // gets a credit back for the slot the flit left, negative when it came from the injection
@@ -191,13 +200,13 @@ class Fabric {
     Flit* __restrict buf;
     InVc* __restrict in;
     OutputVcState* __restrict out;
-    Port* __restrict port;
-    uint32_t* __restrict port_mask;
+    Masks* __restrict masks;
+    RoundRobin* __restrict rr;
     uint32_t* __restrict epoch;
     const int32_t* __restrict down_ivc;
     Transfer* __restrict tx;
     Ejected* __restrict ej;
-    int ports, pe, pshift, vshift, dshift, link;
+    int ports, pe, pshift, vshift, dshift, mshift, link;
     uint32_t slot_mask;
   };
   // Per-router scratch of one Evaluate.
@@ -221,11 +230,19 @@ class Fabric {
   void InitHot();
   int32_t Pi(int32_t r, int p) const { return (r << pshift_) | p; }
   int32_t Ivc(int32_t r, int p, int v) const { return (Pi(r, p) << vshift_) | v; }
+  uint64_t Bit(int32_t ivc) const { return uint64_t{1} << (ivc & ((1 << mshift_) - 1)); }
+  // The bits of port p of router r in `word` (a Masks field of the port's word).
+  uint32_t PortBits(uint64_t Masks::*field, int32_t r, int p) const {
+    const int32_t ivc0 = Ivc(r, p, 0);
+    const uint64_t vfull = (uint64_t{1} << (1 << vshift_)) - 1;
+    return static_cast<uint32_t>((masks_[ivc0 >> mshift_].*field >> (ivc0 & ((1 << mshift_) - 1))) &
+                                 vfull);
+  }
   void EvaluateRouter(const Hot& h, int32_t r, int64_t now, Scratch& s);
-  void ScanPort(const Hot& h, int32_t r, int32_t rpi, int ip, int64_t now, Scratch& s);
+  void ScanRouter(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s);
   void Nominate(const Hot& h, int32_t rpi, int ip, uint32_t cand, Scratch& s);
   void GrantOutput(const Hot& h, int32_t r, int32_t rpi, int op, int64_t now, Scratch& s);
-  void HandleHead(const Hot& h, int32_t r, int ip, int v, int64_t now, Scratch& s);
+  void HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_t now, Scratch& s);
   void AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scratch& s);
   void Traverse(const Hot& h, int32_t r, int32_t pi, int ip, int v, int op, int64_t now,
                 Scratch& s);
@@ -246,6 +263,8 @@ class Fabric {
   int dshift_;
   uint32_t slot_mask_;
   int pshift_, vshift_;  // index layout: Pi = r << pshift | p, Ivc = Pi << vshift | v
+  int rshift_;           // pshift_ + vshift_: router = ivc >> rshift_
+  int mshift_, words_;   // Masks word of ivc = ivc >> mshift_; words_ per router
   int hop_cycles_, link_cycles_, table_lookup_cycles_;
   bool vct_;
   bool reroute_;  // routing_->ReRouteWhileBlocked()
@@ -263,12 +282,12 @@ class Fabric {
   std::vector<OutputVcState> out_;
   std::vector<int32_t> va_rr_;
   // Per router port (index Pi).
-  std::vector<Port> port_;
+  std::vector<RoundRobin> rr_;
   std::vector<uint32_t> valid_vcs_;
   std::vector<int32_t> down_ivc_;  // input VC 0 of the port this output port feeds, or -1
   // Per router.
-  std::vector<uint32_t> port_mask_;  // ports with a non-empty input VC
-  std::vector<uint32_t> epoch_;      // changes whenever an output VC may have become free
+  std::vector<Masks> masks_;     // words_ per router (index ivc >> mshift_)
+  std::vector<uint32_t> epoch_;  // changes whenever an output VC may have become free
   // Staged by Evaluate() during a cycle, applied by Commit() (per evaluating thread once
   // evaluation runs in parallel; the order of entries does not matter). Fixed capacity:
   // at most one flit per output port and cycle.

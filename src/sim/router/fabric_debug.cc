@@ -13,28 +13,28 @@ std::string Fabric::CheckInvariants() const {
     if (err.empty()) err = what;
   };
   for (int r = 0; r < nodes_; ++r) {
-    uint32_t pmask = 0;
     for (int p = 0; p < ports_; ++p) {
       const int32_t pi = Pi(r, p);
-      const Port& port = port_[pi];
+      const uint32_t active_bits = PortBits(&Masks::active, r, p);
+      const uint32_t credit_bits = PortBits(&Masks::credit, r, p);
       uint32_t ne = 0;
       for (int v = 0; v < vstride_; ++v) {
         const int32_t ivc = Ivc(r, p, v);
         const InVc& q = in_[ivc];
         if (q.count > depth_) fail("buffer overflow at " + std::to_string(ivc));
         if (q.count > 0) ne |= 1u << v;
-        const bool active = (port.active >> v) & 1u;
+        const bool active = (active_bits >> v) & 1u;
         if (active && out_[q.out].owner != ivc) {
           fail("input VC " + std::to_string(ivc) + " active but does not own its output VC");
         }
         if (active && q.state == kIdle) fail("input VC " + std::to_string(ivc) + " active, idle");
         const bool has_credit = active && out_[q.out].credits > 0;
-        if (has_credit != (((port.credit >> v) & 1u) != 0)) {
+        if (has_credit != (((credit_bits >> v) & 1u) != 0)) {
           fail("credit mask mismatch at input VC " + std::to_string(ivc));
         }
         if (out_[ivc].owner >= 0) {
           const int32_t o = out_[ivc].owner;
-          const bool o_active = (port_[o >> vshift_].active >> (o & ((1 << vshift_) - 1))) & 1u;
+          const bool o_active = (masks_[o >> mshift_].active & Bit(o)) != 0;
           if (!o_active || in_[o].out != ivc) {
             fail("output VC " + std::to_string(ivc) + " owned by a VC that does not use it");
           }
@@ -55,12 +55,27 @@ std::string Fabric::CheckInvariants() const {
           }
         }
       }
-      if (ne != port.nonempty) fail("non-empty mask mismatch at node " + std::to_string(r));
-      if ((port.visible & ~ne) != 0)
+      if (ne != PortBits(&Masks::nonempty, r, p)) {
+        fail("non-empty mask mismatch at node " + std::to_string(r));
+      }
+      if ((PortBits(&Masks::visible, r, p) & ~ne) != 0) {
         fail("visible mask not within non-empty at node " + std::to_string(r));
-      if (ne != 0) pmask |= 1u << p;
+      }
     }
-    if (pmask != port_mask_[r]) fail("port mask mismatch at node " + std::to_string(r));
+    // Bits of unused VC slots (port or VC beyond the configured ones) stay clear.
+    for (int w = 0; w < words_; ++w) {
+      const Masks& m = masks_[(r << (rshift_ - mshift_)) + w];
+      uint64_t used = 0;
+      for (int p = 0; p < ports_; ++p) {
+        for (int v = 0; v < vstride_; ++v) {
+          const int32_t ivc = Ivc(r, p, v);
+          if ((ivc >> mshift_) == (r << (rshift_ - mshift_)) + w) used |= Bit(ivc);
+        }
+      }
+      if (((m.nonempty | m.visible | m.active | m.credit) & ~used) != 0) {
+        fail("mask bit of an unused VC slot set at node " + std::to_string(r));
+      }
+    }
   }
   return err;
 }
@@ -85,7 +100,7 @@ std::vector<std::string> Fabric::DescribeBlocked(const Topology& topology, size_
                             : f.tail() ? "tail"
                                        : "body") +
                            ") of message " + std::to_string(m.src) + "->" + std::to_string(m.dst);
-        if ((port_[Pi(r, p)].active >> v) & 1u) {
+        if ((PortBits(&Masks::active, r, p) >> v) & 1u) {
           const InVc& q = in_[ivc];
           line += ", holds out-port " + topology.PortName(q.out_port) + " vc " +
                   std::to_string(q.out_vc) + " (credits " + std::to_string(out_[q.out].credits) +

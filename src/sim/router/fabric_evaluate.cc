@@ -12,6 +12,7 @@ namespace {
 
 // Index of the lowest set bit; `mask` != 0 (a bare bsf/tzcnt, no zero check).
 UKAI_INLINE int Ctz(uint32_t mask) { return __builtin_ctz(mask); }
+UKAI_INLINE int Ctz64(uint64_t mask) { return __builtin_ctzll(mask); }
 
 // First set bit of `mask` at or after `start` (cyclically). `mask` != 0.
 UKAI_INLINE int PickRoundRobin(uint32_t mask, int start) {
@@ -35,6 +36,7 @@ void Fabric::Evaluate(const int32_t* routers, size_t count, int64_t now) {
     h.pshift = 3;
     h.vshift = 2;
     h.dshift = 3;
+    h.mshift = 5;
     h.link = 1;
     h.slot_mask = 7;
     if (hot_.ports == 5) {
@@ -57,37 +59,53 @@ void Fabric::Evaluate(const int32_t* routers, size_t count, int64_t now) {
 }
 
 UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Scratch& s) {
-  const uint32_t pmask = h.port_mask[r];
-  if (pmask == 0) return;
+  const int wshift = h.pshift + h.vshift - h.mshift;
+  uint64_t any = 0;
+  for (int w = 0; w < (1 << wshift); ++w) any |= h.masks[(r << wshift) + w].nonempty;
+  if (any == 0) return;
   const int32_t rpi = r << h.pshift;
   s.nva = 0;
   s.nominated = 0;
   s.out_mask = 0;
-  for (uint32_t pm = pmask; pm != 0; pm &= pm - 1) ScanPort(h, r, rpi, Ctz(pm), now, s);
+  ScanRouter(h, r, rpi, now, s);
   if (s.nva > 0) AllocateVcs(h, r, rpi, s);
   for (uint32_t om = s.out_mask; om != 0; om &= om - 1) GrantOutput(h, r, rpi, Ctz(om), now, s);
 }
 
-// Marks the VCs whose front flit has arrived, nominates one of the VCs that may bid for
-// the switch (own an output VC with a credit) and hands the heads at the front to
-// HandleHead().
-UKAI_INLINE void Fabric::ScanPort(const Hot& h, int32_t r, int32_t rpi, int ip, int64_t now,
-                                  Scratch& s) {
-  const int32_t pi = rpi + ip;
-  Port& port = h.port[pi];
-  uint32_t vis = port.visible;
-  for (uint32_t m = port.nonempty & ~vis; m != 0; m &= m - 1) {
-    const int v = Ctz(m);
-    const int32_t ivc = (pi << h.vshift) | v;
-    if (h.buf[(static_cast<size_t>(ivc) << h.dshift) + h.in[ivc].head].ArrivedBy(now)) {
-      vis |= 1u << v;
+// Over all input VCs of router r, bit by bit: marks the VCs whose front flit has arrived;
+// then each input port nominates one of its VCs that may bid for the switch (own an output
+// VC with a credit); then the heads at the front without an output VC go to HandleHead(),
+// in VC index order. (The stages touch disjoint state, so this equals doing all three port
+// by port.)
+UKAI_INLINE void Fabric::ScanRouter(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s) {
+  const int wshift = h.pshift + h.vshift - h.mshift;
+  const int32_t w0 = r << wshift;
+  const uint32_t pmask = (1u << h.pshift) - 1;
+  const uint32_t vmask = (1u << h.vshift) - 1;
+  const uint64_t vfull = (uint64_t{1} << (1 << h.vshift)) - 1;
+  for (int32_t w = w0; w < w0 + (1 << wshift); ++w) {
+    Masks& mk = h.masks[w];
+    uint64_t vis = mk.visible;
+    for (uint64_t m = mk.nonempty & ~vis; m != 0; m &= m - 1) {
+      const int32_t ivc = (w << h.mshift) | Ctz64(m);
+      if (h.buf[(static_cast<size_t>(ivc) << h.dshift) + h.in[ivc].head].ArrivedBy(now)) {
+        vis |= uint64_t{1} << Ctz64(m);
+      }
+    }
+    mk.visible = vis;
+    for (uint64_t cand = vis & mk.credit; cand != 0;) {
+      const int first = Ctz64(cand) & ~static_cast<int>(vmask);  // VC 0 of its port
+      const int ip =
+          static_cast<int>((static_cast<uint32_t>(w << h.mshift | first) >> h.vshift) & pmask);
+      Nominate(h, rpi, ip, static_cast<uint32_t>((cand >> first) & vfull), s);
+      cand &= ~(vfull << first);
     }
   }
-  port.visible = vis;
-  const uint32_t cand = vis & port.credit;
-  if (cand != 0) Nominate(h, rpi, ip, cand, s);
-  for (uint32_t m = vis & ~port.active; m != 0; m &= m - 1) {
-    HandleHead(h, r, ip, Ctz(m), now, s);
+  for (int32_t w = w0; w < w0 + (1 << wshift); ++w) {
+    const Masks& mk = h.masks[w];
+    for (uint64_t m = mk.visible & ~mk.active; m != 0; m &= m - 1) {
+      HandleHead(h, r, (w << h.mshift) | Ctz64(m), now, s);
+    }
   }
 }
 
@@ -96,7 +114,7 @@ UKAI_INLINE void Fabric::ScanPort(const Hot& h, int32_t r, int32_t rpi, int ip, 
 UKAI_INLINE void Fabric::Nominate(const Hot& h, int32_t rpi, int ip, uint32_t cand, Scratch& s) {
   // No single-candidate shortcut: PickRoundRobin() is branch-free, and the random traffic
   // makes a test for one candidate a frequent mispredict.
-  const int v = PickRoundRobin(cand, h.port[rpi + ip].sa_in_rr);
+  const int v = PickRoundRobin(cand, h.rr[rpi + ip].in);
   const int op = h.in[((rpi + ip) << h.vshift) | v].out_port;
   s.nom_v[ip] = static_cast<uint8_t>(v);
   s.nom_op[ip] = static_cast<uint8_t>(op);
@@ -111,19 +129,19 @@ UKAI_INLINE void Fabric::Nominate(const Hot& h, int32_t rpi, int ip, uint32_t ca
 UKAI_INLINE void Fabric::GrantOutput(const Hot& h, int32_t r, int32_t rpi, int op, int64_t now,
                                      Scratch& s) {
   const uint32_t req = s.out_req[op];
-  const int ip = PickRoundRobin(req, h.port[rpi + op].sa_out_rr);
+  const int ip = PickRoundRobin(req, h.rr[rpi + op].out);
   s.out_req[op] = 0;  // keeps out_req all zero between routers
   const int v = s.nom_v[ip];
-  h.port[rpi + op].sa_out_rr = static_cast<uint8_t>(ip + 1);
-  h.port[rpi + ip].sa_in_rr = static_cast<uint8_t>(v + 1);
+  h.rr[rpi + op].out = static_cast<uint8_t>(ip + 1);
+  h.rr[rpi + ip].in = static_cast<uint8_t>(v + 1);
   Traverse(h, r, rpi + ip, ip, v, op, now, s);
 }
 
 // A visible head without an output VC: route it if new, then (once its hop pipeline is
 // over) ask the selection for an output VC and queue a VC-allocation request.
-UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int ip, int v, int64_t now,
-                                    Scratch& s) {
-  const int32_t ivc = (((r << h.pshift) | ip) << h.vshift) | v;
+UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_t now, Scratch& s) {
+  const int ip = (ivc >> h.vshift) & ((1 << h.pshift) - 1);
+  const int v = ivc & ((1 << h.vshift) - 1);
   InVc& q = h.in[ivc];
   if (q.state == kBlocked) {
     // Nothing freed since the last failed selection: it would fail again.
@@ -192,11 +210,12 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
     in.out_vc = static_cast<uint8_t>(static_cast<uint32_t>(q.ovc) & vmask);
     in.aux = in.out_port == h.pe ? r : h.down_ivc[rpi | in.out_port] + in.out_vc;
     in.state = kRouted;
-    Port& port = h.port[rpi + q.ip];
-    port.active |= 1u << q.v;
+    Masks& mk = h.masks[q.ivc >> h.mshift];
+    const uint64_t bit = uint64_t{1} << (q.ivc & ((1 << h.mshift) - 1));
+    mk.active |= bit;
     va_rr_[q.ovc] = (q.ivc - rbase + 1) & lmask;
     if (h.out[q.ovc].credits > 0) {
-      port.credit |= 1u << q.v;
+      mk.credit |= bit;
       renominate |= 1u << q.ip;
     }
   }
@@ -207,8 +226,10 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
       s.out_req[op] &= ~(1u << ip);
       if (s.out_req[op] == 0) s.out_mask &= ~(1u << op);
     }
-    const Port& port = h.port[rpi + ip];
-    Nominate(h, rpi, ip, port.visible & port.credit, s);
+    const int32_t ivc0 = (rpi + ip) << h.vshift;
+    const Masks& mk = h.masks[ivc0 >> h.mshift];
+    const uint64_t bits = (mk.visible & mk.credit) >> (ivc0 & ((1 << h.mshift) - 1));
+    Nominate(h, rpi, ip, static_cast<uint32_t>(bits & ((uint64_t{1} << (1 << h.vshift)) - 1)), s);
   }
 }
 
@@ -219,13 +240,13 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
                                   int64_t now, Scratch& s) {
   const int32_t ivc = (pi << h.vshift) | v;
   InVc& q = h.in[ivc];
-  Port& port = h.port[pi];
+  Masks& mk = h.masks[ivc >> h.mshift];
   Flit* vb = h.buf + (static_cast<size_t>(ivc) << h.dshift);
   const Flit* src = vb + q.head;
   const bool head = src->head(), tail = src->tail();
   const int32_t credit = q.up;  // negative for the injection port
   OutputVcState& o = h.out[q.out];
-  const uint32_t bit = 1u << v;
+  const uint64_t bit = uint64_t{1} << (ivc & ((1 << h.mshift) - 1));
   // Copy the flit whole, then set its arrival (keeps it one 16-byte move).
   if (op == h.pe) {
     Ejected& e = h.ej[s.nej++];
@@ -238,24 +259,23 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
     d = *src;
     d.set_arrival(now + 1 + h.link);
     o.tail = static_cast<int32_t>((static_cast<uint32_t>(o.tail) + 1) & h.slot_mask);
-    if (--o.credits == 0) port.credit &= ~bit;
+    if (--o.credits == 0) mk.credit &= ~bit;
     h.tx[s.ntx++] = {q.aux, credit};
     if (head) ++(*messages_)[d.msg()].hops;
   }
   if (head && observer_) observer_({now, vb[q.head].msg(), r, ip, v, op, q.out_vc});
   q.head = static_cast<uint16_t>((q.head + 1) & h.slot_mask);
   if (--q.count == 0) {
-    port.nonempty &= ~bit;
-    port.visible &= ~bit;
-    if (port.nonempty == 0) h.port_mask[r] &= ~(1u << ip);
+    mk.nonempty &= ~bit;
+    mk.visible &= ~bit;
   } else if (!vb[q.head].ArrivedBy(now + 1)) {
-    port.visible &= ~bit;  // the next flit is still on its way
+    mk.visible &= ~bit;  // the next flit is still on its way
   }
   if (tail) {
     o.owner = -1;
     q.state = kIdle;
-    port.active &= ~bit;
-    port.credit &= ~bit;
+    mk.active &= ~bit;
+    mk.credit &= ~bit;
     ++h.epoch[r];  // an output VC is free again
   }
 }
