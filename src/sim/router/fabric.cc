@@ -52,7 +52,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   const size_t nvc = npi << vshift_;
   buf_.resize(nvc << dshift_);
   // `up` stays negative where no upstream feeds the VC (PE port, mesh edge).
-  in_.assign(nvc, InVc{0, 0, kIdle, 0, 0, 0, -1, -1, -1, 0});
+  in_.assign(nvc, InVc{0, 0, kIdle, 0, 0, 0, 0, -1, -1, -1, 0});
   cand_.resize(nvc * cand_stride_);
   out_.assign(nvc, OutputVcState{-1, 0, 0});
   va_rr_.assign(nvc, 0);
@@ -97,7 +97,8 @@ int32_t Fabric::buffered(int32_t router) const {
 void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
                        RouteResult* result) {
   Message& m = (*messages_)[f.msg()];
-  RouteCandidate* out = &cand_[static_cast<size_t>(ivc) * cand_stride_];
+  // Filtered here first: one candidate goes into the InVc record, only more into cand_.
+  RouteCandidate out[RouteResult::kCapacity];
   int n = 0;
   int extra = 0;
   if (m.dst == r) {
@@ -124,7 +125,14 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     }
     if (result->table_lookup()) extra = table_lookup_cycles_;
   }
-  in_[ivc].cand_count = static_cast<uint8_t>(n);
+  InVc& q = in_[ivc];
+  q.cand_count = static_cast<uint8_t>(n);
+  if (n == 1) {
+    q.cand_port = static_cast<uint8_t>(out[0].port);
+    q.cand_mask = out[0].vc_mask;
+  } else {
+    std::copy(out, out + n, &cand_[static_cast<size_t>(ivc) * cand_stride_]);
+  }
   in_[ivc].ready = now + hop_cycles_ - 1 + extra;
   in_[ivc].state = kRouted;
 }

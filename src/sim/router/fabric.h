@@ -154,9 +154,13 @@ class Fabric {
   struct InVc {
     uint16_t head, count;  // ring buffer front and fill
     uint8_t state;
-    uint8_t out_port, out_vc;  // the owned output VC, when active
-    uint8_t cand_count;        // routing candidates of the head (cand_)
-    int32_t out;               // owned output VC (global index), when active
+    uint8_t cand_count;  // routing candidates of the head: one inline, more in cand_
+    // cand_count == 1: the candidate itself (output port and VC mask; with one candidate
+    // its tier does not matter), kept here so selection reads no other cache line.
+    uint8_t cand_port;
+    uint8_t unused;
+    uint32_t cand_mask;
+    int32_t out;  // owned output VC (global index), when active
     // Active: where the flits go (the downstream input VC, or this router for the
     // ejection port); kBlocked: epoch_ of the router when the selection failed.
     int32_t aux;

@@ -102,9 +102,9 @@ std::vector<std::string> Fabric::DescribeBlocked(const Topology& topology, size_
                            ") of message " + std::to_string(m.src) + "->" + std::to_string(m.dst);
         if ((PortBits(&Masks::active, r, p) >> v) & 1u) {
           const InVc& q = in_[ivc];
-          line += ", holds out-port " + topology.PortName(q.out_port) + " vc " +
-                  std::to_string(q.out_vc) + " (credits " + std::to_string(out_[q.out].credits) +
-                  ")";
+          line += ", holds out-port " + topology.PortName(q.out >> vshift_ & ((1 << pshift_) - 1)) +
+                  " vc " + std::to_string(q.out & ((1 << vshift_) - 1)) + " (credits " +
+                  std::to_string(out_[q.out].credits) + ")";
         } else {
           line += ", waiting for an output VC";
         }

@@ -115,7 +115,7 @@ UKAI_INLINE void Fabric::Nominate(const Hot& h, int32_t rpi, int ip, uint32_t ca
   // No single-candidate shortcut: PickRoundRobin() is branch-free, and the random traffic
   // makes a test for one candidate a frequent mispredict.
   const int v = PickRoundRobin(cand, h.rr[rpi + ip].in);
-  const int op = h.in[((rpi + ip) << h.vshift) | v].out_port;
+  const int op = (h.in[((rpi + ip) << h.vshift) | v].out >> h.vshift) & ((1 << h.pshift) - 1);
   s.nom_v[ip] = static_cast<uint8_t>(v);
   s.nom_op[ip] = static_cast<uint8_t>(op);
   s.nominated |= 1u << ip;
@@ -176,8 +176,10 @@ UKAI_INLINE int32_t Fabric::SelectOutput(const Hot& h, int32_t r, int32_t ivc, c
   }
   const int32_t base = r << (h.pshift + h.vshift);
   const OutputVcView view{h.out + base, 1 << h.vshift};
-  const RouteCandidate* cands = &cand_[static_cast<size_t>(ivc) * cand_stride_];
-  const int count = h.in[ivc].cand_count;
+  const InVc& q = h.in[ivc];
+  const int count = q.cand_count;
+  const RouteCandidate one{q.cand_port, 0, q.cand_mask};
+  const RouteCandidate* cands = count == 1 ? &one : &cand_[static_cast<size_t>(ivc) * cand_stride_];
   const int32_t needed = vct_ ? m.length : (atomic_ ? depth_ : 0);
   const int32_t local = max_credit_ ? SelectMaxCredit(cands, count, view, needed)
                                     : selection_->Select(cands, count, view, needed);
@@ -206,9 +208,8 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
     InVc& in = h.in[q.ivc];
     h.out[q.ovc].owner = q.ivc;
     in.out = q.ovc;
-    in.out_port = static_cast<uint8_t>((q.ovc - rbase) >> h.vshift);
-    in.out_vc = static_cast<uint8_t>(static_cast<uint32_t>(q.ovc) & vmask);
-    in.aux = in.out_port == h.pe ? r : h.down_ivc[rpi | in.out_port] + in.out_vc;
+    const int op = (q.ovc - rbase) >> h.vshift;
+    in.aux = op == h.pe ? r : h.down_ivc[rpi | op] + static_cast<int32_t>(q.ovc & vmask);
     in.state = kRouted;
     Masks& mk = h.masks[q.ivc >> h.mshift];
     const uint64_t bit = uint64_t{1} << (q.ivc & ((1 << h.mshift) - 1));
@@ -263,7 +264,8 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
     h.tx[s.ntx++] = {q.aux, credit};
     if (head) ++(*messages_)[d.msg()].hops;
   }
-  if (head && observer_) observer_({now, vb[q.head].msg(), r, ip, v, op, q.out_vc});
+  if (head && observer_)
+    observer_({now, vb[q.head].msg(), r, ip, v, op, q.out & ((1 << h.vshift) - 1)});
   q.head = static_cast<uint16_t>((q.head + 1) & h.slot_mask);
   if (--q.count == 0) {
     mk.nonempty &= ~bit;
