@@ -97,12 +97,18 @@ int32_t Fabric::buffered(int32_t router) const {
 void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
                        RouteResult* result) {
   Message& m = (*messages_)[f.msg()];
-  // Filtered here first: one candidate goes into the InVc record, only more into cand_.
-  RouteCandidate out[RouteResult::kCapacity];
+  // One candidate goes into the InVc record; cand_ is written only when there are more.
+  RouteCandidate* more = &cand_[static_cast<size_t>(ivc) * cand_stride_];
+  RouteCandidate first;
   int n = 0;
+  auto add = [&](const RouteCandidate& c) {
+    if (n == 1) more[0] = first;
+    (n == 0 ? first : more[n]) = c;
+    ++n;
+  };
   int extra = 0;
   if (m.dst == r) {
-    out[n++] = {static_cast<int16_t>(pe_port()), 0, valid_vcs_[Pi(r, pe_port())]};
+    add({static_cast<int16_t>(pe_port()), 0, valid_vcs_[Pi(r, pe_port())]});
   } else {
     RouteRequest req;
     req.node = r;
@@ -121,17 +127,15 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
       RouteCandidate c = (*result)[i];
       if (c.port < 0 || c.port >= ports_ - 1) continue;
       c.vc_mask &= valid_vcs_[Pi(r, c.port)];
-      if (c.vc_mask != 0) out[n++] = c;
+      if (c.vc_mask != 0) add(c);
     }
     if (result->table_lookup()) extra = table_lookup_cycles_;
   }
   InVc& q = in_[ivc];
   q.cand_count = static_cast<uint8_t>(n);
   if (n == 1) {
-    q.cand_port = static_cast<uint8_t>(out[0].port);
-    q.cand_mask = out[0].vc_mask;
-  } else {
-    std::copy(out, out + n, &cand_[static_cast<size_t>(ivc) * cand_stride_]);
+    q.cand_port = static_cast<uint8_t>(first.port);
+    q.cand_mask = first.vc_mask;
   }
   in_[ivc].ready = now + hop_cycles_ - 1 + extra;
   in_[ivc].state = kRouted;
