@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
@@ -123,6 +125,21 @@ TEST(ShmPoolTest, BlocksKeepTheSourceAliveAndMayBeFreedByAnyThread) {
     });
   }
   for (auto& th : threads) th.join();  // the last block freed unmapped the pool (ASan checks)
+}
+
+TEST(ShmPoolTest, PeerPoolsMustBeSealedAgainstResizing) {
+  PoolRef pool(size_t{1} << 20);
+  Result<std::unique_ptr<shm::PeerPool>> mapped = shm::PeerPool::Map(pool->fd());
+  ASSERT_TRUE(mapped.ok()) << mapped.status().ToString();
+  EXPECT_EQ((*mapped)->size(), pool->size());
+  EXPECT_NE(ftruncate(pool->fd(), 4096), 0);  // the seal holds
+  const int unsealed = memfd_create("unsealed", MFD_CLOEXEC);
+  ASSERT_GE(unsealed, 0);
+  ASSERT_EQ(ftruncate(unsealed, 1 << 20), 0);
+  Result<std::unique_ptr<shm::PeerPool>> refused = shm::PeerPool::Map(unsealed);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("sealed"), std::string::npos);
+  close(unsealed);
 }
 
 // ---- NewBuffer and pool frames between runtimes ----

@@ -18,8 +18,11 @@
 //                      arm whatever makes WaitFd() readable on new work (shm: the ring
 //                      doorbell senders then ring). False = work arrived meanwhile, do not
 //                      block. Unblocked() follows every PrepareToBlock() call, once the
-//                      thread woke up or gave up blocking. Until PrepareToBlock, a module need not
-//                      signal its fd, so a busy-polled module costs its senders no system call.
+//                      thread woke up or gave up blocking. Everything the last Progress()
+//                      delivered has been dispatched by then: a module may already release
+//                      it (shm returns ring space and peers' pool blocks so that senders
+//                      need not wait for its next Progress). Until PrepareToBlock, a module need
+//                      not signal its fd, so a busy-polled module costs its senders no system call.
 //   AllocateBlock(n)   optional: storage of >= n bytes from memory the module sends from
 //                      fastest (shm: its shared-memory pool), or an empty block (capacity
 //                      0) when it has none or cannot serve n; any thread

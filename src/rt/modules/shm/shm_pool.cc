@@ -1,5 +1,6 @@
 #include "rt/modules/shm/shm_pool.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +16,8 @@ namespace {
 
 std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
+constexpr int kPoolSeals = F_SEAL_SHRINK | F_SEAL_GROW;
+
 }  // namespace
 
 Result<ShmPool*> ShmPool::Create(size_t bytes) {
@@ -23,10 +26,17 @@ Result<ShmPool*> ShmPool::Create(size_t bytes) {
                                    " bytes: must be in [64 KiB, 1 TiB]");
   }
   bytes = (bytes + kMinBlock - 1) & ~(kMinBlock - 1);
-  const int fd = memfd_create("ukai-shm-pool", MFD_CLOEXEC);
+  const int fd = memfd_create("ukai-shm-pool", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return Status::IoError(Errno("shm pool: memfd_create"));
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     Status s = Status::IoError(Errno("shm pool: ftruncate"));
+    close(fd);
+    return s;
+  }
+  // Peers map the pool: its size must never change under them (a shrunk file would turn
+  // their reads into SIGBUS), and PeerPool::Map checks these seals.
+  if (fcntl(fd, F_ADD_SEALS, kPoolSeals | F_SEAL_SEAL) != 0) {
+    Status s = Status::IoError(Errno("shm pool: F_ADD_SEALS"));
     close(fd);
     return s;
   }
@@ -105,6 +115,10 @@ ShmPool::Stats ShmPool::stats() const {
 }
 
 Result<std::unique_ptr<PeerPool>> PeerPool::Map(int fd) {
+  const int seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0 || (seals & kPoolSeals) != kPoolSeals) {
+    return Status::InvalidArgument("shm peer pool: the memfd is not sealed against resizing");
+  }
   struct stat st {};
   if (fstat(fd, &st) != 0) return Status::IoError(Errno("shm peer pool: fstat"));
   if (st.st_size <= 0) return Status::InvalidArgument("shm peer pool: empty");

@@ -72,7 +72,9 @@ class ShmPool final : public BlockSource {
   Stats stats_;                              // guarded by mu_
 };
 
-// A read-only mapping of a peer's pool (from the fd the peer sent at set-up).
+// A read-only mapping of a peer's pool (from the fd the peer sent at set-up). The fd must
+// be sealed against shrinking and growing (ShmPool seals its memfd): a peer could otherwise
+// shrink the file under our mapping and make reads fault.
 class PeerPool {
  public:
   // Maps the whole of `fd` (its size from fstat). Does not take `fd`.
