@@ -1,13 +1,17 @@
 // The mpi module under mpirun: MpiTest runs `mpirun -n 2` on this very test binary with a
 // worker filter; each worker initialises a Runtime with the "mpi" bootstrap and module,
 // checks rank/size and the module choice, exchanges ordered RSRs (non-threaded and
-// threaded), a 16 MiB message, and meets the other rank in a barrier.
+// threaded), a 16 MiB message, and meets the other rank in a barrier. MpiTest.OrderlyLeave
+// runs 3 ranks: rank 1 finalizes early; ranks 0 and 2 get an orderly peer event for it,
+// their sends to it fail with kUnavailable, and they keep talking to each other.
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "rt_test_util.h"
@@ -83,7 +87,72 @@ TEST(MpiWorker, PingPongOrderAndLargeMessages) {
   EXPECT_TRUE(r.Finalize().ok());
 }
 
-TEST(MpiTest, ModuleWorksUnderMpirunWithTwoProcesses) {
+TEST(MpiWorker, OrderlyLeave) {
+  if (std::getenv("UKAI_MPI_ITEST_WORKER") == nullptr) GTEST_SKIP() << "run by MpiTest";
+  std::atomic<int> pings{0}, after{0};
+  std::mutex mu;
+  std::vector<PeerEvent> events;
+  RuntimeOptions o;
+  o.bootstrap = "mpi";
+  o.modules = {"mpi"};
+  o.on_peer_event = [&](const PeerEvent& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    events.push_back(e);
+  };
+  auto rt = Runtime::Init(o);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  Runtime& r = **rt;
+  ASSERT_EQ(r.size(), 3);
+  ContextOptions co;
+  co.id = kCtx;
+  co.init = [&](Context& c) -> Status {
+    auto ep = c.CreateEndpoint({kEp});
+    if (!ep.ok()) return ep.status();
+    auto a = (*ep)->RegisterHandler("ping", HandlerKind::kNonThreaded, [&](Rsr&) { ++pings; });
+    auto b = (*ep)->RegisterHandler("after", HandlerKind::kNonThreaded, [&](Rsr&) { ++after; });
+    return a.ok() && b.ok() ? Status::Ok() : Status::Internal("register");
+  };
+  ASSERT_TRUE(r.CreateContext(co).ok());
+  ASSERT_TRUE(r.Barrier().ok());
+  std::vector<Startpoint> sps;
+  for (int i = 0; i < 3; ++i) {
+    auto sp = r.WorldStartpoint(i, kCtx, kEp);
+    ASSERT_TRUE(sp.ok()) << sp.status().ToString();
+    sps.push_back(*sp);
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (i != r.rank()) {
+      ASSERT_TRUE(r.SendRsr(Buffer(), sps[i], HandlerId::Of("ping")).ok());
+    }
+  }
+  ASSERT_TRUE(testing::WaitFor([&] { return pings.load() == 2; })) << pings.load();
+  ASSERT_TRUE(r.Barrier().ok());
+  if (r.rank() == 1) {
+    EXPECT_TRUE(r.Finalize().ok());  // says goodbye; MPI_Finalize waits for the others
+    return;
+  }
+  const RuntimeId left = sps[1].runtime();
+  ASSERT_TRUE(testing::WaitFor([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return !events.empty();
+  }));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].peer, left);
+    EXPECT_EQ(events[0].module, "mpi");
+    EXPECT_TRUE(events[0].orderly);
+  }
+  Status gone = r.SendRsr(Buffer(), sps[1], HandlerId::Of("after"));
+  EXPECT_EQ(gone.code(), StatusCode::kUnavailable) << gone.ToString();
+  const int other = 2 - r.rank();  // 0 <-> 2 go on
+  ASSERT_TRUE(r.SendRsr(Buffer(), sps[other], HandlerId::Of("after")).ok());
+  ASSERT_TRUE(testing::WaitFor([&] { return after.load() == 1; })) << after.load();
+  EXPECT_TRUE(r.Finalize().ok());
+}
+
+// Runs this test binary under mpirun with `filter`; the log is kept when it fails.
+void RunUnderMpirun(int ranks, const std::string& filter) {
   char exe[4096];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   ASSERT_GT(n, 0);
@@ -92,12 +161,20 @@ TEST(MpiTest, ModuleWorksUnderMpirunWithTwoProcesses) {
   const std::string log = "/tmp/ukai_mpi_itest_" + std::to_string(getpid()) + ".log";
   const std::string cmd =
       "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 UKAI_MPI_ITEST_WORKER=1 "
-      "timeout 120 mpirun -n 2 --oversubscribe -x UKAI_MPI_ITEST_WORKER " +
-      std::string(exe) + " --gtest_filter=MpiWorker.PingPongOrderAndLargeMessages > " + log +
-      " 2>&1";
+      "timeout 120 mpirun -n " +
+      std::to_string(ranks) + " --oversubscribe -x UKAI_MPI_ITEST_WORKER " + std::string(exe) +
+      " --gtest_filter=" + filter + " > " + log + " 2>&1";
   const int rc = std::system(cmd.c_str());
   EXPECT_EQ(rc, 0) << "see " << log << ": " << cmd;
   if (rc == 0) std::remove(log.c_str());
+}
+
+TEST(MpiTest, ModuleWorksUnderMpirunWithTwoProcesses) {
+  RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages");
+}
+
+TEST(MpiTest, OrderlyLeaveIsAPeerEventAndTheOthersGoOn) {
+  RunUnderMpirun(3, "MpiWorker.OrderlyLeave");
 }
 
 #else

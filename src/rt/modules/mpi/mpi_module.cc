@@ -91,6 +91,9 @@ class MpiChannel final : public CommObject {
   void Close() override { state_.store(CommState::kClosed); }
   CommState state() const override { return state_.load(); }
   RuntimeId peer() const override { return peer_; }
+  int rank() const { return rank_; }
+  // The peer said goodbye: later sends return kUnavailable.
+  void MarkFailed() { state_.store(CommState::kFailed); }
 
  private:
   const RuntimeId peer_;
@@ -150,7 +153,12 @@ class MpiModule final : public Module {
       return Status::Unsupported("mpi: peer " + std::to_string(peer) + " is not in this MPI job");
     }
     const int rank = DecodeDescriptor(descriptor)->rank;
-    return std::shared_ptr<CommObject>(std::make_shared<MpiChannel>(peer, rank, &sends_));
+    auto channel = std::make_shared<MpiChannel>(peer, rank, &sends_);
+    {
+      std::lock_guard<std::mutex> lock(channels_mu_);
+      channels_.push_back(channel);
+    }
+    return std::shared_ptr<CommObject>(std::move(channel));
   }
   int Progress() override {
     delivered_.clear();  // the previous pass's frames were dispatched by now
@@ -168,11 +176,36 @@ class MpiModule final : public Module {
       ByteBlock& b = delivered_.back();
       b.Resize(static_cast<size_t>(count));
       MPI_Mrecv(b.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-      if (host_->DeliverFrame(b.span(), &b).ok()) ++n;
+      Result<wire::FrameHeader> h = wire::DecodeHeader(b.span());
+      if (h.ok() && h->kind == wire::FrameKind::kBye) {
+        PeerLeft(*h, st.MPI_SOURCE);
+        ++n;
+      } else if (host_->DeliverFrame(b.span(), &b).ok()) {
+        ++n;
+      }
     }
     return n + (pending > 0 ? 1 : 0);
   }
   void Close() override {
+    // A goodbye to every other rank, after everything we sent (MPI keeps the order of
+    // messages between two ranks on one tag): they mark us failed, orderly, instead of
+    // sending into a finalized process. Ranks that run no mpi module never receive it.
+    std::vector<ByteBlock> byes;
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      wire::FrameHeader bye;
+      bye.kind = wire::FrameKind::kBye;
+      bye.source = host_->runtime_id();
+      bye.target = 0;  // a rank's runtime id is known only once it connected
+      ByteBlock b(wire::kHeaderSize);
+      b.Resize(wire::kHeaderSize);
+      wire::EncodeHeader(bye, {b.data(), b.size()});
+      MPI_Request req;
+      if (MPI_Isend(b.data(), static_cast<int>(b.size()), MPI_BYTE, r, kMpiFrameTag, MPI_COMM_WORLD,
+                    &req) == MPI_SUCCESS) {
+        sends_.Add(req, std::move(b));
+      }
+    }
     // Let sends in flight finish (bounded), so the peers get what we sent before leaving.
     for (int i = 0; i < 100000 && sends_.Test() > 0; ++i) {
     }
@@ -182,8 +215,22 @@ class MpiModule final : public Module {
   ModuleHost* host_ = nullptr;
   int rank_ = 0, size_ = 1;
   std::string job_;
+  // A kBye from `rank`: its channel (if we have one) fails and the runtime is told.
+  void PeerLeft(const wire::FrameHeader& h, int rank) {
+    {
+      std::lock_guard<std::mutex> lock(channels_mu_);
+      for (const auto& c : channels_) {
+        if (c->rank() == rank) c->MarkFailed();
+      }
+    }
+    host_->PeerFailed(h.source, "mpi", /*orderly=*/true,
+                      Status::Unavailable("mpi: rank " + std::to_string(rank) + " said goodbye"));
+  }
+
   SendTable sends_;
   std::deque<ByteBlock> delivered_;
+  std::mutex channels_mu_;
+  std::vector<std::shared_ptr<MpiChannel>> channels_;  // every channel Connect() made
 };
 
 }  // namespace

@@ -8,8 +8,15 @@
 // with tag kMpiFrameTag (user MPI traffic on other tags is not disturbed); a frame is one
 // MPI message (MPI_Isend of the ByteBlock, kept until MPI_Test says it completed); the
 // progress thread receives with MPI_Improbe + MPI_Mrecv into an owned ByteBlock (threaded
-// handlers get it without a copy). MPI gives no failure notice: detects_peer_failure is
-// false. WaitFd() is -1 (MPI has no pollable fd): the progress engine polls it.
+// handlers get it without a copy). WaitFd() is -1 (MPI has no pollable fd): the progress
+// engine polls it.
+//
+// Peers leaving: Close() (Finalize) sends a kBye frame to every other rank after its
+// last frames (MPI keeps the order between two ranks on one tag); a rank receiving it
+// fails its channel to the sender and reports an orderly PeerFailed, so later sends return
+// kUnavailable instead of going into a finalized process. A rank that dies abruptly is not
+// detected (detects_peer_failure is false): Open MPI 4.1 (Debian) has no ULFM, and mpirun
+// aborts the whole job when a rank exits without MPI_Finalize.
 //
 // Descriptor: u8 version (1), u32 world rank, u16 length + job id (PMIX_NAMESPACE or
 // OMPI_MCA_ess_base_jobid).
