@@ -251,9 +251,11 @@ bool CheckInOrder(Endpoint* ep, const std::vector<size_t>* sizes, size_t stride,
 TEST(ShmPoolTest, PoolFramesArriveIntactInOrderUpTo64MiBAndBlocksComeBack) {
   Pair p = MakePair();
   ASSERT_NE(p.ep_b, nullptr);
-  const std::vector<size_t> sizes = {16384,        16385,   100000, (size_t{1} << 20) + 3,
-                                     3 << 20,      1 << 24, 70000,  wire::kMaxPayloadBytes - 10,
-                                     (1 << 20) - 1};
+  // Around every class boundary that matters (64 KiB blocks, 1 MiB), up to the largest RSR.
+  const std::vector<size_t> sizes = {
+      16384,   16385,         65535,   65536,   65537,
+      100000,  262143,        262144,  70000,   (1 << 20) - 1,
+      1 << 20, (1 << 20) + 3, 3 << 20, 1 << 24, wire::kMaxPayloadBytes - 10};
   std::atomic<uint32_t> next{0};
   std::atomic<int> bad{0};
   ASSERT_TRUE(CheckInOrder(p.ep_b, &sizes, 997, &next, &bad));
