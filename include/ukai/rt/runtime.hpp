@@ -283,9 +283,9 @@ class Runtime {
   // An empty Buffer with room for `payload_capacity` payload bytes, its storage registered
   // memory where a loaded module offers it: the shm module's shared-memory pool
   // (shm.pool_bytes, default 256 MiB, 0 = none) for payloads of shm.pool_min_bytes (default
-  // 16 KiB) or more. A pool Buffer sent (moved) over shm to a peer that mapped the pool is
-  // not copied into the ring: the receiver reads it in place, so a large RSR costs one copy
-  // (the pack) instead of two. This is the way to send large messages fast. Otherwise (no
+  // 16 KiB) or more. A pool Buffer sent (moved) over shm (peers map the pool at connection
+  // set-up) is not copied into the ring: the receiver reads it in place, so a large RSR costs one
+  // copy (the pack) instead of two. This is the way to send large messages fast. Otherwise (no
   // pool, small, pool exhausted) the storage is the heap. Either way it is a normal Buffer:
   // usable with any module and peer, copyable (copies come from the pool too when it can),
   // growable (from the pool when it can, else the heap), and it may outlive this Runtime

@@ -106,19 +106,10 @@ void ShmChannel::RingDoorbell() {
   [[maybe_unused]] ssize_t n = write(efd, &one, sizeof one);
 }
 
-bool ShmChannel::PeerMapsOurPool() {
-  if (peer_mapped_pool_.load(std::memory_order_acquire)) return true;
-  // Connector: the reply that says so may be waiting in the socket (it arrives before the
-  // listener's first record); look without waiting.
-  if (!handshake_done()) [[maybe_unused]]
-    Status s = ReadAcceptReply(0);
-  return peer_mapped_pool_.load(std::memory_order_acquire);
-}
-
 size_t ShmChannel::WriteSome(const ByteBlock& frame, size_t offset) {
   const size_t size = frame.size();
   if (offset == 0 && frame.source() == pool_ && pool_ != nullptr && size >= pool_min_ &&
-      PeerMapsOurPool()) {
+      peer_mapped_pool_.load(std::memory_order_acquire)) {
     std::span<std::byte> area = producer_.TryReserve(24);
     if (area.empty()) return 0;
     auto* p = reinterpret_cast<uint8_t*>(area.data());

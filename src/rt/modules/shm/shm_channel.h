@@ -15,8 +15,9 @@
 // deadlock). Order is kept: while the queue is non-empty new frames go behind it.
 //
 // Pool frames: a frame whose storage lies in this module's pool (shm_pool.h, from
-// Runtime::NewBuffer) and is at least `pool_min_bytes` long goes, once the peer mapped our
-// pool, as a small kPoolFrame record naming its offset; the sender holds the block (with
+// Runtime::NewBuffer) and is at least `pool_min_bytes` long goes, when the peer maps our
+// pool (it does at set-up, before it reads our first record, or it refuses the
+// connection), as a small kPoolFrame record naming its offset; the sender holds the block (with
 // the CMA frames, same ids and completion counter) until the receiver, which delivers the
 // frame in place from its read-only mapping of our pool, says it is done: at its next Poll()
 // (or ReleaseDelivered()), when the runtime no longer needs the delivered span.
@@ -87,9 +88,9 @@ class ShmChannel final : public CommObject {
   RuntimeId peer() const override { return peer_; }
 
   // Pool set-up, before the channel is shared: frames of at least `min_bytes` from `local`
-  // (referenced while the channel lives; nullptr: none) go as pool records once the peer
-  // mapped our pool (`peer_mapped`, or later the accept reply says so). `counters` may be
-  // shared by the module's channels.
+  // (referenced while the channel lives; nullptr: none) go as pool records when the peer
+  // maps our pool (`peer_mapped`; the accept reply's flag may also turn it on). `counters`
+  // may be shared by the module's channels.
   void ConfigurePool(ShmPool* local, size_t min_bytes, bool peer_mapped,
                      std::shared_ptr<ShmCounters> counters);
   // The peer's pool, mapped read-only (listener side: from the hello; before sharing).
@@ -128,8 +129,6 @@ class ShmChannel final : public CommObject {
 
  private:
   bool FlushLocked();  // Flush() with send_mu_ held
-  // True once the peer mapped our pool (connector: reads the accept reply if it is there).
-  bool PeerMapsOurPool();
   // Writes as much of `frame` from `offset` on as the ring takes; returns the new offset.
   size_t WriteSome(const ByteBlock& frame, size_t offset);
   void RingDoorbell();

@@ -271,7 +271,8 @@ Result<std::shared_ptr<CommObject>> ShmModule::Connect(RuntimeId peer,
   }
   auto ch = std::make_shared<ShmChannel>(host_->runtime_id(), peer, std::move(*seg), *sock, -1,
                                          chunk_bytes_, cma_bytes_, host_);
-  ch->ConfigurePool(pool_, pool_min_bytes_, /*peer_mapped=*/false, counters_);  // until replied
+  // The peer maps our pool before it reads our first record, or refuses the connection.
+  ch->ConfigurePool(pool_, pool_min_bytes_, /*peer_mapped=*/true, counters_);
   Register(ch);
   // Our progress engine may be blocked in poll(): it must take the new channel into its
   // snapshot (and keep polling until its doorbell is armed) before the peer answers.
@@ -288,14 +289,15 @@ void ShmModule::Accept() {
     std::vector<int> fds;
     Status s = shm::ReceiveMessage(fd, 1000, &bytes, &fds);
     const int peer_efd = fds.empty() ? -1 : fds[0];
-    // The connector's pool, mapped read-only (a failure only disables its pool records).
+    // The connector's pool, mapped read-only. It sends pool records from the start (they
+    // wait in the ring until we accepted), so a pool we cannot map refuses the connection.
     std::unique_ptr<shm::PeerPool> peer_pool;
-    if (fds.size() >= 2) {
+    if (s.ok() && fds.size() >= 2) {
       Result<std::unique_ptr<shm::PeerPool>> pp = shm::PeerPool::Map(fds[1]);
       if (pp.ok()) {
         peer_pool = std::move(*pp);
-      } else if (host_->tracing()) {
-        host_->Trace("shm: cannot map a peer's pool: " + pp.status().ToString());
+      } else {
+        s = pp.status();
       }
     }
     for (size_t i = 1; i < fds.size(); ++i) close(fds[i]);

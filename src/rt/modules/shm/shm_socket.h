@@ -7,8 +7,9 @@
 //          eventfd, then its pool's memfd when it has a pool (shm_pool.h).
 //   reply  (listener -> connector): u32 kReplyMagic, u32 status (0 = accepted), u64 listener
 //          runtime id, u32 flags (kReplyMappedYourPool: the listener mapped the connector's
-//          pool, pool records may follow); fds (only when accepted) = listener's eventfd,
-//          then its pool's memfd when it has one.
+//          pool; a listener that cannot map it refuses the connection, since the connector
+//          sends pool records from the start); fds (only when accepted) = listener's
+//          eventfd, then its pool's memfd when it has one.
 // Version 2 added the pool fds and the reply flags.
 // All integers little-endian. Thread safety: plain functions.
 #ifndef UKAI_RT_MODULES_SHM_SHM_SOCKET_H_
