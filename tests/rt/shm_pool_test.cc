@@ -71,7 +71,7 @@ TEST(ShmPoolTest, ExhaustionAndOversizeAreRefused) {
   uint8_t* b = pool->Allocate(size_t{100} << 10, &c2);
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
-  EXPECT_EQ(pool->Allocate(1, &c3), nullptr);  // the area is carved up
+  EXPECT_EQ(pool->Allocate(1, &c3), nullptr);  // both halves in use
   EXPECT_EQ(pool->Allocate(size_t{1} << 20, &c3), nullptr);
   EXPECT_EQ(pool->stats().failures, 2u);
   pool->Free(a, c1);
@@ -79,6 +79,44 @@ TEST(ShmPoolTest, ExhaustionAndOversizeAreRefused) {
   pool->Free(a, c3);
   pool->Free(b, c2);
   EXPECT_FALSE(ShmPool::Create(1000).ok());
+}
+
+TEST(ShmPoolTest, SplitsLargerBlocksAndMergesFreeBuddiesWhenNothingElseFits) {
+  PoolRef pool(size_t{1} << 20);
+  std::vector<std::pair<uint8_t*, size_t>> small;
+  for (int i = 0; i < 16; ++i) {  // the whole pool in 64 KiB blocks
+    size_t cap = 0;
+    uint8_t* p = pool->Allocate(1, &cap);
+    ASSERT_NE(p, nullptr) << i;
+    ASSERT_TRUE(pool->Contains(p, cap));
+    small.emplace_back(p, cap);
+  }
+  size_t cap = 0;
+  EXPECT_EQ(pool->Allocate(1, &cap), nullptr);
+  EXPECT_EQ(pool->stats().bytes_touched, size_t{1} << 20);
+  for (auto [p, c] : small) pool->Free(p, c);
+  uint8_t* whole = pool->Allocate(size_t{1} << 20, &cap);  // merged back into one block
+  ASSERT_EQ(whole, pool->base());
+  EXPECT_EQ(cap, size_t{1} << 20);
+  pool->Free(whole, cap);
+  // Mixed sizes in and out, many times: never refused while the total fits.
+  std::vector<std::pair<uint8_t*, size_t>> live;
+  for (int round = 0; round < 200; ++round) {
+    const size_t want = (size_t{64} << 10) << (round % 3);  // 64, 128, 256 KiB
+    uint8_t* p = pool->Allocate(want, &cap);
+    if (p == nullptr) {
+      ASSERT_GT(pool->stats().bytes_in_use + want, size_t{1} << 20) << round;
+    } else {
+      for (auto [q, c] : live) ASSERT_TRUE(p + cap <= q || q + c <= p) << "overlap";
+      live.emplace_back(p, cap);
+    }
+    if (live.size() > 3) {
+      pool->Free(live.front().first, live.front().second);
+      live.erase(live.begin());
+    }
+  }
+  for (auto [p, c] : live) pool->Free(p, c);
+  EXPECT_EQ(pool->stats().blocks_in_use, 0u);
 }
 
 TEST(ShmPoolTest, BlocksGrowFromTheSourceThenTheHeapAndCloneFromTheSource) {

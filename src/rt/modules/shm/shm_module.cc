@@ -484,7 +484,7 @@ std::map<std::string, uint64_t> ShmModule::Counters() const {
     c["pool_bytes"] = pool_->size();
     c["pool_blocks_in_use"] = st.blocks_in_use;
     c["pool_bytes_in_use"] = st.bytes_in_use;
-    c["pool_bytes_carved"] = st.bytes_carved;
+    c["pool_bytes_touched"] = st.bytes_touched;
     c["pool_allocations"] = st.allocations;
     c["pool_failures"] = st.failures;
   }

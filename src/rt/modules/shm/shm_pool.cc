@@ -21,9 +21,9 @@ constexpr int kPoolSeals = F_SEAL_SHRINK | F_SEAL_GROW;
 }  // namespace
 
 Result<ShmPool*> ShmPool::Create(size_t bytes) {
-  if (bytes < kMinBlock || bytes > (size_t{1} << 40)) {
+  if (bytes < kMinBlock || bytes > kMaxBytes) {
     return Status::InvalidArgument("shm pool of " + std::to_string(bytes) +
-                                   " bytes: must be in [64 KiB, 1 TiB]");
+                                   " bytes: must be in [64 KiB, 64 GiB]");
   }
   bytes = (bytes + kMinBlock - 1) & ~(kMinBlock - 1);
   const int fd = memfd_create("ukai-shm-pool", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -50,12 +50,20 @@ Result<ShmPool*> ShmPool::Create(size_t bytes) {
 }
 
 ShmPool::ShmPool(int fd, uint8_t* base, size_t size) : fd_(fd), base_(base), size_(size) {
+  const size_t units = size_ / kMinBlock;
   int classes = 0;
-  for (size_t c = kMinBlock; c <= size_; c <<= 1) ++classes;
-  free_.resize(static_cast<size_t>(classes));
-  // Room for every block a class can have (capped), so that Free() does not allocate.
-  for (size_t k = 0; k < free_.size(); ++k) {
-    free_[k].reserve(std::min<size_t>(size_ / (kMinBlock << k), size_t{1} << 16));
+  while ((size_t{1} << classes) <= units) ++classes;
+  head_.assign(static_cast<size_t>(classes), -1);
+  free_class_.assign(units, -1);
+  next_.assign(units, -1);
+  prev_.assign(units, -1);
+  touched_.assign(units, false);
+  // The area as the largest aligned power-of-two blocks that fit, each free.
+  for (size_t u = 0; u < units;) {
+    int k = classes - 1;
+    while ((u & ((size_t{1} << k) - 1)) != 0 || u + (size_t{1} << k) > units) --k;
+    Push(static_cast<int32_t>(u), k);
+    u += size_t{1} << k;
   }
 }
 
@@ -73,38 +81,88 @@ int ShmPool::ClassOf(size_t bytes) {
   return k;
 }
 
+void ShmPool::Push(int32_t u, int k) {
+  const auto ui = static_cast<size_t>(u);
+  const auto ki = static_cast<size_t>(k);
+  free_class_[ui] = static_cast<int8_t>(k);
+  prev_[ui] = -1;
+  next_[ui] = head_[ki];
+  if (head_[ki] >= 0) prev_[static_cast<size_t>(head_[ki])] = u;
+  head_[ki] = u;
+}
+
+void ShmPool::Unlink(int32_t u) {
+  const auto ui = static_cast<size_t>(u);
+  const int32_t p = prev_[ui], n = next_[ui];
+  if (p >= 0) {
+    next_[static_cast<size_t>(p)] = n;
+  } else {
+    head_[static_cast<size_t>(free_class_[ui])] = n;
+  }
+  if (n >= 0) prev_[static_cast<size_t>(n)] = p;
+  free_class_[ui] = -1;
+}
+
+int32_t ShmPool::Take(int k) {
+  for (int j = k; j < static_cast<int>(head_.size()); ++j) {
+    const int32_t u = head_[static_cast<size_t>(j)];
+    if (u < 0) continue;
+    Unlink(u);
+    while (j > k) {  // split: the upper halves stay free
+      --j;
+      Push(u + (int32_t{1} << j), j);
+    }
+    return u;
+  }
+  return -1;
+}
+
+void ShmPool::Coalesce() {
+  const size_t units = free_class_.size();
+  for (size_t k = 0; k + 1 < head_.size(); ++k) {
+    const size_t half = size_t{1} << k;
+    for (size_t u = 0; u + 2 * half <= units; u += 2 * half) {
+      if (free_class_[u] == static_cast<int8_t>(k) &&
+          free_class_[u + half] == static_cast<int8_t>(k)) {
+        Unlink(static_cast<int32_t>(u));
+        Unlink(static_cast<int32_t>(u + half));
+        Push(static_cast<int32_t>(u), static_cast<int>(k) + 1);
+      }
+    }
+  }
+}
+
 uint8_t* ShmPool::Allocate(size_t bytes, size_t* capacity) noexcept {
   const int k = ClassOf(bytes);
   std::lock_guard<SpinMutex> lock(mu_);
-  if (k < 0 || static_cast<size_t>(k) >= free_.size()) {
+  int32_t u = k >= 0 && static_cast<size_t>(k) < head_.size() ? Take(k) : -1;
+  if (u < 0 && k >= 0 && static_cast<size_t>(k) < head_.size()) {
+    Coalesce();  // merge free buddies only when needed: reuse keeps the warm blocks
+    u = Take(k);
+  }
+  if (u < 0) {
     ++stats_.failures;
     return nullptr;
+  }
+  const size_t first = static_cast<size_t>(u), count = size_t{1} << k;
+  for (size_t i = first; i < first + count; ++i) {
+    if (!touched_[i]) {
+      touched_[i] = true;
+      stats_.bytes_touched += kMinBlock;
+    }
   }
   const size_t cap = kMinBlock << k;
-  uint8_t* p = nullptr;
-  std::vector<uint8_t*>& list = free_[static_cast<size_t>(k)];
-  if (!list.empty()) {
-    p = list.back();
-    list.pop_back();
-  } else if (size_ - carved_ >= cap) {
-    p = base_ + carved_;
-    carved_ += cap;
-    stats_.bytes_carved = carved_;
-  } else {
-    ++stats_.failures;
-    return nullptr;
-  }
   ++stats_.allocations;
   ++stats_.blocks_in_use;
   stats_.bytes_in_use += cap;
   *capacity = cap;
-  return p;
+  return base_ + first * kMinBlock;
 }
 
 void ShmPool::Free(uint8_t* data, size_t capacity) noexcept {
   const int k = ClassOf(capacity);
   std::lock_guard<SpinMutex> lock(mu_);
-  free_[static_cast<size_t>(k)].push_back(data);
+  Push(static_cast<int32_t>(static_cast<size_t>(data - base_) / kMinBlock), k);
   --stats_.blocks_in_use;
   stats_.bytes_in_use -= capacity;
 }

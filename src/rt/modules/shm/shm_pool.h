@@ -5,12 +5,14 @@
 // maps the whole pool read-only (PeerPool, its fd passed over the set-up socket) and
 // delivers the frame in place, so a large RSR costs one copy in all (the pack).
 //
-// Allocator: size classes of powers of two from kMinBlock (64 KiB) up to the pool size;
-// fresh blocks are cut from the front of the area (bump pointer), freed blocks go to their
-// class's LIFO free list (the most recently used block, warm in cache, is handed out
-// first). Blocks are not split or merged: a block keeps its class for the pool's life.
-// Exhaustion (no free block of the class, no room left) makes Allocate return nullptr; the
-// caller (ByteBlock) then uses the heap.
+// Allocator: a buddy allocator over size classes of powers of two from kMinBlock (64 KiB)
+// up to the pool size. Each class has a LIFO free list (the most recently freed block, warm
+// in cache, is handed out first); a request with no free block of its class splits the
+// smallest larger free block; freed blocks are not merged at once (that would hand out
+// cold halves instead of the warm block just freed) but only when a request finds no block
+// at all (then every pair of free buddies merges, and the request is retried). Exhaustion
+// makes Allocate return nullptr; the caller (ByteBlock) then uses the heap. Book-keeping:
+// a few bytes per 64 KiB unit (4096 units for the default 256 MiB).
 //
 // Ownership: reference counted (BlockSource); the module holds one reference and every
 // block one more, so the mapping lives while any block does (a Buffer may outlive the
@@ -32,8 +34,10 @@ namespace ukai::rt::shm {
 class ShmPool final : public BlockSource {
  public:
   static constexpr size_t kMinBlock = size_t{64} << 10;
+  static constexpr size_t kMaxBytes = size_t{64} << 30;
 
-  // A pool of `bytes` bytes (rounded up to kMinBlock, >= kMinBlock), with one reference
+  // A pool of `bytes` bytes (rounded up to kMinBlock, in [kMinBlock, kMaxBytes]), with one
+  // reference
   // owned by the caller (release it with Unref()).
   static Result<ShmPool*> Create(size_t bytes);
 
@@ -52,7 +56,7 @@ class ShmPool final : public BlockSource {
   struct Stats {
     size_t blocks_in_use = 0;
     size_t bytes_in_use = 0;   // capacities of the blocks in use
-    size_t bytes_carved = 0;   // area cut into blocks so far (bump pointer)
+    size_t bytes_touched = 0;  // distinct memory ever handed out (pages it may have used)
     uint64_t allocations = 0;  // served
     uint64_t failures = 0;     // refused (caller fell back to the heap)
   };
@@ -62,14 +66,23 @@ class ShmPool final : public BlockSource {
   ShmPool(int fd, uint8_t* base, size_t size);
   ~ShmPool() override;
   static int ClassOf(size_t bytes);  // -1: larger than any class
+  // With mu_ held; blocks are named by their first 64 KiB unit.
+  void Push(int32_t unit, int k);  // onto class k's free list (front: LIFO)
+  void Unlink(int32_t unit);       // off its free list
+  int32_t Take(int k);             // a free block of class k (splitting), or -1
+  void Coalesce();                 // merges all free buddies
 
   const int fd_;
   uint8_t* const base_;
   const size_t size_;
   mutable SpinMutex mu_;
-  size_t carved_ = 0;                        // guarded by mu_
-  std::vector<std::vector<uint8_t*>> free_;  // per class, LIFO; guarded by mu_
-  Stats stats_;                              // guarded by mu_
+  // Guarded by mu_. Per class: the first unit of its free list, -1 = empty.
+  std::vector<int32_t> head_;
+  // Per unit: the class of the free block that starts there, -1 = none; the free list links.
+  std::vector<int8_t> free_class_;
+  std::vector<int32_t> next_, prev_;
+  std::vector<bool> touched_;  // per unit: ever handed out
+  Stats stats_;
 };
 
 // A read-only mapping of a peer's pool (from the fd the peer sent at set-up). The fd must
