@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <random>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "rt/modules/shm/shm_channel.h"
@@ -153,6 +155,9 @@ class ShmModule final : public Module {
   // Channels that hung up during this Progress(): frames they delivered in place (ring
   // records, the peer's pool) must stay mapped until the next one.
   std::vector<std::shared_ptr<ShmChannel>> retired_;
+  // Peers with a channel that closed in order while another channel to them remained
+  // (progress thread only; see OnSocketEvent).
+  std::unordered_set<RuntimeId> left_in_order_;
   uint64_t last_housekeeping_ns_ = 0;
 };
 
@@ -353,11 +358,16 @@ void ShmModule::OnSocketEvent(uint64_t tag, uint32_t events) {
   }
   bool gone = (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)) != 0;
   if (!gone && (events & EPOLLIN)) {
+    // The readiness may be stale: a sender may have read the accept reply meanwhile
+    // (ShmChannel::RingDoorbell). Nothing there now is not a hang-up.
     if (!ch->handshake_done()) {
-      gone = !ch->ReadAcceptReply(0).ok();
+      const Status r = ch->ReadAcceptReply(0);
+      gone = !r.ok() && r.code() != StatusCode::kOutOfRange;
     } else {
       char c;
-      gone = recv(ch->socket(), &c, 1, MSG_DONTWAIT) <= 0;  // nothing else is ever sent
+      const ssize_t n = recv(ch->socket(), &c, 1, MSG_DONTWAIT);  // nothing else is ever sent
+      gone =
+          n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) || n > 0;
     }
   }
   if (!gone) return;
@@ -372,13 +382,19 @@ void ShmModule::OnSocketEvent(uint64_t tag, uint32_t events) {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [t, o] : channels_) others |= o->peer() == ch->peer();
   }
+  if (!ch->MarkFailed()) return;
   // A peer that closed in order has left when its last channel hung up: records may still
-  // wait in the other channel's ring.
-  if (ch->MarkFailed() && !(orderly && others)) {
-    host_->PeerFailed(ch->peer(), "shm", orderly,
-                      orderly ? Status::Unavailable("shm: peer closed")
-                              : Status::Unavailable("shm: peer process exited or hung up"));
-  }
+  // wait in the other channel's ring. A connection the peer never accepted (both sides
+  // connected at once and the peer left before it looked at ours) says nothing either. In
+  // both cases the last channel to the peer decides, remembering an orderly close seen on
+  // any of them. An established channel that failed is reported at once.
+  const bool never_accepted = !ch->handshake_done();
+  if (orderly) left_in_order_.insert(ch->peer());
+  if (others && (orderly || never_accepted)) return;
+  const bool left = left_in_order_.erase(ch->peer()) > 0;
+  host_->PeerFailed(ch->peer(), "shm", left,
+                    left ? Status::Unavailable("shm: peer closed")
+                         : Status::Unavailable("shm: peer process exited or hung up"));
 }
 
 int ShmModule::Housekeeping() {
