@@ -54,7 +54,8 @@ struct Channels {
   std::unique_ptr<ShmSegment> raw;       // a second attachment to write raw records
 };
 
-Channels Make(FakeHost* host) {
+// `cma_bytes`: frames of this size or more go by cross-memory attach (0 = never).
+Channels Make(FakeHost* host, size_t cma_bytes = 0) {
   Channels c;
   auto seg = ShmSegment::Create(1 << 16);
   EXPECT_TRUE(seg.ok());
@@ -63,10 +64,10 @@ Channels Make(FakeHost* host) {
   int sv[2];
   EXPECT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
   // No doorbell: neither side ever announces sleep in this test.
-  c.sender =
-      std::make_unique<ShmChannel>(1, 2, std::move(*seg), sv[0], dup(sv[1]), 1 << 12, 0, host);
-  c.receiver =
-      std::make_unique<ShmChannel>(2, 1, std::move(*att), sv[1], dup(sv[0]), 1 << 12, 0, host);
+  c.sender = std::make_unique<ShmChannel>(1, 2, std::move(*seg), sv[0], dup(sv[1]), 1 << 12,
+                                          cma_bytes, host);
+  c.receiver = std::make_unique<ShmChannel>(2, 1, std::move(*att), sv[1], dup(sv[0]), 1 << 12,
+                                            cma_bytes, host);
   return c;
 }
 
@@ -189,7 +190,7 @@ struct PoolChannels {
   Channels c;
   PoolSetup ps;
   wire::FrameHeader h;
-  PoolChannels() : c(Make(&host)) {
+  explicit PoolChannels(size_t cma_bytes = 0) : c(Make(&host, cma_bytes)) {
     UsePools(c, &ps);
     h.source = 1;
     h.target = 2;
@@ -227,6 +228,30 @@ TEST(ShmChannelTest, PoolFramesAreDeliveredInPlaceAndReleasedAfterTheNextPoll) {
   EXPECT_EQ(c.sender->HeldForTest(), 1u);
   c.receiver->ReleaseDelivered();
   EXPECT_EQ(c.sender->HeldForTest(), 0u);
+}
+
+// Pool and CMA frames share ids and the completion counter: a CMA frame copied in the same
+// poll as a pool frame delivered in place must not complete the pool frame's id early.
+TEST(ShmChannelTest, CmaFrameAfterAPoolFrameInOnePollDoesNotReleaseItEarly) {
+  PoolChannels pc(/*cma_bytes=*/2048);
+  Channels& c = pc.c;
+  ASSERT_TRUE(c.sender->Send(Frame(pc.h, {1})).ok());
+  ASSERT_EQ(c.receiver->Poll(&pc.host, 10), 1);  // probes CMA; batch grows to 2
+  ASSERT_TRUE(c.sender->segment_for_test()->PeerCanReadUs()) << "process_vm_readv refused";
+  ASSERT_TRUE(c.sender->Send(PoolFrame(pc.ps.pool, pc.h, 5000, 0x11)).ok());
+  wire::FrameHeader big = pc.h;
+  big.payload_len = 5000;
+  ASSERT_TRUE(c.sender->Send(Frame(big, std::vector<uint8_t>(5000, 0x22))).ok());  // CMA
+  EXPECT_EQ(c.sender->HeldForTest(), 2u);
+  ASSERT_EQ(c.receiver->Poll(&pc.host, 10), 2);  // both in one poll
+  EXPECT_EQ(pc.host.payloads[1], std::vector<uint8_t>(5000, 0x11));
+  EXPECT_EQ(pc.host.payloads[2], std::vector<uint8_t>(5000, 0x22));
+  // The pool frame is still read in place: neither id may be complete yet.
+  EXPECT_EQ(c.sender->HeldForTest(), 2u);
+  EXPECT_EQ(pc.ps.pool->stats().blocks_in_use, 1u);
+  c.receiver->ReleaseDelivered();
+  EXPECT_EQ(c.sender->HeldForTest(), 0u);
+  EXPECT_EQ(pc.ps.pool->stats().blocks_in_use, 0u);
 }
 
 TEST(ShmChannelTest, CorruptPoolRecordsAreRejectedAndCounted) {
