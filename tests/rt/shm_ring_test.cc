@@ -230,7 +230,16 @@ void StreamBetweenProcesses(bool sleepy_consumer) {
       out.FutexWake();
       ++wakes;
     }
-    if (sleepy_consumer && seq % 1000 == 0) usleep(200);  // let the consumer fall asleep
+    if (sleepy_consumer && seq % 1000 == 0) {
+      // Let the consumer drain the ring and announce that it sleeps (bounded: a busy machine
+      // may not run it within a fixed pause), then wake it.
+      bool asleep = false;
+      for (int i = 0; i < 400000 && !(asleep = out.NeedsWake()); ++i) usleep(5);
+      if (asleep) {
+        out.FutexWake();
+        ++wakes;
+      }
+    }
   }
   RecordView v;
   while (!in.Peek(&v)) {
