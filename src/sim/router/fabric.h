@@ -235,7 +235,7 @@ class Fabric {
   int32_t Pi(int32_t r, int p) const { return (r << pshift_) | p; }
   int32_t Ivc(int32_t r, int p, int v) const { return (Pi(r, p) << vshift_) | v; }
   uint64_t Bit(int32_t ivc) const { return uint64_t{1} << (ivc & ((1 << mshift_) - 1)); }
-  // The bits of port p of router r in `word` (a Masks field of the port's word).
+  // One mask (`field` of Masks) of port p of router r, bit v = VC v (debug views).
   uint32_t PortBits(uint64_t Masks::*field, int32_t r, int p) const {
     const int32_t ivc0 = Ivc(r, p, 0);
     const uint64_t vfull = (uint64_t{1} << (1 << vshift_)) - 1;
