@@ -1,5 +1,6 @@
 // Flit and credit conservation, checked after every cycle of randomized runs: random
-// topology, routing, VC count and depth, switching, message size and load.
+// topology, routing, VC count and depth, switching, message size and load; and of routers
+// whose input-VC bitmasks span several 64-bit words (many VCs, many ports).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,6 +11,21 @@
 
 namespace ukai::sim {
 namespace {
+
+// Runs `c` for `cycles` cycles, checking the invariants after each.
+void CheckEveryCycle(const SimConfig& c, int cycles) {
+  auto net = Network::Create(c);
+  ASSERT_TRUE(net.ok()) << net.status().ToString();
+  const std::string what = (*net)->topology().Describe() + " " + c.routing.algorithm +
+                           " vcs=" + std::to_string(c.router.vcs);
+  for (int cycle = 0; cycle < cycles; ++cycle) {
+    (*net)->Step();
+    const Status s = (*net)->CheckInvariants();
+    ASSERT_TRUE(s.ok()) << what << ": " << s.ToString();
+    ASSERT_FALSE((*net)->Stalled(1000)) << what;
+  }
+  EXPECT_GT((*net)->messages_delivered(), 0) << what;
+}
 
 TEST(InvariantsTest, ConservationEveryCycleInRandomizedRuns) {
   Rng pick(12345);
@@ -35,18 +51,22 @@ TEST(InvariantsTest, ConservationEveryCycleInRandomizedRuns) {
     c.traffic.message_bytes = 4 * (1 + static_cast<int>(pick.Uniform(max_flits)));
     c.traffic.rate = 0.05 + 0.95 * pick.NextDouble();
     c.seed = pick.NextU64();
-    auto net = Network::Create(c);
-    ASSERT_TRUE(net.ok()) << net.status().ToString();
-    const std::string what = (*net)->topology().Describe() + " " + c.routing.algorithm +
-                             " vcs=" + std::to_string(c.router.vcs);
-    for (int cycle = 0; cycle < 1500; ++cycle) {
-      (*net)->Step();
-      const Status s = (*net)->CheckInvariants();
-      ASSERT_TRUE(s.ok()) << what << ": " << s.ToString();
-      ASSERT_FALSE((*net)->Stalled(1000)) << what;
-    }
-    EXPECT_GT((*net)->messages_delivered(), 0) << what;
+    CheckEveryCycle(c, 1500);
   }
+}
+
+// 32 VCs on a 2-D torus: 8 port slots x 32 VCs = 4 mask words per router; a 6-D mesh with
+// 8 VCs: 16 port slots x 8 VCs = 2 words.
+TEST(InvariantsTest, MultiWordMasksEveryCycle) {
+  SimConfig wide = testing::SmallConfig(TopologyKind::kTorus, {4, 4}, "duato");
+  wide.router.vcs = 32;
+  wide.router.pe_vcs = 5;
+  wide.traffic.rate = 0.6;
+  CheckEveryCycle(wide, 1500);
+  SimConfig many = testing::SmallConfig(TopologyKind::kMesh, {2, 2, 2, 2, 2, 2}, "dor");
+  many.router.vcs = 8;
+  many.traffic.rate = 0.6;
+  CheckEveryCycle(many, 1500);
 }
 
 }  // namespace
