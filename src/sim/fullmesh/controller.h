@@ -1,0 +1,94 @@
+// The event-driven communication controller (Figs 19-21, 26 and 42): it runs only on the
+// two events, a new communication and a finished communication, and sleeps otherwise.
+//
+// New communication (S201-S210): append row X; if row X-1 waits, X waits too (arrival order
+// is kept); else link verification: the direct links of the operation (for collectives all
+// links between the communicator's members it needs) and, for p2p, multicast, reduce and
+// allreduce (and, with group_relay, scatter and gather: Fig. 29), the 1-hop links:
+//   fixed-k (embodiment 3): every relay (p2p K = N-2, multicast K = N with the sender,
+//     reduce / allreduce K = N); decide with the size rule; start if every needed link and
+//     relay unit is idle, else wait;
+//   variable-k (embodiments 1 and 6): direct selection is all-or-nothing; 1-hop selection
+//     takes up to k_max relays whose hops are all idle (at least k_min); both -> size rule;
+//     one -> use it (1-hop only when the direct links are busy); none -> wait;
+//   direct: the plain full mesh.
+// Finished communication (S261-S271): release its links, delete the row (rows below move
+// up), then try the waiting rows from the top in order and stop at the first that still
+// cannot start (read literally, Fig. 26 retries that row for ever: claims-004 X9).
+// When all 1024 numbers are taken, new communications queue (in order) outside the table.
+//
+// Thread safety: none; one thread drives a Controller.
+#ifndef UKAI_SIM_FULLMESH_CONTROLLER_H_
+#define UKAI_SIM_FULLMESH_CONTROLLER_H_
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "sim/fullmesh/fullmesh_types.h"
+#include "sim/fullmesh/plan.h"
+#include "sim/fullmesh/tables.h"
+
+namespace ukai::sim::fullmesh {
+
+// A communication the controller started.
+struct Started {
+  int32_t op_index = -1;
+  int16_t number = 0;
+  Plan plan;
+};
+
+class Controller {
+ public:
+  // `ops` must outlive the controller; `config` is copied. The config must be valid
+  // (ValidateFullMesh).
+  Controller(const FullMeshConfig& config, const std::vector<Operation>* ops);
+
+  // New-communication event for ops[op_index]; appends what starts to `started`.
+  void OnNew(int32_t op_index, std::vector<Started>* started);
+  // Communication-finished event for the row with `number`.
+  void OnFinish(int16_t number, std::vector<Started>* started);
+
+  const CommTable& comm_table() const { return comm_; }
+  const LinkTable& link_table() const { return links_; }
+  int relay_units_busy(int node) const { return relay_busy_[node]; }
+  size_t queued_outside() const { return overflow_.size(); }
+  const TimingParams& timing() const { return timing_; }
+  PlanTimer* timer() { return &timer_; }
+
+ private:
+  // Link verification for the row at `pos`: true (and `plan`) when it can start now.
+  bool Select(const CommRow& row, Plan* plan);
+  bool SelectVariable(const Operation& op, const std::vector<int>& members,
+                      const std::vector<int>& pool, Plan* plan);
+  bool SelectGroupRelay(const Operation& op, const std::vector<int>& members,
+                        const std::vector<int>& pool, Plan* plan);
+  // The relay plan of `op` over `relays` (with the direct link for p2p when `direct`).
+  Plan RelayPlan(const Operation& op, const std::vector<int>& members,
+                 const std::vector<int>& relays, bool direct) const;
+  // The size rule: true when the relay plan should be used rather than the direct one.
+  bool UseRelays(const Operation& op, const Plan& direct, const Plan& relayed);
+  // Nodes that may relay for `op` (before idleness checks), ascending.
+  std::vector<int> RelayPool(const Operation& op, const std::vector<int>& members) const;
+  // True when every link of `plan` has an idle plane link and every relay a free unit.
+  bool Available(const Plan& plan) const;
+  bool RelayFree(int node) const { return relay_busy_[node] < relay_units_; }
+  void TryStart(size_t pos, std::vector<Started>* started, bool* ok);
+  void Admit(int32_t op_index, std::vector<Started>* started);
+  CommRow MakeRow(int32_t op_index) const;
+
+  FullMeshConfig config_;
+  const std::vector<Operation>& ops_;
+  TimingParams timing_;
+  CommTable comm_;
+  LinkTable links_;
+  std::vector<int> relay_busy_;
+  int relay_units_;
+  std::deque<int32_t> overflow_;
+  PlanTimer timer_;
+  std::vector<int32_t> scratch_links_;
+};
+
+}  // namespace ukai::sim::fullmesh
+
+#endif  // UKAI_SIM_FULLMESH_CONTROLLER_H_

@@ -1,0 +1,96 @@
+// Machine: the message-level discrete-event model of the optical full mesh. Events are the
+// controller's two (an operation arrives; an operation finishes); at equal times finishes
+// come first, then arrivals in workload order. When the controller starts an operation,
+// its plan fixes how long it takes (PlanTimer: its links are its own until it finishes)
+// and, with `data`, its bytes are moved and combined in real buffers and checked against the
+// result computed directly (the buffers are freed at once: memory holds only live rows,
+// their links and the N(N-1) link table).
+//
+// Main-node variant (embodiment 1, TableSite::kMainNode): the main node sends an
+// instruction sheet of 2N entries to every node before the transfer; the operation starts
+// T0 + 2N * sheet_entry_bytes / B later (its links are held meanwhile).
+//
+// Thread safety: none; one thread drives a Machine. Two Machines are independent.
+#ifndef UKAI_SIM_FULLMESH_MACHINE_H_
+#define UKAI_SIM_FULLMESH_MACHINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <vector>
+
+#include "core/status.h"
+#include "sim/fullmesh/controller.h"
+#include "sim/fullmesh/fullmesh_types.h"
+
+namespace ukai::sim::fullmesh {
+
+struct OpResult {
+  int32_t op_index = -1;
+  double arrival_us = 0, start_us = 0, finish_us = 0;
+  int relays = 0;          // K used
+  bool direct = false;     // the direct link carried data
+  double baseline_us = 0;  // the same operation alone on the plain full mesh
+  double tree_us = 0;      // binomial tree on the plain full mesh (0: not a tree operation)
+  bool data_checked = false;
+  bool data_ok = false;
+  double time_us() const { return finish_us - arrival_us; }
+};
+
+// Checks a config and a workload; errors name the key ("fullmesh.k_min", "workload.ops")
+// and, for an operation, its position.
+Status ValidateFullMesh(const FullMeshConfig& config, const std::vector<Operation>& ops);
+
+// The cyclic-AWG wavelength plan: node i reaches node j on wavelength (j - i) mod N (1..N-1)
+// through its own fibre pair. Checks that every ordered pair has its own (input fibre,
+// wavelength) and no two sources reach one output fibre on the same wavelength; returns the
+// number of fibres (2N per plane).
+Result<int64_t> CheckCyclicAwgPlan(int nodes, int planes);
+
+// Binomial-tree time of `op` on the plain full mesh (0 when not a tree collective).
+double TreeBaselineUs(const Operation& op, int members, double bytes_per_us, double t0_us);
+
+class Machine {
+ public:
+  // `config` and `ops` must pass ValidateFullMesh.
+  Machine(const FullMeshConfig& config, std::vector<Operation> ops);
+
+  // Processes the next event; false when none is left.
+  bool Step();
+  // Runs to the end; results in workload order.
+  const std::vector<OpResult>& Run();
+
+  double now() const { return now_; }
+  const Controller& controller() const { return *controller_; }
+  const std::vector<OpResult>& results() const { return results_; }
+  int64_t completed() const { return completed_; }
+  size_t max_rows() const { return max_rows_; }
+
+ private:
+  struct Finish {
+    double at;
+    int64_t seq;
+    int16_t number;
+    int32_t op_index;
+    bool operator>(const Finish& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+  void Launch(std::vector<Started>* started);
+
+  FullMeshConfig config_;
+  std::vector<Operation> ops_;
+  std::vector<int32_t> arrival_order_;
+  size_t next_arrival_ = 0;
+  std::unique_ptr<Controller> controller_;
+  std::priority_queue<Finish, std::vector<Finish>, std::greater<Finish>> finishes_;
+  std::vector<OpResult> results_;
+  std::vector<Started> started_;
+  double now_ = 0;
+  double sheet_us_ = 0;
+  int64_t seq_ = 0;
+  int64_t completed_ = 0;
+  size_t max_rows_ = 0;
+};
+
+}  // namespace ukai::sim::fullmesh
+
+#endif  // UKAI_SIM_FULLMESH_MACHINE_H_
