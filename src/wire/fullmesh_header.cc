@@ -1,0 +1,107 @@
+#include "wire/fullmesh_header.h"
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include "wire/rsr_frame.h"
+
+namespace ukai::wire {
+namespace {
+
+size_t HeaderBits(int nodes) { return 10 + 1 + static_cast<size_t>(nodes - 1) + 32; }
+
+void PutBits(std::vector<uint8_t>* out, size_t* bit, uint64_t value, int width) {
+  for (int i = width - 1; i >= 0; --i, ++*bit) {
+    if ((value >> i) & 1) (*out)[*bit / 8] |= static_cast<uint8_t>(0x80 >> (*bit % 8));
+  }
+}
+
+uint64_t GetBits(std::span<const uint8_t> in, size_t* bit, int width) {
+  uint64_t v = 0;
+  for (int i = 0; i < width; ++i, ++*bit) v = (v << 1) | ((in[*bit / 8] >> (7 - *bit % 8)) & 1);
+  return v;
+}
+
+Status CheckNodes(int nodes) {
+  if (nodes < 2 || nodes > kFullMeshMaxNodes) {
+    return Status::InvalidArgument(
+        fmt::format("control header: nodes {} out of range [2, {}]", nodes, kFullMeshMaxNodes));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+size_t ControlHeaderBytes(int nodes) { return (HeaderBits(nodes) + 7) / 8; }
+
+uint32_t Crc32(std::span<const uint8_t> data) {
+  static constexpr std::array<uint32_t, 256> kTable = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  uint32_t crc = 0xFFFFFFFFu;
+  for (uint8_t b : data) crc = kTable[(crc ^ b) & 0xFF] ^ (crc >> 8);
+  return crc ^ 0xFFFFFFFFu;
+}
+
+Result<std::vector<uint8_t>> EncodeControlFrame(const ControlHeader& h, int nodes,
+                                                std::span<const uint8_t> payload) {
+  UKAI_RETURN_IF_ERROR(CheckNodes(nodes));
+  if (h.number > 1023) {
+    return Status::InvalidArgument(
+        fmt::format("control header: number {} does not fit 10 bits", h.number));
+  }
+  if (h.links.size() != static_cast<size_t>(nodes - 1)) {
+    return Status::InvalidArgument(
+        fmt::format("control header: link bitmap has {} bits, {} nodes need {}", h.links.size(),
+                    nodes, nodes - 1));
+  }
+  const size_t head = ControlHeaderBytes(nodes);
+  std::vector<uint8_t> out(head + payload.size() + 4, 0);
+  size_t bit = 0;
+  PutBits(&out, &bit, h.number, 10);
+  PutBits(&out, &bit, h.after_hop ? 1 : 0, 1);
+  for (bool busy : h.links) PutBits(&out, &bit, busy ? 1 : 0, 1);
+  PutBits(&out, &bit, h.process_id, 32);
+  std::copy(payload.begin(), payload.end(), out.begin() + head);
+  PutLe32(out.data() + head + payload.size(),
+          Crc32(std::span<const uint8_t>(out.data(), head + payload.size())));
+  return out;
+}
+
+Result<ControlFrameView> DecodeControlFrame(std::span<const uint8_t> in, int nodes) {
+  UKAI_RETURN_IF_ERROR(CheckNodes(nodes));
+  const size_t head = ControlHeaderBytes(nodes);
+  if (in.size() < head + 4) {
+    return Status::OutOfRange(
+        fmt::format("control frame: {} bytes, shorter than the {}-byte header plus the 4-byte FCS",
+                    in.size(), head));
+  }
+  const size_t body = in.size() - 4;
+  const uint32_t want = GetLe32(in.data() + body);
+  const uint32_t got = Crc32(in.first(body));
+  if (want != got) {
+    return Status::ParseError(fmt::format(
+        "control frame: FCS {:#010x} does not match the contents ({:#010x})", want, got));
+  }
+  ControlFrameView v;
+  size_t bit = 0;
+  v.header.number = static_cast<uint16_t>(GetBits(in, &bit, 10));
+  v.header.after_hop = GetBits(in, &bit, 1) != 0;
+  v.header.links.resize(nodes - 1);
+  for (int j = 0; j < nodes - 1; ++j) v.header.links[j] = GetBits(in, &bit, 1) != 0;
+  v.header.process_id = static_cast<uint32_t>(GetBits(in, &bit, 32));
+  if (GetBits(in, &bit, static_cast<int>(head * 8 - bit)) != 0) {
+    return Status::ParseError("control frame: padding bits after the process ID must be 0");
+  }
+  v.payload = in.subspan(head, body - head);
+  return v;
+}
+
+}  // namespace ukai::wire
