@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/fullmesh_command.h"
 #include "core/progress.h"
 #include "sim/experiment/config_schema.h"
 
@@ -119,6 +120,7 @@ int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, con
   };
   Result<output::Format> format = output::ParseFormat(options.format);
   if (!format.ok()) return fail(kExitUsage, "--format: " + format.status().message());
+  if (std::optional<int> code = MaybeRunFullMesh(options, *format, io)) return *code;
   Result<std::vector<sim::SimConfig>> points =
       sim::LoadSimConfigs(options.config_path, options.sets);
   if (!points.ok()) return fail(kExitUsage, points.status().ToString());
@@ -164,7 +166,7 @@ int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, con
 }
 
 int DescribeSim(bool markdown, const CliIo& io) {
-  *io.out << sim::DescribeSimConfig(markdown) << std::flush;
+  *io.out << sim::DescribeSimConfig(markdown) << DescribeFullMesh(markdown) << std::flush;
   return kExitOk;
 }
 
