@@ -82,7 +82,7 @@ Plan Controller::RelayPlan(const Operation& op, const std::vector<int>& members,
   }
 }
 
-bool Controller::UseRelays(const Operation& op, const Plan& direct, const Plan& relayed) {
+bool Controller::UseRelays(const Operation& op, Plan& direct, Plan& relayed) {
   switch (config_.decision) {
     case Decision::kAlways:
       return true;
@@ -96,7 +96,9 @@ bool Controller::UseRelays(const Operation& op, const Plan& direct, const Plan& 
     case Decision::kFirstPrinciples:
       break;
   }
-  return timer_.Duration(relayed, timing_) < timer_.Duration(direct, timing_);
+  relayed.predicted_us = timer_.Duration(relayed, timing_);
+  direct.predicted_us = last_direct_us_ = timer_.Duration(direct, timing_);
+  return relayed.predicted_us < direct.predicted_us;
 }
 
 bool Controller::Available(const Plan& plan) const {
@@ -205,6 +207,7 @@ bool Controller::SelectGroupRelay(const Operation& op, const std::vector<int>& m
 void Controller::TryStart(size_t pos, std::vector<Started>* started, bool* ok) {
   CommRow& row = comm_.rows()[pos];
   Plan plan;
+  last_direct_us_ = -1;
   *ok = Select(row, &plan);
   if (!*ok) {
     row.state = RowState::kWaiting;
@@ -224,7 +227,7 @@ void Controller::TryStart(size_t pos, std::vector<Started>* started, bool* ok) {
   for (int r : plan.relays) ++relay_busy_[r];
   row.relays = plan.relays;
   row.state = RowState::kCommunicating;
-  started->push_back(Started{row.op_index, row.number, std::move(plan)});
+  started->push_back(Started{row.op_index, row.number, std::move(plan), last_direct_us_});
 }
 
 void Controller::Admit(int32_t op_index, std::vector<Started>* started) {

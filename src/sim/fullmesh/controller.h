@@ -36,6 +36,7 @@ struct Started {
   int32_t op_index = -1;
   int16_t number = 0;
   Plan plan;
+  double baseline_us = -1;  // the direct-only plan's duration when already timed, else -1
 };
 
 class Controller {
@@ -67,7 +68,8 @@ class Controller {
   Plan RelayPlan(const Operation& op, const std::vector<int>& members,
                  const std::vector<int>& relays, bool direct) const;
   // The size rule: true when the relay plan should be used rather than the direct one.
-  bool UseRelays(const Operation& op, const Plan& direct, const Plan& relayed);
+  // first-principles times both plans and keeps the times (Plan::predicted_us).
+  bool UseRelays(const Operation& op, Plan& direct, Plan& relayed);
   // Nodes that may relay for `op` (before idleness checks), ascending.
   std::vector<int> RelayPool(const Operation& op, const std::vector<int>& members) const;
   // True when every link of `plan` has an idle plane link and every relay a free unit.
@@ -86,7 +88,7 @@ class Controller {
   int relay_units_;
   std::deque<int32_t> overflow_;
   PlanTimer timer_;
-  std::vector<int32_t> scratch_links_;
+  double last_direct_us_ = -1;  // the direct plan's time in the current Select, if timed
 };
 
 }  // namespace ukai::sim::fullmesh

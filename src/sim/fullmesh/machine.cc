@@ -195,9 +195,14 @@ void Machine::Launch(std::vector<Started>* started) {
     r.start_us = now_;
     r.relays = static_cast<int>(s.plan.relays.size());
     r.direct = s.plan.direct;
-    const double duration = timer.Duration(s.plan, controller_->timing());
+    r.transfers = static_cast<int64_t>(s.plan.segments.size());
+    const double duration = s.plan.predicted_us >= 0
+                                ? s.plan.predicted_us
+                                : timer.Duration(s.plan, controller_->timing());
     r.finish_us = now_ + sheet_us_ + duration;
-    r.baseline_us = timer.Duration(DirectPlan(op, members), controller_->timing());
+    r.baseline_us = s.baseline_us >= 0
+                        ? s.baseline_us
+                        : timer.Duration(DirectPlan(op, members), controller_->timing());
     r.tree_us =
         TreeBaselineUs(op, static_cast<int>(members.size()), config_.BytesPerUs(), config_.t0_us);
     if (config_.data) {

@@ -29,6 +29,7 @@ struct OpResult {
   int32_t op_index = -1;
   double arrival_us = 0, start_us = 0, finish_us = 0;
   int relays = 0;          // K used
+  int64_t transfers = 0;   // link segments of its plan (what its cost grows with)
   bool direct = false;     // the direct link carried data
   double baseline_us = 0;  // the same operation alone on the plain full mesh
   double tree_us = 0;      // binomial tree on the plain full mesh (0: not a tree operation)

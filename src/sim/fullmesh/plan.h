@@ -48,8 +48,9 @@ struct Segment {
 
 struct Plan {
   std::vector<Segment> segments;
-  std::vector<int> relays;  // distinct relay nodes, ascending (K = relays.size())
-  bool direct = false;      // some data go sender -> receiver over a direct link
+  std::vector<int> relays;   // distinct relay nodes, ascending (K = relays.size())
+  bool direct = false;       // some data go sender -> receiver over a direct link
+  double predicted_us = -1;  // its duration when the controller already timed it, else -1
 };
 
 // [begin, end) of part i of `total` bytes cut into `parts` (aligned to `align` bytes).

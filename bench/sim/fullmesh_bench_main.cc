@@ -1,0 +1,161 @@
+// ukai_fullmesh_bench: speed and memory of the full-mesh model (src/sim/fullmesh) under random
+// storms of operations, and a 1024-node allreduce sweep. Figures go to docs/performance.md.
+//
+//   p2p-N8       N = 8, 2 M random p2p (64 B - 4 KiB, variable-k), arrivals 0.25 us apart
+//   p2p-N8-data  the same, 200 k operations, moving and checking real bytes
+//   mix-N{8,64,1024}  half p2p over WORLD (variable-k), half collectives (multicast,
+//                scatter, gather, reduce, allreduce, allgather, all-to-all) over a random
+//                group of 8 consecutive nodes; 16 B - 16 KiB; arrivals max(2, 64/N) us apart
+//   allreduce-N1024  fixed-k allreduce of 4 KiB .. 4 MiB per node, each alone (K = N)
+// Each case runs in a forked child, so its peak RSS (wait4) is its own. Timing only
+// (fullmesh.data = false) unless the name says data. ops/s = operations / wall seconds;
+// ns/transfer = wall time / link segments of the plans (the cost grows with those, not N^2).
+//
+// Usage: ukai_fullmesh_bench [--quick]
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "sim/fullmesh/machine.h"
+
+namespace {
+
+using ukai::Rng;
+using namespace ukai::sim::fullmesh;
+
+struct Outcome {
+  int64_t ops = 0, transfers = 0, bad = 0, max_rows = 0;
+  double wall = 0, sim_us = 0;
+};
+
+Outcome RunStorm(const FullMeshConfig& cfg, const std::vector<Operation>& ops) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Machine m(cfg, ops);
+  const std::vector<OpResult>& r = m.Run();
+  Outcome o;
+  o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  o.ops = m.completed();
+  for (const OpResult& x : r) {
+    o.transfers += x.transfers;
+    o.bad += x.data_checked && !x.data_ok;
+  }
+  o.sim_us = m.now();
+  o.max_rows = static_cast<int64_t>(m.max_rows());
+  return o;
+}
+
+std::vector<Operation> P2pStorm(int nodes, int64_t count, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<Operation> ops(count);
+  double t = 0;
+  for (Operation& op : ops) {
+    t += 0.25;
+    op.type = OpType::kP2p;
+    op.root = static_cast<int>(rng.Uniform(nodes));
+    op.dest = (op.root + 1 + static_cast<int>(rng.Uniform(nodes - 1))) % nodes;
+    op.bytes = 64 + static_cast<int64_t>(rng.Uniform(4096 - 64));
+    op.at_us = t;
+  }
+  return ops;
+}
+
+std::vector<Operation> MixStorm(FullMeshConfig* cfg, int64_t count, uint64_t seed) {
+  for (int g = 0; g + 8 <= cfg->nodes; g += 8) {
+    char name[16];
+    std::snprintf(name, sizeof(name), "G%d", g / 8);
+    Communicator c{name, {}};
+    for (int i = 0; i < 8; ++i) c.members.push_back(g + i);
+    cfg->comms.push_back(c);
+  }
+  Rng rng(seed);
+  std::vector<Operation> ops(count);
+  double t = 0;
+  for (Operation& op : ops) {
+    t += std::max(2.0, 64.0 / cfg->nodes);
+    op.at_us = t;
+    op.bytes = 4 * (16 + static_cast<int64_t>(rng.Uniform(4096)));
+    if (rng.Bernoulli(0.5)) {
+      op.type = OpType::kP2p;
+      op.root = static_cast<int>(rng.Uniform(cfg->nodes));
+      op.dest = (op.root + 1 + static_cast<int>(rng.Uniform(cfg->nodes - 1))) % cfg->nodes;
+      continue;
+    }
+    op.type = static_cast<OpType>(1 + rng.Uniform(7));
+    op.comm = 1 + static_cast<int>(rng.Uniform(cfg->comms.size() - 1));
+    op.root = cfg->comms[op.comm].members[rng.Uniform(8)];
+  }
+  return ops;
+}
+
+FullMeshConfig Base(int nodes, Policy policy, bool data) {
+  FullMeshConfig c;
+  c.nodes = nodes;
+  c.policy = policy;
+  c.data = data;
+  c.Normalize();
+  return c;
+}
+
+void RunCase(const std::string& name, bool quick) {
+  const int64_t scale = quick ? 10 : 1;
+  Outcome o;
+  if (name == "p2p-N8" || name == "p2p-N8-data") {
+    const bool data = name == "p2p-N8-data";
+    const FullMeshConfig cfg = Base(8, Policy::kVariableK, data);
+    o = RunStorm(cfg, P2pStorm(8, (data ? 200000 : 2000000) / scale, 1));
+  } else if (name.rfind("mix-N", 0) == 0) {
+    FullMeshConfig cfg = Base(std::stoi(name.substr(5)), Policy::kVariableK, false);
+    const int64_t count = (cfg.nodes >= 1024 ? 100000 : 400000) / scale;
+    std::vector<Operation> ops = MixStorm(&cfg, count, 2);
+    o = RunStorm(cfg, ops);
+  } else {  // allreduce-N1024
+    const FullMeshConfig cfg = Base(1024, Policy::kFixedK, false);
+    for (int64_t bytes = 4096; bytes <= (int64_t{4} << 20); bytes *= quick ? 1024 : 4) {
+      Operation op;
+      op.type = OpType::kAllreduce;
+      op.bytes = bytes;
+      const Outcome one = RunStorm(cfg, {op});
+      o.ops += one.ops;
+      o.transfers += one.transfers;
+      o.wall += one.wall;
+    }
+  }
+  std::printf("%-16s %10lld %11.3f %12.0f %11.1f %12.1f %9lld %5lld", name.c_str(),
+              static_cast<long long>(o.ops), o.wall, o.ops / o.wall,
+              static_cast<double>(o.transfers) / o.ops, o.wall * 1e9 / o.transfers,
+              static_cast<long long>(o.max_rows), static_cast<long long>(o.bad));
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) quick |= std::strcmp(argv[i], "--quick") == 0;
+  const char* cases[] = {"p2p-N8",  "p2p-N8-data", "mix-N8",
+                         "mix-N64", "mix-N1024",   "allreduce-N1024"};
+  std::printf("%-16s %10s %11s %12s %11s %12s %9s %5s %12s\n", "case", "ops", "wall s", "ops/s",
+              "xfers/op", "ns/transfer", "max rows", "bad", "peak RSS MB");
+  for (const char* c : cases) {
+    std::fflush(stdout);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      RunCase(c, quick);
+      std::_Exit(0);
+    }
+    int status = 0;
+    struct rusage ru;
+    wait4(pid, &status, 0, &ru);
+    std::printf(" %12.1f\n", static_cast<double>(ru.ru_maxrss) / 1024.0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
+  }
+  return 0;
+}
