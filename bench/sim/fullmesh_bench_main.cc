@@ -7,8 +7,11 @@
 //                scatter, gather, reduce, allreduce, allgather, all-to-all) over a random
 //                group of 8 consecutive nodes; 16 B - 16 KiB; arrivals max(2, 64/N) us apart
 //   allreduce-N1024  fixed-k allreduce of 4 KiB .. 4 MiB per node, each alone (K = N)
-// Each case runs in a forked child, so its peak RSS (wait4) is its own. Timing only
-// (fullmesh.data = false) unless the name says data. ops/s = operations / wall seconds;
+// Each case runs in a forked child, so its peak RSS (wait4) is its own; operations are drawn
+// one at a time and results consumed as they finish (Machine's streaming form), so the RSS is
+// the machine's own: live rows, their links, the link table. Timing only
+// (fullmesh.data = false) unless the name says data. ops/s = operations / wall seconds
+// (cpu s: the child's user + system CPU time, for a loaded machine);
 // ns/transfer = wall time / link segments of the plans (the cost grows with those, not N^2).
 //
 // Usage: ukai_fullmesh_bench [--quick]
@@ -36,38 +39,72 @@ struct Outcome {
   double wall = 0, sim_us = 0;
 };
 
-Outcome RunStorm(const FullMeshConfig& cfg, const std::vector<Operation>& ops) {
+// Runs `count` operations drawn one at a time by `next` through a streaming machine (no
+// workload or result vectors: the memory is the machine's own).
+template <typename Next>
+Outcome RunStorm(const FullMeshConfig& cfg, int64_t count, Next next) {
   const auto t0 = std::chrono::steady_clock::now();
-  Machine m(cfg, ops);
-  const std::vector<OpResult>& r = m.Run();
   Outcome o;
+  int64_t drawn = 0;
+  Machine m(
+      cfg,
+      [&](Operation* op) {
+        if (drawn == count) return false;
+        ++drawn;
+        next(op);
+        return true;
+      },
+      [&o](int64_t, const Operation&, const OpResult& r) {
+        o.transfers += r.transfers;
+        o.bad += r.data_checked && !r.data_ok;
+      });
+  m.Run();
   o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   o.ops = m.completed();
-  for (const OpResult& x : r) {
-    o.transfers += x.transfers;
-    o.bad += x.data_checked && !x.data_ok;
-  }
   o.sim_us = m.now();
   o.max_rows = static_cast<int64_t>(m.max_rows());
   return o;
 }
 
-std::vector<Operation> P2pStorm(int nodes, int64_t count, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<Operation> ops(count);
+// Random p2p over N nodes, 64 B - 4 KiB, one every 0.25 us.
+struct P2pDraw {
+  int nodes;
+  Rng rng;
   double t = 0;
-  for (Operation& op : ops) {
+  void operator()(Operation* op) {
+    *op = Operation();
     t += 0.25;
-    op.type = OpType::kP2p;
-    op.root = static_cast<int>(rng.Uniform(nodes));
-    op.dest = (op.root + 1 + static_cast<int>(rng.Uniform(nodes - 1))) % nodes;
-    op.bytes = 64 + static_cast<int64_t>(rng.Uniform(4096 - 64));
-    op.at_us = t;
+    op->type = OpType::kP2p;
+    op->root = static_cast<int>(rng.Uniform(nodes));
+    op->dest = (op->root + 1 + static_cast<int>(rng.Uniform(nodes - 1))) % nodes;
+    op->bytes = 64 + static_cast<int64_t>(rng.Uniform(4096 - 64));
+    op->at_us = t;
   }
-  return ops;
-}
+};
 
-std::vector<Operation> MixStorm(FullMeshConfig* cfg, int64_t count, uint64_t seed) {
+// Half p2p over WORLD, half collectives over a random group of 8 (comms 1..).
+struct MixDraw {
+  const FullMeshConfig* cfg;
+  Rng rng;
+  double t = 0;
+  void operator()(Operation* op) {
+    *op = Operation();
+    t += std::max(2.0, 64.0 / cfg->nodes);
+    op->at_us = t;
+    op->bytes = 4 * (16 + static_cast<int64_t>(rng.Uniform(4096)));
+    if (rng.Bernoulli(0.5)) {
+      op->type = OpType::kP2p;
+      op->root = static_cast<int>(rng.Uniform(cfg->nodes));
+      op->dest = (op->root + 1 + static_cast<int>(rng.Uniform(cfg->nodes - 1))) % cfg->nodes;
+      return;
+    }
+    op->type = static_cast<OpType>(1 + rng.Uniform(7));
+    op->comm = 1 + static_cast<int>(rng.Uniform(cfg->comms.size() - 1));
+    op->root = cfg->comms[op->comm].members[rng.Uniform(8)];
+  }
+};
+
+void AddGroups(FullMeshConfig* cfg) {
   for (int g = 0; g + 8 <= cfg->nodes; g += 8) {
     char name[16];
     std::snprintf(name, sizeof(name), "G%d", g / 8);
@@ -75,24 +112,6 @@ std::vector<Operation> MixStorm(FullMeshConfig* cfg, int64_t count, uint64_t see
     for (int i = 0; i < 8; ++i) c.members.push_back(g + i);
     cfg->comms.push_back(c);
   }
-  Rng rng(seed);
-  std::vector<Operation> ops(count);
-  double t = 0;
-  for (Operation& op : ops) {
-    t += std::max(2.0, 64.0 / cfg->nodes);
-    op.at_us = t;
-    op.bytes = 4 * (16 + static_cast<int64_t>(rng.Uniform(4096)));
-    if (rng.Bernoulli(0.5)) {
-      op.type = OpType::kP2p;
-      op.root = static_cast<int>(rng.Uniform(cfg->nodes));
-      op.dest = (op.root + 1 + static_cast<int>(rng.Uniform(cfg->nodes - 1))) % cfg->nodes;
-      continue;
-    }
-    op.type = static_cast<OpType>(1 + rng.Uniform(7));
-    op.comm = 1 + static_cast<int>(rng.Uniform(cfg->comms.size() - 1));
-    op.root = cfg->comms[op.comm].members[rng.Uniform(8)];
-  }
-  return ops;
 }
 
 FullMeshConfig Base(int nodes, Policy policy, bool data) {
@@ -110,26 +129,31 @@ void RunCase(const std::string& name, bool quick) {
   if (name == "p2p-N8" || name == "p2p-N8-data") {
     const bool data = name == "p2p-N8-data";
     const FullMeshConfig cfg = Base(8, Policy::kVariableK, data);
-    o = RunStorm(cfg, P2pStorm(8, (data ? 200000 : 2000000) / scale, 1));
+    o = RunStorm(cfg, (data ? 200000 : 2000000) / scale, P2pDraw{8, Rng(1)});
   } else if (name.rfind("mix-N", 0) == 0) {
     FullMeshConfig cfg = Base(std::stoi(name.substr(5)), Policy::kVariableK, false);
+    AddGroups(&cfg);
     const int64_t count = (cfg.nodes >= 1024 ? 100000 : 400000) / scale;
-    std::vector<Operation> ops = MixStorm(&cfg, count, 2);
-    o = RunStorm(cfg, ops);
+    o = RunStorm(cfg, count, MixDraw{&cfg, Rng(2)});
   } else {  // allreduce-N1024
     const FullMeshConfig cfg = Base(1024, Policy::kFixedK, false);
     for (int64_t bytes = 4096; bytes <= (int64_t{4} << 20); bytes *= quick ? 1024 : 4) {
-      Operation op;
-      op.type = OpType::kAllreduce;
-      op.bytes = bytes;
-      const Outcome one = RunStorm(cfg, {op});
+      const Outcome one = RunStorm(cfg, 1, [bytes](Operation* op) {
+        *op = Operation();
+        op->type = OpType::kAllreduce;
+        op->bytes = bytes;
+      });
       o.ops += one.ops;
       o.transfers += one.transfers;
       o.wall += one.wall;
     }
   }
-  std::printf("%-16s %10lld %11.3f %12.0f %11.1f %12.1f %9lld %5lld", name.c_str(),
-              static_cast<long long>(o.ops), o.wall, o.ops / o.wall,
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                     1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  std::printf("%-16s %10lld %11.3f %8.3f %12.0f %11.1f %12.1f %9lld %5lld", name.c_str(),
+              static_cast<long long>(o.ops), o.wall, cpu, o.ops / o.wall,
               static_cast<double>(o.transfers) / o.ops, o.wall * 1e9 / o.transfers,
               static_cast<long long>(o.max_rows), static_cast<long long>(o.bad));
   std::fflush(stdout);

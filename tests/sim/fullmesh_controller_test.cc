@@ -256,3 +256,46 @@ TEST(FullMeshAwgTest, CyclicPlanGivesEveryPairItsWavelengthAnd2NFibres) {
 
 }  // namespace
 }  // namespace ukai::sim::fullmesh
+
+namespace ukai::sim::fullmesh {
+namespace {
+
+TEST(FullMeshStreamTest, StreamingGivesTheSameResultsAsAVector) {
+  FullMeshConfig cfg = Emb3(6);
+  cfg.policy = Policy::kVariableK;
+  Rng rng(3);
+  std::vector<Operation> ops;
+  for (int i = 0; i < 300; ++i) {
+    const int root = static_cast<int>(rng.Uniform(6));
+    ops.push_back(Op(i % 3 == 0 ? OpType::kAllreduce : OpType::kP2p, root, (root + 1) % 6,
+                     4 * (1 + static_cast<int64_t>(rng.Uniform(5000))), 0, 0.5 * i));
+  }
+  Machine whole(cfg, ops);
+  whole.Run();
+  size_t next = 0;
+  std::vector<OpResult> streamed(ops.size());
+  int64_t seen = 0;
+  Machine stream(
+      cfg,
+      [&](Operation* op) {
+        if (next == ops.size()) return false;
+        *op = ops[next++];
+        return true;
+      },
+      [&](int64_t index, const Operation& op, const OpResult& r) {
+        EXPECT_EQ(op.bytes, ops[index].bytes);
+        streamed[index] = r;
+        ++seen;
+      });
+  stream.Run();
+  ASSERT_EQ(seen, static_cast<int64_t>(ops.size()));
+  EXPECT_TRUE(stream.results().empty());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    EXPECT_EQ(streamed[i].finish_us, whole.results()[i].finish_us) << i;
+    EXPECT_EQ(streamed[i].relays, whole.results()[i].relays) << i;
+    EXPECT_TRUE(streamed[i].data_ok) << i;
+  }
+}
+
+}  // namespace
+}  // namespace ukai::sim::fullmesh

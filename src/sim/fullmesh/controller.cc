@@ -6,9 +6,8 @@
 
 namespace ukai::sim::fullmesh {
 
-Controller::Controller(const FullMeshConfig& config, const std::vector<Operation>* ops)
+Controller::Controller(const FullMeshConfig& config)
     : config_(config),
-      ops_(*ops),
       links_(config.nodes, config.planes),
       relay_busy_(config.nodes, 0),
       relay_units_(config.relays_per_node * config.planes),
@@ -21,8 +20,7 @@ Controller::Controller(const FullMeshConfig& config, const std::vector<Operation
   timing_.chunk_bytes = config_.chunk_bytes;
 }
 
-CommRow Controller::MakeRow(int32_t op_index) const {
-  const Operation& op = ops_[op_index];
+CommRow Controller::MakeRow(int64_t op_index, const Operation& op) const {
   CommRow row;
   row.type = op.type;
   const bool rooted_sender =
@@ -37,6 +35,7 @@ CommRow Controller::MakeRow(int32_t op_index) const {
   row.recv_address = row.send_address | (uint64_t{1} << 23);
   row.id = op.tag;
   row.op_index = op_index;
+  row.op = op;
   return row;
 }
 
@@ -112,7 +111,7 @@ bool Controller::Available(const Plan& plan) const {
 }
 
 bool Controller::Select(const CommRow& row, Plan* plan) {
-  const Operation& op = ops_[row.op_index];
+  const Operation& op = row.op;
   const std::vector<int>& members = config_.comms[op.comm].members;
   Plan direct = DirectPlan(op, members);
   const std::vector<int> pool =
@@ -227,11 +226,11 @@ void Controller::TryStart(size_t pos, std::vector<Started>* started, bool* ok) {
   for (int r : plan.relays) ++relay_busy_[r];
   row.relays = plan.relays;
   row.state = RowState::kCommunicating;
-  started->push_back(Started{row.op_index, row.number, std::move(plan), last_direct_us_});
+  started->push_back(Started{row.op_index, row.op, row.number, std::move(plan), last_direct_us_});
 }
 
-void Controller::Admit(int32_t op_index, std::vector<Started>* started) {
-  const size_t pos = comm_.Append(MakeRow(op_index));
+void Controller::Admit(int64_t op_index, const Operation& op, std::vector<Started>* started) {
+  const size_t pos = comm_.Append(MakeRow(op_index, op));
   if (pos > 0 && comm_.rows()[pos - 1].state == RowState::kWaiting) {
     comm_.rows()[pos].state = RowState::kWaiting;  // S203: order is kept
     return;
@@ -240,12 +239,12 @@ void Controller::Admit(int32_t op_index, std::vector<Started>* started) {
   TryStart(pos, started, &ok);
 }
 
-void Controller::OnNew(int32_t op_index, std::vector<Started>* started) {
+void Controller::OnNew(int64_t op_index, const Operation& op, std::vector<Started>* started) {
   if (!overflow_.empty() || !comm_.HasFreeNumber()) {
-    overflow_.push_back(op_index);
+    overflow_.emplace_back(op_index, op);
     return;
   }
-  Admit(op_index, started);
+  Admit(op_index, op, started);
 }
 
 void Controller::OnFinish(int16_t number, std::vector<Started>* started) {
@@ -262,9 +261,9 @@ void Controller::OnFinish(int16_t number, std::vector<Started>* started) {
     if (!ok) break;
   }
   while (!overflow_.empty() && comm_.HasFreeNumber()) {
-    const int32_t next = overflow_.front();
+    const std::pair<int64_t, Operation> next = overflow_.front();
     overflow_.pop_front();
-    Admit(next, started);
+    Admit(next.first, next.second, started);
   }
 }
 

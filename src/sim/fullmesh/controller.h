@@ -33,7 +33,8 @@ namespace ukai::sim::fullmesh {
 
 // A communication the controller started.
 struct Started {
-  int32_t op_index = -1;
+  int64_t op_index = -1;
+  Operation op;
   int16_t number = 0;
   Plan plan;
   double baseline_us = -1;  // the direct-only plan's duration when already timed, else -1
@@ -41,12 +42,12 @@ struct Started {
 
 class Controller {
  public:
-  // `ops` must outlive the controller; `config` is copied. The config must be valid
-  // (ValidateFullMesh).
-  Controller(const FullMeshConfig& config, const std::vector<Operation>* ops);
+  // `config` is copied and must be valid (ValidateFullMesh); so must every operation.
+  explicit Controller(const FullMeshConfig& config);
 
-  // New-communication event for ops[op_index]; appends what starts to `started`.
-  void OnNew(int32_t op_index, std::vector<Started>* started);
+  // New-communication event for `op` (the workload's operation number `op_index`); appends
+  // what starts to `started`. The row keeps a copy of the operation.
+  void OnNew(int64_t op_index, const Operation& op, std::vector<Started>* started);
   // Communication-finished event for the row with `number`.
   void OnFinish(int16_t number, std::vector<Started>* started);
 
@@ -76,17 +77,16 @@ class Controller {
   bool Available(const Plan& plan) const;
   bool RelayFree(int node) const { return relay_busy_[node] < relay_units_; }
   void TryStart(size_t pos, std::vector<Started>* started, bool* ok);
-  void Admit(int32_t op_index, std::vector<Started>* started);
-  CommRow MakeRow(int32_t op_index) const;
+  void Admit(int64_t op_index, const Operation& op, std::vector<Started>* started);
+  CommRow MakeRow(int64_t op_index, const Operation& op) const;
 
   FullMeshConfig config_;
-  const std::vector<Operation>& ops_;
   TimingParams timing_;
   CommTable comm_;
   LinkTable links_;
   std::vector<int> relay_busy_;
   int relay_units_;
-  std::deque<int32_t> overflow_;
+  std::deque<std::pair<int64_t, Operation>> overflow_;
   PlanTimer timer_;
   double last_direct_us_ = -1;  // the direct plan's time in the current Select, if timed
 };

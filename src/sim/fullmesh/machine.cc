@@ -167,31 +167,59 @@ double TreeBaselineUs(const Operation& op, int members, double bytes_per_us, dou
   }
 }
 
-Machine::Machine(const FullMeshConfig& config, std::vector<Operation> ops)
-    : config_(config), ops_(std::move(ops)) {
+Machine::Machine(const FullMeshConfig& config, std::vector<Operation> ops) : config_(config) {
+  // Arrival order: by time, ties in workload order; indices stay the workload's.
+  auto order = std::make_shared<std::vector<int64_t>>(ops.size());
+  std::iota(order->begin(), order->end(), 0);
+  auto shared = std::make_shared<std::vector<Operation>>(std::move(ops));
+  std::stable_sort(order->begin(), order->end(), [&shared](int64_t a, int64_t b) {
+    return (*shared)[a].at_us < (*shared)[b].at_us;
+  });
+  results_.resize(shared->size());
+  auto pos = std::make_shared<size_t>(0);
+  source_ = [order, shared, pos, this](Operation* op) {
+    if (*pos == order->size()) return false;
+    *op = (*shared)[(*order)[*pos]];
+    next_index_ = (*order)[(*pos)++];
+    return true;
+  };
+  sink_ = [this](int64_t index, const Operation&, const OpResult& r) { results_[index] = r; };
+  Init();
+}
+
+Machine::Machine(const FullMeshConfig& config, OpSource source, OpSink sink)
+    : config_(config), sink_(std::move(sink)) {
+  source_ = [src = std::move(source), this, count = int64_t{0}](Operation* op) mutable {
+    if (!src(op)) return false;
+    next_index_ = count++;
+    return true;
+  };
+  Init();
+}
+
+void Machine::Init() {
   config_.Normalize();
-  arrival_order_.resize(ops_.size());
-  std::iota(arrival_order_.begin(), arrival_order_.end(), 0);
-  std::stable_sort(arrival_order_.begin(), arrival_order_.end(),
-                   [this](int32_t a, int32_t b) { return ops_[a].at_us < ops_[b].at_us; });
-  controller_ = std::make_unique<Controller>(config_, &ops_);
-  results_.resize(ops_.size());
-  for (size_t i = 0; i < ops_.size(); ++i) {
-    results_[i].op_index = static_cast<int32_t>(i);
-    results_[i].arrival_us = ops_[i].at_us;
-  }
+  controller_ = std::make_unique<Controller>(config_);
+  live_.resize(kMaxCommunications);
   if (config_.tables == TableSite::kMainNode) {
     sheet_us_ =
         config_.t0_us + 2.0 * config_.nodes * config_.sheet_entry_bytes / config_.BytesPerUs();
   }
+  Pull();
 }
+
+void Machine::Pull() { has_next_ = source_(&next_); }  // the source sets next_index_
 
 void Machine::Launch(std::vector<Started>* started) {
   PlanTimer& timer = *controller_->timer();
   for (Started& s : *started) {
-    const Operation& op = ops_[s.op_index];
+    const Operation& op = s.op;
     const std::vector<int>& members = config_.comms[op.comm].members;
-    OpResult& r = results_[s.op_index];
+    Live& live = live_[s.number];
+    live.op = op;
+    OpResult& r = live.result;
+    r.op_index = s.op_index;
+    r.arrival_us = op.at_us;
     r.start_us = now_;
     r.relays = static_cast<int>(s.plan.relays.size());
     r.direct = s.plan.direct;
@@ -218,21 +246,21 @@ void Machine::Launch(std::vector<Started>* started) {
 }
 
 bool Machine::Step() {
-  const bool have_arrival = next_arrival_ < arrival_order_.size();
-  if (finishes_.empty() && !have_arrival) return false;
-  const bool finish_first =
-      !finishes_.empty() &&
-      (!have_arrival || finishes_.top().at <= ops_[arrival_order_[next_arrival_]].at_us);
+  if (finishes_.empty() && !has_next_) return false;
+  const bool finish_first = !finishes_.empty() && (!has_next_ || finishes_.top().at <= next_.at_us);
   if (finish_first) {
     const Finish f = finishes_.top();
     finishes_.pop();
     now_ = f.at;
     ++completed_;
     controller_->OnFinish(f.number, &started_);
+    const Live& live = live_[f.number];
+    sink_(f.op_index, live.op, live.result);
   } else {
-    const int32_t op = arrival_order_[next_arrival_++];
-    now_ = std::max(now_, ops_[op].at_us);
-    controller_->OnNew(op, &started_);
+    next_.at_us = std::max(now_, next_.at_us);
+    now_ = next_.at_us;
+    controller_->OnNew(next_index_, next_, &started_);
+    Pull();
   }
   max_rows_ = std::max(max_rows_, controller_->comm_table().rows().size());
   Launch(&started_);

@@ -3,8 +3,9 @@
 // come first, then arrivals in workload order. When the controller starts an operation,
 // its plan fixes how long it takes (PlanTimer: its links are its own until it finishes)
 // and, with `data`, its bytes are moved and combined in real buffers and checked against the
-// result computed directly (the buffers are freed at once: memory holds only live rows,
-// their links and the N(N-1) link table).
+// result computed directly (the buffers are freed at once). Streaming (a source and a sink),
+// the machine's memory is the live rows, their links and the N(N-1) link table, nothing
+// else; given a vector, it also keeps the workload and one result per operation.
 //
 // Main-node variant (embodiment 1, TableSite::kMainNode): the main node sends an
 // instruction sheet of 2N entries to every node before the transfer; the operation starts
@@ -15,6 +16,7 @@
 #define UKAI_SIM_FULLMESH_MACHINE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <queue>
 #include <vector>
@@ -26,7 +28,7 @@
 namespace ukai::sim::fullmesh {
 
 struct OpResult {
-  int32_t op_index = -1;
+  int64_t op_index = -1;
   double arrival_us = 0, start_us = 0, finish_us = 0;
   int relays = 0;          // K used
   int64_t transfers = 0;   // link segments of its plan (what its cost grows with)
@@ -51,10 +53,19 @@ Result<int64_t> CheckCyclicAwgPlan(int nodes, int planes);
 // Binomial-tree time of `op` on the plain full mesh (0 when not a tree collective).
 double TreeBaselineUs(const Operation& op, int members, double bytes_per_us, double t0_us);
 
+// The next operation in arrival order (false when there is none), and where a finished
+// operation's result goes (its number counts the source's operations from 0).
+using OpSource = std::function<bool(Operation* op)>;
+using OpSink = std::function<void(int64_t index, const Operation& op, const OpResult& r)>;
+
 class Machine {
  public:
-  // `config` and `ops` must pass ValidateFullMesh.
+  // `config` and `ops` must pass ValidateFullMesh. Results: results(), in workload order.
   Machine(const FullMeshConfig& config, std::vector<Operation> ops);
+  // Streaming: operations come from `source` in non-decreasing arrival time (one earlier
+  // than the previous arrives with it) and must each pass ValidateFullMesh; each result
+  // goes to `sink` when its operation finishes; results() stays empty.
+  Machine(const FullMeshConfig& config, OpSource source, OpSink sink);
 
   // Processes the next event; false when none is left.
   bool Step();
@@ -72,16 +83,25 @@ class Machine {
     double at;
     int64_t seq;
     int16_t number;
-    int32_t op_index;
+    int64_t op_index;
     bool operator>(const Finish& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
+  struct Live {
+    Operation op;
+    OpResult result;
+  };
+  void Init();
+  void Pull();  // fetches the next arrival into next_
   void Launch(std::vector<Started>* started);
 
   FullMeshConfig config_;
-  std::vector<Operation> ops_;
-  std::vector<int32_t> arrival_order_;
-  size_t next_arrival_ = 0;
+  OpSource source_;
+  OpSink sink_;
+  bool has_next_ = false;
+  Operation next_;
+  int64_t next_index_ = 0;
   std::unique_ptr<Controller> controller_;
+  std::vector<Live> live_;  // by communication number: started, not finished
   std::priority_queue<Finish, std::vector<Finish>, std::greater<Finish>> finishes_;
   std::vector<OpResult> results_;
   std::vector<Started> started_;

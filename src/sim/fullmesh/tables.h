@@ -41,7 +41,8 @@ struct CommRow {
   uint32_t id = 0;    // MPI tag / process
   RowState state = RowState::kWaiting;
   // Bookkeeping (not columns): the workload operation and what the row holds.
-  int32_t op_index = -1;
+  int64_t op_index = -1;
+  Operation op;
   std::vector<int32_t> links;  // link ids held while communicating
   std::vector<int> relays;     // relay units held
 };
