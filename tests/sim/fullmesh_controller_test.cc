@@ -299,3 +299,31 @@ TEST(FullMeshStreamTest, StreamingGivesTheSameResultsAsAVector) {
 
 }  // namespace
 }  // namespace ukai::sim::fullmesh
+
+namespace ukai::sim::fullmesh {
+namespace {
+
+TEST(FullMeshRelayUnitsTest, MConcurrentRelaysPerNode) {
+  // N = 5, variable-k: p2p 0 -> 1 takes relays 2, 3, 4. p2p 2 -> 3 can then only use relay
+  // 4 (its hops 2->4, 4->3 are idle; 0 and 1 have a busy hop): with M = 1 node 4's unit is
+  // taken and 2 -> 3 goes direct only; with M = 2 node 4 relays for both.
+  FullMeshConfig cfg = Emb3(5);
+  cfg.policy = Policy::kVariableK;
+  cfg.data = false;
+  const std::vector<Operation> ops = {Op(OpType::kP2p, 0, 1, 1 << 20),
+                                      Op(OpType::kP2p, 2, 3, 1 << 20)};
+  Machine one(cfg, ops);
+  ASSERT_TRUE(one.Step());
+  ASSERT_TRUE(one.Step());
+  EXPECT_EQ(one.controller().comm_table().rows()[0].relays, (std::vector<int>{2, 3, 4}));
+  EXPECT_TRUE(one.controller().comm_table().rows()[1].relays.empty());  // units busy
+  cfg.relays_per_node = 2;
+  Machine two(cfg, ops);
+  ASSERT_TRUE(two.Step());
+  ASSERT_TRUE(two.Step());
+  EXPECT_EQ(two.controller().comm_table().rows()[1].relays, (std::vector<int>{4}));
+  EXPECT_EQ(two.controller().relay_units_busy(4), 2);
+}
+
+}  // namespace
+}  // namespace ukai::sim::fullmesh
