@@ -121,9 +121,11 @@ bool Controller::Select(const CommRow& row, Plan* plan) {
     return Available(*plan);
   }
   if (op.type == OpType::kScatter || op.type == OpType::kGather) {
-    return SelectGroupRelay(op, members, pool, plan);
+    return SelectGroupRelay(op, members, pool, std::move(direct), plan);
   }
-  if (config_.policy == Policy::kVariableK) return SelectVariable(op, members, pool, plan);
+  if (config_.policy == Policy::kVariableK) {
+    return SelectVariable(op, members, pool, std::move(direct), plan);
+  }
   // fixed-k: every relay; the size rule first (S216), then every chosen link must be idle.
   Plan relayed = RelayPlan(op, members, pool, true);
   *plan = UseRelays(op, direct, relayed) ? std::move(relayed) : std::move(direct);
@@ -131,8 +133,7 @@ bool Controller::Select(const CommRow& row, Plan* plan) {
 }
 
 bool Controller::SelectVariable(const Operation& op, const std::vector<int>& members,
-                                const std::vector<int>& pool, Plan* plan) {
-  Plan direct = DirectPlan(op, members);
+                                const std::vector<int>& pool, Plan direct, Plan* plan) {
   const bool direct_ok = Available(direct);
   const size_t k_max = config_.k_max > 0 ? static_cast<size_t>(config_.k_max) : pool.size();
   auto idle = [this](int a, int b) { return a == b || links_.FreeLink(a, b) >= 0; };
@@ -174,8 +175,7 @@ bool Controller::SelectVariable(const Operation& op, const std::vector<int>& mem
 }
 
 bool Controller::SelectGroupRelay(const Operation& op, const std::vector<int>& members,
-                                  const std::vector<int>& pool, Plan* plan) {
-  Plan direct = DirectPlan(op, members);
+                                  const std::vector<int>& pool, Plan direct, Plan* plan) {
   const bool scatter = op.type == OpType::kScatter;
   const bool fixed = config_.policy == Policy::kFixedK;
   std::vector<int> relay_of;

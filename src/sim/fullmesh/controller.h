@@ -61,10 +61,11 @@ class Controller {
  private:
   // Link verification for the row at `pos`: true (and `plan`) when it can start now.
   bool Select(const CommRow& row, Plan* plan);
+  // Both take the operation's direct-only plan in `direct`.
   bool SelectVariable(const Operation& op, const std::vector<int>& members,
-                      const std::vector<int>& pool, Plan* plan);
+                      const std::vector<int>& pool, Plan direct, Plan* plan);
   bool SelectGroupRelay(const Operation& op, const std::vector<int>& members,
-                        const std::vector<int>& pool, Plan* plan);
+                        const std::vector<int>& pool, Plan direct, Plan* plan);
   // The relay plan of `op` over `relays` (with the direct link for p2p when `direct`).
   Plan RelayPlan(const Operation& op, const std::vector<int>& members,
                  const std::vector<int>& relays, bool direct) const;
