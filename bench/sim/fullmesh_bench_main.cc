@@ -12,7 +12,7 @@
 // the machine's own: live rows, their links, the link table. Timing only
 // (fullmesh.data = false) unless the name says data. ops/s = operations / wall seconds
 // (cpu s: the child's user + system CPU time, for a loaded machine);
-// ns/transfer = wall time / link segments of the plans (the cost grows with those, not N^2).
+// cpu ns/xfer = CPU time / link segments of the plans (the cost grows with those, not N^2).
 //
 // Usage: ukai_fullmesh_bench [--quick]
 #include <sys/resource.h>
@@ -152,9 +152,9 @@ void RunCase(const std::string& name, bool quick) {
   getrusage(RUSAGE_SELF, &ru);
   const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                      1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-  std::printf("%-16s %10lld %11.3f %8.3f %12.0f %11.1f %12.1f %9lld %5lld", name.c_str(),
-              static_cast<long long>(o.ops), o.wall, cpu, o.ops / o.wall,
-              static_cast<double>(o.transfers) / o.ops, o.wall * 1e9 / o.transfers,
+  std::printf("%-16s %9lld %8.3f %8.3f %10.0f %10.0f %10.1f %11.1f %8lld %4lld", name.c_str(),
+              static_cast<long long>(o.ops), o.wall, cpu, o.ops / o.wall, o.ops / cpu,
+              static_cast<double>(o.transfers) / o.ops, cpu * 1e9 / o.transfers,
               static_cast<long long>(o.max_rows), static_cast<long long>(o.bad));
   std::fflush(stdout);
 }
@@ -166,8 +166,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) quick |= std::strcmp(argv[i], "--quick") == 0;
   const char* cases[] = {"p2p-N8",  "p2p-N8-data", "mix-N8",
                          "mix-N64", "mix-N1024",   "allreduce-N1024"};
-  std::printf("%-16s %10s %11s %12s %11s %12s %9s %5s %12s\n", "case", "ops", "wall s", "ops/s",
-              "xfers/op", "ns/transfer", "max rows", "bad", "peak RSS MB");
+  std::printf("%-16s %9s %8s %8s %10s %10s %10s %11s %8s %4s %8s\n", "case", "ops", "wall s",
+              "cpu s", "ops/s", "ops/cpu-s", "xfers/op", "cpu ns/xfer", "max rows", "bad",
+              "RSS MB");
   for (const char* c : cases) {
     std::fflush(stdout);
     const pid_t pid = fork();
@@ -178,7 +179,7 @@ int main(int argc, char** argv) {
     int status = 0;
     struct rusage ru;
     wait4(pid, &status, 0, &ru);
-    std::printf(" %12.1f\n", static_cast<double>(ru.ru_maxrss) / 1024.0);
+    std::printf(" %8.1f\n", static_cast<double>(ru.ru_maxrss) / 1024.0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
   }
   return 0;
