@@ -82,6 +82,9 @@ TEST_F(FullMeshCliTest, OperationListInJsonHasTheFieldsAndWaits) {
   EXPECT_NEAR(rows[0]["speedup"].get<double>(),
               rows[0]["baseline_us"].get<double>() / rows[0]["time_us"].get<double>(), 1e-12);
   EXPECT_EQ(rows[1]["data_ok"], 1);
+  EXPECT_EQ(rows[1]["fibres"], 0);
+  ASSERT_EQ(Run(toml, "json", {"fullmesh.awg=true", "fullmesh.planes=2"}), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("\"fibres\":16"));
 }
 
 TEST_F(FullMeshCliTest, BadSettingsAreErrorsNamingTheKey) {

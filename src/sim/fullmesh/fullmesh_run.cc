@@ -26,6 +26,7 @@ output::Record FullMeshRecord(size_t index, const FullMeshConfig& c, const Opera
       .Add("decision", std::string(DecisionName(c.decision)))
       .Add("tables", std::string(TableSiteName(c.tables)))
       .Add("planes", c.planes)
+      .Add("fibres", c.awg ? int64_t{2} * c.nodes * c.planes : int64_t{0})
       .Add("comm", c.comms[op.comm].name)
       .Add("root", op.root)
       .Add("dest", op.type == OpType::kP2p ? op.dest : -1)
