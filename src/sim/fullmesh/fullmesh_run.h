@@ -4,8 +4,9 @@
 // policy, relays (K used), direct (0/1), relay_mode, time_us (arrival to last delivery,
 // waiting included), baseline_us (the same operation alone on the plain full mesh),
 // speedup (baseline_us / time_us), then relay, t1_us, bandwidth_gbps, decision, tables,
-// planes, fibres (2N per plane when fullmesh.awg checked the cyclic-AWG plan, else 0), comm, root, dest, at_us, start_us, wait_us, tree_us (binomial tree on the plain
-// full mesh; 0 when not a tree collective), data_ok (1 checked and right, -1 not checked).
+// planes, fibres (2N per plane when fullmesh.awg checked the cyclic-AWG plan, else 0), comm, root,
+// dest, at_us, start_us, wait_us, tree_us (binomial tree on the plain full mesh; 0 when not a tree
+// collective), data_ok (1 checked and right, -1 not checked).
 //
 // A data check that fails is an error (kInternal) after the records before it.
 // Thread safety: none beyond the writer's.
