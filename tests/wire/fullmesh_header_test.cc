@@ -77,3 +77,22 @@ TEST(FullMeshHeaderTest, MalformedInputNamesTheProblem) {
 
 }  // namespace
 }  // namespace ukai::wire
+
+namespace ukai::wire {
+namespace {
+
+TEST(FullMeshHeaderTest, RandomBytesNeverCrash) {
+  Rng rng(9);
+  for (int i = 0; i < 20000; ++i) {
+    std::vector<uint8_t> in(rng.Uniform(40));
+    for (uint8_t& b : in) b = static_cast<uint8_t>(rng.NextU64());
+    const int nodes = static_cast<int>(rng.Uniform(70));
+    Result<ControlFrameView> v = DecodeControlFrame(in, nodes);
+    if (v.ok()) {
+      EXPECT_EQ(v->header.links.size(), static_cast<size_t>(nodes - 1));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ukai::wire

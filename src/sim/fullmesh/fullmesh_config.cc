@@ -386,22 +386,24 @@ Result<Operation> ParseOperation(const std::string& text, const FullMeshConfig& 
       }
       continue;
     }
+    if (k != "root" && k != "dest" && k != "bytes" && k != "tag") {
+      return Status::InvalidArgument(
+          fmt::format("unknown field '{}' (fields: at, op, root, dest, bytes, comm, tag)", k));
+    }
     int64_t num = 0;
     auto r = std::from_chars(v.data(), v.data() + v.size(), num);
     if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || num < 0) {
       return Status::InvalidArgument(fmt::format("{} = '{}' is not an integer >= 0", k, v));
     }
-    if (k == "root")
+    if (k == "root") {
       op.root = static_cast<int>(std::min<int64_t>(num, 1 << 30));
-    else if (k == "dest")
+    } else if (k == "dest") {
       op.dest = static_cast<int>(std::min<int64_t>(num, 1 << 30));
-    else if (k == "bytes")
-      op.bytes = num, have_bytes = true;
-    else if (k == "tag")
+    } else if (k == "bytes") {
+      op.bytes = num;
+      have_bytes = true;
+    } else {
       op.tag = static_cast<uint32_t>(num);
-    else {
-      return Status::InvalidArgument(
-          fmt::format("unknown field '{}' (fields: at, op, root, dest, bytes, comm, tag)", k));
     }
   }
   if (!have_op || !have_bytes) {
