@@ -327,3 +327,28 @@ TEST(FullMeshRelayUnitsTest, MConcurrentRelaysPerNode) {
 
 }  // namespace
 }  // namespace ukai::sim::fullmesh
+
+namespace ukai::sim::fullmesh {
+namespace {
+
+TEST(FullMeshControllerTest, VariableKUsesOneHopOnlyWhenTheDirectLinkIsBusy) {
+  // S426: the direct selection fails (0 -> 1 is held by the first p2p), the 1-hop selection
+  // succeeds (relays 4 and 5 are idle): the second p2p starts at once over relays only (L = 0).
+  FullMeshConfig cfg = Emb3(8);
+  cfg.policy = Policy::kVariableK;
+  cfg.k_max = 2;
+  Machine m(cfg, {Op(OpType::kP2p, 0, 1, 1 << 20), Op(OpType::kP2p, 0, 1, 1 << 20)});
+  ASSERT_TRUE(m.Step());
+  ASSERT_TRUE(m.Step());
+  const auto& rows = m.controller().comm_table().rows();
+  EXPECT_EQ(rows[0].relays, (std::vector<int>{2, 3}));
+  EXPECT_EQ(rows[1].state, RowState::kCommunicating);
+  EXPECT_EQ(rows[1].relays, (std::vector<int>{4, 5}));
+  m.Run();
+  EXPECT_TRUE(m.results()[0].direct);
+  EXPECT_FALSE(m.results()[1].direct);
+  EXPECT_TRUE(m.results()[1].data_ok);
+}
+
+}  // namespace
+}  // namespace ukai::sim::fullmesh
