@@ -10,7 +10,9 @@
 
 #include "core/config/toml_reader.h"
 #include "sim/engine/network.h"
+#include "sim/experiment/fault_config.h"
 #include "sim/routing/registry.h"
+#include "sim/topology/faults.h"
 #include "sim/topology/kary_ncube.h"
 #include "sim/traffic/injection.h"
 #include "sim/traffic/pattern.h"
@@ -335,6 +337,7 @@ std::span<const std::string_view> SweepKeyOrder() { return kSweepOrder; }
 config::Schema SimConfigSchema() {
   std::vector<KeySpec> keys;
   for (Binding& b : Bindings()) keys.push_back(std::move(b.spec));
+  for (config::KeySpec& k : FaultKeySpecs()) keys.push_back(std::move(k));
   return config::Schema(std::move(keys));
 }
 
@@ -420,6 +423,10 @@ Status CheckSupported(const SimConfig& c, const Topology& topology) {
   UKAI_RETURN_IF_ERROR(ValidateConfig(c));
   Result<const RoutingEntry*> routing = FindRoutingAlgorithm(c.routing.algorithm);
   if (!routing.ok()) return routing.status();
+  if (c.faults.any()) {
+    Result<FaultPlan> faults = PlanFaults(topology, c.faults, c.seed);
+    if (!faults.ok()) return faults.status();
+  }
   UKAI_RETURN_IF_ERROR((*routing)->supports(topology, c));
   Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(topology, c.traffic);
   if (!pattern.ok()) return pattern.status();
@@ -476,6 +483,7 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
     b.set(b.spec.shape == Shape::kSweep ? Items{v->items[0]} : v->items, &base);
   }
   std::vector<std::string> errors;
+  ReadFaultConfig(values, &base.faults, &errors);
   CheckNetwork(values, &base, &errors);
   CheckUnusedSweeps(values, base, &errors);
   size_t total = 1;

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/topology/fault_spec.h"
+
 namespace ukai::sim {
 
 enum class TopologyKind { kMesh, kTorus };
@@ -71,6 +73,7 @@ struct SimConfig {
   TrafficConfig traffic;
   MeasureConfig measure;
   uint64_t seed = 1;
+  FaultConfig faults;  // faults.* (topology/fault_spec.h)
 };
 
 }  // namespace ukai::sim

@@ -19,8 +19,17 @@ Status NeedCube(const Topology& topology, std::string_view name) {
                                  "' needs a k-ary n-cube (network.topology mesh or torus)");
 }
 
+// `name` is not fault tolerant: any faults.* setting is an error.
+Status NoFaults(const SimConfig& config, std::string_view name) {
+  if (!config.faults.any()) return Status::Ok();
+  return Status::InvalidArgument("routing.algorithm: '" + std::string(name) +
+                                 "' is not fault tolerant; remove the faults.* settings or use "
+                                 "a fault-tolerant algorithm (updown, detour-ud, detour-nf)");
+}
+
 Status DorSupports(const Topology& topology, const SimConfig& config) {
   UKAI_RETURN_IF_ERROR(NeedCube(topology, "dor"));
+  UKAI_RETURN_IF_ERROR(NoFaults(config, "dor"));
   if (AsCube(topology)->torus() && config.router.vcs < 2) {
     return Status::InvalidArgument(
         "routing.algorithm = 'dor' on a torus needs router.vcs >= 2 (two dateline classes), "
@@ -36,6 +45,7 @@ std::unique_ptr<RoutingFunction> DorCreate(const Topology& topology, const SimCo
 
 Status DuatoSupports(const Topology& topology, const SimConfig& config) {
   UKAI_RETURN_IF_ERROR(NeedCube(topology, "duato"));
+  UKAI_RETURN_IF_ERROR(NoFaults(config, "duato"));
   const bool torus = AsCube(topology)->torus();
   const int need = torus ? 3 : 2;
   if (config.router.vcs < need) {
