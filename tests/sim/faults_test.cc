@@ -38,15 +38,6 @@ std::string LoadError(const std::string& toml) {
   return error;
 }
 
-std::unique_ptr<KaryNCube> Cube(TopologyKind kind, std::vector<int> k) {
-  NetworkConfig c;
-  c.topology = kind;
-  c.n = static_cast<int>(k.size());
-  c.k = std::move(k);
-  Result<std::unique_ptr<KaryNCube>> r = KaryNCube::Create(c);
-  return std::move(r.value());
-}
-
 NodeRef Coords(std::vector<int64_t> c) {
   NodeRef r;
   r.form = NodeRef::Form::kCoords;
@@ -127,7 +118,7 @@ TEST(FaultConfigTest, NonFaultTolerantRoutingsRefuseFaults) {
 }
 
 TEST(FaultPlanTest, NodeFaultKillsItsChannelsChannelFaultBothDirections) {
-  auto t = Cube(TopologyKind::kTorus, {4, 4});
+  auto t = testing::MakeCube(TopologyKind::kTorus, {4, 4});
   FaultConfig f;
   f.nodes.push_back(Coords({1, 1}));
   ChannelRef ch;
@@ -152,7 +143,7 @@ TEST(FaultPlanTest, NodeFaultKillsItsChannelsChannelFaultBothDirections) {
 }
 
 TEST(FaultPlanTest, DisconnectingFaultsAreAnError) {
-  auto t = Cube(TopologyKind::kMesh, {4, 4});
+  auto t = testing::MakeCube(TopologyKind::kMesh, {4, 4});
   FaultConfig f;
   f.nodes = {Coords({1, 0}), Coords({0, 1})};  // cut the corner (0,0) off
   Result<FaultPlan> plan = PlanFaults(*t, f, 1);
@@ -172,7 +163,7 @@ TEST(FaultPlanTest, DisconnectingFaultsAreAnError) {
 }
 
 TEST(FaultPlanTest, RandomFaultsFollowTheSeedAndKeepTheNetworkConnected) {
-  auto t = Cube(TopologyKind::kMesh, {5, 5});
+  auto t = testing::MakeCube(TopologyKind::kMesh, {5, 5});
   FaultConfig f;
   f.random_nodes = 5;
   f.random_channels = 6;
@@ -199,7 +190,7 @@ TEST(FaultPlanTest, RandomFaultsFollowTheSeedAndKeepTheNetworkConnected) {
 }
 
 TEST(FaultPlanTest, ImpossibleRandomFaultsAreAClearError) {
-  auto t = Cube(TopologyKind::kMesh, {2, 2});
+  auto t = testing::MakeCube(TopologyKind::kMesh, {2, 2});
   FaultConfig f;
   f.random_channels = 2;  // a 4-ring minus 2 links: connected only if they are... never both
   f.random_nodes = 0;

@@ -315,9 +315,39 @@ std::vector<Binding> MeasureBindings() {
   };
 }
 
+// Keys of the fault-tolerant routings (updown, detour-ud, detour-nf).
+std::vector<Binding> FaultRoutingBindings() {
+  using VT = ValueType;
+  return {
+      {KeySpec::Make("routing.root", VT::kInt)
+           .Min(-1)
+           .Max(kMaxNodes - 1)
+           .Doc("up*/down* root node number (updown, detour-ud); -1 or a faulty node: the "
+                "lowest-numbered healthy node"),
+       [](const Items& v, SimConfig* c) { c->routing.root = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.routing.root); }},
+      {KeySpec::Make("routing.timeout_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(1)
+           .Max(kCycleMax)
+           .Doc("detour-ud: a head blocked this long on FA-VCs is presumed deadlocked and "
+                "starts recovery on the UD-VC"),
+       [](const Items& v, SimConfig* c) { c->routing.timeout_cycles = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.routing.timeout_cycles); }},
+      {KeySpec::Make("routing.fault_region_distance", VT::kInt)
+           .Unit("hops")
+           .Min(1)
+           .Max(1 << 16)
+           .Doc("detour-ud: nodes within this distance of a faulty channel form the fault "
+                "region (1: the channel's end nodes)"),
+       [](const Items& v, SimConfig* c) { c->routing.fault_region_distance = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.routing.fault_region_distance); }},
+  };
+}
+
 std::vector<Binding> Bindings() {
   std::vector<Binding> all = NetworkAndRouterBindings();
-  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings}) {
+  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings, &FaultRoutingBindings}) {
     for (Binding& b : part()) all.push_back(std::move(b));
   }
   const SimConfig defaults;

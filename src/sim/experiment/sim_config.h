@@ -42,6 +42,10 @@ struct RouterConfig {
 
 struct RoutingConfig {
   std::string algorithm = "dor";  // a name in the routing registry (routing/registry.h)
+  // Fault tolerance and deadlock recovery (updown, detour-ud, detour-nf):
+  int root = -1;                  // up*/down* root node number; -1: lowest healthy node
+  int64_t timeout_cycles = 128;   // detour-ud: blocking time that starts deadlock recovery
+  int fault_region_distance = 2;  // detour-ud: nodes within this distance of a fault
 };
 
 struct TrafficConfig {

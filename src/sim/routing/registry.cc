@@ -4,6 +4,7 @@
 
 #include "sim/routing/dor.h"
 #include "sim/routing/duato.h"
+#include "sim/routing/updown.h"
 #include "sim/topology/kary_ncube.h"
 
 namespace ukai::sim {
@@ -61,6 +62,14 @@ std::unique_ptr<RoutingFunction> DuatoCreate(const Topology& topology, const Sim
   return std::make_unique<DuatoRouting>(*AsCube(topology), config.router.vcs);
 }
 
+Status UpDownEntrySupports(const Topology& topology, const SimConfig& config) {
+  return UpDownSupports(topology, config.routing.root);
+}
+
+std::unique_ptr<RoutingFunction> UpDownCreate(const Topology& topology, const SimConfig& config) {
+  return std::make_unique<UpDownRouting>(topology, config.router.vcs, config.routing.root);
+}
+
 constexpr RoutingEntry kAlgorithms[] = {
     {"dor",
      "dimension-order routing (lowest dimension first); dateline VC classes on a torus "
@@ -77,6 +86,14 @@ constexpr RoutingEntry kAlgorithms[] = {
      55.0,
      &DuatoSupports,
      &DuatoCreate},
+    {"updown",
+     "up*/down* over a BFS spanning tree of the healthy network (any topology, faults "
+     "allowed; root routing.root); per-node tables of shortest legal paths, read on every "
+     "hop (router.table_lookup_cycles); every VC usable",
+     {},
+     48.0,
+     &UpDownEntrySupports,
+     &UpDownCreate},
 };
 
 }  // namespace
