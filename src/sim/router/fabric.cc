@@ -138,7 +138,8 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     req.dst = m.dst;
     req.length_flits = m.length;
     req.now = now;
-    req.blocked_cycles = 0;
+    // A re-route of a routed head (ReRouteWhileBlocked): how long it has waited so far.
+    req.blocked_cycles = in_[ivc].state == kIdle ? 0 : std::max<int64_t>(0, now - in_[ivc].ready);
     req.message_state = &m.routing_state;
     result->Clear();
     routing_->Route(req, result);

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "sim/routing/detour_ud.h"
 #include "sim/routing/dor.h"
 #include "sim/routing/duato.h"
 #include "sim/routing/updown.h"
@@ -70,6 +71,22 @@ std::unique_ptr<RoutingFunction> UpDownCreate(const Topology& topology, const Si
   return std::make_unique<UpDownRouting>(topology, config.router.vcs, config.routing.root);
 }
 
+Status DetourUdSupports(const Topology& topology, const SimConfig& config) {
+  UKAI_RETURN_IF_ERROR(NeedCube(topology, "detour-ud"));
+  UKAI_RETURN_IF_ERROR(UpDownSupports(topology, config.routing.root));
+  if (config.router.vcs < 2) {
+    return Status::InvalidArgument(
+        "routing.algorithm = 'detour-ud' needs router.vcs >= 2 (1 UD-VC + at least 1 FA-VC), "
+        "got router.vcs = " +
+        std::to_string(config.router.vcs));
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<RoutingFunction> DetourUdCreate(const Topology& topology, const SimConfig& config) {
+  return std::make_unique<DetourUdRouting>(*AsCube(topology), config);
+}
+
 constexpr RoutingEntry kAlgorithms[] = {
     {"dor",
      "dimension-order routing (lowest dimension first); dateline VC classes on a torus "
@@ -94,6 +111,14 @@ constexpr RoutingEntry kAlgorithms[] = {
      48.0,
      &UpDownEntrySupports,
      &UpDownCreate},
+    {"detour-ud",
+     "Detour-UD: fully adaptive minimal routing on the FA-VCs (table-free outside the fault "
+     "region, the torus table inside it), deadlock recovery after routing.timeout_cycles "
+     "blocked on the UD-VC (the highest VC) with the up*/down* table; router.vcs >= 2",
+     {},
+     48.0,
+     &DetourUdSupports,
+     &DetourUdCreate},
 };
 
 }  // namespace

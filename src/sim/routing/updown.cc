@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "sim/routing/route_state.h"
+
 namespace ukai::sim {
 
 void UpDownTables::Build(const Topology& t, int root) {
@@ -105,7 +107,10 @@ int UpDownRoot(const Topology& topology, int configured) {
 }
 
 UpDownRouting::UpDownRouting(const Topology& topology, int vcs, int root)
-    : topo_(topology), all_vcs_(vcs >= 32 ? ~0u : ((1u << vcs) - 1)), configured_root_(root) {
+    : topo_(topology),
+      cube_(dynamic_cast<const KaryNCube*>(&topology)),
+      all_vcs_(vcs >= 32 ? ~0u : ((1u << vcs) - 1)),
+      configured_root_(root) {
   tables_.Build(topo_, UpDownRoot(topo_, configured_root_));
 }
 
@@ -116,6 +121,7 @@ void UpDownRouting::TopologyChanged() {
 
 void UpDownRouting::Route(const RouteRequest& r, RouteResult* result) const {
   uint32_t& state = *r.message_state;
+  if (cube_ != nullptr) CountMisroute(*cube_, r, &state);
   if (r.in_port < topo_.NumNetworkPorts()) {
     // The channel it came by, seen from the upstream node: down sets the phase for good.
     const PortRef back = topo_.Neighbor(r.node, r.in_port);

@@ -25,6 +25,7 @@
 
 #include "core/status.h"
 #include "sim/routing/routing.h"
+#include "sim/topology/kary_ncube.h"
 #include "sim/topology/topology.h"
 
 namespace ukai::sim {
@@ -70,13 +71,12 @@ class UpDownTables {
 int UpDownRoot(const Topology& topology, int configured);
 
 // `updown`: every hop reads the up/down table (router.table_lookup_cycles) and may use
-// every VC of the ports it gives. Routing state bit kDownBit: a down channel was taken.
+// every VC of the ports it gives. Routing state (route_state.h): kDownBit once a down
+// channel was taken; on a k-ary n-cube the misrouted hops are counted.
 // TopologyChanged() rebuilds the tables at once (keeping the root while it is healthy,
 // else the default root).
 class UpDownRouting final : public RoutingFunction {
  public:
-  static constexpr uint32_t kDownBit = 1;
-
   UpDownRouting(const Topology& topology, int vcs, int root);
   void Route(const RouteRequest& request, RouteResult* result) const override;
   void TopologyChanged() override;
@@ -85,6 +85,7 @@ class UpDownRouting final : public RoutingFunction {
 
  private:
   const Topology& topo_;
+  const KaryNCube* cube_;  // topo_ when it is a k-ary n-cube (misroute counting), else null
   uint32_t all_vcs_;
   int configured_root_;
   UpDownTables tables_;
