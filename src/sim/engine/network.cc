@@ -278,7 +278,8 @@ void Network::Step() {
       messages_.Release(e.flit.msg());
       continue;
     }
-    deliveries_.push_back({m.src, m.dst, m.length, m.hops, m.created, m.injected, e.cycle});
+    deliveries_.push_back(
+        {m.src, m.dst, m.length, m.hops, m.created, m.injected, e.cycle, m.routing_state});
     ++messages_delivered_;
     messages_.Release(e.flit.msg());
   }

@@ -53,6 +53,7 @@ namespace ukai::sim {
 struct Delivery {
   int32_t src, dst, length, hops;
   int64_t created, injected, delivered;  // cycles; latency = delivered - created
+  uint32_t routing_state;                // the message's final routing state word
 };
 
 class Network {
@@ -77,6 +78,8 @@ class Network {
   // A live message (tests, tracing); `id` as in HopEvent::msg.
   const Message& message(int32_t id) const { return messages_[id]; }
   const Topology& topology() const { return *topology_; }
+  // Retransmitted messages (reconfiguration discards resent from their source).
+  int64_t messages_retransmitted() const { return messages_retransmitted_; }
   const SimConfig& config() const { return config_; }
   int message_flits() const { return message_flits_; }
   // Messages delivered during the last Step(), in destination order.
@@ -178,6 +181,7 @@ class Network {
   std::vector<FaultEvent> events_;  // timed faults, in cycle order
   size_t next_event_ = 0;
   int64_t messages_not_generated_ = 0, messages_undeliverable_ = 0;
+  int64_t messages_retransmitted_ = 0;
 };
 
 // Validates the parts of `config` the engine itself needs (router.*, traffic sizes,
