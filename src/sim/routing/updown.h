@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "sim/routing/phased_table.h"
 #include "sim/routing/routing.h"
 #include "sim/topology/kary_ncube.h"
 #include "sim/topology/topology.h"
@@ -32,8 +33,8 @@ namespace ukai::sim {
 
 class UpDownTables {
  public:
-  static constexpr int kMaxNodes = 2048;
-  static constexpr int kUnreachable = 1 << 30;
+  static constexpr int kMaxNodes = PhasedPathTable::kMaxNodes;
+  static constexpr int kUnreachable = PhasedPathTable::kUnreachable;
 
   // (Re)builds everything on the live channels of `topology` from `root` (a healthy node).
   void Build(const Topology& topology, int root);
@@ -50,21 +51,17 @@ class UpDownTables {
   // Ports starting a shortest legal path from `node` to `dst` in the given phase (0 when
   // node == dst or unreachable).
   uint32_t Ports(int node, int dst, bool down_phase) const {
-    return ports_[(static_cast<size_t>(node) * nodes_ + dst) * 2 + (down_phase ? 1 : 0)];
+    return paths_.Ports(node, dst, down_phase);
   }
   // Length of a shortest legal path (kUnreachable when none).
   int Distance(int node, int dst, bool down_phase) const {
-    return dist_[(static_cast<size_t>(node) * nodes_ + dst) * 2 + (down_phase ? 1 : 0)];
+    return paths_.Distance(node, dst, down_phase);
   }
 
  private:
-  void BuildDestination(const Topology& topology, int dst, std::vector<int>* queue);
-
-  int nodes_ = 0, ports_per_node_ = 0, root_ = 0;
+  int root_ = 0;
   std::vector<int> level_;
-  std::vector<int32_t> neighbor_;  // node * P + port -> live neighbour or -1
-  std::vector<int> dist_;          // (node * N + dst) * 2 + phase
-  std::vector<uint32_t> ports_;    // same index
+  PhasedPathTable paths_;  // phase 0 = up, phase 1 = down
 };
 
 // The default root: `configured` when >= 0, else the lowest-numbered healthy node.
