@@ -74,7 +74,8 @@ void DetourUdRouting::Route(const RouteRequest& r, RouteResult* result) const {
     Recover(r, &state, result);
     return;
   }
-  if (region_[r.node]) {
+  // A message that has detoured keeps the torus table to its destination (see header).
+  if (region_[r.node] || MisroutedHops(state) > 0) {
     state |= kUsedTableBit;
     const uint32_t ports = torus_.Ports(r.node, r.dst);
     for (uint32_t m = ports; m != 0; m &= m - 1) result->Add(__builtin_ctz(m), fa_mask_);

@@ -15,7 +15,11 @@
 //     deadlock presumed, recovery starts here (the table read is paid again);
 //   - else, in the fault region: the torus table (ShortestPathTable: every output on a
 //     shortest path in the network with its faults removed) on the FA-VCs, reading the
-//     table (kUsedTable is set);
+//     table (kUsedTable is set). A message that has taken a misrouted hop (one that did
+//     not lower its fault-free distance: a detour) keeps the torus table after leaving the
+//     region, to its destination: otherwise table-free minimal routing can send it back
+//     towards the fault, a livelock seen on a 4x4 mesh with one faulty node (the paper
+//     returns to table-free routing on leaving the region and does not discuss this);
 //   - else: table-free fully adaptive minimal routing on the FA-VCs (every productive
 //     direction; on a torus both ways when exactly k/2 away), no table delay.
 // FA-VC candidates may include the port the head came in on (180-degree turn). The PE
