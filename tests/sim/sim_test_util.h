@@ -10,6 +10,7 @@
 
 #include "sim/engine/network.h"
 #include "sim/experiment/sim_config.h"
+#include "sim/topology/kary_ncube.h"
 
 namespace ukai::sim::testing {
 
@@ -20,6 +21,16 @@ inline SimConfig SmallConfig(TopologyKind kind, std::vector<int> k, const char* 
   c.network.k = std::move(k);
   c.routing.algorithm = routing;
   return c;
+}
+
+// A k-ary n-cube with radices k (dimension 0 first).
+inline std::unique_ptr<KaryNCube> MakeCube(TopologyKind kind, std::vector<int> k) {
+  NetworkConfig c;
+  c.topology = kind;
+  c.n = static_cast<int>(k.size());
+  c.k = std::move(k);
+  Result<std::unique_ptr<KaryNCube>> made = KaryNCube::Create(c);
+  return std::move(made).value();
 }
 
 // Sends one message src->dst of `flits` flits through the idle network and returns its

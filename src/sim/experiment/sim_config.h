@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/topology/fault_spec.h"
+
 namespace ukai::sim {
 
 enum class TopologyKind { kMesh, kTorus };
@@ -40,6 +42,10 @@ struct RouterConfig {
 
 struct RoutingConfig {
   std::string algorithm = "dor";  // a name in the routing registry (routing/registry.h)
+  // Fault tolerance and deadlock recovery (updown, detour-ud, detour-nf):
+  int root = -1;                  // up*/down* root node number; -1: lowest healthy node
+  int64_t timeout_cycles = 128;   // detour-ud: blocking time that starts deadlock recovery
+  int fault_region_distance = 2;  // detour-ud: nodes within this distance of a fault
 };
 
 struct TrafficConfig {
@@ -71,6 +77,7 @@ struct SimConfig {
   TrafficConfig traffic;
   MeasureConfig measure;
   uint64_t seed = 1;
+  FaultConfig faults;  // faults.* (topology/fault_spec.h)
 };
 
 }  // namespace ukai::sim

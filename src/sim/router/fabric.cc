@@ -46,7 +46,8 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       reroute_(routing->ReRouteWhileBlocked()),
       atomic_(!vct_ && routing->AtomicVcAllocation()),
       needs_room_(vct_ || atomic_),
-      cand_stride_(2 * ports_) {
+      cand_stride_(2 * ports_),
+      net_vc_mask_(LowMask(config.vcs)) {
   assert(nodes_ <= MaxRouters(ports_, config));
   const size_t npi = static_cast<size_t>(nodes_) << pshift_;
   const size_t nvc = npi << vshift_;
@@ -61,6 +62,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   valid_vcs_.assign(npi, 0);
   down_ivc_.assign(npi, -1);
   epoch_.assign(nodes_, 0);
+  dead_.assign(nodes_, 0);
   tx_.resize(npi);
   ej_.resize(nodes_);
 
@@ -78,6 +80,20 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
     for (int v = 0; v < config.pe_vcs; ++v) out_[Ivc(r, pe_port(), v)].credits = kEjectCredits;
   }
   InitHot();
+}
+
+void Fabric::SetPortAlive(int32_t router, int port, bool alive) {
+  if (down_ivc_[Pi(router, port)] < 0) return;  // unconnected
+  valid_vcs_[Pi(router, port)] = alive ? net_vc_mask_ : 0;
+}
+
+void Fabric::ForgetRoutes() {
+  for (size_t ivc = 0; ivc < in_.size(); ++ivc) {
+    const uint64_t bit = Bit(static_cast<int32_t>(ivc));
+    if (in_[ivc].state != kIdle && (masks_[ivc >> mshift_].active & bit) == 0) {
+      in_[ivc].state = kIdle;
+    }
+  }
 }
 
 void Fabric::InitHot() {
@@ -107,8 +123,12 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     ++n;
   };
   int extra = 0;
-  if (m.dst == r) {
+  const auto sink = [&] {
     add({static_cast<int16_t>(pe_port()), 0, valid_vcs_[Pi(r, pe_port())]});
+  };
+  if (m.dst == r || dead_[m.dst]) {
+    if (dead_[m.dst]) m.undeliverable = true;
+    sink();
   } else {
     RouteRequest req;
     req.node = r;
@@ -118,7 +138,8 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     req.dst = m.dst;
     req.length_flits = m.length;
     req.now = now;
-    req.blocked_cycles = 0;
+    // A re-route of a routed head (ReRouteWhileBlocked): how long it has waited so far.
+    req.blocked_cycles = in_[ivc].state == kIdle ? 0 : std::max<int64_t>(0, now - in_[ivc].ready);
     req.message_state = &m.routing_state;
     result->Clear();
     routing_->Route(req, result);
@@ -130,6 +151,10 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
       if (c.vc_mask != 0) add(c);
     }
     if (result->table_lookup()) extra = table_lookup_cycles_;
+    if (n == 0) {  // no live way on: drain it here (faults), never a hang
+      m.undeliverable = true;
+      sink();
+    }
   }
   InVc& q = in_[ivc];
   q.cand_count = static_cast<uint8_t>(n);
