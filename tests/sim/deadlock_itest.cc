@@ -1,4 +1,5 @@
-// No deadlock far past saturation: DOR (2, 3, 4 VCs) and Duato (3, 4 VCs) on small tori run
+// No deadlock far past saturation: DOR (2, 3, 4 VCs; both dateline schemes, every tie rule)
+// and Duato (3, 4 VCs) on small tori run
 // 200,000 cycles at offered load 1.0 flit/node/cycle without the watchdog firing, with
 // flits still being delivered at the end; uniform traffic, and for Duato also the
 // adversarial permutations (tornado, transpose, bit complement) that once deadlocked it
@@ -19,10 +20,14 @@ struct Case {
   std::vector<int> k;
   Switching switching;
   const char* pattern = "uniform";
+  DorDateline dateline = DorDateline::kShared;
+  DorTieRule tie = DorTieRule::kRandom;
 };
 
 void RunSaturated(const Case& c) {
   SimConfig cfg = testing::SmallConfig(TopologyKind::kTorus, c.k, c.routing);
+  cfg.routing.dor_dateline = c.dateline;
+  cfg.routing.dor_tie = c.tie;
   cfg.router.vcs = c.vcs;
   cfg.router.switching = c.switching;
   cfg.traffic.pattern = c.pattern;
@@ -49,6 +54,19 @@ TEST(DeadlockFreedomTest, DorTwoThreeFourVcs) {
   for (int vcs : {2, 3, 4}) RunSaturated({"dor", vcs, {6, 6}, Switching::kWormhole});
   RunSaturated({"dor", 2, {4, 3, 4}, Switching::kWormhole});
   RunSaturated({"dor", 2, {5, 5}, Switching::kVirtualCutThrough});
+}
+
+// The dateline and tie options of DOR (the default is shared + random, above), also with
+// the permutations that load the wrap channels hardest.
+TEST(DeadlockFreedomTest, DorDatelineAndTieOptions) {
+  const auto kWh = Switching::kWormhole;
+  for (const char* pattern : {"tornado", "transpose", "bitcomp"}) {
+    RunSaturated({"dor", 2, {8, 8}, kWh, pattern});
+    RunSaturated({"dor", 4, {8, 8}, kWh, pattern});
+  }
+  RunSaturated({"dor", 3, {6, 6}, kWh, "uniform", DorDateline::kSplit, DorTieRule::kPlus});
+  RunSaturated({"dor", 4, {6, 6}, kWh, "uniform", DorDateline::kShared, DorTieRule::kParity});
+  RunSaturated({"dor", 2, {4, 4, 4}, kWh, "tornado", DorDateline::kShared, DorTieRule::kPlus});
 }
 
 TEST(DeadlockFreedomTest, DuatoThreeFourVcs) {

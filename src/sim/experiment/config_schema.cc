@@ -47,6 +47,10 @@ constexpr EnumName<InjectionKind> kInjections[] = {{InjectionKind::kBernoulli, "
                                                    {InjectionKind::kInterval, "interval"}};
 constexpr EnumName<MeasureMode> kMeasureModes[] = {{MeasureMode::kMessages, "messages"},
                                                    {MeasureMode::kCycles, "cycles"}};
+constexpr EnumName<DorTieRule> kDorTies[] = {
+    {DorTieRule::kRandom, "random"}, {DorTieRule::kParity, "parity"}, {DorTieRule::kPlus, "plus"}};
+constexpr EnumName<DorDateline> kDorDatelines[] = {{DorDateline::kShared, "shared"},
+                                                   {DorDateline::kSplit, "split"}};
 
 template <typename E, size_t N>
 std::vector<std::string> Names(const EnumName<E> (&table)[N]) {
@@ -313,9 +317,32 @@ std::vector<Binding> MeasureBindings() {
   };
 }
 
+// The paper's router as options (docs/simulator.md, "Router options").
+std::vector<Binding> FidelityBindings() {
+  using VT = ValueType;
+  return {
+      {KeySpec::Make("routing.dor_tie", VT::kEnum)
+           .Allowed(Names(kDorTies))
+           .Doc("dor on a torus, destination exactly k/2 away: random (per message), parity "
+                "(of the other coordinates of source and destination) or plus (always +)"),
+       [](const Items& v, SimConfig* c) { c->routing.dor_tie = FromName(kDorTies, v[0]); },
+       [](const SimConfig& c) { return std::string(ToName(kDorTies, c.routing.dor_tie)); }},
+      {KeySpec::Make("routing.dor_dateline", VT::kEnum)
+           .Allowed(Names(kDorDatelines))
+           .Doc("dor on a torus: shared (every VC the dateline order allows) or split (one "
+                "fixed half of the VCs per (current, destination))"),
+       [](const Items& v, SimConfig* c) {
+         c->routing.dor_dateline = FromName(kDorDatelines, v[0]);
+       },
+       [](const SimConfig& c) {
+         return std::string(ToName(kDorDatelines, c.routing.dor_dateline));
+       }},
+  };
+}
+
 std::vector<Binding> Bindings() {
   std::vector<Binding> all = NetworkAndRouterBindings();
-  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings}) {
+  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings, &FidelityBindings}) {
     for (Binding& b : part()) all.push_back(std::move(b));
   }
   const SimConfig defaults;

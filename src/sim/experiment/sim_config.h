@@ -19,6 +19,10 @@ enum class TopologyKind { kMesh, kTorus };
 enum class Switching { kWormhole, kVirtualCutThrough };
 enum class InjectionKind { kBernoulli, kInterval };
 enum class MeasureMode { kMessages, kCycles };
+// The paper's router as options (docs/simulator.md, "Router options"). DOR on a torus: how
+// a tie (destination exactly k/2 away) goes, and which dateline VC scheme it uses.
+enum class DorTieRule { kRandom, kParity, kPlus };
+enum class DorDateline { kShared, kSplit };
 
 struct NetworkConfig {
   TopologyKind topology = TopologyKind::kTorus;
@@ -40,6 +44,9 @@ struct RouterConfig {
 
 struct RoutingConfig {
   std::string algorithm = "dor";  // a name in the routing registry (routing/registry.h)
+  // The paper's router as options (docs/simulator.md, "Router options").
+  DorTieRule dor_tie = DorTieRule::kRandom;
+  DorDateline dor_dateline = DorDateline::kShared;
 };
 
 struct TrafficConfig {
