@@ -51,6 +51,10 @@ constexpr EnumName<DorTieRule> kDorTies[] = {
     {DorTieRule::kRandom, "random"}, {DorTieRule::kParity, "parity"}, {DorTieRule::kPlus, "plus"}};
 constexpr EnumName<DorDateline> kDorDatelines[] = {{DorDateline::kShared, "shared"},
                                                    {DorDateline::kSplit, "split"}};
+constexpr EnumName<DuatoAtomic> kDuatoAtomics[] = {{DuatoAtomic::kAdaptive, "adaptive"},
+                                                   {DuatoAtomic::kAll, "all"},
+                                                   {DuatoAtomic::kEscape, "escape"},
+                                                   {DuatoAtomic::kNone, "none"}};
 
 template <typename E, size_t N>
 std::vector<std::string> Names(const EnumName<E> (&table)[N]) {
@@ -336,6 +340,16 @@ std::vector<Binding> FidelityBindings() {
        },
        [](const SimConfig& c) {
          return std::string(ToName(kDorDatelines, c.routing.dor_dateline));
+       }},
+      {KeySpec::Make("routing.duato_atomic", VT::kEnum)
+           .Allowed(Names(kDuatoAtomics))
+           .Doc("duato with wormhole: which VCs take a new message only once empty: adaptive, "
+                "all, escape or none (escape and none can deadlock: docs/simulator.md)"),
+       [](const Items& v, SimConfig* c) {
+         c->routing.duato_atomic = FromName(kDuatoAtomics, v[0]);
+       },
+       [](const SimConfig& c) {
+         return std::string(ToName(kDuatoAtomics, c.routing.duato_atomic));
        }},
   };
 }

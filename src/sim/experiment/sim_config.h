@@ -23,6 +23,8 @@ enum class MeasureMode { kMessages, kCycles };
 // a tie (destination exactly k/2 away) goes, and which dateline VC scheme it uses.
 enum class DorTieRule { kRandom, kParity, kPlus };
 enum class DorDateline { kShared, kSplit };
+// Duato with wormhole: which VCs a router hands to a new message only once they are empty.
+enum class DuatoAtomic { kAdaptive, kAll, kEscape, kNone };
 
 struct NetworkConfig {
   TopologyKind topology = TopologyKind::kTorus;
@@ -47,6 +49,7 @@ struct RoutingConfig {
   // The paper's router as options (docs/simulator.md, "Router options").
   DorTieRule dor_tie = DorTieRule::kRandom;
   DorDateline dor_dateline = DorDateline::kShared;
+  DuatoAtomic duato_atomic = DuatoAtomic::kAdaptive;
 };
 
 struct TrafficConfig {

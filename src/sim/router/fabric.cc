@@ -44,8 +44,8 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       table_lookup_cycles_(config.table_lookup_cycles),
       vct_(config.switching == Switching::kVirtualCutThrough),
       reroute_(routing->ReRouteWhileBlocked()),
-      atomic_(!vct_ && routing->AtomicVcAllocation()),
-      needs_room_(vct_ || atomic_),
+      atomic_vcs_(vct_ ? 0u : routing->AtomicVcMask()),
+      needs_room_(vct_ || atomic_vcs_ != 0),
       cand_stride_(2 * ports_) {
   assert(nodes_ <= MaxRouters(ports_, config));
   const size_t npi = static_cast<size_t>(nodes_) << pshift_;

@@ -15,7 +15,8 @@
 //   router at t + 1 + link_cycles, at the PE (ejection) at t + 1. Body flits need no
 //   routing: they compete for the switch as soon as they are visible.
 // - VC allocation: each routed head asks the SelectionFunction for one free output VC among
-//   its candidates (wormhole: not owned; VCT: not owned and room for the whole message);
+//   its candidates (wormhole: not owned, and empty on the routing's AtomicVcMask() VCs;
+//   VCT: not owned and room for the whole message);
 //   conflicting requests for one output VC are resolved round-robin per output VC
 //   (separable input-first allocator).
 // - Switch allocation: separable input-first round-robin: each input port nominates one VC
@@ -272,7 +273,8 @@ class Fabric {
   int hop_cycles_, link_cycles_, table_lookup_cycles_;
   bool vct_;
   bool reroute_;  // routing_->ReRouteWhileBlocked()
-  bool atomic_;   // wormhole with routing_->AtomicVcAllocation(): a free VC must be empty
+  // Wormhole: routing_->AtomicVcMask(), the VCs that are free only when empty; VCT: 0.
+  uint32_t atomic_vcs_;
   // The selection needs credits (VCT: room for the message; atomic: an empty VC), so a
   // returning credit may unblock a head: Commit() then advances the router's epoch.
   bool needs_room_;

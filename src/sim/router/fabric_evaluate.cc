@@ -175,12 +175,12 @@ UKAI_INLINE int32_t Fabric::SelectOutput(const Hot& h, int32_t r, int32_t ivc, c
     h.in[ivc].ready = ready;
   }
   const int32_t base = r << (h.pshift + h.vshift);
-  const OutputVcView view{h.out + base, 1 << h.vshift};
+  const OutputVcView view{h.out + base, 1 << h.vshift, atomic_vcs_, depth_};
   const InVc& q = h.in[ivc];
   const int count = q.cand_count;
   const RouteCandidate one{q.cand_port, 0, q.cand_mask};
   const RouteCandidate* cands = count == 1 ? &one : &cand_[static_cast<size_t>(ivc) * cand_stride_];
-  const int32_t needed = vct_ ? m.length : (atomic_ ? depth_ : 0);
+  const int32_t needed = vct_ ? m.length : 0;
   const int32_t local = max_credit_ ? SelectMaxCredit(cands, count, view, needed)
                                     : selection_->Select(cands, count, view, needed);
   return local < 0 ? -1 : base + local;

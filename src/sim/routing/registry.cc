@@ -49,7 +49,8 @@ Status DuatoSupports(const Topology& topology, const SimConfig& config) {
 }
 
 std::unique_ptr<RoutingFunction> DuatoCreate(const Topology& topology, const SimConfig& config) {
-  return std::make_unique<DuatoRouting>(*AsCube(topology), config.router.vcs);
+  return std::make_unique<DuatoRouting>(*AsCube(topology), config.router.vcs,
+                                        config.routing.duato_atomic);
 }
 
 constexpr RoutingEntry kAlgorithms[] = {
