@@ -2,6 +2,7 @@
 // changes what it says and nothing else.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -70,6 +71,50 @@ TEST(RouterOptionsTest, DuatoAdaptiveOnlyAtomicRaisesOneFlitThroughput) {
   cfg.routing.duato_atomic = DuatoAtomic::kAdaptive;
   const double adaptive = Throughput(cfg, 3000, 5000);
   EXPECT_GT(adaptive, 1.2 * all) << "all " << all << " adaptive " << adaptive;
+}
+
+// traffic.source_queue = 1: a PE holds one message at a time; the next is created when the
+// previous one's tail has left the PE, so creations follow the injection, not the clock.
+TEST(RouterOptionsTest, BoundedSourceQueueMakesTheSenderWait) {
+  SimConfig cfg = SmallConfig(TopologyKind::kTorus, {4, 4});
+  cfg.traffic.injection = InjectionKind::kInterval;
+  cfg.traffic.interval = 2;  // far more often than a 16-flit message can leave
+  cfg.traffic.source_queue = 1;
+  auto net = Network::Create(cfg);
+  ASSERT_TRUE(net.ok());
+  const int64_t kCycles = 4000;
+  for (int64_t i = 0; i < kCycles; ++i) {
+    (*net)->Step();
+    // At most the message created in the cycle its predecessor left waits for a cycle.
+    ASSERT_LE((*net)->backlog(), 16) << "cycle " << i;
+  }
+  const int nodes = 16;
+  // One message per 16 cycles at most (a flit per cycle into the router), and more than
+  // half of that (the network takes about 0.7 flit/node/cycle here).
+  EXPECT_LE((*net)->messages_created(), nodes * (kCycles / 16 + 1));
+  EXPECT_GT((*net)->messages_created(), nodes * (kCycles / 16) / 2);
+  // Unbounded: a creation every 2 cycles, the rest piles up in the queues.
+  cfg.traffic.source_queue = 0;
+  auto unbounded = Network::Create(cfg);
+  ASSERT_TRUE(unbounded.ok());
+  for (int64_t i = 0; i < kCycles; ++i) (*unbounded)->Step();
+  EXPECT_GT((*unbounded)->backlog(), nodes * (kCycles / 2 - kCycles / 16) * 9 / 10);
+}
+
+TEST(RouterOptionsTest, BoundedSourceQueueKeepsSaturatedLatencyFinite) {
+  SimConfig cfg = SmallConfig(TopologyKind::kTorus, {6, 6});
+  cfg.traffic.rate = 1.0;
+  cfg.traffic.source_queue = 2;
+  auto net = Network::Create(cfg);
+  ASSERT_TRUE(net.ok());
+  int64_t worst = 0;
+  for (int64_t i = 0; i < 20000; ++i) {
+    (*net)->Step();
+    ASSERT_LE((*net)->backlog(), 2 * 36) << "at most two messages per PE";
+    for (const Delivery& d : (*net)->deliveries()) worst = std::max(worst, d.delivered - d.created);
+  }
+  // Created at most one message ahead of its start: latency stays in the network's range.
+  EXPECT_LT(worst, 2000);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ Status ValidateConfig(const SimConfig& c) {
     return Status::InvalidArgument("router.clock_mhz: must be >= 0 (0: the routing default)");
   }
   UKAI_RETURN_IF_ERROR(Range("traffic.message_bytes", c.traffic.message_bytes, 1, 1 << 30));
+  UKAI_RETURN_IF_ERROR(Range("traffic.source_queue", c.traffic.source_queue, 0, INT32_MAX));
   const int64_t flits =
       (static_cast<int64_t>(c.traffic.message_bytes) + r.flit_bytes - 1) / r.flit_bytes;
   if (flits > 32767) {
@@ -124,6 +125,7 @@ void Network::EnqueueMessage(int32_t id) {
     pe.queue_head = id;
   }
   pe.queue_tail = id;
+  ++pe.held;
   ++backlog_;
   ++messages_created_;
   Activate(m.src);
@@ -141,12 +143,22 @@ void Network::CreateMessage(int src, int dst, int flits) {
 
 void Network::CreateTrafficMessages() {
   schedule_.PopDue(now_, &due_);
+  const int bound = config_.traffic.source_queue;
   for (const int32_t node : due_) {
-    Rng& rng = rng_[node];
-    const int dst = pattern_->Destination(node, rng);
-    if (dst >= 0) CreateMessage(node, dst, message_flits_);
-    schedule_.Push(injection_->Next(now_, rng), node, now_);
+    if (bound > 0 && pe_[node].held >= bound) {
+      pe_[node].waiting = true;  // PeStep() creates it when a message leaves the PE
+      continue;
+    }
+    CreateTrafficMessage(node);
   }
+}
+
+// One traffic message of `node` now, and its next creation.
+void Network::CreateTrafficMessage(int32_t node) {
+  Rng& rng = rng_[node];
+  const int dst = pattern_->Destination(node, rng);
+  if (dst >= 0) CreateMessage(node, dst, message_flits_);
+  schedule_.Push(injection_->Next(now_, rng), node, now_);
 }
 
 // Starts the message at the front of the PE's source queue: picks the injection VC
@@ -184,6 +196,11 @@ __attribute__((always_inline)) inline void Network::PeStep(int32_t node, Pe& pe)
   last_progress_ = now_;
   if (++pe.seq == pe.length) {
     pe.current = -1;
+    --pe.held;
+    if (pe.waiting) {  // only with a bounded source queue
+      pe.waiting = false;
+      CreateTrafficMessage(node);
+    }
     pe_busy_[node] = pe.queue_head >= 0 ? 1 : 0;
   }
 }

@@ -351,6 +351,15 @@ std::vector<Binding> FidelityBindings() {
        [](const SimConfig& c) {
          return std::string(ToName(kDuatoAtomics, c.routing.duato_atomic));
        }},
+      {KeySpec::Make("traffic.source_queue", VT::kInt)
+           .Unit("messages")
+           .Min(0)
+           .Max(kIntMax)
+           .Doc("messages a PE may hold (queued + being sent): a creation that finds it full "
+                "waits until a message has left the PE (the paper's waiting sender: 1); 0: "
+                "unbounded"),
+       [](const Items& v, SimConfig* c) { c->traffic.source_queue = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.traffic.source_queue); }},
   };
 }
 

@@ -61,6 +61,7 @@ struct TrafficConfig {
   int64_t interval = 100;                // interval: cycles between messages of one node, >= 1
   std::vector<int> hotspot_nodes = {0};  // hotspot: the hot destinations
   double hotspot_fraction = 0.1;         // hotspot: share of messages sent to a hot node
+  int source_queue = 0;  // messages a PE may hold (queued + being sent); 0: unbounded
 };
 
 struct MeasureConfig {
