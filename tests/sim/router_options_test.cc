@@ -117,5 +117,57 @@ TEST(RouterOptionsTest, BoundedSourceQueueKeepsSaturatedLatencyFinite) {
   EXPECT_LT(worst, 2000);
 }
 
+// Delivery cycles of `count` messages of `flits` flits sent at once from each of `srcs` to
+// `dst` on an idle 10x10 torus.
+std::vector<int64_t> DeliveriesAt(const SimConfig& cfg, const std::vector<int>& srcs, int dst,
+                                  int flits, int count = 1) {
+  auto net = Network::Create(cfg, {}, false);
+  EXPECT_TRUE(net.ok());
+  std::vector<int64_t> at;
+  for (int s : srcs) {
+    for (int i = 0; i < count; ++i) (*net)->CreateMessage(s, dst, flits);
+  }
+  for (int i = 0; i < 5000 && at.size() < srcs.size() * count; ++i) {
+    (*net)->Step();
+    for (const Delivery& d : (*net)->deliveries()) at.push_back(d.delivered);
+  }
+  return at;
+}
+
+TEST(RouterOptionsTest, EjectFlitsPerCycle) {
+  SimConfig cfg = SmallConfig(TopologyKind::kTorus, {10, 10});
+  // Four neighbours send two 200-flit messages each to node 55: the PE port is the
+  // bottleneck, 1600 flits at eject_flits per cycle.
+  const std::vector<int> srcs = {54, 56, 45, 65};
+  std::vector<int64_t> one = DeliveriesAt(cfg, srcs, 55, 200, 2);
+  cfg.router.eject_flits = 2;  // router.pe_vcs = 2 ejection VCs: two messages at a time
+  std::vector<int64_t> two = DeliveriesAt(cfg, srcs, 55, 200, 2);
+  ASSERT_EQ(one.size(), 8u);
+  ASSERT_EQ(two.size(), 8u);
+  EXPECT_GE(one.back(), 1600);
+  EXPECT_LE(two.back(), 850);
+  EXPECT_GE(two.back(), 800);
+}
+
+TEST(RouterOptionsTest, SwitchBubbleDelaysAChangeOfMessage) {
+  SimConfig cfg = SmallConfig(TopologyKind::kTorus, {10, 10});
+  // Two 1-flit messages reach node 55's PE port in the same cycle: the second leaves one
+  // cycle after the first, or 1 + bubble cycles later with a bubble.
+  std::vector<int64_t> plain = DeliveriesAt(cfg, {54, 56}, 55, 1);
+  ASSERT_EQ(plain.size(), 2u);
+  EXPECT_EQ(plain[1] - plain[0], 1);
+  for (int bubble : {1, 3}) {
+    cfg.router.switch_bubble_cycles = bubble;
+    std::vector<int64_t> got = DeliveriesAt(cfg, {54, 56}, 55, 1);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[1] - got[0], 1 + bubble);
+    EXPECT_EQ(got[0], plain[0]);  // the first message loses nothing
+  }
+  // One long message alone never changes message: no delay.
+  cfg.router.switch_bubble_cycles = 1;
+  EXPECT_EQ(DeliveriesAt(cfg, {11}, 55, 40),
+            DeliveriesAt(SmallConfig(TopologyKind::kTorus, {10, 10}), {11}, 55, 40));
+}
+
 }  // namespace
 }  // namespace ukai::sim

@@ -325,6 +325,22 @@ std::vector<Binding> MeasureBindings() {
 std::vector<Binding> FidelityBindings() {
   using VT = ValueType;
   return {
+      {KeySpec::Make("router.eject_flits", VT::kInt)
+           .Unit("flits/cycle")
+           .Min(1)
+           .Max(32)
+           .Doc("flits the ejection port hands to the PE per cycle, each from another input "
+                "port (the paper's 32-bit PE port: 1)"),
+       [](const Items& v, SimConfig* c) { c->router.eject_flits = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.router.eject_flits); }},
+      {KeySpec::Make("router.switch_bubble_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(0)
+           .Max(1e6)
+           .Doc("idle cycles an output port needs before it sends a flit of another message "
+                "than its last one (the paper's bubble on a VC switch: 1); 0: none"),
+       [](const Items& v, SimConfig* c) { c->router.switch_bubble_cycles = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.router.switch_bubble_cycles); }},
       {KeySpec::Make("routing.dor_tie", VT::kEnum)
            .Allowed(Names(kDorTies))
            .Doc("dor on a torus, destination exactly k/2 away: random (per message), parity "

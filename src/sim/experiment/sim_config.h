@@ -42,6 +42,9 @@ struct RouterConfig {
   int table_lookup_cycles = 5;  // extra header delay when a routing table is read
   int flit_bytes = 4;           // physical channel width (32 bits in the spec)
   double clock_mhz = 0;         // 0: the routing algorithm's synthesized clock (Table 1)
+  // The paper's router as options (docs/simulator.md, "Router options").
+  int eject_flits = 1;           // flits/cycle the ejection port hands to the PE
+  int switch_bubble_cycles = 0;  // idle cycles before an output port changes message
 };
 
 struct RoutingConfig {

@@ -46,7 +46,10 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       reroute_(routing->ReRouteWhileBlocked()),
       atomic_vcs_(vct_ ? 0u : routing->AtomicVcMask()),
       needs_room_(vct_ || atomic_vcs_ != 0),
-      cand_stride_(2 * ports_) {
+      cand_stride_(2 * ports_),
+      eject_flits_(config.eject_flits),
+      bubble_cycles_(config.switch_bubble_cycles),
+      grant_options_(eject_flits_ > 1 || bubble_cycles_ > 0) {
   assert(nodes_ <= MaxRouters(ports_, config));
   const size_t npi = static_cast<size_t>(nodes_) << pshift_;
   const size_t nvc = npi << vshift_;
@@ -62,7 +65,8 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   down_ivc_.assign(npi, -1);
   epoch_.assign(nodes_, 0);
   tx_.resize(npi);
-  ej_.resize(nodes_);
+  ej_.resize(static_cast<size_t>(nodes_) * eject_flits_);
+  if (bubble_cycles_ > 0) last_sent_.assign(npi, LastSent{-1, INT64_MIN / 2});
 
   for (int r = 0; r < nodes_; ++r) {
     for (int p = 0; p < ports_ - 1; ++p) {
@@ -83,7 +87,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
 void Fabric::InitHot() {
   hot_ = Hot{buf_.data(),      in_.data(), out_.data(), masks_.data(), rr_.data(), epoch_.data(),
              down_ivc_.data(), tx_.data(), ej_.data(),  ports_,        ports_ - 1, pshift_,
-             vshift_,          dshift_,    mshift_,     link_cycles_,  slot_mask_};
+             vshift_,          dshift_,    mshift_,     link_cycles_,  slot_mask_, grant_options_};
 }
 
 int32_t Fabric::buffered(int32_t router) const {

@@ -21,7 +21,9 @@
 //   (separable input-first allocator).
 // - Switch allocation: separable input-first round-robin: each input port nominates one VC
 //   that has a flit, an output VC and a credit; each output port grants one nominee. One
-//   flit per input port and per output port per cycle.
+//   flit per input port and per output port per cycle, except router.eject_flits at the
+//   ejection port; with router.switch_bubble_cycles an output port idles that long before
+//   it sends a flit of another message than its last one (GrantWithOptions()).
 // - Credits: a flit leaving an input VC at cycle t returns a credit that the upstream
 //   router sees from cycle t + 1.
 //
@@ -213,6 +215,7 @@ class Fabric {
     Ejected* __restrict ej;
     int ports, pe, pshift, vshift, dshift, mshift, link;
     uint32_t slot_mask;
+    bool grant_options;  // grant_options_
   };
   // Per-router scratch of one Evaluate.
   struct VaReq {
@@ -247,6 +250,9 @@ class Fabric {
   void ScanRouter(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s);
   void Nominate(const Hot& h, int32_t rpi, int ip, uint32_t cand, Scratch& s);
   void GrantOutput(const Hot& h, int32_t r, int32_t rpi, int op, int64_t now, Scratch& s);
+  // GrantOutput() with router.eject_flits > 1 or router.switch_bubble_cycles > 0.
+  void GrantWithOptions(const Hot& h, int32_t r, int32_t rpi, int op, uint32_t req, int64_t now,
+                        Scratch& s);
   void HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_t now, Scratch& s);
   void AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scratch& s);
   void Traverse(const Hot& h, int32_t r, int32_t pi, int ip, int v, int op, int64_t now,
@@ -279,6 +285,8 @@ class Fabric {
   // returning credit may unblock a head: Commit() then advances the router's epoch.
   bool needs_room_;
   int cand_stride_;
+  int eject_flits_, bubble_cycles_;
+  bool grant_options_;  // eject_flits_ > 1 || bubble_cycles_ > 0
 
   // Input VCs (index Ivc).
   std::vector<Flit> buf_;
@@ -291,6 +299,12 @@ class Fabric {
   std::vector<RoundRobin> rr_;
   std::vector<uint32_t> valid_vcs_;
   std::vector<int32_t> down_ivc_;  // input VC 0 of the port this output port feeds, or -1
+  // With bubble_cycles_ > 0: the message of the last flit an output port sent and when.
+  struct LastSent {
+    int32_t msg;
+    int64_t cycle;
+  };
+  std::vector<LastSent> last_sent_;
   // Per router.
   std::vector<Masks> masks_;     // words_ per router (index ivc >> mshift_)
   std::vector<uint32_t> epoch_;  // changes whenever an output VC may have become free

@@ -129,12 +129,47 @@ UKAI_INLINE void Fabric::Nominate(const Hot& h, int32_t rpi, int ip, uint32_t ca
 UKAI_INLINE void Fabric::GrantOutput(const Hot& h, int32_t r, int32_t rpi, int op, int64_t now,
                                      Scratch& s) {
   const uint32_t req = s.out_req[op];
-  const int ip = PickRoundRobin(req, h.rr[rpi + op].out);
   s.out_req[op] = 0;  // keeps out_req all zero between routers
+  if (__builtin_expect(h.grant_options, false)) {
+    GrantWithOptions(h, r, rpi, op, req, now, s);
+    return;
+  }
+  const int ip = PickRoundRobin(req, h.rr[rpi + op].out);
   const int v = s.nom_v[ip];
   h.rr[rpi + op].out = static_cast<uint8_t>(ip + 1);
   h.rr[rpi + ip].in = static_cast<uint8_t>(v + 1);
   Traverse(h, r, rpi + ip, ip, v, op, now, s);
+}
+
+// GrantOutput() with the router options: up to eject_flits_ grants at the ejection port;
+// with a bubble, while the port has sent within the last bubble_cycles_ cycles only the
+// message it sent last may continue (the ejection port with eject_flits_ > 1 has none).
+__attribute__((noinline)) void Fabric::GrantWithOptions(const Hot& h, int32_t r, int32_t rpi,
+                                                        int op, uint32_t req, int64_t now,
+                                                        Scratch& s) {
+  const bool wide = op == h.pe && eject_flits_ > 1;
+  const bool bubble = bubble_cycles_ > 0 && !wide;
+  LastSent* last = bubble ? &last_sent_[rpi + op] : nullptr;
+  auto front_msg = [&](int ip) {
+    const int32_t ivc = ((rpi + ip) << h.vshift) | s.nom_v[ip];
+    return h.buf[(static_cast<size_t>(ivc) << h.dshift) + h.in[ivc].head].msg();
+  };
+  for (int grants = wide ? eject_flits_ : 1; grants > 0 && req != 0; --grants) {
+    int ip = PickRoundRobin(req, h.rr[rpi + op].out);
+    if (bubble && now <= last->cycle + bubble_cycles_ && front_msg(ip) != last->msg) {
+      ip = -1;  // within the bubble: only the last message may go on
+      for (uint32_t m = req; m != 0; m &= m - 1) {
+        if (front_msg(Ctz(m)) == last->msg) ip = Ctz(m);
+      }
+      if (ip < 0) return;
+    }
+    if (bubble) *last = {front_msg(ip), now};
+    req &= ~(1u << ip);
+    const int v = s.nom_v[ip];
+    h.rr[rpi + op].out = static_cast<uint8_t>(ip + 1);
+    h.rr[rpi + ip].in = static_cast<uint8_t>(v + 1);
+    Traverse(h, r, rpi + ip, ip, v, op, now, s);
+  }
 }
 
 // A visible head without an output VC: route it if new, then (once its hop pipeline is
@@ -181,8 +216,14 @@ UKAI_INLINE int32_t Fabric::SelectOutput(const Hot& h, int32_t r, int32_t ivc, c
   const RouteCandidate one{q.cand_port, 0, q.cand_mask};
   const RouteCandidate* cands = count == 1 ? &one : &cand_[static_cast<size_t>(ivc) * cand_stride_];
   const int32_t needed = vct_ ? m.length : 0;
-  const int32_t local = max_credit_ ? SelectMaxCredit(cands, count, view, needed)
-                                    : selection_->Select(cands, count, view, needed);
+  int32_t local;
+  if (!max_credit_) {
+    local = selection_->Select(cands, count, view, needed);
+  } else if (atomic_vcs_ != 0) {
+    local = SelectMaxCredit<true>(cands, count, view, needed);
+  } else {
+    local = SelectMaxCredit<false>(cands, count, view, needed);
+  }
   return local < 0 ? -1 : base + local;
 }
 

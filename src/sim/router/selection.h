@@ -45,7 +45,9 @@ class SelectionFunction {
                          int32_t needed_credits) const = 0;
 };
 
-// MaxCreditSelection's rule (see the file comment).
+// MaxCreditSelection's rule (see the file comment). kAtomic = false ignores
+// view.atomic_vcs (the router's fast path when it has none).
+template <bool kAtomic = true>
 inline int32_t SelectMaxCredit(const RouteCandidate* candidates, int count,
                                const OutputVcView& view, int32_t needed_credits) {
   int32_t best = -1;
@@ -60,7 +62,7 @@ inline int32_t SelectMaxCredit(const RouteCandidate* candidates, int count,
       const int32_t ovc = base + v;
       const OutputVcState& s = view.vcs[ovc];
       const int32_t need =
-          ((view.atomic_vcs >> v) & 1u) != 0 ? view.atomic_credits : needed_credits;
+          kAtomic && ((view.atomic_vcs >> v) & 1u) != 0 ? view.atomic_credits : needed_credits;
       if (s.owner >= 0 || s.credits < need) continue;
       if (c.tier < best_tier || s.credits > best_credits) {
         best = ovc;

@@ -44,7 +44,8 @@ inline DorHop NextDorHop(const KaryNCube& topo, int node, int dst, uint32_t minu
     const int t = topo.Coord(dst, d);
     if (c == t) continue;
     const int off = topo.Offset(d, c, t);
-    const bool plus = off > 0 && !(2 * off == topo.k(d) && ((minus_ties >> d) & 1u) != 0);
+    const bool plus =
+        off > 0 && (minus_ties == 0 || ((minus_ties >> d) & 1u) == 0 || 2 * off != topo.k(d));
     hop.port = 2 * d + (plus ? 0 : 1);
     hop.dim = d;
     hop.dateline_class = topo.torus() ? DatelineClass(plus, c, t) : 1;

@@ -5,8 +5,10 @@
 namespace ukai::sim {
 
 void DorRouting::Route(const RouteRequest& request, RouteResult* result) const {
-  const uint32_t ties =
-      DorTieMinusBits(topo_, tie_, request.src, request.dst, request.now, request.message_state);
+  const uint32_t ties = tie_ == DorTieRule::kPlus
+                            ? 0u
+                            : DorTieMinusBits(topo_, tie_, request.src, request.dst, request.now,
+                                              request.message_state);
   const DorHop hop = NextDorHop(topo_, request.node, request.dst, ties);
   if (hop.port < 0) return;
   const uint32_t all = vcs_ >= 32 ? ~0u : ((1u << vcs_) - 1);
