@@ -23,7 +23,8 @@ struct Case {
   DorDateline dateline = DorDateline::kShared;
   DorTieRule tie = DorTieRule::kRandom;
   DuatoAtomic atomic = DuatoAtomic::kAdaptive;
-  int message_bytes = 0;  // 0: 64 with wormhole, 32 with VCT
+  int message_bytes = 0;      // 0: 64 with wormhole, 32 with VCT
+  bool paper_router = false;  // shared header units, a 1-cycle bubble, a waiting sender
 };
 
 // Runs case `c` at offered load 1.0 for `cycles` cycles: kDeadlock when the watchdog fires,
@@ -40,6 +41,11 @@ Status Saturate(const Case& c, int64_t cycles, int64_t* delivered_late) {
   cfg.traffic.message_bytes =
       c.message_bytes > 0 ? c.message_bytes : (c.switching == Switching::kWormhole ? 64 : 32);
   cfg.measure.watchdog_cycles = 2000;
+  if (c.paper_router) {
+    cfg.router.header_units = HeaderUnits::kPerPort;
+    cfg.router.switch_bubble_cycles = 1;
+    cfg.traffic.source_queue = 1;
+  }
   auto net = Network::Create(cfg);
   if (!net.ok()) return net.status();
   *delivered_late = 0;
@@ -109,6 +115,20 @@ TEST(DeadlockFreedomTest, DuatoAtomicOptions) {
         {"duato", 4, {10, 10}, kWh, "uniform", DorDateline::kShared, DorTieRule::kRandom, a, 4},
         100000, &late);
     EXPECT_EQ(st.code(), StatusCode::kDeadlock) << st.ToString();
+  }
+}
+
+// The paper's router options (shared header units per input port, a 1-cycle bubble on a
+// change of message, a sender that waits) with DOR and Duato.
+TEST(DeadlockFreedomTest, PaperRouterOptions) {
+  const auto kWh = Switching::kWormhole;
+  const auto kRnd = DorTieRule::kRandom;
+  const auto kShared = DorDateline::kShared;
+  for (const char* pattern : {"uniform", "tornado"}) {
+    RunSaturated({"dor", 4, {8, 8}, kWh, pattern, kShared, kRnd, DuatoAtomic::kAdaptive, 0, true},
+                 100000);
+    RunSaturated({"duato", 4, {8, 8}, kWh, pattern, kShared, kRnd, DuatoAtomic::kAdaptive, 4, true},
+                 100000);
   }
 }
 

@@ -69,6 +69,8 @@ TEST(InvariantsTest, RouterOptionsEveryCycle) {
     c.router.vc_buffer_flits = 2 + static_cast<int>(pick.Uniform(7));
     c.router.eject_flits = 1 + static_cast<int>(pick.Uniform(3));
     c.router.switch_bubble_cycles = static_cast<int>(pick.Uniform(3));
+    c.router.header_units = pick.Uniform(2) ? HeaderUnits::kPerPort : HeaderUnits::kPerVc;
+    c.router.hop_cycles = 1 + static_cast<int>(pick.Uniform(5));
     c.routing.dor_tie = static_cast<DorTieRule>(pick.Uniform(3));
     c.routing.dor_dateline = static_cast<DorDateline>(pick.Uniform(2));
     c.routing.duato_atomic = static_cast<DuatoAtomic>(pick.Uniform(2));  // adaptive or all

@@ -8,6 +8,7 @@
 
 #include "sim/engine/network.h"
 #include "sim/router/selection.h"
+#include "sim/routing/dimension_order.h"
 #include "sim/routing/duato.h"
 #include "sim/topology/kary_ncube.h"
 #include "sim_test_util.h"
@@ -167,6 +168,49 @@ TEST(RouterOptionsTest, SwitchBubbleDelaysAChangeOfMessage) {
   cfg.router.switch_bubble_cycles = 1;
   EXPECT_EQ(DeliveriesAt(cfg, {11}, 55, 40),
             DeliveriesAt(SmallConfig(TopologyKind::kTorus, {10, 10}), {11}, 55, 40));
+}
+
+// router.header_units = per_port: two 1-flit messages from one PE to one destination
+// enter the source router's injection port one cycle apart on two VCs. With a pipeline per
+// VC the second head is ready one cycle after the first; with one header unit per port it
+// starts only when the first is ready (hop_cycles - 1 = 4 cycles after it started), so it
+// leaves 3 cycles later. Downstream they then arrive 4 cycles apart: no further delay.
+TEST(RouterOptionsTest, SharedHeaderUnitSerializesTheHeadsOfAPort) {
+  SimConfig cfg = SmallConfig(TopologyKind::kTorus, {8, 8});
+  const std::vector<int64_t> per_vc = DeliveriesAt(cfg, {0}, 3, 1, 2);
+  cfg.router.header_units = HeaderUnits::kPerPort;
+  const std::vector<int64_t> per_port = DeliveriesAt(cfg, {0}, 3, 1, 2);
+  ASSERT_EQ(per_vc.size(), 2u);
+  ASSERT_EQ(per_port.size(), 2u);
+  EXPECT_EQ(per_port[0], per_vc[0]);
+  EXPECT_EQ(per_vc[1] - per_vc[0], 1);
+  EXPECT_EQ(per_port[1] - per_vc[1], 3);
+}
+
+// router.table_read_ports = 1: messages 0 -> 2 and 2 -> 0 on an 8-node ring reach router 1
+// in the same cycle, both needing a table read there: one of them waits one cycle.
+TEST(RouterOptionsTest, TableReadPortsSerializeLookups) {
+  auto run = [](int ports) {
+    SimConfig cfg = SmallConfig(TopologyKind::kTorus, {8});
+    cfg.router.table_read_ports = ports;
+    auto topo = KaryNCube::Create(cfg.network);
+    EXPECT_TRUE(topo.ok());
+    auto net = Network::Create(cfg, std::make_unique<testing::TableLookupDor>(**topo), false);
+    EXPECT_TRUE(net.ok());
+    (*net)->CreateMessage(0, 2, 1);
+    (*net)->CreateMessage(2, 0, 1);
+    std::vector<int64_t> at(2, -1);
+    for (int i = 0; i < 200; ++i) {
+      (*net)->Step();
+      for (const Delivery& d : (*net)->deliveries()) at[d.src == 0 ? 0 : 1] = d.delivered;
+    }
+    return at;
+  };
+  const std::vector<int64_t> free = run(0), one = run(1), two = run(2);
+  EXPECT_EQ(free[0], free[1]);
+  EXPECT_EQ(std::max(one[0], one[1]) - free[0], 1);
+  EXPECT_EQ(std::min(one[0], one[1]), free[0]);
+  EXPECT_EQ(two, one);  // both heads are on VC 2: the same group of two
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ Status ValidateConfig(const SimConfig& c) {
   UKAI_RETURN_IF_ERROR(Range("router.flit_bytes", r.flit_bytes, 1, 1 << 20));
   UKAI_RETURN_IF_ERROR(Range("router.eject_flits", r.eject_flits, 1, 32));
   UKAI_RETURN_IF_ERROR(Range("router.switch_bubble_cycles", r.switch_bubble_cycles, 0, 1000000));
+  UKAI_RETURN_IF_ERROR(Range("router.table_read_ports", r.table_read_ports, 0, 32));
   if (!(r.clock_mhz >= 0.0)) {
     return Status::InvalidArgument("router.clock_mhz: must be >= 0 (0: the routing default)");
   }

@@ -51,6 +51,8 @@ constexpr EnumName<DorTieRule> kDorTies[] = {
     {DorTieRule::kRandom, "random"}, {DorTieRule::kParity, "parity"}, {DorTieRule::kPlus, "plus"}};
 constexpr EnumName<DorDateline> kDorDatelines[] = {{DorDateline::kShared, "shared"},
                                                    {DorDateline::kSplit, "split"}};
+constexpr EnumName<HeaderUnits> kHeaderUnits[] = {{HeaderUnits::kPerVc, "per_vc"},
+                                                  {HeaderUnits::kPerPort, "per_port"}};
 constexpr EnumName<DuatoAtomic> kDuatoAtomics[] = {{DuatoAtomic::kAdaptive, "adaptive"},
                                                    {DuatoAtomic::kAll, "all"},
                                                    {DuatoAtomic::kEscape, "escape"},
@@ -341,6 +343,19 @@ std::vector<Binding> FidelityBindings() {
                 "than its last one (the paper's bubble on a VC switch: 1); 0: none"),
        [](const Items& v, SimConfig* c) { c->router.switch_bubble_cycles = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.router.switch_bubble_cycles); }},
+      {KeySpec::Make("router.header_units", VT::kEnum)
+           .Allowed(Names(kHeaderUnits))
+           .Doc("per_vc: a private header pipeline per input VC; per_port: one address "
+                "decoder and output arbiter per input port shared by its VCs (Fig. 6)"),
+       [](const Items& v, SimConfig* c) { c->router.header_units = FromName(kHeaderUnits, v[0]); },
+       [](const SimConfig& c) { return std::string(ToName(kHeaderUnits, c.router.header_units)); }},
+      {KeySpec::Make("router.table_read_ports", VT::kInt)
+           .Min(0)
+           .Max(32)
+           .Doc("routing-table reads a router starts per cycle, one per group of input VCs "
+                "(VC number mod ports; the paper: 2); 0: no limit"),
+       [](const Items& v, SimConfig* c) { c->router.table_read_ports = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.router.table_read_ports); }},
       {KeySpec::Make("routing.dor_tie", VT::kEnum)
            .Allowed(Names(kDorTies))
            .Doc("dor on a torus, destination exactly k/2 away: random (per message), parity "

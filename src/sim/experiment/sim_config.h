@@ -25,6 +25,9 @@ enum class DorTieRule { kRandom, kParity, kPlus };
 enum class DorDateline { kShared, kSplit };
 // Duato with wormhole: which VCs a router hands to a new message only once they are empty.
 enum class DuatoAtomic { kAdaptive, kAll, kEscape, kNone };
+// Header units: a private header pipeline per input VC, or one address decoder and one
+// output arbiter per input port shared by its VCs (the paper's Fig. 6).
+enum class HeaderUnits { kPerVc, kPerPort };
 
 struct NetworkConfig {
   TopologyKind topology = TopologyKind::kTorus;
@@ -45,6 +48,8 @@ struct RouterConfig {
   // The paper's router as options (docs/simulator.md, "Router options").
   int eject_flits = 1;           // flits/cycle the ejection port hands to the PE
   int switch_bubble_cycles = 0;  // idle cycles before an output port changes message
+  HeaderUnits header_units = HeaderUnits::kPerVc;
+  int table_read_ports = 0;  // routing-table reads a router starts per cycle; 0: no limit
 };
 
 struct RoutingConfig {

@@ -49,7 +49,9 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       cand_stride_(2 * ports_),
       eject_flits_(config.eject_flits),
       bubble_cycles_(config.switch_bubble_cycles),
-      grant_options_(eject_flits_ > 1 || bubble_cycles_ > 0) {
+      grant_options_(eject_flits_ > 1 || bubble_cycles_ > 0),
+      shared_headers_(config.header_units == HeaderUnits::kPerPort),
+      table_ports_(config.table_read_ports) {
   assert(nodes_ <= MaxRouters(ports_, config));
   const size_t npi = static_cast<size_t>(nodes_) << pshift_;
   const size_t nvc = npi << vshift_;
@@ -67,6 +69,10 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   tx_.resize(npi);
   ej_.resize(static_cast<size_t>(nodes_) * eject_flits_);
   if (bubble_cycles_ > 0) last_sent_.assign(npi, LastSent{-1, INT64_MIN / 2});
+  if (shared_headers_) {
+    header_free_.assign(npi, 0);
+    header_rr_.assign(npi, 0);
+  }
 
   for (int r = 0; r < nodes_; ++r) {
     for (int p = 0; p < ports_ - 1; ++p) {
@@ -85,9 +91,10 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
 }
 
 void Fabric::InitHot() {
-  hot_ = Hot{buf_.data(),      in_.data(), out_.data(), masks_.data(), rr_.data(), epoch_.data(),
-             down_ivc_.data(), tx_.data(), ej_.data(),  ports_,        ports_ - 1, pshift_,
-             vshift_,          dshift_,    mshift_,     link_cycles_,  slot_mask_, grant_options_};
+  hot_ = Hot{buf_.data(),   in_.data(),       out_.data(),    masks_.data(),   rr_.data(),
+             epoch_.data(), down_ivc_.data(), tx_.data(),     ej_.data(),      ports_,
+             ports_ - 1,    pshift_,          vshift_,        dshift_,         mshift_,
+             link_cycles_,  slot_mask_,       grant_options_, shared_headers_, table_ports_};
 }
 
 int32_t Fabric::buffered(int32_t router) const {
@@ -98,7 +105,7 @@ int32_t Fabric::buffered(int32_t router) const {
   return total;
 }
 
-void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
+bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
                        RouteResult* result) {
   Message& m = (*messages_)[f.msg()];
   // One candidate goes into the InVc record; cand_ is written only when there are more.
@@ -143,6 +150,7 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
   }
   in_[ivc].ready = now + hop_cycles_ - 1 + extra;
   in_[ivc].state = kRouted;
+  return extra != 0 || (m.dst != r && result->table_lookup());
 }
 
 void Fabric::RebaseArrivals(int64_t now) {

@@ -66,6 +66,7 @@ UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Sc
   const int32_t rpi = r << h.pshift;
   s.nva = 0;
   s.nominated = 0;
+  s.table_used = 0;
   s.out_mask = 0;
   ScanRouter(h, r, rpi, now, s);
   if (s.nva > 0) AllocateVcs(h, r, rpi, s);
@@ -101,10 +102,52 @@ UKAI_INLINE void Fabric::ScanRouter(const Hot& h, int32_t r, int32_t rpi, int64_
       cand &= ~(vfull << first);
     }
   }
+  if (__builtin_expect(h.shared_headers, false)) {
+    HandleHeadsShared(h, r, rpi, now, s);
+    return;
+  }
   for (int32_t w = w0; w < w0 + (1 << wshift); ++w) {
     const Masks& mk = h.masks[w];
     for (uint64_t m = mk.visible & ~mk.active; m != 0; m &= m - 1) {
       HandleHead(h, r, (w << h.mshift) | Ctz64(m), now, s);
+    }
+  }
+}
+
+// The head loop with one header unit per input port: per port, its heads without an
+// output VC in round-robin order from header_rr_; a new head is routed only once the
+// unit is free (header_free_), and only the first VC-allocation request of the port
+// this cycle is kept.
+__attribute__((noinline)) void Fabric::HandleHeadsShared(const Hot& h, int32_t r, int32_t rpi,
+                                                         int64_t now, Scratch& s) {
+  const int nv = 1 << h.vshift;
+  const uint64_t vfull = (uint64_t{1} << nv) - 1;
+  for (int ip = 0; ip < h.ports; ++ip) {
+    const int32_t pi = rpi + ip;
+    const int32_t ivc0 = pi << h.vshift;
+    const Masks& mk = h.masks[ivc0 >> h.mshift];
+    const int shift = ivc0 & ((1 << h.mshift) - 1);
+    const uint64_t heads = ((mk.visible & ~mk.active) >> shift) & vfull;
+    bool requested = false;
+    const int start = header_rr_[pi];
+    for (int i = 0; i < nv && heads != 0; ++i) {
+      const int v = (start + i) & (nv - 1);
+      if (((heads >> v) & 1u) == 0) continue;
+      InVc& q = h.in[ivc0 | v];
+      const bool fresh = q.state == kIdle;
+      if (fresh && now < header_free_[pi]) continue;  // the unit is busy with another head
+      if (requested && !fresh) continue;              // one arbitration per port and cycle
+      const int nva = s.nva;
+      HandleHead(h, r, ivc0 | v, now, s);
+      if (fresh && q.state != kIdle) header_free_[pi] = q.ready;
+      if (s.nva > nva) {
+        if (requested) {
+          --s.nva;
+        } else {
+          requested = true;
+          header_rr_[pi] = static_cast<uint8_t>((v + 1) & (nv - 1));
+        }
+      }
     }
   }
 }
@@ -183,7 +226,14 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_
     if (q.aux == static_cast<int32_t>(h.epoch[r])) return;
   } else {
     const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
-    if (q.state == kIdle) RouteHead(r, ip, v, ivc, f, now, &route_);
+    if (q.state == kIdle && RouteHead(r, ip, v, ivc, f, now, &route_) && h.table_ports != 0) {
+      const uint32_t port = 1u << (v % h.table_ports);
+      if ((s.table_used & port) != 0) {  // the VC group's table port is taken: next cycle
+        q.state = kIdle;
+        return;
+      }
+      s.table_used |= port;
+    }
     if (q.ready > now) return;
   }
   const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
