@@ -80,7 +80,17 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
       .Add("messages_measured", r.messages_measured)
       .Add("cycles", r.cycles)
       .Add("saturated", r.saturated)
-      .Add("wall_seconds", r.wall_seconds);
+      .Add("wall_seconds", r.wall_seconds)
+      .Add("bandwidth_mbytes_per_second", r.bandwidth_mbytes_per_second)
+      .Add("recovered_messages", r.recovered_messages)
+      .Add("recovery_ratio", r.recovery_ratio)
+      .Add("table_messages", r.table_messages)
+      .Add("table_ratio", r.table_ratio)
+      .Add("misrouted_hops", r.misrouted_hops)
+      .Add("avg_misrouted_hops", r.avg_misrouted_hops)
+      .Add("undeliverable_messages", r.undeliverable_messages)
+      .Add("not_generated_messages", r.not_generated_messages)
+      .Add("retransmitted_messages", r.retransmitted_messages);
   return rec;
 }
 
@@ -109,6 +119,8 @@ std::vector<output::TableColumn> SimTableColumns(const std::vector<sim::SimConfi
       {"cycles", "cycles", 8},
       {"saturated", "saturated", 0},
       {"wall_seconds", "wall_s", kNum},
+      {"bandwidth_mbytes_per_second", "MB/s", kNum},
+      {"recovery_ratio", "recovery", kNum},
   };
 }
 

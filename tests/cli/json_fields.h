@@ -31,6 +31,16 @@ inline constexpr const char* kRequiredJsonFields[] = {
     "p50_latency_cycles",
     "max_latency_cycles",
     "accepted_bytes_per_second",
+    "bandwidth_mbytes_per_second",
+    "recovered_messages",
+    "recovery_ratio",
+    "table_messages",
+    "table_ratio",
+    "misrouted_hops",
+    "avg_misrouted_hops",
+    "undeliverable_messages",
+    "not_generated_messages",
+    "retransmitted_messages",
 };
 
 }  // namespace ukai::testing_util

@@ -14,6 +14,7 @@
 
 #include "sim/routing/dimension_order.h"
 #include "sim/routing/dor.h"
+#include "sim/routing/route_state.h"
 #include "sim/topology/kary_ncube.h"
 
 namespace ukai::sim {
@@ -99,6 +100,9 @@ TEST(DorOptionsTest, RandomTieIsDrawnOncePerMessageAndBalanced) {
     // Later routers see the same choice, whatever the cycle.
     EXPECT_EQ(DorTieMinusBits(*t, DorTieRule::kRandom, 0, 15, i + 99, &state), first);
     minus += static_cast<int>(first & 1u);
+    // Only the algorithm bits of the state word (route_state.h) are used: the statistics
+    // bits (recovery, table, misrouted hops) stay 0.
+    EXPECT_EQ(state & ~kRoutingBits, 0u);
   }
   EXPECT_NEAR(static_cast<double>(minus) / kMessages, 0.5, 0.04);
 }

@@ -25,6 +25,16 @@ inline SimConfig SmallConfig(TopologyKind kind, std::vector<int> k, const char* 
   return c;
 }
 
+// A k-ary n-cube with radices k (dimension 0 first).
+inline std::unique_ptr<KaryNCube> MakeCube(TopologyKind kind, std::vector<int> k) {
+  NetworkConfig c;
+  c.topology = kind;
+  c.n = static_cast<int>(k.size());
+  c.k = std::move(k);
+  Result<std::unique_ptr<KaryNCube>> made = KaryNCube::Create(c);
+  return std::move(made).value();
+}
+
 // Sends one message src->dst of `flits` flits through the idle network and returns its
 // delivery record (fails the test if it is not delivered within `limit` cycles).
 inline Delivery SendOne(Network& net, int src, int dst, int flits, int64_t limit = 100000) {

@@ -22,6 +22,8 @@ std::string_view ItemTypeName(ValueType t) {
       return "bool";
     case ValueType::kEnum:
       return "enum";
+    case ValueType::kStructured:
+      return "list";
   }
   return "?";
 }
@@ -38,6 +40,8 @@ std::string_view ExpectedName(ValueType t) {
       return "a string";
     case ValueType::kBool:
       return "a boolean (true or false)";
+    case ValueType::kStructured:
+      return "a list";
   }
   return "?";
 }
@@ -119,6 +123,8 @@ Status CheckItem(const KeySpec& spec, Scalar* item, const Origin& origin) {
     case ValueType::kString:
     case ValueType::kEnum:
       break;
+    case ValueType::kStructured:
+      return Status::Ok();  // the consumer checks the form
   }
   const std::string* s = std::get_if<std::string>(item);
   if (s == nullptr) {
@@ -145,6 +151,7 @@ Status CheckItem(const KeySpec& spec, Scalar* item, const Origin& origin) {
 
 std::string KeySpec::TypeName() const {
   std::string item(ItemTypeName(type));
+  if (type == ValueType::kStructured) return item;
   switch (shape) {
     case Shape::kScalar:
       return item;
@@ -208,7 +215,15 @@ Status KeyError(std::string_view key, std::string_view message, const Origin& or
   return Status::InvalidArgument(fmt::format("{}: {} {}", key, message, origin.Where()));
 }
 
+const Tree* Tree::Field(std::string_view name) const {
+  for (size_t i = 0; i < names.size() && i < items.size(); ++i) {
+    if (names[i] == name) return &items[i];
+  }
+  return nullptr;
+}
+
 Status CheckValue(const KeySpec& spec, Value* value) {
+  if (spec.type == ValueType::kStructured) return Status::Ok();  // the consumer checks it
   if (value->items.empty()) {
     return KeyError(spec.key, "empty list (give at least one value)", value->origin);
   }

@@ -34,6 +34,9 @@ enum class ValueType {
   kString,  // any string
   kBool,    // true / false
   kEnum,    // a string from KeySpec::allowed
+  // Any TOML value, nested lists and inline tables included (Value::tree holds it; the
+  // consumer checks its form, e.g. faults.nodes = [[3, 4], [7, 1]]). Shape is ignored.
+  kStructured,
 };
 
 // How many items a key takes.
@@ -91,11 +94,25 @@ struct Origin {
   std::string Where() const;
 };
 
-// A value as written: one item, or a list of items.
+// A structured value (ValueType::kStructured) as written: a scalar, a list or an inline
+// table, each part with the place it came from.
+struct Tree {
+  enum class Kind { kScalar, kList, kTable };
+  Kind kind = Kind::kScalar;
+  Scalar scalar;                   // kScalar
+  std::vector<Tree> items;         // kList: the elements; kTable: the field values
+  std::vector<std::string> names;  // kTable: the field names (same order as items)
+  Origin origin;
+  // The field called `name` of a table, or nullptr.
+  const Tree* Field(std::string_view name) const;
+};
+
+// A value as written: one item, or a list of items (kStructured: `tree`, no items).
 struct Value {
   std::vector<Scalar> items;
   bool is_list = false;  // written as a TOML array
   Origin origin;
+  Tree tree = {};  // kStructured only
 };
 
 // The set of keys of one config and their meaning.

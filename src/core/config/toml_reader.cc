@@ -52,10 +52,41 @@ bool ToScalar(const toml::node& node, Scalar* out) {
   return true;
 }
 
+// Converts any node (nested arrays and inline tables included) to a Tree.
+Status ConvertTree(const KeySpec& spec, const toml::node& node, const Origin& origin,
+                   const std::string& source_name, int depth, Tree* out) {
+  out->origin = origin;
+  if (depth > 16) return KeyError(spec.key, "nested too deeply (more than 16 levels)", origin);
+  if (const toml::array* arr = node.as_array()) {
+    out->kind = Tree::Kind::kList;
+    for (const toml::node& elem : *arr) {
+      out->items.emplace_back();
+      UKAI_RETURN_IF_ERROR(ConvertTree(spec, elem, OriginOf(elem.source(), source_name),
+                                       source_name, depth + 1, &out->items.back()));
+    }
+  } else if (const toml::table* tab = node.as_table()) {
+    out->kind = Tree::Kind::kTable;
+    for (auto&& [k, v] : *tab) {
+      out->names.emplace_back(k.str());
+      out->items.emplace_back();
+      UKAI_RETURN_IF_ERROR(ConvertTree(spec, v, OriginOf(v.source(), source_name), source_name,
+                                       depth + 1, &out->items.back()));
+    }
+  } else if (!ToScalar(node, &out->scalar)) {
+    return KeyError(spec.key, fmt::format("unsupported value: {}", NodeTypeName(node.type())),
+                    origin);
+  }
+  return Status::Ok();
+}
+
 // Converts a value node (scalar or flat array) to a Value, checking it against `spec`.
 Status ConvertValue(const KeySpec& spec, const toml::node& node, const Origin& origin,
                     const std::string& source_name, Value* out) {
   out->origin = origin;
+  if (spec.type == ValueType::kStructured) {
+    out->is_list = node.is_array();
+    return ConvertTree(spec, node, origin, source_name, 0, &out->tree);
+  }
   if (const toml::array* arr = node.as_array()) {
     out->is_list = true;
     for (const toml::node& elem : *arr) {
@@ -96,7 +127,7 @@ void WalkTable(const toml::table& table, const std::string& prefix, const Schema
     Status st;
     if (const KeySpec* spec = schema.Find(key)) {
       Value value;
-      if (node.is_table()) {
+      if (node.is_table() && spec->type != ValueType::kStructured) {
         st = KeyError(key, fmt::format("expected {}, got a table", spec->TypeName()), key_origin);
       } else {
         st = ConvertValue(*spec, node, OriginOf(node.source(), source_name), source_name, &value);

@@ -56,6 +56,7 @@ struct Message {
   int64_t created = 0;         // cycle the message was created (entered the source queue)
   int64_t injected = -1;       // cycle its head entered the router's injection buffer
   uint32_t routing_state = 0;  // owned by the routing function (RouteRequest)
+  bool undeliverable = false;  // drained by a router: no live route (Fabric::SetPortAlive)
   int32_t next = -1;           // source-queue / free-list link
 };
 

@@ -79,6 +79,14 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
                                    ", router.pe_vcs = " + std::to_string(config.router.pe_vcs) +
                                    ")");
   }
+  net->faults_ = std::make_unique<FaultState>(*net->topology_);
+  if (config.faults.any()) {
+    Result<FaultPlan> plan = PlanFaults(*net->topology_, config.faults, config.seed);
+    if (!plan.ok()) return plan.status();
+    *net->faults_ = plan->initial;
+    net->events_ = std::move(plan->events);
+    net->faults_->ApplyTo(net->topology_.get());
+  }
   if (routing == nullptr) {
     Result<std::unique_ptr<RoutingFunction>> made = MakeRouting(*net->topology_, config);
     if (!made.ok()) return made.status();
@@ -100,6 +108,7 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   }
   net->fabric_ = std::make_unique<Fabric>(*net->topology_, config.router, net->routing_.get(),
                                           net->selection_.get(), &net->messages_);
+  net->ApplyFaultState();
   net->pe_.resize(nodes);
   net->pe_busy_.assign(nodes, 0);
   net->active_flags_.assign((static_cast<size_t>(nodes) + 7) / 8 * 8, 0);
@@ -156,11 +165,16 @@ void Network::CreateTrafficMessages() {
   }
 }
 
-// One traffic message of `node` now, and its next creation.
+// One traffic message of `node` now (not generated when its source or destination is
+// faulty), and its next creation.
 void Network::CreateTrafficMessage(int32_t node) {
   Rng& rng = rng_[node];
   const int dst = pattern_->Destination(node, rng);
-  if (dst >= 0) CreateMessage(node, dst, message_flits_);
+  if (dst >= 0 && topology_->NodeAlive(node) && topology_->NodeAlive(dst)) {
+    CreateMessage(node, dst, message_flits_);
+  } else if (dst >= 0) {
+    ++messages_not_generated_;
+  }
   schedule_.Push(injection_->Next(now_, rng), node, now_);
 }
 
@@ -208,8 +222,49 @@ __attribute__((always_inline)) inline void Network::PeStep(int32_t node, Pe& pe)
   }
 }
 
+// The topology's liveness into the routers.
+void Network::ApplyFaultState() {
+  for (int r = 0; r < topology_->NumNodes(); ++r) {
+    fabric_->SetNodeAlive(r, topology_->NodeAlive(r));
+    for (int p = 0; p < topology_->NumNetworkPorts(); ++p) {
+      fabric_->SetPortAlive(r, p, topology_->ChannelAlive(r, p));
+    }
+  }
+}
+
+// A failed node's queued messages (not yet started) are undeliverable.
+void Network::DropQueue(int32_t node) {
+  Pe& pe = pe_[node];
+  while (pe.queue_head >= 0) {
+    const int32_t id = pe.queue_head;
+    pe.queue_head = messages_[id].next;
+    messages_.Release(id);
+    --backlog_;
+    --pe.held;
+    ++messages_undeliverable_;
+  }
+  pe.queue_tail = -1;
+  pe_busy_[node] = pe.current >= 0 ? 1 : 0;
+}
+
+void Network::ApplyDueEvents() {
+  while (next_event_ < events_.size() && events_[next_event_].cycle <= now_) {
+    const FaultEvent& e = events_[next_event_++];
+    ApplyFaultEvent(e, faults_.get());
+    if (e.kind == FaultEventSpec::Kind::kFailNode) DropQueue(e.node);
+  }
+  faults_->ApplyTo(topology_.get());
+  ApplyFaultState();
+  routing_->TopologyChanged();
+  fabric_->ForgetRoutes();
+  for (int r = 0; r < topology_->NumNodes(); ++r) {
+    if (fabric_->HasFlits(r)) Activate(r);  // re-route heads waiting at dead ports
+  }
+}
+
 void Network::Step() {
   deliveries_.clear();
+  if (next_event_ < events_.size() && events_[next_event_].cycle <= now_) ApplyDueEvents();
   if (injection_ != nullptr) CreateTrafficMessages();
   // Every router first, then every PE: a PE only touches its own router's injection VCs,
   // which no other router's evaluation reads, so this is the same as router + PE per node.
@@ -240,7 +295,13 @@ void Network::Step() {
   }
   for (const Ejection& e : ejected_) {
     const Message& m = messages_[e.flit.msg()];
-    deliveries_.push_back({m.src, m.dst, m.length, m.hops, m.created, m.injected, e.cycle});
+    if (m.undeliverable || e.node != m.dst || !topology_->NodeAlive(m.dst)) {
+      ++messages_undeliverable_;
+      messages_.Release(e.flit.msg());
+      continue;
+    }
+    deliveries_.push_back(
+        {m.src, m.dst, m.length, m.hops, m.created, m.injected, e.cycle, m.routing_state});
     ++messages_delivered_;
     messages_.Release(e.flit.msg());
   }
@@ -274,7 +335,8 @@ bool Network::AnyActive() const {
 
 bool Network::SkipIdle(int64_t limit) {
   if (schedule_.empty() || AnyActive()) return false;
-  const int64_t next = std::min(schedule_.Next(now_), limit);
+  int64_t next = std::min(schedule_.Next(now_), limit);
+  if (next_event_ < events_.size()) next = std::min(next, events_[next_event_].cycle);
   if (next <= now_) return false;
   now_ = next;
   return true;

@@ -17,7 +17,16 @@
 //      delivered when its tail reaches the PE. Deliveries of one cycle are reported in
 //      destination-node order, so results do not depend on evaluation order.
 // Nodes with nothing to do are not visited; when no node is active, SkipIdle() jumps the
-// clock to the next message creation.
+// clock to the next message creation (or timed fault event).
+//
+// Faults (faults.*, topology/faults.h): the initial faults are applied before the routing
+// function is built; a timed event is applied at the start of its cycle (topology,
+// router ports, then RoutingFunction::TopologyChanged()). A message is not generated when
+// its source or destination is faulty (counted in messages_not_generated()); a queued
+// message of a node that fails, and a message drained by a router for lack of a live route
+// or because its destination failed, is counted in messages_undeliverable() — never
+// silently lost. A fault takes effect for heads routed from its cycle on: flits of a
+// message already holding a channel's VC finish crossing it (no flit is corrupted).
 //
 // Thread safety: none; one thread drives a Network.
 #ifndef UKAI_SIM_ENGINE_NETWORK_H_
@@ -37,6 +46,7 @@
 #include "sim/router/fabric.h"
 #include "sim/router/selection.h"
 #include "sim/routing/routing.h"
+#include "sim/topology/faults.h"
 #include "sim/topology/topology.h"
 #include "sim/traffic/injection.h"
 #include "sim/traffic/pattern.h"
@@ -47,6 +57,7 @@ namespace ukai::sim {
 struct Delivery {
   int32_t src, dst, length, hops;
   int64_t created, injected, delivered;  // cycles; latency = delivered - created
+  uint32_t routing_state;                // the message's final routing state word
 };
 
 class Network {
@@ -71,6 +82,8 @@ class Network {
   // A live message (tests, tracing); `id` as in HopEvent::msg.
   const Message& message(int32_t id) const { return messages_[id]; }
   const Topology& topology() const { return *topology_; }
+  // Retransmitted messages (reconfiguration discards resent from their source).
+  int64_t messages_retransmitted() const { return messages_retransmitted_; }
   const SimConfig& config() const { return config_; }
   int message_flits() const { return message_flits_; }
   // Messages delivered during the last Step(), in destination order.
@@ -83,6 +96,13 @@ class Network {
   int64_t flit_hops() const { return fabric_->flit_hops(); }
   int64_t messages_created() const { return messages_created_; }
   int64_t messages_delivered() const { return messages_delivered_; }
+  // Faults: messages not created because an end node was faulty, messages that became
+  // undeliverable (drained or dropped from a failed node's queue), events applied.
+  int64_t messages_not_generated() const { return messages_not_generated_; }
+  int64_t messages_undeliverable() const { return messages_undeliverable_; }
+  int64_t fault_events_applied() const { return next_event_; }
+  // The current fault state (all healthy without faults.*).
+  const FaultState& faults() const { return *faults_; }
   // Messages waiting in source queues (not yet started).
   int64_t backlog() const { return backlog_; }
   int active_nodes() const {
@@ -111,6 +131,9 @@ class Network {
  private:
   Network() = default;
   void CreateTrafficMessages();
+  void ApplyFaultState();
+  void ApplyDueEvents();
+  void DropQueue(int32_t node);
   void EnqueueMessage(int32_t id);
   void Activate(int32_t node) { active_flags_[node] = 1; }
   void CollectActive();
@@ -161,6 +184,11 @@ class Network {
   int sending_nodes_ = 0;
   int64_t flits_injected_ = 0;
   int64_t messages_created_ = 0, messages_delivered_ = 0, backlog_ = 0;
+  std::unique_ptr<FaultState> faults_;
+  std::vector<FaultEvent> events_;  // timed faults, in cycle order
+  size_t next_event_ = 0;
+  int64_t messages_not_generated_ = 0, messages_undeliverable_ = 0;
+  int64_t messages_retransmitted_ = 0;
 };
 
 // Validates the parts of `config` the engine itself needs (router.*, traffic sizes,

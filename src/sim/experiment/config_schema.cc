@@ -10,7 +10,9 @@
 
 #include "core/config/toml_reader.h"
 #include "sim/engine/network.h"
+#include "sim/experiment/fault_config.h"
 #include "sim/routing/registry.h"
+#include "sim/topology/faults.h"
 #include "sim/topology/kary_ncube.h"
 #include "sim/traffic/injection.h"
 #include "sim/traffic/pattern.h"
@@ -394,9 +396,40 @@ std::vector<Binding> FidelityBindings() {
   };
 }
 
+// Keys of the fault-tolerant routings (updown, detour-ud, detour-nf).
+std::vector<Binding> FaultRoutingBindings() {
+  using VT = ValueType;
+  return {
+      {KeySpec::Make("routing.root", VT::kInt)
+           .Min(-1)
+           .Max(kMaxNodes - 1)
+           .Doc("up*/down* root node number (updown, detour-ud); -1 or a faulty node: the "
+                "lowest-numbered healthy node"),
+       [](const Items& v, SimConfig* c) { c->routing.root = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.routing.root); }},
+      {KeySpec::Make("routing.timeout_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(1)
+           .Max(kCycleMax)
+           .Doc("detour-ud: a head blocked this long on FA-VCs is presumed deadlocked and "
+                "starts recovery on the UD-VC"),
+       [](const Items& v, SimConfig* c) { c->routing.timeout_cycles = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.routing.timeout_cycles); }},
+      {KeySpec::Make("routing.fault_region_distance", VT::kInt)
+           .Unit("hops")
+           .Min(1)
+           .Max(1 << 16)
+           .Doc("detour-ud: nodes within this distance of a faulty channel form the fault "
+                "region (1: the channel's end nodes)"),
+       [](const Items& v, SimConfig* c) { c->routing.fault_region_distance = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.routing.fault_region_distance); }},
+  };
+}
+
 std::vector<Binding> Bindings() {
   std::vector<Binding> all = NetworkAndRouterBindings();
-  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings, &FidelityBindings}) {
+  for (auto* part :
+       {&RoutingAndTrafficBindings, &MeasureBindings, &FaultRoutingBindings, &FidelityBindings}) {
     for (Binding& b : part()) all.push_back(std::move(b));
   }
   const SimConfig defaults;
@@ -416,6 +449,7 @@ std::span<const std::string_view> SweepKeyOrder() { return kSweepOrder; }
 config::Schema SimConfigSchema() {
   std::vector<KeySpec> keys;
   for (Binding& b : Bindings()) keys.push_back(std::move(b.spec));
+  for (config::KeySpec& k : FaultKeySpecs()) keys.push_back(std::move(k));
   return config::Schema(std::move(keys));
 }
 
@@ -501,6 +535,10 @@ Status CheckSupported(const SimConfig& c, const Topology& topology) {
   UKAI_RETURN_IF_ERROR(ValidateConfig(c));
   Result<const RoutingEntry*> routing = FindRoutingAlgorithm(c.routing.algorithm);
   if (!routing.ok()) return routing.status();
+  if (c.faults.any()) {
+    Result<FaultPlan> faults = PlanFaults(topology, c.faults, c.seed);
+    if (!faults.ok()) return faults.status();
+  }
   UKAI_RETURN_IF_ERROR((*routing)->supports(topology, c));
   Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(topology, c.traffic);
   if (!pattern.ok()) return pattern.status();
@@ -557,6 +595,7 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
     b.set(b.spec.shape == Shape::kSweep ? Items{v->items[0]} : v->items, &base);
   }
   std::vector<std::string> errors;
+  ReadFaultConfig(values, &base.faults, &errors);
   CheckNetwork(values, &base, &errors);
   CheckUnusedSweeps(values, base, &errors);
   size_t total = 1;

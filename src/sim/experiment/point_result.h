@@ -27,6 +27,21 @@ struct PointResult {
   int64_t cycles = 0;                        // cycles (simulated, total)
   double wall_seconds = 0;                   // wall_seconds
   bool saturated = false;                    // saturated
+
+  // Fault tolerance and deadlock recovery (routing/route_state.h). Ratios and hop counts
+  // are over the measured messages; the message counts marked "run" over the whole run.
+  double bandwidth_mbytes_per_second = 0;  // bandwidth_mbytes_per_second: network-wide
+                                           // delivered payload, 10^6 bytes/s at clock_mhz
+  int64_t recovered_messages = 0;          // recovered_messages: entered deadlock recovery
+  double recovery_ratio = 0;               // recovery_ratio = recovered / measured
+  int64_t table_messages = 0;              // table_messages: used a fault-region table
+  double table_ratio = 0;                  // table_ratio = table_messages / measured
+  int64_t misrouted_hops = 0;              // misrouted_hops: non-minimal hops (fault-free
+                                           // distance not lowered), summed
+  double avg_misrouted_hops = 0;           // avg_misrouted_hops per measured message
+  int64_t undeliverable_messages = 0;      // undeliverable_messages (run)
+  int64_t not_generated_messages = 0;      // not_generated_messages (run): faulty end node
+  int64_t retransmitted_messages = 0;      // retransmitted_messages (run)
 };
 
 }  // namespace ukai::sim

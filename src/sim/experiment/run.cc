@@ -7,6 +7,7 @@
 #include "core/stats.h"
 #include "sim/engine/network.h"
 #include "sim/routing/registry.h"
+#include "sim/routing/route_state.h"
 
 namespace ukai::sim {
 namespace {
@@ -18,8 +19,12 @@ struct Sample {
   Summary hops;
   int64_t flits = 0;
   int64_t bytes = 0;
+  int64_t recovered = 0, table = 0, misrouted = 0;  // route_state.h bits
 
   void Add(const Delivery& d, int message_bytes) {
+    recovered += (d.routing_state & kRecoveryBit) != 0;
+    table += (d.routing_state & kUsedTableBit) != 0;
+    misrouted += MisroutedHops(d.routing_state);
     latency.Add(d.delivered - d.created);
     network_latency.Add(static_cast<double>(d.delivered - d.injected));
     hops.Add(d.hops);
@@ -32,6 +37,9 @@ struct Sample {
     hops.Merge(o.hops);
     flits += o.flits;
     bytes += o.bytes;
+    recovered += o.recovered;
+    table += o.table;
+    misrouted += o.misrouted;
   }
 };
 
@@ -133,6 +141,21 @@ Status RunCycles(Network& net, const ProgressFn& progress, Outcome* out) {
   return Status::Ok();
 }
 
+// The fault-tolerance figures of PointResult (point_result.h).
+void FaultStats(const Network& net, const Sample& s, PointResult* r) {
+  const double measured = static_cast<double>(std::max<int64_t>(1, r->messages_measured));
+  r->bandwidth_mbytes_per_second = r->accepted_bytes_per_second * net.topology().NumNodes() / 1e6;
+  r->recovered_messages = s.recovered;
+  r->recovery_ratio = static_cast<double>(s.recovered) / measured;
+  r->table_messages = s.table;
+  r->table_ratio = static_cast<double>(s.table) / measured;
+  r->misrouted_hops = s.misrouted;
+  r->avg_misrouted_hops = static_cast<double>(s.misrouted) / measured;
+  r->undeliverable_messages = net.messages_undeliverable();
+  r->not_generated_messages = net.messages_not_generated();
+  r->retransmitted_messages = net.messages_retransmitted();
+}
+
 }  // namespace
 
 Result<PointResult> RunPoint(const SimConfig& config, const ProgressFn& progress) {
@@ -174,6 +197,7 @@ Result<PointResult> RunPoint(const SimConfig& config, const ProgressFn& progress
   r.saturated = out.capped ||
                 r.accepted_flits_per_node_cycle < 0.9 * r.offered_flits_per_node_cycle ||
                 static_cast<double>(out.backlog_growth) > growth_limit;
+  FaultStats(net, out.sample, &r);
   r.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/topology/fault_spec.h"
+
 namespace ukai::sim {
 
 enum class TopologyKind { kMesh, kTorus };
@@ -58,6 +60,10 @@ struct RoutingConfig {
   DorTieRule dor_tie = DorTieRule::kRandom;
   DorDateline dor_dateline = DorDateline::kShared;
   DuatoAtomic duato_atomic = DuatoAtomic::kAdaptive;
+  // Fault tolerance and deadlock recovery (updown, detour-ud, detour-nf):
+  int root = -1;                  // up*/down* root node number; -1: lowest healthy node
+  int64_t timeout_cycles = 128;   // detour-ud: blocking time that starts deadlock recovery
+  int fault_region_distance = 2;  // detour-ud: nodes within this distance of a fault
 };
 
 struct TrafficConfig {
@@ -90,6 +96,7 @@ struct SimConfig {
   TrafficConfig traffic;
   MeasureConfig measure;
   uint64_t seed = 1;
+  FaultConfig faults;  // faults.* (topology/fault_spec.h)
 };
 
 }  // namespace ukai::sim

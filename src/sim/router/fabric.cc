@@ -51,7 +51,8 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       bubble_cycles_(config.switch_bubble_cycles),
       grant_options_(eject_flits_ > 1 || bubble_cycles_ > 0),
       shared_headers_(config.header_units == HeaderUnits::kPerPort),
-      table_ports_(config.table_read_ports) {
+      table_ports_(config.table_read_ports),
+      net_vc_mask_(LowMask(config.vcs)) {
   assert(nodes_ <= MaxRouters(ports_, config));
   const size_t npi = static_cast<size_t>(nodes_) << pshift_;
   const size_t nvc = npi << vshift_;
@@ -66,6 +67,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   valid_vcs_.assign(npi, 0);
   down_ivc_.assign(npi, -1);
   epoch_.assign(nodes_, 0);
+  dead_.assign(nodes_, 0);
   tx_.resize(npi);
   ej_.resize(static_cast<size_t>(nodes_) * eject_flits_);
   if (bubble_cycles_ > 0) last_sent_.assign(npi, LastSent{-1, INT64_MIN / 2});
@@ -88,6 +90,20 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
     for (int v = 0; v < config.pe_vcs; ++v) out_[Ivc(r, pe_port(), v)].credits = kEjectCredits;
   }
   InitHot();
+}
+
+void Fabric::SetPortAlive(int32_t router, int port, bool alive) {
+  if (down_ivc_[Pi(router, port)] < 0) return;  // unconnected
+  valid_vcs_[Pi(router, port)] = alive ? net_vc_mask_ : 0;
+}
+
+void Fabric::ForgetRoutes() {
+  for (size_t ivc = 0; ivc < in_.size(); ++ivc) {
+    const uint64_t bit = Bit(static_cast<int32_t>(ivc));
+    if (in_[ivc].state != kIdle && (masks_[ivc >> mshift_].active & bit) == 0) {
+      in_[ivc].state = kIdle;
+    }
+  }
 }
 
 void Fabric::InitHot() {
@@ -118,8 +134,13 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     ++n;
   };
   int extra = 0;
-  if (m.dst == r) {
+  bool read_table = false;
+  const auto sink = [&] {
     add({static_cast<int16_t>(pe_port()), 0, valid_vcs_[Pi(r, pe_port())]});
+  };
+  if (m.dst == r || dead_[m.dst]) {
+    if (dead_[m.dst]) m.undeliverable = true;
+    sink();
   } else {
     RouteRequest req;
     req.node = r;
@@ -129,7 +150,8 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     req.dst = m.dst;
     req.length_flits = m.length;
     req.now = now;
-    req.blocked_cycles = 0;
+    // A re-route of a routed head (ReRouteWhileBlocked): how long it has waited so far.
+    req.blocked_cycles = in_[ivc].state == kIdle ? 0 : std::max<int64_t>(0, now - in_[ivc].ready);
     req.message_state = &m.routing_state;
     result->Clear();
     routing_->Route(req, result);
@@ -140,7 +162,12 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
       c.vc_mask &= valid_vcs_[Pi(r, c.port)];
       if (c.vc_mask != 0) add(c);
     }
-    if (result->table_lookup()) extra = table_lookup_cycles_;
+    read_table = result->table_lookup();
+    if (read_table) extra = table_lookup_cycles_;
+    if (n == 0) {  // no live way on: drain it here (faults), never a hang
+      m.undeliverable = true;
+      sink();
+    }
   }
   InVc& q = in_[ivc];
   q.cand_count = static_cast<uint8_t>(n);
@@ -150,7 +177,7 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
   }
   in_[ivc].ready = now + hop_cycles_ - 1 + extra;
   in_[ivc].state = kRouted;
-  return extra != 0 || (m.dst != r && result->table_lookup());
+  return read_table;
 }
 
 void Fabric::RebaseArrivals(int64_t now) {

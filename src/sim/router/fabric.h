@@ -128,6 +128,16 @@ class Fabric {
     masks_[ivc >> mshift_].nonempty |= Bit(ivc);
   }
 
+  // Faults (topology/faults.h): a dead port is offered to no new head (messages already
+  // holding one of its output VCs finish crossing it); a head whose routing leaves no live
+  // candidate, or whose destination node is dead, is drained into this router's ejection
+  // port and its message marked Message::undeliverable (never a hang).
+  void SetPortAlive(int32_t router, int port, bool alive);
+  void SetNodeAlive(int32_t router, bool alive) { dead_[router] = alive ? 0 : 1; }
+  // Makes every routed head that holds no output VC yet route again (after liveness or
+  // routing tables changed); it pays its hop pipeline again.
+  void ForgetRoutes();
+
   // True while router `router` holds flits.
   bool HasFlits(int32_t router) const {
     for (int w = 0; w < words_; ++w) {
@@ -324,6 +334,8 @@ class Fabric {
   // unit takes a new head, and the VC it offers the next VC-allocation request first.
   std::vector<int64_t> header_free_;
   std::vector<uint8_t> header_rr_;
+  std::vector<uint8_t> dead_;  // per router: 1 while the node is faulty
+  uint32_t net_vc_mask_;       // the VCs of a live network port
   // Per router.
   std::vector<Masks> masks_;     // words_ per router (index ivc >> mshift_)
   std::vector<uint32_t> epoch_;  // changes whenever an output VC may have become free

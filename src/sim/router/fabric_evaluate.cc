@@ -254,10 +254,15 @@ UKAI_INLINE int32_t Fabric::SelectOutput(const Hot& h, int32_t r, int32_t ivc, c
   const Message& m = (*messages_)[f.msg()];
   if (reroute_ && now > h.in[ivc].ready && m.dst != r) {
     // Re-route with the time blocked so far (keeps the ready time).
+    // A re-route that changes the message's state (e.g. starts deadlock recovery) and reads
+    // a table pays the table delay again; otherwise the ready time stands.
     const int64_t ready = h.in[ivc].ready;
+    const uint32_t state = m.routing_state;
     const int ip = (ivc >> h.vshift) & ((1 << h.pshift) - 1);
     RouteHead(r, ip, ivc & ((1 << h.vshift) - 1), ivc, f, now, &route_);
-    h.in[ivc].ready = ready;
+    const bool new_lookup = route_.table_lookup() && m.routing_state != state;
+    h.in[ivc].ready = new_lookup ? now + table_lookup_cycles_ : ready;
+    if (new_lookup && table_lookup_cycles_ > 0) return -1;
   }
   const int32_t base = r << (h.pshift + h.vshift);
   const OutputVcView view{h.out + base, 1 << h.vshift, atomic_vcs_, depth_};

@@ -19,9 +19,11 @@
 #ifndef UKAI_SIM_ROUTING_DIMENSION_ORDER_H_
 #define UKAI_SIM_ROUTING_DIMENSION_ORDER_H_
 
+#include <algorithm>
 #include <cstdint>
 
 #include "sim/experiment/sim_config.h"
+#include "sim/routing/route_state.h"
 #include "sim/topology/kary_ncube.h"
 
 namespace ukai::sim {
@@ -37,6 +39,13 @@ inline int DatelineClass(bool plus, int cur, int dst) {
 }
 
 // `minus_ties`: bit d set sends a tie in dimension d "-" (default: every tie "+").
+// splitmix64's finaliser: a fixed mixing function (runs repeat).
+inline uint64_t Mix64(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
 inline DorHop NextDorHop(const KaryNCube& topo, int node, int dst, uint32_t minus_ties = 0) {
   DorHop hop;
   for (int d = 0; d < topo.n(); ++d) {
@@ -64,11 +73,13 @@ inline uint32_t ClassMask(int first, int count, int cls) {
 }
 
 // The tie choices (bit d: "-" on a tie in dimension d) of a message src -> dst under
-// `rule`. kRandom draws them once per message from a hash of (src, dst, now) and keeps
-// them in bits 0..n-1 of the message's routing state word (bit 31 marks them drawn), so
-// every router sees the same choice. kParity: "-" when the coordinates of src and dst
-// outside dimension d add up to an odd number (with uniform traffic, half of the ties of
-// every ring go each way). kPlus: every tie "+".
+// `rule`. kRandom draws 3 random bits once per message from a hash of (src, dst, now) and
+// keeps them in the routing state word's algorithm bits (route_state.h: bits 4-6, bit 7
+// marks them drawn; the statistics bits stay untouched), so every router sees the same
+// choice: dimension d < 3 takes bit d; a higher dimension bit d mod 3 XOR a hash bit of
+// (src, dst, d) (still "-" for half the messages of every pair). kParity: "-" when the
+// coordinates of src and dst outside dimension d add up to an odd number (with uniform
+// traffic, half of the ties of every ring go each way). kPlus: every tie "+".
 inline uint32_t DorTieMinusBits(const KaryNCube& topo, DorTieRule rule, int src, int dst,
                                 int64_t now, uint32_t* state) {
   if (!topo.torus()) return 0;
@@ -88,18 +99,22 @@ inline uint32_t DorTieMinusBits(const KaryNCube& topo, DorTieRule rule, int src,
     case DorTieRule::kRandom:
       break;
   }
-  constexpr uint32_t kDrawn = 1u << 31;
+  static_assert(kRoutingBits == 0xF0u, "DOR keeps its tie bits in bits 4-7");
+  constexpr uint32_t kDrawn = 1u << 7;
+  const uint64_t pair =
+      static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32 | static_cast<uint32_t>(dst);
   if ((*state & kDrawn) == 0) {
-    // splitmix64 finaliser of the message's identity: a fixed function, so runs repeat.
-    uint64_t x =
-        (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32 | static_cast<uint32_t>(dst)) ^
-        (static_cast<uint64_t>(now) * 0x9e3779b97f4a7c15ULL);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    *state = kDrawn | (static_cast<uint32_t>(x) & 0x7fffffffu);
+    *state |= kDrawn | static_cast<uint32_t>(
+                           Mix64(pair ^ (static_cast<uint64_t>(now) * 0x9e3779b97f4a7c15ULL)) & 7u)
+                           << 4;
   }
-  return *state & 0x7fffffffu;
+  const uint32_t r = (*state >> 4) & 7u;
+  uint32_t bits = r & ((1u << std::min(topo.n(), 3)) - 1);
+  for (int d = 3; d < topo.n(); ++d) {
+    const uint32_t h = static_cast<uint32_t>(Mix64(pair + static_cast<uint64_t>(d)) & 1u);
+    bits |= (((r >> (d % 3)) & 1u) ^ h) << d;
+  }
+  return bits;
 }
 
 // The `shared` dateline (routing.dor_dateline = "shared"): the VCs of the hop that a

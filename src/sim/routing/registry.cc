@@ -2,8 +2,10 @@
 
 #include <string>
 
+#include "sim/routing/detour_ud.h"
 #include "sim/routing/dor.h"
 #include "sim/routing/duato.h"
+#include "sim/routing/updown.h"
 #include "sim/topology/kary_ncube.h"
 
 namespace ukai::sim {
@@ -19,8 +21,17 @@ Status NeedCube(const Topology& topology, std::string_view name) {
                                  "' needs a k-ary n-cube (network.topology mesh or torus)");
 }
 
+// `name` is not fault tolerant: any faults.* setting is an error.
+Status NoFaults(const SimConfig& config, std::string_view name) {
+  if (!config.faults.any()) return Status::Ok();
+  return Status::InvalidArgument("routing.algorithm: '" + std::string(name) +
+                                 "' is not fault tolerant; remove the faults.* settings or use "
+                                 "a fault-tolerant algorithm (updown, detour-ud, detour-nf)");
+}
+
 Status DorSupports(const Topology& topology, const SimConfig& config) {
   UKAI_RETURN_IF_ERROR(NeedCube(topology, "dor"));
+  UKAI_RETURN_IF_ERROR(NoFaults(config, "dor"));
   if (AsCube(topology)->torus() && config.router.vcs < 2) {
     return Status::InvalidArgument(
         "routing.algorithm = 'dor' on a torus needs router.vcs >= 2 (two dateline classes), "
@@ -37,6 +48,7 @@ std::unique_ptr<RoutingFunction> DorCreate(const Topology& topology, const SimCo
 
 Status DuatoSupports(const Topology& topology, const SimConfig& config) {
   UKAI_RETURN_IF_ERROR(NeedCube(topology, "duato"));
+  UKAI_RETURN_IF_ERROR(NoFaults(config, "duato"));
   const bool torus = AsCube(topology)->torus();
   const int need = torus ? 3 : 2;
   if (config.router.vcs < need) {
@@ -51,6 +63,30 @@ Status DuatoSupports(const Topology& topology, const SimConfig& config) {
 std::unique_ptr<RoutingFunction> DuatoCreate(const Topology& topology, const SimConfig& config) {
   return std::make_unique<DuatoRouting>(*AsCube(topology), config.router.vcs,
                                         config.routing.duato_atomic);
+}
+
+Status UpDownEntrySupports(const Topology& topology, const SimConfig& config) {
+  return UpDownSupports(topology, config.routing.root);
+}
+
+std::unique_ptr<RoutingFunction> UpDownCreate(const Topology& topology, const SimConfig& config) {
+  return std::make_unique<UpDownRouting>(topology, config.router.vcs, config.routing.root);
+}
+
+Status DetourUdSupports(const Topology& topology, const SimConfig& config) {
+  UKAI_RETURN_IF_ERROR(NeedCube(topology, "detour-ud"));
+  UKAI_RETURN_IF_ERROR(UpDownSupports(topology, config.routing.root));
+  if (config.router.vcs < 2) {
+    return Status::InvalidArgument(
+        "routing.algorithm = 'detour-ud' needs router.vcs >= 2 (1 UD-VC + at least 1 FA-VC), "
+        "got router.vcs = " +
+        std::to_string(config.router.vcs));
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<RoutingFunction> DetourUdCreate(const Topology& topology, const SimConfig& config) {
+  return std::make_unique<DetourUdRouting>(*AsCube(topology), config);
 }
 
 constexpr RoutingEntry kAlgorithms[] = {
@@ -69,6 +105,22 @@ constexpr RoutingEntry kAlgorithms[] = {
      55.0,
      &DuatoSupports,
      &DuatoCreate},
+    {"updown",
+     "up*/down* over a BFS spanning tree of the healthy network (any topology, faults "
+     "allowed; root routing.root); per-node tables of shortest legal paths, read on every "
+     "hop (router.table_lookup_cycles); every VC usable",
+     {},
+     48.0,
+     &UpDownEntrySupports,
+     &UpDownCreate},
+    {"detour-ud",
+     "Detour-UD: fully adaptive minimal routing on the FA-VCs (table-free outside the fault "
+     "region, the torus table inside it), deadlock recovery after routing.timeout_cycles "
+     "blocked on the UD-VC (the highest VC) with the up*/down* table; router.vcs >= 2",
+     {},
+     48.0,
+     &DetourUdSupports,
+     &DetourUdCreate},
 };
 
 }  // namespace

@@ -26,6 +26,10 @@
 //   can no longer take its escape VC (a deadlock, seen with tornado traffic on a torus).
 //   Virtual cut-through needs no such rule (a blocked message sits whole in one buffer).
 // - Ejection (destination == current node) is decided by the router, not by Route().
+// - Faults: the router drops candidates on dead channels; when none is left (or the
+//   destination node is dead) the message is drained as undeliverable. TopologyChanged()
+//   is called between cycles after a timed fault or repair changed the topology's liveness
+//   (a table-driven routing recomputes its tables there).
 #ifndef UKAI_SIM_ROUTING_ROUTING_H_
 #define UKAI_SIM_ROUTING_ROUTING_H_
 
@@ -85,6 +89,7 @@ class RoutingFunction {
   virtual bool ReRouteWhileBlocked() const { return false; }
   virtual bool AtomicVcAllocation() const { return false; }
   virtual uint32_t AtomicVcMask() const { return AtomicVcAllocation() ? ~0u : 0u; }
+  virtual void TopologyChanged() {}
 };
 
 }  // namespace ukai::sim

@@ -1,5 +1,6 @@
 #include "sim/topology/kary_ncube.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -99,6 +100,50 @@ int KaryNCube::NodeAt(const std::vector<int>& coords) const {
   int node = 0;
   for (int d = 0; d < n_; ++d) node += coords[d] * stride_[d];
   return node;
+}
+
+Result<int> KaryNCube::ParseNode(const NodeRef& ref) const {
+  std::vector<int64_t> coords = ref.coords;
+  if (ref.form == NodeRef::Form::kNumber) return Topology::ParseNode(ref);
+  if (ref.form == NodeRef::Form::kName) {  // "3,4"
+    coords.clear();
+    size_t pos = 0;
+    while (pos <= ref.name.size()) {
+      const size_t comma = std::min(ref.name.find(',', pos), ref.name.size());
+      const std::string part = ref.name.substr(pos, comma - pos);
+      if (part.empty() || part.find_first_not_of(" 0123456789") != std::string::npos ||
+          part.size() > 9) {
+        return Status::InvalidArgument("node " + ref.text + " " + ref.where +
+                                       ": expected coordinates like \"3,4\" or [3, 4]");
+      }
+      coords.push_back(std::stoll(part));
+      pos = comma + 1;
+    }
+  }
+  if (static_cast<int>(coords.size()) != n_) {
+    return Status::InvalidArgument("node " + ref.text + " " + ref.where + ": the " + Describe() +
+                                   " needs " + std::to_string(n_) + " coordinate(s), got " +
+                                   std::to_string(coords.size()));
+  }
+  int node = 0;
+  for (int d = 0; d < n_; ++d) {
+    if (coords[d] < 0 || coords[d] >= k_[d]) {
+      return Status::InvalidArgument(
+          "node " + ref.text + " " + ref.where + ": coordinate " + std::to_string(coords[d]) +
+          " of dimension " + std::to_string(d) + " is outside 0.." + std::to_string(k_[d] - 1));
+    }
+    node += static_cast<int>(coords[d]) * stride_[d];
+  }
+  return node;
+}
+
+std::string KaryNCube::NodeName(int node) const {
+  std::string s = "(";
+  for (int d = 0; d < n_; ++d) {
+    if (d > 0) s += ',';
+    s += std::to_string(Coord(node, d));
+  }
+  return s + ")";
 }
 
 int KaryNCube::Distance(int a, int b) const {

@@ -35,6 +35,10 @@ class KaryNCube final : public Topology {
   }
   std::string Describe() const override;
   std::string PortName(int port) const override;
+  // Accepts node numbers, coordinates ([3, 4], dimension 0 first) and names "3,4".
+  Result<int> ParseNode(const NodeRef& ref) const override;
+  // "(3,4)".
+  std::string NodeName(int node) const override;
 
   bool torus() const { return torus_; }
   int n() const { return n_; }

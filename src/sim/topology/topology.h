@@ -5,8 +5,10 @@
 // a, when connected, leads to input port Neighbor(a, p).port of node Neighbor(a, p).node;
 // channels are bidirectional, so that input port is also an output port leading back.
 // A port that leads nowhere (a mesh edge) returns {-1, -1}. A per-channel alive mask (for
-// the fault model of later issues) is kept here: a dead channel is reported by
-// ChannelAlive() and by Neighbor() like an unconnected port only through LiveNeighbor().
+// the fault model, topology/faults.h) is kept here: a dead channel is reported by
+// ChannelAlive() and by Neighbor() like an unconnected port only through LiveNeighbor();
+// likewise a per-node alive flag (NodeAlive()). Config files name nodes through
+// ParseNode() (node numbers by default; a topology adds coordinates or names).
 //
 // Thread safety: immutable after construction except SetChannelAlive(), which must not
 // run while a simulation evaluates.
@@ -16,6 +18,9 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "core/status.h"
+#include "sim/topology/fault_spec.h"
 
 namespace ukai::sim {
 
@@ -38,6 +43,12 @@ class Topology {
   // Name of a network port for messages ("+x", "-y", "+d3").
   virtual std::string PortName(int port) const;
 
+  // The node a config names (faults.*). The default accepts node numbers 0..N-1 only;
+  // errors name the node as written (ref.text) and ref.where.
+  virtual Result<int> ParseNode(const NodeRef& ref) const;
+  // How messages name a node: its number by default ("(3,4)" on a k-ary n-cube).
+  virtual std::string NodeName(int node) const;
+
   // The PE (injection/ejection) port number.
   int PePort() const { return NumNetworkPorts(); }
 
@@ -49,9 +60,15 @@ class Topology {
   PortRef LiveNeighbor(int node, int port) const {
     return ChannelAlive(node, port) ? Neighbor(node, port) : PortRef{};
   }
+  // Node liveness (all alive by default); only the flag: faults.h also kills its channels.
+  bool NodeAlive(int node) const { return node_alive_.empty() || node_alive_[node] != 0; }
+  void SetNodeAlive(int node, bool alive);
+  // True when some node or channel is dead.
+  bool AnyFault() const;
 
  private:
-  std::vector<uint8_t> alive_;  // empty: all alive
+  std::vector<uint8_t> alive_;       // empty: all alive
+  std::vector<uint8_t> node_alive_;  // empty: all alive
 };
 
 }  // namespace ukai::sim

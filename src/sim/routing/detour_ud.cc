@@ -1,0 +1,94 @@
+#include "sim/routing/detour_ud.h"
+
+#include <cstdlib>
+
+namespace ukai::sim {
+
+std::vector<uint8_t> FaultRegion(const Topology& t, int distance) {
+  std::vector<uint8_t> region(static_cast<size_t>(t.NumNodes()), 0);
+  std::vector<int> level(static_cast<size_t>(t.NumNodes()), -1);
+  std::vector<int> queue;
+  for (int v = 0; v < t.NumNodes(); ++v) {
+    if (!t.NodeAlive(v)) continue;
+    for (int p = 0; p < t.NumNetworkPorts(); ++p) {
+      if (t.Neighbor(v, p).valid() && !t.ChannelAlive(v, p) && level[v] < 0) {
+        level[v] = 0;  // an end node of a faulty channel
+        queue.push_back(v);
+      }
+    }
+  }
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const int v = queue[i];
+    region[v] = 1;
+    if (level[v] + 1 >= distance) continue;
+    for (int p = 0; p < t.NumNetworkPorts(); ++p) {
+      const PortRef far = t.LiveNeighbor(v, p);
+      if (far.valid() && t.NodeAlive(far.node) && level[far.node] < 0) {
+        level[far.node] = level[v] + 1;
+        queue.push_back(far.node);
+      }
+    }
+  }
+  return region;
+}
+
+DetourUdRouting::DetourUdRouting(const KaryNCube& topology, const SimConfig& config)
+    : topo_(topology),
+      ud_vc_(config.router.vcs - 1),
+      fa_mask_((1u << ud_vc_) - 1),
+      ud_mask_(1u << ud_vc_),
+      timeout_(config.routing.timeout_cycles),
+      distance_(config.routing.fault_region_distance),
+      configured_root_(config.routing.root) {
+  region_ = FaultRegion(topo_, distance_);
+  torus_.Build(topo_);
+  updown_.Build(topo_, UpDownRoot(topo_, configured_root_));
+}
+
+void DetourUdRouting::TopologyChanged() {
+  region_ = FaultRegion(topo_, distance_);
+  torus_.Build(topo_);
+  const int keep = topo_.NodeAlive(updown_.root()) ? updown_.root() : configured_root_;
+  updown_.Build(topo_, UpDownRoot(topo_, keep));
+}
+
+void DetourUdRouting::Recover(const RouteRequest& r, uint32_t* state, RouteResult* result) const {
+  const uint32_t ports = updown_.Ports(r.node, r.dst, (*state & kDownBit) != 0);
+  for (uint32_t m = ports; m != 0; m &= m - 1) result->Add(__builtin_ctz(m), ud_mask_);
+  result->UseTableLookup();
+}
+
+void DetourUdRouting::Route(const RouteRequest& r, RouteResult* result) const {
+  uint32_t& state = *r.message_state;
+  CountMisroute(topo_, r, &state);
+  if ((state & kRecoveryBit) != 0) {
+    if (r.in_port < topo_.NumNetworkPorts() && r.in_vc == ud_vc_) {
+      const PortRef back = topo_.Neighbor(r.node, r.in_port);
+      if (back.valid() && !updown_.IsUpChannel(back.node, r.node)) state |= kDownBit;
+    }
+    Recover(r, &state, result);
+    return;
+  }
+  if (r.blocked_cycles >= timeout_) {  // presumed deadlock: recovery starts here
+    state |= kRecoveryBit;
+    Recover(r, &state, result);
+    return;
+  }
+  if (region_[r.node]) {
+    state |= kUsedTableBit;
+    const uint32_t ports = torus_.Ports(r.node, r.dst);
+    for (uint32_t m = ports; m != 0; m &= m - 1) result->Add(__builtin_ctz(m), fa_mask_);
+    result->UseTableLookup();
+    return;
+  }
+  for (int d = 0; d < topo_.n(); ++d) {  // table-free fully adaptive minimal routing
+    const int c = topo_.Coord(r.node, d);
+    const int t = topo_.Coord(r.dst, d);
+    if (c == t) continue;
+    const int off = topo_.Offset(d, c, t);
+    result->Add(2 * d + (off > 0 ? 0 : 1), fa_mask_);
+    if (topo_.torus() && 2 * std::abs(off) == topo_.k(d)) result->Add(2 * d + 1, fa_mask_);
+  }
+}
+
+}  // namespace ukai::sim
