@@ -55,6 +55,33 @@ TEST(InvariantsTest, ConservationEveryCycleInRandomizedRuns) {
   }
 }
 
+// The router options of docs/simulator.md ("Router options"), drawn at random on small
+// tori and meshes.
+TEST(InvariantsTest, RouterOptionsEveryCycle) {
+  Rng pick(777);
+  for (int trial = 0; trial < 16; ++trial) {
+    SimConfig c = testing::SmallConfig(
+        pick.Uniform(3) ? TopologyKind::kTorus : TopologyKind::kMesh,
+        {3 + static_cast<int>(pick.Uniform(4)), 2 + static_cast<int>(pick.Uniform(4))},
+        pick.Uniform(2) ? "duato" : "dor");
+    c.router.vcs = 3 + static_cast<int>(pick.Uniform(2));
+    c.router.pe_vcs = 1 + static_cast<int>(pick.Uniform(3));
+    c.router.vc_buffer_flits = 2 + static_cast<int>(pick.Uniform(7));
+    c.router.eject_flits = 1 + static_cast<int>(pick.Uniform(3));
+    c.router.switch_bubble_cycles = static_cast<int>(pick.Uniform(3));
+    c.router.header_units = pick.Uniform(2) ? HeaderUnits::kPerPort : HeaderUnits::kPerVc;
+    c.router.hop_cycles = 1 + static_cast<int>(pick.Uniform(5));
+    c.routing.dor_tie = static_cast<DorTieRule>(pick.Uniform(3));
+    c.routing.dor_dateline = static_cast<DorDateline>(pick.Uniform(2));
+    c.routing.duato_atomic = static_cast<DuatoAtomic>(pick.Uniform(2));  // adaptive or all
+    c.traffic.source_queue = static_cast<int>(pick.Uniform(3));
+    c.traffic.message_bytes = 4 * (1 + static_cast<int>(pick.Uniform(20)));
+    c.traffic.rate = 0.05 + 0.95 * pick.NextDouble();
+    c.seed = pick.NextU64();
+    CheckEveryCycle(c, 1500);
+  }
+}
+
 // 32 VCs on a 2-D torus: 8 port slots x 32 VCs = 4 mask words per router; a 6-D mesh with
 // 8 VCs: 16 port slots x 8 VCs = 2 words.
 TEST(InvariantsTest, MultiWordMasksEveryCycle) {

@@ -59,12 +59,36 @@ TEST(RoutingTest, DorFollowsDimensionOrderExactly) {
   for (TopologyKind kind : {TopologyKind::kTorus, TopologyKind::kMesh}) {
     for (std::vector<int> k : {std::vector<int>{5, 4}, std::vector<int>{4, 3, 3}}) {
       SimConfig cfg = SmallConfig(kind, k);
+      cfg.routing.dor_tie = DorTieRule::kPlus;
       cfg.traffic.rate = 0.3;
       RunAndRecord(cfg, 4000, [](const KaryNCube& t, const std::vector<int>& p) {
         ASSERT_EQ(p, DorPath(t, p.front(), p.back())) << p.front() << "->" << p.back();
       });
     }
   }
+}
+
+// With ties drawn per message (the default), a route is still minimal and in dimension
+// order, and both ways round a tie are taken.
+TEST(RoutingTest, DorWithRandomTiesIsMinimalDimensionOrder) {
+  SimConfig cfg = SmallConfig(TopologyKind::kTorus, {6, 4});
+  cfg.traffic.rate = 0.3;
+  int ties_plus = 0, ties_minus = 0;
+  RunAndRecord(cfg, 6000, [&](const KaryNCube& t, const std::vector<int>& p) {
+    ASSERT_EQ(static_cast<int>(p.size()) - 1, t.Distance(p.front(), p.back()));
+    int dim = 0;
+    for (size_t i = 1; i < p.size(); ++i) {
+      int moved = 0;
+      while (t.Coord(p[i], moved) == t.Coord(p[i - 1], moved)) ++moved;
+      ASSERT_GE(moved, dim) << "dimension order";
+      dim = moved;
+    }
+    if (t.Offset(0, t.Coord(p.front(), 0), t.Coord(p.back(), 0)) == 3) {
+      (t.Coord(p[1], 0) == (t.Coord(p[0], 0) + 1) % 6 ? ties_plus : ties_minus) += 1;
+    }
+  });
+  EXPECT_GT(ties_plus, 20);
+  EXPECT_GT(ties_minus, 20);
 }
 
 TEST(RoutingTest, DuatoOnlyTakesMinimalHops) {

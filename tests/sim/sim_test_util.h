@@ -10,6 +10,8 @@
 
 #include "sim/engine/network.h"
 #include "sim/experiment/sim_config.h"
+#include "sim/routing/dimension_order.h"
+#include "sim/routing/routing.h"
 #include "sim/topology/kary_ncube.h"
 
 namespace ukai::sim::testing {
@@ -45,6 +47,21 @@ inline Delivery SendOne(Network& net, int src, int dst, int flits, int64_t limit
   ADD_FAILURE() << "message " << src << "->" << dst << " not delivered";
   return Delivery{};
 }
+
+// A test-only routing: dimension order on the split dateline classes of 4 VCs, reading a
+// "routing table" at every hop (RouteResult::UseTableLookup()).
+class TableLookupDor final : public RoutingFunction {
+ public:
+  explicit TableLookupDor(const KaryNCube& t) : t_(t) {}
+  void Route(const RouteRequest& r, RouteResult* out) const override {
+    const DorHop hop = NextDorHop(t_, r.node, r.dst);
+    out->Add(hop.port, ClassMask(0, 4, hop.dateline_class));
+    out->UseTableLookup();
+  }
+
+ private:
+  const KaryNCube& t_;
+};
 
 }  // namespace ukai::sim::testing
 

@@ -78,26 +78,12 @@ TEST(ZeroLoadTest, VirtualCutThrough) {
   for (const Case& c : cases) CheckAllPairs(c, {1, 5, 16});
 }
 
-// A test-only routing: dimension order, but every hop reads a "routing table".
-class TableLookupDor final : public RoutingFunction {
- public:
-  explicit TableLookupDor(const KaryNCube& t) : t_(t) {}
-  void Route(const RouteRequest& r, RouteResult* out) const override {
-    const DorHop hop = NextDorHop(t_, r.node, r.dst);
-    out->Add(hop.port, ClassMask(0, 4, hop.dateline_class));
-    out->UseTableLookup();
-  }
-
- private:
-  const KaryNCube& t_;
-};
-
 TEST(ZeroLoadTest, TableLookupAddsItsDelayPerRoutedHop) {
   SimConfig cfg = SmallConfig(TopologyKind::kTorus, {6, 5});
   cfg.router.table_lookup_cycles = 5;
   auto topo = KaryNCube::Create(cfg.network);
   ASSERT_TRUE(topo.ok());
-  auto net = Network::Create(cfg, std::make_unique<TableLookupDor>(**topo), false);
+  auto net = Network::Create(cfg, std::make_unique<testing::TableLookupDor>(**topo), false);
   ASSERT_TRUE(net.ok());
   for (int s = 0; s < 30; s += 7) {
     for (int d = 0; d < 30; d += 3) {

@@ -27,10 +27,14 @@ Status ValidateConfig(const SimConfig& c) {
   UKAI_RETURN_IF_ERROR(Range("router.link_cycles", r.link_cycles, 0, 1000000));
   UKAI_RETURN_IF_ERROR(Range("router.table_lookup_cycles", r.table_lookup_cycles, 0, 1000000));
   UKAI_RETURN_IF_ERROR(Range("router.flit_bytes", r.flit_bytes, 1, 1 << 20));
+  UKAI_RETURN_IF_ERROR(Range("router.eject_flits", r.eject_flits, 1, 32));
+  UKAI_RETURN_IF_ERROR(Range("router.switch_bubble_cycles", r.switch_bubble_cycles, 0, 1000000));
+  UKAI_RETURN_IF_ERROR(Range("router.table_read_ports", r.table_read_ports, 0, 32));
   if (!(r.clock_mhz >= 0.0)) {
     return Status::InvalidArgument("router.clock_mhz: must be >= 0 (0: the routing default)");
   }
   UKAI_RETURN_IF_ERROR(Range("traffic.message_bytes", c.traffic.message_bytes, 1, 1 << 30));
+  UKAI_RETURN_IF_ERROR(Range("traffic.source_queue", c.traffic.source_queue, 0, INT32_MAX));
   const int64_t flits =
       (static_cast<int64_t>(c.traffic.message_bytes) + r.flit_bytes - 1) / r.flit_bytes;
   if (flits > 32767) {
@@ -133,6 +137,7 @@ void Network::EnqueueMessage(int32_t id) {
     pe.queue_head = id;
   }
   pe.queue_tail = id;
+  ++pe.held;
   ++backlog_;
   ++messages_created_;
   Activate(m.src);
@@ -150,16 +155,27 @@ void Network::CreateMessage(int src, int dst, int flits) {
 
 void Network::CreateTrafficMessages() {
   schedule_.PopDue(now_, &due_);
+  const int bound = config_.traffic.source_queue;
   for (const int32_t node : due_) {
-    Rng& rng = rng_[node];
-    const int dst = pattern_->Destination(node, rng);
-    if (dst >= 0 && topology_->NodeAlive(node) && topology_->NodeAlive(dst)) {
-      CreateMessage(node, dst, message_flits_);
-    } else if (dst >= 0) {
-      ++messages_not_generated_;
+    if (bound > 0 && pe_[node].held >= bound) {
+      pe_[node].waiting = true;  // PeStep() creates it when a message leaves the PE
+      continue;
     }
-    schedule_.Push(injection_->Next(now_, rng), node, now_);
+    CreateTrafficMessage(node);
   }
+}
+
+// One traffic message of `node` now (not generated when its source or destination is
+// faulty), and its next creation.
+void Network::CreateTrafficMessage(int32_t node) {
+  Rng& rng = rng_[node];
+  const int dst = pattern_->Destination(node, rng);
+  if (dst >= 0 && topology_->NodeAlive(node) && topology_->NodeAlive(dst)) {
+    CreateMessage(node, dst, message_flits_);
+  } else if (dst >= 0) {
+    ++messages_not_generated_;
+  }
+  schedule_.Push(injection_->Next(now_, rng), node, now_);
 }
 
 // Starts the message at the front of the PE's source queue: picks the injection VC
@@ -197,6 +213,11 @@ __attribute__((always_inline)) inline void Network::PeStep(int32_t node, Pe& pe)
   last_progress_ = now_;
   if (++pe.seq == pe.length) {
     pe.current = -1;
+    --pe.held;
+    if (pe.waiting) {  // only with a bounded source queue
+      pe.waiting = false;
+      CreateTrafficMessage(node);
+    }
     pe_busy_[node] = pe.queue_head >= 0 ? 1 : 0;
   }
 }
@@ -219,6 +240,7 @@ void Network::DropQueue(int32_t node) {
     pe.queue_head = messages_[id].next;
     messages_.Release(id);
     --backlog_;
+    --pe.held;
     ++messages_undeliverable_;
   }
   pe.queue_tail = -1;

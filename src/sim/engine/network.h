@@ -1,10 +1,14 @@
-// Network: one simulated network — topology, routers (Fabric), PEs with unbounded source
-// queues, message pool, synthetic traffic, the clock and the deadlock watchdog state.
+// Network: one simulated network — topology, routers (Fabric), PEs with source queues
+// (unbounded, or traffic.source_queue messages), message pool, synthetic traffic, the
+// clock and the deadlock watchdog state.
 // It owns everything it uses (no globals): two Networks may run in one process.
 //
 // One cycle (Step):
 //   1. traffic: every node whose next creation cycle has come creates a message (its
-//      destination drawn from the node's own RNG stream) into its source queue;
+//      destination drawn from the node's own RNG stream) into its source queue; with a
+//      bounded queue (traffic.source_queue) that is full, the creation waits instead and
+//      happens in the cycle a message's tail leaves the PE (the next creation is then
+//      drawn from that cycle);
 //   2. evaluate: every active node (a router with buffered flits, or a PE with queued
 //      messages) evaluates its router (Fabric::Evaluate), then its PE pushes at most one
 //      flit of the message at the front of its source queue into an injection VC with room
@@ -142,7 +146,10 @@ class Network {
     int32_t vc = 0;                            // injection VC of `current`
     int32_t rr = 0;                            // rotates the injection-VC choice
     int32_t length = 0;                        // flits of `current`
+    int32_t held = 0;                          // messages queued or being pushed
+    bool waiting = false;  // a traffic creation waits for room (traffic.source_queue)
   };
+  void CreateTrafficMessage(int32_t node);
   bool StartMessage(int32_t node, Pe& pe);
   void PeStep(int32_t node, Pe& pe);
 

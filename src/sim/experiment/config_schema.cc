@@ -49,6 +49,16 @@ constexpr EnumName<InjectionKind> kInjections[] = {{InjectionKind::kBernoulli, "
                                                    {InjectionKind::kInterval, "interval"}};
 constexpr EnumName<MeasureMode> kMeasureModes[] = {{MeasureMode::kMessages, "messages"},
                                                    {MeasureMode::kCycles, "cycles"}};
+constexpr EnumName<DorTieRule> kDorTies[] = {
+    {DorTieRule::kRandom, "random"}, {DorTieRule::kParity, "parity"}, {DorTieRule::kPlus, "plus"}};
+constexpr EnumName<DorDateline> kDorDatelines[] = {{DorDateline::kShared, "shared"},
+                                                   {DorDateline::kSplit, "split"}};
+constexpr EnumName<HeaderUnits> kHeaderUnits[] = {{HeaderUnits::kPerVc, "per_vc"},
+                                                  {HeaderUnits::kPerPort, "per_port"}};
+constexpr EnumName<DuatoAtomic> kDuatoAtomics[] = {{DuatoAtomic::kAdaptive, "adaptive"},
+                                                   {DuatoAtomic::kAll, "all"},
+                                                   {DuatoAtomic::kEscape, "escape"},
+                                                   {DuatoAtomic::kNone, "none"}};
 
 template <typename E, size_t N>
 std::vector<std::string> Names(const EnumName<E> (&table)[N]) {
@@ -315,6 +325,77 @@ std::vector<Binding> MeasureBindings() {
   };
 }
 
+// The paper's router as options (docs/simulator.md, "Router options").
+std::vector<Binding> FidelityBindings() {
+  using VT = ValueType;
+  return {
+      {KeySpec::Make("router.eject_flits", VT::kInt)
+           .Unit("flits/cycle")
+           .Min(1)
+           .Max(32)
+           .Doc("flits the ejection port hands to the PE per cycle, each from another input "
+                "port (the paper's 32-bit PE port: 1)"),
+       [](const Items& v, SimConfig* c) { c->router.eject_flits = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.router.eject_flits); }},
+      {KeySpec::Make("router.switch_bubble_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(0)
+           .Max(1e6)
+           .Doc("idle cycles an output port needs before it sends a flit of another message "
+                "than its last one (the paper's bubble on a VC switch: 1); 0: none"),
+       [](const Items& v, SimConfig* c) { c->router.switch_bubble_cycles = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.router.switch_bubble_cycles); }},
+      {KeySpec::Make("router.header_units", VT::kEnum)
+           .Allowed(Names(kHeaderUnits))
+           .Doc("per_vc: a private header pipeline per input VC; per_port: one address "
+                "decoder and output arbiter per input port shared by its VCs (Fig. 6)"),
+       [](const Items& v, SimConfig* c) { c->router.header_units = FromName(kHeaderUnits, v[0]); },
+       [](const SimConfig& c) { return std::string(ToName(kHeaderUnits, c.router.header_units)); }},
+      {KeySpec::Make("router.table_read_ports", VT::kInt)
+           .Min(0)
+           .Max(32)
+           .Doc("routing-table reads a router starts per cycle, one per group of input VCs "
+                "(VC number mod ports; the paper: 2); 0: no limit"),
+       [](const Items& v, SimConfig* c) { c->router.table_read_ports = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.router.table_read_ports); }},
+      {KeySpec::Make("routing.dor_tie", VT::kEnum)
+           .Allowed(Names(kDorTies))
+           .Doc("dor on a torus, destination exactly k/2 away: random (per message), parity "
+                "(of the other coordinates of source and destination) or plus (always +)"),
+       [](const Items& v, SimConfig* c) { c->routing.dor_tie = FromName(kDorTies, v[0]); },
+       [](const SimConfig& c) { return std::string(ToName(kDorTies, c.routing.dor_tie)); }},
+      {KeySpec::Make("routing.dor_dateline", VT::kEnum)
+           .Allowed(Names(kDorDatelines))
+           .Doc("dor on a torus: shared (every VC the dateline order allows) or split (one "
+                "fixed half of the VCs per (current, destination))"),
+       [](const Items& v, SimConfig* c) {
+         c->routing.dor_dateline = FromName(kDorDatelines, v[0]);
+       },
+       [](const SimConfig& c) {
+         return std::string(ToName(kDorDatelines, c.routing.dor_dateline));
+       }},
+      {KeySpec::Make("routing.duato_atomic", VT::kEnum)
+           .Allowed(Names(kDuatoAtomics))
+           .Doc("duato with wormhole: which VCs take a new message only once empty: adaptive, "
+                "all, escape or none (escape and none can deadlock: docs/simulator.md)"),
+       [](const Items& v, SimConfig* c) {
+         c->routing.duato_atomic = FromName(kDuatoAtomics, v[0]);
+       },
+       [](const SimConfig& c) {
+         return std::string(ToName(kDuatoAtomics, c.routing.duato_atomic));
+       }},
+      {KeySpec::Make("traffic.source_queue", VT::kInt)
+           .Unit("messages")
+           .Min(0)
+           .Max(kIntMax)
+           .Doc("messages a PE may hold (queued + being sent): a creation that finds it full "
+                "waits until a message has left the PE (the paper's waiting sender: 1); 0: "
+                "unbounded"),
+       [](const Items& v, SimConfig* c) { c->traffic.source_queue = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.traffic.source_queue); }},
+  };
+}
+
 // Keys of the fault-tolerant routings (updown, detour-ud, detour-nf).
 std::vector<Binding> FaultRoutingBindings() {
   using VT = ValueType;
@@ -347,7 +428,8 @@ std::vector<Binding> FaultRoutingBindings() {
 
 std::vector<Binding> Bindings() {
   std::vector<Binding> all = NetworkAndRouterBindings();
-  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings, &FaultRoutingBindings}) {
+  for (auto* part :
+       {&RoutingAndTrafficBindings, &MeasureBindings, &FaultRoutingBindings, &FidelityBindings}) {
     for (Binding& b : part()) all.push_back(std::move(b));
   }
   const SimConfig defaults;

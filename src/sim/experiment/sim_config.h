@@ -21,6 +21,15 @@ enum class TopologyKind { kMesh, kTorus };
 enum class Switching { kWormhole, kVirtualCutThrough };
 enum class InjectionKind { kBernoulli, kInterval };
 enum class MeasureMode { kMessages, kCycles };
+// The paper's router as options (docs/simulator.md, "Router options"). DOR on a torus: how
+// a tie (destination exactly k/2 away) goes, and which dateline VC scheme it uses.
+enum class DorTieRule { kRandom, kParity, kPlus };
+enum class DorDateline { kShared, kSplit };
+// Duato with wormhole: which VCs a router hands to a new message only once they are empty.
+enum class DuatoAtomic { kAdaptive, kAll, kEscape, kNone };
+// Header units: a private header pipeline per input VC, or one address decoder and one
+// output arbiter per input port shared by its VCs (the paper's Fig. 6).
+enum class HeaderUnits { kPerVc, kPerPort };
 
 struct NetworkConfig {
   TopologyKind topology = TopologyKind::kTorus;
@@ -38,10 +47,19 @@ struct RouterConfig {
   int table_lookup_cycles = 5;  // extra header delay when a routing table is read
   int flit_bytes = 4;           // physical channel width (32 bits in the spec)
   double clock_mhz = 0;         // 0: the routing algorithm's synthesized clock (Table 1)
+  // The paper's router as options (docs/simulator.md, "Router options").
+  int eject_flits = 1;           // flits/cycle the ejection port hands to the PE
+  int switch_bubble_cycles = 0;  // idle cycles before an output port changes message
+  HeaderUnits header_units = HeaderUnits::kPerVc;
+  int table_read_ports = 0;  // routing-table reads a router starts per cycle; 0: no limit
 };
 
 struct RoutingConfig {
   std::string algorithm = "dor";  // a name in the routing registry (routing/registry.h)
+  // The paper's router as options (docs/simulator.md, "Router options").
+  DorTieRule dor_tie = DorTieRule::kRandom;
+  DorDateline dor_dateline = DorDateline::kShared;
+  DuatoAtomic duato_atomic = DuatoAtomic::kAdaptive;
   // Fault tolerance and deadlock recovery (updown, detour-ud, detour-nf):
   int root = -1;                  // up*/down* root node number; -1: lowest healthy node
   int64_t timeout_cycles = 128;   // detour-ud: blocking time that starts deadlock recovery
@@ -57,6 +75,7 @@ struct TrafficConfig {
   int64_t interval = 100;                // interval: cycles between messages of one node, >= 1
   std::vector<int> hotspot_nodes = {0};  // hotspot: the hot destinations
   double hotspot_fraction = 0.1;         // hotspot: share of messages sent to a hot node
+  int source_queue = 0;  // messages a PE may hold (queued + being sent); 0: unbounded
 };
 
 struct MeasureConfig {

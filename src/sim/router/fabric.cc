@@ -44,9 +44,14 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       table_lookup_cycles_(config.table_lookup_cycles),
       vct_(config.switching == Switching::kVirtualCutThrough),
       reroute_(routing->ReRouteWhileBlocked()),
-      atomic_(!vct_ && routing->AtomicVcAllocation()),
-      needs_room_(vct_ || atomic_),
+      atomic_vcs_(vct_ ? 0u : routing->AtomicVcMask()),
+      needs_room_(vct_ || atomic_vcs_ != 0),
       cand_stride_(2 * ports_),
+      eject_flits_(config.eject_flits),
+      bubble_cycles_(config.switch_bubble_cycles),
+      grant_options_(eject_flits_ > 1 || bubble_cycles_ > 0),
+      shared_headers_(config.header_units == HeaderUnits::kPerPort),
+      table_ports_(config.table_read_ports),
       net_vc_mask_(LowMask(config.vcs)) {
   assert(nodes_ <= MaxRouters(ports_, config));
   const size_t npi = static_cast<size_t>(nodes_) << pshift_;
@@ -64,7 +69,12 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   epoch_.assign(nodes_, 0);
   dead_.assign(nodes_, 0);
   tx_.resize(npi);
-  ej_.resize(nodes_);
+  ej_.resize(static_cast<size_t>(nodes_) * eject_flits_);
+  if (bubble_cycles_ > 0) last_sent_.assign(npi, LastSent{-1, INT64_MIN / 2});
+  if (shared_headers_) {
+    header_free_.assign(npi, 0);
+    header_rr_.assign(npi, 0);
+  }
 
   for (int r = 0; r < nodes_; ++r) {
     for (int p = 0; p < ports_ - 1; ++p) {
@@ -97,9 +107,10 @@ void Fabric::ForgetRoutes() {
 }
 
 void Fabric::InitHot() {
-  hot_ = Hot{buf_.data(),      in_.data(), out_.data(), masks_.data(), rr_.data(), epoch_.data(),
-             down_ivc_.data(), tx_.data(), ej_.data(),  ports_,        ports_ - 1, pshift_,
-             vshift_,          dshift_,    mshift_,     link_cycles_,  slot_mask_};
+  hot_ = Hot{buf_.data(),   in_.data(),       out_.data(),    masks_.data(),   rr_.data(),
+             epoch_.data(), down_ivc_.data(), tx_.data(),     ej_.data(),      ports_,
+             ports_ - 1,    pshift_,          vshift_,        dshift_,         mshift_,
+             link_cycles_,  slot_mask_,       grant_options_, shared_headers_, table_ports_};
 }
 
 int32_t Fabric::buffered(int32_t router) const {
@@ -110,7 +121,7 @@ int32_t Fabric::buffered(int32_t router) const {
   return total;
 }
 
-void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
+bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
                        RouteResult* result) {
   Message& m = (*messages_)[f.msg()];
   // One candidate goes into the InVc record; cand_ is written only when there are more.
@@ -123,6 +134,7 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     ++n;
   };
   int extra = 0;
+  bool read_table = false;
   const auto sink = [&] {
     add({static_cast<int16_t>(pe_port()), 0, valid_vcs_[Pi(r, pe_port())]});
   };
@@ -150,7 +162,8 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
       c.vc_mask &= valid_vcs_[Pi(r, c.port)];
       if (c.vc_mask != 0) add(c);
     }
-    if (result->table_lookup()) extra = table_lookup_cycles_;
+    read_table = result->table_lookup();
+    if (read_table) extra = table_lookup_cycles_;
     if (n == 0) {  // no live way on: drain it here (faults), never a hang
       m.undeliverable = true;
       sink();
@@ -164,6 +177,7 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
   }
   in_[ivc].ready = now + hop_cycles_ - 1 + extra;
   in_[ivc].state = kRouted;
+  return read_table;
 }
 
 void Fabric::RebaseArrivals(int64_t now) {

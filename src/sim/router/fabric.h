@@ -8,6 +8,13 @@
 //   VCs, the PE port router.pe_vcs. Output VCs carry the owning input VC and the credits
 //   (free slots of the downstream input VC). The ejection side never blocks (the PE
 //   consumes a flit per cycle).
+// - router.header_units = per_port (the paper's shared address decoder and output arbiter):
+//   a head of an input port starts its pipeline only once the port's previous head has
+//   finished its own (reached its ready cycle), and a port makes at most one VC-allocation
+//   request per cycle, round-robin over its VCs (HandleHeadsShared()). With
+//   router.table_read_ports = R > 0, a head whose routing reads a table needs the read
+//   port of its VC group (VC number mod R) in the cycle it is routed; if another head of
+//   its router took it, it is routed again the next cycle.
 // - A head reaching the front of its VC is routed (RoutingFunction), then waits
 //   hop_cycles - 1 cycles (+ table_lookup_cycles if the routing read a table); in that last
 //   cycle of its hop pipeline it takes part in VC allocation and, if it wins, switch
@@ -15,12 +22,15 @@
 //   router at t + 1 + link_cycles, at the PE (ejection) at t + 1. Body flits need no
 //   routing: they compete for the switch as soon as they are visible.
 // - VC allocation: each routed head asks the SelectionFunction for one free output VC among
-//   its candidates (wormhole: not owned; VCT: not owned and room for the whole message);
+//   its candidates (wormhole: not owned, and empty on the routing's AtomicVcMask() VCs;
+//   VCT: not owned and room for the whole message);
 //   conflicting requests for one output VC are resolved round-robin per output VC
 //   (separable input-first allocator).
 // - Switch allocation: separable input-first round-robin: each input port nominates one VC
 //   that has a flit, an output VC and a credit; each output port grants one nominee. One
-//   flit per input port and per output port per cycle.
+//   flit per input port and per output port per cycle, except router.eject_flits at the
+//   ejection port; with router.switch_bubble_cycles an output port idles that long before
+//   it sends a flit of another message than its last one (GrantWithOptions()).
 // - Credits: a flit leaving an input VC at cycle t returns a credit that the upstream
 //   router sees from cycle t + 1.
 //
@@ -222,6 +232,9 @@ class Fabric {
     Ejected* __restrict ej;
     int ports, pe, pshift, vshift, dshift, mshift, link;
     uint32_t slot_mask;
+    bool grant_options;   // grant_options_
+    bool shared_headers;  // router.header_units = per_port
+    int table_ports;      // router.table_read_ports
   };
   // Per-router scratch of one Evaluate.
   struct VaReq {
@@ -233,8 +246,9 @@ class Fabric {
     // Switch allocation of the current router: per input port the nominated VC and its
     // output port; per output port the requesting input ports (zero for every port not in
     // out_mask: GrantOutput() and the withdrawal in AllocateVcs() clear what they consume).
-    uint32_t nominated;  // input ports with a nomination
-    uint32_t out_mask;   // output ports with requests
+    uint32_t nominated;   // input ports with a nomination
+    uint32_t table_used;  // table read ports (VC groups) taken this cycle
+    uint32_t out_mask;    // output ports with requests
     uint8_t nom_v[32], nom_op[32];
     uint32_t out_req[32];
     int nva;  // VC-allocation requests in va
@@ -256,14 +270,20 @@ class Fabric {
   void ScanRouter(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s);
   void Nominate(const Hot& h, int32_t rpi, int ip, uint32_t cand, Scratch& s);
   void GrantOutput(const Hot& h, int32_t r, int32_t rpi, int op, int64_t now, Scratch& s);
+  // GrantOutput() with router.eject_flits > 1 or router.switch_bubble_cycles > 0.
+  void GrantWithOptions(const Hot& h, int32_t r, int32_t rpi, int op, uint32_t req, int64_t now,
+                        Scratch& s);
   void HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_t now, Scratch& s);
+  // ScanRouter()'s head loop with router.header_units = per_port.
+  void HandleHeadsShared(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s);
   void AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scratch& s);
   void Traverse(const Hot& h, int32_t r, int32_t pi, int ip, int v, int op, int64_t now,
                 Scratch& s);
   // kVshift, kPshift: the index layout's shifts when known at compile time, else -1.
   template <bool kRoom, int kVshift, int kPshift>
   void CommitStaged(int64_t now, uint8_t* active, std::vector<Ejection>* tails);
-  void RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
+  // Returns true when the routing read a table for this hop.
+  bool RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
                  RouteResult* result);
   int32_t SelectOutput(const Hot& h, int32_t r, int32_t ivc, const Flit& f, int64_t now);
 
@@ -282,11 +302,16 @@ class Fabric {
   int hop_cycles_, link_cycles_, table_lookup_cycles_;
   bool vct_;
   bool reroute_;  // routing_->ReRouteWhileBlocked()
-  bool atomic_;   // wormhole with routing_->AtomicVcAllocation(): a free VC must be empty
+  // Wormhole: routing_->AtomicVcMask(), the VCs that are free only when empty; VCT: 0.
+  uint32_t atomic_vcs_;
   // The selection needs credits (VCT: room for the message; atomic: an empty VC), so a
   // returning credit may unblock a head: Commit() then advances the router's epoch.
   bool needs_room_;
   int cand_stride_;
+  int eject_flits_, bubble_cycles_;
+  bool grant_options_;   // eject_flits_ > 1 || bubble_cycles_ > 0
+  bool shared_headers_;  // router.header_units = per_port
+  int table_ports_;      // router.table_read_ports
 
   // Input VCs (index Ivc).
   std::vector<Flit> buf_;
@@ -299,8 +324,18 @@ class Fabric {
   std::vector<RoundRobin> rr_;
   std::vector<uint32_t> valid_vcs_;
   std::vector<int32_t> down_ivc_;  // input VC 0 of the port this output port feeds, or -1
-  std::vector<uint8_t> dead_;      // per router: 1 while the node is faulty
-  uint32_t net_vc_mask_;           // the VCs of a live network port
+  // With bubble_cycles_ > 0: the message of the last flit an output port sent and when.
+  struct LastSent {
+    int32_t msg;
+    int64_t cycle;
+  };
+  std::vector<LastSent> last_sent_;
+  // With router.header_units = per_port (index Pi): the cycle from which the port's header
+  // unit takes a new head, and the VC it offers the next VC-allocation request first.
+  std::vector<int64_t> header_free_;
+  std::vector<uint8_t> header_rr_;
+  std::vector<uint8_t> dead_;  // per router: 1 while the node is faulty
+  uint32_t net_vc_mask_;       // the VCs of a live network port
   // Per router.
   std::vector<Masks> masks_;     // words_ per router (index ivc >> mshift_)
   std::vector<uint32_t> epoch_;  // changes whenever an output VC may have become free

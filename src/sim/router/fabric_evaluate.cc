@@ -66,6 +66,7 @@ UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Sc
   const int32_t rpi = r << h.pshift;
   s.nva = 0;
   s.nominated = 0;
+  s.table_used = 0;
   s.out_mask = 0;
   ScanRouter(h, r, rpi, now, s);
   if (s.nva > 0) AllocateVcs(h, r, rpi, s);
@@ -101,10 +102,52 @@ UKAI_INLINE void Fabric::ScanRouter(const Hot& h, int32_t r, int32_t rpi, int64_
       cand &= ~(vfull << first);
     }
   }
+  if (__builtin_expect(h.shared_headers, false)) {
+    HandleHeadsShared(h, r, rpi, now, s);
+    return;
+  }
   for (int32_t w = w0; w < w0 + (1 << wshift); ++w) {
     const Masks& mk = h.masks[w];
     for (uint64_t m = mk.visible & ~mk.active; m != 0; m &= m - 1) {
       HandleHead(h, r, (w << h.mshift) | Ctz64(m), now, s);
+    }
+  }
+}
+
+// The head loop with one header unit per input port: per port, its heads without an
+// output VC in round-robin order from header_rr_; a new head is routed only once the
+// unit is free (header_free_), and only the first VC-allocation request of the port
+// this cycle is kept.
+__attribute__((noinline)) void Fabric::HandleHeadsShared(const Hot& h, int32_t r, int32_t rpi,
+                                                         int64_t now, Scratch& s) {
+  const int nv = 1 << h.vshift;
+  const uint64_t vfull = (uint64_t{1} << nv) - 1;
+  for (int ip = 0; ip < h.ports; ++ip) {
+    const int32_t pi = rpi + ip;
+    const int32_t ivc0 = pi << h.vshift;
+    const Masks& mk = h.masks[ivc0 >> h.mshift];
+    const int shift = ivc0 & ((1 << h.mshift) - 1);
+    const uint64_t heads = ((mk.visible & ~mk.active) >> shift) & vfull;
+    bool requested = false;
+    const int start = header_rr_[pi];
+    for (int i = 0; i < nv && heads != 0; ++i) {
+      const int v = (start + i) & (nv - 1);
+      if (((heads >> v) & 1u) == 0) continue;
+      InVc& q = h.in[ivc0 | v];
+      const bool fresh = q.state == kIdle;
+      if (fresh && now < header_free_[pi]) continue;  // the unit is busy with another head
+      if (requested && !fresh) continue;              // one arbitration per port and cycle
+      const int nva = s.nva;
+      HandleHead(h, r, ivc0 | v, now, s);
+      if (fresh && q.state != kIdle) header_free_[pi] = q.ready;
+      if (s.nva > nva) {
+        if (requested) {
+          --s.nva;
+        } else {
+          requested = true;
+          header_rr_[pi] = static_cast<uint8_t>((v + 1) & (nv - 1));
+        }
+      }
     }
   }
 }
@@ -129,12 +172,47 @@ UKAI_INLINE void Fabric::Nominate(const Hot& h, int32_t rpi, int ip, uint32_t ca
 UKAI_INLINE void Fabric::GrantOutput(const Hot& h, int32_t r, int32_t rpi, int op, int64_t now,
                                      Scratch& s) {
   const uint32_t req = s.out_req[op];
-  const int ip = PickRoundRobin(req, h.rr[rpi + op].out);
   s.out_req[op] = 0;  // keeps out_req all zero between routers
+  if (__builtin_expect(h.grant_options, false)) {
+    GrantWithOptions(h, r, rpi, op, req, now, s);
+    return;
+  }
+  const int ip = PickRoundRobin(req, h.rr[rpi + op].out);
   const int v = s.nom_v[ip];
   h.rr[rpi + op].out = static_cast<uint8_t>(ip + 1);
   h.rr[rpi + ip].in = static_cast<uint8_t>(v + 1);
   Traverse(h, r, rpi + ip, ip, v, op, now, s);
+}
+
+// GrantOutput() with the router options: up to eject_flits_ grants at the ejection port;
+// with a bubble, while the port has sent within the last bubble_cycles_ cycles only the
+// message it sent last may continue (the ejection port with eject_flits_ > 1 has none).
+__attribute__((noinline)) void Fabric::GrantWithOptions(const Hot& h, int32_t r, int32_t rpi,
+                                                        int op, uint32_t req, int64_t now,
+                                                        Scratch& s) {
+  const bool wide = op == h.pe && eject_flits_ > 1;
+  const bool bubble = bubble_cycles_ > 0 && !wide;
+  LastSent* last = bubble ? &last_sent_[rpi + op] : nullptr;
+  auto front_msg = [&](int ip) {
+    const int32_t ivc = ((rpi + ip) << h.vshift) | s.nom_v[ip];
+    return h.buf[(static_cast<size_t>(ivc) << h.dshift) + h.in[ivc].head].msg();
+  };
+  for (int grants = wide ? eject_flits_ : 1; grants > 0 && req != 0; --grants) {
+    int ip = PickRoundRobin(req, h.rr[rpi + op].out);
+    if (bubble && now <= last->cycle + bubble_cycles_ && front_msg(ip) != last->msg) {
+      ip = -1;  // within the bubble: only the last message may go on
+      for (uint32_t m = req; m != 0; m &= m - 1) {
+        if (front_msg(Ctz(m)) == last->msg) ip = Ctz(m);
+      }
+      if (ip < 0) return;
+    }
+    if (bubble) *last = {front_msg(ip), now};
+    req &= ~(1u << ip);
+    const int v = s.nom_v[ip];
+    h.rr[rpi + op].out = static_cast<uint8_t>(ip + 1);
+    h.rr[rpi + ip].in = static_cast<uint8_t>(v + 1);
+    Traverse(h, r, rpi + ip, ip, v, op, now, s);
+  }
 }
 
 // A visible head without an output VC: route it if new, then (once its hop pipeline is
@@ -148,7 +226,14 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_
     if (q.aux == static_cast<int32_t>(h.epoch[r])) return;
   } else {
     const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
-    if (q.state == kIdle) RouteHead(r, ip, v, ivc, f, now, &route_);
+    if (q.state == kIdle && RouteHead(r, ip, v, ivc, f, now, &route_) && h.table_ports != 0) {
+      const uint32_t port = 1u << (v % h.table_ports);
+      if ((s.table_used & port) != 0) {  // the VC group's table port is taken: next cycle
+        q.state = kIdle;
+        return;
+      }
+      s.table_used |= port;
+    }
     if (q.ready > now) return;
   }
   const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
@@ -180,14 +265,20 @@ UKAI_INLINE int32_t Fabric::SelectOutput(const Hot& h, int32_t r, int32_t ivc, c
     if (new_lookup && table_lookup_cycles_ > 0) return -1;
   }
   const int32_t base = r << (h.pshift + h.vshift);
-  const OutputVcView view{h.out + base, 1 << h.vshift};
+  const OutputVcView view{h.out + base, 1 << h.vshift, atomic_vcs_, depth_};
   const InVc& q = h.in[ivc];
   const int count = q.cand_count;
   const RouteCandidate one{q.cand_port, 0, q.cand_mask};
   const RouteCandidate* cands = count == 1 ? &one : &cand_[static_cast<size_t>(ivc) * cand_stride_];
-  const int32_t needed = vct_ ? m.length : (atomic_ ? depth_ : 0);
-  const int32_t local = max_credit_ ? SelectMaxCredit(cands, count, view, needed)
-                                    : selection_->Select(cands, count, view, needed);
+  const int32_t needed = vct_ ? m.length : 0;
+  int32_t local;
+  if (!max_credit_) {
+    local = selection_->Select(cands, count, view, needed);
+  } else if (atomic_vcs_ != 0) {
+    local = SelectMaxCredit<true>(cands, count, view, needed);
+  } else {
+    local = SelectMaxCredit<false>(cands, count, view, needed);
+  }
   return local < 0 ? -1 : base + local;
 }
 

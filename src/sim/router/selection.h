@@ -1,7 +1,7 @@
 // SelectionFunction: picks one output VC among a routing function's candidates that is
 // free now. Free means: not owned by another message (its previous owner's tail has left)
 // and, with virtual cut-through, at least `needed_credits` free slots downstream (the whole
-// message); with wormhole needed_credits is 0.
+// message); with wormhole needed_credits is 0, except on the view's atomic VCs (empty).
 //
 // The default, MaxCreditSelection, takes the lowest tier that has a free VC and within it
 // the VC with the most free downstream slots (least congested); ties go to the earlier
@@ -27,10 +27,14 @@ struct OutputVcState {
   int32_t tail;     // the router's own: next slot it writes in the downstream VC's ring
 };
 
-// Read-only view of one router's output VCs: index port * vc_stride + vc.
+// Read-only view of one router's output VCs: index port * vc_stride + vc. An output VC
+// whose number v has bit v set in `atomic_vcs` is free only with `atomic_credits` credits
+// (all of them: its downstream buffer is empty; atomic VC allocation, routing.h).
 struct OutputVcView {
   const OutputVcState* vcs;
   int vc_stride;
+  uint32_t atomic_vcs = 0;
+  int32_t atomic_credits = 0;
 };
 
 class SelectionFunction {
@@ -41,7 +45,9 @@ class SelectionFunction {
                          int32_t needed_credits) const = 0;
 };
 
-// MaxCreditSelection's rule (see the file comment).
+// MaxCreditSelection's rule (see the file comment). kAtomic = false ignores
+// view.atomic_vcs (the router's fast path when it has none).
+template <bool kAtomic = true>
 inline int32_t SelectMaxCredit(const RouteCandidate* candidates, int count,
                                const OutputVcView& view, int32_t needed_credits) {
   int32_t best = -1;
@@ -52,9 +58,12 @@ inline int32_t SelectMaxCredit(const RouteCandidate* candidates, int count,
     if (c.tier > best_tier) continue;
     const int32_t base = c.port * view.vc_stride;
     for (uint32_t m = c.vc_mask; m != 0; m &= m - 1) {
-      const int32_t ovc = base + std::countr_zero(m);
+      const int v = std::countr_zero(m);
+      const int32_t ovc = base + v;
       const OutputVcState& s = view.vcs[ovc];
-      if (s.owner >= 0 || s.credits < needed_credits) continue;
+      const int32_t need =
+          kAtomic && ((view.atomic_vcs >> v) & 1u) != 0 ? view.atomic_credits : needed_credits;
+      if (s.owner >= 0 || s.credits < need) continue;
       if (c.tier < best_tier || s.credits > best_credits) {
         best = ovc;
         best_tier = c.tier;

@@ -6,10 +6,24 @@
 
 namespace ukai::sim {
 
-DuatoRouting::DuatoRouting(const KaryNCube& topology, int vcs)
+DuatoRouting::DuatoRouting(const KaryNCube& topology, int vcs, DuatoAtomic atomic)
     : topo_(topology), escape_vcs_(topology.torus() ? 2 : 1) {
   const uint32_t all = vcs >= 32 ? ~0u : ((1u << vcs) - 1);
   adaptive_mask_ = all & ~((1u << escape_vcs_) - 1);
+  switch (atomic) {
+    case DuatoAtomic::kAll:
+      atomic_vcs_ = all;
+      break;
+    case DuatoAtomic::kAdaptive:
+      atomic_vcs_ = adaptive_mask_;
+      break;
+    case DuatoAtomic::kEscape:
+      atomic_vcs_ = all & ~adaptive_mask_;
+      break;
+    case DuatoAtomic::kNone:
+      atomic_vcs_ = 0;
+      break;
+  }
 }
 
 void DuatoRouting::Route(const RouteRequest& request, RouteResult* result) const {

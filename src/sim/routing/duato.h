@@ -6,7 +6,10 @@
 // router.vcs must be >= 3 on a torus and >= 2 on a mesh. A message may return from an
 // escape VC to the adaptive VCs at the next router (Duato's condition holds because the
 // escape routing is connected and deadlock-free and the adaptive routing is minimal).
-// VCs are allocated atomically (routing.h: AtomicVcAllocation), as Duato's theorem assumes.
+// routing.duato_atomic: which VCs are allocated atomically with wormhole (routing.h:
+// AtomicVcMask; a VC takes a new message only once its buffer is empty): "adaptive"
+// (default), "all" (the model before this option), "escape" or "none" (docs/simulator.md,
+// "Duato: atomic VC allocation", says why only "adaptive" and "all" are deadlock-free).
 #ifndef UKAI_SIM_ROUTING_DUATO_H_
 #define UKAI_SIM_ROUTING_DUATO_H_
 
@@ -17,9 +20,10 @@ namespace ukai::sim {
 
 class DuatoRouting final : public RoutingFunction {
  public:
-  DuatoRouting(const KaryNCube& topology, int vcs);
+  DuatoRouting(const KaryNCube& topology, int vcs, DuatoAtomic atomic = DuatoAtomic::kAll);
   void Route(const RouteRequest& request, RouteResult* result) const override;
-  bool AtomicVcAllocation() const override { return true; }
+  bool AtomicVcAllocation() const override { return atomic_vcs_ != 0; }
+  uint32_t AtomicVcMask() const override { return atomic_vcs_; }
 
   int escape_vcs() const { return escape_vcs_; }
 
@@ -27,6 +31,7 @@ class DuatoRouting final : public RoutingFunction {
   const KaryNCube& topo_;
   int escape_vcs_;
   uint32_t adaptive_mask_;
+  uint32_t atomic_vcs_;
 };
 
 }  // namespace ukai::sim

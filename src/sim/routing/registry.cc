@@ -43,7 +43,8 @@ Status DorSupports(const Topology& topology, const SimConfig& config) {
 }
 
 std::unique_ptr<RoutingFunction> DorCreate(const Topology& topology, const SimConfig& config) {
-  return std::make_unique<DorRouting>(*AsCube(topology), config.router.vcs);
+  return std::make_unique<DorRouting>(*AsCube(topology), config.router.vcs, config.routing.dor_tie,
+                                      config.routing.dor_dateline);
 }
 
 Status DuatoSupports(const Topology& topology, const SimConfig& config) {
@@ -61,7 +62,8 @@ Status DuatoSupports(const Topology& topology, const SimConfig& config) {
 }
 
 std::unique_ptr<RoutingFunction> DuatoCreate(const Topology& topology, const SimConfig& config) {
-  return std::make_unique<DuatoRouting>(*AsCube(topology), config.router.vcs);
+  return std::make_unique<DuatoRouting>(*AsCube(topology), config.router.vcs,
+                                        config.routing.duato_atomic);
 }
 
 Status UpDownEntrySupports(const Topology& topology, const SimConfig& config) {
@@ -119,7 +121,7 @@ std::unique_ptr<RoutingFunction> DetourNfCreate(const Topology& topology, const 
 constexpr RoutingEntry kAlgorithms[] = {
     {"dor",
      "dimension-order routing (lowest dimension first); dateline VC classes on a torus "
-     "(needs router.vcs >= 2 there)",
+     "(needs router.vcs >= 2 there; routing.dor_tie, routing.dor_dateline)",
      {},
      79.0,
      &DorSupports,

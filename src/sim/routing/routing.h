@@ -17,6 +17,8 @@
 // - When ReRouteWhileBlocked() is true, Route() is called again on every cycle the head
 //   fails to get an output VC, with RouteRequest::blocked_cycles telling how long it has
 //   been waiting (for blocking-time timeouts); otherwise the first answer stands.
+// - AtomicVcMask() narrows this to some VCs (bit v: VC v of every network port is
+//   allocated atomically); by default all VCs when AtomicVcAllocation() is true, else none.
 // - When AtomicVcAllocation() is true, a wormhole router hands an output VC to a new
 //   message only once the downstream buffer of that VC is empty (all its credits are back),
 //   so a buffer never holds flits of two messages. Duato's theory assumes this: with
@@ -86,6 +88,7 @@ class RoutingFunction {
   virtual void Route(const RouteRequest& request, RouteResult* result) const = 0;
   virtual bool ReRouteWhileBlocked() const { return false; }
   virtual bool AtomicVcAllocation() const { return false; }
+  virtual uint32_t AtomicVcMask() const { return AtomicVcAllocation() ? ~0u : 0u; }
   virtual void TopologyChanged() {}
 };
 
