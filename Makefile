@@ -66,7 +66,7 @@ clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
 
 # The full-mesh reproduction (experiments/fullmesh/REPORT.md): every figure's CSVs, PNGs and
-# summary.md from the built `ukai`; about 10 s on 2 cores after the build.
+# summary.md from the built `ukai`; 10-30 s on 2 cores after the build.
 .PHONY: reproduce-fullmesh
 reproduce-fullmesh: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target ukai_exe

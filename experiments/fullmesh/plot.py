@@ -45,6 +45,39 @@ def crossover(rows, always):
     return None
 
 
+def KSweep(results, out):
+    """ksweep_<op>-<mode>-k<K>.csv: ratio against K -> ksweep.png and a summary table."""
+    points = {}
+    for path in sorted(glob.glob(os.path.join(results, "ksweep_*.csv"))):
+        label = os.path.basename(path)[len("ksweep_"):-4]
+        series, k = label.rsplit("-k", 1)
+        row = load(path)[-1]
+        ratio = float(row["time_us"]) / float(row["baseline_us"])
+        points.setdefault(series, []).append((int(k), int(row["relays"]), ratio))
+    if not points:
+        return []
+    f, ax = plt.subplots(figsize=(7, 4.5))
+    lines = ["", "## Embodiment 6 against K (4 MiB, N = 8)", "",
+             "| operation-mode | K=1 | K=2 | K=3 | K=4 | K=5 | K=6 | K=7 |",
+             "|---|---|---|---|---|---|---|---|"]
+    for series, pts in sorted(points.items()):
+        pts.sort()
+        ax.plot([p[0] for p in pts], [p[2] for p in pts], "o-", label=series)
+        lines.append(f"| {series} | " + " | ".join(f"{p[2]:.4f} (K={p[1]})" for p in pts) + " |")
+    ks = list(range(1, 8))
+    ax.plot(ks, [1 / k for k in ks], "k:", label="1/K")
+    ax.plot(ks, [min(1, 2 / k) for k in ks], "k--", label="2/K")
+    ax.set_xlabel("K (fullmesh.k_max)")
+    ax.set_ylabel("time / plain full mesh")
+    ax.set_title("embodiment 6, 4 MiB, N = 8")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    f.tight_layout()
+    f.savefig(os.path.join(out, "ksweep.png"), dpi=90)
+    plt.close(f)
+    return lines
+
+
 def main():
     results, out = sys.argv[1], sys.argv[2]
     variants = {}
@@ -99,6 +132,7 @@ def main():
             lines.append(
                 f"| {fig} | {label} | {last['operation']} | {last['nodes']} | "
                 f"{last['relay_mode']} | {last['relays']} | {ratio:.4f} | {cb} | {ck} |")
+    lines += KSweep(results, out)
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -54,5 +54,15 @@ for mode in pipelined store-and-forward; do
   run "fig29_group-relay-$tag" fig29_group_scatter "$m"
   run "fig29_group-relay-$tag-always" fig29_group_scatter "$m" "$always"
 done
+# Embodiment 6 against K: one 4 MiB operation per K (ratios 1/K, 1/(K+1), 2/K).
+for mode in pipelined store-and-forward; do
+  tag=${mode%%-*}
+  for op in p2p multicast reduce; do
+    for k in 1 2 3 4 5 6 7; do
+      run "ksweep_$op-$tag-k$k" k_sweep_emb6 "fullmesh.relay_mode=\"$mode\"" \
+        "workload.operation=\"$op\"" fullmesh.k_max=$k
+    done
+  done
+done
 # The Debian python3 (python3-matplotlib); PYTHON overrides it.
 "${PYTHON:-/usr/bin/python3}" "$here/plot.py" "$out" "$here"

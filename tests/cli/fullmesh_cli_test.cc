@@ -98,6 +98,7 @@ TEST_F(FullMeshCliTest, BadSettingsAreErrorsNamingTheKey) {
       {{"fullmesh.groups=[\"A:3\"]"}, "fullmesh.groups: item 1 (\"A:3\")"},
       {{"workload.root=9"}, "workload.operation: at workload.bytes item 1: root node 9"},
       {{"router.vcs=4"}, "router.vcs: is not used by network.topology = \"fullmesh\""},
+      {{"seed=[1, 2]"}, "seed: takes one value with network.topology = \"fullmesh\""},
       {{"fullmesh.nods=3"}, "fullmesh.nods: unknown key (did you mean 'fullmesh.nodes'?)"},
   };
   for (const auto& c : cases) {

@@ -453,6 +453,10 @@ Result<FullMeshRun> MakeFullMeshRun(const config::ConfigValues& values) {
     if (const config::Value* v = values.Find(b.spec.key)) b.set(v->items, &run.config);
   }
   if (const config::Value* s = values.Find("seed")) {
+    if (s->items.size() > 1) {
+      return config::KeyError("seed", "takes one value with network.topology = \"fullmesh\"",
+                              s->origin);
+    }
     run.config.seed = static_cast<uint64_t>(std::get<int64_t>(s->items[0]));
   }
   run.config.Normalize();
