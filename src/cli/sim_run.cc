@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "core/progress.h"
@@ -40,6 +41,16 @@ std::unique_ptr<output::RecordWriter> MakeWriter(output::Format format, std::ost
       return output::MakeJsonWriter(out);
   }
   return nullptr;
+}
+
+// Runs one point; an allocation failure that escapes the runner ends this point only.
+Result<sim::PointResult> RunGuarded(const PointRunner& run_point, const sim::SimConfig& point,
+                                    const sim::ProgressFn& progress) {
+  try {
+    return run_point(point, progress);
+  } catch (const std::bad_alloc&) {
+    return Status::Unavailable("out of memory while simulating the point");
+  }
 }
 
 }  // namespace
@@ -80,7 +91,8 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
       .Add("messages_measured", r.messages_measured)
       .Add("cycles", r.cycles)
       .Add("saturated", r.saturated)
-      .Add("wall_seconds", r.wall_seconds);
+      .Add("wall_seconds", r.wall_seconds)
+      .Add("note", r.note);
   return rec;
 }
 
@@ -109,6 +121,7 @@ std::vector<output::TableColumn> SimTableColumns(const std::vector<sim::SimConfi
       {"cycles", "cycles", 8},
       {"saturated", "saturated", 0},
       {"wall_seconds", "wall_s", kNum},
+      {"note", "note", 0},
   };
 }
 
@@ -144,7 +157,7 @@ int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, con
     sim::ProgressFn on_progress = [&](int64_t cycle, int64_t measured) {
       progress.Update(fmt::format("{}: cycle {}, {} messages measured", head, cycle, measured));
     };
-    Result<sim::PointResult> result = run_point(point, on_progress);
+    Result<sim::PointResult> result = RunGuarded(run_point, point, on_progress);
     progress.Clear();
     if (!result.ok()) {
       int code = IsConfigError(result.status().code()) ? kExitUsage : kExitRunFailed;

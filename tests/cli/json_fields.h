@@ -31,6 +31,7 @@ inline constexpr const char* kRequiredJsonFields[] = {
     "p50_latency_cycles",
     "max_latency_cycles",
     "accepted_bytes_per_second",
+    "note",
 };
 
 }  // namespace ukai::testing_util

@@ -1,11 +1,11 @@
 #include "core/config/toml_reader.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -138,18 +138,38 @@ Result<ConfigValues> ParseAndCheck(std::string_view text, const std::string& sou
 }  // namespace
 
 Result<ConfigValues> ReadTomlFile(const std::string& path, const Schema& schema) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    return Status::IoError(
+        fmt::format("cannot read config file '{}': {}", path, std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return Status::IoError(fmt::format("config file '{}' is {}, not a regular file", path,
+                                       S_ISDIR(st.st_mode) ? "a directory" : "a special file"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return Status::IoError(
         fmt::format("cannot read config file '{}': {}", path, std::strerror(errno)));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseAndCheck(text.str(), path, schema);
+  // Read at most one byte more than the cap (the size stat() gives may be 0 for /proc files).
+  std::string text(kMaxConfigBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) {
+    return Status::IoError(fmt::format("cannot read config file '{}': read error", path));
+  }
+  text.resize(static_cast<size_t>(in.gcount()));
+  return ReadTomlString(text, path, schema);
 }
 
 Result<ConfigValues> ReadTomlString(std::string_view text, const std::string& source_name,
                                     const Schema& schema) {
+  if (text.size() > kMaxConfigBytes) {
+    return Status::InvalidArgument(
+        fmt::format("config '{}' is larger than {} bytes, the most "
+                    "ukai reads (a config is a few hundred bytes)",
+                    source_name, kMaxConfigBytes));
+  }
   return ParseAndCheck(text, source_name, schema);
 }
 

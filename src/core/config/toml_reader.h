@@ -9,6 +9,7 @@
 #ifndef UKAI_CORE_CONFIG_TOML_READER_H_
 #define UKAI_CORE_CONFIG_TOML_READER_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -17,11 +18,17 @@
 
 namespace ukai::config {
 
-// Reads and checks the TOML file at `path`. Errors: kIoError when the file cannot be read,
-// kParseError for TOML syntax, kInvalidArgument for unknown keys and bad values.
+// The largest config text read (a file of more is refused without being read whole).
+inline constexpr size_t kMaxConfigBytes = size_t{1} << 20;
+
+// Reads and checks the TOML file at `path`. Errors: kIoError when the file cannot be read
+// or is not a regular file (a directory, a device such as /dev/zero, a pipe),
+// kInvalidArgument when it is larger than kMaxConfigBytes, kParseError for TOML syntax,
+// kInvalidArgument for unknown keys and bad values.
 Result<ConfigValues> ReadTomlFile(const std::string& path, const Schema& schema);
 
-// Same for TOML `text`; `source_name` is used as the file name in messages.
+// Same for TOML `text` (at most kMaxConfigBytes); `source_name` is used as the file name in
+// messages.
 Result<ConfigValues> ReadTomlString(std::string_view text, const std::string& source_name,
                                     const Schema& schema);
 

@@ -58,6 +58,25 @@ Status ValidateConfig(const SimConfig& c) {
   return Status::Ok();
 }
 
+double Network::StateBytes(const SimConfig& config) {
+  const NetworkConfig& nc = config.network;
+  double nodes = 1;
+  for (int d = 0; d < nc.n; ++d) {
+    nodes *= nc.k.empty() ? 1 : nc.k[std::min<size_t>(static_cast<size_t>(d), nc.k.size() - 1)];
+  }
+  const int ports = 2 * nc.n + 1;
+  // KaryNCube: coordinates and neighbours per node, the channel alive mask.
+  const double topology = nodes * (nc.n * sizeof(int32_t) + (ports - 1) * (sizeof(PortRef) + 1));
+  // Per node: PE, busy and active flags, active list, RNG stream, one scheduled creation,
+  // a destination-table entry of the traffic pattern.
+  const double per_node = sizeof(Pe) + 2 * sizeof(uint8_t) + 2 * sizeof(int32_t) + sizeof(Rng) +
+                          sizeof(std::pair<int64_t, int32_t>) + sizeof(int);
+  const double fixed = 1024 * sizeof(Message) + 1024 * sizeof(std::vector<int32_t>);
+  const double routers = std::min(nodes, double(int64_t{1} << 40));
+  return topology + nodes * per_node + fixed +
+         Fabric::StateBytes(static_cast<int64_t>(routers), ports, config.router);
+}
+
 Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
                                                  std::unique_ptr<RoutingFunction> routing,
                                                  bool with_traffic) {

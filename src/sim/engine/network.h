@@ -54,6 +54,11 @@ class Network {
                                                  std::unique_ptr<RoutingFunction> routing = {},
                                                  bool with_traffic = true);
 
+  // Bytes Create() allocates for `config` (topology, routers, PEs, RNG streams, the
+  // initial message pool), computed from the config alone: the memory estimate checked
+  // before a point runs (experiment/memory_budget.h). Messages queued later are not in it.
+  static double StateBytes(const SimConfig& config);
+
   // Advances one cycle.
   void Step();
   // When no node is active, jumps the clock forward to the next message creation, but not

@@ -10,6 +10,7 @@
 
 #include "core/config/toml_reader.h"
 #include "sim/engine/network.h"
+#include "sim/experiment/memory_budget.h"
 #include "sim/routing/registry.h"
 #include "sim/topology/kary_ncube.h"
 #include "sim/traffic/injection.h"
@@ -313,9 +314,23 @@ std::vector<Binding> MeasureBindings() {
   };
 }
 
+std::vector<Binding> RunBindings() {
+  return {
+      {KeySpec::Make("run.memory_limit", ValueType::kInt)
+           .Unit("bytes")
+           .Min(0)
+           .Max(kCycleMax)
+           .Doc("memory a point may use: a network estimated larger is refused before any point "
+                "runs, and a point stops as saturated before its source queues fill the rest; "
+                "0 = half of the physical memory (and of ulimit -v, if set)"),
+       [](const Items& v, SimConfig* c) { c->run.memory_limit = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.run.memory_limit); }},
+  };
+}
+
 std::vector<Binding> Bindings() {
   std::vector<Binding> all = NetworkAndRouterBindings();
-  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings}) {
+  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings, &RunBindings}) {
     for (Binding& b : part()) all.push_back(std::move(b));
   }
   const SimConfig defaults;
@@ -369,6 +384,28 @@ void CheckNetwork(const config::ConfigValues& values, SimConfig* c,
                                                    kMaxNodes),
                                        k ? k->origin : n->origin)
                           .message());
+    return;
+  }
+  // The router state index and the memory estimate: arithmetic only, so that a network too
+  // large is refused at once (before any topology is built).
+  const int ports = 2 * dims + 1;
+  if (nodes > Fabric::MaxRouters(ports, c->router)) {
+    errors->push_back(config::KeyError("network.k",
+                                       fmt::format("{} nodes are too many for the router state "
+                                                   "index with router.vcs = {} and "
+                                                   "router.pe_vcs = {} (at most {})",
+                                                   nodes, c->router.vcs, c->router.pe_vcs,
+                                                   Fabric::MaxRouters(ports, c->router)),
+                                       k   ? k->origin
+                                       : n ? n->origin
+                                           : config::Origin{})
+                          .message());
+    return;
+  }
+  if (Status st = CheckMemory(*c); !st.ok()) {
+    const config::Value* at = values.Find("run.memory_limit");
+    if (at == nullptr) at = k ? k : n;
+    errors->push_back(at ? fmt::format("{} {}", st.message(), at->origin.Where()) : st.message());
     return;
   }
   if (const config::Value* hot = values.Find("traffic.hotspot_nodes")) {

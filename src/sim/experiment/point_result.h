@@ -2,13 +2,14 @@
 // `ukai sim run --format table|csv|json` (the JSON field names are in comments).
 //
 // Latency definitions: message latency runs from the message's creation (it waits in the
-// unbounded source queue) to delivery of its tail flit; network latency from injection of
+// source queue) to delivery of its tail flit; network latency from injection of
 // its head flit into the router to delivery of its tail flit. Hops count router-to-router
 // channels traversed. Throughput counts delivered flits of measured messages.
 #ifndef UKAI_SIM_EXPERIMENT_POINT_RESULT_H_
 #define UKAI_SIM_EXPERIMENT_POINT_RESULT_H_
 
 #include <cstdint>
+#include <string>
 
 namespace ukai::sim {
 
@@ -27,6 +28,9 @@ struct PointResult {
   int64_t cycles = 0;                        // cycles (simulated, total)
   double wall_seconds = 0;                   // wall_seconds
   bool saturated = false;                    // saturated
+  // note: why the point stopped before its measurement completed (e.g. the source-queue
+  // backlog bound of experiment/memory_budget.h), or why a figure is missing; "" otherwise.
+  std::string note;
 };
 
 }  // namespace ukai::sim

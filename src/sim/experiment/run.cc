@@ -3,9 +3,14 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <new>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "core/stats.h"
 #include "sim/engine/network.h"
+#include "sim/experiment/memory_budget.h"
 #include "sim/routing/registry.h"
 
 namespace ukai::sim {
@@ -35,15 +40,40 @@ struct Sample {
   }
 };
 
+struct Outcome {
+  Sample sample;
+  int64_t window_cycles = 0;
+  int64_t backlog_growth = 0;
+  bool capped = false;
+  std::string note;  // why the point stopped early (PointResult::note)
+};
+
 class Runner {
  public:
-  Runner(Network* net, const ProgressFn& progress) : net_(*net), progress_(progress) {}
+  Runner(Network* net, const ProgressFn& progress, Outcome* out)
+      : net_(*net),
+        progress_(progress),
+        out_(*out),
+        backlog_bound_(BacklogBound(net->config(), net->sending_nodes())) {}
 
-  // Advances one cycle (skipping idle stretches up to `limit`); false on deadlock.
+  // Advances one cycle (skipping idle stretches up to `limit`, but never past it). False
+  // when the point must stop: a deadlock (status() says so) or a source-queue backlog past
+  // the bound (out.note says so).
   bool Tick(int64_t limit) {
-    net_.SkipIdle(limit);
+    if (net_.SkipIdle(limit) && net_.now() >= limit) return true;
     net_.Step();
-    if (net_.Stalled(net_.config().measure.watchdog_cycles)) return false;
+    if (net_.Stalled(net_.config().measure.watchdog_cycles)) {
+      status_ = net_.DeadlockStatus(net_.config().measure.watchdog_cycles);
+      return false;
+    }
+    if (net_.backlog() > backlog_bound_) {
+      out_.note = fmt::format(
+          "stopped at cycle {}: {} messages waited in the source queues, more than the bound "
+          "of {} (min of {} per sending node and the memory left under run.memory_limit); "
+          "the offered load is past saturation",
+          net_.now(), net_.backlog(), backlog_bound_, kBacklogPerSendingNode);
+      return false;
+    }
     if (progress_ && net_.now() >= next_progress_) {
       progress_(net_.now(), measured_);
       next_progress_ = net_.now() + 8192;
@@ -51,25 +81,22 @@ class Runner {
     return true;
   }
   void set_measured(int64_t m) { measured_ = m; }
+  const Status& status() const { return status_; }
 
  private:
   Network& net_;
   const ProgressFn& progress_;
+  Outcome& out_;
+  const int64_t backlog_bound_;
   int64_t next_progress_ = 8192;
   int64_t measured_ = 0;
-};
-
-struct Outcome {
-  Sample sample;
-  int64_t window_cycles = 0;
-  int64_t backlog_growth = 0;
-  bool capped = false;
+  Status status_;
 };
 
 // The paper's method: skip the first W deliveries, measure the next M.
 Status RunMessages(Network& net, const ProgressFn& progress, Outcome* out) {
   const MeasureConfig& mc = net.config().measure;
-  Runner runner(&net, progress);
+  Runner runner(&net, progress, out);
   int64_t delivered = 0;
   int64_t t0 = 0, t1 = 0;
   int64_t backlog0 = net.backlog();
@@ -79,7 +106,10 @@ Status RunMessages(Network& net, const ProgressFn& progress, Outcome* out) {
       out->capped = true;
       break;
     }
-    if (!runner.Tick(mc.max_cycles)) return net.DeadlockStatus(mc.watchdog_cycles);
+    if (!runner.Tick(mc.max_cycles)) {
+      if (!runner.status().ok()) return runner.status();
+      break;
+    }
     for (const Delivery& d : net.deliveries()) {
       if (delivered >= mc.warmup_messages && delivered < end) {
         out->sample.Add(d, net.config().traffic.message_bytes);
@@ -101,42 +131,61 @@ Status RunMessages(Network& net, const ProgressFn& progress, Outcome* out) {
 // Warm-up cycles, then sample windows until the mean latency converges.
 Status RunCycles(Network& net, const ProgressFn& progress, Outcome* out) {
   const MeasureConfig& mc = net.config().measure;
-  Runner runner(&net, progress);
+  Runner runner(&net, progress, out);
   const int64_t warm_end = std::min(mc.warmup_cycles, mc.max_cycles);
-  while (net.now() < warm_end) {
-    if (!runner.Tick(warm_end)) return net.DeadlockStatus(mc.watchdog_cycles);
-  }
+  bool stopped = false;
+  while (!stopped && net.now() < warm_end) stopped = !runner.Tick(warm_end);
   const int64_t backlog0 = net.backlog();
   const int64_t start = net.now();
   double previous_mean = -1;
-  while (true) {
+  while (!stopped) {
     if (net.now() >= mc.max_cycles) {
       out->capped = true;
       break;
     }
     Sample window;
     const int64_t window_end = std::min(net.now() + mc.sample_cycles, mc.max_cycles);
-    while (net.now() < window_end) {
-      if (!runner.Tick(window_end)) return net.DeadlockStatus(mc.watchdog_cycles);
+    while (!stopped && net.now() < window_end) {
+      stopped = !runner.Tick(window_end);
       for (const Delivery& d : net.deliveries()) window.Add(d, net.config().traffic.message_bytes);
       runner.set_measured(out->sample.latency.count() + window.latency.count());
     }
     out->sample.Merge(window);
     const double mean = window.latency.Mean();
-    const bool converged = window.latency.count() > 0 && previous_mean > 0 &&
+    const bool converged = !stopped && window.latency.count() > 0 && previous_mean > 0 &&
                            std::fabs(mean - previous_mean) / previous_mean < mc.convergence;
     if (window.latency.count() > 0) previous_mean = mean;
     if (converged) break;
   }
+  UKAI_RETURN_IF_ERROR(runner.status());
   out->window_cycles = std::max<int64_t>(1, net.now() - start);
   out->backlog_growth = net.backlog() - backlog0;
   return Status::Ok();
 }
 
+// RunPoint() without the catch of std::bad_alloc.
+Result<PointResult> RunPointUnguarded(const SimConfig& config, const ProgressFn& progress);
+
 }  // namespace
 
 Result<PointResult> RunPoint(const SimConfig& config, const ProgressFn& progress) {
+  try {
+    return RunPointUnguarded(config, progress);
+  } catch (const std::bad_alloc&) {
+    return Status::Unavailable(
+        fmt::format("out of memory while simulating the point (the network's own state was "
+                    "estimated at {}, under the limit of {}; lower the load or the network "
+                    "size, or the memory other processes use)",
+                    FormatBytes(Network::StateBytes(config)),
+                    FormatBytes(double(EffectiveMemoryLimit(config.run).bytes))));
+  }
+}
+
+namespace {
+
+Result<PointResult> RunPointUnguarded(const SimConfig& config, const ProgressFn& progress) {
   const auto wall_start = std::chrono::steady_clock::now();
+  UKAI_RETURN_IF_ERROR(CheckMemory(config));
   Result<std::unique_ptr<Network>> made = Network::Create(config);
   if (!made.ok()) return made.status();
   Network& net = **made;
@@ -167,16 +216,20 @@ Result<PointResult> RunPoint(const SimConfig& config, const ProgressFn& progress
   r.avg_hops = out.sample.hops.mean();
   r.messages_measured = out.sample.latency.count();
   r.cycles = net.now();
-  // Saturation rule (docs/simulator.md): the cap was reached, or accepted throughput fell
+  // Saturation rule (docs/simulator.md): the source-queue backlog passed its bound, the cap
+  // was reached, or accepted throughput fell
   // clearly (>10 %) below the offered load, or the source queues grew during the
   // measurement by more than 10 % of the measured messages plus one per sending node.
   const double growth_limit = 0.1 * static_cast<double>(r.messages_measured) + net.sending_nodes();
-  r.saturated = out.capped ||
+  r.note = out.note;
+  r.saturated = !out.note.empty() || out.capped ||
                 r.accepted_flits_per_node_cycle < 0.9 * r.offered_flits_per_node_cycle ||
                 static_cast<double>(out.backlog_growth) > growth_limit;
   r.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;
 }
+
+}  // namespace
 
 }  // namespace ukai::sim

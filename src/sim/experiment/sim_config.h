@@ -64,6 +64,11 @@ struct MeasureConfig {
   int64_t watchdog_cycles = 20000;  // deadlock watchdog: no flit moved for this long
 };
 
+// Resource bounds of a point (experiment/memory_budget.h).
+struct RunConfig {
+  int64_t memory_limit = 0;  // bytes a point may use; 0: half of the physical memory
+};
+
 struct SimConfig {
   NetworkConfig network;
   RouterConfig router;
@@ -71,6 +76,7 @@ struct SimConfig {
   TrafficConfig traffic;
   MeasureConfig measure;
   uint64_t seed = 1;
+  RunConfig run;
 };
 
 }  // namespace ukai::sim
