@@ -279,14 +279,21 @@ bool Network::SkipIdle(int64_t limit) {
   return true;
 }
 
+int64_t Network::PipelineCycles() const {
+  const RouterConfig& r = config_.router;
+  return int64_t{r.link_cycles} + r.hop_cycles + r.table_lookup_cycles + 1;
+}
+
 bool Network::Stalled(int64_t cycles) const {
-  return flits_in_network() > 0 && now_ - 1 - last_progress_ >= cycles;
+  return flits_in_network() > 0 && now_ - 1 - last_progress_ >= cycles + PipelineCycles();
 }
 
 Status Network::DeadlockStatus(int64_t watchdog_cycles) const {
   std::string msg =
       std::to_string(flits_in_network()) + " flit(s) in the network and none moved for " +
-      std::to_string(watchdog_cycles) + " cycles (measure.watchdog_cycles), at cycle " +
+      std::to_string(watchdog_cycles + PipelineCycles()) +
+      " cycles (measure.watchdog_cycles = " + std::to_string(watchdog_cycles) + " plus the " +
+      std::to_string(PipelineCycles()) + "-cycle link and hop pipeline), at cycle " +
       std::to_string(now_) + " on " + topology_->Describe() + " with routing '" +
       config_.routing.algorithm + "'; blocked channels:";
   for (const std::string& line : fabric_->DescribeBlocked(*topology_, 32)) msg += "\n  " + line;

@@ -97,8 +97,14 @@ class Network {
   int sending_nodes() const { return sending_nodes_; }
 
   // Deadlock watchdog: true when flits are in the network and none moved (nor was
-  // injected) for `cycles`.
+  // injected) for `cycles` plus PipelineCycles(). A flit on a link or a head in its hop
+  // pipeline moves again within PipelineCycles() without any other flit moving, so only a
+  // real standstill lasts longer (a long link or hop is never taken for a deadlock).
   bool Stalled(int64_t cycles) const;
+  // The longest time a flit can legitimately sit still: a link traversal plus a hop
+  // pipeline with a table lookup (router.link_cycles + router.hop_cycles +
+  // router.table_lookup_cycles + 1).
+  int64_t PipelineCycles() const;
   // The kDeadlock status listing blocked channels.
   Status DeadlockStatus(int64_t watchdog_cycles) const;
 

@@ -303,7 +303,9 @@ std::vector<Binding> MeasureBindings() {
            .Min(1)
            .Max(kCycleMax)
            .Doc("deadlock watchdog: error when flits are in the network and none moved for "
-                "this long"),
+                "this long plus router.link_cycles + router.hop_cycles + "
+                "router.table_lookup_cycles + 1 (a flit on a link or in a hop pipeline is "
+                "not stalled)"),
        [](const Items& v, SimConfig* c) { c->measure.watchdog_cycles = I64(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.measure.watchdog_cycles); }},
       {KeySpec::Make("seed", VT::kInt, Shape::kSweep)
