@@ -242,6 +242,31 @@ TEST(SimConfigErrorTest, NetworkTooLargeForMemoryIsRefusedAtOnce) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
 }
 
+TEST(SimConfigErrorTest, IntervalShorterThanTheMessageIsRefusedNamingBothKeys) {
+  Result<std::vector<SimConfig>> r = LoadSimConfigsFromString(
+      "[traffic]\ninjection = \"interval\"\ninterval = [100, 1]\n", "exp.toml", {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("traffic.interval = 1 cycles between messages of 16 flits "
+                        "(traffic.message_bytes = 64, router.flit_bytes = 4) offers 16 "
+                        "flits/node/cycle, but a node injects at most 1 flit per cycle: set "
+                        "traffic.interval >= 16 or send shorter messages at exp.toml:3:12 "
+                        "(point 2 of 2"));
+  EXPECT_TRUE(LoadSimConfigsFromString("[traffic]\ninjection = \"interval\"\ninterval = 16\n",
+                                       "exp.toml", {})
+                  .ok());
+}
+
+TEST(SimConfigErrorTest, LaterSetWinsOverAnInvalidEarlierOne) {
+  Result<std::vector<SimConfig>> r =
+      LoadSimConfigsFromString("", "exp.toml", {"router.vcs=0", "router.vcs=4"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)[0].router.vcs, 4);
+  r = LoadSimConfigsFromString("", "exp.toml", {"traffic.rate=[0.1, 0.2"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("is the closing ']' missing?"));
+}
+
 TEST(SimConfigErrorTest, EveryProblemIsReported) {
   Result<std::vector<SimConfig>> r =
       LoadSimConfigsFromString("[router]\nvcs = 0\nhop = 5\n[traffic]\nrate = 2\n", "e.toml", {});

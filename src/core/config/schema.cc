@@ -208,6 +208,18 @@ Status KeyError(std::string_view key, std::string_view message, const Origin& or
   return Status::InvalidArgument(fmt::format("{}: {} {}", key, message, origin.Where()));
 }
 
+Status ErrorList(const std::vector<std::string>& errors) {
+  if (errors.empty()) return Status::Ok();
+  const size_t shown = std::min(errors.size(), kMaxListedErrors);
+  std::string text = fmt::format(
+      "{}", fmt::join(errors.begin(), errors.begin() + static_cast<std::ptrdiff_t>(shown), "\n"));
+  if (shown < errors.size()) {
+    text += fmt::format("\n... and {} more errors (the first {} are listed)", errors.size() - shown,
+                        shown);
+  }
+  return Status::InvalidArgument(std::move(text));
+}
+
 Status CheckValue(const KeySpec& spec, Value* value) {
   if (value->items.empty()) {
     return KeyError(spec.key, "empty list (give at least one value)", value->origin);

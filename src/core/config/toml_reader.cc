@@ -131,7 +131,7 @@ Result<ConfigValues> ParseAndCheck(std::string_view text, const std::string& sou
   ConfigValues values;
   std::vector<std::string> errors;
   WalkTable(root, "", schema, source_name, &values, &errors);
-  if (!errors.empty()) return Status::InvalidArgument(fmt::format("{}", fmt::join(errors, "\n")));
+  if (!errors.empty()) return ErrorList(errors);
   return values;
 }
 
@@ -195,8 +195,16 @@ Status ApplySetArgument(std::string_view arg, const Schema& schema, ConfigValues
   bool is_toml = true;
   try {
     parsed = toml::parse("v = " + text, std::string_view("--set"));
-  } catch (const toml::parse_error&) {
+  } catch (const toml::parse_error& e) {
     is_toml = false;
+    // Text that starts like a list, string or table is meant as TOML: say what is wrong with
+    // it rather than taking it for a bare word.
+    if (text.find_first_of("[\"'{") == 0) {
+      return KeyError(key,
+                      fmt::format("'{}' is not a valid TOML value ({}{})", text, e.description(),
+                                  text[0] == '[' ? "; is the closing ']' missing?" : ""),
+                      origin);
+    }
   }
   const toml::node* node = is_toml && parsed.size() == 1 ? parsed.get("v") : nullptr;
   if (node == nullptr) {
@@ -210,6 +218,29 @@ Status ApplySetArgument(std::string_view arg, const Schema& schema, ConfigValues
   }
   values->Set(key, std::move(value));
   return Status::Ok();
+}
+
+Status ApplySetArguments(const std::vector<std::string>& args, const Schema& schema,
+                         ConfigValues* values) {
+  // The key of an argument, as ApplySetArgument() reads it ("" when there is no '=').
+  auto key_of = [](std::string_view arg) {
+    const size_t eq = arg.find('=');
+    std::string key(arg.substr(0, eq == std::string_view::npos ? 0 : eq));
+    while (!key.empty() && key.back() == ' ') key.pop_back();
+    return key;
+  };
+  std::vector<std::string> errors;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string key = key_of(args[i]);
+    bool replaced = false;
+    for (size_t j = i + 1; j < args.size() && !key.empty() && !replaced; ++j) {
+      replaced = key_of(args[j]) == key;
+    }
+    if (replaced) continue;
+    Status st = ApplySetArgument(args[i], schema, values);
+    if (!st.ok()) errors.push_back(st.message());
+  }
+  return ErrorList(errors);
 }
 
 }  // namespace ukai::config

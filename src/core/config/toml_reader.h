@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/config/schema.h"
 #include "core/status.h"
@@ -36,6 +37,12 @@ Result<ConfigValues> ReadTomlString(std::string_view text, const std::string& so
 // value of the key. The value is TOML (4, 0.5, true, "dor", [0.1, 0.2]); a bare word that
 // is not valid TOML is taken as a string (so `--set routing.algorithm=duato` works).
 Status ApplySetArgument(std::string_view arg, const Schema& schema, ConfigValues* values);
+
+// Applies `args` ("key=value") in order. A later argument for a key wins: an earlier one
+// for the same key is not checked at all (`--set router.vcs=0 --set router.vcs=4` gives 4).
+// Every problem of the remaining arguments is reported, one per line (config::ErrorList).
+Status ApplySetArguments(const std::vector<std::string>& args, const Schema& schema,
+                         ConfigValues* values);
 
 }  // namespace ukai::config
 

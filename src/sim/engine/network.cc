@@ -1,5 +1,7 @@
 #include "sim/engine/network.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -44,6 +46,17 @@ Status ValidateConfig(const SimConfig& c) {
         "traffic.message_bytes gives " +
         std::to_string(flits) +
         " flits but router.vc_buffer_flits = " + std::to_string(r.vc_buffer_flits));
+  }
+  if (c.traffic.injection == InjectionKind::kInterval && c.traffic.interval < flits) {
+    return Status::InvalidArgument(
+        "traffic.interval = " + std::to_string(c.traffic.interval) +
+        " cycles between messages of " + std::to_string(flits) +
+        " flits (traffic.message_bytes = " + std::to_string(c.traffic.message_bytes) +
+        ", router.flit_bytes = " + std::to_string(r.flit_bytes) + ") offers " +
+        fmt::format("{:g}", static_cast<double>(flits) / static_cast<double>(c.traffic.interval)) +
+        " flits/node/cycle, but a node injects at most 1 flit per cycle: set "
+        "traffic.interval >= " +
+        std::to_string(flits) + " or send shorter messages");
   }
   const MeasureConfig& m = c.measure;
   UKAI_RETURN_IF_ERROR(Range("measure.warmup_messages", m.warmup_messages, 0, int64_t{1} << 50));

@@ -525,7 +525,7 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
                                       dims.back().value->origin)
                          .message());
   }
-  if (!errors.empty()) return Status::InvalidArgument(fmt::format("{}", fmt::join(errors, "\n")));
+  if (!errors.empty()) return config::ErrorList(errors);
 
   // Odometer over the swept keys; the last one varies fastest.
   std::vector<SimConfig> points;
@@ -541,7 +541,7 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
     if (i == 0) break;
   }
   CheckPointsSupported(values, points, &errors);
-  if (!errors.empty()) return Status::InvalidArgument(fmt::format("{}", fmt::join(errors, "\n")));
+  if (!errors.empty()) return config::ErrorList(errors);
   return points;
 }
 
@@ -551,9 +551,7 @@ Result<std::vector<SimConfig>> LoadSimConfigsFromString(std::string_view text,
   const config::Schema schema = SimConfigSchema();
   Result<config::ConfigValues> values = config::ReadTomlString(text, source_name, schema);
   if (!values.ok()) return values.status();
-  for (const std::string& arg : overrides) {
-    UKAI_RETURN_IF_ERROR(config::ApplySetArgument(arg, schema, &*values));
-  }
+  UKAI_RETURN_IF_ERROR(config::ApplySetArguments(overrides, schema, &*values));
   return ExpandSimConfigs(*values);
 }
 
@@ -562,9 +560,7 @@ Result<std::vector<SimConfig>> LoadSimConfigs(const std::string& path,
   const config::Schema schema = SimConfigSchema();
   Result<config::ConfigValues> values = config::ReadTomlFile(path, schema);
   if (!values.ok()) return values.status();
-  for (const std::string& arg : overrides) {
-    UKAI_RETURN_IF_ERROR(config::ApplySetArgument(arg, schema, &*values));
-  }
+  UKAI_RETURN_IF_ERROR(config::ApplySetArguments(overrides, schema, &*values));
   return ExpandSimConfigs(*values);
 }
 
