@@ -53,6 +53,12 @@ Result<sim::PointResult> RunGuarded(const PointRunner& run_point, const sim::Sim
   }
 }
 
+// A figure of measured messages, or no value when none was measured (not a false 0).
+output::Field Measured(const sim::PointResult& r, double value) {
+  if (r.messages_measured == 0) return output::kNoValue;
+  return value;
+}
+
 }  // namespace
 
 output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::PointResult& r) {
@@ -82,14 +88,15 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
       .Add("offered_flits_per_node_cycle", r.offered_flits_per_node_cycle)
       .Add("accepted_flits_per_node_cycle", r.accepted_flits_per_node_cycle)
       .Add("accepted_bytes_per_second", r.accepted_bytes_per_second)
-      .Add("avg_latency_cycles", r.avg_latency_cycles)
-      .Add("p50_latency_cycles", r.p50_latency_cycles)
-      .Add("p99_latency_cycles", r.p99_latency_cycles)
-      .Add("max_latency_cycles", r.max_latency_cycles)
-      .Add("avg_network_latency_cycles", r.avg_network_latency_cycles)
-      .Add("avg_hops", r.avg_hops)
+      .Add("avg_latency_cycles", Measured(r, r.avg_latency_cycles))
+      .Add("p50_latency_cycles", Measured(r, r.p50_latency_cycles))
+      .Add("p99_latency_cycles", Measured(r, r.p99_latency_cycles))
+      .Add("max_latency_cycles", Measured(r, r.max_latency_cycles))
+      .Add("avg_network_latency_cycles", Measured(r, r.avg_network_latency_cycles))
+      .Add("avg_hops", Measured(r, r.avg_hops))
       .Add("messages_measured", r.messages_measured)
       .Add("cycles", r.cycles)
+      .Add("latency_trend", r.latency_trend)
       .Add("saturated", r.saturated)
       .Add("wall_seconds", r.wall_seconds)
       .Add("note", r.note);

@@ -32,6 +32,7 @@ inline constexpr const char* kRequiredJsonFields[] = {
     "max_latency_cycles",
     "accepted_bytes_per_second",
     "note",
+    "latency_trend",
 };
 
 }  // namespace ukai::testing_util

@@ -177,6 +177,27 @@ TEST_F(SimRunTest, NoteSaysWhyAPointStopped) {
   EXPECT_THAT(Lines(out_.str())[1], ::testing::EndsWith("stopped at cycle 9: backlog"));
 }
 
+TEST_F(SimRunTest, NoMessageMeasuredPrintsNoLatency) {
+  PointRunner none = [](const sim::SimConfig&, const sim::ProgressFn&) {
+    sim::PointResult r;
+    r.cycles = 100;
+    r.note = "no message was measured";
+    return Result<sim::PointResult>(r);
+  };
+  ASSERT_EQ(Run(Options("json"), none), kExitOk);
+  auto j = nlohmann::json::parse(Lines(out_.str())[0]);
+  for (const char* f : {"avg_latency_cycles", "p50_latency_cycles", "p99_latency_cycles",
+                        "max_latency_cycles", "avg_network_latency_cycles", "avg_hops"}) {
+    EXPECT_TRUE(j[f].is_null()) << f;
+  }
+  EXPECT_EQ(j["messages_measured"], 0);
+  EXPECT_EQ(j["note"], "no message was measured");
+  ASSERT_EQ(Run(Options("csv"), none), kExitOk);
+  EXPECT_THAT(Lines(out_.str())[1], HasSubstr(",,,,,,0,100,"));  // six empty cells
+  ASSERT_EQ(Run(Options("table"), none), kExitOk);
+  EXPECT_THAT(Lines(out_.str())[1], ::testing::ContainsRegex(" - +- +- +0 +100 "));
+}
+
 TEST_F(SimRunTest, SimulatorConfigRejectionExits2) {
   Status bad = Status::InvalidArgument("routing.algorithm = 'duato' on a torus needs vcs >= 3");
   ASSERT_EQ(Run(Options("json"), FakeRunner(0, bad)), kExitUsage);
@@ -235,7 +256,7 @@ TEST_F(SimRunTest, RecordHasEveryPointResultField) {
        {"offered_flits_per_node_cycle", "accepted_flits_per_node_cycle",
         "accepted_bytes_per_second", "clock_mhz", "avg_latency_cycles", "p50_latency_cycles",
         "p99_latency_cycles", "max_latency_cycles", "avg_network_latency_cycles", "avg_hops",
-        "messages_measured", "cycles", "wall_seconds", "saturated", "note"}) {
+        "messages_measured", "cycles", "wall_seconds", "saturated", "note", "latency_trend"}) {
     EXPECT_NE(rec.Find(f), nullptr) << f;
   }
   EXPECT_EQ(std::get<int64_t>(*rec.Find("point")), 7);

@@ -235,6 +235,7 @@ TEST(ConfigSetTest, MalformedTomlIsNotTakenForABareWord) {
                         "array: encountered end-of-file; is the closing ']' missing?) in --set "
                         "traffic.rate=[0.1, 0.2"));
   EXPECT_THAT(msg("network.topology=\"torus"), HasSubstr("is not a valid TOML value"));
+  EXPECT_THAT(msg("traffic.rate=[a,b]"), HasSubstr("words in a list need quotes"));
   EXPECT_TRUE(ApplySetArgument("network.topology=torus", s, &v).ok());  // a bare word still is
 }
 

@@ -202,7 +202,10 @@ Status ApplySetArgument(std::string_view arg, const Schema& schema, ConfigValues
     if (text.find_first_of("[\"'{") == 0) {
       return KeyError(key,
                       fmt::format("'{}' is not a valid TOML value ({}{})", text, e.description(),
-                                  text[0] == '[' ? "; is the closing ']' missing?" : ""),
+                                  text[0] != '['       ? ""
+                                  : text.back() != ']' ? "; is the closing ']' missing?"
+                                                       : "; words in a list need quotes: "
+                                                         "[\"a\", \"b\"]"),
                       origin);
     }
   }

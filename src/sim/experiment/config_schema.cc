@@ -287,15 +287,17 @@ std::vector<Binding> MeasureBindings() {
       {KeySpec::Make("measure.convergence", VT::kFloat)
            .Min(0, /*open=*/true)
            .Max(1, /*open=*/true)
-           .Doc("cycles mode: stop when the mean latency changes by less than this fraction "
-                "between windows"),
+           .Doc("cycles mode: stop when a window's mean latency differs by less than this "
+                "fraction from the window before it and from the window three before it, and "
+                "the measurement is not saturated"),
        [](const Items& v, SimConfig* c) { c->measure.convergence = F64(v[0]); },
        [](const SimConfig& c) { return Num(c.measure.convergence); }},
       {KeySpec::Make("measure.max_cycles", VT::kInt)
            .Unit("cycles")
            .Min(1)
            .Max(kCycleMax)
-           .Doc("both modes: cap on simulated cycles; reaching it marks the point saturated"),
+           .Doc("both modes: cap on simulated cycles (the point's `cycles` never exceeds it); "
+                "reaching it is said in the point's note, and is not by itself saturation"),
        [](const Items& v, SimConfig* c) { c->measure.max_cycles = I64(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.measure.max_cycles); }},
       {KeySpec::Make("measure.watchdog_cycles", VT::kInt)

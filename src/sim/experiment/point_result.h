@@ -27,7 +27,10 @@ struct PointResult {
   int64_t messages_measured = 0;             // messages_measured
   int64_t cycles = 0;                        // cycles (simulated, total)
   double wall_seconds = 0;                   // wall_seconds
-  bool saturated = false;                    // saturated
+  // latency_trend: mean latency of the later half of the measurement relative to the
+  // earlier half, minus 1 (0.3 = 30 % higher); 0 when a half is empty.
+  double latency_trend = 0;
+  bool saturated = false;  // saturated (the rule of docs/simulator.md, "Saturation")
   // note: why the point stopped before its measurement completed (e.g. the source-queue
   // backlog bound of experiment/memory_budget.h), or why a figure is missing; "" otherwise.
   std::string note;
