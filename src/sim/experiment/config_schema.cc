@@ -27,7 +27,7 @@ using Items = std::vector<Scalar>;
 
 constexpr int64_t kMaxNodes = int64_t{1} << 26;  // KaryNCube's limit
 constexpr size_t kMaxPoints = 100000;
-constexpr double kIntMax = INT_MAX;
+[[maybe_unused]] constexpr double kIntMax = INT_MAX;
 constexpr double kCycleMax = double(int64_t{1} << 50);  // the engine's limit on counts
 
 constexpr std::string_view kSweepOrder[] = {
