@@ -93,6 +93,9 @@ TEST(MemoryBudgetTest, BacklogBoundIsPerNodeAndUnderTheMemoryLeft) {
   EXPECT_EQ(BacklogBound(c, 64), 500);
   c.run.memory_limit = static_cast<int64_t>(Network::StateBytes(c));
   EXPECT_EQ(BacklogBound(c, 64), 64);  // never below one message per sending node
+  // Never near the message pool's 2^30 indices (the pool aborts past them).
+  c.run.memory_limit = int64_t{1} << 50;
+  EXPECT_EQ(BacklogBound(c, 1 << 26), int64_t{1} << 29);
 }
 
 // The issue's `--set network.k=32 --set traffic.rate=1.0 --set traffic.message_bytes=4

@@ -60,7 +60,10 @@ int64_t BacklogBound(const SimConfig& c, int sending_nodes) {
       static_cast<double>(EffectiveMemoryLimit(c.run).bytes) - Network::StateBytes(c);
   const double by_memory = std::max(0.0, left) / kBytesPerQueuedMessage;
   const double by_nodes = static_cast<double>(kBacklogPerSendingNode) * sending_nodes;
-  return std::max<int64_t>(sending_nodes, static_cast<int64_t>(std::min(by_memory, by_nodes)));
+  // Half of the message pool's index space: the pool must never run out (it aborts).
+  const double by_pool = Flit::kMaxMessages / 2;
+  return std::max<int64_t>(sending_nodes,
+                           static_cast<int64_t>(std::min({by_memory, by_nodes, by_pool})));
 }
 
 }  // namespace ukai::sim

@@ -7,10 +7,11 @@
 //     the config alone) against that limit, before anything is allocated; the error names
 //     the keys that drive the size;
 //   - BacklogBound(): the most messages the source queues may hold before the point is
-//     stopped as saturated (kBacklogPerSendingNode per sending node, and never more than
-//     the memory left under the limit).
+//     stopped as saturated (kBacklogPerSendingNode per sending node, never more than the
+//     memory left under the limit, nor than half of the message pool's 2^30 indices).
+// Container (cgroup) memory limits are not read: set run.memory_limit there.
 //
-// Thread safety: free functions; they read /proc-free system figures (sysconf, getrlimit).
+// Thread safety: free functions; they read system figures (sysconf, getrlimit) only.
 #ifndef UKAI_SIM_EXPERIMENT_MEMORY_BUDGET_H_
 #define UKAI_SIM_EXPERIMENT_MEMORY_BUDGET_H_
 
