@@ -40,3 +40,28 @@ function(ukai_tests area)
     gtest_discover_tests(${tag}_integration_tests PROPERTIES LABELS integration DISCOVERY_TIMEOUT 60)
   endif()
 endfunction()
+
+# ukai_fuzz_targets(LIB SRCS...): a libFuzzer executable ukai_fuzz_<stem> per fuzz source,
+# linked to LIB (clang only; called from fuzz/CMakeLists.txt under -DUKAI_FUZZ=ON).
+function(ukai_fuzz_targets lib)
+  foreach(src IN LISTS ARGN)
+    get_filename_component(stem ${src} NAME_WE)
+    add_executable(ukai_fuzz_${stem} ${src})
+    target_compile_options(ukai_fuzz_${stem} PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_options(ukai_fuzz_${stem} PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_libraries(ukai_fuzz_${stem} PRIVATE ${lib})
+  endforeach()
+endfunction()
+
+# ukai_fuzz_replay(TEST_TARGET LIB SRCS...): links each fuzz source's entry point into
+# TEST_TARGET, renamed <stem>_TestOneInput so that several link together (the replay tests
+# call them under gcc, ASan and UBSan).
+function(ukai_fuzz_replay test_target lib)
+  foreach(src IN LISTS ARGN)
+    get_filename_component(stem ${src} NAME_WE)
+    add_library(${stem}_entry OBJECT ${src})
+    target_link_libraries(${stem}_entry PRIVATE ${lib})
+    target_compile_definitions(${stem}_entry PRIVATE LLVMFuzzerTestOneInput=${stem}_TestOneInput)
+    target_link_libraries(${test_target} PRIVATE ${stem}_entry)
+  endforeach()
+endfunction()

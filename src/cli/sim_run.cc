@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "cli/fullmesh_command.h"
@@ -43,6 +44,22 @@ std::unique_ptr<output::RecordWriter> MakeWriter(output::Format format, std::ost
   return nullptr;
 }
 
+// Runs one point; an allocation failure that escapes the runner ends this point only.
+Result<sim::PointResult> RunGuarded(const PointRunner& run_point, const sim::SimConfig& point,
+                                    const sim::ProgressFn& progress) {
+  try {
+    return run_point(point, progress);
+  } catch (const std::bad_alloc&) {
+    return Status::Unavailable("out of memory while simulating the point");
+  }
+}
+
+// A figure of measured messages, or no value when none was measured (not a false 0).
+output::Field Measured(const sim::PointResult& r, double value) {
+  if (r.messages_measured == 0) return output::kNoValue;
+  return value;
+}
+
 }  // namespace
 
 output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::PointResult& r) {
@@ -72,14 +89,15 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
       .Add("offered_flits_per_node_cycle", r.offered_flits_per_node_cycle)
       .Add("accepted_flits_per_node_cycle", r.accepted_flits_per_node_cycle)
       .Add("accepted_bytes_per_second", r.accepted_bytes_per_second)
-      .Add("avg_latency_cycles", r.avg_latency_cycles)
-      .Add("p50_latency_cycles", r.p50_latency_cycles)
-      .Add("p99_latency_cycles", r.p99_latency_cycles)
-      .Add("max_latency_cycles", r.max_latency_cycles)
-      .Add("avg_network_latency_cycles", r.avg_network_latency_cycles)
-      .Add("avg_hops", r.avg_hops)
+      .Add("avg_latency_cycles", Measured(r, r.avg_latency_cycles))
+      .Add("p50_latency_cycles", Measured(r, r.p50_latency_cycles))
+      .Add("p99_latency_cycles", Measured(r, r.p99_latency_cycles))
+      .Add("max_latency_cycles", Measured(r, r.max_latency_cycles))
+      .Add("avg_network_latency_cycles", Measured(r, r.avg_network_latency_cycles))
+      .Add("avg_hops", Measured(r, r.avg_hops))
       .Add("messages_measured", r.messages_measured)
       .Add("cycles", r.cycles)
+      .Add("latency_trend", r.latency_trend)
       .Add("saturated", r.saturated)
       .Add("wall_seconds", r.wall_seconds)
       .Add("bandwidth_mbytes_per_second", r.bandwidth_mbytes_per_second)
@@ -91,7 +109,8 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
       .Add("avg_misrouted_hops", r.avg_misrouted_hops)
       .Add("undeliverable_messages", r.undeliverable_messages)
       .Add("not_generated_messages", r.not_generated_messages)
-      .Add("retransmitted_messages", r.retransmitted_messages);
+      .Add("retransmitted_messages", r.retransmitted_messages)
+      .Add("note", r.note);
   return rec;
 }
 
@@ -122,6 +141,7 @@ std::vector<output::TableColumn> SimTableColumns(const std::vector<sim::SimConfi
       {"wall_seconds", "wall_s", kNum},
       {"bandwidth_mbytes_per_second", "MB/s", kNum},
       {"recovery_ratio", "recovery", kNum},
+      {"note", "note", 0},
   };
 }
 
@@ -158,7 +178,7 @@ int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, con
     sim::ProgressFn on_progress = [&](int64_t cycle, int64_t measured) {
       progress.Update(fmt::format("{}: cycle {}, {} messages measured", head, cycle, measured));
     };
-    Result<sim::PointResult> result = run_point(point, on_progress);
+    Result<sim::PointResult> result = RunGuarded(run_point, point, on_progress);
     progress.Clear();
     if (!result.ok()) {
       int code = IsConfigError(result.status().code()) ? kExitUsage : kExitRunFailed;

@@ -3,9 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "core/config/toml_reader.h"
+#include "scratch_path.h"
 #include "sim/experiment/config_schema.h"
 
 namespace ukai::sim {
@@ -185,6 +190,81 @@ TEST(SimConfigErrorTest, MissingFileIsAnIoError) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kIoError);
   EXPECT_THAT(r.status().message(), HasSubstr("/nonexistent/exp.toml"));
+}
+
+TEST(SimConfigErrorTest, NotARegularFileIsRefused) {
+  for (const char* path : {"/dev/zero", "/"}) {
+    Result<std::vector<SimConfig>> r = LoadSimConfigs(path, {});
+    ASSERT_FALSE(r.ok()) << path;
+    EXPECT_EQ(r.status().code(), StatusCode::kIoError);
+    EXPECT_THAT(r.status().message(), HasSubstr("not a regular file")) << path;
+  }
+  EXPECT_THAT(LoadSimConfigs("/", {}).status().message(), HasSubstr("is a directory"));
+}
+
+TEST(SimConfigErrorTest, ConfigLargerThanTheCapIsRefused) {
+  const std::string path = ukai::testing_util::ScratchPath("config_errors_big.toml");
+  {
+    std::ofstream f(path);
+    f << "seed = 1\n" << std::string(config::kMaxConfigBytes, '#') << "\n";
+  }
+  Result<std::vector<SimConfig>> r = LoadSimConfigs(path, {});
+  std::remove(path.c_str());
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("is larger than 1048576 bytes"));
+  EXPECT_TRUE(LoadSimConfigsFromString("seed = 1\n" + std::string(1000, '#'), "x", {}).ok());
+}
+
+// The examples of networks too large for the machine: refused before anything is
+// built, at once, naming the keys that drive the size.
+TEST(SimConfigErrorTest, NetworkTooLargeForMemoryIsRefusedAtOnce) {
+  const auto start = std::chrono::steady_clock::now();
+  Result<std::vector<SimConfig>> r = LoadSimConfigsFromString(
+      "", "exp.toml", {"network.k=1024", "router.vcs=32", "router.vc_buffer_flits=4096"});
+  ASSERT_FALSE(r.ok());
+  for (const char* s :
+       {"run.memory_limit: the network needs about 8.03 TiB", "network.k", "router.vcs = 32",
+        "router.vc_buffer_flits = 4096", "in --set network.k=1024"}) {
+    EXPECT_THAT(r.status().message(), HasSubstr(s));
+  }
+  // 2^26 nodes, the most ukai simulates.
+  r = LoadSimConfigsFromString("[network]\nk = 8192\n", "exp.toml", {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("67108864 nodes"));
+  EXPECT_THAT(r.status().message(), HasSubstr("at exp.toml:2:5"));
+  // With the limit raised, a 2^26-node network with 32 VCs overflows the router state index;
+  // also found without building anything.
+  r = LoadSimConfigsFromString("[network]\nk = 8192\n[router]\nvcs = 32\n", "exp.toml",
+                               {"run.memory_limit=1000000000000000"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("67108864 nodes are too many for the router state "
+                                              "index with router.vcs = 32"));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
+}
+
+TEST(SimConfigErrorTest, IntervalShorterThanTheMessageIsRefusedNamingBothKeys) {
+  Result<std::vector<SimConfig>> r = LoadSimConfigsFromString(
+      "[traffic]\ninjection = \"interval\"\ninterval = [100, 1]\n", "exp.toml", {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("traffic.interval = 1 cycles between messages of 16 flits "
+                        "(traffic.message_bytes = 64, router.flit_bytes = 4) offers 16 "
+                        "flits/node/cycle, but a node injects at most 1 flit per cycle: set "
+                        "traffic.interval >= 16 or send shorter messages at exp.toml:3:12 "
+                        "(point 2 of 2"));
+  EXPECT_TRUE(LoadSimConfigsFromString("[traffic]\ninjection = \"interval\"\ninterval = 16\n",
+                                       "exp.toml", {})
+                  .ok());
+}
+
+TEST(SimConfigErrorTest, LaterSetWinsOverAnInvalidEarlierOne) {
+  Result<std::vector<SimConfig>> r =
+      LoadSimConfigsFromString("", "exp.toml", {"router.vcs=0", "router.vcs=4"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)[0].router.vcs, 4);
+  r = LoadSimConfigsFromString("", "exp.toml", {"traffic.rate=[0.1, 0.2"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("is the closing ']' missing?"));
 }
 
 TEST(SimConfigErrorTest, EveryProblemIsReported) {

@@ -225,6 +225,24 @@ TEST_F(SimCliTest, DescribeListsKeys) {
   EXPECT_THAT(md.out, HasSubstr("| `router.vcs` | int |"));
 }
 
+#if !defined(__SANITIZE_ADDRESS__)
+// An allocation failure inside a point (here: an address-space limit below what the
+// network needs, with run.memory_limit raised past it) is reported, exit status 3, no abort.
+TEST_F(SimCliTest, OutOfMemoryIsReportedNotAborted) {
+  const std::string err = ScratchPath("oom.err");
+  const std::string cmd = "ulimit -v 400000; " + Quote(UKAI_BINARY) + " sim run " + Quote(config_) +
+                          " --set network.k=128 --set router.vcs=8 --set "
+                          "router.vc_buffer_flits=256 --set run.memory_limit=100000000000 "
+                          ">/dev/null 2>" +
+                          Quote(err);
+  const int status = std::system(("sh -c " + Quote(cmd)).c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  EXPECT_THAT(ReadFile(err), HasSubstr("out of memory while simulating the point"));
+  std::remove(err.c_str());
+}
+#endif
+
 struct BadRun {
   const char* name;
   std::vector<std::string> args;  // after "sim run CONFIG" unless `whole`
@@ -295,6 +313,24 @@ INSTANTIATE_TEST_SUITE_P(
                2,
                "cannot read config file '/nonexistent/q.toml'",
                true},
+        BadRun{"DevZero",
+               {"sim", "run", "/dev/zero"},
+               nullptr,
+               2,
+               "config file '/dev/zero' is a special file, not a regular file",
+               true},
+        BadRun{"Directory",
+               {"sim", "run", "/"},
+               nullptr,
+               2,
+               "config file '/' is a directory, not a regular file",
+               true},
+        BadRun{"TooLargeForMemory",
+               {"--set", "network.k=1024", "--set", "router.vcs=32", "--set",
+                "router.vc_buffer_flits=4096"},
+               nullptr,
+               2,
+               "run.memory_limit: the network needs about"},
         BadRun{"NoCommand", {}, nullptr, 2, "Subcommands:", true},
         BadRun{"NoSimCommand", {"sim"}, nullptr, 2, "A subcommand is required", true},
         BadRun{"UnknownCommand",

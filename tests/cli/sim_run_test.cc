@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <new>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -145,6 +146,58 @@ TEST_F(SimRunTest, DeadlockExits3AndKeepsEarlierPoints) {
                         "seed=1): deadlock: stuck at 3->4 (2 earlier points written)"));
 }
 
+TEST_F(SimRunTest, OutOfMemoryEndsThePointAndKeepsEarlierPoints) {
+  PointRunner throwing = [this](const sim::SimConfig& c, const sim::ProgressFn& p) {
+    if (calls_ == 1) {
+      ++calls_;
+      throw std::bad_alloc();
+    }
+    return FakeRunner()(c, p);
+  };
+  ASSERT_EQ(Run(Options("json"), throwing), kExitRunFailed);
+  auto lines = Lines(out_.str());
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(lines[0])["point"], 0);
+  EXPECT_THAT(err_.str(), HasSubstr("point 2 of 4"));
+  EXPECT_THAT(err_.str(), HasSubstr("out of memory while simulating the point (1 earlier "
+                                    "points written)"));
+}
+
+TEST_F(SimRunTest, NoteSaysWhyAPointStopped) {
+  PointRunner stopped = [](const sim::SimConfig&, const sim::ProgressFn&) {
+    sim::PointResult r;
+    r.saturated = true;
+    r.note = "stopped at cycle 9: backlog";
+    return Result<sim::PointResult>(r);
+  };
+  ASSERT_EQ(Run(Options("json"), stopped), kExitOk);
+  EXPECT_EQ(nlohmann::json::parse(Lines(out_.str())[0])["note"], "stopped at cycle 9: backlog");
+  ASSERT_EQ(Run(Options("table"), stopped), kExitOk);
+  EXPECT_THAT(Lines(out_.str())[0], ::testing::EndsWith("note"));
+  EXPECT_THAT(Lines(out_.str())[1], ::testing::EndsWith("stopped at cycle 9: backlog"));
+}
+
+TEST_F(SimRunTest, NoMessageMeasuredPrintsNoLatency) {
+  PointRunner none = [](const sim::SimConfig&, const sim::ProgressFn&) {
+    sim::PointResult r;
+    r.cycles = 100;
+    r.note = "no message was measured";
+    return Result<sim::PointResult>(r);
+  };
+  ASSERT_EQ(Run(Options("json"), none), kExitOk);
+  auto j = nlohmann::json::parse(Lines(out_.str())[0]);
+  for (const char* f : {"avg_latency_cycles", "p50_latency_cycles", "p99_latency_cycles",
+                        "max_latency_cycles", "avg_network_latency_cycles", "avg_hops"}) {
+    EXPECT_TRUE(j[f].is_null()) << f;
+  }
+  EXPECT_EQ(j["messages_measured"], 0);
+  EXPECT_EQ(j["note"], "no message was measured");
+  ASSERT_EQ(Run(Options("csv"), none), kExitOk);
+  EXPECT_THAT(Lines(out_.str())[1], HasSubstr(",,,,,,0,100,"));  // six empty cells
+  ASSERT_EQ(Run(Options("table"), none), kExitOk);
+  EXPECT_THAT(Lines(out_.str())[1], ::testing::ContainsRegex(" - +- +- +0 +100 "));
+}
+
 TEST_F(SimRunTest, SimulatorConfigRejectionExits2) {
   Status bad = Status::InvalidArgument("routing.algorithm = 'duato' on a torus needs vcs >= 3");
   ASSERT_EQ(Run(Options("json"), FakeRunner(0, bad)), kExitUsage);
@@ -203,7 +256,7 @@ TEST_F(SimRunTest, RecordHasEveryPointResultField) {
        {"offered_flits_per_node_cycle", "accepted_flits_per_node_cycle",
         "accepted_bytes_per_second", "clock_mhz", "avg_latency_cycles", "p50_latency_cycles",
         "p99_latency_cycles", "max_latency_cycles", "avg_network_latency_cycles", "avg_hops",
-        "messages_measured", "cycles", "wall_seconds", "saturated"}) {
+        "messages_measured", "cycles", "wall_seconds", "saturated", "note", "latency_trend"}) {
     EXPECT_NE(rec.Find(f), nullptr) << f;
   }
   EXPECT_EQ(std::get<int64_t>(*rec.Find("point")), 7);

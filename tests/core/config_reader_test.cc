@@ -1,4 +1,5 @@
 // Tests of the generic config layer: schema checks, TOML reading with positions, --set.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -209,6 +210,49 @@ TEST(ConfigSetTest, Errors) {
   EXPECT_THAT(msg("router=4"), HasSubstr("router: is a table of keys"));
   EXPECT_THAT(msg("network.topology=ring"), HasSubstr("'ring' is not one of mesh, torus"));
   EXPECT_TRUE(v.values().empty());
+}
+
+TEST(ConfigSetTest, LaterSetWinsWithoutCheckingTheEarlierOne) {
+  Schema s = TestSchema();
+  ConfigValues v;
+  ASSERT_TRUE(ApplySetArguments({"router.vcs=0", "router.vcs=4"}, s, &v).ok());
+  EXPECT_EQ(std::get<int64_t>(v.Find("router.vcs")->items[0]), 4);
+  ASSERT_TRUE(ApplySetArguments({"router.vcs=4", "router.vcs = four", "router.vcs=5"}, s, &v).ok());
+  EXPECT_EQ(std::get<int64_t>(v.Find("router.vcs")->items[0]), 5);
+  // The last one is checked, and every remaining problem is reported.
+  Status st = ApplySetArguments({"router.vcs=4", "router.vcs=0", "router.vc=1", "x"}, s, &v);
+  EXPECT_THAT(st.message(), HasSubstr("router.vcs: value 0 out of range [1, 64]"));
+  EXPECT_THAT(st.message(), HasSubstr("router.vc: unknown key"));
+  EXPECT_THAT(st.message(), HasSubstr("bad argument '--set x'"));
+}
+
+TEST(ConfigSetTest, MalformedTomlIsNotTakenForABareWord) {
+  Schema s = TestSchema();
+  ConfigValues v;
+  auto msg = [&](const char* arg) { return ApplySetArgument(arg, s, &v).message(); };
+  EXPECT_THAT(msg("traffic.rate=[0.1, 0.2"),
+              HasSubstr("traffic.rate: '[0.1, 0.2' is not a valid TOML value (Error while parsing "
+                        "array: encountered end-of-file; is the closing ']' missing?) in --set "
+                        "traffic.rate=[0.1, 0.2"));
+  EXPECT_THAT(msg("network.topology=\"torus"), HasSubstr("is not a valid TOML value"));
+  EXPECT_THAT(msg("traffic.rate=[a,b]"), HasSubstr("words in a list need quotes"));
+  EXPECT_TRUE(ApplySetArgument("network.topology=torus", s, &v).ok());  // a bare word still is
+}
+
+TEST(ConfigErrorListTest, ListsTheFirstFewDozenAndCountsTheRest) {
+  EXPECT_TRUE(ErrorList({}).ok());
+  EXPECT_EQ(ErrorList({"a", "b"}).message(), "a\nb");
+  std::vector<std::string> many;
+  for (int i = 0; i < 1000; ++i) many.push_back(fmt::format("e{}", i));
+  const std::string text = ErrorList(many).message();
+  EXPECT_THAT(text, HasSubstr("e29\n... and 970 more errors (the first 30 are listed)"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("e30")));
+  // A file of unknown keys: the reader lists 30 and counts the rest.
+  std::string toml;
+  for (int i = 0; i < 5000; ++i) toml += fmt::format("k{} = 1\n", i);
+  auto r = ReadTomlString(toml, "big.toml", TestSchema());
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("... and 4970 more errors"));
 }
 
 TEST(ConfigDescribeTest, TextAndMarkdownListEveryKey) {

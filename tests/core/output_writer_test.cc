@@ -128,6 +128,18 @@ TEST(OutputTableTest, AllFieldsWhenNoColumnsGiven) {
   EXPECT_THAT(lines[1], HasSubstr("false"));
 }
 
+TEST(OutputNoValueTest, NullEmptyCellAndDash) {
+  Record r;
+  r.Add("latency", kNoValue).Add("messages", 0);
+  std::ostringstream json, csv, table;
+  ASSERT_TRUE(MakeJsonWriter(&json)->Write(r).ok());
+  ASSERT_TRUE(MakeCsvWriter(&csv)->Write(r).ok());
+  ASSERT_TRUE(MakeTableWriter(&table, {})->Write(r).ok());
+  EXPECT_EQ(json.str(), "{\"latency\":null,\"messages\":0}\n");
+  EXPECT_EQ(Lines(csv.str())[1], ",0");
+  EXPECT_EQ(Lines(table.str())[1], "      -         0");  // right-aligned like a number
+}
+
 TEST(OutputFieldTextTest, Rendering) {
   EXPECT_EQ(FieldText(Field(int64_t{-3}), true), "-3");
   EXPECT_EQ(FieldText(Field(2.5), false), "2.5");

@@ -94,12 +94,17 @@ TEST(RouterOptionsTest, BoundedSourceQueueMakesTheSenderWait) {
   // half of that (the network takes about 0.7 flit/node/cycle here).
   EXPECT_LE((*net)->messages_created(), nodes * (kCycles / 16 + 1));
   EXPECT_GT((*net)->messages_created(), nodes * (kCycles / 16) / 2);
-  // Unbounded: a creation every 2 cycles, the rest piles up in the queues.
+  // Unbounded: the shortest interval an unbounded sender may have (16 cycles: 1 flit/node/
+  // cycle offered, above what the network takes), and the rest piles up in the queues.
   cfg.traffic.source_queue = 0;
+  cfg.traffic.interval = 16;
   auto unbounded = Network::Create(cfg);
-  ASSERT_TRUE(unbounded.ok());
+  ASSERT_TRUE(unbounded.ok()) << unbounded.status().ToString();
   for (int64_t i = 0; i < kCycles; ++i) (*unbounded)->Step();
-  EXPECT_GT((*unbounded)->backlog(), nodes * (kCycles / 2 - kCycles / 16) * 9 / 10);
+  EXPECT_GT((*unbounded)->backlog(), 10 * 16);
+  // And an unbounded sender may not be offered more than 1 flit/node/cycle.
+  cfg.traffic.interval = 2;
+  EXPECT_FALSE(Network::Create(cfg).ok());
 }
 
 TEST(RouterOptionsTest, BoundedSourceQueueKeepsSaturatedLatencyFinite) {

@@ -222,6 +222,18 @@ const Tree* Tree::Field(std::string_view name) const {
   return nullptr;
 }
 
+Status ErrorList(const std::vector<std::string>& errors) {
+  if (errors.empty()) return Status::Ok();
+  const size_t shown = std::min(errors.size(), kMaxListedErrors);
+  std::string text = fmt::format(
+      "{}", fmt::join(errors.begin(), errors.begin() + static_cast<std::ptrdiff_t>(shown), "\n"));
+  if (shown < errors.size()) {
+    text += fmt::format("\n... and {} more errors (the first {} are listed)", errors.size() - shown,
+                        shown);
+  }
+  return Status::InvalidArgument(std::move(text));
+}
+
 Status CheckValue(const KeySpec& spec, Value* value) {
   if (spec.type == ValueType::kStructured) return Status::Ok();  // the consumer checks it
   if (value->items.empty()) {

@@ -137,6 +137,13 @@ class Schema {
 // "key: message where" (the format of every config error).
 Status KeyError(std::string_view key, std::string_view message, const Origin& origin);
 
+// At most this many problems are listed; the rest are counted ("... and 12 more errors").
+inline constexpr size_t kMaxListedErrors = 30;
+
+// kInvalidArgument listing `errors` one per line (the first kMaxListedErrors, then how many
+// more there were); Ok when `errors` is empty.
+Status ErrorList(const std::vector<std::string>& errors);
+
 // Checks `value` against `spec` (shape, item types, ranges, enum names) and converts
 // integer items of float keys to double. Returns the error naming key and origin.
 Status CheckValue(const KeySpec& spec, Value* value);

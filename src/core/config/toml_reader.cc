@@ -1,11 +1,11 @@
 #include "core/config/toml_reader.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -162,25 +162,45 @@ Result<ConfigValues> ParseAndCheck(std::string_view text, const std::string& sou
   ConfigValues values;
   std::vector<std::string> errors;
   WalkTable(root, "", schema, source_name, &values, &errors);
-  if (!errors.empty()) return Status::InvalidArgument(fmt::format("{}", fmt::join(errors, "\n")));
+  if (!errors.empty()) return ErrorList(errors);
   return values;
 }
 
 }  // namespace
 
 Result<ConfigValues> ReadTomlFile(const std::string& path, const Schema& schema) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    return Status::IoError(
+        fmt::format("cannot read config file '{}': {}", path, std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return Status::IoError(fmt::format("config file '{}' is {}, not a regular file", path,
+                                       S_ISDIR(st.st_mode) ? "a directory" : "a special file"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return Status::IoError(
         fmt::format("cannot read config file '{}': {}", path, std::strerror(errno)));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseAndCheck(text.str(), path, schema);
+  // Read at most one byte more than the cap (the size stat() gives may be 0 for /proc files).
+  std::string text(kMaxConfigBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) {
+    return Status::IoError(fmt::format("cannot read config file '{}': read error", path));
+  }
+  text.resize(static_cast<size_t>(in.gcount()));
+  return ReadTomlString(text, path, schema);
 }
 
 Result<ConfigValues> ReadTomlString(std::string_view text, const std::string& source_name,
                                     const Schema& schema) {
+  if (text.size() > kMaxConfigBytes) {
+    return Status::InvalidArgument(
+        fmt::format("config '{}' is larger than {} bytes, the most "
+                    "ukai reads (a config is a few hundred bytes)",
+                    source_name, kMaxConfigBytes));
+  }
   return ParseAndCheck(text, source_name, schema);
 }
 
@@ -206,8 +226,19 @@ Status ApplySetArgument(std::string_view arg, const Schema& schema, ConfigValues
   bool is_toml = true;
   try {
     parsed = toml::parse("v = " + text, std::string_view("--set"));
-  } catch (const toml::parse_error&) {
+  } catch (const toml::parse_error& e) {
     is_toml = false;
+    // Text that starts like a list, string or table is meant as TOML: say what is wrong with
+    // it rather than taking it for a bare word.
+    if (text.find_first_of("[\"'{") == 0) {
+      return KeyError(key,
+                      fmt::format("'{}' is not a valid TOML value ({}{})", text, e.description(),
+                                  text[0] != '['       ? ""
+                                  : text.back() != ']' ? "; is the closing ']' missing?"
+                                                       : "; words in a list need quotes: "
+                                                         "[\"a\", \"b\"]"),
+                      origin);
+    }
   }
   const toml::node* node = is_toml && parsed.size() == 1 ? parsed.get("v") : nullptr;
   if (node == nullptr) {
@@ -221,6 +252,29 @@ Status ApplySetArgument(std::string_view arg, const Schema& schema, ConfigValues
   }
   values->Set(key, std::move(value));
   return Status::Ok();
+}
+
+Status ApplySetArguments(const std::vector<std::string>& args, const Schema& schema,
+                         ConfigValues* values) {
+  // The key of an argument, as ApplySetArgument() reads it ("" when there is no '=').
+  auto key_of = [](std::string_view arg) {
+    const size_t eq = arg.find('=');
+    std::string key(arg.substr(0, eq == std::string_view::npos ? 0 : eq));
+    while (!key.empty() && key.back() == ' ') key.pop_back();
+    return key;
+  };
+  std::vector<std::string> errors;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string key = key_of(args[i]);
+    bool replaced = false;
+    for (size_t j = i + 1; j < args.size() && !key.empty() && !replaced; ++j) {
+      replaced = key_of(args[j]) == key;
+    }
+    if (replaced) continue;
+    Status st = ApplySetArgument(args[i], schema, values);
+    if (!st.ok()) errors.push_back(st.message());
+  }
+  return ErrorList(errors);
 }
 
 }  // namespace ukai::config

@@ -9,19 +9,27 @@
 #ifndef UKAI_CORE_CONFIG_TOML_READER_H_
 #define UKAI_CORE_CONFIG_TOML_READER_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/config/schema.h"
 #include "core/status.h"
 
 namespace ukai::config {
 
-// Reads and checks the TOML file at `path`. Errors: kIoError when the file cannot be read,
-// kParseError for TOML syntax, kInvalidArgument for unknown keys and bad values.
+// The largest config text read (a file of more is refused without being read whole).
+inline constexpr size_t kMaxConfigBytes = size_t{1} << 20;
+
+// Reads and checks the TOML file at `path`. Errors: kIoError when the file cannot be read
+// or is not a regular file (a directory, a device such as /dev/zero, a pipe),
+// kInvalidArgument when it is larger than kMaxConfigBytes, kParseError for TOML syntax,
+// kInvalidArgument for unknown keys and bad values.
 Result<ConfigValues> ReadTomlFile(const std::string& path, const Schema& schema);
 
-// Same for TOML `text`; `source_name` is used as the file name in messages.
+// Same for TOML `text` (at most kMaxConfigBytes); `source_name` is used as the file name in
+// messages.
 Result<ConfigValues> ReadTomlString(std::string_view text, const std::string& source_name,
                                     const Schema& schema);
 
@@ -29,6 +37,12 @@ Result<ConfigValues> ReadTomlString(std::string_view text, const std::string& so
 // value of the key. The value is TOML (4, 0.5, true, "dor", [0.1, 0.2]); a bare word that
 // is not valid TOML is taken as a string (so `--set routing.algorithm=duato` works).
 Status ApplySetArgument(std::string_view arg, const Schema& schema, ConfigValues* values);
+
+// Applies `args` ("key=value") in order. A later argument for a key wins: an earlier one
+// for the same key is not checked at all (`--set router.vcs=0 --set router.vcs=4` gives 4).
+// Every problem of the remaining arguments is reported, one per line (config::ErrorList).
+Status ApplySetArguments(const std::vector<std::string>& args, const Schema& schema,
+                         ConfigValues* values);
 
 }  // namespace ukai::config
 

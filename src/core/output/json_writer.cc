@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <type_traits>
 
 #include "core/output/writer.h"
 
@@ -15,7 +16,15 @@ class JsonWriter : public RecordWriter {
   Status Write(const Record& r) override {
     nlohmann::ordered_json obj = nlohmann::ordered_json::object();
     for (const auto& [name, value] : r.fields()) {
-      std::visit([&obj, &n = name](const auto& v) { obj[n] = v; }, value);
+      std::visit(
+          [&obj, &n = name](const auto& v) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, NoValue>) {
+              obj[n] = nullptr;
+            } else {
+              obj[n] = v;
+            }
+          },
+          value);
     }
     // Replace invalid UTF-8 rather than throw: a name from a config must not abort output.
     *out_ << obj.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n'

@@ -10,7 +10,8 @@ namespace ukai::output {
 namespace {
 
 bool IsNumber(const Field& f) {
-  return std::holds_alternative<int64_t>(f) || std::holds_alternative<double>(f);
+  return std::holds_alternative<int64_t>(f) || std::holds_alternative<double>(f) ||
+         std::holds_alternative<NoValue>(f);
 }
 
 Status CheckSameColumns(const std::vector<std::string>& names, const Record& r) {
@@ -124,6 +125,7 @@ Result<Format> ParseFormat(std::string_view name) {
 }
 
 std::string FieldText(const Field& f, bool for_table) {
+  if (std::holds_alternative<NoValue>(f)) return for_table ? "-" : "";
   if (auto* i = std::get_if<int64_t>(&f)) return fmt::format("{}", *i);
   if (auto* b = std::get_if<bool>(&f)) return *b ? "true" : "false";
   if (auto* s = std::get_if<std::string>(&f)) return *s;

@@ -10,7 +10,8 @@
 // Rendering: doubles in CSV use the shortest text that reads back to the same value; in the
 // table they are rounded for reading (5 significant digits, no exponent below 1e5). Integer
 // lists (a radix per dimension) print as "10x10" in the table and CSV and as a JSON array.
-// Booleans print as true/false.
+// Booleans print as true/false. A field without a value (kNoValue: e.g. a latency when no
+// message was measured) is null in JSON, an empty cell in CSV and "-" in the table.
 //
 // Ownership: a writer does not own the ostream, which must outlive it.
 // Thread safety: none; one writer per thread.
@@ -31,13 +32,17 @@
 
 namespace ukai::output {
 
-using Field = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>>;
+// No value (output::kNoValue): JSON null, an empty CSV cell, "-" in the table.
+using NoValue = std::monostate;
+inline constexpr NoValue kNoValue{};
+
+using Field = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>, NoValue>;
 
 // An ordered list of named fields.
 class Record {
  public:
   // Appends a field: any integer becomes int64_t, any floating type double, text
-  // std::string; bools and integer lists stay what they are.
+  // std::string; bools, integer lists and kNoValue stay what they are.
   template <typename T>
   Record& Add(std::string name, T value) {
     if constexpr (std::is_same_v<T, bool>) {

@@ -1,5 +1,7 @@
 #include "sim/engine/network.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -49,6 +51,21 @@ Status ValidateConfig(const SimConfig& c) {
         std::to_string(flits) +
         " flits but router.vc_buffer_flits = " + std::to_string(r.vc_buffer_flits));
   }
+  // With a bounded source queue (traffic.source_queue > 0) the sender waits for the PE, so
+  // a shorter interval only means "as fast as the PE takes them" (the paper's waiting sender).
+  if (c.traffic.injection == InjectionKind::kInterval && c.traffic.source_queue == 0 &&
+      c.traffic.interval < flits) {
+    return Status::InvalidArgument(
+        "traffic.interval = " + std::to_string(c.traffic.interval) +
+        " cycles between messages of " + std::to_string(flits) +
+        " flits (traffic.message_bytes = " + std::to_string(c.traffic.message_bytes) +
+        ", router.flit_bytes = " + std::to_string(r.flit_bytes) + ") offers " +
+        fmt::format("{:g}", static_cast<double>(flits) / static_cast<double>(c.traffic.interval)) +
+        " flits/node/cycle, but a node injects at most 1 flit per cycle: set "
+        "traffic.interval >= " +
+        std::to_string(flits) +
+        ", send shorter messages, or bound the sender with traffic.source_queue");
+  }
   const MeasureConfig& m = c.measure;
   UKAI_RETURN_IF_ERROR(Range("measure.warmup_messages", m.warmup_messages, 0, int64_t{1} << 50));
   UKAI_RETURN_IF_ERROR(Range("measure.measure_messages", m.measure_messages, 1, int64_t{1} << 50));
@@ -60,6 +77,25 @@ Status ValidateConfig(const SimConfig& c) {
     return Status::InvalidArgument("measure.convergence: must be in (0, 1)");
   }
   return Status::Ok();
+}
+
+double Network::StateBytes(const SimConfig& config) {
+  const NetworkConfig& nc = config.network;
+  double nodes = 1;
+  for (int d = 0; d < nc.n; ++d) {
+    nodes *= nc.k.empty() ? 1 : nc.k[std::min<size_t>(static_cast<size_t>(d), nc.k.size() - 1)];
+  }
+  const int ports = 2 * nc.n + 1;
+  // KaryNCube: coordinates and neighbours per node, the channel alive mask.
+  const double topology = nodes * (nc.n * sizeof(int32_t) + (ports - 1) * (sizeof(PortRef) + 1));
+  // Per node: PE, busy and active flags, active list, RNG stream, one scheduled creation,
+  // a destination-table entry of the traffic pattern.
+  const double per_node = sizeof(Pe) + 2 * sizeof(uint8_t) + 2 * sizeof(int32_t) + sizeof(Rng) +
+                          sizeof(std::pair<int64_t, int32_t>) + sizeof(int);
+  const double fixed = 1024 * sizeof(Message) + 1024 * sizeof(std::vector<int32_t>);
+  const double routers = std::min(nodes, double(int64_t{1} << 40));
+  return topology + nodes * per_node + fixed +
+         Fabric::StateBytes(static_cast<int64_t>(routers), ports, config.router);
 }
 
 Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
@@ -342,14 +378,21 @@ bool Network::SkipIdle(int64_t limit) {
   return true;
 }
 
+int64_t Network::PipelineCycles() const {
+  const RouterConfig& r = config_.router;
+  return int64_t{r.link_cycles} + r.hop_cycles + r.table_lookup_cycles + 1;
+}
+
 bool Network::Stalled(int64_t cycles) const {
-  return flits_in_network() > 0 && now_ - 1 - last_progress_ >= cycles;
+  return flits_in_network() > 0 && now_ - 1 - last_progress_ >= cycles + PipelineCycles();
 }
 
 Status Network::DeadlockStatus(int64_t watchdog_cycles) const {
   std::string msg =
       std::to_string(flits_in_network()) + " flit(s) in the network and none moved for " +
-      std::to_string(watchdog_cycles) + " cycles (measure.watchdog_cycles), at cycle " +
+      std::to_string(watchdog_cycles + PipelineCycles()) +
+      " cycles (measure.watchdog_cycles = " + std::to_string(watchdog_cycles) + " plus the " +
+      std::to_string(PipelineCycles()) + "-cycle link and hop pipeline), at cycle " +
       std::to_string(now_) + " on " + topology_->Describe() + " with routing '" +
       config_.routing.algorithm + "'; blocked channels:";
   for (const std::string& line : fabric_->DescribeBlocked(*topology_, 32)) msg += "\n  " + line;

@@ -69,6 +69,11 @@ class Network {
                                                  std::unique_ptr<RoutingFunction> routing = {},
                                                  bool with_traffic = true);
 
+  // Bytes Create() allocates for `config` (topology, routers, PEs, RNG streams, the
+  // initial message pool), computed from the config alone: the memory estimate checked
+  // before a point runs (experiment/memory_budget.h). Messages queued later are not in it.
+  static double StateBytes(const SimConfig& config);
+
   // Advances one cycle.
   void Step();
   // When no node is active, jumps the clock forward to the next message creation, but not
@@ -116,8 +121,14 @@ class Network {
   int sending_nodes() const { return sending_nodes_; }
 
   // Deadlock watchdog: true when flits are in the network and none moved (nor was
-  // injected) for `cycles`.
+  // injected) for `cycles` plus PipelineCycles(). A flit on a link or a head in its hop
+  // pipeline moves again within PipelineCycles() without any other flit moving, so only a
+  // real standstill lasts longer (a long link or hop is never taken for a deadlock).
   bool Stalled(int64_t cycles) const;
+  // The longest time a flit can legitimately sit still: a link traversal plus a hop
+  // pipeline with a table lookup (router.link_cycles + router.hop_cycles +
+  // router.table_lookup_cycles + 1).
+  int64_t PipelineCycles() const;
   // The kDeadlock status listing blocked channels.
   Status DeadlockStatus(int64_t watchdog_cycles) const;
 

@@ -11,6 +11,7 @@
 #include "core/config/toml_reader.h"
 #include "sim/engine/network.h"
 #include "sim/experiment/fault_config.h"
+#include "sim/experiment/memory_budget.h"
 #include "sim/routing/registry.h"
 #include "sim/topology/faults.h"
 #include "sim/topology/kary_ncube.h"
@@ -28,7 +29,7 @@ using Items = std::vector<Scalar>;
 
 constexpr int64_t kMaxNodes = int64_t{1} << 26;  // KaryNCube's limit
 constexpr size_t kMaxPoints = 100000;
-constexpr double kIntMax = INT_MAX;
+[[maybe_unused]] constexpr double kIntMax = INT_MAX;
 constexpr double kCycleMax = double(int64_t{1} << 50);  // the engine's limit on counts
 
 constexpr std::string_view kSweepOrder[] = {
@@ -298,15 +299,17 @@ std::vector<Binding> MeasureBindings() {
       {KeySpec::Make("measure.convergence", VT::kFloat)
            .Min(0, /*open=*/true)
            .Max(1, /*open=*/true)
-           .Doc("cycles mode: stop when the mean latency changes by less than this fraction "
-                "between windows"),
+           .Doc("cycles mode: stop when a window's mean latency differs by less than this "
+                "fraction from the window before it and from the window three before it, and "
+                "the measurement is not saturated"),
        [](const Items& v, SimConfig* c) { c->measure.convergence = F64(v[0]); },
        [](const SimConfig& c) { return Num(c.measure.convergence); }},
       {KeySpec::Make("measure.max_cycles", VT::kInt)
            .Unit("cycles")
            .Min(1)
            .Max(kCycleMax)
-           .Doc("both modes: cap on simulated cycles; reaching it marks the point saturated"),
+           .Doc("both modes: cap on simulated cycles (the point's `cycles` never exceeds it); "
+                "reaching it is said in the point's note, and is not by itself saturation"),
        [](const Items& v, SimConfig* c) { c->measure.max_cycles = I64(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.measure.max_cycles); }},
       {KeySpec::Make("measure.watchdog_cycles", VT::kInt)
@@ -314,7 +317,9 @@ std::vector<Binding> MeasureBindings() {
            .Min(1)
            .Max(kCycleMax)
            .Doc("deadlock watchdog: error when flits are in the network and none moved for "
-                "this long"),
+                "this long plus router.link_cycles + router.hop_cycles + "
+                "router.table_lookup_cycles + 1 (a flit on a link or in a hop pipeline is "
+                "not stalled)"),
        [](const Items& v, SimConfig* c) { c->measure.watchdog_cycles = I64(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.measure.watchdog_cycles); }},
       {KeySpec::Make("seed", VT::kInt, Shape::kSweep)
@@ -426,10 +431,24 @@ std::vector<Binding> FaultRoutingBindings() {
   };
 }
 
+std::vector<Binding> RunBindings() {
+  return {
+      {KeySpec::Make("run.memory_limit", ValueType::kInt)
+           .Unit("bytes")
+           .Min(0)
+           .Max(kCycleMax)
+           .Doc("memory a point may use: a network estimated larger is refused before any point "
+                "runs, and a point stops as saturated before its source queues fill the rest; "
+                "0 = half of the physical memory (and of ulimit -v, if set)"),
+       [](const Items& v, SimConfig* c) { c->run.memory_limit = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.run.memory_limit); }},
+  };
+}
+
 std::vector<Binding> Bindings() {
   std::vector<Binding> all = NetworkAndRouterBindings();
-  for (auto* part :
-       {&RoutingAndTrafficBindings, &MeasureBindings, &FaultRoutingBindings, &FidelityBindings}) {
+  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings, &FaultRoutingBindings,
+                     &FidelityBindings, &RunBindings}) {
     for (Binding& b : part()) all.push_back(std::move(b));
   }
   const SimConfig defaults;
@@ -484,6 +503,28 @@ void CheckNetwork(const config::ConfigValues& values, SimConfig* c,
                                                    kMaxNodes),
                                        k ? k->origin : n->origin)
                           .message());
+    return;
+  }
+  // The router state index and the memory estimate: arithmetic only, so that a network too
+  // large is refused at once (before any topology is built).
+  const int ports = 2 * dims + 1;
+  if (nodes > Fabric::MaxRouters(ports, c->router)) {
+    errors->push_back(config::KeyError("network.k",
+                                       fmt::format("{} nodes are too many for the router state "
+                                                   "index with router.vcs = {} and "
+                                                   "router.pe_vcs = {} (at most {})",
+                                                   nodes, c->router.vcs, c->router.pe_vcs,
+                                                   Fabric::MaxRouters(ports, c->router)),
+                                       k   ? k->origin
+                                       : n ? n->origin
+                                           : config::Origin{})
+                          .message());
+    return;
+  }
+  if (Status st = CheckMemory(*c); !st.ok()) {
+    const config::Value* at = values.Find("run.memory_limit");
+    if (at == nullptr) at = k ? k : n;
+    errors->push_back(at ? fmt::format("{} {}", st.message(), at->origin.Where()) : st.message());
     return;
   }
   if (const config::Value* hot = values.Find("traffic.hotspot_nodes")) {
@@ -612,7 +653,7 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
                                       dims.back().value->origin)
                          .message());
   }
-  if (!errors.empty()) return Status::InvalidArgument(fmt::format("{}", fmt::join(errors, "\n")));
+  if (!errors.empty()) return config::ErrorList(errors);
 
   // Odometer over the swept keys; the last one varies fastest.
   std::vector<SimConfig> points;
@@ -628,7 +669,7 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
     if (i == 0) break;
   }
   CheckPointsSupported(values, points, &errors);
-  if (!errors.empty()) return Status::InvalidArgument(fmt::format("{}", fmt::join(errors, "\n")));
+  if (!errors.empty()) return config::ErrorList(errors);
   return points;
 }
 
@@ -638,9 +679,7 @@ Result<std::vector<SimConfig>> LoadSimConfigsFromString(std::string_view text,
   const config::Schema schema = SimConfigSchema();
   Result<config::ConfigValues> values = config::ReadTomlString(text, source_name, schema);
   if (!values.ok()) return values.status();
-  for (const std::string& arg : overrides) {
-    UKAI_RETURN_IF_ERROR(config::ApplySetArgument(arg, schema, &*values));
-  }
+  UKAI_RETURN_IF_ERROR(config::ApplySetArguments(overrides, schema, &*values));
   return ExpandSimConfigs(*values);
 }
 
@@ -649,9 +688,7 @@ Result<std::vector<SimConfig>> LoadSimConfigs(const std::string& path,
   const config::Schema schema = SimConfigSchema();
   Result<config::ConfigValues> values = config::ReadTomlFile(path, schema);
   if (!values.ok()) return values.status();
-  for (const std::string& arg : overrides) {
-    UKAI_RETURN_IF_ERROR(config::ApplySetArgument(arg, schema, &*values));
-  }
+  UKAI_RETURN_IF_ERROR(config::ApplySetArguments(overrides, schema, &*values));
   return ExpandSimConfigs(*values);
 }
 

@@ -13,7 +13,10 @@
 // Cross-key rules checked here (errors name the key and file position):
 //   - network.k is one int (every dimension) or a list of exactly network.n ints;
 //     when network.k is absent every dimension gets the default radix (10);
-//   - the network has at most 2^24 nodes; traffic.hotspot_nodes are node numbers < N;
+//   - the network has at most 2^26 nodes, fits the router state index
+//     (Fabric::MaxRouters) and its estimated memory fits run.memory_limit
+//     (experiment/memory_budget.h): all arithmetic, checked before any topology is built;
+//     traffic.hotspot_nodes are node numbers < N;
 //   - a list of traffic.rate needs traffic.injection = "bernoulli", a list of
 //     traffic.interval needs "interval" (otherwise the points would be identical);
 //   - a sweep has at most 100000 points.

@@ -2,13 +2,14 @@
 // `ukai sim run --format table|csv|json` (the JSON field names are in comments).
 //
 // Latency definitions: message latency runs from the message's creation (it waits in the
-// unbounded source queue) to delivery of its tail flit; network latency from injection of
+// source queue) to delivery of its tail flit; network latency from injection of
 // its head flit into the router to delivery of its tail flit. Hops count router-to-router
 // channels traversed. Throughput counts delivered flits of measured messages.
 #ifndef UKAI_SIM_EXPERIMENT_POINT_RESULT_H_
 #define UKAI_SIM_EXPERIMENT_POINT_RESULT_H_
 
 #include <cstdint>
+#include <string>
 
 namespace ukai::sim {
 
@@ -26,7 +27,6 @@ struct PointResult {
   int64_t messages_measured = 0;             // messages_measured
   int64_t cycles = 0;                        // cycles (simulated, total)
   double wall_seconds = 0;                   // wall_seconds
-  bool saturated = false;                    // saturated
 
   // Fault tolerance and deadlock recovery (routing/route_state.h). Ratios and hop counts
   // are over the measured messages; the message counts marked "run" over the whole run.
@@ -42,6 +42,14 @@ struct PointResult {
   int64_t undeliverable_messages = 0;      // undeliverable_messages (run)
   int64_t not_generated_messages = 0;      // not_generated_messages (run): faulty end node
   int64_t retransmitted_messages = 0;      // retransmitted_messages (run)
+
+  // latency_trend: mean latency of the later half of the measurement relative to the
+  // earlier half, minus 1 (0.3 = 30 % higher); 0 when a half is empty.
+  double latency_trend = 0;
+  bool saturated = false;  // saturated (the rule of docs/simulator.md, "Saturation")
+  // note: why the point stopped before its measurement completed (e.g. the source-queue
+  // backlog bound of experiment/memory_budget.h), or why a figure is missing; "" otherwise.
+  std::string note;
 };
 
 }  // namespace ukai::sim

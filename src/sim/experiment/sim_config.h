@@ -89,6 +89,11 @@ struct MeasureConfig {
   int64_t watchdog_cycles = 20000;  // deadlock watchdog: no flit moved for this long
 };
 
+// Resource bounds of a point (experiment/memory_budget.h).
+struct RunConfig {
+  int64_t memory_limit = 0;  // bytes a point may use; 0: half of the physical memory
+};
+
 struct SimConfig {
   NetworkConfig network;
   RouterConfig router;
@@ -97,6 +102,8 @@ struct SimConfig {
   MeasureConfig measure;
   uint64_t seed = 1;
   FaultConfig faults;  // faults.* (topology/fault_spec.h)
+
+  RunConfig run;
 };
 
 }  // namespace ukai::sim

@@ -22,6 +22,20 @@ int64_t Fabric::MaxRouters(int ports, const RouterConfig& config) {
   return (int64_t{1} << 31) >> shift;
 }
 
+double Fabric::StateBytes(int64_t routers, int ports, const RouterConfig& config) {
+  const int pshift = Log2Ceil(ports);
+  const int vshift = Log2Ceil(std::max(config.vcs, config.pe_vcs));
+  const int words = 1 << (pshift + vshift - std::min(6, pshift + vshift));
+  const double npi = static_cast<double>(routers) * (1 << pshift);
+  const double nvc = npi * (1 << vshift);
+  const double per_vc = sizeof(Flit) * double(1 << Log2Ceil(config.vc_buffer_flits)) +
+                        sizeof(InVc) + 2.0 * ports * sizeof(RouteCandidate) +
+                        sizeof(OutputVcState) + sizeof(int32_t);
+  const double per_pi = sizeof(RoundRobin) + 2 * sizeof(uint32_t) + sizeof(Transfer);
+  const double per_router = words * sizeof(Masks) + sizeof(uint32_t) + sizeof(Ejected);
+  return nvc * per_vc + npi * per_pi + static_cast<double>(routers) * per_router;
+}
+
 Fabric::Fabric(const Topology& topology, const RouterConfig& config, const RoutingFunction* routing,
                const SelectionFunction* selection, MessagePool* messages)
     : routing_(routing),

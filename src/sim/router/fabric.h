@@ -165,6 +165,9 @@ class Fabric {
   // Largest router count the index layout supports for this topology and config (input
   // VC indices are int32 with a power-of-two port and VC stride).
   static int64_t MaxRouters(int ports, const RouterConfig& config);
+  // Bytes the constructor allocates for `routers` routers of `ports` ports (the memory
+  // estimate checked against run.memory_limit before a point runs); allocates nothing.
+  static double StateBytes(int64_t routers, int ports, const RouterConfig& config);
 
  private:
   // Input VC states: kIdle (no routed head at the front), kRouted (head routed, in its hop

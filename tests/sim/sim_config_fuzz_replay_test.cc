@@ -1,0 +1,120 @@
+// Replays the config fuzz target (fuzz/sim/sim_config_fuzz.cc) under gcc (and ASan/UBSan in
+// CI): every file of its corpus (fuzz/corpus/sim_config/) and of experiments/, each cut at
+// every line, and a few hundred seeded mutations of them (bytes flipped, lines dropped,
+// duplicated or swapped, "#set" overrides of random keys added). The target aborts on a
+// broken invariant, so returning is the check.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern "C" int sim_config_fuzz_TestOneInput(const uint8_t* data, size_t size);
+
+namespace ukai::sim {
+namespace {
+
+std::vector<std::string> Corpus() {
+  std::vector<std::string> out;
+  for (const char* dir : {"/fuzz/corpus/sim_config", "/experiments"}) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(std::string(UKAI_SOURCE_DIR) + dir)) {
+      if (e.path().extension() == ".toml") files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      std::ifstream in(f);
+      std::ostringstream s;
+      s << in.rdbuf();
+      out.push_back(s.str());
+    }
+  }
+  return out;
+}
+
+void Feed(const std::string& in) {
+  sim_config_fuzz_TestOneInput(reinterpret_cast<const uint8_t*>(in.data()), in.size());
+}
+
+std::vector<std::string> SplitLines(const std::string& s) {
+  std::vector<std::string> lines;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(SimConfigFuzzReplay, CorpusAndEveryLinePrefix) {
+  const std::vector<std::string> corpus = Corpus();
+  ASSERT_GE(corpus.size(), 5u);  // 4 corpus files + experiments/quickstart.toml at least
+  for (const std::string& text : corpus) {
+    std::string prefix;
+    for (const std::string& line : SplitLines(text)) {
+      prefix += line + "\n";
+      Feed(prefix);
+    }
+  }
+}
+
+TEST(SimConfigFuzzReplay, SeededMutations) {
+  const std::vector<std::string> corpus = Corpus();
+  // Keys and values the mutations write as "#set" overrides or table lines.
+  const std::vector<std::string> keys = {"network.k",
+                                         "network.n",
+                                         "network.topology",
+                                         "router.vcs",
+                                         "router.hop_cycles",
+                                         "router.link_cycles",
+                                         "router.switching",
+                                         "routing.algorithm",
+                                         "traffic.pattern",
+                                         "traffic.rate",
+                                         "traffic.interval",
+                                         "traffic.injection",
+                                         "traffic.message_bytes",
+                                         "measure.mode",
+                                         "measure.watchdog_cycles",
+                                         "run.memory_limit"};
+  const std::vector<std::string> values = {
+      "0",      "1",       "2",        "3",     "4",
+      "-1",     "1000000", "0.5",      "1.0",   "[4]",
+      "[2, 3]", "[0.1",    "\"x\"",    "duato", "vct",
+      "cycles", "mesh",    "interval", "[]",    "1e308",
+      "nan",    "true",    "65536",    "8192",  "[\"dor\", \"duato\"]"};
+  std::mt19937_64 rng(20261124);
+  auto pick = [&rng](const auto& v) { return v[rng() % v.size()]; };
+  for (int i = 0; i < 300; ++i) {
+    std::vector<std::string> lines = SplitLines(pick(corpus));
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits && !lines.empty(); ++e) {
+      const size_t at = rng() % lines.size();
+      switch (rng() % 5) {
+        case 0:  // flip a byte
+          if (!lines[at].empty())
+            lines[at][rng() % lines[at].size()] ^= static_cast<char>(1 << (rng() % 7));
+          break;
+        case 1:
+          lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(at));
+          break;
+        case 2:
+          lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(at), lines[at]);
+          break;
+        case 3:
+          std::swap(lines[at], lines[rng() % lines.size()]);
+          break;
+        default:
+          lines.push_back("#set " + pick(keys) + "=" + pick(values));
+          break;
+      }
+    }
+    std::string text;
+    for (const std::string& l : lines) text += l + "\n";
+    Feed(text);
+  }
+}
+
+}  // namespace
+}  // namespace ukai::sim
