@@ -151,7 +151,7 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
       if (c.vc_mask != 0) add(c);
     }
     if (result->table_lookup()) extra = table_lookup_cycles_;
-    if (n == 0) {  // no live way on: drain it here (faults), never a hang
+    if (n == 0 && !hold_unroutable_) {  // no live way on: drain it here (faults), never a hang
       m.undeliverable = true;
       sink();
     }
