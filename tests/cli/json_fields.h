@@ -41,7 +41,9 @@ inline constexpr const char* kRequiredJsonFields[] = {
     "undeliverable_messages",
     "not_generated_messages",
     "retransmitted_messages",
-
+    "discarded_messages",
+    "reconfigurations",
+    "reconfiguration_cycles",
     "note",
     "latency_trend",
 };

@@ -36,6 +36,7 @@
 #include "sim/routing/route_state.h"
 #include "sim/routing/routing.h"
 #include "sim/routing/shortest_table.h"
+#include "sim/routing/staged_tables.h"
 #include "sim/routing/updown.h"
 #include "sim/topology/kary_ncube.h"
 
@@ -50,14 +51,30 @@ class DetourUdRouting final : public RoutingFunction {
   void Route(const RouteRequest& request, RouteResult* result) const override;
   bool ReRouteWhileBlocked() const override { return true; }
   void TopologyChanged() override;
+  int Root() const override { return tables_.current().updown.root(); }
+  bool OnRecoveryNetwork(uint32_t state) const override { return (state & kRecoveryBit) != 0; }
+  void PrepareTables(int root) override { tables_.Prepare(Build(root)); }
+  void CommitNodeTables(int node) override { tables_.Commit(node); }
+  void FinishTables() override {
+    if (!tables_.Finish()) TopologyChanged();
+  }
 
   int ud_vc() const { return ud_vc_; }
-  bool InRegion(int node) const { return region_[node] != 0; }
-  const UpDownTables& updown() const { return updown_; }
-  const ShortestPathTable& torus_table() const { return torus_; }
+  // The current tables (every node's once a reconfiguration has finished).
+  bool InRegion(int node) const { return tables_.current().region[node] != 0; }
+  const UpDownTables& updown() const { return tables_.current().updown; }
+  const ShortestPathTable& torus_table() const { return tables_.current().torus; }
 
  private:
-  void Recover(const RouteRequest& r, uint32_t* state, RouteResult* result) const;
+  struct Tables {
+    std::vector<uint8_t> region;
+    ShortestPathTable torus;
+    UpDownTables updown;
+  };
+  // Tables of the topology as it is now; root -1: the current root while healthy, else
+  // routing.root / the lowest healthy node.
+  std::unique_ptr<Tables> Build(int root) const;
+  void Recover(const Tables& t, const RouteRequest& r, uint32_t* state, RouteResult* result) const;
 
   const KaryNCube& topo_;
   int ud_vc_;
@@ -65,9 +82,7 @@ class DetourUdRouting final : public RoutingFunction {
   int64_t timeout_;
   int distance_;
   int configured_root_;
-  std::vector<uint8_t> region_;
-  ShortestPathTable torus_;
-  UpDownTables updown_;
+  StagedTables<Tables> tables_;
 };
 
 }  // namespace ukai::sim

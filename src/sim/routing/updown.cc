@@ -45,23 +45,28 @@ UpDownRouting::UpDownRouting(const Topology& topology, int vcs, int root)
       cube_(dynamic_cast<const KaryNCube*>(&topology)),
       all_vcs_(vcs >= 32 ? ~0u : ((1u << vcs) - 1)),
       configured_root_(root) {
-  tables_.Build(topo_, UpDownRoot(topo_, configured_root_));
+  tables_.Reset(Build(configured_root_), topo_.NumNodes());
 }
 
-void UpDownRouting::TopologyChanged() {
-  const int keep = topo_.NodeAlive(tables_.root()) ? tables_.root() : -1;
-  tables_.Build(topo_, UpDownRoot(topo_, keep >= 0 ? keep : configured_root_));
+std::unique_ptr<UpDownTables> UpDownRouting::Build(int root) const {
+  if (root < 0 && tables_.has_current() && topo_.NodeAlive(Root())) root = Root();
+  auto t = std::make_unique<UpDownTables>();
+  t->Build(topo_, UpDownRoot(topo_, root >= 0 ? root : configured_root_));
+  return t;
 }
+
+void UpDownRouting::TopologyChanged() { tables_.Reset(Build(-1), topo_.NumNodes()); }
 
 void UpDownRouting::Route(const RouteRequest& r, RouteResult* result) const {
   uint32_t& state = *r.message_state;
+  const UpDownTables& tables = tables_.At(r.node);
   if (cube_ != nullptr) CountMisroute(*cube_, r, &state);
   if (r.in_port < topo_.NumNetworkPorts()) {
     // The channel it came by, seen from the upstream node: down sets the phase for good.
     const PortRef back = topo_.Neighbor(r.node, r.in_port);
-    if (back.valid() && !tables_.IsUpChannel(back.node, r.node)) state |= kDownBit;
+    if (back.valid() && !tables.IsUpChannel(back.node, r.node)) state |= kDownBit;
   }
-  const uint32_t ports = tables_.Ports(r.node, r.dst, (state & kDownBit) != 0);
+  const uint32_t ports = tables.Ports(r.node, r.dst, (state & kDownBit) != 0);
   for (uint32_t m = ports; m != 0; m &= m - 1) result->Add(__builtin_ctz(m), all_vcs_);
   result->UseTableLookup();
 }

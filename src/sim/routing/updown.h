@@ -26,6 +26,7 @@
 #include "core/status.h"
 #include "sim/routing/phased_table.h"
 #include "sim/routing/routing.h"
+#include "sim/routing/staged_tables.h"
 #include "sim/topology/kary_ncube.h"
 #include "sim/topology/topology.h"
 
@@ -77,15 +78,25 @@ class UpDownRouting final : public RoutingFunction {
   UpDownRouting(const Topology& topology, int vcs, int root);
   void Route(const RouteRequest& request, RouteResult* result) const override;
   void TopologyChanged() override;
+  int Root() const override { return tables_.current().root(); }
+  bool OnRecoveryNetwork(uint32_t) const override { return true; }
+  void PrepareTables(int root) override { tables_.Prepare(Build(root)); }
+  void CommitNodeTables(int node) override { tables_.Commit(node); }
+  void FinishTables() override {
+    if (!tables_.Finish()) TopologyChanged();
+  }
 
-  const UpDownTables& tables() const { return tables_; }
+  // The current tables (every node's once a reconfiguration has finished).
+  const UpDownTables& tables() const { return tables_.current(); }
 
  private:
   const Topology& topo_;
   const KaryNCube* cube_;  // topo_ when it is a k-ary n-cube (misroute counting), else null
   uint32_t all_vcs_;
   int configured_root_;
-  UpDownTables tables_;
+  // root -1: the current root while healthy, else routing.root / the lowest healthy node.
+  std::unique_ptr<UpDownTables> Build(int root) const;
+  StagedTables<UpDownTables> tables_;
 };
 
 // Checks routing.root and the network size for up*/down* tables; errors name the key.
