@@ -70,6 +70,15 @@ def files(results, fig, kind):
     return out
 
 
+def label(ax, xlabel, ylabel, title):
+    ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def save(fig, path):
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -93,12 +102,10 @@ def bandwidth_figure(results, fig_no, pattern):
                         FAULT_STYLES.get(faults, "-"), marker="o", ms=3,
                         color=COLORS.get(routing), label=f"{LABELS.get(routing, routing)}, "
                         f"{faults} faulty")
-        ax.set_xlabel("message size (bytes)")
-        ax.set_title(f"Fig. {fig_no}({'ab'[panel]}) {pattern}, "
-                     f"{'fault-free' if panel == 0 else 'with faults'}")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    axes[0].set_ylabel("bandwidth (MB/s, network-wide)")
+        label(ax, "message size (bytes)",
+              "bandwidth (MB/s, network-wide)" if panel == 0 else None,
+              f"Fig. {fig_no}({'ab'[panel]}) {pattern}, "
+              f"{'fault-free' if panel == 0 else 'with faults'}")
     save(fig, os.path.join(results, f"fig{fig_no:02d}_{pattern}_bandwidth.png"))
 
 
@@ -120,11 +127,8 @@ def latency_figure(results, fig_no, pattern):
                        s=12, color=color)
             ax.scatter([a for a, s in zip(x, sat) if s], [b for b, s in zip(y, sat) if s], s=16,
                        facecolors="none", edgecolors=color)
-    ax.set_xlabel("offered bandwidth (MB/s, network-wide); hollow: saturated")
-    ax.set_ylabel("average latency (us)")
-    ax.set_title(f"Fig. {fig_no} {pattern}, 64-byte messages")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    label(ax, "offered bandwidth (MB/s, network-wide); hollow: saturated", "average latency (us)",
+          f"Fig. {fig_no} {pattern}, 64-byte messages")
     save(fig, os.path.join(results, f"fig{fig_no:02d}_{pattern}_latency.png"))
 
 
@@ -142,11 +146,8 @@ def recovery_figure(results, fig_no, pattern):
                 [100.0 * float(r["recovery_ratio"]) for r in rows],
                 FAULT_STYLES.get(faults, "-"), marker="o", ms=3,
                 color=TIMEOUT_COLORS.get(timeout), label=f"timeout {timeout}, {faults} faulty")
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("deadlock-recovery messages (%)")
-    ax.set_title(f"Fig. {fig_no} Detour-UD, {pattern}")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    label(ax, "message size (bytes)", "deadlock-recovery messages (%)",
+          f"Fig. {fig_no} Detour-UD, {pattern}")
     save(fig, os.path.join(results, f"fig{fig_no:02d}_{pattern}_recovery.png"))
 
 
