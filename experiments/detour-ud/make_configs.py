@@ -14,10 +14,9 @@ import os
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Algorithms evaluated fault-free and with faults (the paper evaluates DM-Order and Duato
-# fault-free only). Each name must be in the routing registry (`ukai sim describe`):
-# add "detour-nf" to both lists once it is registered (issue 7).
-FAULT_FREE = ["dor", "duato", "detour-ud"]
-FAULTY = ["detour-ud"]
+# fault-free only). Each name must be in the routing registry (`ukai sim describe`).
+FAULT_FREE = ["dor", "duato", "detour-nf", "detour-ud"]
+FAULTY = ["detour-nf", "detour-ud"]
 
 # Fault placements (coordinates (x, y)), none on the transpose diagonal and no two within
 # 2 hops (separate fault regions). The paper does not give its placements.

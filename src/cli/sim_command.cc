@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "cli/sim_check.h"
 #include "cli/sim_run.h"
 #include "sim/experiment/run.h"
 
@@ -32,6 +33,18 @@ void RegisterSimCommand(CLI::App* sim, CommandContext* context) {
         [](const sim::SimConfig& c, const sim::ProgressFn& p) { return sim::RunPoint(c, p); },
         context->io);
   });
+
+  CLI::App* check =
+      sim->add_subcommand("check",
+                          "prove the routing's escape/recovery sub-function deadlock-free (channel "
+                          "dependency graph acyclic and connected) or print a cycle / dead end");
+  auto check_options = std::make_shared<SimCheckOptions>();
+  check->add_option("config", check_options->config_path, "TOML config file")->required();
+  check->add_option("--set", check_options->sets, "override a config key (as for run)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  check->callback(
+      [check_options, context] { context->exit_code = CheckSim(*check_options, context->io); });
 
   CLI::App* describe =
       sim->add_subcommand("describe", "print every config key: type, unit, default, range, doc");

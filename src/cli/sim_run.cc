@@ -90,7 +90,10 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
       .Add("avg_misrouted_hops", r.avg_misrouted_hops)
       .Add("undeliverable_messages", r.undeliverable_messages)
       .Add("not_generated_messages", r.not_generated_messages)
-      .Add("retransmitted_messages", r.retransmitted_messages);
+      .Add("retransmitted_messages", r.retransmitted_messages)
+      .Add("discarded_messages", r.discarded_messages)
+      .Add("reconfigurations", r.reconfigurations)
+      .Add("reconfiguration_cycles", r.reconfiguration_cycles);
   return rec;
 }
 

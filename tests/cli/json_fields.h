@@ -41,6 +41,9 @@ inline constexpr const char* kRequiredJsonFields[] = {
     "undeliverable_messages",
     "not_generated_messages",
     "retransmitted_messages",
+    "discarded_messages",
+    "reconfigurations",
+    "reconfiguration_cycles",
 };
 
 }  // namespace ukai::testing_util

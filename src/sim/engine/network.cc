@@ -87,6 +87,13 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
     net->events_ = std::move(plan->events);
     net->faults_->ApplyTo(net->topology_.get());
   }
+  net->target_ = std::make_unique<FaultState>(*net->faults_);
+  for (const NodeRef& ref : config.faults.reconfig.root_priority) {
+    Result<int> node = net->topology_->ParseNode(ref);
+    if (!node.ok())
+      return Status::InvalidArgument("reconfig.root_priority: " + node.status().message());
+    net->root_priority_.push_back(*node);
+  }
   if (routing == nullptr) {
     Result<std::unique_ptr<RoutingFunction>> made = MakeRouting(*net->topology_, config);
     if (!made.ok()) return made.status();
@@ -182,6 +189,10 @@ void Network::CreateTrafficMessage(int32_t node) {
 // holding the fewest flits, scanning from a rotating start. False if the queue is empty.
 bool Network::StartMessage(int32_t node, Pe& pe) {
   if (pe.queue_head < 0) return false;
+  if (reconfiguring_ && plan_.recv[node] >= 0 && now_ >= plan_.recv[node] &&
+      now_ < plan_.resume[node]) {
+    return false;  // paused by the reconfiguration
+  }
   pe.current = pe.queue_head;
   pe.queue_head = messages_[pe.current].next;
   if (pe.queue_head < 0) pe.queue_tail = -1;
@@ -248,14 +259,32 @@ void Network::DropQueue(int32_t node) {
 }
 
 void Network::ApplyDueEvents() {
+  const bool protocol = config_.faults.reconfig.mode == ReconfigConfig::Mode::kProtocol;
+  std::vector<int> region = region_;
   while (next_event_ < events_.size() && events_[next_event_].cycle <= now_) {
     const FaultEvent& e = events_[next_event_++];
-    ApplyFaultEvent(e, faults_.get());
+    ApplyFaultEvent(e, target_.get());
+    const bool fail =
+        e.kind == FaultEventSpec::Kind::kFailNode || e.kind == FaultEventSpec::Kind::kFailChannel;
+    // With the protocol a repaired channel is used only once the tables know it.
+    if (!protocol || fail) ApplyFaultEvent(e, faults_.get());
     if (e.kind == FaultEventSpec::Kind::kFailNode) DropQueue(e.node);
+    if (e.other >= 0) {
+      region.insert(region.end(), {e.node, e.other});
+    } else {
+      for (int p = 0; p < topology_->NumNetworkPorts(); ++p) {
+        const PortRef far = topology_->Neighbor(e.node, p);
+        if (far.valid()) region.push_back(far.node);
+      }
+    }
   }
   faults_->ApplyTo(topology_.get());
   ApplyFaultState();
-  routing_->TopologyChanged();
+  if (protocol) {
+    StartReconfiguration(region);
+  } else {
+    routing_->TopologyChanged();
+  }
   fabric_->ForgetRoutes();
   for (int r = 0; r < topology_->NumNodes(); ++r) {
     if (fabric_->HasFlits(r)) Activate(r);  // re-route heads waiting at dead ports
@@ -265,6 +294,7 @@ void Network::ApplyDueEvents() {
 void Network::Step() {
   deliveries_.clear();
   if (next_event_ < events_.size() && events_[next_event_].cycle <= now_) ApplyDueEvents();
+  if (reconfiguring_) AdvanceReconfiguration();
   if (injection_ != nullptr) CreateTrafficMessages();
   // Every router first, then every PE: a PE only touches its own router's injection VCs,
   // which no other router's evaluation reads, so this is the same as router + PE per node.
@@ -334,7 +364,7 @@ bool Network::AnyActive() const {
 }
 
 bool Network::SkipIdle(int64_t limit) {
-  if (schedule_.empty() || AnyActive()) return false;
+  if (schedule_.empty() || AnyActive() || reconfiguring_) return false;
   int64_t next = std::min(schedule_.Next(now_), limit);
   if (next_event_ < events_.size()) next = std::min(next, events_[next_event_].cycle);
   if (next <= now_) return false;

@@ -42,6 +42,7 @@
 #include "core/status.h"
 #include "sim/engine/creation_schedule.h"
 #include "sim/engine/message.h"
+#include "sim/engine/reconfiguration.h"
 #include "sim/experiment/sim_config.h"
 #include "sim/router/fabric.h"
 #include "sim/router/selection.h"
@@ -82,15 +83,24 @@ class Network {
   // A live message (tests, tracing); `id` as in HopEvent::msg.
   const Message& message(int32_t id) const { return messages_[id]; }
   const Topology& topology() const { return *topology_; }
-  // Retransmitted messages (reconfiguration discards resent from their source).
+  const RoutingFunction& routing() const { return *routing_; }
+  // Reconfiguration (reconfig.*, engine/reconfiguration.h): messages discarded and resent
+  // from their source, reconfigurations completed and their cycles (start to last resume).
   int64_t messages_retransmitted() const { return messages_retransmitted_; }
+  int64_t messages_discarded() const { return messages_discarded_; }
+  int64_t reconfigurations() const { return reconfigurations_; }
+  int64_t reconfiguration_cycles() const { return reconfiguration_cycles_; }
+  bool reconfiguring() const { return reconfiguring_; }
+  const ReconfigPlan& reconfig_plan() const { return plan_; }
   const SimConfig& config() const { return config_; }
   int message_flits() const { return message_flits_; }
   // Messages delivered during the last Step(), in destination order.
   const std::vector<Delivery>& deliveries() const { return deliveries_; }
 
   // Counters.
-  int64_t flits_in_network() const { return flits_injected_ - flits_ejected(); }
+  int64_t flits_in_network() const {
+    return flits_injected_ - flits_ejected() - fabric_->flits_discarded();
+  }
   int64_t flits_injected() const { return flits_injected_; }
   int64_t flits_ejected() const { return fabric_->flits_ejected(); }
   int64_t flit_hops() const { return fabric_->flit_hops(); }
@@ -134,6 +144,10 @@ class Network {
   void ApplyFaultState();
   void ApplyDueEvents();
   void DropQueue(int32_t node);
+  void StartReconfiguration(const std::vector<int>& region);
+  void AdvanceReconfiguration();
+  void Discard(bool all);
+  void WithTopology(const FaultState& state) { state.ApplyTo(topology_.get()); }
   void EnqueueMessage(int32_t id);
   void Activate(int32_t node) { active_flags_[node] = 1; }
   void CollectActive();
@@ -188,7 +202,16 @@ class Network {
   std::vector<FaultEvent> events_;  // timed faults, in cycle order
   size_t next_event_ = 0;
   int64_t messages_not_generated_ = 0, messages_undeliverable_ = 0;
-  int64_t messages_retransmitted_ = 0;
+  int64_t messages_retransmitted_ = 0, messages_discarded_ = 0;
+  // Reconfiguration state: faults_ is what the hardware sees (failures at once), target_
+  // also has the repairs (used from the end of the reconfiguration).
+  std::unique_ptr<FaultState> target_;
+  std::vector<int> root_priority_;
+  std::vector<int> region_;  // fault-region end nodes of the running reconfiguration
+  bool reconfiguring_ = false, detected_ = false, prepared_ = false, finished_ = false;
+  ReconfigPlan plan_;
+  std::vector<uint8_t> committed_;
+  int64_t reconfigurations_ = 0, reconfiguration_cycles_ = 0;
 };
 
 // Validates the parts of `config` the engine itself needs (router.*, traffic sizes,

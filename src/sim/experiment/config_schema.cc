@@ -538,6 +538,12 @@ Status CheckSupported(const SimConfig& c, const Topology& topology) {
   if (c.faults.any()) {
     Result<FaultPlan> faults = PlanFaults(topology, c.faults, c.seed);
     if (!faults.ok()) return faults.status();
+    // The routing judges the network with its cycle-0 faults, as Network::Create builds it.
+    if (const auto* cube = dynamic_cast<const KaryNCube*>(&topology)) {
+      KaryNCube faulty = *cube;
+      faults->initial.ApplyTo(&faulty);
+      UKAI_RETURN_IF_ERROR((*routing)->supports(faulty, c));
+    }
   }
   UKAI_RETURN_IF_ERROR((*routing)->supports(topology, c));
   Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(topology, c.traffic);

@@ -150,6 +150,37 @@ void ReadList(const config::ConfigValues& values, const std::string& key, F read
   }
 }
 
+void ReadReconfig(const config::ConfigValues& values, ReconfigConfig* r,
+                  std::vector<std::string>* errors) {
+  auto text = [&](const char* key) -> const std::string* {
+    const config::Value* v = values.Find(key);
+    return v == nullptr ? nullptr : &std::get<std::string>(v->items[0]);
+  };
+  auto integer = [&](const char* key, int64_t* out) {
+    if (const config::Value* v = values.Find(key)) *out = std::get<int64_t>(v->items[0]);
+  };
+  if (const std::string* s = text("reconfig.mode")) {
+    r->mode = *s == "instant" ? ReconfigConfig::Mode::kInstant : ReconfigConfig::Mode::kProtocol;
+  }
+  if (const std::string* s = text("reconfig.root")) {
+    r->root = *s == "fault-region" ? ReconfigConfig::RootPolicy::kFaultRegion
+                                   : ReconfigConfig::RootPolicy::kStatic;
+  }
+  if (const std::string* s = text("reconfig.discard")) {
+    r->discard = *s == "all" ? ReconfigConfig::Discard::kAll : ReconfigConfig::Discard::kRecovering;
+  }
+  integer("reconfig.detect_cycles", &r->detect_cycles);
+  integer("reconfig.hop_cycles", &r->hop_cycles);
+  integer("reconfig.compute_cycles", &r->compute_cycles);
+  if (const config::Value* v = values.Find("reconfig.retransmit")) {
+    r->retransmit = std::get<bool>(v->items[0]);
+  }
+  ReadList(
+      values, "reconfig.root_priority",
+      [](const std::string& k, const Tree& t, NodeRef* n) { return ReadNode(k, t, true, n); },
+      &r->root_priority, errors);
+}
+
 }  // namespace
 
 std::vector<config::KeySpec> FaultKeySpecs() {
@@ -180,6 +211,48 @@ std::vector<config::KeySpec> FaultKeySpecs() {
           .Default("[]")
           .Doc("timed faults and repairs: [{cycle = 20000, fail_node = [5, 5]}, {cycle = "
                "60000, repair_node = [5, 5]}]; also fail_channel / repair_channel = [a, b]"),
+      KeySpec::Make("reconfig.mode", ValueType::kEnum)
+          .Allowed({"protocol", "instant"})
+          .Default("protocol")
+          .Doc("timed faults: protocol = the simulated Section-3 reconfiguration (detection, "
+               "root, broadcast, per-node table update, restart); instant = every table at "
+               "once at the event's cycle"),
+      KeySpec::Make("reconfig.root", ValueType::kEnum)
+          .Allowed({"static", "fault-region"})
+          .Default("static")
+          .Doc("new up*/down* root: static = first healthy node of reconfig.root_priority "
+               "(empty: keep the current root while healthy); fault-region = the "
+               "lowest-numbered node of the fault region (its upper-left corner)"),
+      KeySpec::Make("reconfig.root_priority", ValueType::kStructured)
+          .Default("[]")
+          .Doc("static root policy: candidate roots in priority order, as in faults.nodes"),
+      KeySpec::Make("reconfig.detect_cycles", ValueType::kInt)
+          .Unit("cycles")
+          .Default("16")
+          .Min(0)
+          .Max(1e12)
+          .Doc("from a fault or repair to its detection by the neighbouring nodes"),
+      KeySpec::Make("reconfig.hop_cycles", ValueType::kInt)
+          .Unit("cycles")
+          .Default("8")
+          .Min(0)
+          .Max(1e12)
+          .Doc("delay of a reconfiguration control message per hop"),
+      KeySpec::Make("reconfig.compute_cycles", ValueType::kInt)
+          .Unit("cycles")
+          .Default("100")
+          .Min(0)
+          .Max(1e12)
+          .Doc("time a node takes to recompute its routing tables"),
+      KeySpec::Make("reconfig.discard", ValueType::kEnum)
+          .Allowed({"recovering", "all"})
+          .Default("recovering")
+          .Doc("discarded at reconfiguration: recovering = messages in deadlock recovery "
+               "(Detour-UD's Assumption 1); all = every in-flight message (Autonet)"),
+      KeySpec::Make("reconfig.retransmit", ValueType::kBool)
+          .Default("true")
+          .Doc("resend discarded messages from their source (false: count them as "
+               "undeliverable)"),
   };
 }
 
@@ -191,6 +264,7 @@ void ReadFaultConfig(const config::ConfigValues& values, FaultConfig* faults,
       &faults->nodes, errors);
   ReadList(values, "faults.channels", ReadChannel, &faults->channels, errors);
   ReadList(values, "faults.events", ReadEvent, &faults->events, errors);
+  ReadReconfig(values, &faults->reconfig, errors);
   if (const config::Value* v = values.Find("faults.random_nodes")) {
     faults->random_nodes = static_cast<int>(std::get<int64_t>(v->items[0]));
   }

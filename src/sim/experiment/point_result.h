@@ -42,6 +42,9 @@ struct PointResult {
   int64_t undeliverable_messages = 0;      // undeliverable_messages (run)
   int64_t not_generated_messages = 0;      // not_generated_messages (run): faulty end node
   int64_t retransmitted_messages = 0;      // retransmitted_messages (run)
+  int64_t discarded_messages = 0;          // discarded_messages (run): by reconfigurations
+  int64_t reconfigurations = 0;            // reconfigurations (run): completed
+  int64_t reconfiguration_cycles = 0;      // reconfiguration_cycles (run): their durations
 };
 
 }  // namespace ukai::sim

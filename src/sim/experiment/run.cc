@@ -154,6 +154,9 @@ void FaultStats(const Network& net, const Sample& s, PointResult* r) {
   r->undeliverable_messages = net.messages_undeliverable();
   r->not_generated_messages = net.messages_not_generated();
   r->retransmitted_messages = net.messages_retransmitted();
+  r->discarded_messages = net.messages_discarded();
+  r->reconfigurations = net.reconfigurations();
+  r->reconfiguration_cycles = net.reconfiguration_cycles();
 }
 
 }  // namespace

@@ -164,7 +164,7 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     }
     read_table = result->table_lookup();
     if (read_table) extra = table_lookup_cycles_;
-    if (n == 0) {  // no live way on: drain it here (faults), never a hang
+    if (n == 0 && !hold_unroutable_) {  // no live way on: drain it here (faults), never a hang
       m.undeliverable = true;
       sink();
     }

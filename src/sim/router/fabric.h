@@ -138,6 +138,18 @@ class Fabric {
   // routing tables changed); it pays its hop pipeline again.
   void ForgetRoutes();
 
+  // Reconfiguration discards (fabric_purge.cc; between cycles, after Commit()): every
+  // message with flits in a router or an output VC held for it (sorted, unique)...
+  void InFlight(std::vector<int32_t>* out) const;
+  // ...and the removal of every flit of the messages `discard` selects: their slots'
+  // credits go back upstream, output VCs they hold are released and the VCs they were
+  // served by route their next head afresh. Returns the flits removed.
+  int64_t Purge(const std::function<bool(int32_t msg)>& discard);
+  int64_t flits_discarded() const { return flits_discarded_; }
+  // Candidates left empty by dead ports: drain the message as undeliverable (default) or,
+  // while `hold` (a reconfiguration is under way), let the head wait for new tables.
+  void SetHoldUnroutable(bool hold) { hold_unroutable_ = hold; }
+
   // True while router `router` holds flits.
   bool HasFlits(int32_t router) const {
     for (int w = 0; w < words_; ++w) {
@@ -352,6 +364,9 @@ class Fabric {
   RouteResult route_;
 
   int64_t flits_moved_ = 0, flits_ejected_ = 0, flit_hops_ = 0, last_move_cycle_ = 0;
+  int64_t flits_discarded_ = 0;
+  bool hold_unroutable_ = false;
+  int32_t ServedMessage(int32_t ivc) const;
   std::function<void(const HopEvent&)> observer_;
 };
 

@@ -40,43 +40,48 @@ DetourUdRouting::DetourUdRouting(const KaryNCube& topology, const SimConfig& con
       timeout_(config.routing.timeout_cycles),
       distance_(config.routing.fault_region_distance),
       configured_root_(config.routing.root) {
-  region_ = FaultRegion(topo_, distance_);
-  torus_.Build(topo_);
-  updown_.Build(topo_, UpDownRoot(topo_, configured_root_));
+  tables_.Reset(Build(configured_root_), topo_.NumNodes());
 }
 
-void DetourUdRouting::TopologyChanged() {
-  region_ = FaultRegion(topo_, distance_);
-  torus_.Build(topo_);
-  const int keep = topo_.NodeAlive(updown_.root()) ? updown_.root() : configured_root_;
-  updown_.Build(topo_, UpDownRoot(topo_, keep));
+std::unique_ptr<DetourUdRouting::Tables> DetourUdRouting::Build(int root) const {
+  auto t = std::make_unique<Tables>();
+  t->region = FaultRegion(topo_, distance_);
+  t->torus.Build(topo_);
+  if (root < 0 && tables_.has_current() && topo_.NodeAlive(Root())) root = Root();
+  t->updown.Build(topo_, UpDownRoot(topo_, root >= 0 ? root : configured_root_));
+  return t;
 }
 
-void DetourUdRouting::Recover(const RouteRequest& r, uint32_t* state, RouteResult* result) const {
-  const uint32_t ports = updown_.Ports(r.node, r.dst, (*state & kDownBit) != 0);
+void DetourUdRouting::TopologyChanged() { tables_.Reset(Build(-1), topo_.NumNodes()); }
+
+void DetourUdRouting::Recover(const Tables& t, const RouteRequest& r, uint32_t* state,
+                              RouteResult* result) const {
+  const uint32_t ports = t.updown.Ports(r.node, r.dst, (*state & kDownBit) != 0);
   for (uint32_t m = ports; m != 0; m &= m - 1) result->Add(__builtin_ctz(m), ud_mask_);
   result->UseTableLookup();
 }
 
 void DetourUdRouting::Route(const RouteRequest& r, RouteResult* result) const {
   uint32_t& state = *r.message_state;
+  const Tables& t = tables_.At(r.node);
   CountMisroute(topo_, r, &state);
   if ((state & kRecoveryBit) != 0) {
     if (r.in_port < topo_.NumNetworkPorts() && r.in_vc == ud_vc_) {
       const PortRef back = topo_.Neighbor(r.node, r.in_port);
-      if (back.valid() && !updown_.IsUpChannel(back.node, r.node)) state |= kDownBit;
+      if (back.valid() && !t.updown.IsUpChannel(back.node, r.node)) state |= kDownBit;
     }
-    Recover(r, &state, result);
+    Recover(t, r, &state, result);
     return;
   }
   if (r.blocked_cycles >= timeout_) {  // presumed deadlock: recovery starts here
     state |= kRecoveryBit;
-    Recover(r, &state, result);
+    Recover(t, r, &state, result);
     return;
   }
-  if (region_[r.node]) {
+  // A message that has detoured keeps the torus table to its destination (see header).
+  if (t.region[r.node] || MisroutedHops(state) > 0) {
     state |= kUsedTableBit;
-    const uint32_t ports = torus_.Ports(r.node, r.dst);
+    const uint32_t ports = t.torus.Ports(r.node, r.dst);
     for (uint32_t m = ports; m != 0; m &= m - 1) result->Add(__builtin_ctz(m), fa_mask_);
     result->UseTableLookup();
     return;

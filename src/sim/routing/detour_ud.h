@@ -15,7 +15,11 @@
 //     deadlock presumed, recovery starts here (the table read is paid again);
 //   - else, in the fault region: the torus table (ShortestPathTable: every output on a
 //     shortest path in the network with its faults removed) on the FA-VCs, reading the
-//     table (kUsedTable is set);
+//     table (kUsedTable is set). A message that has taken a misrouted hop (one that did
+//     not lower its fault-free distance: a detour) keeps the torus table after leaving the
+//     region, to its destination: otherwise table-free minimal routing can send it back
+//     towards the fault, a livelock seen on a 4x4 mesh with one faulty node (the paper
+//     returns to table-free routing on leaving the region and does not discuss this);
 //   - else: table-free fully adaptive minimal routing on the FA-VCs (every productive
 //     direction; on a torus both ways when exactly k/2 away), no table delay.
 // FA-VC candidates may include the port the head came in on (180-degree turn). The PE
@@ -32,6 +36,7 @@
 #include "sim/routing/route_state.h"
 #include "sim/routing/routing.h"
 #include "sim/routing/shortest_table.h"
+#include "sim/routing/staged_tables.h"
 #include "sim/routing/updown.h"
 #include "sim/topology/kary_ncube.h"
 
@@ -46,14 +51,30 @@ class DetourUdRouting final : public RoutingFunction {
   void Route(const RouteRequest& request, RouteResult* result) const override;
   bool ReRouteWhileBlocked() const override { return true; }
   void TopologyChanged() override;
+  int Root() const override { return tables_.current().updown.root(); }
+  bool OnRecoveryNetwork(uint32_t state) const override { return (state & kRecoveryBit) != 0; }
+  void PrepareTables(int root) override { tables_.Prepare(Build(root)); }
+  void CommitNodeTables(int node) override { tables_.Commit(node); }
+  void FinishTables() override {
+    if (!tables_.Finish()) TopologyChanged();
+  }
 
   int ud_vc() const { return ud_vc_; }
-  bool InRegion(int node) const { return region_[node] != 0; }
-  const UpDownTables& updown() const { return updown_; }
-  const ShortestPathTable& torus_table() const { return torus_; }
+  // The current tables (every node's once a reconfiguration has finished).
+  bool InRegion(int node) const { return tables_.current().region[node] != 0; }
+  const UpDownTables& updown() const { return tables_.current().updown; }
+  const ShortestPathTable& torus_table() const { return tables_.current().torus; }
 
  private:
-  void Recover(const RouteRequest& r, uint32_t* state, RouteResult* result) const;
+  struct Tables {
+    std::vector<uint8_t> region;
+    ShortestPathTable torus;
+    UpDownTables updown;
+  };
+  // Tables of the topology as it is now; root -1: the current root while healthy, else
+  // routing.root / the lowest healthy node.
+  std::unique_ptr<Tables> Build(int root) const;
+  void Recover(const Tables& t, const RouteRequest& r, uint32_t* state, RouteResult* result) const;
 
   const KaryNCube& topo_;
   int ud_vc_;
@@ -61,9 +82,7 @@ class DetourUdRouting final : public RoutingFunction {
   int64_t timeout_;
   int distance_;
   int configured_root_;
-  std::vector<uint8_t> region_;
-  ShortestPathTable torus_;
-  UpDownTables updown_;
+  StagedTables<Tables> tables_;
 };
 
 }  // namespace ukai::sim

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "sim/routing/detour_nf.h"
 #include "sim/routing/detour_ud.h"
 #include "sim/routing/dor.h"
 #include "sim/routing/duato.h"
@@ -89,6 +90,34 @@ std::unique_ptr<RoutingFunction> DetourUdCreate(const Topology& topology, const 
   return std::make_unique<DetourUdRouting>(*AsCube(topology), config);
 }
 
+Status DetourNfSupports(const Topology& topology, const SimConfig& config) {
+  UKAI_RETURN_IF_ERROR(NeedCube(topology, "detour-nf"));
+  UKAI_RETURN_IF_ERROR(UpDownSupports(topology, -1));  // the same table size limit
+  const bool torus = AsCube(topology)->torus();
+  const int need = torus ? 4 : 3;
+  if (config.router.vcs < need) {
+    return Status::InvalidArgument(
+        std::string("routing.algorithm = 'detour-nf' on a ") + (torus ? "torus" : "mesh") +
+        " needs router.vcs >= " + std::to_string(need) + " (" + (torus ? "2" : "1") +
+        " escape + 1 Negative-First + at least 1 adaptive VC), got router.vcs = " +
+        std::to_string(config.router.vcs));
+  }
+  if (topology.AnyFault()) {
+    const std::string bad = DetourNfRouting(*AsCube(topology), config.router.vcs).Unroutable();
+    if (!bad.empty()) {
+      return Status::InvalidArgument(
+          "routing.algorithm: 'detour-nf' cannot handle this fault "
+          "placement (faults.*): " +
+          bad);
+    }
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<RoutingFunction> DetourNfCreate(const Topology& topology, const SimConfig& config) {
+  return std::make_unique<DetourNfRouting>(*AsCube(topology), config.router.vcs);
+}
+
 constexpr RoutingEntry kAlgorithms[] = {
     {"dor",
      "dimension-order routing (lowest dimension first); dateline VC classes on a torus "
@@ -121,6 +150,14 @@ constexpr RoutingEntry kAlgorithms[] = {
      48.0,
      &DetourUdSupports,
      &DetourUdCreate},
+    {"detour-nf",
+     "Detour-NF: Duato's fully adaptive routing (escape: dimension order with dateline VCs "
+     "where its path is fault-free) plus a Negative-First VC for detours round faults; "
+     "router.vcs >= 4 on a torus (2 escape + 1 NF + adaptive), >= 3 on a mesh",
+     {},
+     52.0,
+     &DetourNfSupports,
+     &DetourNfCreate},
 };
 
 }  // namespace

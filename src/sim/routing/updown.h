@@ -24,7 +24,9 @@
 #include <vector>
 
 #include "core/status.h"
+#include "sim/routing/phased_table.h"
 #include "sim/routing/routing.h"
+#include "sim/routing/staged_tables.h"
 #include "sim/topology/kary_ncube.h"
 #include "sim/topology/topology.h"
 
@@ -32,8 +34,8 @@ namespace ukai::sim {
 
 class UpDownTables {
  public:
-  static constexpr int kMaxNodes = 2048;
-  static constexpr int kUnreachable = 1 << 30;
+  static constexpr int kMaxNodes = PhasedPathTable::kMaxNodes;
+  static constexpr int kUnreachable = PhasedPathTable::kUnreachable;
 
   // (Re)builds everything on the live channels of `topology` from `root` (a healthy node).
   void Build(const Topology& topology, int root);
@@ -50,21 +52,17 @@ class UpDownTables {
   // Ports starting a shortest legal path from `node` to `dst` in the given phase (0 when
   // node == dst or unreachable).
   uint32_t Ports(int node, int dst, bool down_phase) const {
-    return ports_[(static_cast<size_t>(node) * nodes_ + dst) * 2 + (down_phase ? 1 : 0)];
+    return paths_.Ports(node, dst, down_phase);
   }
   // Length of a shortest legal path (kUnreachable when none).
   int Distance(int node, int dst, bool down_phase) const {
-    return dist_[(static_cast<size_t>(node) * nodes_ + dst) * 2 + (down_phase ? 1 : 0)];
+    return paths_.Distance(node, dst, down_phase);
   }
 
  private:
-  void BuildDestination(const Topology& topology, int dst, std::vector<int>* queue);
-
-  int nodes_ = 0, ports_per_node_ = 0, root_ = 0;
+  int root_ = 0;
   std::vector<int> level_;
-  std::vector<int32_t> neighbor_;  // node * P + port -> live neighbour or -1
-  std::vector<int> dist_;          // (node * N + dst) * 2 + phase
-  std::vector<uint32_t> ports_;    // same index
+  PhasedPathTable paths_;  // phase 0 = up, phase 1 = down
 };
 
 // The default root: `configured` when >= 0, else the lowest-numbered healthy node.
@@ -80,15 +78,25 @@ class UpDownRouting final : public RoutingFunction {
   UpDownRouting(const Topology& topology, int vcs, int root);
   void Route(const RouteRequest& request, RouteResult* result) const override;
   void TopologyChanged() override;
+  int Root() const override { return tables_.current().root(); }
+  bool OnRecoveryNetwork(uint32_t) const override { return true; }
+  void PrepareTables(int root) override { tables_.Prepare(Build(root)); }
+  void CommitNodeTables(int node) override { tables_.Commit(node); }
+  void FinishTables() override {
+    if (!tables_.Finish()) TopologyChanged();
+  }
 
-  const UpDownTables& tables() const { return tables_; }
+  // The current tables (every node's once a reconfiguration has finished).
+  const UpDownTables& tables() const { return tables_.current(); }
 
  private:
   const Topology& topo_;
   const KaryNCube* cube_;  // topo_ when it is a k-ary n-cube (misroute counting), else null
   uint32_t all_vcs_;
   int configured_root_;
-  UpDownTables tables_;
+  // root -1: the current root while healthy, else routing.root / the lowest healthy node.
+  std::unique_ptr<UpDownTables> Build(int root) const;
+  StagedTables<UpDownTables> tables_;
 };
 
 // Checks routing.root and the network size for up*/down* tables; errors name the key.

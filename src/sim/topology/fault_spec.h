@@ -44,12 +44,29 @@ struct FaultEventSpec {
   std::string where;
 };
 
+// How timed faults and repairs reach the routing tables (`reconfig.*`,
+// engine/reconfiguration.h).
+struct ReconfigConfig {
+  enum class Mode { kProtocol, kInstant };
+  enum class RootPolicy { kStatic, kFaultRegion };
+  enum class Discard { kRecovering, kAll };
+  Mode mode = Mode::kProtocol;             // reconfig.mode: "protocol" | "instant"
+  RootPolicy root = RootPolicy::kStatic;   // reconfig.root: "static" | "fault-region"
+  std::vector<NodeRef> root_priority;      // reconfig.root_priority (static policy)
+  int64_t detect_cycles = 16;              // reconfig.detect_cycles
+  int64_t hop_cycles = 8;                  // reconfig.hop_cycles: per control-message hop
+  int64_t compute_cycles = 100;            // reconfig.compute_cycles: per table computation
+  Discard discard = Discard::kRecovering;  // reconfig.discard: "recovering" | "all"
+  bool retransmit = true;                  // reconfig.retransmit: resend discarded ones
+};
+
 struct FaultConfig {
   std::vector<NodeRef> nodes;          // faults.nodes: faulty from cycle 0
   std::vector<ChannelRef> channels;    // faults.channels: faulty from cycle 0
   int random_nodes = 0;                // faults.random_nodes: drawn with the run seed
   int random_channels = 0;             // faults.random_channels: drawn with the run seed
   std::vector<FaultEventSpec> events;  // faults.events: in cycle order after resolving
+  ReconfigConfig reconfig;             // reconfig.*: how timed events are handled
 
   // True when any fault is configured (static, random or timed).
   bool any() const {
