@@ -133,13 +133,15 @@ def latency_figure(results, fig_no, pattern):
 
 
 def recovery_figure(results, fig_no, pattern):
-    paths = sorted(glob.glob(os.path.join(results, f"fig{fig_no:02d}_*_recovery_f*_t*.csv")))
-    if not paths:
+    runs = []  # (faults, timeout, path), in numeric order
+    for path in glob.glob(os.path.join(results, f"fig{fig_no:02d}_*_recovery_f*_t*.csv")):
+        m = re.search(r"_f(\d+)_t(\d+)\.csv$", path)
+        if m:
+            runs.append((int(m.group(1)), int(m.group(2)), path))
+    if not runs:
         return
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for path in paths:
-        m = re.search(r"_f(\d+)_t(\d+)\.csv$", path)
-        faults, timeout = int(m.group(1)), int(m.group(2))
+    for faults, timeout, path in sorted(runs):
         rows = [r for r in read(path) if r["routing"] == "detour-ud"]
         rows.sort(key=lambda r: int(r["message_bytes"]))
         ax.plot([int(r["message_bytes"]) for r in rows],
