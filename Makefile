@@ -9,7 +9,8 @@ PACKAGES    := $(shell sed -e 's/\#.*//' tools/debian-packages.txt)
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FORMAT_SRC   = $(shell git ls-files '*.h' '*.cc' '*.hpp' 2>/dev/null)
 
-.PHONY: all deps build run test test-unit test-asan format format-check bench clean
+.PHONY: all deps build run test test-unit test-asan format format-check bench clean \
+        reproduce-detour-ud
 
 all: build
 
@@ -57,6 +58,11 @@ format:
 format-check:
 	clang-format --dry-run -Werror $(FORMAT_SRC)
 	@echo "format-check: clean"
+
+# Figs. 7-12 of the Detour-UD paper (experiments/detour-ud/README.md): CSVs and PNGs in
+# experiments/detour-ud/results/.
+reproduce-detour-ud: build
+	experiments/detour-ud/run.sh $(BUILD)/src/cli/ukai experiments/detour-ud/results
 
 # Every benchmark driver in bench/ (each prints its own table of figures).
 bench: build

@@ -113,6 +113,15 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
       .Add("discarded_messages", r.discarded_messages)
       .Add("reconfigurations", r.reconfigurations)
       .Add("reconfiguration_cycles", r.reconfiguration_cycles)
+      // The router options (docs/simulator.md, "Router options").
+      .Add("eject_flits", c.router.eject_flits)
+      .Add("switch_bubble_cycles", c.router.switch_bubble_cycles)
+      .Add("header_units", std::string(sim::HeaderUnitsName(c.router.header_units)))
+      .Add("table_read_ports", c.router.table_read_ports)
+      .Add("source_queue", c.traffic.source_queue)
+      .Add("dor_tie", std::string(sim::DorTieName(c.routing.dor_tie)))
+      .Add("dor_dateline", std::string(sim::DorDatelineName(c.routing.dor_dateline)))
+      .Add("duato_atomic", std::string(sim::DuatoAtomicName(c.routing.duato_atomic)))
       .Add("note", r.note);
   return rec;
 }

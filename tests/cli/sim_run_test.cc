@@ -262,5 +262,22 @@ TEST_F(SimRunTest, RecordHasEveryPointResultField) {
   EXPECT_EQ(std::get<int64_t>(*rec.Find("point")), 7);
 }
 
+TEST_F(SimRunTest, RecordHasTheRouterOptions) {
+  sim::SimConfig c;
+  c.router.header_units = sim::HeaderUnits::kPerPort;
+  c.router.switch_bubble_cycles = 1;
+  c.traffic.source_queue = 1;
+  c.routing.dor_tie = sim::DorTieRule::kParity;
+  output::Record rec = PointRecord(0, c, sim::PointResult());
+  EXPECT_EQ(std::get<int64_t>(*rec.Find("eject_flits")), 1);
+  EXPECT_EQ(std::get<int64_t>(*rec.Find("switch_bubble_cycles")), 1);
+  EXPECT_EQ(std::get<std::string>(*rec.Find("header_units")), "per_port");
+  EXPECT_EQ(std::get<int64_t>(*rec.Find("table_read_ports")), 0);
+  EXPECT_EQ(std::get<int64_t>(*rec.Find("source_queue")), 1);
+  EXPECT_EQ(std::get<std::string>(*rec.Find("dor_tie")), "parity");
+  EXPECT_EQ(std::get<std::string>(*rec.Find("dor_dateline")), "shared");
+  EXPECT_EQ(std::get<std::string>(*rec.Find("duato_atomic")), "adaptive");
+}
+
 }  // namespace
 }  // namespace ukai::cli

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/routing/cdg_check.h"
 #include "sim/routing/dimension_order.h"
 #include "sim/routing/dor.h"
 #include "sim/routing/route_state.h"
@@ -241,6 +242,23 @@ TEST(DorOptionsTest, SharedDatelineOpensTheVcsSplitLeavesIdle) {
   out.Clear();
   DorRouting(*t, 4, DorTieRule::kPlus, DorDateline::kSplit).Route(req, &out);
   EXPECT_EQ(out[0].vc_mask, 0xcu);
+}
+
+// `ukai sim check` checks the dateline and tie options `dor` runs with: the shared dateline
+// uses every (channel, VC) of the 10x10 torus (4 x 100 x 4), split fewer; both acyclic.
+TEST(DorOptionsTest, CheckerFollowsTheDatelineOption) {
+  SimConfig c;
+  c.routing.algorithm = "dor";
+  c.routing.dor_dateline = DorDateline::kShared;
+  Result<CdgReport> shared = CheckDeadlockFreedom(c);
+  ASSERT_TRUE(shared.ok()) << shared.status().ToString();
+  EXPECT_TRUE(shared->ok) << shared->text;
+  EXPECT_EQ(shared->channels, 1600);
+  c.routing.dor_dateline = DorDateline::kSplit;
+  Result<CdgReport> split = CheckDeadlockFreedom(c);
+  ASSERT_TRUE(split.ok()) << split.status().ToString();
+  EXPECT_TRUE(split->ok) << split->text;
+  EXPECT_LT(split->channels, 1600);
 }
 
 }  // namespace

@@ -462,6 +462,10 @@ std::string_view TopologyName(TopologyKind t) { return ToName(kTopologies, t); }
 std::string_view SwitchingName(Switching s) { return ToName(kSwitchings, s); }
 std::string_view InjectionName(InjectionKind i) { return ToName(kInjections, i); }
 std::string_view MeasureModeName(MeasureMode m) { return ToName(kMeasureModes, m); }
+std::string_view HeaderUnitsName(HeaderUnits h) { return ToName(kHeaderUnits, h); }
+std::string_view DorTieName(DorTieRule t) { return ToName(kDorTies, t); }
+std::string_view DorDatelineName(DorDateline d) { return ToName(kDorDatelines, d); }
+std::string_view DuatoAtomicName(DuatoAtomic a) { return ToName(kDuatoAtomics, a); }
 
 std::span<const std::string_view> SweepKeyOrder() { return kSweepOrder; }
 

@@ -76,6 +76,11 @@ std::string_view TopologyName(TopologyKind t);
 std::string_view SwitchingName(Switching s);
 std::string_view InjectionName(InjectionKind i);
 std::string_view MeasureModeName(MeasureMode m);
+// The router options' names as in the config (docs/simulator.md, "Router options").
+std::string_view HeaderUnitsName(HeaderUnits h);
+std::string_view DorTieName(DorTieRule t);
+std::string_view DorDatelineName(DorDateline d);
+std::string_view DuatoAtomicName(DuatoAtomic a);
 
 }  // namespace ukai::sim
 

@@ -301,6 +301,7 @@ class Fabric {
   bool RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
                  RouteResult* result);
   int32_t SelectOutput(const Hot& h, int32_t r, int32_t ivc, const Flit& f, int64_t now);
+  bool ReRouteBlocked(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now);
 
   const RoutingFunction* routing_;
   const SelectionFunction* selection_;

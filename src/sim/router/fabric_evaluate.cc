@@ -252,22 +252,17 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_
 UKAI_INLINE int32_t Fabric::SelectOutput(const Hot& h, int32_t r, int32_t ivc, const Flit& f,
                                          int64_t now) {
   const Message& m = (*messages_)[f.msg()];
+  // A head that must first pay a table delay selects nothing (no early return: it would
+  // bloat the inlined hot path).
+  bool go = true;
   if (reroute_ && now > h.in[ivc].ready && m.dst != r) {
-    // Re-route with the time blocked so far (keeps the ready time).
-    // A re-route that changes the message's state (e.g. starts deadlock recovery) and reads
-    // a table pays the table delay again; otherwise the ready time stands.
-    const int64_t ready = h.in[ivc].ready;
-    const uint32_t state = m.routing_state;
-    const int ip = (ivc >> h.vshift) & ((1 << h.pshift) - 1);
-    RouteHead(r, ip, ivc & ((1 << h.vshift) - 1), ivc, f, now, &route_);
-    const bool new_lookup = route_.table_lookup() && m.routing_state != state;
-    h.in[ivc].ready = new_lookup ? now + table_lookup_cycles_ : ready;
-    if (new_lookup && table_lookup_cycles_ > 0) return -1;
+    go = ReRouteBlocked(r, (ivc >> h.vshift) & ((1 << h.pshift) - 1), ivc & ((1 << h.vshift) - 1),
+                        ivc, f, now);
   }
   const int32_t base = r << (h.pshift + h.vshift);
   const OutputVcView view{h.out + base, 1 << h.vshift, atomic_vcs_, depth_};
   const InVc& q = h.in[ivc];
-  const int count = q.cand_count;
+  const int count = go ? q.cand_count : 0;
   const RouteCandidate one{q.cand_port, 0, q.cand_mask};
   const RouteCandidate* cands = count == 1 ? &one : &cand_[static_cast<size_t>(ivc) * cand_stride_];
   const int32_t needed = vct_ ? m.length : 0;
@@ -280,6 +275,22 @@ UKAI_INLINE int32_t Fabric::SelectOutput(const Hot& h, int32_t r, int32_t ivc, c
     local = SelectMaxCredit<false>(cands, count, view, needed);
   }
   return local < 0 ? -1 : base + local;
+}
+
+// Re-routes a blocked head with the time blocked so far (keeps the ready time). A re-route
+// that changes the message's state (e.g. starts deadlock recovery) and reads a table pays
+// the table delay again; otherwise the ready time stands. False: the head must wait for
+// that delay before it selects. Not inlined: it keeps SelectOutput() small for the
+// routings that never re-route.
+__attribute__((noinline)) bool Fabric::ReRouteBlocked(int32_t r, int ip, int v, int32_t ivc,
+                                                      const Flit& f, int64_t now) {
+  const Message& m = (*messages_)[f.msg()];
+  const int64_t ready = in_[ivc].ready;
+  const uint32_t state = m.routing_state;
+  RouteHead(r, ip, v, ivc, f, now, &route_);
+  const bool new_lookup = route_.table_lookup() && m.routing_state != state;
+  in_[ivc].ready = new_lookup ? now + table_lookup_cycles_ : ready;
+  return !(new_lookup && table_lookup_cycles_ > 0);
 }
 
 // VC allocation: per output VC, round-robin among the input VCs that chose it. A port

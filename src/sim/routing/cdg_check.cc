@@ -20,32 +20,52 @@ void AddMask(int port, uint32_t mask, std::vector<EscapeHop>* out) {
 
 // Dimension order with dateline classes: on every VC of its class (dor) or on one escape
 // VC per class (duato, detour-nf).
+// For `dor` the configured routing.dor_dateline and routing.dor_tie apply (the shared
+// dateline's mask depends on the input VC; with a tie rule other than "plus" both ways
+// round a tie are next channels: the union of every message's choice).
 class DorEscape final : public EscapeFunction {
  public:
-  DorEscape(const KaryNCube& t, int vcs, bool escape_only)
-      : t_(t), vcs_(vcs), escape_(escape_only) {}
+  DorEscape(const KaryNCube& t, int vcs, bool escape_only,
+            DorDateline dateline = DorDateline::kSplit, DorTieRule tie = DorTieRule::kPlus)
+      : t_(t), vcs_(vcs), escape_(escape_only), dateline_(dateline), tie_(tie) {}
   std::string Describe() const override {
     return escape_ ? "dimension order with dateline on the escape VCs (VC 0/1 on a torus, 0 on a "
                      "mesh)"
-                   : "dimension order with dateline classes on every VC";
+                   : (dateline_ == DorDateline::kShared
+                          ? "dimension order with the shared dateline on every VC"
+                          : "dimension order with dateline classes on every VC");
   }
-  void Next(int node, int, int, int dst, std::vector<EscapeHop>* out) const override {
+  void Next(int node, int in_port, int in_vc, int dst, std::vector<EscapeHop>* out) const override {
     const DorHop hop = NextDorHop(t_, node, dst);
     if (hop.port < 0) return;
+    Add(hop, node, in_port, in_vc, dst, out);
+    if (!escape_ && tie_ != DorTieRule::kPlus && t_.torus() &&
+        2 * t_.Offset(hop.dim, t_.Coord(node, hop.dim), t_.Coord(dst, hop.dim)) == t_.k(hop.dim)) {
+      Add(NextDorHop(t_, node, dst, 1u << hop.dim), node, in_port, in_vc, dst, out);
+    }
+  }
+
+ private:
+  void Add(const DorHop& hop, int node, int in_port, int in_vc, int dst,
+           std::vector<EscapeHop>* out) const {
     uint32_t mask;
     if (escape_) {
       mask = t_.torus() ? (hop.dateline_class == 0 ? 1u : 2u) : 1u;
+    } else if (!t_.torus()) {
+      mask = vcs_ >= 32 ? ~0u : (1u << vcs_) - 1;
+    } else if (dateline_ == DorDateline::kShared) {
+      mask = SharedDatelineMask(t_, hop, node, dst, in_port, in_vc, vcs_);
     } else {
-      mask = t_.torus() ? ClassMask(0, vcs_, hop.dateline_class)
-                        : (vcs_ >= 32 ? ~0u : (1u << vcs_) - 1);
+      mask = ClassMask(0, vcs_, hop.dateline_class);
     }
     AddMask(hop.port, mask, out);
   }
 
- private:
   const KaryNCube& t_;
   int vcs_;
   bool escape_;
+  DorDateline dateline_;
+  DorTieRule tie_;
 };
 
 // up*/down* on the VCs of `mask` (every VC for updown, the UD-VC for detour-ud).
@@ -113,7 +133,9 @@ struct CheckerEntry {
 constexpr CheckerEntry kCheckers[] = {
     {"dor",
      [](const KaryNCube& t, const SimConfig& c) {
-       return Built{nullptr, std::make_unique<DorEscape>(t, c.router.vcs, false)};
+       return Built{nullptr,
+                    std::make_unique<DorEscape>(t, c.router.vcs, false, c.routing.dor_dateline,
+                                                c.routing.dor_tie)};
      }},
     {"duato",
      [](const KaryNCube& t, const SimConfig& c) {

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Plots Figs. 7-12 of the Detour-UD paper from the CSV files run.sh writes.
+
+Usage: plot.py RESULTS_DIR   (reads RESULTS_DIR/fig*.csv, writes RESULTS_DIR/fig*.png)
+
+Each CSV is the `ukai sim run --format csv` output of the config of the same name
+(experiments/detour-ud/fig*.toml); columns are read by name (docs/cli.md):
+- bandwidth: bandwidth_mbytes_per_second (network-wide delivered payload, MB/s at the
+  algorithm's Table 1 clock);
+- latency: avg_latency_cycles / clock_mhz (microseconds), against the offered bandwidth
+  offered_flits_per_node_cycle x flit_bytes x nodes x clock_mhz (MB/s); points the
+  simulator marks saturated are drawn hollow;
+- recovery: recovery_ratio (share of measured messages that entered deadlock recovery).
+A missing file or algorithm is skipped (e.g. detour-nf before it is registered).
+"""
+import csv
+import glob
+import os
+import re
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+LABELS = {"dor": "DM-Order", "duato": "Duato", "detour-nf": "Detour-NF",
+          "detour-ud": "Detour-UD"}
+COLORS = {"dor": "tab:blue", "duato": "tab:green", "detour-nf": "tab:orange",
+          "detour-ud": "tab:red"}
+FAULT_STYLES = {0: "-", 2: "--", 4: ":"}
+TIMEOUT_COLORS = {64: "tab:purple", 128: "tab:red", 256: "tab:gray"}
+
+
+def read(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def by_routing(rows):
+    out = {}
+    for r in rows:
+        out.setdefault(r["routing"], []).append(r)
+    return out
+
+
+def nodes(row):
+    n = 1
+    for k in row["k"].split("x"):
+        n *= int(k)
+    return n
+
+
+def offered_mbps(row):
+    return (float(row["offered_flits_per_node_cycle"]) * int(row["flit_bytes"]) * nodes(row) *
+            float(row["clock_mhz"]))
+
+
+def latency_us(row):
+    return float(row["avg_latency_cycles"]) / float(row["clock_mhz"])
+
+
+def files(results, fig, kind):
+    """{faults: rows} of results/figNN_<pattern>_<kind>_f<F>.csv."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(results, f"fig{fig:02d}_*_{kind}_f*.csv"))):
+        m = re.search(r"_f(\d+)\.csv$", path)
+        if m:
+            out[int(m.group(1))] = read(path)
+    return out
+
+
+def label(ax, xlabel, ylabel, title):
+    ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def save(fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    print("wrote", path)
+
+
+def bandwidth_figure(results, fig_no, pattern):
+    data = files(results, fig_no, "bandwidth")
+    if not data:
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for panel, ax in enumerate(axes):
+        for faults, rows in sorted(data.items()):
+            if (panel == 0) != (faults == 0):
+                continue
+            for routing, pts in by_routing(rows).items():
+                pts.sort(key=lambda r: int(r["message_bytes"]))
+                ax.plot([int(r["message_bytes"]) for r in pts],
+                        [float(r["bandwidth_mbytes_per_second"]) for r in pts],
+                        FAULT_STYLES.get(faults, "-"), marker="o", ms=3,
+                        color=COLORS.get(routing), label=f"{LABELS.get(routing, routing)}, "
+                        f"{faults} faulty")
+        label(ax, "message size (bytes)",
+              "bandwidth (MB/s, network-wide)" if panel == 0 else None,
+              f"Fig. {fig_no}({'ab'[panel]}) {pattern}, "
+              f"{'fault-free' if panel == 0 else 'with faults'}")
+    save(fig, os.path.join(results, f"fig{fig_no:02d}_{pattern}_bandwidth.png"))
+
+
+def latency_figure(results, fig_no, pattern):
+    data = files(results, fig_no, "latency")
+    if not data:
+        return
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for faults, rows in sorted(data.items()):
+        for routing, pts in by_routing(rows).items():
+            pts.sort(key=offered_mbps)
+            x = [offered_mbps(r) for r in pts]
+            y = [latency_us(r) for r in pts]
+            color = COLORS.get(routing)
+            ax.plot(x, y, FAULT_STYLES.get(faults, "-"), color=color,
+                    label=f"{LABELS.get(routing, routing)}, {faults} faulty")
+            sat = [r["saturated"] == "true" for r in pts]
+            ax.scatter([a for a, s in zip(x, sat) if not s], [b for b, s in zip(y, sat) if not s],
+                       s=12, color=color)
+            ax.scatter([a for a, s in zip(x, sat) if s], [b for b, s in zip(y, sat) if s], s=16,
+                       facecolors="none", edgecolors=color)
+    label(ax, "offered bandwidth (MB/s, network-wide); hollow: saturated", "average latency (us)",
+          f"Fig. {fig_no} {pattern}, 64-byte messages")
+    save(fig, os.path.join(results, f"fig{fig_no:02d}_{pattern}_latency.png"))
+
+
+def recovery_figure(results, fig_no, pattern):
+    runs = []  # (faults, timeout, path), in numeric order
+    for path in glob.glob(os.path.join(results, f"fig{fig_no:02d}_*_recovery_f*_t*.csv")):
+        m = re.search(r"_f(\d+)_t(\d+)\.csv$", path)
+        if m:
+            runs.append((int(m.group(1)), int(m.group(2)), path))
+    if not runs:
+        return
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for faults, timeout, path in sorted(runs):
+        rows = [r for r in read(path) if r["routing"] == "detour-ud"]
+        rows.sort(key=lambda r: int(r["message_bytes"]))
+        ax.plot([int(r["message_bytes"]) for r in rows],
+                [100.0 * float(r["recovery_ratio"]) for r in rows],
+                FAULT_STYLES.get(faults, "-"), marker="o", ms=3,
+                color=TIMEOUT_COLORS.get(timeout), label=f"timeout {timeout}, {faults} faulty")
+    label(ax, "message size (bytes)", "deadlock-recovery messages (%)",
+          f"Fig. {fig_no} Detour-UD, {pattern}")
+    save(fig, os.path.join(results, f"fig{fig_no:02d}_{pattern}_recovery.png"))
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: plot.py RESULTS_DIR")
+    results = sys.argv[1]
+    bandwidth_figure(results, 7, "transpose")
+    latency_figure(results, 8, "transpose")
+    bandwidth_figure(results, 9, "uniform")
+    latency_figure(results, 10, "uniform")
+    recovery_figure(results, 11, "transpose")
+    recovery_figure(results, 12, "uniform")
+
+
+if __name__ == "__main__":
+    main()
