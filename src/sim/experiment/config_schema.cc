@@ -12,6 +12,7 @@
 #include "sim/engine/network.h"
 #include "sim/experiment/fault_config.h"
 #include "sim/routing/registry.h"
+#include "sim/topology/factory.h"
 #include "sim/topology/faults.h"
 #include "sim/topology/kary_ncube.h"
 #include "sim/traffic/injection.h"
@@ -42,7 +43,10 @@ struct EnumName {
   std::string_view name;
 };
 constexpr EnumName<TopologyKind> kTopologies[] = {{TopologyKind::kMesh, "mesh"},
-                                                  {TopologyKind::kTorus, "torus"}};
+                                                  {TopologyKind::kTorus, "torus"},
+                                                  {TopologyKind::kGroup, "group"}};
+constexpr EnumName<DetourSwitchKind> kDetourSwitches[] = {
+    {DetourSwitchKind::kAware, "aware"}, {DetourSwitchKind::kDetector, "detector"}};
 constexpr EnumName<Switching> kSwitchings[] = {{Switching::kWormhole, "wormhole"},
                                                {Switching::kVirtualCutThrough, "vct"}};
 constexpr EnumName<InjectionKind> kInjections[] = {{InjectionKind::kBernoulli, "bernoulli"},
@@ -106,7 +110,9 @@ std::vector<Binding> NetworkAndRouterBindings() {
   return {
       {KeySpec::Make("network.topology", VT::kEnum)
            .Allowed(Names(kTopologies))
-           .Doc("k-ary n-cube kind: mesh (no wrap-around links) or torus"),
+           .Doc("k-ary n-cube kind: mesh (no wrap-around links) or torus; or group: "
+                "network.groups groups of network.group_size fully connected nodes, rings "
+                "across groups (docs/gateway.md)"),
        [](const Items& v, SimConfig* c) { c->network.topology = FromName(kTopologies, v[0]); },
        [](const SimConfig& c) { return std::string(TopologyName(c.network.topology)); }},
       {KeySpec::Make("network.n", VT::kInt).Min(1).Max(15).Doc("number of dimensions"),
@@ -315,9 +321,41 @@ std::vector<Binding> MeasureBindings() {
   };
 }
 
+// The group topology and via-node detour keys (docs/gateway.md).
+std::vector<Binding> GatewayBindings() {
+  using VT = ValueType;
+  return {
+      {KeySpec::Make("network.groups", VT::kInt)
+           .Min(1)
+           .Max(1 << 20)
+           .Doc("group topology: number of groups G (a ring of G across groups)"),
+       [](const Items& v, SimConfig* c) { c->network.groups = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.network.groups); }},
+      {KeySpec::Make("network.group_size", VT::kInt)
+           .Unit("nodes")
+           .Min(1)
+           .Max(30)
+           .Doc("group topology: nodes S per group, fully connected; node <g>G<i> has "
+                "index (g-1)*S + i"),
+       [](const Items& v, SimConfig* c) { c->network.group_size = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.network.group_size); }},
+      {KeySpec::Make("routing.detour_switch", VT::kEnum)
+           .Allowed(Names(kDetourSwitches))
+           .Doc("dor-detour: aware = every router knows the faults and a message switches "
+                "to its via nodes where its normal path first crosses one; detector = the "
+                "router next to the fault switches it"),
+       [](const Items& v, SimConfig* c) {
+         c->routing.detour_switch = FromName(kDetourSwitches, v[0]);
+       },
+       [](const SimConfig& c) {
+         return std::string(ToName(kDetourSwitches, c.routing.detour_switch));
+       }},
+  };
+}
+
 std::vector<Binding> Bindings() {
   std::vector<Binding> all = NetworkAndRouterBindings();
-  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings}) {
+  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings, &GatewayBindings}) {
     for (Binding& b : part()) all.push_back(std::move(b));
   }
   const SimConfig defaults;
@@ -349,6 +387,7 @@ void CheckNetwork(const config::ConfigValues& values, SimConfig* c,
   const config::Value* k = values.Find("network.k");
   const config::Value* n = values.Find("network.n");
   const int dims = c->network.n;
+  if (c->network.topology == TopologyKind::kGroup) return;  // MakeTopology checks it
   if (k == nullptr) {
     c->network.k.assign(dims, SimConfig().network.k[0]);
   } else if (!k->is_list) {
@@ -440,7 +479,7 @@ Status CheckSupported(const SimConfig& c, const Topology& topology) {
 // of the key it names and the first point that has it.
 void CheckPointsSupported(const config::ConfigValues& values, const std::vector<SimConfig>& points,
                           std::vector<std::string>* errors) {
-  Result<std::unique_ptr<KaryNCube>> topology = KaryNCube::Create(points.front().network);
+  Result<std::unique_ptr<Topology>> topology = MakeTopology(points.front().network);
   std::vector<std::string> seen;
   for (size_t i = 0; i < points.size(); ++i) {
     const SimConfig& c = points[i];

@@ -17,7 +17,7 @@
 
 namespace ukai::sim {
 
-enum class TopologyKind { kMesh, kTorus };
+enum class TopologyKind { kMesh, kTorus, kGroup };
 enum class Switching { kWormhole, kVirtualCutThrough };
 enum class InjectionKind { kBernoulli, kInterval };
 enum class MeasureMode { kMessages, kCycles };
@@ -26,6 +26,8 @@ struct NetworkConfig {
   TopologyKind topology = TopologyKind::kTorus;
   int n = 2;                      // dimensions, >= 1
   std::vector<int> k = {10, 10};  // radix per dimension (size n), each >= 2
+  int groups = 6;                 // group topology: groups G (ring length), >= 1
+  int group_size = 4;             // group topology: nodes S per group (fully connected)
 };
 
 struct RouterConfig {
@@ -40,8 +42,11 @@ struct RouterConfig {
   double clock_mhz = 0;         // 0: the routing algorithm's synthesized clock (Table 1)
 };
 
+enum class DetourSwitchKind { kAware, kDetector };
+
 struct RoutingConfig {
   std::string algorithm = "dor";  // a name in the routing registry (routing/registry.h)
+  DetourSwitchKind detour_switch = DetourSwitchKind::kAware;  // dor-detour: where to switch
 };
 
 struct TrafficConfig {

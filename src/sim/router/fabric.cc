@@ -140,6 +140,8 @@ void Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     req.now = now;
     req.blocked_cycles = 0;
     req.message_state = &m.routing_state;
+    req.via = m.via;
+    req.via_count = m.via_count;
     result->Clear();
     routing_->Route(req, result);
     assert(result->size() <= cand_stride_);
