@@ -81,6 +81,28 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
       .Add("cycles", r.cycles)
       .Add("saturated", r.saturated)
       .Add("wall_seconds", r.wall_seconds);
+  if (r.gateway.present) {  // the gateway model (docs/gateway.md)
+    const sim::GatewayFigures& g = r.gateway;
+    rec.Add("nic_detours", std::string(sim::DetourPolicyName(c.nic.detours)))
+        .Add("frames_in", g.frames_in)
+        .Add("frames_fcs_discarded", g.frames_fcs_discarded)
+        .Add("frames_delivered", g.frames_delivered)
+        .Add("frames_lost", g.frames_lost)
+        .Add("frames_retransmitted", g.frames_retransmitted)
+        .Add("frames_no_owner", g.frames_no_owner)
+        .Add("frames_owner_faulty", g.frames_owner_faulty)
+        .Add("broadcasts", g.broadcasts)
+        .Add("egress_frames", g.egress_frames)
+        .Add("egress_bytes", g.egress_bytes)
+        .Add("egress_lost", g.egress_lost)
+        .Add("table_updates_sent", g.table_updates_sent)
+        .Add("avg_frame_latency_cycles", g.avg_frame_latency_cycles)
+        .Add("p99_frame_latency_cycles", g.p99_frame_latency_cycles)
+        .Add("max_frame_latency_cycles", g.max_frame_latency_cycles)
+        .Add("nic_frames", g.nic_frames)
+        .Add("io_cpu_busy_cycles", g.io_cpu_busy_cycles)
+        .Add("max_io_cpu_load", g.max_io_cpu_load);
+  }
   return rec;
 }
 

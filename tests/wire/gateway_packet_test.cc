@@ -139,8 +139,7 @@ TEST(GatewayPacketTest, DecoderNamesEveryMalformation) {
   for (const Case& c :
        {Case{"flags", 0, 0x25, "flags 0x25"}, Case{"broadcast", 0, 0x07, "broadcast must carry"},
         Case{"via count", 1, 9, "detour count = 9"}, Case{"length", 7, 0, "length field"},
-        Case{"cmd", 25, 0x81, "cmd 0x81"},
-        Case{"command detour", 8, 5, "command detour count = 5"},
+        Case{"cmd", 25, 0x81, "cmd 0x81"}, Case{"command detour", 8, 5, "command detour count = 5"},
         Case{"frame length", 27, 2, "frame length"}, Case{"frame byte", 40, 0xEE, "CRC mismatch"},
         Case{"crc", 91, 0x00, "CRC mismatch"}}) {
     std::vector<uint8_t> b = good;

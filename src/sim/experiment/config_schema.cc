@@ -45,6 +45,10 @@ struct EnumName {
 constexpr EnumName<TopologyKind> kTopologies[] = {{TopologyKind::kMesh, "mesh"},
                                                   {TopologyKind::kTorus, "torus"},
                                                   {TopologyKind::kGroup, "group"}};
+constexpr EnumName<DetourPolicy> kDetourPolicies[] = {{DetourPolicy::kNone, "none"},
+                                                      {DetourPolicy::kLearned, "learned"},
+                                                      {DetourPolicy::kManaged, "managed"},
+                                                      {DetourPolicy::kPreloaded, "preloaded"}};
 constexpr EnumName<DetourSwitchKind> kDetourSwitches[] = {
     {DetourSwitchKind::kAware, "aware"}, {DetourSwitchKind::kDetector, "detector"}};
 constexpr EnumName<Switching> kSwitchings[] = {{Switching::kWormhole, "wormhole"},
@@ -353,9 +357,127 @@ std::vector<Binding> GatewayBindings() {
   };
 }
 
+bool Bool(const Scalar& s) { return std::get<bool>(s); }
+std::string StrList(const std::vector<std::string>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", \"" : "\"") + v[i] + "\"";
+  return s + "]";
+}
+
+// The gateway model's keys (nic/nic_config.h, docs/gateway.md).
+std::vector<Binding> NicBindings() {
+  using VT = ValueType;
+  return {
+      {KeySpec::Make("nic.enabled", VT::kString, Shape::kList)
+           .Doc("the enable register: nodes whose NIC is enabled (I/O nodes), by name "
+                "(\"3G0\"), coordinates name (\"3,4\") or number"),
+       [](const Items& v, SimConfig* c) {
+         c->nic.enabled.clear();
+         for (const Scalar& s : v) c->nic.enabled.push_back(Str(s));
+       },
+       [](const SimConfig& c) { return StrList(c.nic.enabled); }},
+      {KeySpec::Make("nic.management_node", VT::kString)
+           .Doc("the node the management node is attached to (Fig. 5: 2G2)"),
+       [](const Items& v, SimConfig* c) { c->nic.management_node = Str(v[0]); },
+       [](const SimConfig& c) { return c.nic.management_node; }},
+      {KeySpec::Make("nic.detours", VT::kEnum)
+           .Allowed(Names(kDetourPolicies))
+           .Doc("where the NICs' detours come from: none, learned (outgoing packets), managed "
+                "(management node after a fault), preloaded (every node at start)"),
+       [](const Items& v, SimConfig* c) { c->nic.detours = FromName(kDetourPolicies, v[0]); },
+       [](const SimConfig& c) { return std::string(ToName(kDetourPolicies, c.nic.detours)); }},
+      {KeySpec::Make("nic.frames", VT::kInt)
+           .Unit("frames")
+           .Min(0)
+           .Max(kCycleMax)
+           .Doc("ingress frames generated internally (0: none); > 0 or nic.egress_rate > 0 "
+                "runs the gateway model"),
+       [](const Items& v, SimConfig* c) { c->nic.frames = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.nic.frames); }},
+      {KeySpec::Make("nic.ingress_rate", VT::kFloat)
+           .Unit("frames/cycle")
+           .Min(0, true)
+           .Max(1)
+           .Doc("arrival rate of internally generated ingress frames (Poisson)"),
+       [](const Items& v, SimConfig* c) { c->nic.ingress_rate = F64(v[0]); },
+       [](const SimConfig& c) { return Num(c.nic.ingress_rate); }},
+      {KeySpec::Make("nic.ingress_frame_bytes", VT::kInt)
+           .Unit("bytes")
+           .Min(22)
+           .Max(9018)
+           .Doc("size of internally generated ingress frames, FCS excluded"),
+       [](const Items& v, SimConfig* c) { c->nic.ingress_frame_bytes = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.nic.ingress_frame_bytes); }},
+      {KeySpec::Make("nic.bad_fcs_fraction", VT::kFloat)
+           .Min(0)
+           .Max(1)
+           .Doc("share of internally generated ingress frames with a wrong FCS"),
+       [](const Items& v, SimConfig* c) { c->nic.bad_fcs_fraction = F64(v[0]); },
+       [](const SimConfig& c) { return Num(c.nic.bad_fcs_fraction); }},
+      {KeySpec::Make("nic.egress_rate", VT::kFloat)
+           .Unit("frames/node/cycle")
+           .Min(0)
+           .Max(1)
+           .Doc("frames each compute node sends to the outside (Bernoulli per cycle)"),
+       [](const Items& v, SimConfig* c) { c->nic.egress_rate = F64(v[0]); },
+       [](const SimConfig& c) { return Num(c.nic.egress_rate); }},
+      {KeySpec::Make("nic.egress_frame_bytes", VT::kInt)
+           .Unit("bytes")
+           .Min(22)
+           .Max(9018)
+           .Doc("size of egress frames, FCS excluded"),
+       [](const Items& v, SimConfig* c) { c->nic.egress_frame_bytes = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.nic.egress_frame_bytes); }},
+      {KeySpec::Make("nic.egress_frames", VT::kInt)
+           .Unit("frames")
+           .Min(0)
+           .Max(kCycleMax)
+           .Doc("stop generating egress frames after this many (0: no cap)"),
+       [](const Items& v, SimConfig* c) { c->nic.egress_frames = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.nic.egress_frames); }},
+      {KeySpec::Make("nic.notify_delay_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(0)
+           .Max(kCycleMax)
+           .Doc("delay from a node's failure to the management node's notification"),
+       [](const Items& v, SimConfig* c) { c->nic.notify_delay_cycles = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.nic.notify_delay_cycles); }},
+      {KeySpec::Make("nic.cpu_cycles_per_frame", VT::kInt)
+           .Unit("cycles")
+           .Min(0)
+           .Max(kCycleMax)
+           .Doc("> 0: the Fig. 1 baseline, each frame occupies the I/O node's CPU this long "
+                "(one frame at a time); 0: the patent's NIC on the router"),
+       [](const Items& v, SimConfig* c) { c->nic.cpu_cycles_per_frame = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.nic.cpu_cycles_per_frame); }},
+      {KeySpec::Make("nic.retransmit", VT::kBool)
+           .Doc("re-send lost ingress frames from their source, as TCP would"),
+       [](const Items& v, SimConfig* c) { c->nic.retransmit = Bool(v[0]); },
+       [](const SimConfig& c) { return std::string(c.nic.retransmit ? "true" : "false"); }},
+      {KeySpec::Make("nic.retransmit_timeout_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(1)
+           .Max(kCycleMax)
+           .Doc("a lost frame is re-sent this long after its loss"),
+       [](const Items& v, SimConfig* c) { c->nic.retransmit_timeout_cycles = I64(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.nic.retransmit_timeout_cycles); }},
+      {KeySpec::Make("nic.retransmit_max", VT::kInt)
+           .Min(1)
+           .Max(1000)
+           .Doc("tries per frame (the first included) before it counts as lost"),
+       [](const Items& v, SimConfig* c) { c->nic.retransmit_max = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.nic.retransmit_max); }},
+      {KeySpec::Make("nic.internal_traffic", VT::kBool)
+           .Doc("run the traffic.* synthetic traffic beside the external traffic"),
+       [](const Items& v, SimConfig* c) { c->nic.internal_traffic = Bool(v[0]); },
+       [](const SimConfig& c) { return std::string(c.nic.internal_traffic ? "true" : "false"); }},
+  };
+}
+
 std::vector<Binding> Bindings() {
   std::vector<Binding> all = NetworkAndRouterBindings();
-  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings, &GatewayBindings}) {
+  for (auto* part :
+       {&RoutingAndTrafficBindings, &MeasureBindings, &GatewayBindings, &NicBindings}) {
     for (Binding& b : part()) all.push_back(std::move(b));
   }
   const SimConfig defaults;
@@ -369,6 +491,7 @@ std::string_view TopologyName(TopologyKind t) { return ToName(kTopologies, t); }
 std::string_view SwitchingName(Switching s) { return ToName(kSwitchings, s); }
 std::string_view InjectionName(InjectionKind i) { return ToName(kInjections, i); }
 std::string_view MeasureModeName(MeasureMode m) { return ToName(kMeasureModes, m); }
+std::string_view DetourPolicyName(DetourPolicy d) { return ToName(kDetourPolicies, d); }
 
 std::span<const std::string_view> SweepKeyOrder() { return kSweepOrder; }
 

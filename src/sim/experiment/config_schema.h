@@ -73,6 +73,7 @@ std::string_view TopologyName(TopologyKind t);
 std::string_view SwitchingName(Switching s);
 std::string_view InjectionName(InjectionKind i);
 std::string_view MeasureModeName(MeasureMode m);
+std::string_view DetourPolicyName(DetourPolicy d);
 
 }  // namespace ukai::sim
 

@@ -6,6 +6,7 @@
 
 #include "core/stats.h"
 #include "sim/engine/network.h"
+#include "sim/nic/run_gateway.h"
 #include "sim/routing/registry.h"
 
 namespace ukai::sim {
@@ -136,6 +137,7 @@ Status RunCycles(Network& net, const ProgressFn& progress, Outcome* out) {
 }  // namespace
 
 Result<PointResult> RunPoint(const SimConfig& config, const ProgressFn& progress) {
+  if (config.nic.active()) return RunGatewayPoint(config, progress);  // docs/gateway.md
   const auto wall_start = std::chrono::steady_clock::now();
   Result<std::unique_ptr<Network>> made = Network::Create(config);
   if (!made.ok()) return made.status();

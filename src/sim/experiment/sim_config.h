@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/nic/nic_config.h"
 #include "sim/topology/fault_spec.h"
 
 namespace ukai::sim {
@@ -79,6 +80,7 @@ struct SimConfig {
   MeasureConfig measure;
   uint64_t seed = 1;
   FaultConfig faults;  // faults.* (topology/fault_spec.h)
+  NicConfig nic;       // nic.* (nic/nic_config.h): the gateway model
 };
 
 }  // namespace ukai::sim
