@@ -11,6 +11,7 @@
 
 #include "core/progress.h"
 #include "sim/experiment/config_schema.h"
+#include "sim/nic/pcap_io.h"
 
 namespace ukai::cli {
 namespace {
@@ -181,6 +182,24 @@ int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, con
           fmt::format("writing {}: {}", options.out_path.empty() ? "stdout" : options.out_path,
                       written.ToString()));
     }
+  }
+  return kExitOk;
+}
+
+int GenPcap(const GenPcapOptions& o, const CliIo& io) {
+  if (o.nodes < 1 || o.frames < 0 || o.bytes < 22 || o.bytes > 9018 || !(o.rate > 0) ||
+      !(o.cycles_per_second > 0) || o.bad_fcs < 0 || o.bad_fcs > 1 || (o.bad_fcs > 0 && !o.fcs)) {
+    *io.err << "ukai sim gen-pcap: need --nodes >= 1, --frames >= 0, --bytes in 22..9018, "
+               "--rate > 0, --cycles-per-second > 0, --bad-fcs in [0, 1] (with --fcs)\n";
+    return kExitUsage;
+  }
+  std::vector<sim::Mac> macs;
+  for (int i = 0; i < o.nodes; ++i) macs.push_back(0x020000000000ULL | static_cast<uint64_t>(i));
+  Status st = sim::WriteSyntheticPcap(o.out, macs, o.frames, o.bytes, o.rate, o.fcs, o.bad_fcs,
+                                      o.cycles_per_second, o.seed);
+  if (!st.ok()) {
+    *io.err << "ukai sim gen-pcap: " << st.ToString() << "\n";
+    return kExitRunFailed;
   }
   return kExitOk;
 }

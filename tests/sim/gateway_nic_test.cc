@@ -290,6 +290,16 @@ TEST(GatewayTest, ConfigErrorsNameTheKey) {
   c.nic.enabled = {"9G0"};
   EXPECT_THAT(Gateway::Create(c).status().message(), ::testing::HasSubstr("nic.enabled"));
   c.nic.enabled = {"3G0"};
+  c.nic.macs = {"3G2=02:aa:00:00:00:01"};
+  auto g = std::move(Gateway::Create(c).value());
+  EXPECT_EQ(g->MacOf(10), 0x02aa00000001ULL);
+  EXPECT_EQ(g->MacOf(11), 0x02000000000bULL);  // the default, index 11 in hex
+  for (const char* bad : {"3G2=02:aa:00:00:00", "3G2-02:aa:00:00:00:01", "9G9=02:aa:00:00:00:01",
+                          "3G2=02:aa:00:00:00:0g", "3G2=02:00:00:00:00:0b"}) {
+    c.nic.macs = {bad};
+    EXPECT_THAT(Gateway::Create(c).status().message(), ::testing::HasSubstr("nic.macs")) << bad;
+  }
+  c.nic.macs = {};
   c.nic.management_node = "2X2";
   EXPECT_THAT(Gateway::Create(c).status().message(), ::testing::HasSubstr("nic.management_node"));
 }

@@ -467,6 +467,37 @@ std::vector<Binding> NicBindings() {
            .Doc("tries per frame (the first included) before it counts as lost"),
        [](const Items& v, SimConfig* c) { c->nic.retransmit_max = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.nic.retransmit_max); }},
+      {KeySpec::Make("nic.macs", VT::kString, Shape::kList)
+           .Doc("per-node MACs over the default 02:00:00:00:HH:LL (node index in hex): "
+                "[\"3G2=02:aa:00:00:00:01\"]"),
+       [](const Items& v, SimConfig* c) {
+         c->nic.macs.clear();
+         for (const Scalar& s : v) c->nic.macs.push_back(Str(s));
+       },
+       [](const SimConfig& c) { return StrList(c.nic.macs); }},
+      {KeySpec::Make("nic.ingress_pcap", VT::kString)
+           .Doc("pcap capture (Ethernet) of ingress frames with timestamps, read streaming; "
+                "replaces nic.frames; the run lasts until every frame is delivered, "
+                "discarded or lost"),
+       [](const Items& v, SimConfig* c) { c->nic.ingress_pcap = Str(v[0]); },
+       [](const SimConfig& c) { return c.nic.ingress_pcap; }},
+      {KeySpec::Make("nic.ingress_fcs", VT::kBool)
+           .Doc("the capture's frames end in their FCS (checked: S31-S33); false: taken as "
+                "good"),
+       [](const Items& v, SimConfig* c) { c->nic.ingress_fcs = Bool(v[0]); },
+       [](const SimConfig& c) { return std::string(c.nic.ingress_fcs ? "true" : "false"); }},
+      {KeySpec::Make("nic.egress_pcap", VT::kString)
+           .Doc("write the frames leaving through the NICs (with their FCS) to this pcap file"),
+       [](const Items& v, SimConfig* c) { c->nic.egress_pcap = Str(v[0]); },
+       [](const SimConfig& c) { return c.nic.egress_pcap; }},
+      {KeySpec::Make("nic.pcap_cycles_per_second", VT::kFloat)
+           .Unit("cycles/s")
+           .Min(1)
+           .Max(1e15)
+           .Doc("capture time to cycles: a frame's cycle = seconds since the first frame x "
+                "this"),
+       [](const Items& v, SimConfig* c) { c->nic.pcap_cycles_per_second = F64(v[0]); },
+       [](const SimConfig& c) { return Num(c.nic.pcap_cycles_per_second); }},
       {KeySpec::Make("nic.internal_traffic", VT::kBool)
            .Doc("run the traffic.* synthetic traffic beside the external traffic"),
        [](const Items& v, SimConfig* c) { c->nic.internal_traffic = Bool(v[0]); },

@@ -1,6 +1,7 @@
 #include "sim/nic/gateway.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "sim/nic/detour_search.h"
 #include "sim/nic/frame_source.h"
@@ -65,7 +66,7 @@ Status Gateway::Init(const SimConfig& config) {
   if (!mgmt.ok()) return mgmt.status();
   mgmt_ = *mgmt;
   const int n = t.NumNodes();
-  for (int i = 0; i < n; ++i) owner_[MacOf(i)] = i;
+  UKAI_RETURN_IF_ERROR(ReadMacs());
   known_faulty_.assign(n, 0);
   for (int i = 0; i < n; ++i) known_faulty_[i] = net_->faults().NodeFaulty(i) ? 1 : 0;
   for (size_t k = 0; k < nic_nodes_.size(); ++k) {
@@ -90,6 +91,42 @@ Status Gateway::Init(const SimConfig& config) {
                                   config.seed);
   }
   if (source_ == nullptr) source_done_ = true;
+  return Status::Ok();
+}
+
+// Default MACs 02:00:00:00:HH:LL, then nic.macs ("NODE=aa:bb:cc:dd:ee:ff") over them.
+Status Gateway::ReadMacs() {
+  const Topology& t = net_->topology();
+  macs_.resize(t.NumNodes());
+  for (int i = 0; i < t.NumNodes(); ++i) macs_[i] = 0x020000000000ULL | static_cast<Mac>(i);
+  for (const std::string& entry : config_.nic.macs) {
+    const size_t eq = entry.find('=');
+    Result<int> node = eq == std::string::npos ? Result<int>(Status::InvalidArgument("no '='"))
+                                               : ParseNodeName(t, "nic.macs", entry.substr(0, eq));
+    Mac mac = 0;
+    int digits = 0;
+    bool ok = node.ok();
+    for (size_t i = eq + 1; ok && i < entry.size(); ++i) {
+      const char ch = entry[i];
+      if (std::isxdigit(static_cast<unsigned char>(ch)) && (i - eq) % 3 != 0) {
+        mac = (mac << 4) | static_cast<Mac>(std::stoi(std::string(1, ch), nullptr, 16));
+        ++digits;
+      } else {
+        ok = ch == ':' && (i - eq) % 3 == 0;
+      }
+    }
+    if (!ok || digits != 12 || entry.size() - eq != 18) {
+      return Status::InvalidArgument("nic.macs: \"" + entry + "\" is not NODE=aa:bb:cc:dd:ee:ff" +
+                                     (node.ok() ? "" : " (" + node.status().message() + ")"));
+    }
+    macs_[*node] = mac;
+  }
+  for (int i = 0; i < t.NumNodes(); ++i) {
+    if (!owner_.emplace(macs_[i], i).second) {
+      return Status::InvalidArgument("nic.macs: nodes " + t.NodeName(owner_[macs_[i]]) + " and " +
+                                     t.NodeName(i) + " have the same MAC");
+    }
+  }
   return Status::Ok();
 }
 

@@ -101,7 +101,8 @@ class Gateway {
   const std::vector<int>& nic_nodes() const { return nic_nodes_; }
   GatewayNic& nic(int k) { return *nics_[k]; }
   int management_node() const { return mgmt_; }
-  Mac MacOf(int node) const { return static_cast<Mac>(0x020000000000ULL) | node; }
+  // Node `node`'s MAC: 02:00:00:00:HH:LL (the index in hex) unless nic.macs sets it.
+  Mac MacOf(int node) const { return macs_[node]; }
   int IoNodeOf(int node) const { return io_of_[node]; }
   const std::vector<int>& ReturnDetourOf(int node) const { return return_detour_[node]; }
   // Sends one outbound frame from `node` now (tests; the egress traffic uses it too).
@@ -131,6 +132,7 @@ class Gateway {
   };
   Gateway() = default;
   Status Init(const SimConfig& config);
+  Status ReadMacs();
   void LaunchJobs();
   void InstallBootDetours();
   void Notify(int64_t now);
@@ -161,6 +163,7 @@ class Gateway {
   std::vector<std::vector<int>> out_detour_;     // per node: node -> I/O node
   std::unordered_map<Mac, int> switch_table_;    // learned: MAC -> NIC index
   std::unordered_map<Mac, int> owner_;           // MAC -> compute node
+  std::vector<Mac> macs_;                        // per node
   std::vector<uint8_t> known_faulty_;
   int64_t events_seen_ = 0;
   std::deque<std::pair<int64_t, int>> notices_;                     // (cycle, failed node)

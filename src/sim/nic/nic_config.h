@@ -31,9 +31,14 @@ struct NicConfig {
   int64_t retransmit_timeout_cycles = 20000;  // after this long without delivery
   int retransmit_max = 3;                     // tries per frame before it counts as lost
   bool internal_traffic = true;               // run traffic.* beside the external traffic
+  std::vector<std::string> macs;              // "3G2=02:aa:00:00:00:01": per-node MACs
+  std::string ingress_pcap;                   // capture of ingress frames (instead of frames)
+  bool ingress_fcs = false;                   // its frames end in their FCS (checked)
+  std::string egress_pcap;                    // egress frames are written here (with FCS)
+  double pcap_cycles_per_second = 1e9;        // capture time -> cycles
 
   // True when the gateway model runs (some external traffic is configured).
-  bool active() const { return frames > 0 || egress_rate > 0; }
+  bool active() const { return frames > 0 || egress_rate > 0 || !ingress_pcap.empty(); }
 };
 
 }  // namespace ukai::sim

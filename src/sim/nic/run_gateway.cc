@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "sim/nic/pcap_io.h"
 #include "sim/routing/registry.h"
 
 namespace ukai::sim {
@@ -41,6 +42,19 @@ Result<PointResult> RunGatewayPoint(const SimConfig& config,
                                     std::unique_ptr<FrameSource> source,
                                     std::unique_ptr<FrameSink> sink) {
   const auto wall_start = std::chrono::steady_clock::now();
+  const NicConfig& nc = config.nic;
+  if (source == nullptr && !nc.ingress_pcap.empty()) {
+    Result<std::unique_ptr<FrameSource>> pcap =
+        OpenPcapSource(nc.ingress_pcap, nc.pcap_cycles_per_second, nc.ingress_fcs);
+    if (!pcap.ok()) return pcap.status();
+    source = std::move(*pcap);
+  }
+  if (sink == nullptr && !nc.egress_pcap.empty()) {
+    Result<std::unique_ptr<FrameSink>> pcap =
+        OpenPcapSink(nc.egress_pcap, nc.pcap_cycles_per_second);
+    if (!pcap.ok()) return pcap.status();
+    sink = std::move(*pcap);
+  }
   Result<std::unique_ptr<Gateway>> made =
       Gateway::Create(config, std::move(source), std::move(sink));
   if (!made.ok()) return made.status();
