@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "sim/experiment/config_schema.h"
 #include "sim/nic/detour_search.h"
 #include "sim/nic/frame_source.h"
 #include "sim/nic/gateway.h"
@@ -281,6 +282,27 @@ TEST(GatewayTest, RetransmissionAndTheCpuBaseline) {
     for (int64_t x : h->counters().cpu_busy) busy += x;
     EXPECT_EQ(busy, 50 * cost);
   }
+}
+
+TEST(GatewayTest, ConfigCheckNamesTheKeyAndPlace) {
+  auto error = [](const std::string& nic) {
+    return LoadSimConfigsFromString(
+               "routing.algorithm = \"dor-detour\"\n[network]\n"
+               "topology = \"group\"\n[nic]\nframes = 10\n" +
+                   nic,
+               "g.toml", {})
+        .status()
+        .message();
+  };
+  EXPECT_THAT(error("enabled = [\"3G0\", \"7G1\"]\n"),
+              ::testing::HasSubstr("nic.enabled: node \"7G1\""));
+  EXPECT_THAT(error("enabled = [\"3G0\", \"7G1\"]\n"), ::testing::HasSubstr("g.toml:6:"));
+  EXPECT_THAT(error("management_node = \"2G9\"\n"), ::testing::HasSubstr("nic.management_node"));
+  EXPECT_THAT(error("macs = [\"1G1=xx\"]\n"), ::testing::HasSubstr("nic.macs"));
+  EXPECT_TRUE(LoadSimConfigsFromString("routing.algorithm = \"dor-detour\"\n[network]\n"
+                                       "topology = \"group\"\n[nic]\nframes = 10\n",
+                                       "g.toml", {})
+                  .ok());
 }
 
 TEST(GatewayTest, ConfigErrorsNameTheKey) {

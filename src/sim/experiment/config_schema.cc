@@ -11,6 +11,7 @@
 #include "core/config/toml_reader.h"
 #include "sim/engine/network.h"
 #include "sim/experiment/fault_config.h"
+#include "sim/nic/gateway.h"
 #include "sim/routing/registry.h"
 #include "sim/topology/factory.h"
 #include "sim/topology/faults.h"
@@ -621,6 +622,10 @@ Status CheckSupported(const SimConfig& c, const Topology& topology) {
     if (!faults.ok()) return faults.status();
   }
   UKAI_RETURN_IF_ERROR((*routing)->supports(topology, c));
+  if (c.nic.active()) {  // the gateway model's nodes and MACs (nic/gateway.h)
+    Result<NicNodes> nic = ResolveNicConfig(c, topology);
+    if (!nic.ok()) return nic.status();
+  }
   Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(topology, c.traffic);
   if (!pattern.ok()) return pattern.status();
   const int flits = static_cast<int>((int64_t{c.traffic.message_bytes} + c.router.flit_bytes - 1) /

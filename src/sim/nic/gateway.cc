@@ -21,22 +21,79 @@ Result<int> ParseNodeName(const Topology& t, const std::string& key, const std::
   ref.name = name;
   ref.text = "\"" + name + "\"";
   ref.where = "in " + key;
-  return t.ParseNode(ref);
+  Result<int> node = t.ParseNode(ref);
+  if (!node.ok()) return Status::InvalidArgument(key + ": " + node.status().message());
+  return node;
 }
 
 std::vector<uint32_t> ToWire(const std::vector<int>& v) { return {v.begin(), v.end()}; }
 
+// Default MACs 02:00:00:00:HH:LL, then nic.macs ("NODE=aa:bb:cc:dd:ee:ff") over them.
+Status ResolveMacs(const Topology& t, const std::vector<std::string>& entries, NicNodes* out) {
+  std::vector<Mac>& macs = out->macs;
+  macs.resize(t.NumNodes());
+  for (int i = 0; i < t.NumNodes(); ++i) macs[i] = 0x020000000000ULL | static_cast<Mac>(i);
+  for (const std::string& entry : entries) {
+    const size_t eq = entry.find('=');
+    Result<int> node = eq == std::string::npos ? Result<int>(Status::InvalidArgument("no '='"))
+                                               : ParseNodeName(t, "nic.macs", entry.substr(0, eq));
+    Mac mac = 0;
+    int digits = 0;
+    bool ok = node.ok();
+    for (size_t i = eq + 1; ok && i < entry.size(); ++i) {
+      const char ch = entry[i];
+      if (std::isxdigit(static_cast<unsigned char>(ch)) && (i - eq) % 3 != 0) {
+        mac = (mac << 4) | static_cast<Mac>(std::stoi(std::string(1, ch), nullptr, 16));
+        ++digits;
+      } else {
+        ok = ch == ':' && (i - eq) % 3 == 0;
+      }
+    }
+    if (!ok || digits != 12 || entry.size() - eq != 18) {
+      return Status::InvalidArgument("nic.macs: \"" + entry + "\" is not NODE=aa:bb:cc:dd:ee:ff" +
+                                     (node.ok() ? "" : " (" + node.status().message() + ")"));
+    }
+    macs[*node] = mac;
+  }
+  std::unordered_map<Mac, int> owner;
+  for (int i = 0; i < t.NumNodes(); ++i) {
+    if (!owner.emplace(macs[i], i).second) {
+      return Status::InvalidArgument("nic.macs: nodes " + t.NodeName(owner[macs[i]]) + " and " +
+                                     t.NodeName(i) + " have the same MAC");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Result<NicNodes> ResolveNicConfig(const SimConfig& c, const Topology& t) {
+  if (c.routing.algorithm != "dor-detour") {
+    return Status::InvalidArgument(
+        "routing.algorithm: the gateway model (nic.*) needs 'dor-detour' (via-node detours), "
+        "got '" +
+        c.routing.algorithm + "'");
+  }
+  NicNodes out;
+  if (c.nic.enabled.empty()) return Status::InvalidArgument("nic.enabled: no NIC enabled");
+  for (const std::string& name : c.nic.enabled) {
+    Result<int> node = ParseNodeName(t, "nic.enabled", name);
+    if (!node.ok()) return node.status();
+    if (std::find(out.enabled.begin(), out.enabled.end(), *node) != out.enabled.end()) {
+      return Status::InvalidArgument("nic.enabled: node " + name + " listed twice");
+    }
+    out.enabled.push_back(*node);
+  }
+  Result<int> mgmt = ParseNodeName(t, "nic.management_node", c.nic.management_node);
+  if (!mgmt.ok()) return mgmt.status();
+  out.management = *mgmt;
+  UKAI_RETURN_IF_ERROR(ResolveMacs(t, c.nic.macs, &out));
+  return out;
+}
 
 Result<std::unique_ptr<Gateway>> Gateway::Create(const SimConfig& config,
                                                  std::unique_ptr<FrameSource> source,
                                                  std::unique_ptr<FrameSink> sink) {
-  if (config.routing.algorithm != "dor-detour") {
-    return Status::InvalidArgument(
-        "routing.algorithm: the gateway model (nic.*) needs 'dor-detour' (via-node detours), "
-        "got '" +
-        config.routing.algorithm + "'");
-  }
   std::unique_ptr<Gateway> g(new Gateway());
   g->source_ = std::move(source);
   g->sink_ = std::move(sink);
@@ -51,22 +108,17 @@ Status Gateway::Init(const SimConfig& config) {
   net_ = std::move(*net);
   const Topology& t = net_->topology();
   planner_ = DorPlanner::For(t);
-  if (config.nic.enabled.empty()) return Status::InvalidArgument("nic.enabled: no NIC enabled");
-  for (const std::string& name : config.nic.enabled) {
-    Result<int> node = ParseNodeName(t, "nic.enabled", name);
-    if (!node.ok()) return node.status();
-    if (std::find(nic_nodes_.begin(), nic_nodes_.end(), *node) != nic_nodes_.end()) {
-      return Status::InvalidArgument("nic.enabled: node " + name + " listed twice");
-    }
-    nic_nodes_.push_back(*node);
+  Result<NicNodes> nodes = ResolveNicConfig(config, t);
+  if (!nodes.ok()) return nodes.status();
+  nic_nodes_ = nodes->enabled;
+  for (int node : nic_nodes_) {
     nics_.push_back(
-        std::make_unique<GatewayNic>(*node, config.nic.detours == DetourPolicy::kLearned));
+        std::make_unique<GatewayNic>(node, config.nic.detours == DetourPolicy::kLearned));
   }
-  Result<int> mgmt = ParseNodeName(t, "nic.management_node", config.nic.management_node);
-  if (!mgmt.ok()) return mgmt.status();
-  mgmt_ = *mgmt;
+  mgmt_ = nodes->management;
+  macs_ = nodes->macs;
   const int n = t.NumNodes();
-  UKAI_RETURN_IF_ERROR(ReadMacs());
+  for (int i = 0; i < n; ++i) owner_[macs_[i]] = i;
   known_faulty_.assign(n, 0);
   for (int i = 0; i < n; ++i) known_faulty_[i] = net_->faults().NodeFaulty(i) ? 1 : 0;
   for (size_t k = 0; k < nic_nodes_.size(); ++k) {
@@ -91,42 +143,6 @@ Status Gateway::Init(const SimConfig& config) {
                                   config.seed);
   }
   if (source_ == nullptr) source_done_ = true;
-  return Status::Ok();
-}
-
-// Default MACs 02:00:00:00:HH:LL, then nic.macs ("NODE=aa:bb:cc:dd:ee:ff") over them.
-Status Gateway::ReadMacs() {
-  const Topology& t = net_->topology();
-  macs_.resize(t.NumNodes());
-  for (int i = 0; i < t.NumNodes(); ++i) macs_[i] = 0x020000000000ULL | static_cast<Mac>(i);
-  for (const std::string& entry : config_.nic.macs) {
-    const size_t eq = entry.find('=');
-    Result<int> node = eq == std::string::npos ? Result<int>(Status::InvalidArgument("no '='"))
-                                               : ParseNodeName(t, "nic.macs", entry.substr(0, eq));
-    Mac mac = 0;
-    int digits = 0;
-    bool ok = node.ok();
-    for (size_t i = eq + 1; ok && i < entry.size(); ++i) {
-      const char ch = entry[i];
-      if (std::isxdigit(static_cast<unsigned char>(ch)) && (i - eq) % 3 != 0) {
-        mac = (mac << 4) | static_cast<Mac>(std::stoi(std::string(1, ch), nullptr, 16));
-        ++digits;
-      } else {
-        ok = ch == ':' && (i - eq) % 3 == 0;
-      }
-    }
-    if (!ok || digits != 12 || entry.size() - eq != 18) {
-      return Status::InvalidArgument("nic.macs: \"" + entry + "\" is not NODE=aa:bb:cc:dd:ee:ff" +
-                                     (node.ok() ? "" : " (" + node.status().message() + ")"));
-    }
-    macs_[*node] = mac;
-  }
-  for (int i = 0; i < t.NumNodes(); ++i) {
-    if (!owner_.emplace(macs_[i], i).second) {
-      return Status::InvalidArgument("nic.macs: nodes " + t.NodeName(owner_[macs_[i]]) + " and " +
-                                     t.NodeName(i) + " have the same MAC");
-    }
-  }
   return Status::Ok();
 }
 

@@ -82,6 +82,18 @@ struct GatewayCounters {
   std::vector<int64_t> cpu_busy;    // per enabled NIC: the I/O CPU's busy cycles (Fig. 1)
 };
 
+// The nodes nic.* names, resolved on a topology.
+struct NicNodes {
+  std::vector<int> enabled;  // nic.enabled, in order
+  int management = -1;       // nic.management_node
+  std::vector<Mac> macs;     // per node: the default or nic.macs
+};
+
+// Checks and resolves nic.enabled, nic.management_node and nic.macs on `topology` (and that
+// routing.algorithm is dor-detour); errors start with the key (the config check uses it
+// before any point runs).
+Result<NicNodes> ResolveNicConfig(const SimConfig& config, const Topology& topology);
+
 class Gateway {
  public:
   // Builds the network and the gateway of `config` (routing.algorithm must be dor-detour).
@@ -132,7 +144,6 @@ class Gateway {
   };
   Gateway() = default;
   Status Init(const SimConfig& config);
-  Status ReadMacs();
   void LaunchJobs();
   void InstallBootDetours();
   void Notify(int64_t now);
