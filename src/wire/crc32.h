@@ -4,7 +4,8 @@
 // crc32). The FCS goes on the wire least significant byte first, so a frame followed by
 // its FCS; FcsOk() recomputes the CRC over the frame and compares.
 //
-// Thread safety: pure functions; the lookup table is a compile-time constant.
+// Thread safety: pure functions; the lookup tables (slicing-by-8) are compile-time
+// constants.
 #ifndef UKAI_WIRE_CRC32_H_
 #define UKAI_WIRE_CRC32_H_
 
