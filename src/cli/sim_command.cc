@@ -52,6 +52,24 @@ void RegisterSimCommand(CLI::App* sim, CommandContext* context) {
   describe->add_flag("--markdown", *markdown, "print Markdown tables (as in docs/config.md)");
   describe->callback(
       [markdown, context] { context->exit_code = DescribeSim(*markdown, context->io); });
+
+  // `ukai sim gen-pcap`: a valid synthetic capture for the gateway model (docs/gateway.md).
+  CLI::App* gen = sim->add_subcommand(
+      "gen-pcap", "write a synthetic Ethernet capture addressed to the compute nodes' MACs");
+  auto g = std::make_shared<GenPcapOptions>();
+  gen->add_option("out", g->out, "pcap file to write")->required();
+  gen->add_option("--nodes", g->nodes, "destination MACs 02:00:00:00:HH:LL of nodes 0..N-1")
+      ->capture_default_str();
+  gen->add_option("--frames", g->frames, "number of frames")->capture_default_str();
+  gen->add_option("--bytes", g->bytes, "frame size without FCS (22..9018)")->capture_default_str();
+  gen->add_option("--rate", g->rate, "frames per cycle (Poisson arrivals)")->capture_default_str();
+  gen->add_option("--cycles-per-second", g->cycles_per_second, "timestamp scale")
+      ->capture_default_str();
+  gen->add_flag("--fcs", g->fcs, "append each frame's FCS");
+  gen->add_option("--bad-fcs", g->bad_fcs, "share of frames with a wrong FCS (needs --fcs)")
+      ->capture_default_str();
+  gen->add_option("--seed", g->seed, "random seed")->capture_default_str();
+  gen->callback([g, context] { context->exit_code = GenPcap(*g, context->io); });
 }
 
 }  // namespace ukai::cli

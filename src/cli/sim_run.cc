@@ -13,6 +13,7 @@
 #include "cli/fullmesh_command.h"
 #include "core/progress.h"
 #include "sim/experiment/config_schema.h"
+#include "sim/nic/pcap_io.h"
 
 namespace ukai::cli {
 namespace {
@@ -123,6 +124,28 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
       .Add("dor_dateline", std::string(sim::DorDatelineName(c.routing.dor_dateline)))
       .Add("duato_atomic", std::string(sim::DuatoAtomicName(c.routing.duato_atomic)))
       .Add("note", r.note);
+  if (r.gateway.present) {  // the gateway model (docs/gateway.md)
+    const sim::GatewayFigures& g = r.gateway;
+    rec.Add("nic_detours", std::string(sim::DetourPolicyName(c.nic.detours)))
+        .Add("frames_in", g.frames_in)
+        .Add("frames_fcs_discarded", g.frames_fcs_discarded)
+        .Add("frames_delivered", g.frames_delivered)
+        .Add("frames_lost", g.frames_lost)
+        .Add("frames_retransmitted", g.frames_retransmitted)
+        .Add("frames_no_owner", g.frames_no_owner)
+        .Add("frames_owner_faulty", g.frames_owner_faulty)
+        .Add("broadcasts", g.broadcasts)
+        .Add("egress_frames", g.egress_frames)
+        .Add("egress_bytes", g.egress_bytes)
+        .Add("egress_lost", g.egress_lost)
+        .Add("table_updates_sent", g.table_updates_sent)
+        .Add("avg_frame_latency_cycles", g.avg_frame_latency_cycles)
+        .Add("p99_frame_latency_cycles", g.p99_frame_latency_cycles)
+        .Add("max_frame_latency_cycles", g.max_frame_latency_cycles)
+        .Add("nic_frames", g.nic_frames)
+        .Add("io_cpu_busy_cycles", g.io_cpu_busy_cycles)
+        .Add("max_io_cpu_load", g.max_io_cpu_load);
+  }
   return rec;
 }
 
@@ -205,6 +228,24 @@ int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, con
           fmt::format("writing {}: {}", options.out_path.empty() ? "stdout" : options.out_path,
                       written.ToString()));
     }
+  }
+  return kExitOk;
+}
+
+int GenPcap(const GenPcapOptions& o, const CliIo& io) {
+  if (o.nodes < 1 || o.frames < 0 || o.bytes < 22 || o.bytes > 9018 || !(o.rate > 0) ||
+      !(o.cycles_per_second > 0) || o.bad_fcs < 0 || o.bad_fcs > 1 || (o.bad_fcs > 0 && !o.fcs)) {
+    *io.err << "ukai sim gen-pcap: need --nodes >= 1, --frames >= 0, --bytes in 22..9018, "
+               "--rate > 0, --cycles-per-second > 0, --bad-fcs in [0, 1] (with --fcs)\n";
+    return kExitUsage;
+  }
+  std::vector<sim::Mac> macs;
+  for (int i = 0; i < o.nodes; ++i) macs.push_back(0x020000000000ULL | static_cast<uint64_t>(i));
+  Status st = sim::WriteSyntheticPcap(o.out, macs, o.frames, o.bytes, o.rate, o.fcs, o.bad_fcs,
+                                      o.cycles_per_second, o.seed);
+  if (!st.ok()) {
+    *io.err << "ukai sim gen-pcap: " << st.ToString() << "\n";
+    return kExitRunFailed;
   }
   return kExitOk;
 }

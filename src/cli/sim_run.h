@@ -42,6 +42,20 @@ int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, con
 // Prints the config reference (text, or Markdown tables) to io.out; returns kExitOk.
 int DescribeSim(bool markdown, const CliIo& io);
 
+// `ukai sim gen-pcap`: a synthetic capture (sim/nic/pcap_io.h WriteSyntheticPcap).
+struct GenPcapOptions {
+  std::string out;
+  int nodes = 24;
+  int64_t frames = 1000;
+  int bytes = 1514;
+  double rate = 0.001;
+  double cycles_per_second = 1e9;
+  bool fcs = false;
+  double bad_fcs = 0;
+  uint64_t seed = 1;
+};
+int GenPcap(const GenPcapOptions& options, const CliIo& io);
+
 // The output record of one point: its config (topology, k, n, routing, pattern,
 // message_bytes, injection, rate, interval, seed, router parameters) then every PointResult
 // field under its JSON name. `index` is the 0-based point number.

@@ -83,7 +83,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"BadEnum",
                   "[network]\ntopology = \"ring\"\n",
                   {},
-                  "network.topology: 'ring' is not one of mesh, torus at exp.toml:2:12"},
+                  "network.topology: 'ring' is not one of mesh, torus, group at exp.toml:2:12"},
         BadConfig{"BadEnumSuggestion",
                   "[router]\nswitching = \"wormhol\"\n",
                   {},

@@ -144,7 +144,7 @@ TEST(RoutingRegistryTest, TooFewVcsNameTheKeys) {
 }
 
 TEST(RoutingRegistryTest, TableHasSchemaAndClocks) {
-  ASSERT_GE(RoutingAlgorithms().size(), 2u);
+  ASSERT_GE(RoutingAlgorithms().size(), 6u);
   EXPECT_EQ(RoutingAlgorithms()[0].name, "dor");
   EXPECT_DOUBLE_EQ(RoutingAlgorithms()[0].default_clock_mhz, 79.0);
   EXPECT_DOUBLE_EQ(RoutingAlgorithms()[1].default_clock_mhz, 55.0);

@@ -49,6 +49,8 @@ struct Flit {
 static_assert(sizeof(Flit) == 8);
 
 struct Message {
+  static constexpr int kMaxVia = 4;  // via nodes a detour may list (routing/detour.h)
+
   int32_t src = 0;
   int32_t dst = 0;
   int32_t length = 0;          // flits
@@ -58,6 +60,9 @@ struct Message {
   uint32_t routing_state = 0;  // owned by the routing function (RouteRequest)
   bool undeliverable = false;  // drained by a router: no live route (Fabric::SetPortAlive)
   int32_t next = -1;           // source-queue / free-list link
+  int32_t via_count = 0;       // via nodes of a detour (routing/detour.h), 0: none
+  int32_t via[kMaxVia] = {};   // the via nodes, in order
+  int64_t tag = -1;            // owner's tag (the NIC model's frame id), -1: none
 };
 
 class MessagePool {

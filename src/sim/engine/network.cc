@@ -7,7 +7,7 @@
 #include <string>
 
 #include "sim/routing/registry.h"
-#include "sim/topology/kary_ncube.h"
+#include "sim/topology/factory.h"
 
 namespace ukai::sim {
 namespace {
@@ -104,7 +104,7 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   UKAI_RETURN_IF_ERROR(ValidateConfig(config));
   std::unique_ptr<Network> net(new Network());
   net->config_ = config;
-  Result<std::unique_ptr<KaryNCube>> topo = KaryNCube::Create(config.network);
+  Result<std::unique_ptr<Topology>> topo = MakeTopology(config.network);
   if (!topo.ok()) return topo.status();
   net->topology_ = std::move(*topo);
   if (net->topology_->NumNodes() >
@@ -186,14 +186,20 @@ void Network::EnqueueMessage(int32_t id) {
   Activate(m.src);
 }
 
-void Network::CreateMessage(int src, int dst, int flits) {
+void Network::CreateMessage(int src, int dst, int flits) { CreateMessage(src, dst, flits, {}, -1); }
+
+int32_t Network::CreateMessage(int src, int dst, int flits, std::span<const int> via, int64_t tag) {
   const int32_t id = messages_.Allocate();
   Message& m = messages_[id];
   m.src = src;
   m.dst = dst;
   m.length = flits;
   m.created = now_;
+  m.tag = tag;
+  m.via_count = static_cast<int32_t>(std::min<size_t>(via.size(), Message::kMaxVia));
+  std::copy_n(via.begin(), m.via_count, m.via);
   EnqueueMessage(id);
+  return id;
 }
 
 void Network::CreateTrafficMessages() {
@@ -285,6 +291,7 @@ void Network::DropQueue(int32_t node) {
   while (pe.queue_head >= 0) {
     const int32_t id = pe.queue_head;
     pe.queue_head = messages_[id].next;
+    if (messages_[id].tag >= 0) undeliverable_tags_.push_back(messages_[id].tag);
     messages_.Release(id);
     --backlog_;
     --pe.held;
@@ -329,6 +336,7 @@ void Network::ApplyDueEvents() {
 
 void Network::Step() {
   deliveries_.clear();
+  undeliverable_tags_.clear();
   if (next_event_ < events_.size() && events_[next_event_].cycle <= now_) ApplyDueEvents();
   if (reconfiguring_) AdvanceReconfiguration();
   if (injection_ != nullptr) CreateTrafficMessages();
@@ -363,11 +371,12 @@ void Network::Step() {
     const Message& m = messages_[e.flit.msg()];
     if (m.undeliverable || e.node != m.dst || !topology_->NodeAlive(m.dst)) {
       ++messages_undeliverable_;
+      if (m.tag >= 0) undeliverable_tags_.push_back(m.tag);
       messages_.Release(e.flit.msg());
       continue;
     }
     deliveries_.push_back(
-        {m.src, m.dst, m.length, m.hops, m.created, m.injected, e.cycle, m.routing_state});
+        {m.src, m.dst, m.length, m.hops, m.created, m.injected, e.cycle, m.routing_state, m.tag});
     ++messages_delivered_;
     messages_.Release(e.flit.msg());
   }

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,7 @@ struct Delivery {
   int32_t src, dst, length, hops;
   int64_t created, injected, delivered;  // cycles; latency = delivered - created
   uint32_t routing_state;                // the message's final routing state word
+  int64_t tag = -1;                      // Message::tag (-1: synthetic traffic)
 };
 
 class Network {
@@ -83,6 +85,13 @@ class Network {
 
   // Creates a message of `flits` flits from src to dst at the current cycle (tests, NICs).
   void CreateMessage(int src, int dst, int flits);
+  // Same with a detour (via nodes, at most Message::kMaxVia, routing/detour.h) and an
+  // owner's tag reported in its Delivery (or its undeliverable record). Returns the
+  // message's pool index (valid until it is delivered or dropped).
+  int32_t CreateMessage(int src, int dst, int flits, std::span<const int> via, int64_t tag);
+  // Tags of tagged messages that became undeliverable during the last Step() (so that
+  // their owner can count them as lost).
+  const std::vector<int64_t>& undeliverable_tags() const { return undeliverable_tags_; }
 
   int64_t now() const { return now_; }
   // A live message (tests, tracing); `id` as in HopEvent::msg.
@@ -200,6 +209,7 @@ class Network {
   int32_t num_active_ = 0;
   std::vector<Ejection> ejected_;  // tail flits handed to PEs in the current cycle
   std::vector<Delivery> deliveries_;
+  std::vector<int64_t> undeliverable_tags_;
 
   int64_t now_ = 0;
   int64_t next_rebase_ = 0;    // next Fabric::RebaseArrivals()

@@ -81,6 +81,7 @@ std::string_view HeaderUnitsName(HeaderUnits h);
 std::string_view DorTieName(DorTieRule t);
 std::string_view DorDatelineName(DorDateline d);
 std::string_view DuatoAtomicName(DuatoAtomic a);
+std::string_view DetourPolicyName(DetourPolicy d);
 
 }  // namespace ukai::sim
 

@@ -10,8 +10,24 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ukai::sim {
+
+// The gateway model's figures (docs/gateway.md), present when nic.* traffic runs. Frame
+// latency runs from a frame's arrival at the external switch to its owner keeping it.
+struct GatewayFigures {
+  bool present = false;
+  int64_t frames_in = 0, frames_fcs_discarded = 0, frames_delivered = 0, frames_lost = 0;
+  int64_t frames_retransmitted = 0, frames_no_owner = 0, frames_owner_faulty = 0;
+  int64_t broadcasts = 0, egress_frames = 0, egress_bytes = 0, egress_lost = 0;
+  int64_t table_updates_sent = 0;
+  double avg_frame_latency_cycles = 0, p99_frame_latency_cycles = 0;
+  double max_frame_latency_cycles = 0;
+  std::vector<int64_t> nic_frames;          // per enabled NIC (nic.enabled order): in + out
+  std::vector<int64_t> io_cpu_busy_cycles;  // per enabled NIC: the I/O CPU's work (Fig. 1)
+  double max_io_cpu_load = 0;               // the busiest I/O CPU's busy share of the run
+};
 
 struct PointResult {
   double offered_flits_per_node_cycle = 0;   // offered_flits_per_node_cycle
@@ -53,6 +69,7 @@ struct PointResult {
   // note: why the point stopped before its measurement completed (e.g. the source-queue
   // backlog bound of experiment/memory_budget.h), or why a figure is missing; "" otherwise.
   std::string note;
+  GatewayFigures gateway;  // nic.*: frames_in, frames_delivered, ...
 };
 
 }  // namespace ukai::sim

@@ -12,6 +12,7 @@
 #include "core/stats.h"
 #include "sim/engine/network.h"
 #include "sim/experiment/memory_budget.h"
+#include "sim/nic/run_gateway.h"
 #include "sim/routing/registry.h"
 #include "sim/routing/route_state.h"
 
@@ -314,6 +315,7 @@ Result<PointResult> RunPoint(const SimConfig& config, const ProgressFn& progress
 namespace {
 
 Result<PointResult> RunPointUnguarded(const SimConfig& config, const ProgressFn& progress) {
+  if (config.nic.active()) return RunGatewayPoint(config, progress);  // docs/gateway.md
   const auto wall_start = std::chrono::steady_clock::now();
   UKAI_RETURN_IF_ERROR(CheckMemory(config));
   Result<std::unique_ptr<Network>> made = Network::Create(config);

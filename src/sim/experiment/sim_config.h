@@ -13,11 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "sim/nic/nic_config.h"
 #include "sim/topology/fault_spec.h"
 
 namespace ukai::sim {
 
-enum class TopologyKind { kMesh, kTorus };
+enum class TopologyKind { kMesh, kTorus, kGroup };
 enum class Switching { kWormhole, kVirtualCutThrough };
 enum class InjectionKind { kBernoulli, kInterval };
 enum class MeasureMode { kMessages, kCycles };
@@ -35,6 +36,8 @@ struct NetworkConfig {
   TopologyKind topology = TopologyKind::kTorus;
   int n = 2;                      // dimensions, >= 1
   std::vector<int> k = {10, 10};  // radix per dimension (size n), each >= 2
+  int groups = 6;                 // group topology: groups G (ring length), >= 1
+  int group_size = 4;             // group topology: nodes S per group (fully connected)
 };
 
 struct RouterConfig {
@@ -54,6 +57,8 @@ struct RouterConfig {
   int table_read_ports = 0;  // routing-table reads a router starts per cycle; 0: no limit
 };
 
+enum class DetourSwitchKind { kAware, kDetector };
+
 struct RoutingConfig {
   std::string algorithm = "dor";  // a name in the routing registry (routing/registry.h)
   // The paper's router as options (docs/simulator.md, "Router options").
@@ -64,6 +69,7 @@ struct RoutingConfig {
   int root = -1;                  // up*/down* root node number; -1: lowest healthy node
   int64_t timeout_cycles = 128;   // detour-ud: blocking time that starts deadlock recovery
   int fault_region_distance = 2;  // detour-ud: nodes within this distance of a fault
+  DetourSwitchKind detour_switch = DetourSwitchKind::kAware;  // dor-detour: where to switch
 };
 
 struct TrafficConfig {
@@ -104,6 +110,7 @@ struct SimConfig {
   FaultConfig faults;  // faults.* (topology/fault_spec.h)
 
   RunConfig run;
+  NicConfig nic;  // nic.* (nic/nic_config.h): the gateway model
 };
 
 }  // namespace ukai::sim

@@ -167,6 +167,8 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     // A re-route of a routed head (ReRouteWhileBlocked): how long it has waited so far.
     req.blocked_cycles = in_[ivc].state == kIdle ? 0 : std::max<int64_t>(0, now - in_[ivc].ready);
     req.message_state = &m.routing_state;
+    req.via = m.via;
+    req.via_count = m.via_count;
     result->Clear();
     routing_->Route(req, result);
     assert(result->size() <= cand_stride_);

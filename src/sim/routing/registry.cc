@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "sim/routing/detour.h"
 #include "sim/routing/detour_nf.h"
 #include "sim/routing/detour_ud.h"
 #include "sim/routing/dor.h"
@@ -31,7 +32,18 @@ Status NoFaults(const SimConfig& config, std::string_view name) {
 }
 
 Status DorSupports(const Topology& topology, const SimConfig& config) {
-  UKAI_RETURN_IF_ERROR(NeedCube(topology, "dor"));
+  if (AsCube(topology) == nullptr) {  // the group topology: dimension order via its planner
+    std::unique_ptr<DorPlanner> planner = DorPlanner::For(topology);
+    if (planner == nullptr) return NeedCube(topology, "dor");
+    UKAI_RETURN_IF_ERROR(NoFaults(config, "dor"));
+    if (planner->classes() == 2 && config.router.vcs < 2) {
+      return Status::InvalidArgument(
+          "routing.algorithm = 'dor' on the group topology's ring needs router.vcs >= 2 (two "
+          "dateline classes), got router.vcs = " +
+          std::to_string(config.router.vcs));
+    }
+    return Status::Ok();
+  }
   UKAI_RETURN_IF_ERROR(NoFaults(config, "dor"));
   if (AsCube(topology)->torus() && config.router.vcs < 2) {
     return Status::InvalidArgument(
@@ -43,8 +55,36 @@ Status DorSupports(const Topology& topology, const SimConfig& config) {
 }
 
 std::unique_ptr<RoutingFunction> DorCreate(const Topology& topology, const SimConfig& config) {
+  if (AsCube(topology) == nullptr) {
+    return std::make_unique<PlannedDorRouting>(DorPlanner::For(topology), config.router.vcs);
+  }
   return std::make_unique<DorRouting>(*AsCube(topology), config.router.vcs, config.routing.dor_tie,
                                       config.routing.dor_dateline);
+}
+
+// dor-detour (routing/detour.h): any topology with a dimension order, >= 2 VC layers.
+Status DetourSupports(const Topology& topology, const SimConfig& config) {
+  std::unique_ptr<DorPlanner> planner = DorPlanner::For(topology);
+  if (planner == nullptr) {
+    return Status::InvalidArgument(
+        "routing.algorithm: 'dor-detour' needs a topology with a dimension order (mesh, torus, "
+        "group)");
+  }
+  const int need = 2 * planner->classes();
+  if (config.router.vcs < need) {
+    return Status::InvalidArgument(
+        "routing.algorithm = 'dor-detour' on the " + topology.Describe() + " needs router.vcs >= " +
+        std::to_string(need) + " (2 VC layers of " + std::to_string(planner->classes()) +
+        " class(es)), got router.vcs = " + std::to_string(config.router.vcs));
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<RoutingFunction> DetourCreate(const Topology& topology, const SimConfig& config) {
+  return std::make_unique<DetourRouting>(topology, DorPlanner::For(topology), config.router.vcs,
+                                         config.routing.detour_switch == DetourSwitchKind::kAware
+                                             ? DetourSwitch::kAware
+                                             : DetourSwitch::kDetector);
 }
 
 Status DuatoSupports(const Topology& topology, const SimConfig& config) {
@@ -158,6 +198,14 @@ constexpr RoutingEntry kAlgorithms[] = {
      52.0,
      &DetourNfSupports,
      &DetourNfCreate},
+    {"dor-detour",
+     "dimension-order routing (mesh, torus, group) with via-node detours round faulty nodes "
+     "(gateway patent); routing.detour_switch says where a message switches; needs 2 VC "
+     "layers (router.vcs >= 4 with rings, >= 2 on a mesh)",
+     {},
+     79.0,
+     &DetourSupports,
+     &DetourCreate},
 };
 
 }  // namespace

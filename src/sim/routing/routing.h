@@ -44,15 +44,17 @@ struct RouteCandidate {
 };
 
 struct RouteRequest {
-  int32_t node = 0;             // the router doing the routing
-  int32_t in_port = 0;          // input port of the head (PE port for fresh messages)
-  int32_t in_vc = 0;            // input VC of the head
-  int32_t src = 0;              // message source node
-  int32_t dst = 0;              // message destination node (!= node)
-  int32_t length_flits = 0;     // message length
-  int64_t now = 0;              // current cycle
-  int64_t blocked_cycles = 0;   // cycles the head has waited for an output VC so far
-  uint32_t* message_state = 0;  // per-message routing state word (starts at 0)
+  int32_t node = 0;              // the router doing the routing
+  int32_t in_port = 0;           // input port of the head (PE port for fresh messages)
+  int32_t in_vc = 0;             // input VC of the head
+  int32_t src = 0;               // message source node
+  int32_t dst = 0;               // message destination node (!= node)
+  int32_t length_flits = 0;      // message length
+  int64_t now = 0;               // current cycle
+  int64_t blocked_cycles = 0;    // cycles the head has waited for an output VC so far
+  uint32_t* message_state = 0;   // per-message routing state word (starts at 0)
+  const int32_t* via = nullptr;  // the message's via nodes (detour), in order
+  int32_t via_count = 0;         // number of via nodes (0: no detour)
 };
 
 class RouteResult {

@@ -1,0 +1,507 @@
+#include "sim/nic/gateway.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "sim/nic/detour_search.h"
+#include "sim/nic/frame_source.h"
+#include "sim/routing/detour.h"
+#include "wire/gateway_packet.h"
+
+namespace ukai::sim {
+
+namespace {
+
+Result<int> ParseNodeName(const Topology& t, const std::string& key, const std::string& name) {
+  NodeRef ref;
+  const bool digits = !name.empty() && name.size() < 10 &&
+                      name.find_first_not_of("0123456789") == std::string::npos;
+  ref.form = digits ? NodeRef::Form::kNumber : NodeRef::Form::kName;
+  if (digits) ref.number = std::stoll(name);
+  ref.name = name;
+  ref.text = "\"" + name + "\"";
+  ref.where = "in " + key;
+  Result<int> node = t.ParseNode(ref);
+  if (!node.ok()) return Status::InvalidArgument(key + ": " + node.status().message());
+  return node;
+}
+
+std::vector<uint32_t> ToWire(const std::vector<int>& v) { return {v.begin(), v.end()}; }
+
+// Default MACs 02:00:00:00:HH:LL, then nic.macs ("NODE=aa:bb:cc:dd:ee:ff") over them.
+Status ResolveMacs(const Topology& t, const std::vector<std::string>& entries, NicNodes* out) {
+  std::vector<Mac>& macs = out->macs;
+  macs.resize(t.NumNodes());
+  for (int i = 0; i < t.NumNodes(); ++i) macs[i] = 0x020000000000ULL | static_cast<Mac>(i);
+  for (const std::string& entry : entries) {
+    const size_t eq = entry.find('=');
+    Result<int> node = eq == std::string::npos ? Result<int>(Status::InvalidArgument("no '='"))
+                                               : ParseNodeName(t, "nic.macs", entry.substr(0, eq));
+    Mac mac = 0;
+    int digits = 0;
+    bool ok = node.ok();
+    for (size_t i = eq + 1; ok && i < entry.size(); ++i) {
+      const char ch = entry[i];
+      if (std::isxdigit(static_cast<unsigned char>(ch)) && (i - eq) % 3 != 0) {
+        mac = (mac << 4) | static_cast<Mac>(std::stoi(std::string(1, ch), nullptr, 16));
+        ++digits;
+      } else {
+        ok = ch == ':' && (i - eq) % 3 == 0;
+      }
+    }
+    if (!ok || digits != 12 || entry.size() - eq != 18) {
+      return Status::InvalidArgument("nic.macs: \"" + entry + "\" is not NODE=aa:bb:cc:dd:ee:ff" +
+                                     (node.ok() ? "" : " (" + node.status().message() + ")"));
+    }
+    macs[*node] = mac;
+  }
+  std::unordered_map<Mac, int> owner;
+  for (int i = 0; i < t.NumNodes(); ++i) {
+    if (!owner.emplace(macs[i], i).second) {
+      return Status::InvalidArgument("nic.macs: nodes " + t.NodeName(owner[macs[i]]) + " and " +
+                                     t.NodeName(i) + " have the same MAC");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<NicNodes> ResolveNicConfig(const SimConfig& c, const Topology& t) {
+  if (c.routing.algorithm != "dor-detour") {
+    return Status::InvalidArgument(
+        "routing.algorithm: the gateway model (nic.*) needs 'dor-detour' (via-node detours), "
+        "got '" +
+        c.routing.algorithm + "'");
+  }
+  NicNodes out;
+  if (c.nic.enabled.empty()) return Status::InvalidArgument("nic.enabled: no NIC enabled");
+  for (const std::string& name : c.nic.enabled) {
+    Result<int> node = ParseNodeName(t, "nic.enabled", name);
+    if (!node.ok()) return node.status();
+    if (std::find(out.enabled.begin(), out.enabled.end(), *node) != out.enabled.end()) {
+      return Status::InvalidArgument("nic.enabled: node " + name + " listed twice");
+    }
+    out.enabled.push_back(*node);
+  }
+  Result<int> mgmt = ParseNodeName(t, "nic.management_node", c.nic.management_node);
+  if (!mgmt.ok()) return mgmt.status();
+  out.management = *mgmt;
+  UKAI_RETURN_IF_ERROR(ResolveMacs(t, c.nic.macs, &out));
+  return out;
+}
+
+Result<std::unique_ptr<Gateway>> Gateway::Create(const SimConfig& config,
+                                                 std::unique_ptr<FrameSource> source,
+                                                 std::unique_ptr<FrameSink> sink) {
+  std::unique_ptr<Gateway> g(new Gateway());
+  g->source_ = std::move(source);
+  g->sink_ = std::move(sink);
+  UKAI_RETURN_IF_ERROR(g->Init(config));
+  return g;
+}
+
+Status Gateway::Init(const SimConfig& config) {
+  config_ = config;
+  Result<std::unique_ptr<Network>> net = Network::Create(config, {}, config.nic.internal_traffic);
+  if (!net.ok()) return net.status();
+  net_ = std::move(*net);
+  const Topology& t = net_->topology();
+  planner_ = DorPlanner::For(t);
+  Result<NicNodes> nodes = ResolveNicConfig(config, t);
+  if (!nodes.ok()) return nodes.status();
+  nic_nodes_ = nodes->enabled;
+  for (int node : nic_nodes_) {
+    nics_.push_back(
+        std::make_unique<GatewayNic>(node, config.nic.detours == DetourPolicy::kLearned));
+  }
+  mgmt_ = nodes->management;
+  macs_ = nodes->macs;
+  const int n = t.NumNodes();
+  for (int i = 0; i < n; ++i) owner_[macs_[i]] = i;
+  known_faulty_.assign(n, 0);
+  for (int i = 0; i < n; ++i) known_faulty_[i] = net_->faults().NodeFaulty(i) ? 1 : 0;
+  for (size_t k = 0; k < nic_nodes_.size(); ++k) {
+    if (known_faulty_[nic_nodes_[k]] != 0) {
+      return Status::InvalidArgument("nic.enabled: I/O node " + t.NodeName(nic_nodes_[k]) +
+                                     " is faulty at boot");
+    }
+  }
+  nic_queue_.resize(nic_nodes_.size());
+  cpu_free_.assign(nic_nodes_.size(), 0);
+  counters_.nic_frames.assign(nic_nodes_.size(), 0);
+  counters_.cpu_busy.assign(nic_nodes_.size(), 0);
+  rng_ = Rng::Stream(config.seed, uint64_t{1} << 42);
+  events_seen_ = net_->fault_events_applied();
+  LaunchJobs();
+  InstallBootDetours();
+  if (source_ == nullptr && config.nic.frames > 0) {
+    std::vector<Mac> macs;
+    for (int i = 0; i < n; ++i) macs.push_back(MacOf(i));
+    source_ = MakeSyntheticSource(std::move(macs), config.nic.frames, config.nic.ingress_rate,
+                                  config.nic.ingress_frame_bytes, config.nic.bad_fcs_fraction,
+                                  config.seed);
+  }
+  if (source_ == nullptr) source_done_ = true;
+  return Status::Ok();
+}
+
+int Gateway::MaxVia() const {
+  const int classes = planner_->classes();
+  const int layers = std::min(DetourRouting::kMaxLayers, config_.router.vcs / classes);
+  return std::clamp(layers - 1, 1, 2);
+}
+
+// Job launch: the nearest enabled NIC per node and the return detour round boot faults.
+void Gateway::LaunchJobs() {
+  const Topology& t = net_->topology();
+  const int n = t.NumNodes();
+  io_of_.assign(n, 0);
+  return_detour_.assign(n, {});
+  out_detour_.assign(n, {});
+  for (int i = 0; i < n; ++i) {
+    size_t best = 0, best_hops = SIZE_MAX;
+    for (size_t k = 0; k < nic_nodes_.size(); ++k) {
+      const size_t hops = planner_->Path(t, nic_nodes_[k], i).size();
+      if (hops < best_hops) best = k, best_hops = hops;
+    }
+    io_of_[i] = static_cast<int>(best);
+    const int io = nic_nodes_[best];
+    if (known_faulty_[i] != 0 || io == i) continue;
+    if (planner_->PathBlocked(t, i, io)) {  // the node's own way out (ours)
+      out_detour_[i] =
+          FindDetour(*planner_, t, i, io, known_faulty_, MaxVia()).value_or(std::vector<int>{});
+    }
+    if (config_.nic.detours != DetourPolicy::kNone && planner_->PathBlocked(t, io, i)) {
+      return_detour_[i] =
+          FindDetour(*planner_, t, io, i, known_faulty_, MaxVia()).value_or(std::vector<int>{});
+    }
+  }
+}
+
+// Faults present at boot: managed rows before traffic; preloaded: a row for every node.
+void Gateway::InstallBootDetours() {
+  const Topology& t = net_->topology();
+  for (size_t k = 0; k < nics_.size(); ++k) {
+    const int io = nic_nodes_[k];
+    if (config_.nic.detours == DetourPolicy::kManaged) {
+      for (int d : AffectedDestinations(*planner_, t, io, known_faulty_)) {
+        auto via = FindDetour(*planner_, t, io, d, known_faulty_, MaxVia());
+        if (via) nics_[k]->Set({MacOf(d), d, *via});
+      }
+    } else if (config_.nic.detours == DetourPolicy::kPreloaded) {
+      for (int d = 0; d < t.NumNodes(); ++d) {
+        if (d == io) continue;
+        auto via = DisjointDetour(*planner_, t, io, d, MaxVia());
+        nics_[k]->Set({MacOf(d), d, via ? *via : std::vector<int>{}});
+      }
+    }
+    nics_[k]->ClearTrace();
+  }
+}
+
+int Gateway::Flits(size_t bytes) const {
+  const size_t fb = static_cast<size_t>(config_.router.flit_bytes);
+  return static_cast<int>(std::max<size_t>(1, (bytes + fb - 1) / fb));
+}
+
+int64_t Gateway::Tag(Tagged t) {
+  const int64_t tag = next_tag_++;
+  tagged_.emplace(tag, std::move(t));
+  return tag;
+}
+
+// A node failed (seen through the Network's fault events): notify after the delay.
+void Gateway::Notify(int64_t now) {
+  if (net_->fault_events_applied() != events_seen_) {
+    events_seen_ = net_->fault_events_applied();
+    for (int i = 0; i < net_->topology().NumNodes(); ++i) {
+      const bool faulty = net_->faults().NodeFaulty(i);
+      if (faulty && known_faulty_[i] == 0) {
+        notices_.emplace_back(now + config_.nic.notify_delay_cycles, i);
+      }
+      if (!faulty) known_faulty_[i] = 0;  // a repair is known at once (ours)
+    }
+  }
+  std::vector<int> failed;
+  while (!notices_.empty() && notices_.front().first <= now) {
+    known_faulty_[notices_.front().second] = 1;
+    failed.push_back(notices_.front().second);
+    notices_.pop_front();
+  }
+  if (!failed.empty() && config_.nic.detours == DetourPolicy::kManaged) {
+    SendTableUpdates(failed);
+  }
+}
+
+// S42-S43: the exact destinations behind the newly failed nodes, one update per NIC.
+void Gateway::SendTableUpdates(const std::vector<int>& failed) {
+  const Topology& t = net_->topology();
+  std::vector<uint8_t> only(t.NumNodes(), 0);
+  for (int f : failed) only[f] = 1;
+  for (size_t k = 0; k < nics_.size(); ++k) {
+    const int io = nic_nodes_[k];
+    if (known_faulty_[io] != 0) continue;
+    Tagged u;
+    u.kind = Tagged::kUpdate;
+    u.nic = static_cast<int>(k);
+    for (int d : AffectedDestinations(*planner_, t, io, only)) {
+      auto via = FindDetour(*planner_, t, io, d, known_faulty_, MaxVia());
+      if (via) u.rows.push_back({MacOf(d), d, *via});
+    }
+    if (u.rows.empty()) continue;
+    // A command of 8 bytes per row header + 4 per via node (ours).
+    size_t bytes = 8;
+    for (const AddressRow& r : u.rows) bytes += 8 + 4 * r.detour.size();
+    const std::vector<int> via = io == mgmt_
+                                     ? std::vector<int>{}
+                                     : FindDetour(*planner_, t, mgmt_, io, known_faulty_, MaxVia())
+                                           .value_or(std::vector<int>{});
+    net_->CreateMessage(mgmt_, io, Flits(bytes), via, Tag(std::move(u)));
+    ++counters_.table_updates_sent;
+  }
+}
+
+// Frames whose arrival cycle has come reach the switch.
+Status Gateway::PullIngress() {
+  const int64_t now = net_->now();
+  while (!source_done_) {
+    if (!have_pending_) {
+      Result<bool> got = source_->Next(&pending_);
+      if (!got.ok()) return got.status();
+      if (!*got) {
+        source_done_ = true;
+        break;
+      }
+      have_pending_ = true;
+    }
+    if (pending_.cycle > now) break;
+    have_pending_ = false;
+    InjectIngress(std::move(pending_));
+  }
+  while (!retries_.empty() && retries_.front().first <= now) {
+    const int64_t id = retries_.front().second;
+    retries_.pop_front();
+    ++counters_.frames_retransmitted;
+    AtSwitch(id);
+  }
+  return Status::Ok();
+}
+
+void Gateway::InjectIngress(IngressFrame frame) {
+  const int64_t id = next_frame_++;
+  Frame f;
+  f.arrived = net_->now();
+  if (frame.bytes.size() >= 6) {
+    f.dst = ReadMac(frame.bytes.data());
+    auto it = owner_.find(f.dst);
+    if (it != owner_.end()) f.owner = it->second;
+  }
+  f.frame = std::move(frame);
+  frames_.emplace(id, std::move(f));
+  ++counters_.frames_in;
+  AtSwitch(id);
+}
+
+// The external learning switch hands the frame to one NIC (its CPU first in Fig. 1).
+void Gateway::AtSwitch(int64_t id) {
+  const Frame& f = frames_.at(id);
+  auto it = switch_table_.find(f.dst);
+  const int k = it != switch_table_.end()
+                    ? it->second
+                    : static_cast<int>(f.dst % static_cast<Mac>(nic_nodes_.size()));
+  ++counters_.nic_frames[k];
+  int64_t ready = net_->now();
+  if (config_.nic.cpu_cycles_per_frame > 0) {
+    ready = std::max(ready, cpu_free_[k]) + config_.nic.cpu_cycles_per_frame;
+    cpu_free_[k] = ready;
+    counters_.cpu_busy[k] += config_.nic.cpu_cycles_per_frame;
+  }
+  nic_queue_[k].emplace_back(ready, id);
+}
+
+void Gateway::AtNic(int k, int64_t id) {
+  Frame& f = frames_.at(id);
+  InboundPacket in = nics_[k]->Receive(f.frame.bytes, f.frame.has_fcs);
+  if (in.discarded) {
+    ++counters_.frames_fcs_discarded;
+    frames_.erase(id);
+    return;
+  }
+  if (in.broadcast) ++counters_.broadcasts;
+  SendInbound(k, id, in);
+}
+
+// S24: the unicast packet, or one broadcast copy per live node.
+void Gateway::SendInbound(int k, int64_t id, const InboundPacket& in) {
+  const int io = nic_nodes_[k];
+  const int flits = Flits(in.bytes.size());
+  if (!in.broadcast) {
+    Tagged t;
+    t.frame = id;
+    net_->CreateMessage(io, in.node, flits, in.detour, Tag(std::move(t)));
+    return;
+  }
+  std::vector<std::vector<int>> detour_of(net_->topology().NumNodes());
+  for (const AddressRow& r : nics_[k]->table().Rows()) detour_of[r.node] = r.detour;
+  int copies = 0;
+  for (int node = 0; node < net_->topology().NumNodes(); ++node) {
+    if (net_->faults().NodeFaulty(node)) continue;
+    Tagged t;
+    t.kind = Tagged::kBroadcastCopy;
+    t.frame = id;
+    t.node = node;
+    t.owner_copy = node == frames_.at(id).owner;
+    net_->CreateMessage(io, node, flits, detour_of[node], Tag(std::move(t)));
+    ++copies;
+  }
+  frames_.at(id).copies = copies;
+  if (copies == 0) Finish(id, false);
+}
+
+// One broadcast copy arrived (`delivered`) or was lost; the owner's decides the frame,
+// and a frame none of whose copies reached an owner ends when the last copy is done.
+void Gateway::CopyDone(int64_t id, bool owner_copy, bool delivered) {
+  if (!owner_copy && delivered) ++counters_.broadcast_copies_dropped;  // dropped there
+  auto it = frames_.find(id);
+  if (it == frames_.end()) return;  // already decided by the owner's copy
+  if (owner_copy) {
+    Finish(id, delivered);
+  } else if (--it->second.copies == 0) {
+    Finish(id, false);
+  }
+}
+
+// Compute nodes send frames to the outside through their I/O node (Bernoulli per node).
+void Gateway::GenerateEgress() {
+  const NicConfig& c = config_.nic;
+  if (c.egress_rate <= 0 || (c.egress_frames > 0 && egress_sent_ >= c.egress_frames)) return;
+  for (int node = 0; node < net_->topology().NumNodes(); ++node) {
+    if (net_->faults().NodeFaulty(node) || rng_.NextDouble() >= c.egress_rate) continue;
+    const Mac dst = kExternalMacBase | (rng_.NextU64() & 0xFFFF);
+    SendEgress(node, BuildFrame(dst, MacOf(node), static_cast<uint64_t>(egress_sent_),
+                                c.egress_frame_bytes, false));
+    if (c.egress_frames > 0 && egress_sent_ >= c.egress_frames) return;
+  }
+}
+
+void Gateway::SendEgress(int node, std::span<const uint8_t> frame) {
+  const int k = io_of_[node];
+  const int io = nic_nodes_[k];
+  wire::GatewayPacket p;
+  p.to_nic = true;
+  p.dst = static_cast<uint32_t>(io);
+  p.has_command = true;
+  p.command.src = static_cast<uint32_t>(node);
+  p.command.dst = static_cast<uint32_t>(io);
+  if (config_.nic.detours != DetourPolicy::kNone) {
+    p.command.return_detour = ToWire(return_detour_[node]);
+  }
+  p.frame.assign(frame.begin(), frame.end());
+  Tagged t;
+  t.kind = Tagged::kEgress;
+  t.nic = k;
+  t.bytes = wire::EncodePacket(p).value();
+  const int flits = Flits(t.bytes.size());
+  net_->CreateMessage(node, io, flits, out_detour_[node], Tag(std::move(t)));
+  ++egress_sent_;
+}
+
+void Gateway::Finish(int64_t id, bool delivered) {
+  auto it = frames_.find(id);
+  if (it == frames_.end()) return;
+  Frame& f = it->second;
+  if (delivered) {
+    ++counters_.frames_delivered;
+    counters_.latency.Add(net_->now() - f.arrived);
+  } else if (f.owner < 0) {
+    ++counters_.frames_no_owner;
+  } else if (net_->faults().NodeFaulty(f.owner)) {
+    ++counters_.frames_owner_faulty;
+  } else if (config_.nic.retransmit && f.tries < config_.nic.retransmit_max) {
+    ++f.tries;
+    retries_.emplace_back(net_->now() + config_.nic.retransmit_timeout_cycles, id);
+    return;
+  } else {
+    ++counters_.frames_lost;
+  }
+  frames_.erase(it);
+}
+
+Status Gateway::HandleDeliveries() {
+  for (const Delivery& d : net_->deliveries()) {
+    auto it = d.tag < 0 ? tagged_.end() : tagged_.find(d.tag);
+    if (it == tagged_.end()) continue;
+    Tagged t = std::move(it->second);
+    tagged_.erase(it);
+    switch (t.kind) {
+      case Tagged::kIngress:
+        Finish(t.frame, true);
+        break;
+      case Tagged::kBroadcastCopy:
+        CopyDone(t.frame, t.owner_copy, true);
+        break;
+      case Tagged::kEgress: {
+        Result<std::vector<uint8_t>> frame = nics_[t.nic]->Transmit(t.bytes);
+        if (!frame.ok()) return frame.status();
+        switch_table_[ReadMac(frame->data() + 6)] = t.nic;  // the switch learns
+        ++counters_.nic_frames[t.nic];
+        ++counters_.egress_frames;
+        counters_.egress_bytes += static_cast<int64_t>(frame->size());
+        if (sink_ != nullptr) UKAI_RETURN_IF_ERROR(sink_->Write(d.delivered, *frame));
+        break;
+      }
+      case Tagged::kUpdate:
+        for (const AddressRow& r : t.rows) nics_[t.nic]->Set(r);
+        counters_.table_rows_applied += static_cast<int64_t>(t.rows.size());
+        break;
+    }
+  }
+  return Status::Ok();
+}
+
+// Undeliverable messages: a lost unicast loses its frame; a lost broadcast copy only if
+// it was the owner's.
+void Gateway::HandleLost() {
+  for (int64_t tag : net_->undeliverable_tags()) {
+    auto it = tagged_.find(tag);
+    if (it == tagged_.end()) continue;
+    Tagged t = std::move(it->second);
+    tagged_.erase(it);
+    if (t.kind == Tagged::kIngress) {
+      Finish(t.frame, false);
+    } else if (t.kind == Tagged::kBroadcastCopy) {
+      CopyDone(t.frame, t.owner_copy, false);
+    } else if (t.kind == Tagged::kEgress) {
+      ++counters_.egress_lost;
+    }
+  }
+}
+
+Status Gateway::Step() {
+  const int64_t now = net_->now();
+  Notify(now);
+  UKAI_RETURN_IF_ERROR(PullIngress());
+  for (size_t k = 0; k < nic_queue_.size(); ++k) {
+    while (!nic_queue_[k].empty() && nic_queue_[k].front().first <= now) {
+      const int64_t id = nic_queue_[k].front().second;
+      nic_queue_[k].pop_front();
+      AtNic(static_cast<int>(k), id);
+    }
+  }
+  GenerateEgress();
+  net_->Step();
+  UKAI_RETURN_IF_ERROR(HandleDeliveries());
+  HandleLost();
+  return Status::Ok();
+}
+
+bool Gateway::Done() const {
+  const NicConfig& c = config_.nic;
+  const bool egress_done =
+      c.egress_rate <= 0 || (c.egress_frames > 0 && egress_sent_ >= c.egress_frames);
+  return source_done_ && !have_pending_ && frames_.empty() && tagged_.empty() && retries_.empty() &&
+         egress_done;
+}
+
+}  // namespace ukai::sim

@@ -1,0 +1,138 @@
+#include "sim/nic/pcap_io.h"
+
+#include <pcap/pcap.h>
+
+#include <cmath>
+
+#include "sim/nic/frame_source.h"
+#include "wire/gateway_packet.h"
+
+namespace ukai::sim {
+namespace {
+
+constexpr int kSnapLen = 65535;
+
+int64_t Nanos(const struct pcap_pkthdr* h) {
+  return static_cast<int64_t>(h->ts.tv_sec) * 1000000000 + static_cast<int64_t>(h->ts.tv_usec);
+}
+
+class PcapSource final : public FrameSource {
+ public:
+  PcapSource(pcap_t* p, std::string path, double cps, bool fcs)
+      : pcap_(p), path_(std::move(path)), cps_(cps), fcs_(fcs) {}
+  ~PcapSource() override { pcap_close(pcap_); }
+
+  Result<bool> Next(IngressFrame* out) override {
+    struct pcap_pkthdr* h = nullptr;
+    const u_char* data = nullptr;
+    const int rc = pcap_next_ex(pcap_, &h, &data);
+    if (rc == PCAP_ERROR_BREAK) return false;  // end of the file
+    const std::string where = "nic.ingress_pcap: " + path_ + ": frame " + std::to_string(n_ + 1);
+    if (rc != 1) return Status::ParseError(where + ": " + pcap_geterr(pcap_));
+    ++n_;
+    if (h->caplen < h->len) {
+      return Status::ParseError(where + ": only " + std::to_string(h->caplen) + " of its " +
+                                std::to_string(h->len) +
+                                " bytes were captured (snap length): a partial frame cannot "
+                                "be forwarded");
+    }
+    const size_t max = wire::kMaxFrameBytes + (fcs_ ? 4 : 0);
+    if (h->caplen > max) {
+      return Status::ParseError(where + ": " + std::to_string(h->caplen) +
+                                " bytes, longer than the largest frame (" + std::to_string(max) +
+                                ")");
+    }
+    const int64_t t = Nanos(h);
+    if (n_ == 1) first_ = t;
+    if (t < last_) {
+      return Status::ParseError(where + ": its timestamp lies before the previous frame's");
+    }
+    last_ = t;
+    out->cycle = static_cast<int64_t>(std::floor(static_cast<double>(t - first_) * 1e-9 * cps_));
+    out->bytes.assign(data, data + h->caplen);
+    out->has_fcs = fcs_;
+    return true;
+  }
+
+ private:
+  pcap_t* pcap_;
+  std::string path_;
+  double cps_;
+  bool fcs_;
+  int64_t n_ = 0, first_ = 0, last_ = INT64_MIN;
+};
+
+class PcapSink final : public FrameSink {
+ public:
+  PcapSink(pcap_t* p, pcap_dumper_t* d, double cps) : pcap_(p), dumper_(d), cps_(cps) {}
+  ~PcapSink() override {
+    pcap_dump_close(dumper_);
+    pcap_close(pcap_);
+  }
+  Status Write(int64_t cycle, std::span<const uint8_t> frame) override {
+    struct pcap_pkthdr h = {};
+    const int64_t ns = static_cast<int64_t>(static_cast<double>(cycle) / cps_ * 1e9);
+    h.ts.tv_sec = static_cast<time_t>(ns / 1000000000);
+    h.ts.tv_usec = static_cast<suseconds_t>(ns % 1000000000);
+    h.caplen = h.len = static_cast<bpf_u_int32>(frame.size());
+    pcap_dump(reinterpret_cast<u_char*>(dumper_), &h, frame.data());
+    return Status::Ok();
+  }
+
+ private:
+  pcap_t* pcap_;
+  pcap_dumper_t* dumper_;
+  double cps_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<FrameSource>> OpenPcapSource(const std::string& path,
+                                                    double cycles_per_second, bool has_fcs) {
+  char err[PCAP_ERRBUF_SIZE] = {};
+  pcap_t* p =
+      pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
+  if (p == nullptr) return Status::IoError("nic.ingress_pcap: " + path + ": " + err);
+  if (pcap_datalink(p) != DLT_EN10MB) {
+    const std::string name = pcap_datalink_val_to_name(pcap_datalink(p))
+                                 ? pcap_datalink_val_to_name(pcap_datalink(p))
+                                 : std::to_string(pcap_datalink(p));
+    pcap_close(p);
+    return Status::ParseError("nic.ingress_pcap: " + path + ": link type " + name +
+                              ", not Ethernet (EN10MB)");
+  }
+  return std::unique_ptr<FrameSource>(new PcapSource(p, path, cycles_per_second, has_fcs));
+}
+
+Result<std::unique_ptr<FrameSink>> OpenPcapSink(const std::string& path, double cycles_per_second) {
+  pcap_t* p =
+      pcap_open_dead_with_tstamp_precision(DLT_EN10MB, kSnapLen, PCAP_TSTAMP_PRECISION_NANO);
+  if (p == nullptr) return Status::Internal("pcap_open_dead failed");
+  pcap_dumper_t* d = pcap_dump_open(p, path.c_str());
+  if (d == nullptr) {
+    const std::string err = pcap_geterr(p);
+    pcap_close(p);
+    return Status::IoError("nic.egress_pcap: " + path + ": " + err);
+  }
+  return std::unique_ptr<FrameSink>(new PcapSink(p, d, cycles_per_second));
+}
+
+Status WriteSyntheticPcap(const std::string& path, const std::vector<Mac>& dst_macs, int64_t frames,
+                          int frame_bytes, double rate, bool with_fcs, double bad_fcs,
+                          double cycles_per_second, uint64_t seed) {
+  Result<std::unique_ptr<FrameSink>> sink = OpenPcapSink(path, cycles_per_second);
+  if (!sink.ok()) return sink.status();
+  std::unique_ptr<FrameSource> src =
+      MakeSyntheticSource(dst_macs, frames, rate, frame_bytes, bad_fcs, seed);
+  IngressFrame f;
+  while (true) {
+    Result<bool> got = src->Next(&f);
+    if (!got.ok()) return got.status();
+    if (!*got) break;
+    if (!with_fcs) f.bytes.resize(f.bytes.size() - 4);
+    UKAI_RETURN_IF_ERROR((*sink)->Write(f.cycle, f.bytes));
+  }
+  return Status::Ok();
+}
+
+}  // namespace ukai::sim

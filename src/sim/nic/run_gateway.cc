@@ -1,0 +1,105 @@
+#include "sim/nic/run_gateway.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "sim/nic/pcap_io.h"
+#include "sim/routing/registry.h"
+
+namespace ukai::sim {
+namespace {
+
+void FillGateway(const Gateway& g, int64_t cycles, GatewayFigures* f) {
+  const GatewayCounters& c = g.counters();
+  f->present = true;
+  f->frames_in = c.frames_in;
+  f->frames_fcs_discarded = c.frames_fcs_discarded;
+  f->frames_delivered = c.frames_delivered;
+  f->frames_lost = c.frames_lost;
+  f->frames_retransmitted = c.frames_retransmitted;
+  f->frames_no_owner = c.frames_no_owner;
+  f->frames_owner_faulty = c.frames_owner_faulty;
+  f->broadcasts = c.broadcasts;
+  f->egress_frames = c.egress_frames;
+  f->egress_bytes = c.egress_bytes;
+  f->egress_lost = c.egress_lost;
+  f->table_updates_sent = c.table_updates_sent;
+  f->avg_frame_latency_cycles = c.latency.Mean();
+  f->p99_frame_latency_cycles = static_cast<double>(c.latency.Percentile(0.99));
+  f->max_frame_latency_cycles = static_cast<double>(c.latency.Max());
+  f->nic_frames = c.nic_frames;
+  f->io_cpu_busy_cycles = c.cpu_busy;
+  for (int64_t busy : c.cpu_busy) {
+    f->max_io_cpu_load =
+        std::max(f->max_io_cpu_load, static_cast<double>(busy) / std::max<int64_t>(1, cycles));
+  }
+}
+
+}  // namespace
+
+Result<PointResult> RunGatewayPoint(const SimConfig& config,
+                                    const std::function<void(int64_t, int64_t)>& progress,
+                                    std::unique_ptr<FrameSource> source,
+                                    std::unique_ptr<FrameSink> sink) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const NicConfig& nc = config.nic;
+  if (source == nullptr && !nc.ingress_pcap.empty()) {
+    Result<std::unique_ptr<FrameSource>> pcap =
+        OpenPcapSource(nc.ingress_pcap, nc.pcap_cycles_per_second, nc.ingress_fcs);
+    if (!pcap.ok()) return pcap.status();
+    source = std::move(*pcap);
+  }
+  if (sink == nullptr && !nc.egress_pcap.empty()) {
+    Result<std::unique_ptr<FrameSink>> pcap =
+        OpenPcapSink(nc.egress_pcap, nc.pcap_cycles_per_second);
+    if (!pcap.ok()) return pcap.status();
+    sink = std::move(*pcap);
+  }
+  Result<std::unique_ptr<Gateway>> made =
+      Gateway::Create(config, std::move(source), std::move(sink));
+  if (!made.ok()) return made.status();
+  Gateway& g = **made;
+  Network& net = g.network();
+  const MeasureConfig& mc = config.measure;
+  IntHistogram latency;
+  int64_t flits = 0;
+  bool capped = false;
+  while (!g.Done()) {
+    if (net.now() >= mc.max_cycles) {
+      capped = true;
+      break;
+    }
+    UKAI_RETURN_IF_ERROR(g.Step());
+    if (net.Stalled(mc.watchdog_cycles)) return net.DeadlockStatus(mc.watchdog_cycles);
+    for (const Delivery& d : net.deliveries()) {
+      if (d.tag >= 0) continue;  // gateway messages are counted by the gateway
+      latency.Add(d.delivered - d.created);
+      flits += d.length;
+    }
+    if (progress && (net.now() & 8191) == 0) progress(net.now(), g.counters().frames_delivered);
+  }
+  PointResult r;
+  r.cycles = net.now();
+  const double nodes = net.topology().NumNodes();
+  r.offered_flits_per_node_cycle =
+      config.nic.internal_traffic ? net.offered_flits_per_node_cycle() : 0.0;
+  r.accepted_flits_per_node_cycle =
+      static_cast<double>(flits) / (nodes * static_cast<double>(std::max<int64_t>(1, r.cycles)));
+  r.clock_mhz = config.router.clock_mhz;
+  if (r.clock_mhz <= 0) {
+    Result<const RoutingEntry*> entry = FindRoutingAlgorithm(config.routing.algorithm);
+    r.clock_mhz = entry.ok() ? (*entry)->default_clock_mhz : 0.0;
+  }
+  r.avg_latency_cycles = latency.Mean();
+  r.p50_latency_cycles = static_cast<double>(latency.Percentile(0.5));
+  r.p99_latency_cycles = static_cast<double>(latency.Percentile(0.99));
+  r.max_latency_cycles = static_cast<double>(latency.Max());
+  r.messages_measured = latency.count();
+  r.saturated = capped;
+  FillGateway(g, r.cycles, &r.gateway);
+  r.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return r;
+}
+
+}  // namespace ukai::sim
