@@ -250,7 +250,8 @@ TEST(SimConfigErrorTest, IntervalShorterThanTheMessageIsRefusedNamingBothKeys) {
               HasSubstr("traffic.interval = 1 cycles between messages of 16 flits "
                         "(traffic.message_bytes = 64, router.flit_bytes = 4) offers 16 "
                         "flits/node/cycle, but a node injects at most 1 flit per cycle: set "
-                        "traffic.interval >= 16 or send shorter messages at exp.toml:3:12 "
+                        "traffic.interval >= 16, send shorter messages, or bound the sender with "
+                        "traffic.source_queue at exp.toml:3:12 "
                         "(point 2 of 2"));
   EXPECT_TRUE(LoadSimConfigsFromString("[traffic]\ninjection = \"interval\"\ninterval = 16\n",
                                        "exp.toml", {})

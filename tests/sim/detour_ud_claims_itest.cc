@@ -18,6 +18,7 @@ SimConfig Paper(const char* pattern, int message_bytes) {
   c.traffic.message_bytes = message_bytes;
   c.traffic.injection = InjectionKind::kInterval;
   c.traffic.interval = 1;
+  c.traffic.source_queue = 1;  // the paper's waiting sender: back to back, no queue
   c.measure.warmup_messages = 300;
   c.measure.measure_messages = 1200;
   return c;
