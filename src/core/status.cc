@@ -1,4 +1,4 @@
-#include "core/status.h"
+#include "ukai/status.hpp"
 
 #include <string>
 

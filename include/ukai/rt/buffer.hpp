@@ -23,7 +23,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/status.h"
+#include "ukai/status.hpp"
 #include "ukai/rt/byte_block.hpp"
 #include "ukai/rt/startpoint.hpp"
 

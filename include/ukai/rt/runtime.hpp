@@ -43,9 +43,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/status.h"
 #include "ukai/rt/buffer.hpp"
 #include "ukai/rt/startpoint.hpp"
+#include "ukai/status.hpp"
 
 namespace ukai::rt {
 
@@ -92,8 +92,12 @@ class Rsr {
   // A reader positioned at the start of the payload.
   Reader& reader() { return reader_; }
 
+  // Request/reply: nonzero when this RSR is a request (Runtime::Request), which expects
+  // one reply.
+  uint64_t request_id() const { return request_; }
+
   Rsr(Runtime* rt, Context* ctx, Endpoint* ep, RuntimeId source, HandlerId handler,
-      std::optional<uint64_t> address, std::span<const uint8_t> payload)
+      std::optional<uint64_t> address, std::span<const uint8_t> payload, uint64_t request = 0)
       : runtime_(rt),
         context_(ctx),
         endpoint_(ep),
@@ -101,7 +105,8 @@ class Rsr {
         handler_(handler),
         address_(address),
         payload_(payload),
-        reader_(payload) {}
+        reader_(payload),
+        request_(request) {}
 
  private:
   Runtime* runtime_;
@@ -112,6 +117,7 @@ class Rsr {
   std::optional<uint64_t> address_;
   std::span<const uint8_t> payload_;
   Reader reader_;
+  uint64_t request_ = 0;
 };
 
 using Handler = std::function<void(Rsr&)>;
@@ -125,6 +131,27 @@ struct PeerEvent {
   Status reason;
 };
 using PeerEventCallback = std::function<void(const PeerEvent&)>;
+
+// Told about an RSR that failed (docs/runtime.md, "Handler errors"):
+//  * kHandlerFailed: a handler of this runtime threw (a failed unpack read through
+//    `*reader.GetX()` throws ukai::BadResultAccess; any other exception counts too). The
+//    exception was caught at the dispatch boundary; the process goes on. `peer` is the
+//    RSR's sender. Runs on the thread that ran the handler (the progress thread or a
+//    handler-pool thread), right after it.
+//  * kRsrRefused: an RSR this runtime sent named a context, endpoint or handler the target
+//    runtime (`peer`) does not have; the target said so. Runs on the progress thread.
+// The callback must not block; an exception it throws is caught and ignored.
+struct ErrorEvent {
+  enum class Kind : uint8_t { kHandlerFailed, kRsrRefused };
+  Kind kind = Kind::kHandlerFailed;
+  RuntimeId peer = 0;
+  ContextId context = 0;
+  EndpointId endpoint = 0;
+  HandlerId handler;
+  std::string handler_name;  // kHandlerFailed: the registered name
+  Status reason;
+};
+using ErrorCallback = std::function<void(const ErrorEvent&)>;
 
 // Runtime configuration (LevelDB Options style: defaults written here). From argc/argv
 // the --ukai-* options below override the UKAI_* environment, which overrides the defaults.
@@ -154,6 +181,8 @@ struct RuntimeOptions {
   std::shared_ptr<InprocFabric> inproc_fabric;
   // Told about failed or departed peers (API only).
   PeerEventCallback on_peer_event;
+  // Told about handlers that failed here and RSRs that peers refused (API only; ErrorEvent).
+  ErrorCallback on_error;
 };
 
 // Parses --ukai-* options out of argv (removing them; argc is updated, argv[argc] stays
@@ -173,6 +202,8 @@ struct RuntimeStats {
   uint64_t frames_rejected = 0;  // malformed/truncated frames, bad buffer of a hello, ...
   uint64_t rsr_dropped = 0;      // unknown context, endpoint or handler at the target
   uint64_t send_errors = 0;      // SendRsr calls that returned an error
+  uint64_t handler_errors = 0;   // handlers of this runtime that threw (ErrorEvent)
+  uint64_t rsr_refused = 0;      // RSRs sent from here that a target refused (ErrorEvent)
 };
 
 struct ContextOptions {
@@ -196,10 +227,15 @@ class Endpoint {
   EndpointId id() const { return id_; }
   Context& context() const { return *context_; }
 
-  // Registers `handler` under `name`. Errors: the name is taken, or its id collides with a
-  // different name already registered here (kInvalidArgument naming both).
-  // Thread safe; may be called while RSRs arrive (unknown handlers are dropped and counted).
+  // Registers `handler` under `name`. Errors (kInvalidArgument): a name that is empty,
+  // longer than 256 bytes or has a character other than A-Z a-z 0-9 _ . : / - (a stray
+  // space is a typo), the name is taken, or its id collides with a different name already
+  // registered here (naming both). Thread safe; may be called while RSRs arrive (an RSR to a
+  // handler not registered (yet) is dropped, counted, and refused back to its sender).
   Result<HandlerId> RegisterHandler(std::string_view name, HandlerKind kind, Handler handler);
+  // The id of handler `name` registered here; kNotFound naming the registered handlers
+  // otherwise (kInvalidArgument for an invalid name). Thread safe.
+  Result<HandlerId> FindHandler(std::string_view name) const;
 
   // A startpoint to this endpoint (optionally bound to `address` in this context).
   Startpoint MakeStartpoint() const;

@@ -469,6 +469,8 @@ RuntimeStats RuntimeImpl::stats() const {
   s.frames_rejected = frames_rejected_.load();
   s.rsr_dropped = rsr_dropped_.load();
   s.send_errors = send_errors_.load();
+  s.handler_errors = handler_errors_.load();
+  s.rsr_refused = rsr_refused_.load();
   return s;
 }
 
