@@ -168,10 +168,10 @@ struct RuntimeOptions {
   bool trace = false;
   // --ukai-progress-thread=0|1: run a progress thread (else call Progress()).
   bool progress_thread = true;
-  // --ukai-handler-threads=N: threads running threaded handlers (>= 1).
+  // --ukai-handler-threads=N: threads running threaded handlers (1..kMaxHandlerThreads).
   int handler_threads = 2;
   // --ukai-spin-us=N: how long the progress thread busy-polls after activity before it
-  // blocks (microseconds; 0 = block at once).
+  // blocks (microseconds; 0 = block at once; at most kMaxSpinUs).
   int spin_us = 200;
   // --ukai-param=KEY=VALUE (repeatable): module parameters, e.g. tcp.listen=127.0.0.1:0
   // (address the tcp module listens on), tcp.host (host name put in the descriptor).
@@ -185,9 +185,18 @@ struct RuntimeOptions {
   ErrorCallback on_error;
 };
 
+// Bounds of the integer options (CheckRuntimeOptions, --ukai-*, UKAI_*).
+inline constexpr int kMaxHandlerThreads = 1024;
+inline constexpr int kMaxSpinUs = 1000000;
+
 // Parses --ukai-* options out of argv (removing them; argc is updated, argv[argc] stays
-// nullptr) on top of `base`. Unknown --ukai-* options are errors naming the option.
+// nullptr) on top of `base`. Both spellings work: --ukai-NAME=VALUE and --ukai-NAME VALUE
+// (the next word; --ukai-trace takes a value only with '='). Errors (naming the option):
+// unknown --ukai-* options, a missing value, a value out of range or of the wrong type,
+// an empty module list.
 Status ParseRuntimeArgs(int& argc, char** argv, RuntimeOptions* options);
+// OK when the numeric fields of `options` are in range (Runtime::Init checks it).
+Status CheckRuntimeOptions(const RuntimeOptions& options);
 // Applies the UKAI_* environment variables (UKAI_MODULES, UKAI_BOOTSTRAP, UKAI_TRACE,
 // UKAI_HANDLER_THREADS, UKAI_SPIN_US) to `options`.
 Status ApplyRuntimeEnv(RuntimeOptions* options);
