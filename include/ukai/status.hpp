@@ -35,7 +35,11 @@ enum class StatusCode {
   kDeadlock,            // the simulator's watchdog fired
   kIoError,             // operating-system call failed
   kInternal,            // a broken invariant of ukai itself
+  kCancelled,           // the caller cancelled the operation (a request)
+  kTimeout,             // the operation's deadline passed (a request)
 };
+// The largest StatusCode value (codes travel on the wire in replies).
+inline constexpr StatusCode kLastStatusCode = StatusCode::kTimeout;
 
 // Returns a short lower-case name of `code` ("invalid argument", ...).
 std::string_view StatusCodeName(StatusCode code);
@@ -61,6 +65,8 @@ class Status {
   static Status Deadlock(std::string m) { return {StatusCode::kDeadlock, std::move(m)}; }
   static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
+  static Status Timeout(std::string m) { return {StatusCode::kTimeout, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

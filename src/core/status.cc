@@ -28,6 +28,10 @@ std::string_view StatusCodeName(StatusCode code) {
       return "I/O error";
     case StatusCode::kInternal:
       return "internal error";
+    case StatusCode::kCancelled:
+      return "cancelled";
+    case StatusCode::kTimeout:
+      return "timeout";
   }
   return "unknown";
 }

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "ukai/rt/buffer.hpp"
+#include "ukai/rt/request.hpp"
 #include "ukai/rt/startpoint.hpp"
 #include "ukai/status.hpp"
 
@@ -92,9 +93,18 @@ class Rsr {
   // A reader positioned at the start of the payload.
   Reader& reader() { return reader_; }
 
-  // Request/reply: nonzero when this RSR is a request (Runtime::Request), which expects
-  // one reply.
+  // ---- request/reply (request.hpp) ----
+  // Nonzero when this RSR is a request (Runtime::Request), which expects one answer.
   uint64_t request_id() const { return request_; }
+  // Answers the request with `reply` (first answer wins). kFailedPrecondition when this RSR
+  // is no request or was answered already. A handler that returns without answering and
+  // without TakeReplier() answers kFailedPrecondition for it; one that throws answers the
+  // error.
+  Status Reply(Buffer&& reply);
+  // Answers the request with an error (the requester's future completes with `error`).
+  Status Fail(const Status& error);
+  // The right to answer later, from any thread (an empty Replier when this is no request).
+  Replier TakeReplier();
 
   Rsr(Runtime* rt, Context* ctx, Endpoint* ep, RuntimeId source, HandlerId handler,
       std::optional<uint64_t> address, std::span<const uint8_t> payload, uint64_t request = 0)
@@ -118,6 +128,9 @@ class Rsr {
   std::span<const uint8_t> payload_;
   Reader reader_;
   uint64_t request_ = 0;
+  std::shared_ptr<Replier::State> replier_;  // made on the first Reply/Fail/TakeReplier
+  std::shared_ptr<Replier::State>& ReplierState();
+  friend class internal::RuntimeImpl;
 };
 
 using Handler = std::function<void(Rsr&)>;
@@ -324,6 +337,17 @@ class Runtime {
   // no module reaches the target, peer failed (kUnavailable).
   Status SendRsr(Buffer&& buffer, const Startpoint& target, HandlerId handler);
   Status SendRsr(const Buffer& buffer, const Startpoint& target, HandlerId handler);
+
+  // ---- request/reply (request.hpp; Mercury HG_Forward style) ----
+  // Sends an RSR that expects one answer from the handler (Rsr::Reply) and returns its
+  // future. Errors of the send itself (as SendRsr's) give a future completed with them.
+  // Thread safe.
+  ReplyFuture Request(Buffer&& request, const Startpoint& target, HandlerId handler,
+                      RequestOptions options = {});
+  // The same with a completion callback (ReplyCallback: when and where it runs). Errors of
+  // the send itself are returned, and `done` is then never called.
+  Status Request(Buffer&& request, const Startpoint& target, HandlerId handler, ReplyCallback done,
+                 RequestOptions options = {});
 
   // An empty Buffer with room for `payload_capacity` payload bytes, its storage registered
   // memory where a loaded module offers it: the shm module's shared-memory pool

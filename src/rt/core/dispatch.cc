@@ -281,6 +281,11 @@ void RuntimeImpl::DrainEvents() {
     events.swap(events_);
     has_events_.store(false);
   }
+  for (const PeerEvent& e : events) {  // requests to a failed or departed peer fail
+    requests_.FailPeer(e.peer, Status::Unavailable("peer runtime " + Hex(e.peer) +
+                                                   (e.orderly ? " left" : " failed") + ": " +
+                                                   e.reason.ToString()));
+  }
   if (options_.on_peer_event) {
     HandlerScope scope(nullptr, this);  // runs inside our pass (QuiesceProgress must know)
     for (const PeerEvent& e : events) options_.on_peer_event(e);

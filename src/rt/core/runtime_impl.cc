@@ -169,6 +169,7 @@ Status RuntimeImpl::Finalize() {
     return Status::Ok();
   }
   finalized_ = true;
+  requests_.FailAll(Status::Unavailable("runtime finalized"));  // before handlers wait
   std::vector<std::shared_ptr<ContextState>> all;
   {
     std::unique_lock<std::shared_mutex> lock(contexts_mu_);

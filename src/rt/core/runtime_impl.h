@@ -24,6 +24,7 @@
 
 #include "rt/core/bootstrap.h"
 #include "rt/core/module.h"
+#include "rt/core/requests.h"
 #include "rt/core/thread_pool.h"
 #include "ukai/rt/runtime.hpp"
 
@@ -169,6 +170,14 @@ class RuntimeImpl final : public ModuleHost {
   // any other) is caught, counted in handler_errors and reported (ErrorEvent); a request is
   // then answered with the error. Any thread.
   void InvokeHandler(const HandlerEntry* he, Rsr& rsr);
+  // Request/reply (requests.cc): registers and sends a request (frame = header room +
+  // payload; the request trailer is appended here).
+  Result<std::shared_ptr<PendingRequest>> SendRequest(ByteBlock&& frame, const Startpoint& target,
+                                                      HandlerId handler, ReplyCallback done,
+                                                      RequestOptions options);
+  // Sends the answer of a Replier (body = header room + payload, or the error).
+  Status SendAnswer(const Replier::State& r, ByteBlock&& body, const Status& status);
+  RequestTable& requests() { return requests_; }
 
  private:
   Status LoadModules();
@@ -216,7 +225,7 @@ class RuntimeImpl final : public ModuleHost {
   // "has no handler 7 on endpoint 1 of context 2 (its handlers: a, b)" and the like.
   std::string MissingTarget(const wire::FrameHeader& h) const;
   // A reply or refusal (kFlagReply) arrived. Progress thread.
-  void HandleReply(const Delivered& d);
+  void HandleReply(Delivered& d);
   // Sends a reply frame for (`of`, `request`) carrying `body` (status OK) or the error
   // message of `status` to runtime `to`.
   Status SendReply(RuntimeId to, const wire::FrameHeader& of, uint64_t request, ByteBlock&& body,
@@ -227,6 +236,10 @@ class RuntimeImpl final : public ModuleHost {
   // Calls options_.on_error (exceptions it throws are ignored).
   void ReportError(const ErrorEvent& e);
   std::atomic<uint64_t> handler_errors_{0}, rsr_refused_{0};
+  // Answers a request whose handler returned (`failed`: OK, or what it threw) if the
+  // handler did not.
+  void AnswerIfUnanswered(const HandlerEntry* he, Rsr& rsr, const Status& failed);
+  RequestTable requests_;
 
   RuntimeOptions options_;
   mutable std::mutex params_mu_;

@@ -75,6 +75,7 @@ void RuntimeImpl::InvokeHandler(const HandlerEntry* he, Rsr& rsr) {
   Status failed;
   try {
     he->fn(rsr);
+    if (rsr.request_id() != 0) AnswerIfUnanswered(he, rsr, Status::Ok());
     return;
   } catch (const BadResultAccess& e) {
     failed = e.status().WithContext("handler '" + he->name + "' used a failed Result");
@@ -87,6 +88,27 @@ void RuntimeImpl::InvokeHandler(const HandlerEntry* he, Rsr& rsr) {
   Trace("handler failed (RSR from " + Hex(rsr.source()) + "): " + failed.ToString());
   ReportError(ErrorEvent{ErrorEvent::Kind::kHandlerFailed, rsr.source(), rsr.context().id(),
                          rsr.endpoint().id(), rsr.handler(), he->name, failed});
+  if (rsr.request_id() != 0) AnswerIfUnanswered(he, rsr, failed);
+}
+
+void RuntimeImpl::AnswerIfUnanswered(const HandlerEntry* he, Rsr& rsr, const Status& failed) {
+  std::shared_ptr<Replier::State>& r = rsr.ReplierState();
+  if (failed.ok() && r->taken.load()) return;  // answered later through the Replier
+  if (r->answered.exchange(true)) return;
+  const Status why =
+      failed.ok()
+          ? Status::FailedPrecondition("handler '" + he->name + "' returned without replying")
+          : failed;
+  Status st = SendAnswer(*r, ByteBlock(), why);
+  if (!st.ok()) Trace("could not answer request of " + Hex(rsr.source()) + ": " + st.ToString());
+}
+
+Status RuntimeImpl::SendAnswer(const Replier::State& r, ByteBlock&& body, const Status& status) {
+  wire::FrameHeader of;
+  of.context = r.context;
+  of.endpoint = r.endpoint;
+  of.handler = r.handler;
+  return SendReply(r.to, of, r.request, std::move(body), status);
 }
 
 void RuntimeImpl::ReportError(const ErrorEvent& e) {
@@ -177,7 +199,7 @@ Result<Peer*> RuntimeImpl::PeerById(RuntimeId rid) {
   return PeerFor(Startpoint(std::move(table), 1, 1));
 }
 
-void RuntimeImpl::HandleReply(const Delivered& d) {
+void RuntimeImpl::HandleReply(Delivered& d) {
   const wire::FrameHeader& h = d.header;
   const size_t n = d.payload.size() - wire::kReplyTrailer;
   const uint8_t* t = d.payload.data() + n;
@@ -186,9 +208,9 @@ void RuntimeImpl::HandleReply(const Delivered& d) {
   Status status;
   if (code != 0) {
     const auto* m = reinterpret_cast<const char*>(d.payload.data());
-    status = Status(code <= static_cast<uint32_t>(StatusCode::kInternal) ? StatusCode(code)
-                                                                         : StatusCode::kInternal,
-                    std::string(m, n));
+    status = Status(
+        code <= static_cast<uint32_t>(kLastStatusCode) ? StatusCode(code) : StatusCode::kInternal,
+        std::string(m, n));
   }
   if (request == 0) {  // the refusal of a plain RSR
     rsr_refused_.fetch_add(1, std::memory_order_relaxed);
@@ -197,7 +219,19 @@ void RuntimeImpl::HandleReply(const Delivered& d) {
                            HandlerId{h.handler}, "", status});
     return;
   }
-  Trace("reply from " + Hex(h.source) + " for unknown request " + std::to_string(request));
+  ByteBlock storage = std::move(d.storage);
+  std::span<const uint8_t> body = d.payload.first(n);
+  if (!status.ok()) {
+    body = {};
+  } else if (storage.empty() && n != 0) {  // module memory: the Reply must own its bytes
+    storage.Resize(n);
+    std::memcpy(storage.data(), body.data(), n);
+    body = storage.span();
+  }
+  if (!requests_.Complete(request, h.source, Reply(status, h.source, std::move(storage), body))) {
+    Trace("dropped a reply from " + Hex(h.source) + " for request " + std::to_string(request) +
+          " (completed already, or not ours)");
+  }
 }
 
 }  // namespace ukai::rt::internal
