@@ -37,7 +37,6 @@ std::shared_ptr<PendingRequest> RequestTable::Add(RuntimeId peer, ReplyCallback 
   p->progress_thread = progress_thread;
   std::lock_guard<std::mutex> lock(mu_);
   p->id = next_id_++;
-  p->table = this;
   pending_[p->id] = p;
   if (timeout.count() > 0) {
     auto it = deadlines_.emplace(Clock::now() + timeout, p->id);

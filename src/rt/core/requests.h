@@ -25,7 +25,6 @@ class RuntimeImpl;
 struct PendingRequest {
   uint64_t id = 0;
   RuntimeId peer = 0;
-  RequestTable* table = nullptr;  // null once completed
   RuntimeImpl* runtime = nullptr;
   bool progress_thread = true;  // false: Wait() drives the progress itself
   mutable std::mutex mu;
