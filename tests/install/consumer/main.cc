@@ -4,6 +4,7 @@
 //
 //   consumer                      # one process
 //   ukai launch -n 2 consumer     # two, through the installed `ukai` tool
+#include <chrono>
 #include <cstdio>
 
 #include <ukai/ukai.hpp>
@@ -32,7 +33,9 @@ int main(int argc, char** argv) {
   if (!next.ok()) return std::fprintf(stderr, "%s\n", next.status().ToString().c_str()), 1;
   rt::Buffer q;
   q.PutU64(21);
-  rt::Reply reply = r.Request(std::move(q), *next, rt::HandlerId::Of("double")).Wait();
+  rt::Reply reply = r.Request(std::move(q), *next, rt::HandlerId::Of("double"),
+                              {.timeout = std::chrono::seconds(30)})
+                        .Wait();
   const bool ok = reply.ok() && *reply.reader().GetU64() == 42;
   if (!r.Barrier().ok() || !r.Finalize().ok()) return 1;
   std::printf("ukai consumer (rank %d of %d): %s\n", r.rank(), r.size(),
