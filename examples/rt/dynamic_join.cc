@@ -81,6 +81,15 @@ int main(int argc, char** argv) {
   rt::RuntimeOptions base;
   base.bootstrap = "single";
   base.modules = {"tcp"};
+  // A handler that throws (here: `join` dereferencing the unpack of a malformed RSR) is
+  // caught by the runtime, which reports it here and goes on; so is an RSR of ours that the
+  // peer refused (no such handler).
+  base.on_error = [](const rt::ErrorEvent& e) {
+    std::fprintf(
+        stderr, "%s from runtime %016llx: %s\n",
+        e.kind == rt::ErrorEvent::Kind::kHandlerFailed ? "handler failed on an RSR" : "RSR refused",
+        static_cast<unsigned long long>(e.peer), e.reason.ToString().c_str());
+  };
   auto runtime = rt::Runtime::Init(argc, argv, base);
   if (!runtime.ok()) return std::fprintf(stderr, "%s\n", runtime.status().ToString().c_str()), 1;
   const std::string mode = argc > 1 ? argv[1] : "";

@@ -1,6 +1,8 @@
 // <ukai/ukai.hpp>: the ukai communication runtime (namespace ukai::rt).
 //
 //   ukai/rt/runtime.hpp     Runtime, Context, Endpoint, handlers, SendRsr, options
+//   ukai/rt/request.hpp     request/reply: ReplyFuture, Reply, Replier, RequestOptions
+//   ukai/status.hpp         Status, Result<T>
 //   ukai/rt/startpoint.hpp  Startpoint (global pointer), DescriptorTable
 //   ukai/rt/buffer.hpp      Buffer (typed pack), Reader (typed unpack)
 //   ukai/rt/byte_block.hpp  ByteBlock (owned bytes)
@@ -15,7 +17,9 @@
 
 #include "ukai/rt/buffer.hpp"
 #include "ukai/rt/byte_block.hpp"
+#include "ukai/rt/request.hpp"
 #include "ukai/rt/runtime.hpp"
 #include "ukai/rt/startpoint.hpp"
+#include "ukai/status.hpp"
 
 #endif  // UKAI_UKAI_HPP_

@@ -20,6 +20,9 @@ void RegisterLaunchCommand(CLI::App* launch, CommandContext* context) {
       ->delimiter(',')
       ->allow_extra_args(false);  // one value per --modules: PROGRAM is not a module
   launch->add_flag("--trace", options->trace, "trace the launch and the runtime's module choice");
+  launch->add_flag("--keep-going", options->keep_going,
+                   "a failing process does not stop the others (they get the peer event and "
+                   "go on); report who died and exit non-zero at the end");
   launch->add_option("--timeout", options->timeout_s, "kill the job after S seconds (exit 124)")
       ->type_name("S")
       ->check(CLI::NonNegativeNumber);
@@ -28,7 +31,8 @@ void RegisterLaunchCommand(CLI::App* launch, CommandContext* context) {
   launch->footer(
       "PROGRAM [ARGS...] follows the options; every process gets UKAI_BOOTSTRAP=launcher, "
       "UKAI_RANK, UKAI_SIZE, UKAI_LAUNCH_ADDR (and UKAI_MODULES, UKAI_TRACE). Exit status: 0 "
-      "when all succeed, else the first failing process's code (128 + signal), 124 on "
+      "when all succeed, else the first failing process's code (128 + signal; the others are "
+      "stopped unless --keep-going), 124 on "
       "--timeout, 2 usage error, 3 when the job cannot start.");
   launch->callback([launch, options, context] {
     options->command = launch->remaining();

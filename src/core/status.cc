@@ -1,4 +1,4 @@
-#include "core/status.h"
+#include "ukai/status.hpp"
 
 #include <string>
 
@@ -28,6 +28,10 @@ std::string_view StatusCodeName(StatusCode code) {
       return "I/O error";
     case StatusCode::kInternal:
       return "internal error";
+    case StatusCode::kCancelled:
+      return "cancelled";
+    case StatusCode::kTimeout:
+      return "timeout";
   }
   return "unknown";
 }

@@ -45,7 +45,17 @@ enum class FrameKind : uint8_t {
 };
 
 inline constexpr uint32_t kFlagHasAddress = 1u << 0;  // `address` is meaningful
-inline constexpr uint32_t kKnownFlags = kFlagHasAddress;
+// A request (Runtime::Request): the payload ends with the runtime's request trailer
+// (kRequestTrailer bytes: u64 request id), which the handler does not see.
+inline constexpr uint32_t kFlagRequest = 1u << 1;
+// A reply to a request, or the refusal of an RSR the target could not deliver: the payload
+// ends with the reply trailer (kReplyTrailer bytes: u64 request id, 0 for the refusal of a
+// plain RSR; u32 status code, 0 = OK; before it the reply body, or the error message).
+// context/endpoint/handler repeat those of the request or refused RSR.
+inline constexpr uint32_t kFlagReply = 1u << 2;
+inline constexpr uint32_t kKnownFlags = kFlagHasAddress | kFlagRequest | kFlagReply;
+inline constexpr size_t kRequestTrailer = 8;
+inline constexpr size_t kReplyTrailer = 12;
 
 struct FrameHeader {
   FrameKind kind = FrameKind::kRsr;

@@ -44,5 +44,31 @@ TEST(ResultTest, ReturnIfErrorPropagates) {
   EXPECT_EQ(Chain(5).message(), "odd: 5");
 }
 
+// Reading the value of an error is checked in every build (not only under assert): it
+// throws BadResultAccess carrying the error, through value(), * and ->.
+TEST(ResultTest, ValueOfAnErrorThrowsInEveryBuild) {
+  Result<int> b = Half(3);
+  try {
+    (void)b.value();
+    FAIL() << "value() of an error did not throw";
+  } catch (const BadResultAccess& e) {
+    EXPECT_EQ(e.status().message(), "odd: 3");
+    EXPECT_EQ(std::string(e.what()), "Result::value() on an error: invalid argument: odd: 3");
+  }
+  EXPECT_THROW((void)*b, BadResultAccess);
+  Result<std::string> s = Status::NotFound("key");
+  EXPECT_THROW((void)s->size(), BadResultAccess);
+  EXPECT_THROW((void)std::move(s).value(), BadResultAccess);
+  const Result<int>& cb = b;
+  EXPECT_THROW((void)cb.value(), BadResultAccess);
+}
+
+TEST(ResultTest, BuiltFromOkStatusIsAnInternalError) {
+  Result<int> r{Status::Ok()};
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+  EXPECT_THROW((void)*r, BadResultAccess);
+}
+
 }  // namespace
 }  // namespace ukai

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <string>
 #include <vector>
@@ -46,6 +47,90 @@ TEST(RuntimeArgs, BadOptionsAreErrorsNamingTheOption) {
     name = name.substr(0, name.find('='));
     EXPECT_NE(st.message().find(name), std::string::npos) << st.ToString();
   }
+}
+
+// Both spellings of every option that takes a value: --ukai-NAME=VALUE and
+// --ukai-NAME VALUE. (`--ukai-modules tcp` used to load the defaults silently.)
+TEST(RuntimeArgs, SpaceSeparatedValuesAreTheSameAsEquals) {
+  Argv a({"prog", "--ukai-modules", "tcp", "x", "--ukai-handler-threads", "7", "--ukai-spin-us",
+          "0", "--ukai-progress-thread", "0", "--ukai-bootstrap", "single", "--ukai-param",
+          "tcp.listen=127.0.0.1:0", "--ukai-trace=1", "y"});
+  RuntimeOptions o;
+  Status st = ParseRuntimeArgs(a.argc, a.ptrs.data(), &o);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(a.argc, 3);
+  EXPECT_STREQ(a.ptrs[1], "x");
+  EXPECT_STREQ(a.ptrs[2], "y");
+  EXPECT_EQ(o.modules, (std::vector<std::string>{"tcp"}));
+  EXPECT_EQ(o.handler_threads, 7);
+  EXPECT_EQ(o.spin_us, 0);
+  EXPECT_FALSE(o.progress_thread);
+  EXPECT_EQ(o.bootstrap, "single");
+  EXPECT_EQ(o.params["tcp.listen"], "127.0.0.1:0");
+  EXPECT_TRUE(o.trace);
+}
+
+// Every option is range-checked; the message names the option and the allowed range.
+TEST(RuntimeArgs, OutOfRangeAndMissingValuesAreClearErrors) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{"--ukai-handler-threads=100000"},
+       "--ukai-handler-threads: expected an integer in [1, 1024], got '100000'"},
+      {{"--ukai-handler-threads", "0"},
+       "--ukai-handler-threads: expected an integer in [1, 1024], got '0'"},
+      {{"--ukai-handler-threads=99999999999999999999"},
+       "--ukai-handler-threads: expected an integer in [1, 1024], got '99999999999999999999'"},
+      {{"--ukai-handler-threads= 4"},
+       "--ukai-handler-threads: expected an integer in [1, 1024], got ' 4'"},
+      {{"--ukai-spin-us=-1"}, "--ukai-spin-us: expected an integer in [0, 1000000], got '-1'"},
+      {{"--ukai-spin-us=2000000"},
+       "--ukai-spin-us: expected an integer in [0, 1000000], got '2000000'"},
+      {{"--ukai-modules"},
+       "--ukai-modules: needs a value (--ukai-modules=VALUE or --ukai-modules VALUE)"},
+      {{"--ukai-modules", "--ukai-trace"},
+       "--ukai-modules: needs a value (--ukai-modules=VALUE or --ukai-modules VALUE)"},
+      {{"--ukai-modules="}, "--ukai-modules: needs at least one module name, got ''"},
+      {{"--ukai-modules=,"}, "--ukai-modules: needs at least one module name, got ','"},
+      {{"--ukai-bootstrap="}, "--ukai-bootstrap: needs a name"},
+      {{"--ukai-progress-thread", "2"}, "--ukai-progress-thread: expected 0/1, got '2'"},
+      {{"--ukai-param", "x"}, "--ukai-param: expected KEY=VALUE, got 'x'"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"prog"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    Argv a(args);
+    RuntimeOptions o;
+    Status st = ParseRuntimeArgs(a.argc, a.ptrs.data(), &o);
+    ASSERT_FALSE(st.ok()) << c.args[0];
+    EXPECT_EQ(st.message(), c.message);
+  }
+}
+
+// The same bounds hold for the options struct and the environment.
+TEST(RuntimeInit, OutOfRangeOptionsAreErrorsNotAborts) {
+  RuntimeOptions o;
+  o.bootstrap = "single";
+  o.modules = {"inproc"};
+  o.handler_threads = 100000;
+  auto rt = Runtime::Init(o);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_EQ(rt.status().message(),
+            "ukai runtime init: handler_threads must be in [1, 1024] (got 100000)");
+  o.handler_threads = 2;
+  o.spin_us = -5;
+  rt = Runtime::Init(o);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_EQ(rt.status().message(), "ukai runtime init: spin_us must be in [0, 1000000] (got -5)");
+  ::setenv("UKAI_HANDLER_THREADS", "100000", 1);
+  RuntimeOptions env;
+  Status st = ApplyRuntimeEnv(&env);
+  ::unsetenv("UKAI_HANDLER_THREADS");
+  EXPECT_EQ(st.message(),
+            "environment UKAI_HANDLER_THREADS: --ukai-handler-threads: expected an integer in "
+            "[1, 1024], got '100000'");
 }
 
 TEST(RuntimeInit, UnknownParametersAreErrorsNamingTheKey) {

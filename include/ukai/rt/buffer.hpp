@@ -23,9 +23,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/status.h"
 #include "ukai/rt/byte_block.hpp"
 #include "ukai/rt/startpoint.hpp"
+#include "ukai/status.hpp"
 
 namespace ukai::rt {
 

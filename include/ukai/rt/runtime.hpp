@@ -43,9 +43,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/status.h"
 #include "ukai/rt/buffer.hpp"
+#include "ukai/rt/request.hpp"
 #include "ukai/rt/startpoint.hpp"
+#include "ukai/status.hpp"
 
 namespace ukai::rt {
 
@@ -92,8 +93,21 @@ class Rsr {
   // A reader positioned at the start of the payload.
   Reader& reader() { return reader_; }
 
+  // ---- request/reply (request.hpp) ----
+  // Nonzero when this RSR is a request (Runtime::Request), which expects one answer.
+  uint64_t request_id() const { return request_; }
+  // Answers the request with `reply` (first answer wins). kFailedPrecondition when this RSR
+  // is no request or was answered already. A handler that returns without answering and
+  // without TakeReplier() answers kFailedPrecondition for it; one that throws answers the
+  // error.
+  Status Reply(Buffer&& reply);
+  // Answers the request with an error (the requester's future completes with `error`).
+  Status Fail(const Status& error);
+  // The right to answer later, from any thread (an empty Replier when this is no request).
+  Replier TakeReplier();
+
   Rsr(Runtime* rt, Context* ctx, Endpoint* ep, RuntimeId source, HandlerId handler,
-      std::optional<uint64_t> address, std::span<const uint8_t> payload)
+      std::optional<uint64_t> address, std::span<const uint8_t> payload, uint64_t request = 0)
       : runtime_(rt),
         context_(ctx),
         endpoint_(ep),
@@ -101,7 +115,8 @@ class Rsr {
         handler_(handler),
         address_(address),
         payload_(payload),
-        reader_(payload) {}
+        reader_(payload),
+        request_(request) {}
 
  private:
   Runtime* runtime_;
@@ -112,6 +127,10 @@ class Rsr {
   std::optional<uint64_t> address_;
   std::span<const uint8_t> payload_;
   Reader reader_;
+  uint64_t request_ = 0;
+  std::shared_ptr<Replier::State> replier_;  // made on the first Reply/Fail/TakeReplier
+  std::shared_ptr<Replier::State>& ReplierState();
+  friend class internal::RuntimeImpl;
 };
 
 using Handler = std::function<void(Rsr&)>;
@@ -125,6 +144,27 @@ struct PeerEvent {
   Status reason;
 };
 using PeerEventCallback = std::function<void(const PeerEvent&)>;
+
+// Told about an RSR that failed (docs/runtime.md, "Handler errors"):
+//  * kHandlerFailed: a handler of this runtime threw (a failed unpack read through
+//    `*reader.GetX()` throws ukai::BadResultAccess; any other exception counts too). The
+//    exception was caught at the dispatch boundary; the process goes on. `peer` is the
+//    RSR's sender. Runs on the thread that ran the handler (the progress thread or a
+//    handler-pool thread), right after it.
+//  * kRsrRefused: an RSR this runtime sent named a context, endpoint or handler the target
+//    runtime (`peer`) does not have; the target said so. Runs on the progress thread.
+// The callback must not block; an exception it throws is caught and ignored.
+struct ErrorEvent {
+  enum class Kind : uint8_t { kHandlerFailed, kRsrRefused };
+  Kind kind = Kind::kHandlerFailed;
+  RuntimeId peer = 0;
+  ContextId context = 0;
+  EndpointId endpoint = 0;
+  HandlerId handler;
+  std::string handler_name;  // kHandlerFailed: the registered name
+  Status reason;
+};
+using ErrorCallback = std::function<void(const ErrorEvent&)>;
 
 // Runtime configuration (LevelDB Options style: defaults written here). From argc/argv
 // the --ukai-* options below override the UKAI_* environment, which overrides the defaults.
@@ -141,10 +181,10 @@ struct RuntimeOptions {
   bool trace = false;
   // --ukai-progress-thread=0|1: run a progress thread (else call Progress()).
   bool progress_thread = true;
-  // --ukai-handler-threads=N: threads running threaded handlers (>= 1).
+  // --ukai-handler-threads=N: threads running threaded handlers (1..kMaxHandlerThreads).
   int handler_threads = 2;
   // --ukai-spin-us=N: how long the progress thread busy-polls after activity before it
-  // blocks (microseconds; 0 = block at once).
+  // blocks (microseconds; 0 = block at once; at most kMaxSpinUs).
   int spin_us = 200;
   // --ukai-param=KEY=VALUE (repeatable): module parameters, e.g. tcp.listen=127.0.0.1:0
   // (address the tcp module listens on), tcp.host (host name put in the descriptor).
@@ -154,11 +194,22 @@ struct RuntimeOptions {
   std::shared_ptr<InprocFabric> inproc_fabric;
   // Told about failed or departed peers (API only).
   PeerEventCallback on_peer_event;
+  // Told about handlers that failed here and RSRs that peers refused (API only; ErrorEvent).
+  ErrorCallback on_error;
 };
 
+// Bounds of the integer options (CheckRuntimeOptions, --ukai-*, UKAI_*).
+inline constexpr int kMaxHandlerThreads = 1024;
+inline constexpr int kMaxSpinUs = 1000000;
+
 // Parses --ukai-* options out of argv (removing them; argc is updated, argv[argc] stays
-// nullptr) on top of `base`. Unknown --ukai-* options are errors naming the option.
+// nullptr) on top of `base`. Both spellings work: --ukai-NAME=VALUE and --ukai-NAME VALUE
+// (the next word; --ukai-trace takes a value only with '='). Errors (naming the option):
+// unknown --ukai-* options, a missing value, a value out of range or of the wrong type,
+// an empty module list.
 Status ParseRuntimeArgs(int& argc, char** argv, RuntimeOptions* options);
+// OK when the numeric fields of `options` are in range (Runtime::Init checks it).
+Status CheckRuntimeOptions(const RuntimeOptions& options);
 // Applies the UKAI_* environment variables (UKAI_MODULES, UKAI_BOOTSTRAP, UKAI_TRACE,
 // UKAI_HANDLER_THREADS, UKAI_SPIN_US) to `options`.
 Status ApplyRuntimeEnv(RuntimeOptions* options);
@@ -173,6 +224,8 @@ struct RuntimeStats {
   uint64_t frames_rejected = 0;  // malformed/truncated frames, bad buffer of a hello, ...
   uint64_t rsr_dropped = 0;      // unknown context, endpoint or handler at the target
   uint64_t send_errors = 0;      // SendRsr calls that returned an error
+  uint64_t handler_errors = 0;   // handlers of this runtime that threw (ErrorEvent)
+  uint64_t rsr_refused = 0;      // RSRs sent from here that a target refused (ErrorEvent)
 };
 
 struct ContextOptions {
@@ -196,10 +249,15 @@ class Endpoint {
   EndpointId id() const { return id_; }
   Context& context() const { return *context_; }
 
-  // Registers `handler` under `name`. Errors: the name is taken, or its id collides with a
-  // different name already registered here (kInvalidArgument naming both).
-  // Thread safe; may be called while RSRs arrive (unknown handlers are dropped and counted).
+  // Registers `handler` under `name`. Errors (kInvalidArgument): a name that is empty,
+  // longer than 256 bytes or has a character other than A-Z a-z 0-9 _ . : / - (a stray
+  // space is a typo), the name is taken, or its id collides with a different name already
+  // registered here (naming both). Thread safe; may be called while RSRs arrive (an RSR to a
+  // handler not registered (yet) is dropped, counted, and refused back to its sender).
   Result<HandlerId> RegisterHandler(std::string_view name, HandlerKind kind, Handler handler);
+  // The id of handler `name` registered here; kNotFound naming the registered handlers
+  // otherwise (kInvalidArgument for an invalid name). Thread safe.
+  Result<HandlerId> FindHandler(std::string_view name) const;
 
   // A startpoint to this endpoint (optionally bound to `address` in this context).
   Startpoint MakeStartpoint() const;
@@ -279,6 +337,17 @@ class Runtime {
   // no module reaches the target, peer failed (kUnavailable).
   Status SendRsr(Buffer&& buffer, const Startpoint& target, HandlerId handler);
   Status SendRsr(const Buffer& buffer, const Startpoint& target, HandlerId handler);
+
+  // ---- request/reply (request.hpp; Mercury HG_Forward style) ----
+  // Sends an RSR that expects one answer from the handler (Rsr::Reply) and returns its
+  // future. Errors of the send itself (as SendRsr's) give a future completed with them.
+  // Thread safe.
+  ReplyFuture Request(Buffer&& request, const Startpoint& target, HandlerId handler,
+                      RequestOptions options = {});
+  // The same with a completion callback (ReplyCallback: when and where it runs). Errors of
+  // the send itself are returned, and `done` is then never called.
+  Status Request(Buffer&& request, const Startpoint& target, HandlerId handler, ReplyCallback done,
+                 RequestOptions options = {});
 
   // An empty Buffer with room for `payload_capacity` payload bytes, its storage registered
   // memory where a loaded module offers it: the shm module's shared-memory pool

@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/status.h"
+#include "ukai/status.hpp"
 
 namespace ukai::rt {
 

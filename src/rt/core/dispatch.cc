@@ -56,9 +56,11 @@ class HandlerTask final : public Task {
       HandlerScope scope(cs_.get());
       std::optional<uint64_t> addr;
       if (header_.has_address()) addr = header_.address;
+      std::span<const uint8_t> payload = payload_;
+      const uint64_t request = SplitRequest(header_, &payload);
       Rsr rsr(rt_, cs_->context.get(), es_->endpoint.get(), header_.source,
-              HandlerId{header_.handler}, addr, payload_);
-      h_->fn(rsr);
+              HandlerId{header_.handler}, addr, payload, request);
+      rt_->impl()->InvokeHandler(h_, rsr);
     }
     cs_->running.fetch_sub(1);
   }
@@ -100,6 +102,10 @@ void RuntimeImpl::Deliver(const wire::FrameHeader& header, std::span<const uint8
                                         Hex(id_)));
     return;
   }
+  if ((header.flags & (wire::kFlagRequest | wire::kFlagReply)) != 0 &&
+      !CheckServiceFrame(header, payload)) {
+    return;
+  }
   Delivered& d = delivered_.emplace_back();
   d.header = header;
   d.payload = payload;
@@ -114,6 +120,10 @@ void RuntimeImpl::DispatchDelivered() {
 void RuntimeImpl::Dispatch(Delivered& d) {
   if (has_reinject_.load(std::memory_order_acquire)) DrainReinjected();
   const wire::FrameHeader& h = d.header;
+  if ((h.flags & wire::kFlagReply) != 0) {  // a reply or refusal for this runtime (service.cc)
+    HandleReply(d);
+    return;
+  }
   for (Route& r : routes_) {
     if (!r.cs || r.context != h.context || r.endpoint != h.endpoint || r.handler != h.handler) {
       continue;
@@ -148,7 +158,7 @@ void RuntimeImpl::Dispatch(Delivered& d) {
   }
   if (!cs) {
     ++rsr_dropped_;
-    Trace("dropped RSR for unknown context " + std::to_string(h.context));
+    Refuse(h, d.payload);
     return;
   }
   cs->running.fetch_add(1);
@@ -171,6 +181,7 @@ void RuntimeImpl::Dispatch(Delivered& d) {
     }
     if (cs->phase.load() == ContextState::Phase::kClosing) {
       ++rsr_dropped_;
+      Refuse(h, d.payload);
       return;
     }
     cs->running.fetch_add(1);  // became ready meanwhile: go on
@@ -180,9 +191,7 @@ void RuntimeImpl::Dispatch(Delivered& d) {
   if (he == nullptr) {
     cs->running.fetch_sub(1);
     ++rsr_dropped_;
-    Trace("dropped RSR: context " + std::to_string(h.context) + " has no " +
-          (es == nullptr ? "endpoint " + std::to_string(h.endpoint)
-                         : "handler " + std::to_string(h.handler)));
+    Refuse(h, d.payload);
     return;
   }
   Route& r = routes_[next_route_++ % kRoutes];  // replace the oldest
@@ -216,9 +225,10 @@ void RuntimeImpl::RunNonThreaded(ContextState* cs, EndpointState* es, const Hand
   HandlerScope scope(cs, this);
   std::optional<uint64_t> addr;
   if (header.has_address()) addr = header.address;
+  const uint64_t request = SplitRequest(header, &payload);
   Rsr rsr(self_, cs->context.get(), es->endpoint.get(), header.source, HandlerId{header.handler},
-          addr, payload);
-  h->fn(rsr);
+          addr, payload, request);
+  InvokeHandler(h, rsr);
 }
 
 void RuntimeImpl::DrainReinjected() {
@@ -270,6 +280,11 @@ void RuntimeImpl::DrainEvents() {
     std::lock_guard<std::mutex> lock(events_mu_);
     events.swap(events_);
     has_events_.store(false);
+  }
+  for (const PeerEvent& e : events) {  // requests to a failed or departed peer fail
+    requests_.FailPeer(e.peer, Status::Unavailable("peer runtime " + Hex(e.peer) +
+                                                   (e.orderly ? " left" : " failed") + ": " +
+                                                   e.reason.ToString()));
   }
   if (options_.on_peer_event) {
     HandlerScope scope(nullptr, this);  // runs inside our pass (QuiesceProgress must know)

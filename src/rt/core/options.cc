@@ -1,4 +1,6 @@
 // --ukai-* command-line options and UKAI_* environment variables.
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -21,13 +23,16 @@ std::vector<std::string> SplitList(std::string_view s) {
   return out;
 }
 
-Result<int> ParseInt(std::string_view what, std::string_view v, int lo) {
+Result<int> ParseInt(std::string_view what, std::string_view v, int lo, int hi = 1000000000) {
   char* end = nullptr;
   std::string s(v);
+  errno = 0;
   long x = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || x < lo || x > 1000000000) {
-    return Status::InvalidArgument(
-        std::string(what) + ": expected an integer >= " + std::to_string(lo) + ", got '" + s + "'");
+  if (s.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-') ||
+      *end != '\0' || errno == ERANGE || x < lo || x > hi) {
+    return Status::InvalidArgument(std::string(what) + ": expected an integer in [" +
+                                   std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + s +
+                                   "'");
   }
   return static_cast<int>(x);
 }
@@ -45,6 +50,10 @@ Status ApplyOption(std::string_view name, std::string_view value, bool has_value
   const std::string what = "--ukai-" + std::string(name);
   if (name == "modules") {
     o->modules = SplitList(value);
+    if (o->modules.empty()) {
+      return Status::InvalidArgument(what + ": needs at least one module name, got '" +
+                                     std::string(value) + "'");
+    }
   } else if (name == "bootstrap") {
     if (value.empty()) return Status::InvalidArgument(what + ": needs a name");
     o->bootstrap = std::string(value);
@@ -57,11 +66,11 @@ Status ApplyOption(std::string_view name, std::string_view value, bool has_value
     if (!b.ok()) return b.status();
     o->progress_thread = *b;
   } else if (name == "handler-threads") {
-    Result<int> n = ParseInt(what, value, 1);
+    Result<int> n = ParseInt(what, value, 1, kMaxHandlerThreads);
     if (!n.ok()) return n.status();
     o->handler_threads = *n;
   } else if (name == "spin-us") {
-    Result<int> n = ParseInt(what, value, 0);
+    Result<int> n = ParseInt(what, value, 0, kMaxSpinUs);
     if (!n.ok()) return n.status();
     o->spin_us = *n;
   } else if (name == "param") {
@@ -82,6 +91,19 @@ Status ApplyOption(std::string_view name, std::string_view value, bool has_value
 
 }  // namespace
 
+Status CheckRuntimeOptions(const RuntimeOptions& o) {
+  if (o.handler_threads < 1 || o.handler_threads > kMaxHandlerThreads) {
+    return Status::InvalidArgument("handler_threads must be in [1, " +
+                                   std::to_string(kMaxHandlerThreads) + "] (got " +
+                                   std::to_string(o.handler_threads) + ")");
+  }
+  if (o.spin_us < 0 || o.spin_us > kMaxSpinUs) {
+    return Status::InvalidArgument("spin_us must be in [0, " + std::to_string(kMaxSpinUs) +
+                                   "] (got " + std::to_string(o.spin_us) + ")");
+  }
+  return Status::Ok();
+}
+
 Status ParseRuntimeArgs(int& argc, char** argv, RuntimeOptions* options) {
   int out = 1;
   for (int i = 1; i < argc; ++i) {
@@ -94,7 +116,17 @@ Status ParseRuntimeArgs(int& argc, char** argv, RuntimeOptions* options) {
     size_t eq = a.find('=');
     std::string_view name = a.substr(0, eq);
     std::string_view value = eq == std::string_view::npos ? "" : a.substr(eq + 1);
-    UKAI_RETURN_IF_ERROR(ApplyOption(name, value, eq != std::string_view::npos, options));
+    bool has_value = eq != std::string_view::npos;
+    if (!has_value && name != "trace") {  // "--ukai-NAME VALUE": the value is the next word
+      if (i + 1 >= argc || std::string_view(argv[i + 1]).substr(0, 2) == "--") {
+        return Status::InvalidArgument("--ukai-" + std::string(name) + ": needs a value (--ukai-" +
+                                       std::string(name) + "=VALUE or --ukai-" + std::string(name) +
+                                       " VALUE)");
+      }
+      value = argv[++i];
+      has_value = true;
+    }
+    UKAI_RETURN_IF_ERROR(ApplyOption(name, value, has_value, options));
   }
   for (int i = out; i < argc; ++i) argv[i] = nullptr;
   argc = out;

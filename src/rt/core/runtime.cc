@@ -94,7 +94,7 @@ Endpoint* Context::FindEndpoint(EndpointId id) const {
 
 Result<HandlerId> Endpoint::RegisterHandler(std::string_view name, HandlerKind kind,
                                             Handler handler) {
-  if (name.empty()) return Status::InvalidArgument("RegisterHandler: empty name");
+  UKAI_RETURN_IF_ERROR(internal::CheckHandlerName(name).WithContext("RegisterHandler"));
   if (!handler)
     return Status::InvalidArgument("RegisterHandler: empty handler for " + std::string(name));
   const HandlerId id = HandlerId::Of(name);
@@ -111,6 +111,17 @@ Result<HandlerId> Endpoint::RegisterHandler(std::string_view name, HandlerKind k
   }
   state_->handlers[id.value] = std::make_unique<internal::HandlerEntry>(
       internal::HandlerEntry{std::string(name), kind, std::move(handler)});
+  return id;
+}
+
+Result<HandlerId> Endpoint::FindHandler(std::string_view name) const {
+  UKAI_RETURN_IF_ERROR(internal::CheckHandlerName(name).WithContext("FindHandler"));
+  const HandlerId id = HandlerId::Of(name);
+  const internal::HandlerEntry* he = state_->Find(id.value);
+  if (he == nullptr || he->name != name) {
+    return Status::NotFound("endpoint " + std::to_string(id_) + " has no handler '" +
+                            std::string(name) + "' (its handlers: " + state_->Names() + ")");
+  }
   return id;
 }
 

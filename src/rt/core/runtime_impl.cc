@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <system_error>
 #include <thread>
 
 #include "rt/modules/inproc/inproc_module.h"
@@ -47,11 +48,7 @@ void RuntimeImpl::Trace(std::string_view line) const {
 
 Status RuntimeImpl::Start(Runtime* self) {
   self_ = self;
-  if (options_.handler_threads < 1) {
-    return Status::InvalidArgument("handler_threads must be >= 1 (got " +
-                                   std::to_string(options_.handler_threads) + ")");
-  }
-  if (options_.spin_us < 0) return Status::InvalidArgument("spin_us must be >= 0");
+  UKAI_RETURN_IF_ERROR(CheckRuntimeOptions(options_));
   Result<std::unique_ptr<Bootstrap>> boot = CreateBootstrap(options_.bootstrap);
   if (!boot.ok()) return boot.status();
   bootstrap_ = std::move(*boot);
@@ -65,8 +62,15 @@ Status RuntimeImpl::Start(Runtime* self) {
   world_ = std::move(*world);
   Trace("bootstrap " + std::string(bootstrap_->name()) + ": rank " +
         std::to_string(bootstrap_->rank()) + " of " + std::to_string(bootstrap_->size()));
-  pool_ = std::make_unique<ThreadPool>(options_.handler_threads);
-  if (options_.progress_thread) progress_thread_ = std::thread([this] { ProgressLoop(); });
+  try {  // the system may refuse threads (limits): an error, not an abort
+    pool_ = std::make_unique<ThreadPool>(options_.handler_threads);
+    if (options_.progress_thread) progress_thread_ = std::thread([this] { ProgressLoop(); });
+  } catch (const std::system_error& e) {
+    if (pool_) pool_->Stop();
+    for (auto& m : modules_) m->Close();
+    bootstrap_->Finish();
+    return Status::Unavailable(std::string("cannot start the runtime's threads: ") + e.what());
+  }
   started_ = true;
   return Status::Ok();
 }
@@ -165,6 +169,7 @@ Status RuntimeImpl::Finalize() {
     return Status::Ok();
   }
   finalized_ = true;
+  requests_.FailAll(Status::Unavailable("runtime finalized"));  // before handlers wait
   std::vector<std::shared_ptr<ContextState>> all;
   {
     std::unique_lock<std::shared_mutex> lock(contexts_mu_);
@@ -469,6 +474,8 @@ RuntimeStats RuntimeImpl::stats() const {
   s.frames_rejected = frames_rejected_.load();
   s.rsr_dropped = rsr_dropped_.load();
   s.send_errors = send_errors_.load();
+  s.handler_errors = handler_errors_.load();
+  s.rsr_refused = rsr_refused_.load();
   return s;
 }
 

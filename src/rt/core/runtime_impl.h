@@ -24,6 +24,7 @@
 
 #include "rt/core/bootstrap.h"
 #include "rt/core/module.h"
+#include "rt/core/requests.h"
 #include "rt/core/thread_pool.h"
 #include "ukai/rt/runtime.hpp"
 
@@ -55,7 +56,19 @@ class EndpointState {
     auto it = handlers.find(id);
     return it == handlers.end() ? nullptr : it->second.get();
   }
+  // The registered names, sorted, ", "-separated ("none" when empty).
+  std::string Names();
 };
+
+// Longest handler name RegisterHandler accepts.
+inline constexpr size_t kMaxHandlerName = 256;
+// OK when `name` is a valid handler name: 1..kMaxHandlerName characters of A-Z a-z 0-9 and
+// _ . : / - (so a stray space or control character is caught at registration).
+Status CheckHandlerName(std::string_view name);
+
+// The request id of RSR `h` (0 when it is no request); trims the request trailer off
+// `payload` (CheckServiceFrame made sure it is there).
+uint64_t SplitRequest(const wire::FrameHeader& h, std::span<const uint8_t>* payload);
 
 // A frame kept for later dispatch (owned bytes): held while its context boots.
 struct HeldFrame {
@@ -152,6 +165,20 @@ class RuntimeImpl final : public ModuleHost {
   // The named counters of loaded module `module` (Module::Counters; empty if not loaded).
   std::map<std::string, uint64_t> ModuleCounters(std::string_view module) const;
 
+  // ---- handler errors, refusals, request/reply (service.cc) ----
+  // Runs `he` for `rsr`: an exception it throws (BadResultAccess from a failed unpack, or
+  // any other) is caught, counted in handler_errors and reported (ErrorEvent); a request is
+  // then answered with the error. Any thread.
+  void InvokeHandler(const HandlerEntry* he, Rsr& rsr);
+  // Request/reply (requests.cc): registers and sends a request (frame = header room +
+  // payload; the request trailer is appended here).
+  Result<std::shared_ptr<PendingRequest>> SendRequest(ByteBlock&& frame, const Startpoint& target,
+                                                      HandlerId handler, ReplyCallback done,
+                                                      RequestOptions options);
+  // Sends the answer of a Replier (body = header room + payload, or the error).
+  Status SendAnswer(const Replier::State& r, ByteBlock&& body, const Status& status);
+  RequestTable& requests() { return requests_; }
+
  private:
   Status LoadModules();
   // Every --ukai-param key whose prefix names a loaded module must have been read by it.
@@ -186,6 +213,33 @@ class RuntimeImpl final : public ModuleHost {
   Route routes_[kRoutes];
   size_t next_route_ = 0;
   void DestroyContextState(const std::shared_ptr<ContextState>& cs);
+
+  // ---- service frames (service.cc) ----
+  // False (and the frame rejected) when a request or reply frame is too short for its
+  // trailer, has both flags, or a request id 0.
+  bool CheckServiceFrame(const wire::FrameHeader& h, std::span<const uint8_t> payload);
+  // Tells the sender of RSR `h` that its target context, endpoint or handler is not here
+  // (naming the handlers the endpoint has): a refusal frame (kFlagReply, kNotFound), or the
+  // request's error reply. Never answers a reply. Progress thread.
+  void Refuse(const wire::FrameHeader& h, std::span<const uint8_t> payload);
+  // "has no handler 7 on endpoint 1 of context 2 (its handlers: a, b)" and the like.
+  std::string MissingTarget(const wire::FrameHeader& h) const;
+  // A reply or refusal (kFlagReply) arrived. Progress thread.
+  void HandleReply(Delivered& d);
+  // Sends a reply frame for (`of`, `request`) carrying `body` (status OK) or the error
+  // message of `status` to runtime `to`.
+  Status SendReply(RuntimeId to, const wire::FrameHeader& of, uint64_t request, ByteBlock&& body,
+                   const Status& status);
+  // The peer entry of runtime `rid`, connecting through the bootstrap's tables or the
+  // inproc fabric when there is none yet (a reply's way back).
+  Result<Peer*> PeerById(RuntimeId rid);
+  // Calls options_.on_error (exceptions it throws are ignored).
+  void ReportError(const ErrorEvent& e);
+  std::atomic<uint64_t> handler_errors_{0}, rsr_refused_{0};
+  // Answers a request whose handler returned (`failed`: OK, or what it threw) if the
+  // handler did not.
+  void AnswerIfUnanswered(const HandlerEntry* he, Rsr& rsr, const Status& failed);
+  RequestTable requests_;
 
   RuntimeOptions options_;
   mutable std::mutex params_mu_;

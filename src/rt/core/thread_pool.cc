@@ -5,7 +5,12 @@
 namespace ukai::rt::internal {
 
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+  try {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+  } catch (...) {  // the system refused a thread: join the started ones, then report
+    Stop();
+    throw;
+  }
 }
 
 void ThreadPool::Submit(std::unique_ptr<Task> task) {

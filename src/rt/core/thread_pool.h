@@ -22,6 +22,8 @@ class Task {
 
 class ThreadPool {
  public:
+  // Starts `threads` threads; throws std::system_error (after joining the ones started)
+  // when the system refuses one.
   explicit ThreadPool(int threads);
   ~ThreadPool() { Stop(); }
   // Queues `task`; tasks start in submission order.

@@ -54,6 +54,8 @@ class Job {
   void DropClient(Client& c, const std::string& why);
   void Reap();
   void KillAll(int sig);
+  // Releases the barrier when every living rank waits in it.
+  void CheckBarrier();
   void Log(const std::string& line) const {
     if (o_.trace) std::fprintf(stderr, "[ukai launch] %s\n", line.c_str());
   }
@@ -65,7 +67,9 @@ class Job {
   std::vector<Client> clients_;
   std::vector<Child> children_;
   std::vector<std::optional<std::vector<uint8_t>>> tables_;
-  std::optional<int> failure_;  // first failing exit code
+  std::optional<int> failure_;       // first failing exit code
+  std::vector<std::string> failed_;  // "rank R (pid P): exit code C" (keep_going summary)
+  bool tables_sent_ = false;         // the start-up exchange is done
   std::optional<Clock::time_point> kill_at_;
 };
 
@@ -170,12 +174,37 @@ void Job::Reap() {
     c.running = false;
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     Log("pid " + std::to_string(c.pid) + " exited with " + std::to_string(code));
+    // (A death before the start-up exchange ends the job anyway: the others would wait
+    // for its table.)
+    if (code != 0 && o_.keep_going && tables_sent_ && !kill_at_) {
+      const int rank = static_cast<int>(&c - children_.data());
+      failed_.push_back("rank " + std::to_string(rank) + " (pid " + std::to_string(c.pid) +
+                        "): exit code " + std::to_string(code));
+      if (!failure_) failure_ = code;
+      std::fprintf(stderr, "ukai launch: %s; --keep-going: the others go on\n",
+                   failed_.back().c_str());
+      CheckBarrier();  // the dead rank no longer counts
+      continue;
+    }
     if (code != 0 && !failure_) {
       failure_ = code;
-      std::fprintf(stderr, "ukai launch: process %d exited with code %d; stopping the others\n",
-                   static_cast<int>(c.pid), code);
+      std::fprintf(stderr, "ukai launch: process %d exited with code %d; stopping the others%s\n",
+                   static_cast<int>(c.pid), code,
+                   o_.keep_going ? " (--keep-going applies after the start-up exchange)" : "");
       KillAll(SIGTERM);
       kill_at_ = Clock::now() + std::chrono::seconds(3);
+    }
+  }
+}
+
+void Job::CheckBarrier() {
+  int waiting = 0;
+  for (const Client& o : clients_) waiting += o.fd >= 0 && o.in_barrier;
+  if (waiting == 0 || waiting < o_.processes - static_cast<int>(failed_.size())) return;
+  for (Client& o : clients_) {
+    if (o.fd >= 0 && o.in_barrier) {
+      o.in_barrier = false;
+      [[maybe_unused]] Status s = launch::SendMsg(o.fd, MsgType::kRelease, {});
     }
   }
 }
@@ -211,6 +240,7 @@ void Job::Handle(Client& c, const Message& m) {
         t.reset();  // a later runtime generation exchanges afresh
       }
       Log("all " + std::to_string(n) + " descriptor tables in; sending them out");
+      tables_sent_ = true;
       for (Client& o : clients_) {
         if (o.fd >= 0 && o.rank >= 0) [[maybe_unused]]
           Status s = launch::SendMsg(o.fd, MsgType::kTables, all);
@@ -219,16 +249,7 @@ void Job::Handle(Client& c, const Message& m) {
     }
     case MsgType::kBarrier: {
       c.in_barrier = true;
-      int waiting = 0;
-      for (const Client& o : clients_) waiting += o.fd >= 0 && o.in_barrier;
-      if (waiting < n) return;
-      for (Client& o : clients_) {
-        if (o.fd >= 0 && o.in_barrier) {
-          o.in_barrier = false;
-          [[maybe_unused]] Status s = launch::SendMsg(o.fd, MsgType::kRelease, {});
-        }
-      }
-      return;
+      return CheckBarrier();
     }
     case MsgType::kFinish:
       return DropClient(c, "");
@@ -297,6 +318,11 @@ int Job::Run() {
     std::erase_if(clients_, [](const Client& c) { return c.fd < 0; });
   }
   for (const Child& c : children_) shm::SweepStaleSegments(c.pid);
+  if (!failed_.empty()) {
+    std::fprintf(stderr, "ukai launch: %zu of %d processes failed:", failed_.size(), o_.processes);
+    for (const std::string& f : failed_) std::fprintf(stderr, " %s;", f.c_str());
+    std::fprintf(stderr, " exit code %d\n", failure_.value_or(1));
+  }
   return failure_.value_or(0);
 }
 

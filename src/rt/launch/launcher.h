@@ -9,9 +9,11 @@
 //
 // Exit: waits for all children. When one exits non-zero or dies of a signal, the others get
 // SIGTERM (SIGKILL 3 s later) and Launch returns that first failure's code (128 + signal
-// for a signal); 0 when all succeeded. SIGINT/SIGTERM to the launcher are forwarded. With
-// `timeout_s` > 0 the job is killed after that many seconds (exit code 124). Afterwards the
-// shared-memory names the children may have left (crash during set-up) are removed.
+// for a signal); 0 when all succeeded. With keep_going the others are left running and the
+// code is returned when all have ended, after a summary of the failed ranks on stderr.
+// SIGINT/SIGTERM to the launcher are forwarded. With `timeout_s` > 0 the job is killed after that
+// many seconds (exit code 124). Afterwards the shared-memory names the children may have left
+// (crash during set-up) are removed.
 //
 // Thread safety: Launch is blocking and uses the calling thread only; call it from a
 // single-threaded program (it blocks SIGINT/SIGTERM/SIGCHLD while it runs).
@@ -30,6 +32,13 @@ struct LaunchOptions {
   std::vector<std::string> modules;  // UKAI_MODULES (empty: the runtime's defaults)
   bool trace = false;                // UKAI_TRACE=1 and launcher messages on stderr
   int timeout_s = 0;                 // kill the job after this long (0: never)
+  // --keep-going: a process that fails does not stop the others (they see the peer event
+  // and go on; barriers count the living); Launch reports every failure and returns the
+  // first failure's code once all have ended. Default off: the job ends, as under mpirun.
+  // It applies once every rank's runtime did the start-up exchange (Runtime::Init): a
+  // process that fails before (or a program that never starts a runtime) ends the job, as
+  // the others would wait for its descriptor table.
+  bool keep_going = false;
   std::vector<std::string> command;  // PROGRAM and its arguments (PATH lookup)
 };
 

@@ -1,9 +1,11 @@
 // A peer process for the runtime's multi-process tests: prints its startpoint, answers
-// "echo" RSRs, exits on "quit" (or when its stdout pipe closes).
+// "echo" RSRs, holds "hold" requests unanswered (request/reply tests), exits on "quit" (or
+// when its stdout pipe closes).
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
+#include <vector>
 
 #include "ukai/ukai.hpp"
 
@@ -33,6 +35,9 @@ int main(int argc, char** argv) {
     b.PutU64(*v + 1);
     m.runtime().SendRsr(std::move(b), *reply, ukai::rt::HandlerId::Of("echo_reply"));
   });
+  std::vector<ukai::rt::Replier> held;  // progress thread only
+  ep->RegisterHandler("hold", HandlerKind::kNonThreaded,
+                      [&](Rsr& m) { held.push_back(m.TakeReplier()); });
   ep->RegisterHandler("quit", HandlerKind::kNonThreaded, [&](Rsr&) { quit.store(true); });
   std::printf("%s\n", ep->MakeStartpoint().ToString().c_str());
   std::fflush(stdout);

@@ -158,6 +158,11 @@ Status InprocFabric::Post(RuntimeId target, ByteBlock&& frame) {
   return Status::Ok();
 }
 
+bool InprocFabric::Has(RuntimeId rt) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return members_.count(rt) != 0;
+}
+
 std::shared_ptr<InprocFabric> NewInprocFabric() { return std::make_shared<InprocFabric>(); }
 
 std::unique_ptr<Module> NewInprocModule(const ModuleEnv& env) {

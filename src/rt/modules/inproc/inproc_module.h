@@ -28,6 +28,8 @@ class InprocFabric {
   // Hands `frame` to runtime `target`'s inbox. kUnavailable when it is not (or no longer)
   // in the fabric.
   Status Post(RuntimeId target, ByteBlock&& frame);
+  // Whether runtime `rt` is in the fabric (the runtime's reply path uses it).
+  bool Has(RuntimeId rt);
 
  private:
   const uint64_t id_;

@@ -1,0 +1,306 @@
+// Request/reply: the pending-request table, futures, repliers and Runtime::Request.
+#include "rt/core/requests.h"
+
+#include <thread>
+
+#include "rt/core/runtime_impl.h"
+
+namespace ukai::rt {
+namespace internal {
+
+void Finish(const std::shared_ptr<PendingRequest>& p, Reply reply) {
+  ReplyCallback callback;
+  {
+    std::lock_guard<std::mutex> lock(p->mu);
+    if (p->done) return;
+    p->reply = std::move(reply);
+    p->done = true;
+    callback = std::move(p->callback);
+  }
+  p->cv.notify_all();
+  if (!callback) return;
+  try {
+    callback(p->reply);
+  } catch (...) {  // documented: ignored
+  }
+}
+
+RequestTable::~RequestTable() { FailAll(Status::Unavailable("runtime destroyed")); }
+
+std::shared_ptr<PendingRequest> RequestTable::Add(RuntimeId peer, ReplyCallback callback,
+                                                  std::chrono::milliseconds timeout,
+                                                  RuntimeImpl* runtime, bool progress_thread) {
+  auto p = std::make_shared<PendingRequest>();
+  p->peer = peer;
+  p->callback = std::move(callback);
+  p->runtime = runtime;
+  p->progress_thread = progress_thread;
+  std::lock_guard<std::mutex> lock(mu_);
+  p->id = next_id_++;
+  pending_[p->id] = p;
+  if (timeout.count() > 0) {
+    auto it = deadlines_.emplace(Clock::now() + timeout, p->id);
+    if (!timer_.joinable() && !stopping_) timer_ = std::thread([this] { TimerLoop(); });
+    if (it == deadlines_.begin()) cv_.notify_all();
+  }
+  return p;
+}
+
+std::shared_ptr<PendingRequest> RequestTable::Take(uint64_t id, RuntimeId from) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pending_.find(id);
+  if (it == pending_.end() || (from != 0 && it->second->peer != from)) return nullptr;
+  std::shared_ptr<PendingRequest> p = std::move(it->second);
+  pending_.erase(it);
+  return p;
+}
+
+bool RequestTable::Complete(uint64_t id, RuntimeId from, Reply reply) {
+  std::shared_ptr<PendingRequest> p = Take(id, from);
+  if (!p) return false;
+  Finish(p, std::move(reply));
+  return true;
+}
+
+bool RequestTable::Fail(uint64_t id, const Status& why) {
+  std::shared_ptr<PendingRequest> p = Take(id, 0);
+  if (!p) return false;
+  Finish(p, Reply(why, p->peer, ByteBlock(), {}));
+  return true;
+}
+
+void RequestTable::FailPeer(RuntimeId peer, const Status& why) {
+  std::vector<std::shared_ptr<PendingRequest>> failed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->second->peer == peer) {
+        failed.push_back(std::move(it->second));
+        it = pending_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& p : failed) Finish(p, Reply(why, peer, ByteBlock(), {}));
+}
+
+void RequestTable::FailAll(const Status& why) {
+  std::vector<std::shared_ptr<PendingRequest>> failed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    for (auto& [id, p] : pending_) failed.push_back(std::move(p));
+    pending_.clear();
+    deadlines_.clear();
+  }
+  cv_.notify_all();
+  if (timer_.joinable() && timer_.get_id() != std::this_thread::get_id()) timer_.join();
+  for (auto& p : failed) Finish(p, Reply(why, p->peer, ByteBlock(), {}));
+}
+
+size_t RequestTable::pending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pending_.size();
+}
+
+void RequestTable::TimerLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    if (deadlines_.empty()) {
+      cv_.wait(lock);
+      continue;
+    }
+    auto first = deadlines_.begin();
+    if (Clock::now() < first->first) {
+      cv_.wait_until(lock, first->first);
+      continue;
+    }
+    const uint64_t id = first->second;
+    deadlines_.erase(first);
+    auto it = pending_.find(id);
+    if (it == pending_.end()) continue;  // completed meanwhile
+    std::shared_ptr<PendingRequest> p = std::move(it->second);
+    pending_.erase(it);
+    lock.unlock();
+    Finish(p, Reply(Status::Timeout("request " + std::to_string(id) + " to runtime " +
+                                    Hex(p->peer) + ": no reply within the timeout"),
+                    p->peer, ByteBlock(), {}));
+    lock.lock();
+  }
+}
+
+Result<std::shared_ptr<PendingRequest>> RuntimeImpl::SendRequest(ByteBlock&& frame,
+                                                                 const Startpoint& target,
+                                                                 HandlerId handler,
+                                                                 ReplyCallback done,
+                                                                 RequestOptions options) {
+  if (finalized_) return Status::FailedPrecondition("Request: runtime is finalized");
+  if (!target.valid()) return Status::InvalidArgument("Request: null startpoint");
+  if (options.timeout.count() < 0) return Status::InvalidArgument("Request: negative timeout");
+  Result<Peer*> peer = PeerFor(target);
+  if (!peer.ok()) return peer.status();
+  const size_t payload = frame.size() - wire::kHeaderSize + wire::kRequestTrailer;
+  if (payload > (*peer)->max_payload) {
+    return Status::OutOfRange("Request: payload of " + std::to_string(payload) +
+                              " bytes (with the request trailer) exceeds the " +
+                              std::string((*peer)->module->name()) + " limit of " +
+                              std::to_string((*peer)->max_payload));
+  }
+  std::shared_ptr<PendingRequest> p = requests_.Add(
+      target.runtime(), std::move(done), options.timeout, this, options_.progress_thread);
+  wire::PutLe64(frame.Extend(wire::kRequestTrailer), p->id);
+  wire::FrameHeader h;
+  h.kind = wire::FrameKind::kRsr;
+  h.flags = wire::kFlagRequest;
+  h.payload_len = static_cast<uint32_t>(payload);
+  h.source = id_;
+  h.target = target.runtime();
+  h.context = target.context();
+  h.endpoint = target.endpoint();
+  h.handler = handler.value;
+  if (target.address()) {
+    h.flags |= wire::kFlagHasAddress;
+    h.address = *target.address();
+  }
+  wire::EncodeHeader(h, {frame.data(), wire::kHeaderSize});
+  Status st = (*peer)->object->Send(std::move(frame));
+  if (!st.ok()) {
+    {  // the caller gets `st`; the callback is not called
+      std::lock_guard<std::mutex> lock(p->mu);
+      p->callback = nullptr;
+    }
+    requests_.Fail(p->id, st);
+    return st;
+  }
+  ++rsr_sent_;
+  return p;
+}
+
+}  // namespace internal
+
+// ---- ReplyFuture ----
+
+uint64_t ReplyFuture::id() const { return state_ ? state_->id : 0; }
+
+bool ReplyFuture::Ready() const {
+  if (!state_) return true;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->done;
+}
+
+bool ReplyFuture::WaitFor(std::chrono::nanoseconds timeout) const {
+  if (!state_) return true;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock<std::mutex> lock(state_->mu);
+  while (!state_->done) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    if (!state_->progress_thread) {  // nobody else progresses: do it here
+      lock.unlock();
+      if (state_->runtime->Progress() == 0) std::this_thread::yield();
+      lock.lock();
+      continue;
+    }
+    state_->cv.wait_until(lock, deadline);
+  }
+  return true;
+}
+
+const Reply& ReplyFuture::Wait() const& {
+  static const Reply kNone(Status::FailedPrecondition("Wait on an empty ReplyFuture"), 0,
+                           ByteBlock(), {});
+  if (!state_) return kNone;
+  while (!WaitFor(std::chrono::hours(1))) {
+  }
+  return state_->reply;
+}
+
+Reply ReplyFuture::Wait() && {
+  if (!state_)
+    return Reply(Status::FailedPrecondition("Wait on an empty ReplyFuture"), 0, ByteBlock(), {});
+  Wait();  // the const& overload (this is an lvalue here)
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return std::move(state_->reply);
+}
+
+bool ReplyFuture::Cancel() const {
+  if (!state_ || state_->runtime == nullptr) return false;
+  return state_->runtime->requests().Fail(
+      state_->id, Status::Cancelled("request " + std::to_string(state_->id) + " cancelled"));
+}
+
+// ---- Replier ----
+
+Status Replier::Send(Buffer&& reply) {
+  if (!state_) return Status::FailedPrecondition("Replier::Send on an empty Replier");
+  if (state_->answered.exchange(true)) {
+    return Status::FailedPrecondition("request " + std::to_string(state_->request) +
+                                      " was answered already");
+  }
+  return state_->runtime->SendAnswer(*state_, reply.TakeBlock(), Status::Ok());
+}
+
+Status Replier::Fail(const Status& error) {
+  if (!state_) return Status::FailedPrecondition("Replier::Fail on an empty Replier");
+  if (error.ok()) return Status::InvalidArgument("Replier::Fail with an OK status");
+  if (state_->answered.exchange(true)) {
+    return Status::FailedPrecondition("request " + std::to_string(state_->request) +
+                                      " was answered already");
+  }
+  return state_->runtime->SendAnswer(*state_, ByteBlock(), error);
+}
+
+// ---- Rsr ----
+
+std::shared_ptr<Replier::State>& Rsr::ReplierState() {
+  if (!replier_ && request_ != 0) {
+    replier_ = std::make_shared<Replier::State>();
+    replier_->runtime = runtime_->impl();
+    replier_->to = source_;
+    replier_->context = context_->id();
+    replier_->endpoint = endpoint_->id();
+    replier_->handler = handler_.value;
+    replier_->request = request_;
+  }
+  return replier_;
+}
+
+Status Rsr::Reply(Buffer&& reply) {
+  if (request_ == 0) return Status::FailedPrecondition("Rsr::Reply: this RSR is no request");
+  return Replier(ReplierState()).Send(std::move(reply));
+}
+
+Status Rsr::Fail(const Status& error) {
+  if (request_ == 0) return Status::FailedPrecondition("Rsr::Fail: this RSR is no request");
+  return Replier(ReplierState()).Fail(error);
+}
+
+Replier Rsr::TakeReplier() {
+  if (request_ == 0) return Replier();
+  ReplierState()->taken = true;
+  return Replier(ReplierState());
+}
+
+// ---- Runtime ----
+
+ReplyFuture Runtime::Request(Buffer&& request, const Startpoint& target, HandlerId handler,
+                             RequestOptions options) {
+  Result<std::shared_ptr<internal::PendingRequest>> p =
+      impl_->SendRequest(request.TakeBlock(), target, handler, nullptr, options);
+  if (p.ok()) return ReplyFuture(std::move(*p));
+  auto failed = std::make_shared<internal::PendingRequest>();
+  failed->peer = target.runtime();
+  failed->done = true;
+  failed->reply = rt::Reply(p.status(), target.runtime(), ByteBlock(), {});
+  return ReplyFuture(std::move(failed));
+}
+
+Status Runtime::Request(Buffer&& request, const Startpoint& target, HandlerId handler,
+                        ReplyCallback done, RequestOptions options) {
+  if (!done) return Status::InvalidArgument("Request: empty ReplyCallback");
+  return impl_->SendRequest(request.TakeBlock(), target, handler, std::move(done), options)
+      .status();
+}
+
+}  // namespace ukai::rt
