@@ -28,6 +28,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "I/O error";
     case StatusCode::kInternal:
       return "internal error";
+    case StatusCode::kWouldBlock:
+      return "would block";
   }
   return "unknown";
 }

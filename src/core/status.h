@@ -28,6 +28,7 @@ enum class StatusCode {
   kDeadlock,            // the simulator's watchdog fired
   kIoError,             // operating-system call failed
   kInternal,            // a broken invariant of ukai itself
+  kWouldBlock,          // the call would have to wait (runtime: a peer's send queue is full)
 };
 
 // Returns a short lower-case name of `code` ("invalid argument", ...).
@@ -54,6 +55,7 @@ class Status {
   static Status Deadlock(std::string m) { return {StatusCode::kDeadlock, std::move(m)}; }
   static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status WouldBlock(std::string m) { return {StatusCode::kWouldBlock, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

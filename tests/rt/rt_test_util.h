@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,7 +80,9 @@ inline ShmPair MakeShmPair(const std::map<std::string, std::string>& params) {
 
 // A peer process (tests/rt/tools/test_peer_main.cc) started by the test itself. It prints
 // its startpoint on stdout; its endpoint has handlers "echo" (u64 v + startpoint reply ->
-// RSR "echo_reply" with v + 1 to reply) and "quit". Killed (SIGKILL) on destruction.
+// RSR "echo_reply" with v + 1 to reply), "sink" (counted; its u64 must be the count so far:
+// send order), "report" (prints "sink N bad M": RSRs sunk, of them out of order) and "quit".
+// Killed (SIGKILL) on destruction.
 class PeerProcess {
  public:
   explicit PeerProcess(std::vector<std::string> args) {
@@ -123,6 +126,24 @@ class PeerProcess {
     if (pid_ <= 0 || ::waitpid(pid_, &st, 0) != pid_) return -1;
     pid_ = -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+  // The next line the peer prints on stdout ("" after `timeout` or at EOF).
+  std::string ReadLine(std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+    std::string line;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    char ch;
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{out_fd_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      if (::read(out_fd_, &ch, 1) != 1) break;
+      if (ch == '\n') return line;
+      line.push_back(ch);
+    }
+    return line;
+  }
+  // Sends `sig` (SIGSTOP, SIGCONT ...) to the peer.
+  void Signal(int sig) {
+    if (pid_ > 0) ::kill(pid_, sig);
   }
   const Startpoint& startpoint() const { return startpoint_; }
   const std::string& error() const { return error_; }

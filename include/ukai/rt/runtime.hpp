@@ -154,6 +154,17 @@ struct RuntimeOptions {
   std::shared_ptr<InprocFabric> inproc_fabric;
   // Told about failed or departed peers (API only).
   PeerEventCallback on_peer_event;
+
+  // ---- Flow control (docs/runtime.md, "Flow control and nothing lost") ----
+  // --ukai-send-queue-bytes=N / UKAI_SEND_QUEUE_BYTES: per peer, how many bytes of accepted
+  // RSRs the module may hold in this process for that peer (queued behind a full socket or
+  // ring, in flight in MPI or an inproc inbox) before SendRsr blocks — driving progress
+  // while it waits — and TrySendRsr returns kWouldBlock. A frame is accepted while the held
+  // bytes are below the limit, so a peer holds at most this plus one frame. 0 = no limit.
+  uint64_t send_queue_bytes = uint64_t{16} << 20;
+  // --ukai-flush-timeout-ms=N / UKAI_FLUSH_TIMEOUT_MS: how long Finalize waits for the peers
+  // to take every RSR SendRsr accepted (milliseconds, 0 = do not wait).
+  int flush_timeout_ms = 10000;
 };
 
 // Parses --ukai-* options out of argv (removing them; argc is updated, argv[argc] stays
@@ -250,8 +261,11 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  // Destroys all contexts (running exit routines), says goodbye to connected peers, stops
-  // the threads, closes the modules. Idempotent. Must not be called from a handler.
+  // Destroys all contexts (running exit routines), hands every RSR SendRsr accepted over to
+  // its peer (waiting up to flush_timeout_ms, progress still running), says goodbye to
+  // connected peers, stops the threads, closes the modules. Idempotent. Must not be called
+  // from a handler. Returns kUnavailable naming the count of frames (and bytes) the peers
+  // did not take — by the timeout or because a peer failed — and why: never OK after a loss.
   Status Finalize();
 
   RuntimeId id() const;
@@ -279,6 +293,13 @@ class Runtime {
   // no module reaches the target, peer failed (kUnavailable).
   Status SendRsr(Buffer&& buffer, const Startpoint& target, HandlerId handler);
   Status SendRsr(const Buffer& buffer, const Startpoint& target, HandlerId handler);
+  // Flow control: when the target peer already holds send_queue_bytes of accepted RSRs,
+  // SendRsr blocks until the peer took enough of them (driving progress meanwhile; it returns
+  // kUnavailable if the peer fails first). A non-threaded handler or a peer-event callback
+  // (they run inside a progress pass and cannot wait for it) is never blocked: its sends
+  // are accepted over the limit. TrySendRsr never blocks: kWouldBlock and `buffer` left as
+  // it was when the queue is full; on OK the buffer's contents were sent (moved out).
+  Status TrySendRsr(Buffer& buffer, const Startpoint& target, HandlerId handler);
 
   // An empty Buffer with room for `payload_capacity` payload bytes, its storage registered
   // memory where a loaded module offers it: the shm module's shared-memory pool

@@ -76,6 +76,7 @@ class HandlerTask final : public Task {
 }  // namespace
 
 ContextState* CurrentHandlerContext() { return tls_handler_context; }
+bool RuntimeImpl::InOwnProgressPass() const { return tls_pass_runtime == this; }
 
 void RuntimeImpl::RejectFrame(const Status& why) {
   ++frames_rejected_;

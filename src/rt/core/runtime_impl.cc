@@ -52,6 +52,9 @@ Status RuntimeImpl::Start(Runtime* self) {
                                    std::to_string(options_.handler_threads) + ")");
   }
   if (options_.spin_us < 0) return Status::InvalidArgument("spin_us must be >= 0");
+  if (options_.flush_timeout_ms < 0) {
+    return Status::InvalidArgument("flush_timeout_ms must be >= 0");
+  }
   Result<std::unique_ptr<Bootstrap>> boot = CreateBootstrap(options_.bootstrap);
   if (!boot.ok()) return boot.status();
   bootstrap_ = std::move(*boot);
@@ -171,6 +174,7 @@ Status RuntimeImpl::Finalize() {
     for (auto& [id, cs] : contexts_) all.push_back(cs);
   }
   for (auto& cs : all) DestroyContextState(cs);
+  const Status flushed = FlushPeers();  // while progress still runs (peers may wait for us)
   stop_.store(true);
   sleeping_.store(true);
   Wake();
@@ -186,7 +190,7 @@ Status RuntimeImpl::Finalize() {
   // peers_ keeps its entries (closed objects) until the destructor: threads may hold
   // cached Peer pointers (PeerFor).
   bootstrap_->Finish();
-  return Status::Ok();
+  return flushed;
 }
 
 // ---- contexts and endpoints ----
@@ -411,7 +415,8 @@ Result<Peer*> RuntimeImpl::ConnectPeer(const Startpoint& target) {
   return &peer;
 }
 
-Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler) {
+Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
+                         bool wait_for_room) {
   if (!target.valid()) {
     ++send_errors_;
     return Status::InvalidArgument("SendRsr: null startpoint");
@@ -427,6 +432,10 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
     return Status::OutOfRange("SendRsr: payload of " + std::to_string(payload) +
                               " bytes exceeds the " + std::string((*peer)->module->name()) +
                               " limit of " + std::to_string((*peer)->max_payload));
+  }
+  if (Status room = AwaitRoom(**peer, target.runtime(), wait_for_room); !room.ok()) {
+    ++send_errors_;
+    return room;
   }
   wire::FrameHeader h;
   h.kind = wire::FrameKind::kRsr;

@@ -134,7 +134,9 @@ class RuntimeImpl final : public ModuleHost {
   Status DestroyContext(Context* ctx);
   Context* FindContext(ContextId id) const;
   Result<Endpoint*> CreateEndpoint(Context* ctx, ContextState* state, EndpointOptions options);
-  Status Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler);
+  // `wait_for_room` false: the caller (TrySend) checked the peer's queue already.
+  Status Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
+              bool wait_for_room = true);
   Result<std::string> SelectModule(const Startpoint& target);
   int Progress();
   Result<Startpoint> WorldStartpoint(int rank, ContextId context, EndpointId endpoint) const;
@@ -186,6 +188,22 @@ class RuntimeImpl final : public ModuleHost {
   Route routes_[kRoutes];
   size_t next_route_ = 0;
   void DestroyContextState(const std::shared_ptr<ContextState>& cs);
+
+  // ---- Flow control and flushing (flow_control.cc) ----
+ public:
+  // SendRsr without blocking (Runtime::TrySendRsr).
+  Status TrySend(Buffer& buffer, const Startpoint& target, HandlerId handler);
+
+ private:
+  // OK when `peer` holds less than options_.send_queue_bytes, else waits (driving progress)
+  // for room, or returns kWouldBlock when `wait` is false.
+  Status AwaitRoom(Peer& peer, RuntimeId rid, bool wait);
+  // Waits up to flush_timeout_ms (driving progress) until every peer object took all that
+  // was accepted for it; an error naming what was not taken otherwise.
+  Status FlushPeers();
+  // True on the thread running a progress pass of this runtime (a non-threaded handler or
+  // a peer-event callback): it must not wait for progress (dispatch.cc).
+  bool InOwnProgressPass() const;
 
   RuntimeOptions options_;
   mutable std::mutex params_mu_;

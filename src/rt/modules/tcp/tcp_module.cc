@@ -6,14 +6,17 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -105,6 +108,8 @@ class TcpConn final : public CommObject {
   void Close() override;
   CommState state() const override { return state_.load(); }
   RuntimeId peer() const override { return peer_.load(); }
+  size_t QueuedBytes() const override;
+  Unconfirmed Outstanding() override;
 
   // Progress thread: writes queued frames.
   Status Flush();
@@ -134,9 +139,21 @@ class TcpConn final : public CommObject {
   // Writes from `frame` at `*off`; returns false on EAGAIN, error Status on failure.
   Result<bool> WriteSome(const ByteBlock& frame, size_t* off);
   void ArmWrite(bool on);
+  // Flow accounting (under send_mu_): a frame left the queue / was fully written.
+  void Dequeued(size_t bytes) { queued_bytes_.fetch_sub(bytes, std::memory_order_relaxed); }
+  void Written() {
+    ends_.push_back(sent_bytes_);
+    if (ends_.size() > prune_at_) {
+      PruneAcked();
+      prune_at_ = std::max<size_t>(4096, 2 * ends_.size());
+    }
+  }
+  // Drops the ends of frames the peer's TCP acknowledged; returns the unacknowledged bytes.
+  uint64_t PruneAcked();
+  Unconfirmed CountLocked();
 
   TcpModule* module_;
-  std::mutex send_mu_;
+  mutable std::mutex send_mu_;
   int fd_;
   std::atomic<RuntimeId> peer_;
   std::atomic<CommState> state_{CommState::kOk};
@@ -146,6 +163,14 @@ class TcpConn final : public CommObject {
   };
   std::deque<Pending> queue_;
   std::atomic<bool> has_queued_{false};
+  // Flow control (under send_mu_ unless atomic): bytes of the frames in queue_; bytes
+  // written to the socket so far; the stream offset at which each written frame ends,
+  // until the peer's TCP acknowledged it (SIOCOUTQ); what was lost when the fd closed.
+  std::atomic<size_t> queued_bytes_{0};
+  uint64_t sent_bytes_ = 0;
+  std::deque<uint64_t> ends_;
+  size_t prune_at_ = 4096;
+  Unconfirmed lost_;
   bool carried_rsr_ = false;           // under send_mu_
   std::shared_ptr<TcpConn> redirect_;  // under send_mu_: send over this one instead
   bool write_armed_ = false;
@@ -234,6 +259,7 @@ Result<bool> TcpConn::WriteSome(const ByteBlock& frame, size_t* off) {
     ssize_t n = ::send(fd_, frame.data() + *off, frame.size() - *off, MSG_NOSIGNAL);
     if (n > 0) {
       *off += static_cast<size_t>(n);
+      sent_bytes_ += static_cast<uint64_t>(n);
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
@@ -269,6 +295,8 @@ Status TcpConn::Send(ByteBlock&& frame) {
     Result<bool> done = WriteSome(queue_.front().frame, &queue_.front().off);
     if (!done.ok()) return done.status();
     if (!*done) break;
+    Dequeued(queue_.front().frame.size());
+    Written();
     queue_.pop_front();
   }
   if (queue_.empty()) {
@@ -276,14 +304,17 @@ Status TcpConn::Send(ByteBlock&& frame) {
     Result<bool> done = WriteSome(frame, &off);
     if (!done.ok()) return done.status();  // the progress thread sees the error and fails it
     if (*done) {
+      Written();
       if (write_armed_) {
         has_queued_.store(false, std::memory_order_release);
         ArmWrite(false);
       }
       return Status::Ok();
     }
+    queued_bytes_.fetch_add(frame.size(), std::memory_order_relaxed);
     queue_.push_back({std::move(frame), off});
   } else {
+    queued_bytes_.fetch_add(frame.size(), std::memory_order_relaxed);
     queue_.push_back({std::move(frame), 0});
   }
   has_queued_.store(true, std::memory_order_release);
@@ -298,6 +329,8 @@ Status TcpConn::Flush() {
     Result<bool> done = WriteSome(queue_.front().frame, &queue_.front().off);
     if (!done.ok()) return done.status();
     if (!*done) return Status::Ok();
+    Dequeued(queue_.front().frame.size());
+    Written();
     queue_.pop_front();
   }
   has_queued_.store(false, std::memory_order_release);
@@ -308,12 +341,63 @@ Status TcpConn::Flush() {
 bool TcpConn::Shut(CommState state) {
   std::lock_guard<std::mutex> lock(send_mu_);
   if (fd_ < 0) return false;
+  lost_ = CountLocked();  // what the peer has not taken is lost with the connection
   state_.store(state);
   ::epoll_ctl(module_->epfd(), EPOLL_CTL_DEL, fd_, nullptr);
   ::close(fd_);
   fd_ = -1;
   queue_.clear();
+  queued_bytes_.store(0, std::memory_order_relaxed);
+  ends_.clear();
   return true;
+}
+
+uint64_t TcpConn::PruneAcked() {
+  int unacked = 0;
+  if (fd_ < 0 || ::ioctl(fd_, SIOCOUTQ, &unacked) != 0) return 0;
+  const uint64_t acked = sent_bytes_ - static_cast<uint64_t>(unacked);
+  while (!ends_.empty() && ends_.front() <= acked) ends_.pop_front();
+  return static_cast<uint64_t>(unacked);
+}
+
+CommObject::Unconfirmed TcpConn::CountLocked() {
+  if (fd_ < 0) return lost_;
+  const uint64_t in_kernel = PruneAcked();
+  return {queue_.size() + ends_.size(), queued_bytes_.load(std::memory_order_relaxed) + in_kernel};
+}
+
+size_t TcpConn::QueuedBytes() const {
+  std::shared_ptr<TcpConn> to;
+  {
+    std::lock_guard<std::mutex> lock(send_mu_);
+    to = redirect_;
+  }
+  return queued_bytes_.load(std::memory_order_relaxed) + (to ? to->QueuedBytes() : 0);
+}
+
+CommObject::Unconfirmed TcpConn::Outstanding() {
+  std::shared_ptr<TcpConn> to;
+  Unconfirmed mine;
+  {
+    std::lock_guard<std::mutex> lock(send_mu_);
+    to = redirect_;
+    if (fd_ >= 0 && state_.load() == CommState::kOk) {
+      while (!queue_.empty()) {  // push the queue on (the progress thread may be asleep)
+        Result<bool> done = WriteSome(queue_.front().frame, &queue_.front().off);
+        if (!done.ok() || !*done) break;
+        Dequeued(queue_.front().frame.size());
+        Written();
+        queue_.pop_front();
+      }
+    }
+    mine = CountLocked();
+  }
+  if (to) {
+    const Unconfirmed theirs = to->Outstanding();
+    mine.frames += theirs.frames;
+    mine.bytes += theirs.bytes;
+  }
+  return mine;
 }
 
 void TcpConn::Close() {
@@ -335,11 +419,14 @@ void TcpConn::Close() {
   ByteBlock b(wire::kHeaderSize);
   b.Resize(wire::kHeaderSize);
   wire::EncodeHeader(bye, {b.data(), b.size()});
+  queued_bytes_.fetch_add(b.size(), std::memory_order_relaxed);
   queue_.push_back({std::move(b), 0});
   while (!queue_.empty()) {
     Result<bool> done = WriteSome(queue_.front().frame, &queue_.front().off);
     if (!done.ok()) break;
     if (*done) {
+      Dequeued(queue_.front().frame.size());
+      Written();
       queue_.pop_front();
       continue;
     }
