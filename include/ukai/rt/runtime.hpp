@@ -165,6 +165,13 @@ struct RuntimeOptions {
   // --ukai-flush-timeout-ms=N / UKAI_FLUSH_TIMEOUT_MS: how long Finalize waits for the peers
   // to take every RSR SendRsr accepted (milliseconds, 0 = do not wait).
   int flush_timeout_ms = 10000;
+
+  // ---- Fast defaults (docs/runtime.md, "Fast by default") ----
+  // --ukai-pin=auto|core|off / UKAI_PIN: pin the process (the thread calling Init, and the
+  // progress and handler threads it starts) to one CPU: the rank-th of those it may run on
+  // (modulo their number). "auto": only under `ukai launch` with no more processes than
+  // CPUs (as mpirun binds by default); "core": always; "off": never.
+  std::string pin = "auto";
 };
 
 // Parses --ukai-* options out of argv (removing them; argc is updated, argv[argc] stays

@@ -75,6 +75,12 @@ Status ApplyOption(std::string_view name, std::string_view value, bool has_value
     Result<int> n = ParseInt(what, value, 0);
     if (!n.ok()) return n.status();
     o->send_queue_bytes = static_cast<uint64_t>(*n);
+  } else if (name == "pin") {  // fast defaults (fast_defaults.cc)
+    if (value != "auto" && value != "core" && value != "off") {
+      return Status::InvalidArgument(what + ": expected auto, core or off, got '" +
+                                     std::string(value) + "'");
+    }
+    o->pin = std::string(value);
   } else if (name == "flush-timeout-ms") {
     Result<int> n = ParseInt(what, value, 0);
     if (!n.ok()) return n.status();
@@ -84,7 +90,7 @@ Status ApplyOption(std::string_view name, std::string_view value, bool has_value
         "unknown option " + what +
         " (known: --ukai-modules, --ukai-bootstrap, --ukai-trace, --ukai-progress-thread, "
         "--ukai-handler-threads, --ukai-spin-us, --ukai-param, --ukai-send-queue-bytes, "
-        "--ukai-flush-timeout-ms)");
+        "--ukai-flush-timeout-ms, --ukai-pin)");
   }
   return Status::Ok();
 }
@@ -121,7 +127,8 @@ Status ApplyRuntimeEnv(RuntimeOptions* options) {
                                   {"UKAI_HANDLER_THREADS", "handler-threads"},
                                   {"UKAI_SPIN_US", "spin-us"},
                                   {"UKAI_SEND_QUEUE_BYTES", "send-queue-bytes"},
-                                  {"UKAI_FLUSH_TIMEOUT_MS", "flush-timeout-ms"}};
+                                  {"UKAI_FLUSH_TIMEOUT_MS", "flush-timeout-ms"},
+                                  {"UKAI_PIN", "pin"}};
   for (const Var& v : kVars) {
     const char* value = std::getenv(v.env);
     if (value == nullptr) continue;

@@ -68,6 +68,7 @@ Status RuntimeImpl::Start(Runtime* self) {
   world_ = std::move(*world);
   Trace("bootstrap " + std::string(bootstrap_->name()) + ": rank " +
         std::to_string(bootstrap_->rank()) + " of " + std::to_string(bootstrap_->size()));
+  UKAI_RETURN_IF_ERROR(ApplyPinning());  // before the threads start: they inherit it
   pool_ = std::make_unique<ThreadPool>(options_.handler_threads);
   if (options_.progress_thread) progress_thread_ = std::thread([this] { ProgressLoop(); });
   started_ = true;

@@ -32,6 +32,13 @@ namespace ukai::rt::internal {
 // "0123456789abcdef"-style 16-digit hex of a runtime id (traces, messages).
 std::string Hex(uint64_t v);
 
+// The CPU a process of rank `rank` in `size` pins itself to under pin mode `pin` ("auto":
+// only when started by `ukai launch` — bootstrap "launcher" — and size <= the CPUs
+// allowed; "core": always; "off": never), from the CPUs it may run on (`allowed`, in
+// order): allowed[rank % allowed.size()], or -1 for no pinning (fast_defaults.cc).
+int PinCpu(std::string_view pin, std::string_view bootstrap, int rank, int size,
+           const std::vector<int>& allowed);
+
 class ContextState;
 // The context whose handler runs on this thread, or nullptr (DestroyContext uses it to
 // refuse destroying a context from its own handler).
@@ -204,6 +211,27 @@ class RuntimeImpl final : public ModuleHost {
   // True on the thread running a progress pass of this runtime (a non-threaded handler or
   // a peer-event callback): it must not wait for progress (dispatch.cc).
   bool InOwnProgressPass() const;
+
+  // ---- Fast defaults (fast_defaults.cc) ----
+  // Runtime::Progress() from a thread of the program (not a handler): counted, so that the
+  // progress thread steps aside while the program drives progress itself.
+  void NoteCallerProgress();
+  // Progress thread, holding the flag: when a program thread called Progress() since the
+  // last look, lets go of the flag and sleeps (kStepAsideUs at a time) until the program
+  // stopped calling it; true when it stepped aside.
+  bool StepAsideForCallers();
+  // Progress thread, spinning idle: gives the core to another runnable thread now and then
+  // (the program's own threads on an oversubscribed machine).
+  void YieldWhileSpinning();
+  // Runtime::Progress() returning `n`: after many idle calls in a row on this thread, gives
+  // the core away once (two processes polling on one core then alternate within
+  // microseconds instead of scheduler time slices). Returns n.
+  int CallerIdle(int n);
+  // Pins this thread (and so the threads started after it) per options_.pin.
+  Status ApplyPinning();
+  alignas(64) std::atomic<uint64_t> caller_calls_{0};
+  uint64_t caller_seen_ = 0;  // progress thread only
+  unsigned idle_spins_ = 0;   // progress thread only
 
   RuntimeOptions options_;
   mutable std::mutex params_mu_;
