@@ -9,8 +9,11 @@
 #include <string>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include "ukai/ukai.hpp"
+#include "wire/rsr_frame.h"
 
 namespace ukai::rt::testing {
 
@@ -32,6 +36,22 @@ inline bool WaitFor(const std::function<bool()>& pred,
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   return true;
+}
+
+// A raw client socket connected to `rt`'s tcp listener on 127.0.0.1, or -1.
+inline int ConnectToTcp(const Runtime& rt) {
+  const Descriptor* d = rt.descriptors().Find("tcp");
+  if (d == nullptr) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(wire::GetLe16(d->bytes.data()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 // Options for a test runtime that talks through `module` (fabric shared for inproc).

@@ -4,6 +4,8 @@
 // under that lock so no writer ever uses a recycled fd number.
 #include "rt/modules/tcp/tcp_module.h"
 
+#include "rt/modules/tcp/tcp_limits.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/sockios.h>
@@ -19,8 +21,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -36,6 +40,12 @@ constexpr int kCloseFlushMs = 2000;
 constexpr size_t kDirectPollMax = 8;
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 void SetNonBlockingNoDelay(int fd) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL, 0) | O_NONBLOCK);
@@ -134,6 +144,9 @@ class TcpConn final : public CommObject {
   bool hello_seen = false;
   bool accepted = false;  // opened by the peer
   bool rsr_seen = false;  // an RSR arrived on it
+  // tcp_limits.h deadlines: when the connection opened, when bytes last arrived.
+  const int64_t opened_ms = NowMs();
+  int64_t last_rx_ms = opened_ms;
 
  private:
   // Writes from `frame` at `*off`; returns false on EAGAIN, error Status on failure.
@@ -221,6 +234,11 @@ class TcpModule final : public Module {
   // connection `c` too, if ours carried no RSR yet. Rules (at most one side switches):
   // on the peer's hello when the peer's id is lower, and on the peer's first RSR.
   void UseIncoming(const std::shared_ptr<TcpConn>& c);
+  // Closes accepted connections without a hello after handshake_timeout_ms, and fails those
+  // with a frame begun but not complete frame_timeout_ms after their last bytes (checked
+  // at most every 50 ms).
+  void CheckDeadlines();
+  std::map<std::string, uint64_t> Counters() const override;
 
   ModuleHost* host_ = nullptr;
   int listen_fd_ = -1;
@@ -228,7 +246,10 @@ class TcpModule final : public Module {
   uint16_t port_ = 0;
   std::string advertised_;
   std::string hostname_;
-  int connect_timeout_ms_ = 10000;
+  TcpLimits limits_;
+  TcpLimitCounters limit_counters_;
+  int64_t deadlines_checked_ms_ = 0;  // progress thread only
+  size_t accepted_open_ = 0;          // accepted connections open (under conns_mu_)
   std::mutex conns_mu_;
   std::unordered_map<int, std::shared_ptr<TcpConn>> conns_;
   // Connections made by Connect(), per peer (under conns_mu_): when the peer connected to
@@ -442,15 +463,9 @@ Status TcpModule::Init(ModuleHost* host) {
   host_ = host;
   std::string listen = host->Param("tcp.listen");
   if (listen.empty()) listen = "0.0.0.0:0";
-  if (std::string t = host->Param("tcp.connect_timeout_ms"); !t.empty()) {
-    char* end = nullptr;
-    const long ms = std::strtol(t.c_str(), &end, 10);
-    if (*end != '\0' || ms < 1 || ms > 3600000) {
-      return Status::InvalidArgument("tcp.connect_timeout_ms=" + t +
-                                     ": expected milliseconds in 1..3600000");
-    }
-    connect_timeout_ms_ = static_cast<int>(ms);
-  }
+  Result<TcpLimits> limits = ReadTcpLimits(host);
+  if (!limits.ok()) return limits.status();
+  limits_ = *limits;
   std::string bind_host;
   UKAI_RETURN_IF_ERROR(ParseHostPort(listen, &bind_host, &port_).WithContext("tcp.listen"));
   sockaddr_in addr{};
@@ -524,7 +539,8 @@ Result<std::shared_ptr<CommObject>> TcpModule::Connect(RuntimeId peer, std::span
     return Status::Unavailable("tcp: cannot resolve '" + host + "'");
   }
   const std::string where = host + ":" + std::to_string(t->port);
-  Result<int> fd = ConnectWithTimeout(*res->ai_addr, res->ai_addrlen, where, connect_timeout_ms_);
+  Result<int> fd =
+      ConnectWithTimeout(*res->ai_addr, res->ai_addrlen, where, limits_.connect_timeout_ms);
   ::freeaddrinfo(res);
   if (!fd.ok()) return fd.status();
   SetNonBlockingNoDelay(*fd);
@@ -563,6 +579,17 @@ void TcpModule::Accept() {
   for (;;) {
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) return;
+    {
+      std::lock_guard<std::mutex> lock(conns_mu_);
+      if (accepted_open_ >= static_cast<size_t>(limits_.max_connections)) {
+        ::close(fd);
+        limit_counters_.connections_refused.fetch_add(1, std::memory_order_relaxed);
+        host_->Trace("tcp: refused a connection: " + std::to_string(accepted_open_) +
+                     " accepted connections open (tcp.max_connections)");
+        continue;
+      }
+      ++accepted_open_;
+    }
     SetNonBlockingNoDelay(fd);
     auto c = std::make_shared<TcpConn>(this, fd, 0);
     c->accepted = true;
@@ -578,6 +605,7 @@ void TcpModule::Fail(const std::shared_ptr<TcpConn>& c, bool orderly, const Stat
   {
     std::lock_guard<std::mutex> lock(conns_mu_);
     conns_.erase(fd);
+    if (c->accepted) --accepted_open_;
     version_.fetch_add(1, std::memory_order_release);
     for (const auto& [f, o] : conns_) others |= peer != 0 && o->peer() == peer;
   }
@@ -673,6 +701,7 @@ int TcpModule::ReadConn(const std::shared_ptr<TcpConn>& c) {
       return -1;
     }
     if (r > 0) {
+      c->last_rx_ms = NowMs();
       c->big_filled += static_cast<size_t>(r);
       // Request/reply traffic puts a connection in the kernel's "ping-pong" mode, where it
       // delays ACKs hoping to piggyback them on a reply: in the middle of a large frame
@@ -705,6 +734,7 @@ int TcpModule::ReadConn(const std::shared_ptr<TcpConn>& c) {
     return -1;
   }
   rend += static_cast<size_t>(r);
+  c->last_rx_ms = NowMs();
   return ParseFrames(c);
 }
 
@@ -717,8 +747,42 @@ void TcpModule::RefreshPolled() {
   polled_version_ = version_.load(std::memory_order_relaxed);
 }
 
+void TcpModule::CheckDeadlines() {
+  const int64_t now = NowMs();
+  if (now - deadlines_checked_ms_ < 50) return;
+  deadlines_checked_ms_ = now;
+  for (size_t i = 0; i < polled_.size(); ++i) {
+    const std::shared_ptr<TcpConn> c = polled_[i];  // Fail() may refresh polled_ later
+    if (c->fd() < 0) continue;
+    const int64_t idle = now - c->last_rx_ms;
+    const bool partial = !c->big.empty() || c->rend > c->rstart;
+    if (!c->hello_seen && now - c->opened_ms > limits_.handshake_timeout_ms) {
+      limit_counters_.handshake_timeouts.fetch_add(1, std::memory_order_relaxed);
+      const Status why = Status::Unavailable("tcp: no complete hello within " +
+                                             std::to_string(limits_.handshake_timeout_ms) +
+                                             " ms of the connection (tcp.handshake_timeout_ms)");
+      host_->RejectFrame(why);
+      Fail(c, false, why);
+    } else if (c->hello_seen && partial && idle > limits_.frame_timeout_ms) {
+      limit_counters_.frame_timeouts.fetch_add(1, std::memory_order_relaxed);
+      const Status why = Status::Unavailable(
+          "tcp: a frame begun by peer " + std::to_string(c->peer()) + " was not completed within " +
+          std::to_string(limits_.frame_timeout_ms) + " ms (tcp.frame_timeout_ms)");
+      host_->RejectFrame(why);
+      Fail(c, false, why);
+    }
+  }
+}
+
+std::map<std::string, uint64_t> TcpModule::Counters() const {
+  return {{"connections_refused", limit_counters_.connections_refused.load()},
+          {"handshake_timeouts", limit_counters_.handshake_timeouts.load()},
+          {"frame_timeouts", limit_counters_.frame_timeouts.load()}};
+}
+
 int TcpModule::Progress() {
   RefreshPolled();
+  CheckDeadlines();
   if (polled_.size() > kDirectPollMax) return PollEvents();
   // Few connections: poll(2) them and the listener directly (as fast as epoll_wait here,
   // and it takes no epoll lock that arriving segments' wake-ups need too). Spinning on
