@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "fuzz_mutate.h"
 #include "ukai/ukai.hpp"
 #include "wire/rsr_frame.h"
 
@@ -70,24 +71,7 @@ TEST(FuzzReplay, SeededRandomAndMutatedInputs) {
     std::vector<uint8_t> in;
     if (i % 2 == 0) {  // mutate a seed: flip, overwrite, insert or delete bytes
       in = seeds[rng() % seeds.size()];
-      const int edits = 1 + static_cast<int>(rng() % 4);
-      for (int e = 0; e < edits && !in.empty(); ++e) {
-        size_t at = rng() % in.size();
-        switch (rng() % 4) {
-          case 0:
-            in[at] ^= static_cast<uint8_t>(1u << (rng() % 8));
-            break;
-          case 1:
-            in[at] = static_cast<uint8_t>(rng());
-            break;
-          case 2:
-            in.insert(in.begin() + at, static_cast<uint8_t>(rng()));
-            break;
-          default:
-            in.erase(in.begin() + at);
-            break;
-        }
-      }
+      testing::Mutate(rng, &in);
     } else {  // random bytes, biased towards valid tags and small lengths
       in.resize(rng() % 96);
       for (auto& x : in) x = static_cast<uint8_t>(rng() % 3 == 0 ? rng() % 16 : rng());
