@@ -166,7 +166,7 @@ class TcpConn final : public CommObject {
   Unconfirmed CountLocked();
 
   TcpModule* module_;
-  mutable std::mutex send_mu_;
+  std::mutex send_mu_;
   int fd_;
   std::atomic<RuntimeId> peer_;
   std::atomic<CommState> state_{CommState::kOk};
@@ -186,6 +186,9 @@ class TcpConn final : public CommObject {
   Unconfirmed lost_;
   bool carried_rsr_ = false;           // under send_mu_
   std::shared_ptr<TcpConn> redirect_;  // under send_mu_: send over this one instead
+  // redirect_.get() for lock-free readers (QueuedBytes on every send); set once, kept alive
+  // by redirect_, never cleared.
+  std::atomic<TcpConn*> redirect_raw_{nullptr};
   bool write_armed_ = false;
 };
 
@@ -294,6 +297,7 @@ bool TcpConn::RedirectIfUnused(const std::shared_ptr<TcpConn>& to) {
   std::lock_guard<std::mutex> lock(send_mu_);
   if (carried_rsr_ || redirect_ || state_.load() != CommState::kOk) return false;
   redirect_ = to;
+  redirect_raw_.store(to.get(), std::memory_order_release);
   return true;
 }
 
@@ -388,11 +392,7 @@ CommObject::Unconfirmed TcpConn::CountLocked() {
 }
 
 size_t TcpConn::QueuedBytes() const {
-  std::shared_ptr<TcpConn> to;
-  {
-    std::lock_guard<std::mutex> lock(send_mu_);
-    to = redirect_;
-  }
+  const TcpConn* to = redirect_raw_.load(std::memory_order_acquire);
   return queued_bytes_.load(std::memory_order_relaxed) + (to ? to->QueuedBytes() : 0);
 }
 
