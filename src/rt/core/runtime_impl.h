@@ -217,7 +217,7 @@ class RuntimeImpl final : public ModuleHost {
   // progress thread steps aside while the program drives progress itself.
   void NoteCallerProgress();
   // Progress thread, holding the flag: when a program thread called Progress() since the
-  // last look, lets go of the flag and sleeps (kStepAsideUs at a time) until the program
+  // last look, lets go of the flag and sleeps (500 us at a time) until the program
   // stopped calling it; true when it stepped aside.
   bool StepAsideForCallers();
   // Progress thread, spinning idle: gives the core to another runnable thread now and then
