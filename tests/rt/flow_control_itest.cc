@@ -22,7 +22,14 @@ constexpr size_t kPayload = 64 << 10;
 // The stated bound on the sender's RSS growth during the stall: the queue limit, one frame
 // over it, the shm ring we write into (4 MiB, shared memory touched by us) and the kernel's
 // and allocator's slack. Without flow control the sender grew by gigabytes.
-constexpr uint64_t kRssBound = kQueueLimit + (32 << 20);
+// Under AddressSanitizer freed blocks stay resident in its quarantine (256 MiB by
+// default) before they are reused: that much more.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr uint64_t kSanitizerSlack = uint64_t{256} << 20;
+#else
+constexpr uint64_t kSanitizerSlack = 0;
+#endif
+constexpr uint64_t kRssBound = kQueueLimit + (32 << 20) + kSanitizerSlack;
 
 // This process's resident set size in bytes (VmRSS of /proc/self/status).
 uint64_t RssBytes() {
