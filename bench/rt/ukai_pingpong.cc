@@ -284,12 +284,18 @@ int RunWorker(const std::string& worker, const std::string& out_path,
               const std::vector<size_t>& sizes, double seconds,
               const std::vector<std::string>& runtime_args) {
   KeepFreedMemory();
-  const bool heap = worker.size() > 5 && worker.substr(worker.size() - 5) == "-heap";
-  const std::string module = heap ? worker.substr(0, worker.size() - 5) : worker;
+  auto ends_with = [&](const std::string& suffix) {
+    return worker.size() > suffix.size() &&
+           worker.compare(worker.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const bool heap = ends_with("-heap");
+  // "-default": the default settings (progress thread on, not pinned); the same loops.
+  const bool defaults = ends_with("-default");
+  const std::string module = worker.substr(0, worker.find('-'));
   rt::RuntimeOptions o;
   o.bootstrap = "auto";  // launcher or mpi, from the environment
   o.modules = {module};
-  o.progress_thread = false;
+  o.progress_thread = defaults;
   if (Status s = ApplyArgs(runtime_args, &o); !s.ok()) {
     std::fprintf(stderr, "ukai_rt_bench worker: %s\n", s.ToString().c_str());
     return 2;
@@ -300,7 +306,7 @@ int RunWorker(const std::string& worker, const std::string& out_path,
     return 1;
   }
   Runtime& rt = **r;
-  PinTo(rt.rank());
+  if (!defaults) PinTo(rt.rank());
   Side side;
   side.rt = &rt;
   side.pool = !heap;
@@ -337,6 +343,11 @@ std::vector<PingPongSeries> UkaiSeries() {
       {"ukai shm heap", false,
        [](auto& s, double t, auto& a) { return RunLaunched("shm-heap", s, t, a); }},
       {"ukai tcp", true, [](auto& s, double t, auto& a) { return RunLaunched("tcp", s, t, a); }},
+      // Default settings (progress thread on, spin_us 200, not pinned) beside the tuned runs.
+      {"ukai shm default", false,
+       [](auto& s, double t, auto& a) { return RunLaunched("shm-default", s, t, a); }},
+      {"ukai tcp default", true,
+       [](auto& s, double t, auto& a) { return RunLaunched("tcp-default", s, t, a); }},
   };
 #if UKAI_HAVE_MPI
   out.push_back({"ukai mpi", false, RunUnderMpirun});

@@ -37,9 +37,10 @@ enum class StatusCode {
   kInternal,            // a broken invariant of ukai itself
   kCancelled,           // the caller cancelled the operation (a request)
   kTimeout,             // the operation's deadline passed (a request)
+  kWouldBlock,          // the call would have to wait (runtime: a peer's send queue is full)
 };
 // The largest StatusCode value (codes travel on the wire in replies).
-inline constexpr StatusCode kLastStatusCode = StatusCode::kTimeout;
+inline constexpr StatusCode kLastStatusCode = StatusCode::kWouldBlock;
 
 // Returns a short lower-case name of `code` ("invalid argument", ...).
 std::string_view StatusCodeName(StatusCode code);
@@ -67,6 +68,7 @@ class Status {
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
   static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
   static Status Timeout(std::string m) { return {StatusCode::kTimeout, std::move(m)}; }
+  static Status WouldBlock(std::string m) { return {StatusCode::kWouldBlock, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -32,6 +32,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "cancelled";
     case StatusCode::kTimeout:
       return "timeout";
+    case StatusCode::kWouldBlock:
+      return "would block";
   }
   return "unknown";
 }

@@ -1,9 +1,9 @@
 #include "wire/fullmesh_header.h"
 
-#include <fmt/format.h>
+#include <cstdio>
+#include <string>
 
-#include <array>
-
+#include "wire/crc32.h"
 #include "wire/rsr_frame.h"
 
 namespace ukai::wire {
@@ -23,10 +23,17 @@ uint64_t GetBits(std::span<const uint8_t> in, size_t* bit, int width) {
   return v;
 }
 
+// "0x0000abcd".
+std::string Hex32(uint32_t v) {
+  char buf[11];
+  std::snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
+
 Status CheckNodes(int nodes) {
   if (nodes < 2 || nodes > kFullMeshMaxNodes) {
-    return Status::InvalidArgument(
-        fmt::format("control header: nodes {} out of range [2, {}]", nodes, kFullMeshMaxNodes));
+    return Status::InvalidArgument("control header: nodes " + std::to_string(nodes) +
+                                   " out of range [2, " + std::to_string(kFullMeshMaxNodes) + "]");
   }
   return Status::Ok();
 }
@@ -35,32 +42,17 @@ Status CheckNodes(int nodes) {
 
 size_t ControlHeaderBytes(int nodes) { return (HeaderBits(nodes) + 7) / 8; }
 
-uint32_t Crc32(std::span<const uint8_t> data) {
-  static constexpr std::array<uint32_t, 256> kTable = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  uint32_t crc = 0xFFFFFFFFu;
-  for (uint8_t b : data) crc = kTable[(crc ^ b) & 0xFF] ^ (crc >> 8);
-  return crc ^ 0xFFFFFFFFu;
-}
-
 Result<std::vector<uint8_t>> EncodeControlFrame(const ControlHeader& h, int nodes,
                                                 std::span<const uint8_t> payload) {
   UKAI_RETURN_IF_ERROR(CheckNodes(nodes));
   if (h.number > 1023) {
-    return Status::InvalidArgument(
-        fmt::format("control header: number {} does not fit 10 bits", h.number));
+    return Status::InvalidArgument("control header: number " + std::to_string(h.number) +
+                                   " does not fit 10 bits");
   }
   if (h.links.size() != static_cast<size_t>(nodes - 1)) {
     return Status::InvalidArgument(
-        fmt::format("control header: link bitmap has {} bits, {} nodes need {}", h.links.size(),
-                    nodes, nodes - 1));
+        "control header: link bitmap has " + std::to_string(h.links.size()) + " bits, " +
+        std::to_string(nodes) + " nodes need " + std::to_string(nodes - 1));
   }
   const size_t head = ControlHeaderBytes(nodes);
   std::vector<uint8_t> out(head + payload.size() + 4, 0);
@@ -79,16 +71,16 @@ Result<ControlFrameView> DecodeControlFrame(std::span<const uint8_t> in, int nod
   UKAI_RETURN_IF_ERROR(CheckNodes(nodes));
   const size_t head = ControlHeaderBytes(nodes);
   if (in.size() < head + 4) {
-    return Status::OutOfRange(
-        fmt::format("control frame: {} bytes, shorter than the {}-byte header plus the 4-byte FCS",
-                    in.size(), head));
+    return Status::OutOfRange("control frame: " + std::to_string(in.size()) +
+                              " bytes, shorter than the " + std::to_string(head) +
+                              "-byte header plus the 4-byte FCS");
   }
   const size_t body = in.size() - 4;
   const uint32_t want = GetLe32(in.data() + body);
   const uint32_t got = Crc32(in.first(body));
   if (want != got) {
-    return Status::ParseError(fmt::format(
-        "control frame: FCS {:#010x} does not match the contents ({:#010x})", want, got));
+    return Status::ParseError("control frame: FCS " + Hex32(want) +
+                              " does not match the contents (" + Hex32(got) + ")");
   }
   ControlFrameView v;
   size_t bit = 0;

@@ -41,9 +41,6 @@ struct ControlHeader {
 // Bytes of the header (without payload and FCS) for `nodes` nodes.
 size_t ControlHeaderBytes(int nodes);
 
-// CRC-32 (IEEE 802.3) of `data`.
-uint32_t Crc32(std::span<const uint8_t> data);
-
 // Header + payload + FCS. Errors (kInvalidArgument): nodes out of [2, 4096], number > 1023,
 // links.size() != nodes - 1.
 Result<std::vector<uint8_t>> EncodeControlFrame(const ControlHeader& h, int nodes,

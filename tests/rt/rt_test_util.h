@@ -9,7 +9,11 @@
 #include <string>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include "ukai/ukai.hpp"
+#include "wire/rsr_frame.h"
 
 namespace ukai::rt::testing {
 
@@ -31,6 +36,22 @@ inline bool WaitFor(const std::function<bool()>& pred,
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   return true;
+}
+
+// A raw client socket connected to `rt`'s tcp listener on 127.0.0.1, or -1.
+inline int ConnectToTcp(const Runtime& rt) {
+  const Descriptor* d = rt.descriptors().Find("tcp");
+  if (d == nullptr) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(wire::GetLe16(d->bytes.data()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 // Options for a test runtime that talks through `module` (fabric shared for inproc).
@@ -79,7 +100,9 @@ inline ShmPair MakeShmPair(const std::map<std::string, std::string>& params) {
 
 // A peer process (tests/rt/tools/test_peer_main.cc) started by the test itself. It prints
 // its startpoint on stdout; its endpoint has handlers "echo" (u64 v + startpoint reply ->
-// RSR "echo_reply" with v + 1 to reply) and "quit". Killed (SIGKILL) on destruction.
+// RSR "echo_reply" with v + 1 to reply), "sink" (counted; its u64 must be the count so far:
+// send order), "report" (prints "sink N bad M": RSRs sunk, of them out of order) and "quit".
+// Killed (SIGKILL) on destruction.
 class PeerProcess {
  public:
   explicit PeerProcess(std::vector<std::string> args) {
@@ -123,6 +146,24 @@ class PeerProcess {
     if (pid_ <= 0 || ::waitpid(pid_, &st, 0) != pid_) return -1;
     pid_ = -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+  // The next line the peer prints on stdout ("" after `timeout` or at EOF).
+  std::string ReadLine(std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+    std::string line;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    char ch;
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{out_fd_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      if (::read(out_fd_, &ch, 1) != 1) break;
+      if (ch == '\n') return line;
+      line.push_back(ch);
+    }
+    return line;
+  }
+  // Sends `sig` (SIGSTOP, SIGCONT ...) to the peer.
+  void Signal(int sig) {
+    if (pid_ > 0) ::kill(pid_, sig);
   }
   const Startpoint& startpoint() const { return startpoint_; }
   const std::string& error() const { return error_; }

@@ -17,18 +17,6 @@
 namespace ukai::rt::testing {
 namespace {
 
-int ConnectTo(const Runtime& rt) {
-  const Descriptor* d = rt.descriptors().Find("tcp");
-  if (d == nullptr) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(wire::GetLe16(d->bytes.data()));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return -1;
-  return fd;
-}
-
 class TcpBadInput : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -40,7 +28,7 @@ class TcpBadInput : public ::testing::Test {
 };
 
 TEST_F(TcpBadInput, GarbageIsRejectedAndCounted) {
-  int fd = ConnectTo(*rt_);
+  int fd = ConnectToTcp(*rt_);
   ASSERT_GE(fd, 0);
   const char junk[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n.........................................";
   ASSERT_GT(::write(fd, junk, sizeof junk), 0);
@@ -51,7 +39,7 @@ TEST_F(TcpBadInput, GarbageIsRejectedAndCounted) {
 }
 
 TEST_F(TcpBadInput, FirstFrameMustBeAHelloForThisRuntime) {
-  int fd = ConnectTo(*rt_);
+  int fd = ConnectToTcp(*rt_);
   ASSERT_GE(fd, 0);
   wire::FrameHeader h;  // an RSR without a hello first
   h.source = 5;
@@ -69,7 +57,7 @@ TEST_F(TcpBadInput, OversizedLengthAndTruncatedFrameDoNotHurtOthers) {
   Endpoint* ep = *(*ctx)->CreateEndpoint();
   ASSERT_TRUE(ep->RegisterHandler("x", HandlerKind::kNonThreaded, [&](Rsr&) { ++got; }).ok());
   // A hello, then a header claiming a 4 GiB payload.
-  int fd = ConnectTo(*rt_);
+  int fd = ConnectToTcp(*rt_);
   ASSERT_GE(fd, 0);
   uint8_t frames[2 * wire::kHeaderSize];
   wire::FrameHeader hello;
@@ -84,7 +72,7 @@ TEST_F(TcpBadInput, OversizedLengthAndTruncatedFrameDoNotHurtOthers) {
   ASSERT_EQ(::write(fd, frames, sizeof frames), static_cast<ssize_t>(sizeof frames));
   ASSERT_TRUE(WaitFor([&] { return rt_->stats().frames_rejected == 1; }));
   // A second connection sends half a frame and disappears.
-  int fd2 = ConnectTo(*rt_);
+  int fd2 = ConnectToTcp(*rt_);
   hello.source = 100;
   wire::EncodeHeader(hello, {frames, wire::kHeaderSize});
   ASSERT_EQ(::write(fd2, frames, wire::kHeaderSize + 10), wire::kHeaderSize + 10);

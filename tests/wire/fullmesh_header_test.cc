@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "wire/crc32.h"
 
 namespace ukai::wire {
 namespace {

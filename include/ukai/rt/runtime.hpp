@@ -196,6 +196,24 @@ struct RuntimeOptions {
   PeerEventCallback on_peer_event;
   // Told about handlers that failed here and RSRs that peers refused (API only; ErrorEvent).
   ErrorCallback on_error;
+
+  // ---- Flow control (docs/runtime.md, "Flow control and nothing lost") ----
+  // --ukai-send-queue-bytes=N / UKAI_SEND_QUEUE_BYTES: per peer, how many bytes of accepted
+  // RSRs the module may hold in this process for that peer (queued behind a full socket or
+  // ring, in flight in MPI or an inproc inbox) before SendRsr blocks — driving progress
+  // while it waits — and TrySendRsr returns kWouldBlock. A frame is accepted while the held
+  // bytes are below the limit, so a peer holds at most this plus one frame. 0 = no limit.
+  uint64_t send_queue_bytes = uint64_t{16} << 20;
+  // --ukai-flush-timeout-ms=N / UKAI_FLUSH_TIMEOUT_MS: how long Finalize waits for the peers
+  // to take every RSR SendRsr accepted (milliseconds, 0 = do not wait).
+  int flush_timeout_ms = 10000;
+
+  // ---- Fast defaults (docs/runtime.md, "Fast by default") ----
+  // --ukai-pin=auto|core|off / UKAI_PIN: pin the process (the thread calling Init, and the
+  // progress and handler threads it starts) to one CPU: the rank-th of those it may run on
+  // (modulo their number). "auto": only under `ukai launch` with no more processes than
+  // CPUs (as mpirun binds by default); "core": always; "off": never.
+  std::string pin = "auto";
 };
 
 // Bounds of the integer options (CheckRuntimeOptions, --ukai-*, UKAI_*).
@@ -308,8 +326,11 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  // Destroys all contexts (running exit routines), says goodbye to connected peers, stops
-  // the threads, closes the modules. Idempotent. Must not be called from a handler.
+  // Destroys all contexts (running exit routines), hands every RSR SendRsr accepted over to
+  // its peer (waiting up to flush_timeout_ms, progress still running), says goodbye to
+  // connected peers, stops the threads, closes the modules. Idempotent. Must not be called
+  // from a handler. Returns kUnavailable naming the count of frames (and bytes) the peers
+  // did not take — by the timeout or because a peer failed — and why: never OK after a loss.
   Status Finalize();
 
   RuntimeId id() const;
@@ -337,6 +358,13 @@ class Runtime {
   // no module reaches the target, peer failed (kUnavailable).
   Status SendRsr(Buffer&& buffer, const Startpoint& target, HandlerId handler);
   Status SendRsr(const Buffer& buffer, const Startpoint& target, HandlerId handler);
+  // Flow control: when the target peer already holds send_queue_bytes of accepted RSRs,
+  // SendRsr blocks until the peer took enough of them (driving progress meanwhile; it returns
+  // kUnavailable if the peer fails first). A non-threaded handler or a peer-event callback
+  // (they run inside a progress pass and cannot wait for it) is never blocked: its sends
+  // are accepted over the limit. TrySendRsr never blocks: kWouldBlock and `buffer` left as
+  // it was when the queue is full; on OK the buffer's contents were sent (moved out).
+  Status TrySendRsr(Buffer& buffer, const Startpoint& target, HandlerId handler);
 
   // ---- request/reply (request.hpp; Mercury HG_Forward style) ----
   // Sends an RSR that expects one answer from the handler (Rsr::Reply) and returns its

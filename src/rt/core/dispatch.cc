@@ -78,6 +78,7 @@ class HandlerTask final : public Task {
 }  // namespace
 
 ContextState* CurrentHandlerContext() { return tls_handler_context; }
+bool RuntimeImpl::InOwnProgressPass() const { return tls_pass_runtime == this; }
 
 void RuntimeImpl::RejectFrame(const Status& why) {
   ++frames_rejected_;
@@ -323,10 +324,11 @@ void RuntimeImpl::QuiesceProgress() {
 }
 
 int RuntimeImpl::Progress() {
-  if (!TryEnterProgress()) return 0;
+  NoteCallerProgress();
+  if (!TryEnterProgress()) return CallerIdle(0);
   const int n = ProgressPass(/*all=*/true);
   LeaveProgress();
-  return n;
+  return CallerIdle(n);
 }
 
 // Slow modules (estimated latency above kSlowModuleUs, e.g. tcp) are polled only every
@@ -377,11 +379,15 @@ void RuntimeImpl::ProgressLoop() {
       std::this_thread::yield();
       while (!TryEnterProgress()) std::this_thread::yield();
     }
+    if (StepAsideForCallers()) last_active = Clock::now();
     if (ProgressPass(/*all=*/false) > 0) {
       last_active = Clock::now();
       continue;
     }
-    if (Clock::now() - last_active < spin) continue;
+    if (Clock::now() - last_active < spin) {
+      YieldWhileSpinning();
+      continue;
+    }
     sleeping_.store(true);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     size_t armed = 0;  // modules told PrepareToBlock (in order)

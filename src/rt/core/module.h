@@ -91,6 +91,23 @@ class CommObject {
   virtual void Close() = 0;
   virtual CommState state() const = 0;
   virtual RuntimeId peer() const = 0;
+
+  // ---- Flow control and flushing (docs/runtime.md, "Flow control") ----
+  // Bytes of frames Send() accepted that the transport has not taken yet and that this
+  // object holds in memory for the peer (send queue behind a full socket or ring, frames
+  // the peer still reads from our memory, sends MPI has not completed, an inproc inbox).
+  // The runtime's per-peer limit (RuntimeOptions::send_queue_bytes) compares it. Cheap;
+  // any thread.
+  virtual size_t QueuedBytes() const { return 0; }
+  // Frames (and their bytes) Send() accepted that the peer has not been seen to take:
+  // queued, or in the socket / ring / inbox but not yet consumed by the peer. After the
+  // object failed: those it lost then. Pushes queued frames on as a side effect (any thread;
+  // may make system calls). {0, 0}: everything accepted reached the peer.
+  struct Unconfirmed {
+    uint64_t frames = 0;
+    uint64_t bytes = 0;
+  };
+  virtual Unconfirmed Outstanding() { return {}; }
 };
 
 // What the runtime offers a module. Implemented by the runtime; one per Runtime.

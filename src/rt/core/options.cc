@@ -80,11 +80,26 @@ Status ApplyOption(std::string_view name, std::string_view value, bool has_value
                                      "'");
     }
     o->params[std::string(value.substr(0, eq))] = std::string(value.substr(eq + 1));
+  } else if (name == "send-queue-bytes") {  // flow control (flow_control.cc)
+    Result<int> n = ParseInt(what, value, 0);
+    if (!n.ok()) return n.status();
+    o->send_queue_bytes = static_cast<uint64_t>(*n);
+  } else if (name == "pin") {  // fast defaults (fast_defaults.cc)
+    if (value != "auto" && value != "core" && value != "off") {
+      return Status::InvalidArgument(what + ": expected auto, core or off, got '" +
+                                     std::string(value) + "'");
+    }
+    o->pin = std::string(value);
+  } else if (name == "flush-timeout-ms") {
+    Result<int> n = ParseInt(what, value, 0);
+    if (!n.ok()) return n.status();
+    o->flush_timeout_ms = *n;
   } else {
     return Status::InvalidArgument(
         "unknown option " + what +
         " (known: --ukai-modules, --ukai-bootstrap, --ukai-trace, --ukai-progress-thread, "
-        "--ukai-handler-threads, --ukai-spin-us, --ukai-param)");
+        "--ukai-handler-threads, --ukai-spin-us, --ukai-param, --ukai-send-queue-bytes, "
+        "--ukai-flush-timeout-ms, --ukai-pin)");
   }
   return Status::Ok();
 }
@@ -142,7 +157,10 @@ Status ApplyRuntimeEnv(RuntimeOptions* options) {
                                   {"UKAI_BOOTSTRAP", "bootstrap"},
                                   {"UKAI_TRACE", "trace"},
                                   {"UKAI_HANDLER_THREADS", "handler-threads"},
-                                  {"UKAI_SPIN_US", "spin-us"}};
+                                  {"UKAI_SPIN_US", "spin-us"},
+                                  {"UKAI_SEND_QUEUE_BYTES", "send-queue-bytes"},
+                                  {"UKAI_FLUSH_TIMEOUT_MS", "flush-timeout-ms"},
+                                  {"UKAI_PIN", "pin"}};
   for (const Var& v : kVars) {
     const char* value = std::getenv(v.env);
     if (value == nullptr) continue;

@@ -147,23 +147,13 @@ Result<std::shared_ptr<PendingRequest>> RuntimeImpl::SendRequest(ByteBlock&& fra
                               std::string((*peer)->module->name()) + " limit of " +
                               std::to_string((*peer)->max_payload));
   }
+  // The same flow control as SendRsr (flow_control.cc): blocks while the peer's send
+  // queue is full, driving progress.
+  UKAI_RETURN_IF_ERROR(AwaitRoom(**peer, target.runtime(), /*wait=*/true));
   std::shared_ptr<PendingRequest> p = requests_.Add(
       target.runtime(), std::move(done), options.timeout, this, options_.progress_thread);
   wire::PutLe64(frame.Extend(wire::kRequestTrailer), p->id);
-  wire::FrameHeader h;
-  h.kind = wire::FrameKind::kRsr;
-  h.flags = wire::kFlagRequest;
-  h.payload_len = static_cast<uint32_t>(payload);
-  h.source = id_;
-  h.target = target.runtime();
-  h.context = target.context();
-  h.endpoint = target.endpoint();
-  h.handler = handler.value;
-  if (target.address()) {
-    h.flags |= wire::kFlagHasAddress;
-    h.address = *target.address();
-  }
-  wire::EncodeHeader(h, {frame.data(), wire::kHeaderSize});
+  EncodeRsrHeader(&frame, target, handler, wire::kFlagRequest, payload);
   Status st = (*peer)->object->Send(std::move(frame));
   if (!st.ok()) {
     {  // the caller gets `st`; the callback is not called

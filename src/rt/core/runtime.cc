@@ -62,6 +62,10 @@ Status Runtime::SendRsr(const Buffer& buffer, const Startpoint& target, HandlerI
   return impl_->Send(copy.TakeBlock(), target, handler);
 }
 
+Status Runtime::TrySendRsr(Buffer& buffer, const Startpoint& target, HandlerId handler) {
+  return impl_->TrySend(buffer, target, handler);
+}
+
 Buffer Runtime::NewBuffer(size_t payload_capacity) {
   ByteBlock b = impl_->AllocateBlock(Buffer::kHeadroom + payload_capacity);
   if (b.capacity() == 0) return Buffer(payload_capacity);

@@ -49,6 +49,9 @@ void RuntimeImpl::Trace(std::string_view line) const {
 Status RuntimeImpl::Start(Runtime* self) {
   self_ = self;
   UKAI_RETURN_IF_ERROR(CheckRuntimeOptions(options_));
+  if (options_.flush_timeout_ms < 0) {
+    return Status::InvalidArgument("flush_timeout_ms must be >= 0");
+  }
   Result<std::unique_ptr<Bootstrap>> boot = CreateBootstrap(options_.bootstrap);
   if (!boot.ok()) return boot.status();
   bootstrap_ = std::move(*boot);
@@ -62,6 +65,7 @@ Status RuntimeImpl::Start(Runtime* self) {
   world_ = std::move(*world);
   Trace("bootstrap " + std::string(bootstrap_->name()) + ": rank " +
         std::to_string(bootstrap_->rank()) + " of " + std::to_string(bootstrap_->size()));
+  UKAI_RETURN_IF_ERROR(ApplyPinning());  // before the threads start: they inherit it
   try {  // the system may refuse threads (limits): an error, not an abort
     pool_ = std::make_unique<ThreadPool>(options_.handler_threads);
     if (options_.progress_thread) progress_thread_ = std::thread([this] { ProgressLoop(); });
@@ -176,6 +180,7 @@ Status RuntimeImpl::Finalize() {
     for (auto& [id, cs] : contexts_) all.push_back(cs);
   }
   for (auto& cs : all) DestroyContextState(cs);
+  const Status flushed = FlushPeers();  // while progress still runs (peers may wait for us)
   stop_.store(true);
   sleeping_.store(true);
   Wake();
@@ -191,7 +196,7 @@ Status RuntimeImpl::Finalize() {
   // peers_ keeps its entries (closed objects) until the destructor: threads may hold
   // cached Peer pointers (PeerFor).
   bootstrap_->Finish();
-  return Status::Ok();
+  return flushed;
 }
 
 // ---- contexts and endpoints ----
@@ -416,7 +421,8 @@ Result<Peer*> RuntimeImpl::ConnectPeer(const Startpoint& target) {
   return &peer;
 }
 
-Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler) {
+Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
+                         bool wait_for_room) {
   if (!target.valid()) {
     ++send_errors_;
     return Status::InvalidArgument("SendRsr: null startpoint");
@@ -433,8 +439,25 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
                               " bytes exceeds the " + std::string((*peer)->module->name()) +
                               " limit of " + std::to_string((*peer)->max_payload));
   }
+  if (Status room = AwaitRoom(**peer, target.runtime(), wait_for_room); !room.ok()) {
+    ++send_errors_;
+    return room;
+  }
+  EncodeRsrHeader(&frame, target, handler, /*flags=*/0, payload);
+  Status st = (*peer)->object->Send(std::move(frame));
+  if (!st.ok()) {
+    ++send_errors_;
+    return st;
+  }
+  ++rsr_sent_;
+  return st;
+}
+
+void RuntimeImpl::EncodeRsrHeader(ByteBlock* frame, const Startpoint& target, HandlerId handler,
+                                  uint32_t flags, size_t payload) const {
   wire::FrameHeader h;
   h.kind = wire::FrameKind::kRsr;
+  h.flags = flags;
   h.payload_len = static_cast<uint32_t>(payload);
   h.source = id_;
   h.target = target.runtime();
@@ -445,14 +468,7 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
     h.flags |= wire::kFlagHasAddress;
     h.address = *target.address();
   }
-  wire::EncodeHeader(h, {frame.data(), wire::kHeaderSize});
-  Status st = (*peer)->object->Send(std::move(frame));
-  if (!st.ok()) {
-    ++send_errors_;
-    return st;
-  }
-  ++rsr_sent_;
-  return st;
+  wire::EncodeHeader(h, {frame->data(), wire::kHeaderSize});
 }
 
 Result<Startpoint> RuntimeImpl::WorldStartpoint(int rank, ContextId context,

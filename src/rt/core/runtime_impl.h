@@ -33,6 +33,13 @@ namespace ukai::rt::internal {
 // "0123456789abcdef"-style 16-digit hex of a runtime id (traces, messages).
 std::string Hex(uint64_t v);
 
+// The CPU a process of rank `rank` in `size` pins itself to under pin mode `pin` ("auto":
+// only when started by `ukai launch` — bootstrap "launcher" — and size <= the CPUs
+// allowed; "core": always; "off": never), from the CPUs it may run on (`allowed`, in
+// order): allowed[rank % allowed.size()], or -1 for no pinning (fast_defaults.cc).
+int PinCpu(std::string_view pin, std::string_view bootstrap, int rank, int size,
+           const std::vector<int>& allowed);
+
 class ContextState;
 // The context whose handler runs on this thread, or nullptr (DestroyContext uses it to
 // refuse destroying a context from its own handler).
@@ -147,7 +154,9 @@ class RuntimeImpl final : public ModuleHost {
   Status DestroyContext(Context* ctx);
   Context* FindContext(ContextId id) const;
   Result<Endpoint*> CreateEndpoint(Context* ctx, ContextState* state, EndpointOptions options);
-  Status Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler);
+  // `wait_for_room` false: the caller (TrySend) checked the peer's queue already.
+  Status Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
+              bool wait_for_room = true);
   Result<std::string> SelectModule(const Startpoint& target);
   int Progress();
   Result<Startpoint> WorldStartpoint(int rank, ContextId context, EndpointId endpoint) const;
@@ -240,6 +249,49 @@ class RuntimeImpl final : public ModuleHost {
   // handler did not.
   void AnswerIfUnanswered(const HandlerEntry* he, Rsr& rsr, const Status& failed);
   RequestTable requests_;
+
+  // Writes the RSR header of `frame` (its first wire::kHeaderSize bytes) for `target` and
+  // `handler`, with `flags` (kFlagRequest for a request; kFlagHasAddress is added when the
+  // startpoint carries an address) and `payload` bytes after the header.
+  void EncodeRsrHeader(ByteBlock* frame, const Startpoint& target, HandlerId handler,
+                       uint32_t flags, size_t payload) const;
+
+  // ---- Flow control and flushing (flow_control.cc) ----
+ public:
+  // SendRsr without blocking (Runtime::TrySendRsr).
+  Status TrySend(Buffer& buffer, const Startpoint& target, HandlerId handler);
+
+ private:
+  // OK when `peer` holds less than options_.send_queue_bytes, else waits (driving progress)
+  // for room, or returns kWouldBlock when `wait` is false.
+  Status AwaitRoom(Peer& peer, RuntimeId rid, bool wait);
+  // Waits up to flush_timeout_ms (driving progress) until every peer object took all that
+  // was accepted for it; an error naming what was not taken otherwise.
+  Status FlushPeers();
+  // True on the thread running a progress pass of this runtime (a non-threaded handler or
+  // a peer-event callback): it must not wait for progress (dispatch.cc).
+  bool InOwnProgressPass() const;
+
+  // ---- Fast defaults (fast_defaults.cc) ----
+  // Runtime::Progress() from a thread of the program (not a handler): counted, so that the
+  // progress thread steps aside while the program drives progress itself.
+  void NoteCallerProgress();
+  // Progress thread, holding the flag: when a program thread called Progress() since the
+  // last look, lets go of the flag and sleeps (500 us at a time) until the program
+  // stopped calling it; true when it stepped aside.
+  bool StepAsideForCallers();
+  // Progress thread, spinning idle: gives the core to another runnable thread now and then
+  // (the program's own threads on an oversubscribed machine).
+  void YieldWhileSpinning();
+  // Runtime::Progress() returning `n`: after many idle calls in a row on this thread, gives
+  // the core away once (two processes polling on one core then alternate within
+  // microseconds instead of scheduler time slices). Returns n.
+  int CallerIdle(int n);
+  // Pins this thread (and so the threads started after it) per options_.pin.
+  Status ApplyPinning();
+  alignas(64) std::atomic<uint64_t> caller_calls_{0};
+  uint64_t caller_seen_ = 0;  // progress thread only
+  unsigned idle_spins_ = 0;   // progress thread only
 
   RuntimeOptions options_;
   mutable std::mutex params_mu_;

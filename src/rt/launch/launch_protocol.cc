@@ -148,4 +148,27 @@ Result<int> ConnectUnix(const std::string& name) {
   return fd;
 }
 
+Result<std::vector<DescriptorTable>> DecodeTables(const std::vector<uint8_t>& b, int size) {
+  if (b.size() < 4 || wire::GetLe32(b.data()) != static_cast<uint32_t>(size)) {
+    return Status::ParseError("launcher bootstrap: table count does not match UKAI_SIZE");
+  }
+  std::vector<DescriptorTable> out;
+  size_t at = 4;
+  for (int r = 0; r < size; ++r) {
+    if (b.size() - at < 4) return Status::ParseError("launcher bootstrap: tables truncated");
+    const size_t n = wire::GetLe32(b.data() + at);
+    at += 4;
+    if (b.size() - at < n) return Status::ParseError("launcher bootstrap: table overruns");
+    size_t used = 0;
+    Result<DescriptorTable> t =
+        DescriptorTable::Decode(std::span<const uint8_t>(b.data() + at, n), &used);
+    if (!t.ok()) {
+      return t.status().WithContext("launcher bootstrap: table of rank " + std::to_string(r));
+    }
+    out.push_back(std::move(*t));
+    at += n;
+  }
+  return out;
+}
+
 }  // namespace ukai::rt::launch

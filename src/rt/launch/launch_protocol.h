@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "ukai/rt/startpoint.hpp"
 
 namespace ukai::rt::launch {
 
@@ -54,6 +55,10 @@ class MsgParser {
  private:
   std::vector<uint8_t> buf_;
 };
+
+// Decodes a kTables body for a job of `size` ranks: u32 n (must equal size), then per rank
+// u32 length + encoded DescriptorTable. Errors name what is wrong and the rank.
+Result<std::vector<DescriptorTable>> DecodeTables(const std::vector<uint8_t>& body, int size);
 
 // Abstract unix stream sockets (name without the leading NUL).
 Result<int> ListenUnix(const std::string& name);

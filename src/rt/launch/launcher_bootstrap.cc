@@ -63,7 +63,7 @@ class LauncherBootstrap final : public Bootstrap {
     if (!m.ok()) return m.status().WithContext("launcher bootstrap: waiting for the tables");
     if (m->type != MsgType::kTables)
       return Status::ParseError("launcher bootstrap: expected the tables");
-    return DecodeTables(m->body);
+    return launch::DecodeTables(m->body, size_);
   }
 
   Status Barrier() override {
@@ -83,28 +83,6 @@ class LauncherBootstrap final : public Bootstrap {
   }
 
  private:
-  Result<std::vector<DescriptorTable>> DecodeTables(const std::vector<uint8_t>& b) const {
-    if (b.size() < 4 || wire::GetLe32(b.data()) != static_cast<uint32_t>(size_)) {
-      return Status::ParseError("launcher bootstrap: table count does not match UKAI_SIZE");
-    }
-    std::vector<DescriptorTable> out;
-    size_t at = 4;
-    for (int r = 0; r < size_; ++r) {
-      if (at + 4 > b.size()) return Status::ParseError("launcher bootstrap: tables truncated");
-      const size_t n = wire::GetLe32(b.data() + at);
-      at += 4;
-      if (at + n > b.size()) return Status::ParseError("launcher bootstrap: table overruns");
-      size_t used = 0;
-      Result<DescriptorTable> t =
-          DescriptorTable::Decode(std::span<const uint8_t>(b.data() + at, n), &used);
-      if (!t.ok())
-        return t.status().WithContext("launcher bootstrap: table of rank " + std::to_string(r));
-      out.push_back(std::move(*t));
-      at += n;
-    }
-    return out;
-  }
-
   int fd_ = -1;
   int rank_ = 0;
   int size_ = 1;

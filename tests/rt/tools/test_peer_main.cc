@@ -39,6 +39,18 @@ int main(int argc, char** argv) {
   ep->RegisterHandler("hold", HandlerKind::kNonThreaded,
                       [&](Rsr& m) { held.push_back(m.TakeReplier()); });
   ep->RegisterHandler("quit", HandlerKind::kNonThreaded, [&](Rsr&) { quit.store(true); });
+  // Flow-control tests: "sink" RSRs carry their sequence number; "report" prints the count.
+  uint64_t sunk = 0, out_of_order = 0;
+  ep->RegisterHandler("sink", HandlerKind::kNonThreaded, [&](Rsr& m) {
+    auto seq = m.reader().GetU64();
+    if (!seq.ok() || *seq != sunk) ++out_of_order;
+    ++sunk;
+  });
+  ep->RegisterHandler("report", HandlerKind::kNonThreaded, [&](Rsr&) {
+    std::printf("sink %llu bad %llu\n", static_cast<unsigned long long>(sunk),
+                static_cast<unsigned long long>(out_of_order));
+    std::fflush(stdout);
+  });
   std::printf("%s\n", ep->MakeStartpoint().ToString().c_str());
   std::fflush(stdout);
   while (!quit.load()) std::this_thread::sleep_for(std::chrono::milliseconds(2));

@@ -44,10 +44,12 @@ class InprocModule final : public Module {
   }
 
   // Called by the fabric (any thread).
-  void Enqueue(ByteBlock&& frame) {
+  void Enqueue(ByteBlock&& frame, std::shared_ptr<InprocInFlight> in_flight) {
+    in_flight->frames.fetch_add(1, std::memory_order_relaxed);
+    in_flight->bytes.fetch_add(frame.size(), std::memory_order_relaxed);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      inbox_.push_back(std::move(frame));
+      inbox_.push_back({std::move(frame), std::move(in_flight)});
       pending_.store(true, std::memory_order_release);
     }
     host_->Wake();
@@ -69,9 +71,13 @@ class InprocModule final : public Module {
   // Set under mu_ whenever inbox_ or left_ gains an entry, cleared under mu_ when Progress
   // takes them: an idle pass costs one load, no lock (no in-process peer, no traffic).
   std::atomic<bool> pending_{false};
-  std::vector<ByteBlock> inbox_;
+  struct Posted {
+    ByteBlock frame;
+    std::shared_ptr<InprocInFlight> in_flight;  // the sender's count, until we took it
+  };
+  std::vector<Posted> inbox_;
   std::vector<RuntimeId> left_;
-  std::vector<ByteBlock> work_;  // progress thread only
+  std::vector<Posted> work_;  // progress thread only
 };
 
 namespace {
@@ -84,17 +90,27 @@ class InprocObject final : public CommObject {
     if (state_.load() != CommState::kOk) {
       return Status::Unavailable("inproc: connection to the peer is closed or failed");
     }
-    Status st = fabric_->Post(peer_, std::move(frame));
+    Status st = fabric_->Post(peer_, std::move(frame), in_flight_);
     if (!st.ok()) state_.store(CommState::kFailed);
     return st;
   }
   void Close() override { state_.store(CommState::kClosed); }
   CommState state() const override { return state_.load(); }
   RuntimeId peer() const override { return peer_; }
+  // Frames wait in the target's inbox until its progress engine takes them (a target that
+  // left the fabric dropped them: they stay counted, as lost).
+  size_t QueuedBytes() const override {
+    return static_cast<size_t>(in_flight_->bytes.load(std::memory_order_relaxed));
+  }
+  Unconfirmed Outstanding() override {
+    return {in_flight_->frames.load(std::memory_order_acquire),
+            in_flight_->bytes.load(std::memory_order_acquire)};
+  }
 
  private:
   std::shared_ptr<InprocFabric> fabric_;
   RuntimeId peer_;
+  std::shared_ptr<InprocInFlight> in_flight_ = std::make_shared<InprocInFlight>();
   std::atomic<CommState> state_{CommState::kOk};
 };
 
@@ -122,10 +138,14 @@ int InprocModule::Progress() {
     left.swap(left_);
   }
   int n = 0;
-  for (ByteBlock& b : work_) {
+  for (Posted& p : work_) {
+    ByteBlock& b = p.frame;
+    const size_t size = b.size();
     // The block is the sender's buffer: give it to the runtime (no copy for threaded
     // handlers either). A malformed one (impossible from our own runtimes) is counted.
     if (host_->DeliverFrame(b.span(), &b).ok()) ++n;
+    p.in_flight->bytes.fetch_sub(size, std::memory_order_relaxed);
+    p.in_flight->frames.fetch_sub(1, std::memory_order_release);
   }
   work_.clear();
   for (RuntimeId peer : left) {
@@ -148,13 +168,14 @@ void InprocFabric::Leave(RuntimeId rt) {
   for (auto& [id, m] : members_) m->PeerLeft(rt);
 }
 
-Status InprocFabric::Post(RuntimeId target, ByteBlock&& frame) {
+Status InprocFabric::Post(RuntimeId target, ByteBlock&& frame,
+                          std::shared_ptr<InprocInFlight> in_flight) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = members_.find(target);
   if (it == members_.end()) {
     return Status::Unavailable("inproc: runtime is not in the fabric (finalized?)");
   }
-  it->second->Enqueue(std::move(frame));
+  it->second->Enqueue(std::move(frame), std::move(in_flight));
   return Status::Ok();
 }
 

@@ -7,6 +7,7 @@
 #ifndef UKAI_RT_MODULES_INPROC_INPROC_MODULE_H_
 #define UKAI_RT_MODULES_INPROC_INPROC_MODULE_H_
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -17,6 +18,13 @@ namespace ukai::rt {
 
 class InprocModule;
 
+// Frames one sender posted to one target that the target's progress engine has not taken
+// from its inbox yet (flow control: CommObject::QueuedBytes / Outstanding). Thread safe.
+struct InprocInFlight {
+  std::atomic<uint64_t> frames{0};
+  std::atomic<uint64_t> bytes{0};
+};
+
 // The meeting point of inproc modules. Thread safe. Runtimes register on Init and leave on
 // Close (the others are then told: an orderly departure).
 class InprocFabric {
@@ -25,9 +33,9 @@ class InprocFabric {
   uint64_t id() const { return id_; }
   void Join(RuntimeId rt, InprocModule* m);
   void Leave(RuntimeId rt);
-  // Hands `frame` to runtime `target`'s inbox. kUnavailable when it is not (or no longer)
-  // in the fabric.
-  Status Post(RuntimeId target, ByteBlock&& frame);
+  // Hands `frame` to runtime `target`'s inbox, counted in `in_flight` until the target
+  // takes it. kUnavailable when it is not (or no longer) in the fabric.
+  Status Post(RuntimeId target, ByteBlock&& frame, std::shared_ptr<InprocInFlight> in_flight);
   // Whether runtime `rt` is in the fabric (the runtime's reply path uses it).
   bool Has(RuntimeId rt);
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 
 #include "wire/rsr_frame.h"
@@ -43,12 +44,22 @@ Result<MpiDescriptor> DecodeDescriptor(std::span<const uint8_t> d) {
   return out;
 }
 
+// Sends of one channel MPI has not completed (flow control: CommObject::QueuedBytes).
+struct InFlight {
+  std::atomic<uint64_t> frames{0};
+  std::atomic<uint64_t> bytes{0};
+};
+
 // Sends in flight: the block stays alive until MPI completed the send.
 class SendTable {
  public:
-  void Add(MPI_Request r, ByteBlock&& b) {
+  void Add(MPI_Request r, ByteBlock&& b, std::shared_ptr<InFlight> counted = nullptr) {
+    if (counted) {
+      counted->frames.fetch_add(1, std::memory_order_relaxed);
+      counted->bytes.fetch_add(b.size(), std::memory_order_relaxed);
+    }
     std::lock_guard<std::mutex> lock(mu_);
-    pending_.push_back({r, std::move(b)});
+    pending_.push_back({r, std::move(b), std::move(counted)});
   }
   // Completes what MPI finished; returns how many are still pending.
   size_t Test() {
@@ -57,6 +68,10 @@ class SendTable {
       int done = 0;
       MPI_Test(&pending_.front().req, &done, MPI_STATUS_IGNORE);
       if (!done) break;  // MPI completes sends to one peer in order; good enough to scan FIFO
+      if (const auto& c = pending_.front().counted) {
+        c->bytes.fetch_sub(pending_.front().block.size(), std::memory_order_relaxed);
+        c->frames.fetch_sub(1, std::memory_order_release);
+      }
       pending_.pop_front();
     }
     return pending_.size();
@@ -66,6 +81,7 @@ class SendTable {
   struct Pending {
     MPI_Request req;
     ByteBlock block;
+    std::shared_ptr<InFlight> counted;
   };
   std::mutex mu_;
   std::deque<Pending> pending_;
@@ -85,12 +101,21 @@ class MpiChannel final : public CommObject {
                   MPI_COMM_WORLD, &req) != MPI_SUCCESS) {
       return Status::Unavailable("mpi: MPI_Isend to rank " + std::to_string(rank_) + " failed");
     }
-    sends_->Add(req, std::move(frame));
+    sends_->Add(req, std::move(frame), in_flight_);
     return Status::Ok();
   }
   void Close() override { state_.store(CommState::kClosed); }
   CommState state() const override { return state_.load(); }
   RuntimeId peer() const override { return peer_; }
+  // Sends MPI has not completed (the module's Progress() tests them; MPI's own eager
+  // buffering is not ours to count).
+  size_t QueuedBytes() const override {
+    return static_cast<size_t>(in_flight_->bytes.load(std::memory_order_relaxed));
+  }
+  Unconfirmed Outstanding() override {
+    return {in_flight_->frames.load(std::memory_order_acquire),
+            in_flight_->bytes.load(std::memory_order_acquire)};
+  }
   int rank() const { return rank_; }
   // The peer said goodbye: later sends return kUnavailable.
   void MarkFailed() { state_.store(CommState::kFailed); }
@@ -100,6 +125,7 @@ class MpiChannel final : public CommObject {
   const int rank_;
   SendTable* sends_;
   std::atomic<CommState> state_{CommState::kOk};
+  std::shared_ptr<InFlight> in_flight_ = std::make_shared<InFlight>();
 };
 
 class MpiModule final : public Module {

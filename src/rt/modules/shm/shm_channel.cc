@@ -214,13 +214,16 @@ Status ShmChannel::Send(ByteBlock&& frame) {
     done = WriteSome(frame, 0);
     if (done != 0) RingDoorbell();
     if (cma_next_id_ != cma_before) {
-      cma_held_.emplace_back(cma_next_id_, std::move(frame));
-      cma_pending_.store(true, std::memory_order_release);
+      Hold(cma_next_id_, std::move(frame));
       return Status::Ok();
     }
-    if (done == frame.size()) return Status::Ok();
+    if (done == frame.size()) {
+      InRing();
+      return Status::Ok();
+    }
     queue_offset_ = done;
   }
+  held_bytes_.fetch_add(frame.size(), std::memory_order_relaxed);
   queue_.push_back(std::move(frame));
   queued_.store(true, std::memory_order_release);
   host_->Wake();  // the progress engine may be blocked in poll(): it must flush the queue
@@ -241,9 +244,11 @@ bool ShmChannel::FlushLocked() {
     queue_offset_ = WriteSome(queue_.front(), queue_offset_);
     wrote |= queue_offset_ != before;
     if (queue_offset_ < queue_.front().size()) break;
+    held_bytes_.fetch_sub(queue_.front().size(), std::memory_order_relaxed);
     if (cma_next_id_ != cma_before) {
-      cma_held_.emplace_back(cma_next_id_, std::move(queue_.front()));
-      cma_pending_.store(true, std::memory_order_release);
+      Hold(cma_next_id_, std::move(queue_.front()));
+    } else {
+      InRing();
     }
     queue_.pop_front();
     queue_offset_ = 0;
@@ -255,8 +260,62 @@ bool ShmChannel::FlushLocked() {
 
 void ShmChannel::ReapCmaLocked() {
   const uint64_t done = segment_->CmaDoneOfOurProducer().load(std::memory_order_acquire);
-  while (!cma_held_.empty() && cma_held_.front().first <= done) cma_held_.pop_front();
+  while (!cma_held_.empty() && cma_held_.front().first <= done) {
+    const ByteBlock& b = cma_held_.front().second;
+    if (pool_ == nullptr || b.source() != pool_) {
+      held_bytes_.fetch_sub(b.size(), std::memory_order_relaxed);
+    }
+    cma_held_.pop_front();
+  }
   cma_pending_.store(!cma_held_.empty(), std::memory_order_release);
+}
+
+void ShmChannel::Hold(uint64_t id, ByteBlock&& frame) {
+  if (pool_ == nullptr || frame.source() != pool_) {
+    held_bytes_.fetch_add(frame.size(), std::memory_order_relaxed);
+  }
+  cma_held_.emplace_back(id, std::move(frame));
+  cma_pending_.store(true, std::memory_order_release);
+}
+
+void ShmChannel::InRing() {
+  ends_.push_back(producer_.position());
+  if (ends_.size() < 1024) return;  // a lagging peer: forget what it consumed
+  const uint64_t tail = producer_.ConsumedUpTo();
+  while (!ends_.empty() && ends_.front() <= tail) ends_.pop_front();
+}
+
+CommObject::Unconfirmed ShmChannel::CountLocked() {
+  if (lost_counted_) return lost_;
+  const uint64_t tail = producer_.ConsumedUpTo();
+  while (!ends_.empty() && ends_.front() <= tail) ends_.pop_front();
+  Unconfirmed u{queue_.size() + cma_held_.size() + ends_.size(), producer_.position() - tail};
+  for (const ByteBlock& b : queue_) u.bytes += b.size();
+  for (const auto& [id, b] : cma_held_) u.bytes += b.size();
+  return u;
+}
+
+CommObject::Unconfirmed ShmChannel::Outstanding() {
+  std::lock_guard<SpinMutex> lock(send_mu_);
+  if (state() == CommState::kOk) {
+    if (!queue_.empty()) FlushLocked();
+    if (!cma_held_.empty()) ReapCmaLocked();
+  }
+  return CountLocked();
+}
+
+// With send_mu_ held, when the channel stops for good: remembers what the peer did not
+// take and lets go of it (pool blocks back to the pool).
+void ShmChannel::DropPending() {
+  if (!lost_counted_) {
+    lost_ = CountLocked();
+    lost_counted_ = true;
+  }
+  cma_held_.clear();
+  cma_pending_.store(false, std::memory_order_release);
+  queue_.clear();
+  queued_.store(false, std::memory_order_release);
+  held_bytes_.store(0, std::memory_order_relaxed);
 }
 
 bool ShmChannel::ReapCma() {
@@ -463,14 +522,14 @@ bool ShmChannel::MarkFailed() {
   if (!state_.compare_exchange_strong(expected, CommState::kFailed)) return false;
   // The peer is gone: blocks it was to read go back (pool blocks to the pool).
   std::lock_guard<SpinMutex> lock(send_mu_);
-  cma_held_.clear();
-  cma_pending_.store(false, std::memory_order_release);
-  queue_.clear();
-  queued_.store(false, std::memory_order_release);
+  DropPending();
   return true;
 }
 
 void ShmChannel::Close() {
+  // The progress engine has stopped (Finalize): release what it consumed, so the peer's
+  // count of what we took (its Outstanding()) is exact.
+  ReleaseDelivered();
   // Frames Send() accepted but still queued behind a full ring, and CMA frames the peer has
   // not copied yet, are handed over first (the peer's progress engine drains the ring), for
   // at most kCloseFlushMs, unless the peer is gone.
@@ -495,10 +554,7 @@ void ShmChannel::Close() {
   }
   // Done with the peer: what it did not take by now goes back (pool blocks to the pool).
   std::lock_guard<SpinMutex> lock(send_mu_);
-  cma_held_.clear();
-  cma_pending_.store(false, std::memory_order_release);
-  queue_.clear();
-  queued_.store(false, std::memory_order_release);
+  DropPending();
 }
 
 }  // namespace ukai::rt::shm

@@ -86,6 +86,10 @@ class ShmChannel final : public CommObject {
   void Close() override;
   CommState state() const override { return state_.load(std::memory_order_acquire); }
   RuntimeId peer() const override { return peer_; }
+  // Flow control: queued frames and CMA frames held for the peer (pool frames are bounded
+  // by the pool); unconfirmed adds records the peer has not consumed from the ring.
+  size_t QueuedBytes() const override { return held_bytes_.load(std::memory_order_relaxed); }
+  Unconfirmed Outstanding() override;
 
   // Pool set-up, before the channel is shared: frames of at least `min_bytes` from `local`
   // (referenced while the channel lives; nullptr: none) go as pool records when the peer
@@ -129,6 +133,11 @@ class ShmChannel final : public CommObject {
 
  private:
   bool FlushLocked();  // Flush() with send_mu_ held
+  // Flow accounting (send_mu_ held): a frame went whole into the ring / into cma_held_.
+  void InRing();
+  void Hold(uint64_t id, ByteBlock&& frame);
+  Unconfirmed CountLocked();
+  void DropPending();
   // Writes as much of `frame` from `offset` on as the ring takes; returns the new offset.
   size_t WriteSome(const ByteBlock& frame, size_t offset);
   void RingDoorbell();
@@ -175,6 +184,13 @@ class ShmChannel final : public CommObject {
   std::deque<std::pair<uint64_t, ByteBlock>> cma_held_;  // (id, frame) until the peer copied
   uint64_t cma_next_id_ = 0;
   std::atomic<bool> cma_pending_{false};
+  // Flow control (under send_mu_ unless atomic): bytes of queue_ and of the heap frames in
+  // cma_held_; ring positions where frames written into the ring end, until the peer
+  // consumed them; what was lost when the channel failed or closed.
+  std::atomic<size_t> held_bytes_{0};
+  std::deque<uint64_t> ends_;
+  Unconfirmed lost_;
+  bool lost_counted_ = false;
 
   // Progress thread only.
   RingConsumer consumer_;

@@ -92,6 +92,10 @@ class RingProducer {
   void FutexWake();
   // Bytes free now according to the cached tail (diagnostics and tests).
   size_t CachedFree() const { return capacity_ - (pos_ - cached_tail_); }
+  // Absolute position after the last committed record, and how far the consumer released
+  // (reads the shared tail): records before ConsumedUpTo() have been taken.
+  uint64_t position() const { return pos_; }
+  uint64_t ConsumedUpTo() const { return control_->tail.load(std::memory_order_acquire); }
   bool valid() const { return control_ != nullptr; }
 
  private:

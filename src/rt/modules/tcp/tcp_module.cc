@@ -4,20 +4,27 @@
 // under that lock so no writer ever uses a recycled fd number.
 #include "rt/modules/tcp/tcp_module.h"
 
+#include "rt/modules/tcp/tcp_limits.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -33,6 +40,12 @@ constexpr int kCloseFlushMs = 2000;
 constexpr size_t kDirectPollMax = 8;
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 void SetNonBlockingNoDelay(int fd) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL, 0) | O_NONBLOCK);
@@ -105,6 +118,8 @@ class TcpConn final : public CommObject {
   void Close() override;
   CommState state() const override { return state_.load(); }
   RuntimeId peer() const override { return peer_.load(); }
+  size_t QueuedBytes() const override;
+  Unconfirmed Outstanding() override;
 
   // Progress thread: writes queued frames.
   Status Flush();
@@ -129,11 +144,26 @@ class TcpConn final : public CommObject {
   bool hello_seen = false;
   bool accepted = false;  // opened by the peer
   bool rsr_seen = false;  // an RSR arrived on it
+  // tcp_limits.h deadlines: when the connection opened, when bytes last arrived.
+  const int64_t opened_ms = NowMs();
+  int64_t last_rx_ms = opened_ms;
 
  private:
   // Writes from `frame` at `*off`; returns false on EAGAIN, error Status on failure.
   Result<bool> WriteSome(const ByteBlock& frame, size_t* off);
   void ArmWrite(bool on);
+  // Flow accounting (under send_mu_): a frame left the queue / was fully written.
+  void Dequeued(size_t bytes) { queued_bytes_.fetch_sub(bytes, std::memory_order_relaxed); }
+  void Written() {
+    ends_.push_back(sent_bytes_);
+    if (ends_.size() > prune_at_) {
+      PruneAcked();
+      prune_at_ = std::max<size_t>(4096, 2 * ends_.size());
+    }
+  }
+  // Drops the ends of frames the peer's TCP acknowledged; returns the unacknowledged bytes.
+  uint64_t PruneAcked();
+  Unconfirmed CountLocked();
 
   TcpModule* module_;
   std::mutex send_mu_;
@@ -146,8 +176,19 @@ class TcpConn final : public CommObject {
   };
   std::deque<Pending> queue_;
   std::atomic<bool> has_queued_{false};
+  // Flow control (under send_mu_ unless atomic): bytes of the frames in queue_; bytes
+  // written to the socket so far; the stream offset at which each written frame ends,
+  // until the peer's TCP acknowledged it (SIOCOUTQ); what was lost when the fd closed.
+  std::atomic<size_t> queued_bytes_{0};
+  uint64_t sent_bytes_ = 0;
+  std::deque<uint64_t> ends_;
+  size_t prune_at_ = 4096;
+  Unconfirmed lost_;
   bool carried_rsr_ = false;           // under send_mu_
   std::shared_ptr<TcpConn> redirect_;  // under send_mu_: send over this one instead
+  // redirect_.get() for lock-free readers (QueuedBytes on every send); set once, kept alive
+  // by redirect_, never cleared.
+  std::atomic<TcpConn*> redirect_raw_{nullptr};
   bool write_armed_ = false;
 };
 
@@ -196,6 +237,11 @@ class TcpModule final : public Module {
   // connection `c` too, if ours carried no RSR yet. Rules (at most one side switches):
   // on the peer's hello when the peer's id is lower, and on the peer's first RSR.
   void UseIncoming(const std::shared_ptr<TcpConn>& c);
+  // Closes accepted connections without a hello after handshake_timeout_ms, and fails those
+  // with a frame begun but not complete frame_timeout_ms after their last bytes (checked
+  // at most every 50 ms).
+  void CheckDeadlines();
+  std::map<std::string, uint64_t> Counters() const override;
 
   ModuleHost* host_ = nullptr;
   int listen_fd_ = -1;
@@ -203,7 +249,10 @@ class TcpModule final : public Module {
   uint16_t port_ = 0;
   std::string advertised_;
   std::string hostname_;
-  int connect_timeout_ms_ = 10000;
+  TcpLimits limits_;
+  TcpLimitCounters limit_counters_;
+  int64_t deadlines_checked_ms_ = 0;  // progress thread only
+  size_t accepted_open_ = 0;          // accepted connections open (under conns_mu_)
   std::mutex conns_mu_;
   std::unordered_map<int, std::shared_ptr<TcpConn>> conns_;
   // Connections made by Connect(), per peer (under conns_mu_): when the peer connected to
@@ -234,6 +283,7 @@ Result<bool> TcpConn::WriteSome(const ByteBlock& frame, size_t* off) {
     ssize_t n = ::send(fd_, frame.data() + *off, frame.size() - *off, MSG_NOSIGNAL);
     if (n > 0) {
       *off += static_cast<size_t>(n);
+      sent_bytes_ += static_cast<uint64_t>(n);
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
@@ -247,6 +297,7 @@ bool TcpConn::RedirectIfUnused(const std::shared_ptr<TcpConn>& to) {
   std::lock_guard<std::mutex> lock(send_mu_);
   if (carried_rsr_ || redirect_ || state_.load() != CommState::kOk) return false;
   redirect_ = to;
+  redirect_raw_.store(to.get(), std::memory_order_release);
   return true;
 }
 
@@ -269,6 +320,8 @@ Status TcpConn::Send(ByteBlock&& frame) {
     Result<bool> done = WriteSome(queue_.front().frame, &queue_.front().off);
     if (!done.ok()) return done.status();
     if (!*done) break;
+    Dequeued(queue_.front().frame.size());
+    Written();
     queue_.pop_front();
   }
   if (queue_.empty()) {
@@ -276,14 +329,17 @@ Status TcpConn::Send(ByteBlock&& frame) {
     Result<bool> done = WriteSome(frame, &off);
     if (!done.ok()) return done.status();  // the progress thread sees the error and fails it
     if (*done) {
+      Written();
       if (write_armed_) {
         has_queued_.store(false, std::memory_order_release);
         ArmWrite(false);
       }
       return Status::Ok();
     }
+    queued_bytes_.fetch_add(frame.size(), std::memory_order_relaxed);
     queue_.push_back({std::move(frame), off});
   } else {
+    queued_bytes_.fetch_add(frame.size(), std::memory_order_relaxed);
     queue_.push_back({std::move(frame), 0});
   }
   has_queued_.store(true, std::memory_order_release);
@@ -298,6 +354,8 @@ Status TcpConn::Flush() {
     Result<bool> done = WriteSome(queue_.front().frame, &queue_.front().off);
     if (!done.ok()) return done.status();
     if (!*done) return Status::Ok();
+    Dequeued(queue_.front().frame.size());
+    Written();
     queue_.pop_front();
   }
   has_queued_.store(false, std::memory_order_release);
@@ -308,12 +366,59 @@ Status TcpConn::Flush() {
 bool TcpConn::Shut(CommState state) {
   std::lock_guard<std::mutex> lock(send_mu_);
   if (fd_ < 0) return false;
+  lost_ = CountLocked();  // what the peer has not taken is lost with the connection
   state_.store(state);
   ::epoll_ctl(module_->epfd(), EPOLL_CTL_DEL, fd_, nullptr);
   ::close(fd_);
   fd_ = -1;
   queue_.clear();
+  queued_bytes_.store(0, std::memory_order_relaxed);
+  ends_.clear();
   return true;
+}
+
+uint64_t TcpConn::PruneAcked() {
+  int unacked = 0;
+  if (fd_ < 0 || ::ioctl(fd_, SIOCOUTQ, &unacked) != 0) return 0;
+  const uint64_t acked = sent_bytes_ - static_cast<uint64_t>(unacked);
+  while (!ends_.empty() && ends_.front() <= acked) ends_.pop_front();
+  return static_cast<uint64_t>(unacked);
+}
+
+CommObject::Unconfirmed TcpConn::CountLocked() {
+  if (fd_ < 0) return lost_;
+  const uint64_t in_kernel = PruneAcked();
+  return {queue_.size() + ends_.size(), queued_bytes_.load(std::memory_order_relaxed) + in_kernel};
+}
+
+size_t TcpConn::QueuedBytes() const {
+  const TcpConn* to = redirect_raw_.load(std::memory_order_acquire);
+  return queued_bytes_.load(std::memory_order_relaxed) + (to ? to->QueuedBytes() : 0);
+}
+
+CommObject::Unconfirmed TcpConn::Outstanding() {
+  std::shared_ptr<TcpConn> to;
+  Unconfirmed mine;
+  {
+    std::lock_guard<std::mutex> lock(send_mu_);
+    to = redirect_;
+    if (fd_ >= 0 && state_.load() == CommState::kOk) {
+      while (!queue_.empty()) {  // push the queue on (the progress thread may be asleep)
+        Result<bool> done = WriteSome(queue_.front().frame, &queue_.front().off);
+        if (!done.ok() || !*done) break;
+        Dequeued(queue_.front().frame.size());
+        Written();
+        queue_.pop_front();
+      }
+    }
+    mine = CountLocked();
+  }
+  if (to) {
+    const Unconfirmed theirs = to->Outstanding();
+    mine.frames += theirs.frames;
+    mine.bytes += theirs.bytes;
+  }
+  return mine;
 }
 
 void TcpConn::Close() {
@@ -335,11 +440,14 @@ void TcpConn::Close() {
   ByteBlock b(wire::kHeaderSize);
   b.Resize(wire::kHeaderSize);
   wire::EncodeHeader(bye, {b.data(), b.size()});
+  queued_bytes_.fetch_add(b.size(), std::memory_order_relaxed);
   queue_.push_back({std::move(b), 0});
   while (!queue_.empty()) {
     Result<bool> done = WriteSome(queue_.front().frame, &queue_.front().off);
     if (!done.ok()) break;
     if (*done) {
+      Dequeued(queue_.front().frame.size());
+      Written();
       queue_.pop_front();
       continue;
     }
@@ -355,15 +463,9 @@ Status TcpModule::Init(ModuleHost* host) {
   host_ = host;
   std::string listen = host->Param("tcp.listen");
   if (listen.empty()) listen = "0.0.0.0:0";
-  if (std::string t = host->Param("tcp.connect_timeout_ms"); !t.empty()) {
-    char* end = nullptr;
-    const long ms = std::strtol(t.c_str(), &end, 10);
-    if (*end != '\0' || ms < 1 || ms > 3600000) {
-      return Status::InvalidArgument("tcp.connect_timeout_ms=" + t +
-                                     ": expected milliseconds in 1..3600000");
-    }
-    connect_timeout_ms_ = static_cast<int>(ms);
-  }
+  Result<TcpLimits> limits = ReadTcpLimits(host);
+  if (!limits.ok()) return limits.status();
+  limits_ = *limits;
   std::string bind_host;
   UKAI_RETURN_IF_ERROR(ParseHostPort(listen, &bind_host, &port_).WithContext("tcp.listen"));
   sockaddr_in addr{};
@@ -437,7 +539,8 @@ Result<std::shared_ptr<CommObject>> TcpModule::Connect(RuntimeId peer, std::span
     return Status::Unavailable("tcp: cannot resolve '" + host + "'");
   }
   const std::string where = host + ":" + std::to_string(t->port);
-  Result<int> fd = ConnectWithTimeout(*res->ai_addr, res->ai_addrlen, where, connect_timeout_ms_);
+  Result<int> fd =
+      ConnectWithTimeout(*res->ai_addr, res->ai_addrlen, where, limits_.connect_timeout_ms);
   ::freeaddrinfo(res);
   if (!fd.ok()) return fd.status();
   SetNonBlockingNoDelay(*fd);
@@ -476,6 +579,17 @@ void TcpModule::Accept() {
   for (;;) {
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) return;
+    {
+      std::lock_guard<std::mutex> lock(conns_mu_);
+      if (accepted_open_ >= static_cast<size_t>(limits_.max_connections)) {
+        ::close(fd);
+        limit_counters_.connections_refused.fetch_add(1, std::memory_order_relaxed);
+        host_->Trace("tcp: refused a connection: " + std::to_string(accepted_open_) +
+                     " accepted connections open (tcp.max_connections)");
+        continue;
+      }
+      ++accepted_open_;
+    }
     SetNonBlockingNoDelay(fd);
     auto c = std::make_shared<TcpConn>(this, fd, 0);
     c->accepted = true;
@@ -491,6 +605,7 @@ void TcpModule::Fail(const std::shared_ptr<TcpConn>& c, bool orderly, const Stat
   {
     std::lock_guard<std::mutex> lock(conns_mu_);
     conns_.erase(fd);
+    if (c->accepted) --accepted_open_;
     version_.fetch_add(1, std::memory_order_release);
     for (const auto& [f, o] : conns_) others |= peer != 0 && o->peer() == peer;
   }
@@ -586,6 +701,7 @@ int TcpModule::ReadConn(const std::shared_ptr<TcpConn>& c) {
       return -1;
     }
     if (r > 0) {
+      c->last_rx_ms = NowMs();
       c->big_filled += static_cast<size_t>(r);
       // Request/reply traffic puts a connection in the kernel's "ping-pong" mode, where it
       // delays ACKs hoping to piggyback them on a reply: in the middle of a large frame
@@ -618,6 +734,7 @@ int TcpModule::ReadConn(const std::shared_ptr<TcpConn>& c) {
     return -1;
   }
   rend += static_cast<size_t>(r);
+  c->last_rx_ms = NowMs();
   return ParseFrames(c);
 }
 
@@ -630,8 +747,42 @@ void TcpModule::RefreshPolled() {
   polled_version_ = version_.load(std::memory_order_relaxed);
 }
 
+void TcpModule::CheckDeadlines() {
+  const int64_t now = NowMs();
+  if (now - deadlines_checked_ms_ < 50) return;
+  deadlines_checked_ms_ = now;
+  for (size_t i = 0; i < polled_.size(); ++i) {
+    const std::shared_ptr<TcpConn> c = polled_[i];  // Fail() may refresh polled_ later
+    if (c->fd() < 0) continue;
+    const int64_t idle = now - c->last_rx_ms;
+    const bool partial = !c->big.empty() || c->rend > c->rstart;
+    if (!c->hello_seen && now - c->opened_ms > limits_.handshake_timeout_ms) {
+      limit_counters_.handshake_timeouts.fetch_add(1, std::memory_order_relaxed);
+      const Status why = Status::Unavailable("tcp: no complete hello within " +
+                                             std::to_string(limits_.handshake_timeout_ms) +
+                                             " ms of the connection (tcp.handshake_timeout_ms)");
+      host_->RejectFrame(why);
+      Fail(c, false, why);
+    } else if (c->hello_seen && partial && idle > limits_.frame_timeout_ms) {
+      limit_counters_.frame_timeouts.fetch_add(1, std::memory_order_relaxed);
+      const Status why = Status::Unavailable(
+          "tcp: a frame begun by peer " + std::to_string(c->peer()) + " was not completed within " +
+          std::to_string(limits_.frame_timeout_ms) + " ms (tcp.frame_timeout_ms)");
+      host_->RejectFrame(why);
+      Fail(c, false, why);
+    }
+  }
+}
+
+std::map<std::string, uint64_t> TcpModule::Counters() const {
+  return {{"connections_refused", limit_counters_.connections_refused.load()},
+          {"handshake_timeouts", limit_counters_.handshake_timeouts.load()},
+          {"frame_timeouts", limit_counters_.frame_timeouts.load()}};
+}
+
 int TcpModule::Progress() {
   RefreshPolled();
+  CheckDeadlines();
   if (polled_.size() > kDirectPollMax) return PollEvents();
   // Few connections: poll(2) them and the listener directly (as fast as epoll_wait here,
   // and it takes no epoll lock that arriving segments' wake-ups need too). Spinning on

@@ -1,0 +1,129 @@
+// libFuzzer target: the tcp module's stream handling (connection set-up included) as a
+// runtime's listener sees it: the input is written on a raw connection to a real runtime
+// (tcp only, progress driven here), then the connection is half-closed and the runtime
+// progresses until it dropped it. Byte 0: bit 0 = first send a valid hello for this runtime
+// (so inputs reach the frame parser past the handshake), bits 1-3 = write chunk size class;
+// every 8-byte "UKAITGT!" in the rest is replaced by the runtime's id (frames can target
+// it). Handlers "h" (non-threaded) and "t" (threaded) of context 1, endpoint 1 read their
+// payload. Bad bytes must be rejected or fail the connection: never a crash or a hang.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "ukai/ukai.hpp"
+#include "wire/rsr_frame.h"
+
+namespace {
+
+using ukai::rt::Runtime;
+
+// A broken invariant: say which, then stop (libFuzzer records the input).
+void Check(bool ok, const char* what) {
+  if (ok) return;
+  std::fprintf(stderr, "tcp_stream_fuzz: %s\n", what);
+  __builtin_trap();
+}
+
+constexpr uint8_t kPlaceholder[8] = {'U', 'K', 'A', 'I', 'T', 'G', 'T', '!'};
+
+std::unique_ptr<Runtime> Start() {
+  ukai::rt::RuntimeOptions o;
+  o.bootstrap = "single";
+  o.modules = {"tcp"};
+  o.progress_thread = false;
+  o.handler_threads = 1;
+  o.flush_timeout_ms = 0;
+  o.params["tcp.listen"] = "127.0.0.1:0";
+  auto rt = Runtime::Init(o);
+  if (!rt.ok()) return nullptr;
+  auto ctx = (*rt)->CreateContext({.name = "fuzz", .id = 1});
+  if (!ctx.ok()) return nullptr;
+  auto ep = (*ctx)->CreateEndpoint({.id = 1});
+  if (!ep.ok()) return nullptr;
+  auto read_all = [](ukai::rt::Rsr& m) {
+    volatile uint8_t sum = 0;
+    for (uint8_t b : m.payload()) sum = static_cast<uint8_t>(sum + b);
+  };
+  if (!(*ep)->RegisterHandler("h", ukai::rt::HandlerKind::kNonThreaded, read_all).ok() ||
+      !(*ep)->RegisterHandler("t", ukai::rt::HandlerKind::kThreaded, read_all).ok()) {
+    return nullptr;
+  }
+  return std::move(*rt);
+}
+
+int Dial(const Runtime& rt) {
+  const ukai::rt::Descriptor* d = rt.descriptors().Find("tcp");
+  if (d == nullptr) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(ukai::wire::GetLe16(d->bytes.data()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && errno != EINPROGRESS) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+std::vector<uint8_t> Stream(const uint8_t* data, size_t size, ukai::rt::RuntimeId id) {
+  std::vector<uint8_t> out;
+  if (data[0] & 1) {
+    ukai::wire::FrameHeader hello;
+    hello.kind = ukai::wire::FrameKind::kHello;
+    hello.source = 0x77;
+    hello.target = id;
+    out.resize(ukai::wire::kHeaderSize);
+    ukai::wire::EncodeHeader(hello, {out.data(), out.size()});
+  }
+  const size_t at = out.size();
+  out.insert(out.end(), data + 1, data + size);
+  for (size_t i = at; i + 8 <= out.size(); ++i) {
+    if (std::memcmp(out.data() + i, kPlaceholder, 8) == 0) ukai::wire::PutLe64(out.data() + i, id);
+  }
+  return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1 || size > (1 << 20)) return 0;
+  std::unique_ptr<Runtime> rt = Start();
+  Check(rt != nullptr, "runtime did not start");
+  const int fd = Dial(*rt);
+  Check(fd >= 0, "cannot connect to the runtime");
+  const std::vector<uint8_t> bytes = Stream(data, size, rt->id());
+  const size_t chunk = size_t{1} << (2 * ((data[0] >> 1) & 7));  // 1 B .. 16 KiB
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  size_t sent = 0;
+  bool closed = false, half_closed = false;
+  while (!closed && std::chrono::steady_clock::now() < deadline) {
+    if (sent < bytes.size()) {
+      const ssize_t n =
+          ::send(fd, bytes.data() + sent, std::min(chunk, bytes.size() - sent), MSG_NOSIGNAL);
+      if (n > 0) sent += static_cast<size_t>(n);
+      if (n < 0 && errno != EAGAIN && errno != EINPROGRESS && errno != ENOTCONN) break;
+    }
+    if (sent == bytes.size() && !half_closed) half_closed = ::shutdown(fd, SHUT_WR) == 0;
+    rt->Progress();
+    char c;
+    const ssize_t r = ::recv(fd, &c, 1, MSG_DONTWAIT);
+    closed = r == 0 || (r < 0 && errno != EAGAIN);  // the runtime dropped the connection
+  }
+  ::close(fd);
+  // A stream that ended or broke must not hang: the runtime saw EOF and closed its side.
+  Check(closed || sent < bytes.size(), "the runtime kept a connection that ended");
+  const ukai::rt::RuntimeStats st = rt->stats();
+  Check(st.rsr_delivered <= bytes.size() / ukai::wire::kHeaderSize, "more RSRs than frames");
+  (void)rt->Finalize();
+  return 0;
+}
