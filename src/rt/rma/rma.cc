@@ -178,7 +178,8 @@ template <typename Pred>
 Status SpinUntil(Runtime& rt, int timeout_ms, const Pred& ready, const std::string& what) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (uint32_t i = 0; !ready(); ++i) {
-    if (rt.Progress() == 0) std::this_thread::yield();
+    // Busy-poll first (an ack usually comes within microseconds), then let others run.
+    if (rt.Progress() == 0 && i > (1u << 20)) std::this_thread::yield();
     if ((i & 1023) == 0 && std::chrono::steady_clock::now() > deadline) {
       return Status::Unavailable("rma: no ack within " + std::to_string(timeout_ms) + " ms for " +
                                  what);
