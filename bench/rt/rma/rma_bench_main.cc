@@ -3,10 +3,11 @@
 //     passive-target epoch (helper ukai_rma_mpi_onesided under mpirun), btl vader and tcp;
 //   - UCX: ucx_perftest ucp_put_lat, ucp_get, ucp_fadd, ucp_put_bw with UCX_TLS=sm,self and
 //     tcp,self;
-//   - ukai Rma over shm and tcp: two Runtimes of this process; "default" = default options
-//     (each runtime has its progress thread, spin_us 200, then blocks in poll); "tuned" = no
-//     progress threads: the initiator's waits progress its runtime themselves, and one
-//     thread of the target busy-polls its runtime (as ukai_rt_bench's ping-pong does).
+//   - ukai Rma over inproc, shm and tcp: two Runtimes of this process; "default" = default
+//     options (each runtime has its progress thread, spin_us 200, then blocks in poll);
+//     "tuned" = no progress threads: the initiator's waits progress its runtime themselves on
+//     CPU 0, and one thread of the target busy-polls its runtime on CPU 1 (as
+//     ukai_rt_bench's ping-pong does).
 // Columns: put/get/fop latency (8 bytes, one operation completed before the next: median us
 // per operation), fop rate (64 fetch-and-adds in flight, then all completed: million ops/s
 // from the median batch), put/get bandwidth (1 MiB operations one after another, median
@@ -14,6 +15,7 @@
 // bandwidth / message rate.
 //
 // Options: --seconds=S (budget per test, default 0.25), --only=name,name (series prefixes).
+#include <sched.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -59,6 +61,13 @@ double TimeIt(double seconds, const std::function<bool()>& fn) {
   return Median(samples);
 }
 
+void PinTo(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu % static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), &set);
+  sched_setaffinity(0, sizeof set, &set);
+}
+
 Row RunUkai(const std::string& module, bool tuned, double seconds) {
   Row row("ukai-" + module + (tuned ? "-tuned" : ""));
   std::vector<std::unique_ptr<rt::Runtime>> rts;
@@ -90,13 +99,19 @@ Row RunUkai(const std::string& module, bool tuned, double seconds) {
   rt::Rma& a = *rma[0];
   std::atomic<bool> stop{false};
   std::thread target_progress;
+  cpu_set_t saved;
+  sched_getaffinity(0, sizeof saved, &saved);
   if (tuned) {
     target_progress = std::thread([&] {
+      PinTo(1);
       while (!stop.load(std::memory_order_relaxed)) rts[1]->Progress();
     });
+    PinTo(0);
   }
   std::span<const uint8_t> small(local.data(), 8);
   std::span<uint8_t> small_out(local.data(), 8);
+  // Warm-up (connections, reply routes, first-touch of the buffers), not measured.
+  TimeIt(seconds, [&] { return a.PutSync(key, 0, small).ok() && a.GetSync(key, 0, local).ok(); });
   row.put_lat = TimeIt(seconds, [&] { return a.PutSync(key, 0, small).ok(); });
   row.get_lat = TimeIt(seconds, [&] { return a.GetSync(key, 0, small_out).ok(); });
   row.fop_lat = TimeIt(seconds, [&] { return a.FetchOp(key, 0, rt::AtomicOpcode::kAdd, 1).ok(); });
@@ -121,6 +136,7 @@ Row RunUkai(const std::string& module, bool tuned, double seconds) {
   row.get_bw = get > 0 ? kLarge / get / 1e3 : 0;
   stop.store(true);
   if (target_progress.joinable()) target_progress.join();
+  sched_setaffinity(0, sizeof saved, &saved);
   rma.clear();
   for (auto& r : rts) (void)r->Finalize();
   return row;
