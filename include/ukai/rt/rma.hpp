@@ -117,6 +117,8 @@ struct RmaStats {
   uint64_t malformed = 0;           // undecodable request or reply
   uint64_t boundary_rejected = 0;   // packet over 4 KiB or across a page at receive
   uint64_t atomic_ops = 0;          // atomic operations executed here
+  uint64_t vnode_misses = 0;        // resolver calls
+  uint64_t vnode_redirects = 0;     // blocking vnode ops reissued at a new location
 };
 
 // Supplies memory for a lazily backed segment on its first access (the OS allocating a page
@@ -126,6 +128,12 @@ using FaultHandler = std::function<Result<std::span<uint8_t>>(uint32_t segment, 
 // Told about an access ID mismatch: the offender's process ID and access ID. Returns true to
 // block that process (every later request from it is refused).
 using ProtectionHandler = std::function<bool(const ProcessId& offender, uint32_t access_id)>;
+
+// Virtual node IDs (the paper's virtual node ID -> route table; here per Rma, for RMA only):
+// a name for "wherever this segment lives now". A miss calls the resolver (the OS's role in
+// the paper), whose answer is cached; Migrate rebinds.
+using VirtualNodeId = uint64_t;
+using VnodeResolver = std::function<Result<RemoteKey>(VirtualNodeId vnode)>;
 
 struct RmaOptions {
   // Wait/Flush/Fence give up with kUnavailable after this long without the ack (ms).
@@ -191,9 +199,25 @@ class Rma {
   static bool TestFlag(const std::atomic<uint64_t>& flag);
   Status WaitFlag(const std::atomic<uint64_t>& flag);
 
+  // Virtual node IDs. Bind/Migrate set the current location of `vnode`; Lookup returns it,
+  // calling the resolver on a miss (kNotFound without one). PutV/GetV/FetchOpV block: when
+  // the target answers that the segment is gone (kNotFound: it moved away), the binding is
+  // dropped and the resolver asked again; if it names a new location the operation is
+  // reissued there once (redirected), else the error names the virtual node.
+  void SetResolver(VnodeResolver resolver);
+  void Bind(VirtualNodeId vnode, const RemoteKey& key);
+  void Migrate(VirtualNodeId vnode, const RemoteKey& new_home) { Bind(vnode, new_home); }
+  Result<RemoteKey> Lookup(VirtualNodeId vnode);
+  Status PutV(VirtualNodeId vnode, uint64_t offset, std::span<const uint8_t> data);
+  Status GetV(VirtualNodeId vnode, uint64_t offset, std::span<uint8_t> out);
+  Result<uint64_t> FetchOpV(VirtualNodeId vnode, uint64_t offset, AtomicOpcode code,
+                            uint64_t operand, uint8_t width = 8);
+
   RmaStats stats() const;
 
  private:
+  // Runs `op` at the current location of `vnode`, redirecting once after a kNotFound.
+  Status OnVnode(VirtualNodeId vnode, const std::function<Status(const RemoteKey&)>& op);
   explicit Rma(std::shared_ptr<internal::RmaCore> core);
   Result<uint64_t> RunOne(const RemoteKey& key, const AtomicOp& op);
   std::shared_ptr<internal::RmaCore> core_;
