@@ -32,16 +32,26 @@ static double Run(int op, MPI_Win win, char* local) {
   double now = start;
   while ((now - start < budget || n < 5) && n < (1 << 20)) {
     switch (op) {
-      case 1: MPI_Put(local, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win); break;
-      case 2: MPI_Get(local, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win); break;
-      case 3: MPI_Fetch_and_op(&one, result, MPI_UINT64_T, 1, 0, MPI_SUM, win); break;
+      case 1:
+        MPI_Put(local, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
+        break;
+      case 2:
+        MPI_Get(local, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
+        break;
+      case 3:
+        MPI_Fetch_and_op(&one, result, MPI_UINT64_T, 1, 0, MPI_SUM, win);
+        break;
       case 4:
         for (int i = 0; i < 64; ++i) {
           MPI_Fetch_and_op(&one, &result[i], MPI_UINT64_T, 1, 0, MPI_SUM, win);
         }
         break;
-      case 5: MPI_Put(local, kLarge, MPI_BYTE, 1, 64, kLarge, MPI_BYTE, win); break;
-      default: MPI_Get(local, kLarge, MPI_BYTE, 1, 64, kLarge, MPI_BYTE, win); break;
+      case 5:
+        MPI_Put(local, kLarge, MPI_BYTE, 1, 64, kLarge, MPI_BYTE, win);
+        break;
+      default:
+        MPI_Get(local, kLarge, MPI_BYTE, 1, 64, kLarge, MPI_BYTE, win);
+        break;
     }
     MPI_Win_flush(1, win);
     const double t = MPI_Wtime();
