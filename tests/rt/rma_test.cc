@@ -434,6 +434,12 @@ TEST(RmaKey, SerialisesAndRejectsBadBytes) {
   }
   bytes.push_back(0);
   EXPECT_NE(RemoteKey::Parse(bytes).status().message().find("trailing"), std::string::npos);
+  // An empty segment: a 0-byte put and get succeed (to this very context), 1 byte does not.
+  RemoteKey empty = *(*rma)->Register({});
+  EXPECT_TRUE((*rma)->PutSync(empty, 0, {}).ok());
+  EXPECT_TRUE((*rma)->GetSync(empty, 0, {}).ok());
+  std::vector<uint8_t> one(1);
+  EXPECT_EQ((*rma)->PutSync(empty, 0, one).code(), StatusCode::kOutOfRange);
   rma->reset();
   EXPECT_TRUE((*rt)->Finalize().ok());
 }

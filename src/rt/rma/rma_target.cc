@@ -221,7 +221,7 @@ Status RmaCore::Resolve(const RmaRequest& r, uint8_t** data) {
                                    std::to_string(r.offset) + " crosses a page boundary");
   }
   bool faulted = false;
-  if (seg.data == nullptr) {
+  if (seg.data == nullptr && seg.lazy) {  // an empty registered span has no memory either
     lock.unlock();
     Status f = Fault(r.segment, &seg);
     if (!f.ok()) return f;
