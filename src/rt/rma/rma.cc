@@ -19,18 +19,14 @@ uint64_t ChunkAt(uint64_t addr, uint64_t left, uint32_t page) {
   return std::min<uint64_t>({left, to_page, kRmaMaxPacketBytes});
 }
 
-}  // namespace
-
-Result<RmaOp> RmaCore::Start(const RemoteKey& key, RmaWireOp op, uint64_t offset,
-                             std::span<const uint8_t> put, std::span<uint8_t> get,
-                             std::span<const AtomicOp> atomics, std::span<uint64_t> fetched,
-                             std::atomic<uint64_t>* flag) {
+// Checks at send: a usable key, the byte range inside the key's segment, sane atomic ops.
+Status Validate(const RemoteKey& key, RmaWireOp op, uint64_t offset, uint64_t len,
+                std::span<const AtomicOp> atomics, size_t fetched) {
   if (!key.route.valid() || key.page_size == 0 || (key.page_size & (key.page_size - 1)) != 0) {
     return Status::InvalidArgument("rma: invalid remote key (no route or bad page size)");
   }
-  const uint64_t len = op == RmaWireOp::kPut ? put.size() : get.size();
   if (op == RmaWireOp::kAtomic) {
-    if (atomics.empty() || atomics.size() > kRmaMaxAtomicOps || fetched.size() != atomics.size()) {
+    if (atomics.empty() || atomics.size() > kRmaMaxAtomicOps || fetched != atomics.size()) {
       return Status::InvalidArgument("rma: atomic request needs 1..128 ops and one result each");
     }
     for (const AtomicOp& a : atomics) {
@@ -45,6 +41,17 @@ Result<RmaOp> RmaCore::Start(const RemoteKey& key, RmaWireOp op, uint64_t offset
                               std::to_string(len) + ") outside the key's segment of " +
                               std::to_string(key.length) + " bytes");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<RmaOp> RmaCore::Start(const RemoteKey& key, RmaWireOp op, uint64_t offset,
+                             std::span<const uint8_t> put, std::span<uint8_t> get,
+                             std::span<const AtomicOp> atomics, std::span<uint64_t> fetched,
+                             std::atomic<uint64_t>* flag) {
+  const uint64_t len = op == RmaWireOp::kPut ? put.size() : get.size();
+  if (Status v = Validate(key, op, offset, len, atomics, fetched.size()); !v.ok()) return v;
   auto st = std::make_shared<OpState>();
   st->op = op;
   st->target = key.process;
