@@ -107,6 +107,8 @@ int FreePort() {
   return port;
 }
 
+}  // namespace
+
 // One ucx_perftest run: a server in the background, the client in the foreground (retried
 // while the server is not listening yet). Returns the client's CSV line fields.
 Result<std::vector<double>> UcxOnce(const std::string& tls, const std::string& args) {
@@ -144,8 +146,6 @@ Result<std::vector<double>> UcxOnce(const std::string& tls, const std::string& a
   if (fields.size() < 6) return Status::ParseError("no CSV figures from ucx_perftest " + args);
   return fields;
 }
-
-}  // namespace
 
 Figures RunUcx(const std::string& tls, const std::vector<size_t>& sizes, bool quick) {
   Figures f;

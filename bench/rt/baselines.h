@@ -19,6 +19,12 @@ Figures RunOpenMpi(const std::string& btl, const std::vector<size_t>& sizes, dou
 // `tls` is the UCX_TLS value ("sm,self" or "tcp,self").
 Figures RunUcx(const std::string& tls, const std::vector<size_t>& sizes, bool quick);
 
+// One ucx_perftest run with UCX_TLS=`tls` and test arguments `args` (e.g. "-t ucp_put_lat
+// -s 8 -n 1000"): a server and a client on localhost; the client's CSV figures
+// (iterations, p50 latency, avg latency, overall latency, avg bw MB/s, overall bw, avg msg
+// rate, overall msg rate).
+Result<std::vector<double>> UcxOnce(const std::string& tls, const std::string& args);
+
 // The mpirun prefix used for every MPI run here (2 ranks, root allowed, oversubscribe,
 // one core each); `mca` adds "--mca k v" pairs.
 std::string MpirunPrefix(const std::string& mca);

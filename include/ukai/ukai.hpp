@@ -18,6 +18,7 @@
 #include "ukai/rt/buffer.hpp"
 #include "ukai/rt/byte_block.hpp"
 #include "ukai/rt/request.hpp"
+#include "ukai/rt/rma.hpp"
 #include "ukai/rt/runtime.hpp"
 #include "ukai/rt/startpoint.hpp"
 #include "ukai/status.hpp"

@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include "cli/launch_command.h"
+#include "cli/link_command.h"
 #include "cli/sim_command.h"
 
 namespace ukai::cli {
@@ -11,6 +12,8 @@ constexpr CommandEntry kCommands[] = {
     {"sim", "simulate interconnection networks: run configs, describe the config keys",
      &RegisterSimCommand},
     {"launch", "start N processes of a runtime program on this host", &RegisterLaunchCommand},
+    {"link", "link calculator (data rate, efficiency, packet rate) and the 8b/10b code table",
+     &RegisterLinkCommand},
 };
 
 }  // namespace

@@ -6,24 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_run.h"
 #include "cli/commands.h"
 
 namespace ukai::cli {
 namespace {
 
 using ::testing::HasSubstr;
-
-struct CliRun {
-  int code;
-  std::string out, err;
-};
-
-CliRun Cli(std::vector<const char*> args) {
-  args.insert(args.begin(), "ukai");
-  std::ostringstream out, err;
-  int code = RunCli(static_cast<int>(args.size()), args.data(), CliIo{&out, &err, false});
-  return {code, out.str(), err.str()};
-}
 
 TEST(CliCommandsTest, TableHasSimWithARegistrar) {
   bool found = false;

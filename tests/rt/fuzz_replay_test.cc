@@ -7,14 +7,49 @@
 #include <vector>
 
 #include "fuzz_mutate.h"
+#include "rt/rma/rma_wire.h"
 #include "ukai/ukai.hpp"
 #include "wire/rsr_frame.h"
 
 extern "C" int rsr_frame_fuzz_TestOneInput(const uint8_t* data, size_t size);
 extern "C" int buffer_fuzz_TestOneInput(const uint8_t* data, size_t size);
+extern "C" int rma_request_fuzz_TestOneInput(const uint8_t* data, size_t size);
 
 namespace ukai::rt {
 namespace {
+
+// Encoded RMA requests (put with a reply route, get, atomic), a reply and a remote key.
+std::vector<std::vector<uint8_t>> RmaSeeds(const Startpoint& sp) {
+  std::vector<std::vector<uint8_t>> out;
+  const std::vector<uint8_t> route = sp.Serialize(), data = {1, 2, 3};
+  internal::RmaRequest r;
+  r.flags = internal::kReqHasReturn | internal::kReqHasFlag;
+  r.return_route = route;
+  r.length = 3;
+  r.data = data;
+  r.flag = 8;
+  for (internal::RmaWireOp op :
+       {internal::RmaWireOp::kPut, internal::RmaWireOp::kGet, internal::RmaWireOp::kAtomic}) {
+    r.op = op;
+    r.atomics.assign(2, AtomicOp{AtomicOpcode::kCas, 4, 8, 1, 2});
+    std::vector<uint8_t> bytes(internal::RequestSize(r));
+    internal::EncodeRequest(r, bytes.data());
+    out.push_back(std::move(bytes));
+  }
+  internal::RmaReply rep;
+  rep.code = StatusCode::kOutOfRange;
+  rep.message = "msg";
+  rep.data = data;
+  std::vector<uint8_t> bytes(internal::ReplySize(rep));
+  internal::EncodeReply(rep, bytes.data());
+  out.push_back(std::move(bytes));
+  RemoteKey key;
+  key.process = {77, 1};
+  key.page_size = 4096;
+  key.route = Startpoint(sp.shared_descriptors(), 1, kRmaEndpointId);
+  out.push_back(key.Serialize());
+  return out;
+}
 
 std::vector<std::vector<uint8_t>> Seeds() {
   std::vector<std::vector<uint8_t>> out;
@@ -50,12 +85,14 @@ std::vector<std::vector<uint8_t>> Seeds() {
   out.push_back({12, 0xff, 0xff, 0xff, 0xff});  // string longer than everything
   out.push_back({14, 4, 0, 0, 0, 1, 0, 0, 0});  // startpoint truncated inside
   out.push_back({11, 7});                       // bool 7
+  for (std::vector<uint8_t>& rma : RmaSeeds(sp)) out.push_back(std::move(rma));
   return out;
 }
 
 void Feed(const std::vector<uint8_t>& in) {
   rsr_frame_fuzz_TestOneInput(in.data(), in.size());
   buffer_fuzz_TestOneInput(in.data(), in.size());
+  rma_request_fuzz_TestOneInput(in.data(), in.size());
 }
 
 TEST(FuzzReplay, EdgeCasesAndEveryTruncation) {

@@ -1,0 +1,100 @@
+/* Open MPI one-sided baseline of ukai_rma_bench: 2 ranks; rank 0 accesses rank 1's window in
+ * one passive-target epoch (MPI_Win_lock shared ... MPI_Win_unlock), each operation completed
+ * by MPI_Win_flush. Prints "name value" lines:
+ *   put_lat_us / get_lat_us / fop_lat_us: 8-byte MPI_Put, MPI_Get, MPI_Fetch_and_op (MPI_SUM,
+ *     uint64) each followed by a flush, median per operation;
+ *   fop_rate_mops: 64 MPI_Fetch_and_op per flush, operations per microsecond;
+ *   put_bw_gbs / get_bw_gbs: 1 MiB MPI_Put / MPI_Get + flush, 1e9 bytes per second.
+ * Usage: ukai_rma_mpi_onesided [-t seconds-per-test] */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define kLarge (1 << 20)
+
+static double budget = 0.25;
+
+static int CompareDoubles(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Runs `op` (1 = put, 2 = get, 3 = fop, 4 = fop x64, 5 = big put, 6 = big get), each call
+ * followed by MPI_Win_flush, for the time budget; returns the median microseconds per call
+ * (as ukai_rma_bench measures its own). */
+static double Run(int op, MPI_Win win, char* local) {
+  uint64_t one = 1, result[64];
+  static double samples[1 << 20];
+  long n = 0;
+  const double start = MPI_Wtime();
+  double now = start;
+  while ((now - start < budget || n < 5) && n < (1 << 20)) {
+    switch (op) {
+      case 1:
+        MPI_Put(local, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
+        break;
+      case 2:
+        MPI_Get(local, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
+        break;
+      case 3:
+        MPI_Fetch_and_op(&one, result, MPI_UINT64_T, 1, 0, MPI_SUM, win);
+        break;
+      case 4:
+        for (int i = 0; i < 64; ++i) {
+          MPI_Fetch_and_op(&one, &result[i], MPI_UINT64_T, 1, 0, MPI_SUM, win);
+        }
+        break;
+      case 5:
+        MPI_Put(local, kLarge, MPI_BYTE, 1, 64, kLarge, MPI_BYTE, win);
+        break;
+      default:
+        MPI_Get(local, kLarge, MPI_BYTE, 1, 64, kLarge, MPI_BYTE, win);
+        break;
+    }
+    MPI_Win_flush(1, win);
+    const double t = MPI_Wtime();
+    samples[n++] = (t - now) * 1e6;
+    now = t;
+  }
+  qsort(samples, (size_t)n, sizeof samples[0], CompareDoubles);
+  return samples[n / 2];
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (strcmp(argv[i], "-t") == 0) budget = atof(argv[i + 1]);
+  }
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != 2) {
+    if (rank == 0) fprintf(stderr, "ukai_rma_mpi_onesided: needs 2 ranks, got %d\n", size);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  char* base = NULL;
+  MPI_Win win;
+  MPI_Win_allocate(kLarge + 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+  memset(base, 0, kLarge + 64);
+  char* local = malloc(kLarge);
+  memset(local, 1, kLarge);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+    printf("put_lat_us %.4f\n", Run(1, win, local));
+    printf("get_lat_us %.4f\n", Run(2, win, local));
+    printf("fop_lat_us %.4f\n", Run(3, win, local));
+    printf("fop_rate_mops %.4f\n", 64.0 / Run(4, win, local));
+    printf("put_bw_gbs %.4f\n", kLarge / Run(5, win, local) / 1e3);
+    printf("get_bw_gbs %.4f\n", kLarge / Run(6, win, local) / 1e3);
+    MPI_Win_unlock(1, win);
+    fflush(stdout);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Win_free(&win);
+  free(local);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,266 @@
+// ukai_rma_bench: remote memory access and atomics (docs/rma.md), in one run, beside
+//   - Open MPI one-sided: MPI_Put / MPI_Get / MPI_Fetch_and_op + MPI_Win_flush in one
+//     passive-target epoch (helper ukai_rma_mpi_onesided under mpirun), btl vader and tcp;
+//   - UCX: ucx_perftest ucp_put_lat, ucp_get, ucp_fadd, ucp_put_bw with UCX_TLS=sm,self and
+//     tcp,self;
+//   - ukai Rma over inproc, shm and tcp: two Runtimes of this process; "default" = default
+//     options (each runtime has its progress thread, spin_us 200, then blocks in poll);
+//     "tuned" = no progress threads: the initiator's waits progress its runtime themselves on
+//     CPU 0, and one thread of the target busy-polls its runtime on CPU 1 (as
+//     ukai_rt_bench's ping-pong does).
+// Columns: put/get/fop latency (8 bytes, one operation completed before the next: median us
+// per operation), fop rate (64 fetch-and-adds in flight, then all completed: million ops/s
+// from the median batch), put/get bandwidth (1 MiB operations one after another, median
+// operation: GB/s = 1e9 B/s). UCX figures are ucx_perftest's p50 latency and average
+// bandwidth / message rate.
+//
+// Options: --seconds=S (budget per test, default 0.25), --only=name,name (series prefixes).
+#include <sched.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "baselines.h"
+#include "figures.h"
+#include "ukai/ukai.hpp"
+
+namespace ukai::bench {
+namespace {
+
+constexpr size_t kLarge = 1 << 20;
+
+struct Row {
+  std::string name;
+  double put_lat = 0, get_lat = 0, fop_lat = 0, fop_rate = 0, put_bw = 0, get_bw = 0;
+  std::string note;
+  explicit Row(std::string n) : name(std::move(n)) {}
+};
+
+// Median microseconds per call of `fn` over the time budget (the median, as ukai_rt_bench:
+// on a loaded 2-core machine a descheduled thread adds milliseconds to a few calls).
+double TimeIt(double seconds, const std::function<bool()>& fn) {
+  std::vector<double> samples;
+  const double start = NowSeconds();
+  double now = start;
+  while (now - start < seconds || samples.size() < 5) {
+    if (!fn()) return -1;
+    const double t = NowSeconds();
+    samples.push_back((t - now) * 1e6);
+    now = t;
+  }
+  return Median(samples);
+}
+
+void PinTo(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu % static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), &set);
+  sched_setaffinity(0, sizeof set, &set);
+}
+
+Row RunUkai(const std::string& module, bool tuned, double seconds) {
+  Row row("ukai-" + module + (tuned ? "-tuned" : ""));
+  std::vector<std::unique_ptr<rt::Runtime>> rts;
+  std::vector<std::unique_ptr<rt::Rma>> rma;
+  auto fabric = rt::NewInprocFabric();
+  for (int i = 0; i < 2; ++i) {
+    rt::RuntimeOptions o;
+    o.bootstrap = "single";
+    o.modules = {module};
+    o.params["tcp.listen"] = "127.0.0.1:0";
+    if (tuned) o.progress_thread = false;
+    if (module == "inproc") o.inproc_fabric = fabric;
+    auto r = rt::Runtime::Init(o);
+    if (!r.ok()) {
+      row.note = r.status().ToString();
+      return row;
+    }
+    auto ctx = (*r)->CreateContext({.name = "rma"});
+    auto m = ctx.ok() ? rt::Rma::Create(**ctx) : Result<std::unique_ptr<rt::Rma>>(ctx.status());
+    if (!m.ok()) {
+      row.note = m.status().ToString();
+      return row;
+    }
+    rts.push_back(std::move(*r));
+    rma.push_back(std::move(*m));
+  }
+  std::vector<uint8_t> target(kLarge + 4096), local(kLarge, 1);
+  rt::RemoteKey key = *rma[1]->Register(target);
+  rt::Rma& a = *rma[0];
+  std::atomic<bool> stop{false};
+  std::thread target_progress;
+  cpu_set_t saved;
+  sched_getaffinity(0, sizeof saved, &saved);
+  if (tuned) {
+    target_progress = std::thread([&] {
+      PinTo(1);
+      while (!stop.load(std::memory_order_relaxed)) rts[1]->Progress();
+    });
+    PinTo(0);
+  }
+  std::span<const uint8_t> small(local.data(), 8);
+  std::span<uint8_t> small_out(local.data(), 8);
+  // Warm-up (connections, reply routes, first-touch of the buffers), not measured.
+  TimeIt(seconds, [&] { return a.PutSync(key, 0, small).ok() && a.GetSync(key, 0, local).ok(); });
+  row.put_lat = TimeIt(seconds, [&] { return a.PutSync(key, 0, small).ok(); });
+  row.get_lat = TimeIt(seconds, [&] { return a.GetSync(key, 0, small_out).ok(); });
+  row.fop_lat = TimeIt(seconds, [&] { return a.FetchOp(key, 0, rt::AtomicOpcode::kAdd, 1).ok(); });
+  uint64_t fetched[64];
+  const double per64 = TimeIt(seconds, [&] {
+    rt::RmaOp ops[64];
+    const rt::AtomicOp op{rt::AtomicOpcode::kAdd, 8, 0, 1, 0};
+    for (int i = 0; i < 64; ++i) {
+      auto r = a.Atomic(key, {&op, 1}, {&fetched[i], 1});
+      if (!r.ok()) return false;
+      ops[i] = *r;
+    }
+    for (auto& o : ops) {
+      if (!a.Wait(o).ok()) return false;
+    }
+    return true;
+  });
+  row.fop_rate = per64 > 0 ? 64 / per64 : 0;
+  const double put = TimeIt(seconds, [&] { return a.PutSync(key, 0, local).ok(); });
+  const double get = TimeIt(seconds, [&] { return a.GetSync(key, 0, local).ok(); });
+  row.put_bw = put > 0 ? kLarge / put / 1e3 : 0;
+  row.get_bw = get > 0 ? kLarge / get / 1e3 : 0;
+  stop.store(true);
+  if (target_progress.joinable()) target_progress.join();
+  sched_setaffinity(0, sizeof saved, &saved);
+  rma.clear();
+  for (auto& r : rts) (void)r->Finalize();
+  return row;
+}
+
+Row RunMpi(const std::string& name, const std::string& btl, double seconds) {
+  Row row(name);
+  const std::string helper = SelfDirectory() + "/ukai_rma_mpi_onesided";
+  if (access(helper.c_str(), X_OK) != 0) {
+    row.note = "no " + helper + " (Open MPI not found at build time)";
+    return row;
+  }
+  char budget[32];
+  std::snprintf(budget, sizeof budget, "%.3f", seconds);
+  Result<std::string> out =
+      RunCapture(MpirunPrefix("--mca btl " + btl) + " " + helper + " -t " + budget);
+  if (!out.ok()) {
+    row.note = out.status().message().substr(0, 200);
+    return row;
+  }
+  std::istringstream in(*out);
+  std::string key;
+  double v;
+  while (in >> key) {
+    if (!(in >> v)) {
+      in.clear();
+      continue;
+    }
+    if (key == "put_lat_us") row.put_lat = v;
+    if (key == "get_lat_us") row.get_lat = v;
+    if (key == "fop_lat_us") row.fop_lat = v;
+    if (key == "fop_rate_mops") row.fop_rate = v;
+    if (key == "put_bw_gbs") row.put_bw = v;
+    if (key == "get_bw_gbs") row.get_bw = v;
+  }
+  return row;
+}
+
+Row RunUcxRma(const std::string& name, const std::string& tls) {
+  Row row(name);
+  if (!RunCapture("command -v ucx_perftest").ok()) {
+    row.note = "ucx_perftest not installed (Debian ucx-utils)";
+    return row;
+  }
+  // Fields: iterations, p50 lat, avg lat, overall lat, avg bw (MB/s), overall bw, avg mr, ...
+  // After a failure the remaining tests are skipped (a failing client waits for its timeout).
+  auto run = [&](const std::string& args, int field, double scale) {
+    if (!row.note.empty()) return 0.0;
+    Result<std::vector<double>> f = UcxOnce(tls, args);
+    if (!f.ok()) {
+      const std::string m = f.status().message();
+      row.note = m.substr(0, m.find('\n'));
+      return 0.0;
+    }
+    return (*f)[field] * scale;
+  };
+  const std::string n = tls.rfind("tcp", 0) == 0 ? " -n 2000" : " -n 20000";
+  const double mb = 1048576.0 / 1e9;  // UCX MB/s are MiB/s
+  row.put_lat = run("-t ucp_put_lat -s 8" + n, 1, 1);
+  row.get_lat = run("-t ucp_get -s 8" + n, 1, 1);
+  row.fop_lat = run("-t ucp_fadd -s 8" + n, 1, 1);
+  row.fop_rate = run("-t ucp_fadd -s 8" + n + "0", 6, 1e-6);
+  row.put_bw = run("-t ucp_put_bw -s 1048576 -n 1000", 4, mb);
+  row.get_bw = run("-t ucp_get -s 1048576 -n 1000", 4, mb);
+  return row;
+}
+
+bool Wanted(const std::vector<std::string>& only, const std::string& name) {
+  if (only.empty()) return true;
+  for (const std::string& o : only) {
+    if (name.rfind(o, 0) == 0) return true;
+  }
+  return false;
+}
+
+int Main(int argc, char** argv) {
+  double seconds = 0.25;
+  std::vector<std::string> only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--seconds=", 0) == 0) {
+      seconds = std::atof(a.c_str() + 10);
+    } else if (a.rfind("--only=", 0) == 0) {
+      std::stringstream list(a.substr(7));
+      for (std::string n; std::getline(list, n, ',');) only.push_back(n);
+    } else {
+      std::fprintf(stderr, "ukai_rma_bench: unknown argument '%s' (--seconds=S, --only=a,b)\n",
+                   a.c_str());
+      return 2;
+    }
+  }
+  if (!(seconds > 0)) {
+    std::fprintf(stderr, "ukai_rma_bench: --seconds must be positive\n");
+    return 2;
+  }
+  std::vector<std::function<Row()>> runs = {
+      [&] { return RunUkai("inproc", false, seconds); },
+      [&] { return RunUkai("inproc", true, seconds); },
+      [&] { return RunUkai("shm", false, seconds); },
+      [&] { return RunUkai("shm", true, seconds); },
+      [&] { return RunUkai("tcp", false, seconds); },
+      [&] { return RunUkai("tcp", true, seconds); },
+      [&] { return RunMpi("ompi-osc-vader", "self,vader", seconds); },
+      [&] { return RunMpi("ompi-osc-tcp", "self,tcp", seconds); },
+      [&] { return RunUcxRma("ucx-sm", "sm,self"); },
+      [&] { return RunUcxRma("ucx-tcp", "tcp,self"); },
+  };
+  const char* names[] = {
+      "ukai-inproc",    "ukai-inproc-tuned", "ukai-shm",     "ukai-shm-tuned", "ukai-tcp",
+      "ukai-tcp-tuned", "ompi-osc-vader",    "ompi-osc-tcp", "ucx-sm",         "ucx-tcp"};
+  std::printf("%-16s %11s %11s %11s %13s %11s %11s\n", "series", "put_lat_us", "get_lat_us",
+              "fop_lat_us", "fop_rate_Mops", "put_bw_GBs", "get_bw_GBs");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (!Wanted(only, names[i])) continue;
+    Row r = runs[i]();
+    std::printf("%-16s %11.3f %11.3f %11.3f %13.3f %11.3f %11.3f%s%s\n", r.name.c_str(), r.put_lat,
+                r.get_lat, r.fop_lat, r.fop_rate, r.put_bw, r.get_bw, r.note.empty() ? "" : "  # ",
+                r.note.c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ukai::bench
+
+int main(int argc, char** argv) { return ukai::bench::Main(argc, argv); }

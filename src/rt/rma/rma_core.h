@@ -1,0 +1,128 @@
+// RmaCore: the state behind an Rma object, shared with the RSR handlers it registers (they
+// hold a shared_ptr, so a late request after ~Rma finds `closed` set and is dropped).
+// Target side (rma_target.cc): segments, access ID, handlers, blocked processes, the reply
+// routes of initiators. Initiator side (rma.cc): operations in flight and their acks.
+//
+// Thread safety: `mu_` guards the target tables, `ops_mu_` the operation table; counters are
+// atomics. Handlers run on the progress thread.
+#ifndef UKAI_RT_RMA_RMA_CORE_H_
+#define UKAI_RT_RMA_RMA_CORE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "rt/rma/rma_wire.h"
+#include "ukai/rt/rma.hpp"
+
+namespace ukai::rt::internal {
+
+inline constexpr HandlerId kRmaRequestHandler = HandlerId::Of("ukai.rma.request");
+inline constexpr HandlerId kRmaReplyHandler = HandlerId::Of("ukai.rma.reply");
+
+struct RmaCounters {
+  std::atomic<uint64_t> packets_sent{0}, fast_path{0}, translation_faults{0}, fault_errors{0},
+      process_mismatch{0}, access_rejected{0}, blocked_rejected{0}, forged_rejected{0},
+      malformed{0}, boundary_rejected{0}, atomic_ops{0}, vnode_misses{0}, vnode_redirects{0};
+};
+
+// One operation in flight at the initiator.
+struct OpState {
+  RmaWireOp op = RmaWireOp::kPut;
+  ProcessId target;
+  uint64_t length = 0;          // data bytes (put/get) or ops (atomic)
+  uint8_t* get_out = nullptr;   // get destination
+  uint64_t* fetched = nullptr;  // atomic results
+  std::atomic<uint64_t>* flag = nullptr;
+  std::atomic<uint32_t> packets_left{0};
+  std::atomic<bool> done{false};
+  std::mutex mu;  // guards status
+  Status status;
+};
+
+class RmaCore {
+ public:
+  RmaCore(Context& ctx, RmaOptions options, Endpoint* endpoint);
+
+  // Target side (rma_target.cc).
+  void OnRequest(Rsr& m);
+  Result<RemoteKey> AddSegment(uint8_t* data, uint64_t length, bool lazy);
+  Status RemoveSegment(uint32_t segment);
+  Result<RemoteKey> MakeKey(uint32_t segment) const;
+  uint32_t NewAccessId();
+
+  // Initiator side (rma.cc).
+  void OnReply(Rsr& m);
+  Result<RmaOp> Start(const RemoteKey& key, RmaWireOp op, uint64_t offset,
+                      std::span<const uint8_t> put, std::span<uint8_t> get,
+                      std::span<const AtomicOp> atomics, std::span<uint64_t> fetched,
+                      std::atomic<uint64_t>* flag);
+  Status WaitOp(uint64_t id);
+  bool TestOp(uint64_t id);
+  // Waits until nothing is outstanding to `target` (all targets when null) and reclaims the
+  // completed operations, returning the first error among them.
+  Status Drain(const ProcessId* target);
+
+  Runtime& runtime() const { return *runtime_; }
+  const ProcessId& self() const { return self_; }
+  uint32_t access_id() const { return access_id_.load(std::memory_order_acquire); }
+  RmaCounters& counters() { return counters_; }
+  int timeout_ms() const { return options_.op_timeout_ms; }
+
+  std::atomic<bool> closed{false};
+  std::atomic<bool> scheduled{true};
+  std::mutex mu_;  // target tables below
+  FaultHandler fault_handler_;
+  ProtectionHandler protection_handler_;
+  std::set<ProcessId> blocked_;
+  std::mutex vnode_mu_;  // the virtual node table (vnode.cc)
+  std::map<VirtualNodeId, RemoteKey> vnodes_;
+  VnodeResolver resolver_;
+
+ private:
+  struct Segment {
+    uint8_t* data = nullptr;
+    uint64_t length = 0;
+    bool lazy = false;
+    bool live = false;
+  };
+  struct Access {  // a validated target access, from CheckRequest
+    uint8_t* data = nullptr;
+    Startpoint reply_to;
+  };
+  Result<Access> CheckRequest(Rsr& m, const RmaRequest& r, bool* reply_possible);
+  Status Resolve(const RmaRequest& r, uint8_t** data);
+  Status Fault(uint32_t segment, Segment* seg);
+  Status RunAtomics(const RmaRequest& r, uint8_t* data, std::vector<uint8_t>* old);
+  void SendReply(const Startpoint& to, const RmaRequest& r, const Status& s,
+                 std::span<const uint8_t> data);
+  void Finish(OpState* op, const Status& s, uint32_t packets);
+  bool SendPacket(const RemoteKey& key, RmaRequest& r, OpState* op);
+
+  Runtime* runtime_;
+  ProcessId self_;
+  RmaOptions options_;
+  uint32_t page_size_;
+  Startpoint route_;
+  std::vector<uint8_t> route_bytes_;
+  std::atomic<uint32_t> access_id_;
+  std::vector<Segment> segments_;            // id - 1
+  std::map<ProcessId, Startpoint> replies_;  // initiators' reply routes (mu_)
+  std::mutex atomic_mu_;                     // one atomic sequence at a time
+  RmaCounters counters_;
+
+  std::mutex ops_mu_;
+  uint64_t next_op_ = 1;
+  std::unordered_map<uint64_t, std::shared_ptr<OpState>> ops_;
+  std::set<ProcessId> route_known_;  // targets that answered (they have our reply route)
+  std::atomic<uint64_t> outstanding_{0};
+};
+
+}  // namespace ukai::rt::internal
+
+#endif  // UKAI_RT_RMA_RMA_CORE_H_
