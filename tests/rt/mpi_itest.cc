@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "mpi_run.h"
 #include "rt_test_util.h"
 #include "ukai/ukai.hpp"
 
@@ -151,23 +152,7 @@ TEST(MpiWorker, OrderlyLeave) {
   EXPECT_TRUE(r.Finalize().ok());
 }
 
-// Runs this test binary under mpirun with `filter`; the log is kept when it fails.
-void RunUnderMpirun(int ranks, const std::string& filter) {
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  ASSERT_GT(n, 0);
-  exe[n] = '\0';
-  // Per-process log name: runs from several build trees may overlap.
-  const std::string log = "/tmp/ukai_mpi_itest_" + std::to_string(getpid()) + ".log";
-  const std::string cmd =
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 UKAI_MPI_ITEST_WORKER=1 "
-      "timeout 120 mpirun -n " +
-      std::to_string(ranks) + " --oversubscribe -x UKAI_MPI_ITEST_WORKER " + std::string(exe) +
-      " --gtest_filter=" + filter + " > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  EXPECT_EQ(rc, 0) << "see " << log << ": " << cmd;
-  if (rc == 0) std::remove(log.c_str());
-}
+using testing::RunUnderMpirun;
 
 TEST(MpiTest, ModuleWorksUnderMpirunWithTwoProcesses) {
   RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages");

@@ -1,0 +1,119 @@
+// Multicast over the mpi module under `mpirun -n 4`: rank 0 multicasts to ranks 1..3 with
+// chain, tree and naive (all acked, data intact); then rank 2 leaves (Finalize: the only
+// member failure MPI can report, as Open MPI aborts the job when a rank dies), and a
+// multicast to [1, 2, 3] reports position 1 failed while ranks 1 and 3 still get the data
+// (in the chain, rank 1 skips rank 2 and forwards to rank 3).
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "mpi_run.h"
+#include "rt_test_util.h"
+#include "ukai/rt/multicast.hpp"
+#include "ukai/ukai.hpp"
+
+namespace ukai::rt {
+namespace {
+
+#if UKAI_HAVE_MPI
+
+constexpr MulticastKind kKinds[] = {MulticastKind::kChain, MulticastKind::kTree,
+                                    MulticastKind::kNaive};
+
+std::vector<uint8_t> Pattern(size_t n) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(i * 7 + 1);
+  return v;
+}
+
+// Rank 0 multicasts to `ranks` with every kind; returns the results.
+std::vector<MulticastResult> MulticastAll(Runtime& r, Multicaster& mc, std::vector<int> ranks) {
+  std::vector<Startpoint> group;
+  for (int k : ranks) group.push_back(*r.WorldStartpoint(k, 1, 1));
+  std::vector<MulticastResult> out;
+  for (MulticastKind kind : kKinds) {
+    MulticastOptions o;
+    o.kind = kind;
+    o.chunk_bytes = 16384;
+    auto res = mc.Multicast(group, Pattern(100000), o);
+    EXPECT_TRUE(res.ok()) << res.status().ToString();
+    if (res.ok()) out.push_back(*res);
+  }
+  return out;
+}
+
+TEST(MpiWorker, Multicast) {
+  if (std::getenv("UKAI_MPI_ITEST_WORKER") == nullptr) GTEST_SKIP() << "run by MpiTest";
+  const std::vector<uint8_t> expected = Pattern(100000);
+  std::atomic<int> good{0}, bad{0}, ready{0};
+  RuntimeOptions o;
+  o.bootstrap = "mpi";
+  o.modules = {"mpi"};
+  auto rt = Runtime::Init(o);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  Runtime& r = **rt;
+  ASSERT_EQ(r.size(), 4);
+  std::unique_ptr<Multicaster> mc;
+  ContextOptions co;
+  co.id = 1;
+  co.init = [&](Context& c) -> Status {
+    auto m = Multicaster::Attach(c, [&](const MulticastDelivery& d) {
+      ++(std::equal(d.data.begin(), d.data.end(), expected.begin(), expected.end()) ? good : bad);
+    });
+    if (!m.ok()) return m.status();
+    mc = std::move(*m);  // endpoint 1
+    auto ep = c.CreateEndpoint();
+    if (!ep.ok()) return ep.status();
+    return (*ep)
+        ->RegisterHandler("ready", HandlerKind::kNonThreaded, [&](Rsr&) { ++ready; })
+        .status();
+  };
+  ASSERT_TRUE(r.CreateContext(co).ok());
+  ASSERT_TRUE(r.Barrier().ok());
+  if (r.rank() == 0) {
+    for (const MulticastResult& res : MulticastAll(r, *mc, {1, 2, 3})) {
+      EXPECT_TRUE(res.all_acked());
+    }
+  } else {
+    ASSERT_TRUE(testing::WaitFor([&] { return good.load() == 3; })) << good.load();
+  }
+  ASSERT_TRUE(r.Barrier().ok());
+  if (r.rank() == 2) {
+    EXPECT_TRUE(r.Finalize().ok());
+    return;
+  }
+  // Everyone left notices rank 2's goodbye (SendRsr to it then fails) before rank 0 sends.
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return r.SendRsr(Buffer(), *r.WorldStartpoint(2, 1, 2), HandlerId::Of("ready")).code() ==
+           StatusCode::kUnavailable;
+  }));
+  if (r.rank() != 0) {
+    ASSERT_TRUE(r.SendRsr(Buffer(), *r.WorldStartpoint(0, 1, 2), HandlerId::Of("ready")).ok());
+    ASSERT_TRUE(testing::WaitFor([&] { return good.load() == 6; })) << good.load();
+  } else {
+    ASSERT_TRUE(testing::WaitFor([&] { return ready.load() == 2; }));
+    for (const MulticastResult& res : MulticastAll(r, *mc, {1, 2, 3})) {
+      EXPECT_EQ(res.Failed(), std::vector<size_t>{1});
+      EXPECT_EQ(res.members[0].state, MulticastMember::State::kAcked);
+      EXPECT_EQ(res.members[2].state, MulticastMember::State::kAcked);
+    }
+  }
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_TRUE(r.Finalize().ok());
+}
+
+TEST(MpiTest, MulticastOverMpiWithAMemberThatLeaves) {
+  testing::RunUnderMpirun(4, "MpiWorker.Multicast");
+}
+
+#else
+
+TEST(MpiTest, MulticastNotBuilt) { GTEST_SKIP() << "Open MPI was not found at build time"; }
+
+#endif
+
+}  // namespace
+}  // namespace ukai::rt
