@@ -7,6 +7,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "conformance_modules.h"
 #include "rt/multicast/mc_route.h"
@@ -178,6 +179,48 @@ TEST_P(MulticastSuite, KilledMemberProcessIsReported) {
     ++expected;
     for (int m : {1, 3}) ASSERT_TRUE(WaitFor([&] { return Got(m) == expected; })) << m;
   }
+}
+
+// A member that takes the data but dies before forwarding (here: an endpoint that swallows
+// the chunks, as a crashed member looks to the others) breaks the chain, or its subtree:
+// after the timeout the sender re-sends directly to every member it has not heard of; they
+// get the data (once: member 1, whose ack was lost with the chain, is not given it twice)
+// and ack; the swallower is reported failed.
+TEST_P(MulticastSuite, MemberDyingBeforeForwardingIsRepairedBySender) {
+  auto ep = rts_[2]->FindContext(1)->CreateEndpoint();
+  ASSERT_TRUE(ep.ok());
+  std::atomic<int> swallowed{0};
+  ASSERT_TRUE(
+      (*ep)
+          ->RegisterHandler("ukai.mc.data", HandlerKind::kNonThreaded, [&](Rsr&) { ++swallowed; })
+          .ok());
+  const Startpoint sink = (*ep)->MakeStartpoint();
+  size_t expected = 0;
+  for (MulticastKind kind : {MulticastKind::kChain, MulticastKind::kTree}) {
+    SCOPED_TRACE(MulticastKindName(kind));
+    std::vector<Startpoint> group = Group({1, 3, 4});
+    // Chain: the sink is position 1 (after member 1); tree: position 0 (parent of 3 and 4).
+    group.insert(group.begin() + (kind == MulticastKind::kChain ? 1 : 0), sink);
+    const size_t dead = kind == MulticastKind::kChain ? 1 : 0;
+    MulticastOptions o;
+    o.kind = kind;
+    o.chunk_bytes = 1000;
+    o.timeout = std::chrono::milliseconds(200);
+    const std::vector<uint8_t> data = Pattern(5000, 4);
+    auto r = mcs_[0]->Multicast(group, data, o);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->Failed(), std::vector<size_t>{dead});
+    EXPECT_NE(r->members[dead].status.message().find("after a direct re-send"), std::string::npos)
+        << r->members[dead].status.ToString();
+    ++expected;
+    for (int m : {1, 3, 4}) {
+      ASSERT_TRUE(WaitFor([&] { return Got(m) == expected; })) << m;
+      EXPECT_EQ(Last(m), data);
+    }
+  }
+  EXPECT_GT(swallowed.load(), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int m : {1, 3, 4}) EXPECT_EQ(Got(m), 2u) << "delivered twice: " << m;
 }
 
 // A live member without a Multicaster never acks: after the timeout it is reported failed

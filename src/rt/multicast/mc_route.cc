@@ -163,11 +163,11 @@ Result<DataHeader> GetData(Reader& r) {
       !offset.ok()) {
     return Status::ParseError("multicast message: truncated data header");
   }
-  if (*flags > (kMcFirst | kMcLast)) {
+  if (*flags > (kMcFirst | kMcLast | kMcRepair)) {
     return Status::ParseError("multicast message: flags " + std::to_string(*flags));
   }
   h.flags = *flags;
-  h.key = {*origin, *context, *sequence};
+  h.key = {*origin, *context, *sequence, (*flags & kMcRepair) != 0};
   h.total = *total;
   h.offset = *offset;
   if (h.total > kMcMaxTotalBytes) return Status::ParseError("multicast message: total too large");

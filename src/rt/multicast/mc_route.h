@@ -10,7 +10,7 @@
 // gives its replacements: the next member of a chain, the children of a tree node.
 //
 // Messages (payload of RSRs, packed with Buffer's typed items):
-//  data  "ukai.mc.data": u8 flags (1 first chunk, 2 last chunk), u64 origin runtime,
+//  data  "ukai.mc.data": u8 flags (1 first chunk, 2 last chunk, 4 repair), u64 origin runtime,
 //        u32 origin context, u64 sequence, u64 total bytes, u64 offset;
 //        first: u8 kind, bool ack, u32 fanout, u32 chunk bytes, u32 receiver's position,
 //        startpoint reply_to (sender or tree parent), route (u32 count, then u32 position +
@@ -35,7 +35,7 @@ namespace ukai::rt::internal {
 
 inline constexpr HandlerId kMcDataHandler = HandlerId::Of("ukai.mc.data");
 inline constexpr HandlerId kMcAckHandler = HandlerId::Of("ukai.mc.ack");
-inline constexpr uint8_t kMcFirst = 1, kMcLast = 2;
+inline constexpr uint8_t kMcFirst = 1, kMcLast = 2, kMcRepair = 4;
 inline constexpr uint64_t kMcMaxTotalBytes = uint64_t{1} << 32;
 inline constexpr uint32_t kMcMaxMembers = 1u << 16;
 
@@ -65,10 +65,12 @@ struct McKey {
   RuntimeId origin = 0;
   uint32_t context = 0;
   uint64_t sequence = 0;
+  bool repair = false;  // the sender's direct re-send after the timeout (a separate transfer)
   bool operator<(const McKey& o) const {
     if (origin != o.origin) return origin < o.origin;
     if (context != o.context) return context < o.context;
-    return sequence < o.sequence;
+    if (sequence != o.sequence) return sequence < o.sequence;
+    return repair < o.repair;
   }
 };
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
@@ -111,8 +112,9 @@ struct Multicaster::State {
   Status SendChunk(Transfer& t, Hop& h) {
     const uint64_t end = std::min<uint64_t>(h.sent + t.first.chunk, t.received);
     DataHeader d = t.first;
-    d.flags =
-        (h.sent == 0 ? internal::kMcFirst : 0) | (end == t.first.total ? internal::kMcLast : 0);
+    d.flags = (h.sent == 0 ? internal::kMcFirst : 0) |
+              (end == t.first.total ? internal::kMcLast : 0) |
+              (t.first.key.repair ? internal::kMcRepair : 0);
     d.offset = h.sent;
     d.position = h.hop.entry.index;
     d.reply_to = t.first.kind == MulticastKind::kChain ? t.first.reply_to : self;
@@ -190,6 +192,41 @@ struct Multicaster::State {
     transfers.erase(key);
   }
 
+  // Messages completed here (the last kCompletedKept), so that the sender's repair round
+  // does not deliver a message twice.
+  static constexpr size_t kCompletedKept = 4096;
+  std::set<McKey> completed;
+  std::deque<McKey> completed_order;
+  bool FirstCompletion(McKey key) {
+    key.repair = false;
+    if (!completed.insert(key).second) return false;
+    completed_order.push_back(key);
+    if (completed_order.size() > kCompletedKept) {
+      completed.erase(completed_order.front());
+      completed_order.pop_front();
+    }
+    return true;
+  }
+
+  // Sends `data` to `route` (one round of the sender) and records the failed sends.
+  void SendRound(uint64_t seq, bool repair, const MulticastOptions& o, MulticastKind kind,
+                 const Route& route, std::span<const uint8_t> data) {
+    Transfer t;
+    t.first.key = {self.runtime(), self.context(), seq, repair};
+    t.first.kind = kind;
+    t.first.ack = o.ack;
+    t.first.fanout = static_cast<uint32_t>(o.fanout);
+    t.first.chunk = static_cast<uint32_t>(o.chunk_bytes);
+    t.first.position = UINT32_MAX;  // the sender
+    t.first.total = data.size();
+    t.first.reply_to = self;
+    t.data = data;
+    t.received = data.size();
+    AddHops(t, route);
+    Pump(t);
+    Resolve(seq, t.acks);  // members the sender could not send to
+  }
+
   void OnData(Rsr& m);
   void OnAck(Rsr& m);
   Status Receive(DataHeader& h, Reader& r);
@@ -240,8 +277,10 @@ Status Multicaster::State::Receive(DataHeader& h, Reader& r) {
   }
   Pump(t);  // forward first (store and forward), then deliver
   if (last) {
-    delivered.fetch_add(1, std::memory_order_relaxed);
-    if (receiver) receiver({h.key.origin, h.key.sequence, t.data});
+    if (FirstCompletion(h.key)) {  // a repair of a message delivered already is only acked
+      delivered.fetch_add(1, std::memory_order_relaxed);
+      if (receiver) receiver({h.key.origin, h.key.sequence, t.data});
+    }
     MaybeFinish(h.key, t);
   }
   return Status::Ok();
@@ -373,37 +412,34 @@ Result<MulticastResult> Multicaster::Multicast(std::span<const Startpoint> group
                                    " bytes (at most 4 GiB)");
   }
   const uint64_t seq = state_->next_sequence.fetch_add(1);
-  Transfer t;
-  t.first.key = {state_->self.runtime(), state_->self.context(), seq};
-  t.first.kind = options.kind;
-  t.first.ack = options.ack;
-  t.first.fanout = static_cast<uint32_t>(options.fanout);
-  t.first.chunk = static_cast<uint32_t>(options.chunk_bytes);
-  t.first.position = UINT32_MAX;  // the sender
-  t.first.total = data.size();
-  t.first.reply_to = state_->self;
-  t.data = data;
-  t.received = data.size();
   Route route;
   for (size_t i = 0; i < group.size(); ++i) route.push_back({uint32_t(i), group[i]});
   {
     std::lock_guard<std::mutex> lock(state_->ops_mu);
     state_->pending[seq].members.resize(group.size());
   }
-  state_->AddHops(t, route);
-  state_->Pump(t);
-  state_->Resolve(seq, t.acks);  // members the sender could not send to
+  state_->SendRound(seq, false, options, options.kind, route, data);
   std::unique_lock<std::mutex> lock(state_->ops_mu);
   Pending& p = state_->pending[seq];
-  if (options.ack) {
-    state_->ops_cv.wait_for(lock, options.timeout, [&] { return p.resolved == group.size(); });
+  auto all = [&] { return p.resolved == group.size(); };
+  if (options.ack && !state_->ops_cv.wait_for(lock, options.timeout, all)) {
+    // Repair round: the members not heard of get the data straight from the sender (naive),
+    // in case a member before them died after receiving and before forwarding.
+    Route missing;
+    for (const RouteEntry& e : route) {
+      if (p.members[e.index].state == MulticastMember::State::kUnconfirmed) missing.push_back(e);
+    }
+    lock.unlock();
+    state_->SendRound(seq, true, options, MulticastKind::kNaive, missing, data);
+    lock.lock();
+    state_->ops_cv.wait_for(lock, options.timeout, all);
     for (size_t i = 0; i < p.members.size(); ++i) {
       if (p.members[i].state != MulticastMember::State::kUnconfirmed) continue;
       p.members[i].state = MulticastMember::State::kFailed;
       p.members[i].status =
           Status::Unavailable("multicast member " + std::to_string(i) + ": no ack within " +
                               std::to_string(options.timeout.count()) +
-                              " ms (it, or a member on its ack path, failed)");
+                              " ms, nor within as long after a direct re-send");
     }
   }
   MulticastResult result{std::move(p.members)};
