@@ -19,9 +19,11 @@
 // Failures (ours): a member to which a send fails (dead peer: kUnavailable, no module, ...)
 // is skipped: its predecessor (or parent) records the failure in the combined ack and sends
 // the data it stored so far to the members after it (chain) or to its children (tree), so
-// the others still get the data. A member whose ack does not reach the sender within
-// MulticastOptions::timeout (it, or a member on its ack path, died after it was sent to, or
-// it has no Multicaster) is reported failed with kUnavailable "no ack within N ms".
+// the others still get the data. Members not heard of within MulticastOptions::timeout (one
+// died after it was sent to and before it forwarded, or an ack path broke) get a repair
+// round: the sender re-sends to them directly and waits up to timeout again (members
+// deliver a message once); one still silent is reported failed with kUnavailable "no ack
+// within N ms, nor within as long after a direct re-send".
 //
 // Ownership: the Multicaster owns no thread; its handlers keep its state alive until its
 // context is destroyed. Thread safety: Multicast() may be called from several threads at
@@ -58,7 +60,8 @@ struct MulticastOptions {
   size_t chunk_bytes = size_t{64} << 10;
   // Children per node of the tree (kTree), in [1, 64].
   int fanout = 2;
-  // How long Multicast() waits for the acks (milliseconds, > 0).
+  // How long Multicast() waits for the acks (milliseconds, > 0); once more after a repair
+  // round when some member is silent.
   std::chrono::milliseconds timeout{10000};
 };
 
