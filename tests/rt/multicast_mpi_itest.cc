@@ -2,7 +2,8 @@
 // chain, tree and naive (all acked, data intact); then rank 2 leaves (Finalize: the only
 // member failure MPI can report, as Open MPI aborts the job when a rank dies), and a
 // multicast to [1, 2, 3] reports position 1 failed while ranks 1 and 3 still get the data
-// (in the chain, rank 1 skips rank 2 and forwards to rank 3).
+// (in the chain, rank 1 skips rank 2 and forwards to rank 3). MpiTest.VnodeOverMpiMigrates:
+// a virtual node resolved, then migrated, over mpi (3 ranks).
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include "mpi_run.h"
 #include "rt_test_util.h"
 #include "ukai/rt/multicast.hpp"
+#include "ukai/rt/vnode.hpp"
 #include "ukai/ukai.hpp"
 
 namespace ukai::rt {
@@ -104,6 +106,64 @@ TEST(MpiWorker, Multicast) {
   EXPECT_EQ(bad.load(), 0);
   EXPECT_TRUE(r.Finalize().ok());
 }
+
+// Virtual node 7 over mpi: rank 0 sends to it (a miss resolves to rank 1, its host); it
+// migrates to rank 2: messages still addressed to rank 1 are redirected and rank 0 rebinds.
+TEST(MpiWorker, Vnode) {
+  if (std::getenv("UKAI_MPI_ITEST_WORKER") == nullptr) GTEST_SKIP() << "run by MpiTest";
+  RuntimeOptions o;
+  o.bootstrap = "mpi";
+  o.modules = {"mpi"};
+  auto rt = Runtime::Init(o);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  Runtime& r = **rt;
+  ASSERT_EQ(r.size(), 3);
+  std::atomic<int> got{0};
+  std::unique_ptr<VnodeTable> table;
+  Endpoint* app = nullptr;
+  ContextOptions co;
+  co.id = 1;
+  co.init = [&](Context& c) -> Status {
+    auto t = VnodeTable::Attach(c, [&](VirtualNodeId) { return r.WorldStartpoint(1, 1, 1); });
+    if (!t.ok()) return t.status();
+    table = std::move(*t);  // endpoint 1
+    auto ep = c.CreateEndpoint();
+    if (!ep.ok()) return ep.status();
+    app = *ep;
+    return app->RegisterHandler("app", HandlerKind::kNonThreaded, [&](Rsr&) { ++got; }).status();
+  };
+  ASSERT_TRUE(r.CreateContext(co).ok());
+  if (r.rank() != 0) {
+    ASSERT_TRUE(table->Host(7, app).ok());
+  }
+  ASSERT_TRUE(r.Barrier().ok());
+  if (r.rank() == 0) {
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(table->Send(7, Buffer(), HandlerId::Of("app")).ok());
+  }
+  if (r.rank() == 1) {
+    ASSERT_TRUE(testing::WaitFor([&] { return got.load() == 3; }));
+    ASSERT_TRUE(table->Migrate(7, *r.WorldStartpoint(2, 1, 1)).ok());
+  }
+  ASSERT_TRUE(r.Barrier().ok());
+  if (r.rank() == 0) {
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(table->Send(7, Buffer(), HandlerId::Of("app")).ok());
+    const RuntimeId host2 = r.WorldStartpoint(2, 1, 1)->runtime();
+    ASSERT_TRUE(testing::WaitFor([&] { return table->Lookup(7)->location.runtime() == host2; }));
+    ASSERT_TRUE(table->Send(7, Buffer(), HandlerId::Of("app")).ok());
+    EXPECT_EQ(table->stats().misses, 1u);
+  }
+  if (r.rank() == 2) {
+    ASSERT_TRUE(testing::WaitFor([&] { return got.load() == 4; }));
+  }
+  ASSERT_TRUE(r.Barrier().ok());
+  if (r.rank() == 1) {
+    EXPECT_EQ(got.load(), 3);
+    EXPECT_GE(table->stats().redirected, 1u);
+  }
+  EXPECT_TRUE(r.Finalize().ok());
+}
+
+TEST(MpiTest, VnodeOverMpiMigrates) { testing::RunUnderMpirun(3, "MpiWorker.Vnode"); }
 
 TEST(MpiTest, MulticastOverMpiWithAMemberThatLeaves) {
   testing::RunUnderMpirun(4, "MpiWorker.Multicast");
