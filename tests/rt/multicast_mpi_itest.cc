@@ -31,6 +31,14 @@ std::vector<uint8_t> Pattern(size_t n) {
   return v;
 }
 
+// A runtime of this rank: mpi bootstrap and module.
+Result<std::unique_ptr<Runtime>> MpiRuntime() {
+  RuntimeOptions o;
+  o.bootstrap = "mpi";
+  o.modules = {"mpi"};
+  return Runtime::Init(o);
+}
+
 // Rank 0 multicasts to `ranks` with every kind; returns the results.
 std::vector<MulticastResult> MulticastAll(Runtime& r, Multicaster& mc, std::vector<int> ranks) {
   std::vector<Startpoint> group;
@@ -51,10 +59,7 @@ TEST(MpiWorker, Multicast) {
   if (std::getenv("UKAI_MPI_ITEST_WORKER") == nullptr) GTEST_SKIP() << "run by MpiTest";
   const std::vector<uint8_t> expected = Pattern(100000);
   std::atomic<int> good{0}, bad{0}, ready{0};
-  RuntimeOptions o;
-  o.bootstrap = "mpi";
-  o.modules = {"mpi"};
-  auto rt = Runtime::Init(o);
+  auto rt = MpiRuntime();
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();
   Runtime& r = **rt;
   ASSERT_EQ(r.size(), 4);
@@ -111,10 +116,7 @@ TEST(MpiWorker, Multicast) {
 // migrates to rank 2: messages still addressed to rank 1 are redirected and rank 0 rebinds.
 TEST(MpiWorker, Vnode) {
   if (std::getenv("UKAI_MPI_ITEST_WORKER") == nullptr) GTEST_SKIP() << "run by MpiTest";
-  RuntimeOptions o;
-  o.bootstrap = "mpi";
-  o.modules = {"mpi"};
-  auto rt = Runtime::Init(o);
+  auto rt = MpiRuntime();
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();
   Runtime& r = **rt;
   ASSERT_EQ(r.size(), 3);
