@@ -37,6 +37,7 @@ inline constexpr HandlerId kMcDataHandler = HandlerId::Of("ukai.mc.data");
 inline constexpr HandlerId kMcAckHandler = HandlerId::Of("ukai.mc.ack");
 inline constexpr uint8_t kMcFirst = 1, kMcLast = 2, kMcRepair = 4;
 inline constexpr uint64_t kMcMaxTotalBytes = uint64_t{1} << 32;
+inline constexpr uint64_t kMcReserveBytes = uint64_t{64} << 20;  // reserved at the first chunk
 inline constexpr uint32_t kMcMaxMembers = 1u << 16;
 
 struct RouteEntry {

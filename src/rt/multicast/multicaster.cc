@@ -244,8 +244,8 @@ Status Multicaster::State::Receive(DataHeader& h, Reader& r) {
     t.first = h;
     t.first.flags = 0;
     t.first.route.clear();
-    t.storage.resize(h.total);
-    t.data = t.storage;
+    // Grown as chunks arrive: a forged total costs nothing until the bytes come.
+    t.storage.reserve(std::min<uint64_t>(h.total, internal::kMcReserveBytes));
     AddHops(t, h.route);
   } else if (it == transfers.end()) {
     return Status::ParseError("multicast message: chunk of an unknown message");
@@ -269,7 +269,8 @@ Status Multicaster::State::Receive(DataHeader& h, Reader& r) {
     transfers.erase(h.key);
     return Status::ParseError("multicast message: chunk bytes missing or of the wrong size");
   }
-  std::copy(bytes->begin(), bytes->end(), t.storage.begin() + static_cast<ptrdiff_t>(t.received));
+  t.storage.insert(t.storage.end(), bytes->begin(), bytes->end());
+  t.data = t.storage;
   t.received += bytes->size();
   if (last) {
     t.complete = true;
