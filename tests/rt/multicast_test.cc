@@ -7,12 +7,15 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "conformance_modules.h"
 #include "rt/multicast/mc_route.h"
 #include "rt_test_util.h"
 #include "ukai/rt/multicast.hpp"
+
+extern "C" int multicast_fuzz_TestOneInput(const uint8_t* data, size_t size);
 
 namespace ukai::rt::testing {
 namespace {
@@ -324,6 +327,43 @@ TEST(MulticastApi, BadArgumentsAndMalformedMessages) {
   EXPECT_TRUE(ok->all_acked());
   EXPECT_EQ((*b)->stats().delivered, 1u);
   EXPECT_TRUE((*rt)->Finalize().ok());
+}
+
+// The fuzz entry point (fuzz/multicast_fuzz.cc) on every truncation and 3000 seeded random
+// mutations of a valid first+last chunk of an acked chain (under ASan in the sanitizer build).
+TEST(MulticastFuzzReplay, TruncationsAndMutationsOfAValidMessage) {
+  auto table = std::make_shared<DescriptorTable>();
+  table->runtime = 42;
+  table->entries.push_back({"tcp", {1, 2, 3}});
+  internal::DataHeader h;
+  h.flags = internal::kMcFirst | internal::kMcLast;
+  h.key = {42, 1, 7};
+  h.total = 3;
+  h.ack = true;
+  h.fanout = 2;
+  h.chunk = 3;
+  h.reply_to = Startpoint(table, 1, 1);
+  h.route = {{1, Startpoint(table, 2, 1)}, {2, Startpoint(table, 3, 1)}};
+  h.acks = {{0, Status::Ok()}, {5, Status::Unavailable("gone")}};
+  Buffer b;
+  internal::PutDataHeader(b, h);
+  b.PutBytes(std::vector<uint8_t>{9, 8, 7});
+  const std::vector<uint8_t> valid(b.payload().begin(), b.payload().end());
+  Reader r(valid);
+  auto back = internal::GetData(r);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->route.size(), 2u);
+  auto acks = internal::GetAcks(r);
+  ASSERT_TRUE(acks.ok());
+  EXPECT_EQ((*acks)[1].status.code(), StatusCode::kUnavailable);
+  for (size_t n = 0; n <= valid.size(); ++n) multicast_fuzz_TestOneInput(valid.data(), n);
+  std::mt19937 rng(11);
+  for (int i = 0; i < 3000; ++i) {
+    std::vector<uint8_t> m = valid;
+    for (int k = 0; k < 1 + i % 4; ++k) m[rng() % m.size()] = static_cast<uint8_t>(rng());
+    m.resize(rng() % (m.size() + 1));
+    multicast_fuzz_TestOneInput(m.data(), m.size());
+  }
 }
 
 }  // namespace
