@@ -17,10 +17,12 @@
 
 #include "ukai/rt/buffer.hpp"
 #include "ukai/rt/byte_block.hpp"
+#include "ukai/rt/multicast.hpp"
 #include "ukai/rt/request.hpp"
 #include "ukai/rt/rma.hpp"
 #include "ukai/rt/runtime.hpp"
 #include "ukai/rt/startpoint.hpp"
+#include "ukai/rt/vnode.hpp"
 #include "ukai/status.hpp"
 
 #endif  // UKAI_UKAI_HPP_
