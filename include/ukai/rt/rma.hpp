@@ -133,7 +133,7 @@ using ProtectionHandler = std::function<bool(const ProcessId& offender, uint32_t
 // a name for "wherever this segment lives now". A miss calls the resolver (the OS's role in
 // the paper), whose answer is cached; Migrate rebinds.
 using VirtualNodeId = uint64_t;
-using VnodeResolver = std::function<Result<RemoteKey>(VirtualNodeId vnode)>;
+using RmaVnodeResolver = std::function<Result<RemoteKey>(VirtualNodeId vnode)>;
 
 struct RmaOptions {
   // Wait/Flush/Fence give up with kUnavailable after this long without the ack (ms).
@@ -204,7 +204,7 @@ class Rma {
   // the target answers that the segment is gone (kNotFound: it moved away), the binding is
   // dropped and the resolver asked again; if it names a new location the operation is
   // reissued there once (redirected), else the error names the virtual node.
-  void SetResolver(VnodeResolver resolver);
+  void SetResolver(RmaVnodeResolver resolver);
   void Bind(VirtualNodeId vnode, const RemoteKey& key);
   void Migrate(VirtualNodeId vnode, const RemoteKey& new_home) { Bind(vnode, new_home); }
   Result<RemoteKey> Lookup(VirtualNodeId vnode);

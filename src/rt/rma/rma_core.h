@@ -82,7 +82,7 @@ class RmaCore {
   std::set<ProcessId> blocked_;
   std::mutex vnode_mu_;  // the virtual node table (vnode.cc)
   std::map<VirtualNodeId, RemoteKey> vnodes_;
-  VnodeResolver resolver_;
+  RmaVnodeResolver resolver_;
 
  private:
   struct Segment {

@@ -9,7 +9,7 @@
 
 namespace ukai::rt {
 
-void Rma::SetResolver(VnodeResolver resolver) {
+void Rma::SetResolver(RmaVnodeResolver resolver) {
   std::lock_guard<std::mutex> lock(core_->vnode_mu_);
   core_->resolver_ = std::move(resolver);
 }
@@ -20,7 +20,7 @@ void Rma::Bind(VirtualNodeId vnode, const RemoteKey& key) {
 }
 
 Result<RemoteKey> Rma::Lookup(VirtualNodeId vnode) {
-  VnodeResolver resolver;
+  RmaVnodeResolver resolver;
   {
     std::lock_guard<std::mutex> lock(core_->vnode_mu_);
     auto it = core_->vnodes_.find(vnode);
