@@ -50,8 +50,15 @@ class VnodeSuite : public ::testing::TestWithParam<ConformanceModule> {
     }
   }
   void TearDown() override {
-    for (auto& rt : rts_) EXPECT_TRUE(rt->Finalize().ok());
+    for (size_t i = 0; i < rts_.size(); ++i) {
+      Status st = rts_[i]->Finalize();
+      // Probes that SendRsr accepted before the dead host's failure was seen are lost, and
+      // Finalize says so (flow control: never OK after a loss).
+      if (i == 0 && probed_dead_host_ && st.code() == StatusCode::kUnavailable) continue;
+      EXPECT_TRUE(st.ok()) << st.ToString();
+    }
   }
+  bool probed_dead_host_ = false;
   Status Send(uint32_t v) {
     Buffer b;
     b.PutU32(v);
@@ -145,6 +152,7 @@ TEST_P(VnodeSuite, DeadHostIsResolvedAgain) {
   const Startpoint old_app = eps_[1]->MakeStartpoint();  // the endpoint dies with runtime 1
   ASSERT_TRUE(rts_[1]->Finalize().ok());
   resolve_to_ = 2;
+  probed_dead_host_ = true;
   ASSERT_TRUE(WaitFor([&] {
     Buffer probe;
     return rts_[0]->SendRsr(probe, old_app, HandlerId::Of("app")).code() ==

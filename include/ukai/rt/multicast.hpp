@@ -39,9 +39,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/status.h"
 #include "ukai/rt/runtime.hpp"
 #include "ukai/rt/startpoint.hpp"
+#include "ukai/status.hpp"
 
 namespace ukai::rt {
 

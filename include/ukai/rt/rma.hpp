@@ -44,8 +44,8 @@
 #include <span>
 #include <vector>
 
-#include "core/status.h"
 #include "ukai/rt/runtime.hpp"
+#include "ukai/status.hpp"
 
 namespace ukai::rt {
 

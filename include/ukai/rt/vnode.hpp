@@ -29,10 +29,10 @@
 #include <memory>
 #include <string>
 
-#include "core/status.h"
 #include "ukai/rt/buffer.hpp"
 #include "ukai/rt/runtime.hpp"
 #include "ukai/rt/startpoint.hpp"
+#include "ukai/status.hpp"
 
 namespace ukai::rt {
 
