@@ -912,7 +912,7 @@ std::string DescribeSimConfig(bool markdown) {
   }
   out +=
       "Keys of a `ukai sim run` config (TOML tables [network] [router] [routing] [traffic]\n"
-      "[measure]; seed is top level). Override any key with --set key=value.\n";
+      "[measure] [run]; seed is top level). Override any key with --set key=value.\n";
   out += fmt::format("Sweep keys may be lists; every combination runs, outermost first:\n  {}\n\n",
                      sweep);
   out += config::DescribeText(schema);
