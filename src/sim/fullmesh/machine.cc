@@ -6,6 +6,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "sim/fullmesh/tree_plan.h"
+
 namespace ukai::sim::fullmesh {
 namespace {
 
@@ -159,9 +161,10 @@ double TreeBaselineUs(const Operation& op, int members, double bytes_per_us, dou
     case OpType::kAllreduce:  // reduce, then broadcast
       return 2 * steps * (t0_us + s);
     case OpType::kScatter:
-    case OpType::kGather:
-    case OpType::kAllgather:  // halving blocks: (n-1) blocks cross the busiest link in all
+    case OpType::kGather:  // halving blocks: (n-1) blocks cross the busiest link in all
       return steps * t0_us + (members - 1) * s;
+    case OpType::kAllgather:  // gather, then broadcast of the n blocks
+      return steps * t0_us + (members - 1) * s + steps * (t0_us + members * s);
     default:
       return 0;
   }
@@ -231,14 +234,18 @@ void Machine::Launch(std::vector<Started>* started) {
     r.baseline_us = s.baseline_us >= 0
                         ? s.baseline_us
                         : timer.Duration(DirectPlan(op, members), controller_->timing());
-    r.tree_us =
-        TreeBaselineUs(op, static_cast<int>(members.size()), config_.BytesPerUs(), config_.t0_us);
+    const Plan tree = TreePlan(op, members);
+    r.tree_us = !HasTreePlan(op.type) ? 0 : timer.Duration(tree, controller_->timing());
     if (config_.data) {
-      OpData data = MakeOpData(op, members, config_.nodes,
-                               config_.seed * 1000003u + static_cast<uint64_t>(s.op_index));
-      ExecutePlanData(s.plan, &data);
+      const uint64_t seed = config_.seed * 1000003u + static_cast<uint64_t>(s.op_index);
       r.data_checked = true;
-      r.data_ok = CheckOpData(op, members, data);
+      r.data_ok = true;
+      for (const Plan* plan : {static_cast<const Plan*>(&s.plan), &tree}) {
+        if (plan == &tree && !HasTreePlan(op.type)) continue;
+        OpData data = MakeOpData(op, members, config_.nodes, seed);
+        ExecutePlanData(*plan, &data);
+        r.data_ok = r.data_ok && CheckOpData(op, members, data);
+      }
     }
     finishes_.push(Finish{r.finish_us, seq_++, s.number, s.op_index});
   }

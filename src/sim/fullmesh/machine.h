@@ -50,7 +50,8 @@ Status ValidateFullMesh(const FullMeshConfig& config, const std::vector<Operatio
 // number of fibres (2N per plane).
 Result<int64_t> CheckCyclicAwgPlan(int nodes, int planes);
 
-// Binomial-tree time of `op` on the plain full mesh (0 when not a tree collective).
+// Closed-form binomial-tree time of `op` on the plain full mesh (0 when not a tree
+// collective): what the simulated TreePlan takes when the member count is a power of two.
 double TreeBaselineUs(const Operation& op, int members, double bytes_per_us, double t0_us);
 
 // The next operation in arrival order (false when there is none), and where a finished

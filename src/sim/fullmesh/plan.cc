@@ -226,17 +226,24 @@ double PlanTimer::Duration(const Plan& plan, const TimingParams& t) {
   const size_t n = plan.segments.size();
   start_.assign(n, 0.0);
   end_.assign(n, 0.0);
+  arrive_.assign(n, 0.0);
   const double half = t.t1_us / 2;
   const bool pipelined = t.mode == RelayMode::kPipelined;
   double done = 0;
   for (size_t i = 0; i < n; ++i) {
     const Segment& s = plan.segments[i];
-    if (s.hop == Hop::kLocal) continue;
+    double ready = 0;  // every `after` segment delivered
+    for (int32_t k = s.after_begin; k < s.after_begin + s.after_count; ++k)
+      ready = std::max(ready, arrive_[plan.after[k]]);
+    if (s.hop == Hop::kLocal) {
+      arrive_[i] = ready;
+      continue;
+    }
     const size_t l = static_cast<size_t>(s.from) * nodes_ + s.to;
     double& free = link_free_[l];
     if (free == 0) touched_.push_back(static_cast<int32_t>(l));
     const double serial = static_cast<double>(s.bytes) / t.bytes_per_us;
-    double st = free, en = free + serial, arrive;
+    double st = std::max(free, ready), en = st + serial, arrive;
     if (s.hop == Hop::kSecond) {
       // When the relay can start (rs) and the earliest its last byte can leave (re).
       double rs = half, re = half;
@@ -261,6 +268,7 @@ double PlanTimer::Duration(const Plan& plan, const TimingParams& t) {
     }
     start_[i] = st;
     end_[i] = en;
+    arrive_[i] = arrive;
     free = en > 0 ? en : 1e-300;  // nonzero marks the link as touched
     done = std::max(done, arrive);
   }

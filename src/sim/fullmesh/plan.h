@@ -43,14 +43,17 @@ struct Segment {
   bool accumulate = false;   // dst += src as 32-bit integers instead of a copy
   int32_t parent_begin = 0;  // hop 2: the hop-1 segments feeding it, [begin, begin+count);
   int32_t parent_count = 0;  //   count 0: the relay's own data
+  int32_t after_begin = 0;   // Plan::after[begin, begin+count): segments that must be
+  int32_t after_count = 0;   //   delivered before this one starts (tree forwarding)
   Ref src, dst;
 };
 
 struct Plan {
   std::vector<Segment> segments;
-  std::vector<int> relays;   // distinct relay nodes, ascending (K = relays.size())
-  bool direct = false;       // some data go sender -> receiver over a direct link
-  double predicted_us = -1;  // its duration when the controller already timed it, else -1
+  std::vector<int> relays;     // distinct relay nodes, ascending (K = relays.size())
+  bool direct = false;         // some data go sender -> receiver over a direct link
+  double predicted_us = -1;    // its duration when the controller already timed it, else -1
+  std::vector<int32_t> after;  // segment indices named by Segment::after_begin/after_count
 };
 
 // [begin, end) of part i of `total` bytes cut into `parts` (aligned to `align` bytes).
@@ -88,6 +91,8 @@ struct TimingParams {
 // link): each link sends its segments in plan order at B; a direct delivery lands T0 after
 // its last byte left; a relay may start forwarding (pipelined) one chunk after the first
 // chunk of every input reached it, or (store-and-forward) once all its inputs arrived whole.
+// A segment with `after` entries starts no earlier than the delivery of each one (a local
+// copy is "delivered" when its last `after` entry is).
 // Owns scratch space sized for `nodes` (N^2 doubles), reused between calls.
 class PlanTimer {
  public:
@@ -99,7 +104,7 @@ class PlanTimer {
   int nodes_;
   std::vector<double> link_free_;
   std::vector<int32_t> touched_;
-  std::vector<double> start_, end_;
+  std::vector<double> start_, end_, arrive_;
 };
 
 // The buffers of one operation: inputs filled from `seed`, outputs zero.
