@@ -33,6 +33,7 @@
 #ifndef UKAI_RT_RUNTIME_HPP_
 #define UKAI_RT_RUNTIME_HPP_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -365,6 +366,17 @@ class Runtime {
   // are accepted over the limit. TrySendRsr never blocks: kWouldBlock and `buffer` left as
   // it was when the queue is full; on OK the buffer's contents were sent (moved out).
   Status TrySendRsr(Buffer& buffer, const Startpoint& target, HandlerId handler);
+  // Closes the connection to the runtime `peer_of` names (any startpoint of it): from then
+  // on sends to it are refused; what SendRsr accepted for it is handed over first, waiting
+  // up to `timeout` (driving progress); then its connection is closed (a goodbye where the
+  // module has one) and its pending requests fail. OK only when the peer took everything;
+  // else kUnavailable naming the frames (and bytes) not delivered and why (timeout, or the
+  // peer failed or left). Later SendRsr/Request to that runtime fail with
+  // kFailedPrecondition ("closed by ClosePeer"): no reconnection while this Runtime lives.
+  // Errors: kNotFound (never connected to it), kFailedPrecondition (closed already,
+  // finalized, or called from a non-threaded handler or peer-event callback, which run
+  // inside a progress pass). Thread safe.
+  Status ClosePeer(const Startpoint& peer_of, std::chrono::milliseconds timeout);
 
   // ---- request/reply (request.hpp; Mercury HG_Forward style) ----
   // Sends an RSR that expects one answer from the handler (Rsr::Reply) and returns its

@@ -70,25 +70,27 @@ Status RuntimeImpl::TrySend(Buffer& buffer, const Startpoint& target, HandlerId 
 }
 
 Status RuntimeImpl::FlushPeers() {
-  struct Entry {
-    RuntimeId id;
-    const Peer* peer;  // entries live as long as the runtime
-    std::shared_ptr<CommObject> object;
-  };
-  std::vector<Entry> objects;
+  std::vector<FlushEntry> objects;
   {
     std::lock_guard<std::mutex> lock(peers_mu_);
     for (auto& [id, peer] : peers_) {
-      if (peer.object) objects.push_back({id, &peer, peer.object});
+      // A peer closed by ClosePeer had its loss reported there.
+      if (peer.object && !peer.closed.load()) objects.push_back({id, &peer, peer.object});
     }
   }
-  const auto timeout = std::chrono::milliseconds(options_.flush_timeout_ms);
+  return FlushObjects(objects, std::chrono::milliseconds(options_.flush_timeout_ms), "Finalize",
+                      "flush_timeout_ms");
+}
+
+Status RuntimeImpl::FlushObjects(const std::vector<FlushEntry>& objects,
+                                 std::chrono::milliseconds timeout, const std::string& what,
+                                 const std::string& timeout_name) {
   const auto deadline = Clock::now() + timeout;
   for (int round = 0;; ++round) {
     CommObject::Unconfirmed total;
     uint64_t may_still_go = 0;  // frames of working objects (a failed one's loss is final)
     std::string detail;
-    for (const Entry& e : objects) {
+    for (const FlushEntry& e : objects) {
       const CommObject::Unconfirmed u = e.object->Outstanding();
       if (u.frames == 0) continue;
       total.frames += u.frames;
@@ -102,9 +104,9 @@ Status RuntimeImpl::FlushPeers() {
     if (total.frames == 0) return Status::Ok();
     if (may_still_go == 0 || Clock::now() >= deadline) {
       return Status::Unavailable(
-          "Finalize: " + std::to_string(total.frames) + " frames (" + std::to_string(total.bytes) +
+          what + ": " + std::to_string(total.frames) + " frames (" + std::to_string(total.bytes) +
           " bytes) that SendRsr accepted were not delivered (" + detail + "; waited " +
-          std::to_string(options_.flush_timeout_ms) + " ms, flush_timeout_ms)");
+          std::to_string(timeout.count()) + " ms, " + timeout_name + ")");
     }
     if (TryEnterProgress()) {
       ProgressPass(/*all=*/true);
@@ -112,6 +114,55 @@ Status RuntimeImpl::FlushPeers() {
     }
     Backoff(64 + round);  // Outstanding() may make system calls: do not spin on it
   }
+}
+
+Status RuntimeImpl::PeerRefuses(const Peer& peer, RuntimeId rid) {
+  if (peer.closed.load(std::memory_order_acquire)) {
+    return Status::FailedPrecondition("peer runtime " + Hex(rid) +
+                                      " was closed by ClosePeer (no reconnection)");
+  }
+  if (peer.failed.load(std::memory_order_acquire)) {
+    return Status::Unavailable("peer runtime " + Hex(rid) + " has failed");
+  }
+  return Status::Ok();
+}
+
+Status RuntimeImpl::ClosePeer(const Startpoint& peer_of, std::chrono::milliseconds timeout) {
+  if (!peer_of.valid()) return Status::InvalidArgument("ClosePeer: null startpoint");
+  if (timeout.count() < 0) return Status::InvalidArgument("ClosePeer: negative timeout");
+  if (finalized_) return Status::FailedPrecondition("ClosePeer: the runtime is finalized");
+  // Flushing needs progress passes, which cannot run inside one of ours.
+  if (InOwnProgressPass()) {
+    return Status::FailedPrecondition(
+        "ClosePeer called from a non-threaded handler or peer-event callback");
+  }
+  const RuntimeId rid = peer_of.runtime();
+  std::vector<FlushEntry> objects;
+  Peer* peer = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    auto it = peers_.find(rid);
+    if (it == peers_.end() || !it->second.object) {
+      return Status::NotFound("ClosePeer: no connection to runtime " + Hex(rid));
+    }
+    peer = &it->second;
+    if (peer->closed.exchange(true)) {
+      return Status::FailedPrecondition("ClosePeer: runtime " + Hex(rid) + " was closed already");
+    }
+    objects.push_back({rid, peer, peer->object});
+  }
+  const Status flushed =
+      FlushObjects(objects, timeout, "ClosePeer " + Hex(rid), "the ClosePeer timeout");
+  // CommObject::Close runs with no progress pass (as in Finalize): hold the progress flag.
+  progress_wanted_.fetch_add(1);
+  while (!TryEnterProgress()) std::this_thread::yield();
+  objects.front().object->Close();
+  LeaveProgress();
+  progress_wanted_.fetch_sub(1);
+  // Their answers can no longer come back over the closed connection.
+  requests_.FailPeer(rid, Status::Unavailable("peer runtime " + Hex(rid) + " closed by ClosePeer"));
+  Trace("peer " + Hex(rid) + " closed by ClosePeer: " + flushed.ToString());
+  return flushed;
 }
 
 }  // namespace ukai::rt::internal

@@ -66,6 +66,10 @@ Status Runtime::TrySendRsr(Buffer& buffer, const Startpoint& target, HandlerId h
   return impl_->TrySend(buffer, target, handler);
 }
 
+Status Runtime::ClosePeer(const Startpoint& peer_of, std::chrono::milliseconds timeout) {
+  return impl_->ClosePeer(peer_of, timeout);
+}
+
 Buffer Runtime::NewBuffer(size_t payload_capacity) {
   ByteBlock b = impl_->AllocateBlock(Buffer::kHeadroom + payload_capacity);
   if (b.capacity() == 0) return Buffer(payload_capacity);

@@ -356,18 +356,14 @@ Result<Peer*> RuntimeImpl::PeerFor(const Startpoint& target) {
   const RuntimeId rid = target.runtime();
   PeerCache& cache = tls_peer_cache;
   if (cache.runtime == this && cache.self == id_ && cache.peer == rid) {
-    if (cache.entry->failed.load(std::memory_order_acquire)) {
-      return Status::Unavailable("peer runtime " + Hex(rid) + " has failed");
-    }
+    UKAI_RETURN_IF_ERROR(PeerRefuses(*cache.entry, rid));
     return cache.entry;
   }
   {
     std::lock_guard<std::mutex> lock(peers_mu_);
     auto it = peers_.find(rid);
     if (it != peers_.end() && it->second.object) {
-      if (it->second.failed) {
-        return Status::Unavailable("peer runtime " + Hex(rid) + " has failed");
-      }
+      UKAI_RETURN_IF_ERROR(PeerRefuses(it->second, rid));
       cache = PeerCache{this, id_, rid, &it->second};
       return &it->second;
     }
@@ -382,9 +378,7 @@ Result<Peer*> RuntimeImpl::PeerFor(const Startpoint& target) {
       std::lock_guard<std::mutex> plock(peers_mu_);
       auto it = peers_.find(rid);
       if (it != peers_.end() && it->second.object) {  // raced: connected meanwhile
-        if (it->second.failed) {
-          return Status::Unavailable("peer runtime " + Hex(rid) + " has failed");
-        }
+        UKAI_RETURN_IF_ERROR(PeerRefuses(it->second, rid));
         return &it->second;
       }
     }

@@ -11,6 +11,7 @@
 #define UKAI_RT_CORE_RUNTIME_IMPL_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -115,6 +116,7 @@ struct Peer {
   Module* module = nullptr;
   uint64_t max_payload = 0;
   std::atomic<bool> failed{false};
+  std::atomic<bool> closed{false};  // Runtime::ClosePeer: later sends fail (kFailedPrecondition)
   bool notified = false;
 };
 
@@ -260,6 +262,9 @@ class RuntimeImpl final : public ModuleHost {
  public:
   // SendRsr without blocking (Runtime::TrySendRsr).
   Status TrySend(Buffer& buffer, const Startpoint& target, HandlerId handler);
+  // Runtime::ClosePeer: refuses later sends to the peer, flushes what was accepted for it
+  // (up to `timeout`, driving progress), then closes its connection.
+  Status ClosePeer(const Startpoint& peer_of, std::chrono::milliseconds timeout);
 
  private:
   // OK when `peer` holds less than options_.send_queue_bytes, else waits (driving progress)
@@ -268,6 +273,19 @@ class RuntimeImpl final : public ModuleHost {
   // Waits up to flush_timeout_ms (driving progress) until every peer object took all that
   // was accepted for it; an error naming what was not taken otherwise.
   Status FlushPeers();
+  // One peer object to flush (FlushObjects).
+  struct FlushEntry {
+    RuntimeId id;
+    const Peer* peer;  // entries live as long as the runtime
+    std::shared_ptr<CommObject> object;
+  };
+  // Waits up to `timeout` (driving progress) until every object took all that was accepted
+  // for it, or none that may still take anything is left; else an error that starts with
+  // `what`, naming the frames and bytes not taken, per peer, and why.
+  Status FlushObjects(const std::vector<FlushEntry>& objects, std::chrono::milliseconds timeout,
+                      const std::string& what, const std::string& timeout_name);
+  // OK, or why sends to `peer` (runtime `rid`) are refused: it failed, or ClosePeer closed it.
+  static Status PeerRefuses(const Peer& peer, RuntimeId rid);
   // True on the thread running a progress pass of this runtime (a non-threaded handler or
   // a peer-event callback): it must not wait for progress (dispatch.cc).
   bool InOwnProgressPass() const;

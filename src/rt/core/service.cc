@@ -182,7 +182,7 @@ Result<Peer*> RuntimeImpl::PeerById(RuntimeId rid) {
     std::lock_guard<std::mutex> lock(peers_mu_);
     auto it = peers_.find(rid);
     if (it != peers_.end() && it->second.object) {
-      if (it->second.failed) return Status::Unavailable("peer runtime " + Hex(rid) + " has failed");
+      UKAI_RETURN_IF_ERROR(PeerRefuses(it->second, rid));
       return &it->second;
     }
   }
