@@ -34,6 +34,22 @@ TEST(FaultStatsTest, FaultFreeLightLoadHasNoRecoveryTableOrMisrouting) {
               1e-6);
 }
 
+// Messages to or from a faulty node are not generated, so they are not offered either: at
+// a light load the accepted throughput matches the offered one and the point is not
+// saturated (before, offered counted them and the point was flagged saturated).
+TEST(FaultStatsTest, NotGeneratedMessagesAreNotOffered) {
+  SimConfig c = Base("detour-ud");
+  c.traffic.rate = 0.1;
+  c.faults.random_nodes = 2;
+  Result<PointResult> r = RunPoint(c);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GT(r->not_generated_messages, 0);
+  EXPECT_LT(r->offered_flits_per_node_cycle, 0.1 * 0.95);  // about (34/36)^2 of 0.1
+  EXPECT_NEAR(r->accepted_flits_per_node_cycle, r->offered_flits_per_node_cycle,
+              0.08 * r->offered_flits_per_node_cycle);
+  EXPECT_FALSE(r->saturated) << r->note;
+}
+
 TEST(FaultStatsTest, FaultsAndRecoveryAreCounted) {
   SimConfig c = Base("detour-ud");
   c.router.vcs = 2;

@@ -134,8 +134,14 @@ class Network {
     for (uint8_t f : active_flags_) n += f;
     return n;
   }
-  // Offered load per node averaged over all nodes (idle nodes count as 0), flits/cycle.
-  double offered_flits_per_node_cycle() const { return offered_; }
+  // Offered load per node averaged over all nodes (idle nodes count as 0), flits/cycle:
+  // the injection process's load less the share of messages not generated because their
+  // source or destination is faulty (faults.*), so that accepted can be compared with it.
+  double offered_flits_per_node_cycle() const {
+    const int64_t tried = messages_created_ + messages_not_generated_;
+    if (messages_not_generated_ == 0 || tried == 0) return offered_;
+    return offered_ * static_cast<double>(messages_created_) / static_cast<double>(tried);
+  }
   // Nodes that send under the traffic pattern.
   int sending_nodes() const { return sending_nodes_; }
 
