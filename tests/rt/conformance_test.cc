@@ -355,6 +355,9 @@ TEST_P(Conformance, ContextIsReachableOnlyAfterItsInitRoutine) {
   const uint64_t dropped = rts_[1]->stats().rsr_dropped;
   ASSERT_TRUE(rts_[0]->SendRsr(Buffer(), sp, HandlerId::Of("x")).ok());
   ASSERT_TRUE(WaitFor([&] { return rts_[1]->stats().rsr_dropped == dropped + 1; }));
+  // ... and refused back to the sender: wait for the refusal before Finalize (which would
+  // report it lost if the sender left first).
+  ASSERT_TRUE(WaitFor([&] { return rts_[0]->stats().rsr_refused == 1; }));
 }
 
 TEST_P(Conformance, PeerProcessCrashIsAFailure) {
