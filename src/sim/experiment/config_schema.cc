@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/enum_names.h"
 #include "core/config/toml_reader.h"
 #include "sim/engine/network.h"
 #include "sim/experiment/fault_config.h"
@@ -39,11 +40,10 @@ constexpr std::string_view kSweepOrder[] = {
     "traffic.interval",  "traffic.rate",    "seed",
 };
 
-template <typename E>
-struct EnumName {
-  E value;
-  std::string_view name;
-};
+using config::EnumName;
+using config::FromName;
+using config::Names;
+using config::ToName;
 constexpr EnumName<TopologyKind> kTopologies[] = {{TopologyKind::kMesh, "mesh"},
                                                   {TopologyKind::kTorus, "torus"},
                                                   {TopologyKind::kGroup, "group"}};
@@ -69,27 +69,6 @@ constexpr EnumName<DuatoAtomic> kDuatoAtomics[] = {{DuatoAtomic::kAdaptive, "ada
                                                    {DuatoAtomic::kAll, "all"},
                                                    {DuatoAtomic::kEscape, "escape"},
                                                    {DuatoAtomic::kNone, "none"}};
-
-template <typename E, size_t N>
-std::vector<std::string> Names(const EnumName<E> (&table)[N]) {
-  std::vector<std::string> out;
-  for (const auto& e : table) out.emplace_back(e.name);
-  return out;
-}
-template <typename E, size_t N>
-E FromName(const EnumName<E> (&table)[N], const Scalar& s) {
-  for (const auto& e : table) {
-    if (e.name == std::get<std::string>(s)) return e.value;
-  }
-  return table[0].value;  // unreachable: the schema check admits only listed names
-}
-template <typename E, size_t N>
-std::string_view ToName(const EnumName<E> (&table)[N], E v) {
-  for (const auto& e : table) {
-    if (e.value == v) return e.name;
-  }
-  return "?";
-}
 
 int I32(const Scalar& s) { return static_cast<int>(std::get<int64_t>(s)); }
 int64_t I64(const Scalar& s) { return std::get<int64_t>(s); }

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <sstream>
 
+#include "core/config/enum_names.h"
 #include "sim/experiment/config_schema.h"
 #include "sim/fullmesh/machine.h"
 
@@ -19,10 +20,8 @@ using config::ValueType;
 using Items = std::vector<Scalar>;
 
 template <typename E>
-struct Named {
-  E value;
-  const char* name;
-};
+using Named = config::EnumName<E>;
+using config::Names;
 constexpr Named<RelayKind> kRelays[] = {{RelayKind::kMemory, "memory"},
                                         {RelayKind::kSwitch, "switch"},
                                         {RelayKind::kSwitchReduce, "switch-reduce"}};
@@ -45,20 +44,6 @@ constexpr Named<OpType> kOps[] = {{OpType::kP2p, "p2p"},
                                   {OpType::kAllreduce, "allreduce"},
                                   {OpType::kAllgather, "allgather"},
                                   {OpType::kAlltoall, "alltoall"}};
-
-template <typename E, size_t N>
-std::vector<std::string> Names(const Named<E> (&t)[N]) {
-  std::vector<std::string> out;
-  for (const auto& e : t) out.emplace_back(e.name);
-  return out;
-}
-template <typename E, size_t N>
-E From(const Named<E> (&t)[N], const Scalar& s) {
-  for (const auto& e : t) {
-    if (e.name == std::get<std::string>(s)) return e.value;
-  }
-  return t[0].value;  // unreachable: the schema admits only listed names
-}
 
 int I32(const Scalar& s) { return static_cast<int>(std::get<int64_t>(s)); }
 double F64(const Scalar& s) { return std::get<double>(s); }
@@ -98,7 +83,7 @@ std::vector<Binding> MachineBindings() {
            .Default("switch")
            .Doc("where relays turn data around; sets T1, the whole 1-hop latency: memory 4 us "
                 "(emb 1, 4), switch 2.1 us (emb 2, 3), switch-reduce 2.4 us (emb 5)"),
-       [](const Items& v, FullMeshConfig* c) { c->relay = From(kRelays, v[0]); }},
+       [](const Items& v, FullMeshConfig* c) { c->relay = config::FromName(kRelays, v[0]); }},
       {KeySpec::Make("fullmesh.t1_us", VT::kFloat)
            .Unit("us")
            .Min(0)
@@ -128,7 +113,7 @@ std::vector<Binding> MachineBindings() {
            .Default("pipelined")
            .Doc("pipelined: a relay forwards chunk by chunk while receiving; "
                 "store-and-forward: it holds its whole part first"),
-       [](const Items& v, FullMeshConfig* c) { c->relay_mode = From(kModes, v[0]); }},
+       [](const Items& v, FullMeshConfig* c) { c->relay_mode = config::FromName(kModes, v[0]); }},
       {KeySpec::Make("fullmesh.chunk_bytes", VT::kInt)
            .Unit("bytes")
            .Min(1)
@@ -147,7 +132,7 @@ std::vector<Binding> ControllerBindings() {
            .Default("fixed-k")
            .Doc("fixed-k: every relay, wait while any link is busy (emb 3); variable-k: only "
                 "idle relays, K in [k_min, k_max] (emb 1, 6); direct: the plain full mesh"),
-       [](const Items& v, FullMeshConfig* c) { c->policy = From(kPolicies, v[0]); }},
+       [](const Items& v, FullMeshConfig* c) { c->policy = config::FromName(kPolicies, v[0]); }},
       {KeySpec::Make("fullmesh.k_min", VT::kInt)
            .Min(1)
            .Max(4096)
@@ -165,7 +150,7 @@ std::vector<Binding> ControllerBindings() {
            .Default("first-principles")
            .Doc("when relays are used: first-principles (predicted time), printed (the "
                 "document's formulas read as size >), threshold, always"),
-       [](const Items& v, FullMeshConfig* c) { c->decision = From(kDecisions, v[0]); }},
+       [](const Items& v, FullMeshConfig* c) { c->decision = config::FromName(kDecisions, v[0]); }},
       {KeySpec::Make("fullmesh.threshold_bytes", VT::kInt)
            .Unit("bytes")
            .Min(0)
@@ -177,7 +162,7 @@ std::vector<Binding> ControllerBindings() {
            .Default("every-node")
            .Doc("every-node: each node keeps the tables (emb 3); main-node: one node decides "
                 "and sends a 2N-entry instruction sheet first (emb 1)"),
-       [](const Items& v, FullMeshConfig* c) { c->tables = From(kSites, v[0]); }},
+       [](const Items& v, FullMeshConfig* c) { c->tables = config::FromName(kSites, v[0]); }},
       {KeySpec::Make("fullmesh.sheet_entry_bytes", VT::kInt)
            .Unit("bytes")
            .Min(1)
@@ -317,7 +302,7 @@ Result<std::vector<Operation>> ReadWorkload(const config::ConfigValues& values,
   }
   *sweep = true;
   Operation base;
-  base.type = From(kOps, op->items[0]);
+  base.type = config::FromName(kOps, op->items[0]);
   base.broadcast_name = std::get<std::string>(op->items[0]) == "broadcast";
   if (const config::Value* v = values.Find("workload.root")) base.root = I32(v->items[0]);
   base.dest = 1;
