@@ -51,15 +51,9 @@ std::optional<int> MaybeRunFullMesh(const SimRunOptions& options, output::Format
   if (!run.ok()) return fail(kExitUsage, run.status().ToString());
 
   std::ofstream file;
-  std::ostream* out = io.out;
-  if (!options.out_path.empty()) {
-    file.open(options.out_path, std::ios::out | std::ios::trunc);
-    if (!file) {
-      return fail(kExitUsage, fmt::format("--out: cannot open '{}' for writing: {}",
-                                          options.out_path, std::strerror(errno)));
-    }
-    out = &file;
-  }
+  Result<std::ostream*> opened = OpenRunOutput(options.out_path, io, &file);
+  if (!opened.ok()) return fail(kExitUsage, opened.status().message());
+  std::ostream* out = *opened;
   std::unique_ptr<output::RecordWriter> writer =
       format == output::Format::kTable
           ? output::MakeTableWriter(out, sim::fullmesh::FullMeshTableColumns())

@@ -180,6 +180,17 @@ std::vector<output::TableColumn> SimTableColumns(const std::vector<sim::SimConfi
   };
 }
 
+Result<std::ostream*> OpenRunOutput(const std::string& out_path, const CliIo& io,
+                                    std::ofstream* file) {
+  if (out_path.empty()) return io.out;
+  file->open(out_path, std::ios::out | std::ios::trunc);
+  if (!*file) {
+    return Status::IoError(
+        fmt::format("--out: cannot open '{}' for writing: {}", out_path, std::strerror(errno)));
+  }
+  return static_cast<std::ostream*>(file);
+}
+
 int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io) {
   auto fail = [&io](int code, const std::string& message) {
     *io.err << "ukai sim run: " << message << '\n' << std::flush;
@@ -193,15 +204,9 @@ int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, con
   if (!points.ok()) return fail(kExitUsage, points.status().ToString());
 
   std::ofstream file;
-  std::ostream* out = io.out;
-  if (!options.out_path.empty()) {
-    file.open(options.out_path, std::ios::out | std::ios::trunc);
-    if (!file) {
-      return fail(kExitUsage, fmt::format("--out: cannot open '{}' for writing: {}",
-                                          options.out_path, std::strerror(errno)));
-    }
-    out = &file;
-  }
+  Result<std::ostream*> opened = OpenRunOutput(options.out_path, io, &file);
+  if (!opened.ok()) return fail(kExitUsage, opened.status().message());
+  std::ostream* out = *opened;
   std::unique_ptr<output::RecordWriter> writer = MakeWriter(*format, out, *points);
   ProgressLine progress(io.err, io.err_is_terminal);
   const size_t total = points->size();

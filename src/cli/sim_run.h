@@ -13,6 +13,7 @@
 #ifndef UKAI_CLI_SIM_RUN_H_
 #define UKAI_CLI_SIM_RUN_H_
 
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -38,6 +39,11 @@ using PointRunner =
     std::function<Result<sim::PointResult>(const sim::SimConfig&, const sim::ProgressFn&)>;
 
 int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io);
+
+// Where `ukai sim run` writes its records: `io.out`, or the file `out_path` (truncated),
+// opened into `*file`. Errors: "--out: cannot open '...' for writing: <reason>".
+Result<std::ostream*> OpenRunOutput(const std::string& out_path, const CliIo& io,
+                                    std::ofstream* file);
 
 // Prints the config reference (text, or Markdown tables) to io.out; returns kExitOk.
 int DescribeSim(bool markdown, const CliIo& io);
