@@ -42,6 +42,19 @@ TEST(SimCheckTest, ProvesEachDistinctPoint) {
   EXPECT_THAT(out, ::testing::Not(HasSubstr("point 1:")));  // same check as point 0
 }
 
+TEST(SimCheckTest, DuatoExtendedGraphAndNonAtomicCycle) {
+  std::string out, err;
+  EXPECT_EQ(Check("routing.algorithm = \"duato\"\n[network]\nk = 6\n", &out, &err), kExitOk) << err;
+  EXPECT_THAT(out, HasSubstr("indirect ones (through the adaptive VCs); the extended dependency "
+                             "graph is acyclic"));
+  EXPECT_EQ(Check("routing.algorithm = \"duato\"\nrouting.duato_atomic = \"none\"\n"
+                  "[network]\nk = 6\n",
+                  &out, &err),
+            kExitRunFailed);
+  EXPECT_THAT(out, HasSubstr("NOT deadlock-free: Duato's escape VCs 0-1"));
+  EXPECT_THAT(out, HasSubstr("[queue: "));
+}
+
 TEST(SimCheckTest, ConfigErrorIsUsage) {
   std::string out, err;
   EXPECT_EQ(Check("routing.algorithm = \"dor\"\n[faults]\nnodes = [[1, 1]]\n", &out, &err),

@@ -2,177 +2,241 @@
 
 #include <algorithm>
 #include <string_view>
+#include <unordered_map>
 
 #include "sim/routing/detour_nf.h"
 #include "sim/routing/detour_ud.h"
-#include "sim/routing/dimension_order.h"
+#include "sim/routing/duato.h"
+#include "sim/routing/escape_functions.h"
 #include "sim/routing/registry.h"
-#include "sim/routing/updown.h"
+#include "sim/routing/route_state.h"
 #include "sim/topology/faults.h"
 #include "sim/topology/kary_ncube.h"
 
 namespace ukai::sim {
 namespace {
 
-void AddMask(int port, uint32_t mask, std::vector<EscapeHop>* out) {
-  for (uint32_t m = mask; m != 0; m &= m - 1) out->push_back({port, __builtin_ctz(m)});
+using Bits = std::vector<uint64_t>;
+
+bool TestBit(const Bits& b, int64_t i) { return (b[static_cast<size_t>(i) >> 6] >> (i & 63)) & 1; }
+// a |= b; whether a changed.
+bool OrInto(uint64_t* a, const uint64_t* b, size_t words) {
+  bool changed = false;
+  for (size_t w = 0; w < words; ++w) {
+    const uint64_t v = a[w] | b[w];
+    changed |= v != a[w];
+    a[w] = v;
+  }
+  return changed;
 }
 
-// Dimension order with dateline classes: on every VC of its class (dor) or on one escape
-// VC per class (duato, detour-nf).
-// For `dor` the configured routing.dor_dateline and routing.dor_tie apply (the shared
-// dateline's mask depends on the input VC; with a tie rule other than "plus" both ways
-// round a tie are next channels: the union of every message's choice).
-class DorEscape final : public EscapeFunction {
- public:
-  DorEscape(const KaryNCube& t, int vcs, bool escape_only,
-            DorDateline dateline = DorDateline::kSplit, DorTieRule tie = DorTieRule::kPlus)
-      : t_(t), vcs_(vcs), escape_(escape_only), dateline_(dateline), tie_(tie) {}
-  std::string Describe() const override {
-    return escape_ ? "dimension order with dateline on the escape VCs (VC 0/1 on a torus, 0 on a "
-                     "mesh)"
-                   : (dateline_ == DorDateline::kShared
-                          ? "dimension order with the shared dateline on every VC"
-                          : "dimension order with dateline classes on every VC");
-  }
-  void Next(int node, int in_port, int in_vc, int dst, std::vector<EscapeHop>* out) const override {
-    const DorHop hop = NextDorHop(t_, node, dst);
-    if (hop.port < 0) return;
-    Add(hop, node, in_port, in_vc, dst, out);
-    if (!escape_ && tie_ != DorTieRule::kPlus && t_.torus() &&
-        2 * t_.Offset(hop.dim, t_.Coord(node, hop.dim), t_.Coord(dst, hop.dim)) == t_.k(hop.dim)) {
-      Add(NextDorHop(t_, node, dst, 1u << hop.dim), node, in_port, in_vc, dst, out);
-    }
-  }
+enum class Kind : uint8_t { kDirect, kIndirect, kQueue };
 
- private:
-  void Add(const DorHop& hop, int node, int in_port, int in_vc, int dst,
-           std::vector<EscapeHop>* out) const {
-    uint32_t mask;
-    if (escape_) {
-      mask = t_.torus() ? (hop.dateline_class == 0 ? 1u : 2u) : 1u;
-    } else if (!t_.torus()) {
-      mask = vcs_ >= 32 ? ~0u : (1u << vcs_) - 1;
-    } else if (dateline_ == DorDateline::kShared) {
-      mask = SharedDatelineMask(t_, hop, node, dst, in_port, in_vc, vcs_);
-    } else {
-      mask = ClassMask(0, vcs_, hop.dateline_class);
-    }
-    AddMask(hop.port, mask, out);
-  }
-
-  const KaryNCube& t_;
-  int vcs_;
-  bool escape_;
-  DorDateline dateline_;
-  DorTieRule tie_;
+// One explored state of a message for one destination: an escape channel, or an adaptive
+// state (a node reached on an adaptive VC through an input port), with its successors.
+struct State {
+  int64_t id;  // channel index, or node * P + in_port for an adaptive state
+  bool adaptive;
+  std::vector<int64_t> esc_next;  // escape channels requested next
+  std::vector<int32_t> ada_next;  // adaptive states reached next (their slots)
 };
 
-// up*/down* on the VCs of `mask` (every VC for updown, the UD-VC for detour-ud).
-class UpDownEscape final : public EscapeFunction {
+// The dependency graph of one escape function on one topology (see cdg_check.h).
+class Cdg {
  public:
-  UpDownEscape(const Topology& t, const UpDownTables& tables, uint32_t mask, std::string what)
-      : t_(t), tables_(tables), mask_(mask), what_(std::move(what)) {}
-  std::string Describe() const override { return what_; }
-  void Next(int node, int in_port, int, int dst, std::vector<EscapeHop>* out) const override {
-    bool down = false;
-    if (in_port < t_.NumNetworkPorts()) {
-      down = !tables_.IsUpChannel(t_.Neighbor(node, in_port).node, node);
-    }
-    for (uint32_t m = tables_.Ports(node, dst, down); m != 0; m &= m - 1) {
-      AddMask(__builtin_ctz(m), mask_, out);
-    }
+  Cdg(const Topology& t, int vcs, const EscapeFunction& e, const CdgOptions& o)
+      : t_(t),
+        e_(e),
+        vcs_(vcs),
+        P_(t.NumNetworkPorts()),
+        nch_(static_cast<int64_t>(t.NumNodes()) * P_ * vcs),
+        words_(static_cast<size_t>((nch_ + 63) / 64)),
+        adaptive_(o.indirect && e.AdaptiveVc() >= 0),
+        queue_(adaptive_ && !e.AtomicAdaptiveVcs()),
+        direct_(static_cast<size_t>(nch_)),
+        used_(static_cast<size_t>(nch_), 0),
+        esc_slot_(static_cast<size_t>(nch_), -1),
+        ada_slot_(static_cast<size_t>(t.NumNodes()) * P_, -1) {
+    if (adaptive_) rows_.resize(static_cast<size_t>(nch_));
+    if (queue_) any_.assign(static_cast<size_t>(t.NumNodes()) * P_ * words_, 0);
   }
+  CdgReport Run();
 
  private:
+  std::string ChannelName(int64_t c) const {
+    const int64_t np = c / vcs_;
+    return t_.NodeName(static_cast<int>(np / P_)) + " " + t_.PortName(static_cast<int>(np % P_)) +
+           " vc " + std::to_string(c % vcs_);
+  }
+  PortRef Far(int64_t c) const {
+    const int64_t np = c / vcs_;
+    return t_.Neighbor(static_cast<int>(np / P_), static_cast<int>(np % P_));
+  }
+  std::string Explore(int d);
+  std::string Expand(int node, int in_port, int in_vc, int d, State* s, const std::string& where);
+  int32_t Reach(int64_t id, bool adaptive);
+  void Closure(const uint64_t* base, Bits* reach) const;
+  void AddIndirect(int d, const Bits& reach, bool queue);
+  std::string CycleText(const std::vector<int64_t>& cycle);
+  std::string Witness(int64_t from, int64_t to);
+
   const Topology& t_;
-  const UpDownTables& tables_;
-  uint32_t mask_;
-  std::string what_;
+  const EscapeFunction& e_;
+  const int vcs_, P_;
+  const int64_t nch_;
+  const size_t words_;
+  const bool adaptive_, queue_;
+  std::vector<std::vector<int64_t>> direct_;
+  std::vector<Bits> rows_;  // per escape channel: indirect targets (bit t), then queue ones
+  std::vector<Bits> queue_rows_;
+  std::unordered_map<int64_t, int> witness_d_;  // indirect edge c * nch + t -> a destination
+  std::vector<uint8_t> used_;
+  Bits any_;  // per adaptive state: escape channels reachable for any destination (queue)
+  // Per destination.
+  std::vector<State> states_;
+  std::vector<int32_t> esc_slot_, ada_slot_, work_;
 };
 
-// Detour-NF's escape: DOR where its path is intact, else (and once on it) the NF VC.
-class DetourNfEscape final : public EscapeFunction {
- public:
-  DetourNfEscape(const KaryNCube& t, const DetourNfRouting& r) : t_(t), r_(r), dor_(t, 4, true) {}
-  std::string Describe() const override {
-    return "dimension order with dateline on the escape VCs where its path is fault-free, "
-           "else Negative-First on VC " +
-           std::to_string(r_.nf_vc());
+int32_t Cdg::Reach(int64_t id, bool adaptive) {
+  int32_t& slot =
+      adaptive ? ada_slot_[static_cast<size_t>(id)] : esc_slot_[static_cast<size_t>(id)];
+  if (slot < 0) {
+    slot = static_cast<int32_t>(states_.size());
+    states_.push_back({id, adaptive, {}, {}});
+    work_.push_back(slot);
   }
-  void Next(int node, int in_port, int in_vc, int dst, std::vector<EscapeHop>* out) const override {
-    const bool net_in = in_port < t_.NumNetworkPorts();
-    const bool on_nf = net_in && in_vc == r_.nf_vc();
-    if (!on_nf && r_.DorPathIntact(node, dst)) {
-      dor_.Next(node, in_port, in_vc, dst, out);
-      return;
+  return slot;
+}
+
+// Fills s's successors at `node` for destination d; "" or the problem.
+std::string Cdg::Expand(int node, int in_port, int in_vc, int d, State* s,
+                        const std::string& where) {
+  std::vector<EscapeHop> next;
+  e_.Next(node, in_port, in_vc, d, &next);
+  const std::string dst = " for destination " + t_.NodeName(d);
+  if (next.empty()) return "dead end " + where + dst + " (no escape channel offered)";
+  for (const EscapeHop& h : next) {
+    if (h.port < 0 || h.port >= P_ || h.vc < 0 || h.vc >= vcs_ || !t_.ChannelAlive(node, h.port) ||
+        !t_.Neighbor(node, h.port).valid()) {
+      return "uses a faulty or missing channel (" + t_.NodeName(node) + " " + t_.PortName(h.port) +
+             ") " + where + dst;
     }
-    const bool plus = on_nf && t_.Neighbor(node, in_port).port % 2 == 0;
-    for (uint32_t m = r_.nf_table().Ports(node, dst, plus); m != 0; m &= m - 1) {
-      out->push_back({__builtin_ctz(m), r_.nf_vc()});
+    const int64_t c = (static_cast<int64_t>(node) * P_ + h.port) * vcs_ + h.vc;
+    s->esc_next.push_back(c);
+    used_[static_cast<size_t>(c)] = 1;
+  }
+  if (e_.AdaptiveVc() < 0) return "";
+  const uint32_t ports = e_.AdaptivePorts(node, in_port, in_vc, d);
+  if (ports != 0 && e_.Recovery() && !s->adaptive && in_port < P_) {
+    return "a message in recovery " + where + dst + " is offered a non-recovery VC (port " +
+           t_.PortName(__builtin_ctz(ports)) + "): recovery must never leave its VCs";
+  }
+  for (uint32_t m = ports; adaptive_ && m != 0; m &= m - 1) {
+    const int p = __builtin_ctz(m);
+    const PortRef far = t_.LiveNeighbor(node, p);
+    if (!far.valid() || !t_.NodeAlive(far.node) || far.node == d) continue;
+    s->ada_next.push_back(Reach(static_cast<int64_t>(far.node) * P_ + far.port, true));
+  }
+  return "";
+}
+
+// Every state a message for d reaches from an entry at any healthy node.
+std::string Cdg::Explore(int d) {
+  for (const State& s : states_)
+    (s.adaptive ? ada_slot_ : esc_slot_)[static_cast<size_t>(s.id)] = -1;
+  states_.clear();
+  work_.clear();
+  for (int v = 0; v < t_.NumNodes(); ++v) {
+    if (v == d || !t_.NodeAlive(v)) continue;
+    State entry{-1, false, {}, {}};
+    std::string problem = Expand(v, P_, 0, d, &entry, "entering at " + t_.NodeName(v));
+    for (int64_t c : entry.esc_next) Reach(c, false);
+    while (problem.empty() && !work_.empty()) {
+      const int32_t i = work_.back();
+      work_.pop_back();
+      State s = std::move(states_[static_cast<size_t>(i)]);
+      if (s.adaptive) {
+        const int node = static_cast<int>(s.id / P_), port = static_cast<int>(s.id % P_);
+        problem = Expand(
+            node, port, e_.AdaptiveVc(), d, &s,
+            "at " + t_.NodeName(node) + " after an adaptive channel in by " + t_.PortName(port));
+      } else {
+        const PortRef far = Far(s.id);
+        if (far.node != d) {
+          problem = Expand(far.node, far.port, static_cast<int>(s.id % vcs_), d, &s,
+                           "after " + ChannelName(s.id));
+        }
+      }
+      for (int64_t c : s.esc_next) Reach(c, false);
+      states_[static_cast<size_t>(i)] = std::move(s);
+    }
+    if (!problem.empty()) return problem;
+  }
+  return "";
+}
+
+// reach[a] = base[a] | escape channels requested at a | reach of a's adaptive successors,
+// over the adaptive states of the current destination (a fixpoint; one pass plus a check
+// when they form a DAG, as with minimal adaptive routing).
+void Cdg::Closure(const uint64_t* base, Bits* reach) const {
+  reach->assign(states_.size() * words_, 0);
+  std::vector<int32_t> order;  // adaptive states, successors first (DFS post-order)
+  std::vector<uint8_t> mark(states_.size(), 0);
+  std::vector<std::pair<int32_t, size_t>> stack;
+  for (size_t r = 0; r < states_.size(); ++r) {
+    if (!states_[r].adaptive || mark[r]) continue;
+    stack.push_back({static_cast<int32_t>(r), 0});
+    mark[r] = 1;
+    while (!stack.empty()) {
+      auto& [v, i] = stack.back();
+      const std::vector<int32_t>& next = states_[static_cast<size_t>(v)].ada_next;
+      if (i < next.size()) {
+        const int32_t w = next[i++];
+        if (!mark[static_cast<size_t>(w)]) {
+          mark[static_cast<size_t>(w)] = 1;
+          stack.push_back({w, 0});
+        }
+      } else {
+        order.push_back(v);
+        stack.pop_back();
+      }
     }
   }
+  for (int32_t a : order) {
+    const State& s = states_[static_cast<size_t>(a)];
+    uint64_t* row = reach->data() + static_cast<size_t>(a) * words_;
+    if (base != nullptr) OrInto(row, base + static_cast<size_t>(s.id) * words_, words_);
+    for (int64_t c : s.esc_next) row[static_cast<size_t>(c) >> 6] |= 1ull << (c & 63);
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int32_t a : order) {
+      uint64_t* row = reach->data() + static_cast<size_t>(a) * words_;
+      for (int32_t b : states_[static_cast<size_t>(a)].ada_next) {
+        changed |= OrInto(row, reach->data() + static_cast<size_t>(b) * words_, words_);
+      }
+    }
+  }
+}
 
- private:
-  const KaryNCube& t_;
-  const DetourNfRouting& r_;
-  DorEscape dor_;
-};
-
-// What CheckDeadlockFreedom builds: the routing object the tables live in + its escape.
-struct Built {
-  std::unique_ptr<RoutingFunction> routing;
-  std::unique_ptr<EscapeFunction> escape;
-};
-
-struct CheckerEntry {
-  std::string_view algorithm;
-  Built (*build)(const KaryNCube& t, const SimConfig& c);
-};
-
-constexpr CheckerEntry kCheckers[] = {
-    {"dor",
-     [](const KaryNCube& t, const SimConfig& c) {
-       return Built{nullptr,
-                    std::make_unique<DorEscape>(t, c.router.vcs, false, c.routing.dor_dateline,
-                                                c.routing.dor_tie)};
-     }},
-    {"duato",
-     [](const KaryNCube& t, const SimConfig& c) {
-       return Built{nullptr, std::make_unique<DorEscape>(t, c.router.vcs, true)};
-     }},
-    {"detour-nf",
-     [](const KaryNCube& t, const SimConfig& c) {
-       auto r = std::make_unique<DetourNfRouting>(t, c.router.vcs);
-       auto e = std::make_unique<DetourNfEscape>(t, *r);
-       return Built{std::move(r), std::move(e)};
-     }},
-    {"updown",
-     [](const KaryNCube& t, const SimConfig& c) {
-       auto r = std::make_unique<UpDownRouting>(t, c.router.vcs, c.routing.root);
-       const uint32_t all = c.router.vcs >= 32 ? ~0u : (1u << c.router.vcs) - 1;
-       auto e = std::make_unique<UpDownEscape>(
-           t, r->tables(), all,
-           "up*/down* (root " + t.NodeName(r->tables().root()) + ") on every VC");
-       return Built{std::move(r), std::move(e)};
-     }},
-    {"detour-ud",
-     [](const KaryNCube& t, const SimConfig& c) {
-       auto r = std::make_unique<DetourUdRouting>(t, c);
-       auto e = std::make_unique<UpDownEscape>(t, r->updown(), 1u << r->ud_vc(),
-                                               "the UD-VC (VC " + std::to_string(r->ud_vc()) +
-                                                   ") with up*/down* (root " +
-                                                   t.NodeName(r->updown().root()) + ")");
-       return Built{std::move(r), std::move(e)};
-     }},
-};
-
-std::string ChannelName(const Topology& t, int64_t c, int vcs) {
-  const int vc = static_cast<int>(c % vcs);
-  const int64_t np = c / vcs;
-  const int node = static_cast<int>(np / t.NumNetworkPorts());
-  const int port = static_cast<int>(np % t.NumNetworkPorts());
-  return t.NodeName(node) + " " + t.PortName(port) + " vc " + std::to_string(vc);
+// Escape channel c -> what its adaptive successors reach (indirect, or queue edges).
+void Cdg::AddIndirect(int d, const Bits& reach, bool queue) {
+  std::vector<Bits>& rows = queue ? queue_rows_ : rows_;
+  for (const State& s : states_) {
+    if (s.adaptive || s.ada_next.empty()) continue;
+    Bits& row = rows[static_cast<size_t>(s.id)];
+    if (row.empty()) row.assign(words_, 0);
+    for (int32_t a : s.ada_next) {
+      const uint64_t* src = reach.data() + static_cast<size_t>(a) * words_;
+      for (size_t w = 0; w < words_; ++w) {
+        for (uint64_t fresh = src[w] & ~row[w]; !queue && fresh != 0; fresh &= fresh - 1) {
+          witness_d_.emplace(s.id * nch_ + static_cast<int64_t>(w) * 64 + __builtin_ctzll(fresh),
+                             d);
+        }
+        row[w] |= src[w];
+      }
+    }
+  }
 }
 
 // A cycle of `adj` as a list of vertices, or empty when acyclic (iterative DFS).
@@ -207,82 +271,273 @@ std::vector<int64_t> FindCycle(const std::vector<std::vector<int64_t>>& adj) {
   return {};
 }
 
-}  // namespace
-
-CdgReport CheckEscape(const Topology& t, int vcs, const EscapeFunction& escape) {
-  CdgReport rep;
-  const int P = t.NumNetworkPorts();
-  const int64_t nch = static_cast<int64_t>(t.NumNodes()) * P * vcs;
-  auto index = [&](int node, const EscapeHop& h) {
-    return (static_cast<int64_t>(node) * P + h.port) * vcs + h.vc;
-  };
-  std::vector<std::vector<int64_t>> adj(static_cast<size_t>(nch));
-  std::vector<uint8_t> used(static_cast<size_t>(nch), 0);
-  std::vector<int> seen(static_cast<size_t>(nch), -1);  // destination that last visited it
-  std::vector<int64_t> work;
-  std::vector<EscapeHop> next;
-  // Next channels from (node, in_port, in_vc) for dst; "" or the problem.
-  auto expand = [&](int node, int in_port, int in_vc, int dst, int64_t from) -> std::string {
-    next.clear();
-    escape.Next(node, in_port, in_vc, dst, &next);
-    const std::string where =
-        from < 0 ? "entering at " + t.NodeName(node) : "after " + ChannelName(t, from, vcs);
-    if (next.empty()) return "dead end " + where + " for destination " + t.NodeName(dst);
-    for (const EscapeHop& h : next) {
-      if (h.port < 0 || h.port >= P || h.vc < 0 || h.vc >= vcs || !t.ChannelAlive(node, h.port) ||
-          !t.Neighbor(node, h.port).valid()) {
-        return "uses a faulty or missing channel (" + t.NodeName(node) + " " + t.PortName(h.port) +
-               ") " + where + " for destination " + t.NodeName(dst);
+// The shortest cycle through a vertex of `cycle` (BFS from each; a readable report).
+std::vector<int64_t> Shorten(const std::vector<std::vector<int64_t>>& adj,
+                             std::vector<int64_t> cycle) {
+  std::vector<int64_t> parent(adj.size(), -2);
+  std::vector<int64_t> queue, touched;
+  for (const int64_t v : std::vector<int64_t>(cycle)) {
+    for (int64_t u : touched) parent[static_cast<size_t>(u)] = -2;
+    touched.assign(1, v);
+    queue.assign(1, v);
+    parent[static_cast<size_t>(v)] = -1;
+    for (size_t i = 0; i < queue.size() && queue.size() < cycle.size() * 64 + adj.size(); ++i) {
+      const int64_t u = queue[i];
+      auto back =
+          std::find(adj[static_cast<size_t>(u)].begin(), adj[static_cast<size_t>(u)].end(), v);
+      if (back != adj[static_cast<size_t>(u)].end()) {
+        std::vector<int64_t> found;
+        for (int64_t w = u; w >= 0; w = parent[static_cast<size_t>(w)]) found.push_back(w);
+        if (found.size() < cycle.size()) cycle.assign(found.rbegin(), found.rend());
+        break;
       }
-      const int64_t c = index(node, h);
-      if (from >= 0) adj[from].push_back(c);
-      used[c] = 1;
-      if (seen[c] != dst) {
-        seen[c] = dst;
-        work.push_back(c);
+      for (int64_t w : adj[static_cast<size_t>(u)]) {
+        if (parent[static_cast<size_t>(w)] != -2) continue;
+        parent[static_cast<size_t>(w)] = u;
+        touched.push_back(w);
+        queue.push_back(w);
       }
     }
-    return "";
-  };
-  for (int d = 0; d < t.NumNodes(); ++d) {
-    if (!t.NodeAlive(d)) continue;
-    work.clear();
-    for (int v = 0; v < t.NumNodes(); ++v) {
-      if (v == d || !t.NodeAlive(v)) continue;
-      std::string problem = expand(v, P, 0, d, -1);
-      while (problem.empty() && !work.empty()) {
-        const int64_t c = work.back();
-        work.pop_back();
-        const int64_t np = c / vcs;
-        const PortRef far = t.Neighbor(static_cast<int>(np / P), static_cast<int>(np % P));
-        if (far.node != d) problem = expand(far.node, far.port, static_cast<int>(c % vcs), d, c);
-      }
+  }
+  return cycle;
+}
+
+CdgReport Cdg::Run() {
+  CdgReport rep;
+  Bits reach;
+  for (int pass = 0; pass < (queue_ ? 2 : 1); ++pass) {
+    if (pass == 1) queue_rows_.resize(static_cast<size_t>(nch_));
+    for (int d = 0; d < t_.NumNodes(); ++d) {
+      if (!t_.NodeAlive(d)) continue;
+      const std::string problem = Explore(d);
       if (!problem.empty()) {
-        rep.text = "NOT connected: " + escape.Describe() + ": " + problem;
+        rep.text = "NOT connected: " + e_.Describe() + ": " + problem;
         return rep;
       }
+      if (pass == 1) {  // queue edges: what any message in a reachable adaptive buffer needs
+        Closure(any_.data(), &reach);
+        AddIndirect(d, reach, true);
+        continue;
+      }
+      for (const State& s : states_) {
+        if (!s.adaptive) {
+          auto& a = direct_[static_cast<size_t>(s.id)];
+          a.insert(a.end(), s.esc_next.begin(), s.esc_next.end());
+        }
+      }
+      if (!adaptive_) continue;
+      Closure(nullptr, &reach);
+      AddIndirect(d, reach, false);
+      for (size_t i = 0; queue_ && i < states_.size(); ++i) {
+        if (!states_[i].adaptive) continue;
+        OrInto(any_.data() + static_cast<size_t>(states_[i].id) * words_, reach.data() + i * words_,
+               words_);
+      }
     }
   }
-  for (auto& a : adj) {
+  std::vector<std::vector<int64_t>> adj(static_cast<size_t>(nch_));
+  for (int64_t c = 0; c < nch_; ++c) {
+    auto& a = direct_[static_cast<size_t>(c)];
     std::sort(a.begin(), a.end());
     a.erase(std::unique(a.begin(), a.end()), a.end());
-    rep.dependencies += static_cast<int64_t>(a.size());
+    rep.direct += static_cast<int64_t>(a.size());
+    adj[static_cast<size_t>(c)] = a;
+    for (int k = 0; k < 2; ++k) {
+      const std::vector<Bits>& rows = k == 0 ? rows_ : queue_rows_;
+      if (rows.empty() || rows[static_cast<size_t>(c)].empty()) continue;
+      const Bits& row = rows[static_cast<size_t>(c)];
+      for (size_t w = 0; w < words_; ++w) {
+        for (uint64_t m = row[w]; m != 0; m &= m - 1) {
+          const int64_t t = static_cast<int64_t>(w) * 64 + __builtin_ctzll(m);
+          if (std::binary_search(a.begin(), a.end(), t)) continue;
+          if (k == 1 && !rows_[static_cast<size_t>(c)].empty() &&
+              TestBit(rows_[static_cast<size_t>(c)], t)) {
+            continue;
+          }
+          adj[static_cast<size_t>(c)].push_back(t);
+          ++(k == 0 ? rep.indirect : rep.queue);
+        }
+      }
+    }
   }
-  for (uint8_t u : used) rep.channels += u;
-  const std::vector<int64_t> cycle = FindCycle(adj);
+  for (uint8_t u : used_) rep.channels += u;
+  rep.dependencies = rep.direct + rep.indirect + rep.queue;
+  const std::vector<int64_t> cycle = Shorten(adj, FindCycle(adj));
   if (!cycle.empty()) {
-    rep.text = "NOT deadlock-free: " + escape.Describe() + ": dependency cycle of " +
-               std::to_string(cycle.size()) + " channels:";
-    for (int64_t c : cycle) rep.text += "\n  " + ChannelName(t, c, vcs) + " ->";
-    rep.text += "\n  " + ChannelName(t, cycle.front(), vcs);
+    rep.text = "NOT deadlock-free: " + e_.Describe() + ": " + CycleText(cycle);
     return rep;
   }
   rep.ok = true;
-  rep.text = "deadlock-free: " + escape.Describe() + " uses " + std::to_string(rep.channels) +
-             " virtual channels with " + std::to_string(rep.dependencies) +
-             " direct dependencies; the dependency graph is acyclic and every healthy node "
-             "reaches every healthy destination";
+  rep.text = "deadlock-free: " + e_.Describe() + " uses " + std::to_string(rep.channels) +
+             " virtual channels with " + std::to_string(rep.direct) + " direct dependencies";
+  if (adaptive_ && !e_.Recovery()) {
+    rep.text += " and " + std::to_string(rep.indirect) +
+                " indirect ones (through the adaptive VCs)" +
+                (queue_ ? " and " + std::to_string(rep.queue) + " queue ones" : "") +
+                "; the extended dependency graph";
+  } else {
+    rep.text += "; the dependency graph";
+  }
+  rep.text += " is acyclic and every healthy node reaches every healthy destination";
+  if (!e_.Rationale().empty()) rep.text += " (" + e_.Rationale() + ")";
   return rep;
+}
+
+std::string Cdg::CycleText(const std::vector<int64_t>& cycle) {
+  std::string lines;
+  int counts[3] = {0, 0, 0};
+  for (size_t i = 0; i < cycle.size(); ++i) {
+    const int64_t from = cycle[i], to = cycle[(i + 1) % cycle.size()];
+    const auto& a = direct_[static_cast<size_t>(from)];
+    std::string how = "direct";
+    Kind kind = Kind::kDirect;
+    if (!std::binary_search(a.begin(), a.end(), to)) {
+      const bool ind = !rows_.empty() && !rows_[static_cast<size_t>(from)].empty() &&
+                       TestBit(rows_[static_cast<size_t>(from)], to);
+      kind = ind ? Kind::kIndirect : Kind::kQueue;
+      how = ind ? "indirect: " + Witness(from, to)
+                : "queue: the message may wait in a non-atomic adaptive buffer behind a message "
+                  "(any destination) that requests the next channel";
+    }
+    ++counts[static_cast<int>(kind)];
+    lines += "\n  " + ChannelName(from) + " -> [" + how + "]";
+  }
+  lines += "\n  " + ChannelName(cycle.front());
+  std::string head = "dependency cycle of " + std::to_string(cycle.size()) + " channels (" +
+                     std::to_string(counts[0]) + " direct, " + std::to_string(counts[1]) +
+                     " indirect";
+  if (queue_) head += ", " + std::to_string(counts[2]) + " queue";
+  return head + " dependencies):" + lines;
+}
+
+// "destination D, adaptive hops to A, B" for an indirect edge from -> to.
+std::string Cdg::Witness(int64_t from, int64_t to) {
+  const auto it = witness_d_.find(from * nch_ + to);
+  if (it == witness_d_.end() || !Explore(it->second).empty()) return "through adaptive VCs";
+  const int d = it->second;
+  const int32_t start = esc_slot_[static_cast<size_t>(from)];
+  std::vector<int32_t> parent(states_.size(), -2), queue;
+  for (int32_t a : states_[static_cast<size_t>(start)].ada_next) {
+    if (parent[static_cast<size_t>(a)] == -2) {
+      parent[static_cast<size_t>(a)] = -1;
+      queue.push_back(a);
+    }
+  }
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const State& s = states_[static_cast<size_t>(queue[i])];
+    if (std::find(s.esc_next.begin(), s.esc_next.end(), to) != s.esc_next.end()) {
+      std::vector<std::string> hops;
+      for (int32_t v = queue[i]; v >= 0; v = parent[static_cast<size_t>(v)]) {
+        hops.push_back(t_.NodeName(static_cast<int>(states_[static_cast<size_t>(v)].id / P_)));
+      }
+      std::string text = "destination " + t_.NodeName(d) + ", adaptive hops to ";
+      for (size_t h = hops.size(); h-- > 0;) text += hops[h] + (h > 0 ? ", " : "");
+      return text;
+    }
+    for (int32_t b : s.ada_next) {
+      if (parent[static_cast<size_t>(b)] == -2) {
+        parent[static_cast<size_t>(b)] = queue[i];
+        queue.push_back(b);
+      }
+    }
+  }
+  return "destination " + t_.NodeName(d);
+}
+
+std::string VcRange(uint32_t mask) {
+  const int lo = __builtin_ctz(mask), hi = 31 - __builtin_clz(mask);
+  return lo == hi ? "VC " + std::to_string(lo)
+                  : "VCs " + std::to_string(lo) + "-" + std::to_string(hi);
+}
+
+uint32_t AllVcs(const SimConfig& c) { return c.router.vcs >= 32 ? ~0u : (1u << c.router.vcs) - 1; }
+
+// Duato-type routing: the escape VCs `escape` of `r` (described by `what`) inside its
+// adaptive VCs. The queue dependencies are added when some adaptive VC is handed to a new
+// message before its buffer is empty (wormhole only: with virtual cut-through a blocked
+// message sits whole in one buffer).
+std::unique_ptr<EscapeFunction> DuatoType(const KaryNCube& t, const SimConfig& c,
+                                          const RoutingFunction& r, uint32_t escape,
+                                          const std::string& what) {
+  const uint32_t adaptive = AllVcs(c) & ~escape;
+  RoutedEscapeSpec spec;
+  spec.escape_vcs = escape;
+  const bool vct = c.router.switching != Switching::kWormhole;
+  spec.atomic_adaptive = vct || (adaptive & ~r.AtomicVcMask()) == 0;
+  spec.describe = what + " inside the adaptive " + VcRange(adaptive);
+  spec.rationale = vct ? "Duato's theorem; virtual cut-through: a blocked message sits whole in "
+                         "one buffer"
+                   : spec.atomic_adaptive
+                       ? "Duato's theorem; the adaptive VCs are allocated atomically, so "
+                         "a blocked head is at the front of its buffer and can request "
+                         "its escape channel"
+                       : "";
+  return std::make_unique<RoutedEscape>(t, r, c.router.vcs, std::move(spec));
+}
+
+std::unique_ptr<EscapeFunction> DuatoEscape(const KaryNCube& t, const SimConfig& c,
+                                            const RoutingFunction& r) {
+  const uint32_t escape = (1u << static_cast<const DuatoRouting&>(r).escape_vcs()) - 1;
+  return DuatoType(t, c, r, escape,
+                   "Duato's escape " + VcRange(escape) + " (dimension order with dateline)");
+}
+
+std::unique_ptr<EscapeFunction> DetourNfEscape(const KaryNCube& t, const SimConfig& c,
+                                               const RoutingFunction& r) {
+  const int nf = static_cast<const DetourNfRouting&>(r).nf_vc();
+  return DuatoType(t, c, r, (2u << nf) - 1,
+                   "Detour-NF's escape " + VcRange((1u << nf) - 1) +
+                       " (dimension order with dateline where its path is fault-free) and "
+                       "Negative-First VC " +
+                       std::to_string(nf));
+}
+
+std::unique_ptr<EscapeFunction> DetourUdEscape(const KaryNCube& t, const SimConfig& c,
+                                               const RoutingFunction& r) {
+  const auto& ud = static_cast<const DetourUdRouting&>(r);
+  RoutedEscapeSpec spec;
+  spec.escape_vcs = 1u << ud.ud_vc();
+  spec.recovery = true;
+  spec.escape_state = kRecoveryBit;
+  spec.entry_blocked = c.routing.timeout_cycles;
+  spec.describe = "the UD-VC (VC " + std::to_string(ud.ud_vc()) + ") with up*/down* (root " +
+                  t.NodeName(ud.updown().root()) + ")";
+  spec.rationale =
+      "deadlock recovery: a message on the UD-VC is never offered an FA-VC (checked at every "
+      "UD-VC channel for every destination), so no indirect dependency exists and this direct "
+      "graph is the extended one; the FA-VCs may deadlock by design, and a head blocked there "
+      "routing.timeout_cycles enters the UD-VC at any node";
+  return std::make_unique<RoutedEscape>(t, r, c.router.vcs, std::move(spec));
+}
+
+struct CheckerEntry {
+  std::string_view algorithm;
+  std::unique_ptr<EscapeFunction> (*build)(const KaryNCube& t, const SimConfig& c,
+                                           const RoutingFunction& routing);
+};
+
+constexpr CheckerEntry kCheckers[] = {
+    {"dor",
+     [](const KaryNCube& t, const SimConfig& c, const RoutingFunction&) {
+       return std::unique_ptr<EscapeFunction>(
+           std::make_unique<DorEscape>(t, c.router.vcs, c.routing.dor_dateline, c.routing.dor_tie));
+     }},
+    {"duato", &DuatoEscape},
+    {"detour-nf", &DetourNfEscape},
+    {"updown",
+     [](const KaryNCube& t, const SimConfig& c, const RoutingFunction& r) {
+       const auto& tables = static_cast<const UpDownRouting&>(r).tables();
+       return std::unique_ptr<EscapeFunction>(std::make_unique<UpDownEscape>(
+           t, tables, AllVcs(c), "up*/down* (root " + t.NodeName(tables.root()) + ") on every VC"));
+     }},
+    {"detour-ud", &DetourUdEscape},
+};
+
+}  // namespace
+
+CdgReport CheckEscape(const Topology& t, int vcs, const EscapeFunction& escape,
+                      const CdgOptions& options) {
+  return Cdg(t, vcs, escape, options).Run();
 }
 
 Result<CdgReport> CheckDeadlockFreedom(const SimConfig& config) {
@@ -307,8 +562,9 @@ Result<CdgReport> CheckDeadlockFreedom(const SimConfig& config) {
   Result<const RoutingEntry*> algo = FindRoutingAlgorithm(config.routing.algorithm);
   if (!algo.ok()) return algo.status();
   UKAI_RETURN_IF_ERROR((*algo)->supports(t, config));
-  Built built = entry->build(t, config);
-  return CheckEscape(t, config.router.vcs, *built.escape);
+  const std::unique_ptr<RoutingFunction> routing = (*algo)->create(t, config);
+  const std::unique_ptr<EscapeFunction> escape = entry->build(t, config, *routing);
+  return CheckEscape(t, config.router.vcs, *escape);
 }
 
 }  // namespace ukai::sim

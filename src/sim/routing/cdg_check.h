@@ -3,31 +3,45 @@
 // topology with its cycle-0 faults, and either proves it acyclic and connected or names a
 // cycle, a dead end or a faulty channel it uses.
 //
-// Sub-functions (an explicit table in cdg_check.cc, by routing.algorithm):
+// Sub-functions (an explicit table in cdg_check.cc, by routing.algorithm; escape_functions.h):
 //   dor        dimension order with the dateline classes on every VC of its class
-//   duato      the escape VCs: dimension order with dateline (VC 0/1 on a torus, 0 on a mesh)
-//   detour-nf  the escape VCs where the dimension-order path is fault-free, else the
-//              Negative-First VC (and the NF VC onwards)
+//   duato      the escape VCs (dimension order with dateline: VC 0/1 on a torus, 0 on a mesh)
+//              inside the routing's own adaptive VCs: the EXTENDED CDG
+//   detour-nf  the escape VCs (dimension order where its path is fault-free) and the
+//              Negative-First VC, inside the adaptive VCs: the EXTENDED CDG
 //   updown     up*/down* on every VC
-//   detour-ud  the UD-VC with the up*/down* table (recovery may start at any node)
-// A message may enter the sub-function at any healthy node for any healthy destination
-// (Duato's escape and Detour-UD's recovery can start anywhere); its state after a channel
-// is a function of that channel and the destination (dateline class, up*/down* or NF
-// phase), so the states are the virtual channels per destination.
+//   detour-ud  the UD-VC with the up*/down* table (recovery may start at any node); a
+//              message on it never requests an FA-VC (checked), so its extended CDG is its
+//              direct CDG
+// duato, detour-nf and detour-ud are read from the registry's routing object itself
+// (RoutedEscape: RoutingFunction::Route() split into escape and adaptive VCs), so the check
+// follows the code and its options.
 //
-// Proof: every state reachable from an entry either reaches the destination or has a next
-// channel (no dead end), and the union over destinations of the direct dependencies
-// (channel -> next channel) is acyclic; then every path ends at its destination
-// (connected) and the sub-function is deadlock-free. For Duato-type routing the indirect
-// dependencies through the adaptive VCs are not added: with minimal adaptive routing and a
-// dimension-order escape they close no cycle (Duato's theorem), which this check does not
-// re-prove.
+// Per healthy destination d the checker explores every state a message for d can reach
+// when it enters at any healthy node: escape channels (a virtual channel of the
+// sub-function) and adaptive states (a node reached on an adaptive VC through an input
+// port; the adaptive VCs are interchangeable). The routing state a message carries
+// (dateline class, up*/down* or Negative-First phase) is a function of its current channel
+// and destination, so these states are exhaustive. Dependencies, unioned over d:
+//   direct    escape c1 -> escape c2 requested at the head of c1;
+//   indirect  escape c1 -> one or more adaptive channels -> escape c2 requested after them
+//             (Duato's extended CDG: computed per destination as the set of escape channels
+//             reachable from each adaptive state, one bitset each);
+//   queue     only when the adaptive VCs are not atomic under wormhole (routing.duato_atomic
+//             = escape | none): a message from c1 may queue in an adaptive buffer behind a
+//             message for any destination, so c1 depends on every escape channel such a
+//             message may request later. Duato's theorem assumes a buffer never holds two
+//             messages; these edges model its violation.
+// Proof: every reachable escape state and every adaptive state (and every entry) has a
+// next escape channel (no dead end: the escape sub-function is connected), and the graph is
+// acyclic; then every escape path ends at its destination and, by Duato's theorem (or for
+// dor / updown / the UD-VC directly), the routing is deadlock-free.
 //
 // Thread safety: free functions.
 #ifndef UKAI_SIM_ROUTING_CDG_CHECK_H_
 #define UKAI_SIM_ROUTING_CDG_CHECK_H_
 
-#include <memory>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -42,27 +56,51 @@ struct EscapeHop {
   int port, vc;
 };
 
-// A routing sub-function to check.
+// A routing sub-function to check, with the adaptive routing round it (if any).
 class EscapeFunction {
  public:
   virtual ~EscapeFunction() = default;
   // "the UD-VC (VC 3) with up*/down*", for the report.
   virtual std::string Describe() const = 0;
-  // The next channels of a message at `node` for `dst` (!= node) that arrived by (in_port,
-  // in_vc); in_port == the PE port: it enters the sub-function here.
+  // The next escape channels of a message at `node` for `dst` (!= node) that arrived by
+  // (in_port, in_vc); in_port == the PE port: it enters here; in_vc == AdaptiveVc(): it
+  // arrived on an adaptive VC and enters the escape sub-function here.
   virtual void Next(int node, int in_port, int in_vc, int dst,
                     std::vector<EscapeHop>* out) const = 0;
+  // The network ports (bit p = port p) on whose adaptive VCs the same message may go on
+  // (faulty channels are dropped by the checker, as by the router). 0 by default.
+  virtual uint32_t AdaptivePorts(int /*node*/, int /*in_port*/, int /*in_vc*/, int /*dst*/) const {
+    return 0;
+  }
+  // The in_vc a message that arrived on an adaptive VC passes (-1: no adaptive VCs).
+  virtual int AdaptiveVc() const { return -1; }
+  // Deadlock recovery (Detour-UD): a message on an escape channel must never be offered an
+  // adaptive one; the checker reports it when it is.
+  virtual bool Recovery() const { return false; }
+  // Whether an adaptive VC takes a new message only once its buffer is empty (wormhole):
+  // when false the checker adds the queue dependencies (see the header comment).
+  virtual bool AtomicAdaptiveVcs() const { return true; }
+  // One line for the report on why the graph built is the right one (may be "").
+  virtual std::string Rationale() const { return ""; }
+};
+
+struct CdgOptions {
+  bool indirect = true;  // false: direct dependencies only (what the checker built before)
 };
 
 struct CdgReport {
   bool ok = false;
   int64_t channels = 0;      // virtual channels used by the sub-function
-  int64_t dependencies = 0;  // distinct direct dependencies
-  std::string text;          // a one-paragraph verdict (the proof summary or the problem)
+  int64_t dependencies = 0;  // distinct dependencies (direct + indirect + queue)
+  int64_t direct = 0;        // distinct direct dependencies
+  int64_t indirect = 0;      // distinct indirect dependencies that are not direct
+  int64_t queue = 0;         // distinct queue dependencies that are neither
+  std::string text;          // the verdict (the proof summary or the problem)
 };
 
 // Checks `escape` with `vcs` VCs per port on `topology` (faults applied).
-CdgReport CheckEscape(const Topology& topology, int vcs, const EscapeFunction& escape);
+CdgReport CheckEscape(const Topology& topology, int vcs, const EscapeFunction& escape,
+                      const CdgOptions& options = {});
 
 // Builds the topology and faults of `config`, the algorithm's sub-function, and checks it.
 // kInvalidArgument when the config cannot be built or the algorithm has no checker.
