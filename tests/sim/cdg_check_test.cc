@@ -306,6 +306,13 @@ TEST(CdgCheckTest, ConfigErrors) {
   Result<CdgReport> r = CheckDeadlockFreedom(c);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("not fault tolerant"), std::string::npos);
+  // Too large for the extended graph's bitsets: a clear error, not an exhausted machine.
+  c = testing::SmallConfig(TopologyKind::kTorus, {16, 16, 16}, "duato");
+  r = CheckDeadlockFreedom(c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("too large for the extended dependency check of 'duato'"),
+            std::string::npos)
+      << r.status().ToString();
 }
 
 }  // namespace

@@ -510,6 +510,8 @@ std::unique_ptr<EscapeFunction> DetourUdEscape(const KaryNCube& t, const SimConf
   return std::make_unique<RoutedEscape>(t, r, c.router.vcs, std::move(spec));
 }
 
+constexpr int64_t kMaxExtendedMbytes = 1024;
+
 struct CheckerEntry {
   std::string_view algorithm;
   std::unique_ptr<EscapeFunction> (*build)(const KaryNCube& t, const SimConfig& c,
@@ -564,6 +566,16 @@ Result<CdgReport> CheckDeadlockFreedom(const SimConfig& config) {
   UKAI_RETURN_IF_ERROR((*algo)->supports(t, config));
   const std::unique_ptr<RoutingFunction> routing = (*algo)->create(t, config);
   const std::unique_ptr<EscapeFunction> escape = entry->build(t, config, *routing);
+  // The extended graph keeps a bitset of every channel per escape channel: refuse what
+  // would not fit rather than exhaust the machine.
+  const int64_t nch = static_cast<int64_t>(t.NumNodes()) * t.NumNetworkPorts() * config.router.vcs;
+  const int64_t mbytes = nch / 8 * nch / (1 << 20);
+  if (escape->AdaptiveVc() >= 0 && !escape->Recovery() && mbytes > kMaxExtendedMbytes) {
+    return Status::InvalidArgument(
+        "network: too large for the extended dependency check of '" + config.routing.algorithm +
+        "': " + std::to_string(nch) + " virtual channels need about " + std::to_string(mbytes) +
+        " MB of dependency bitsets (limit " + std::to_string(kMaxExtendedMbytes) + " MB)");
+  }
   return CheckEscape(t, config.router.vcs, *escape);
 }
 
