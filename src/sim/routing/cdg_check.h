@@ -32,6 +32,9 @@
 //             message for any destination, so c1 depends on every escape channel such a
 //             message may request later. Duato's theorem assumes a buffer never holds two
 //             messages; these edges model its violation.
+// No cross dependencies (Duato's later formulation: an escape channel used outside the
+// sub-function for some destinations) exist for RoutedEscape: its sub-function is Route()
+// restricted to the escape VCs, i.e. every offer of an escape VC belongs to it.
 // Proof: every reachable escape state and every adaptive state (and every entry) has a
 // next escape channel (no dead end: the escape sub-function is connected), and the graph is
 // acyclic; then every escape path ends at its destination and, by Duato's theorem (or for
