@@ -67,6 +67,7 @@ reproduce-detour-ud: build
 # Every benchmark driver in bench/ (each prints its own table of figures).
 bench: build
 	@set -e; for b in $(BUILD)/bench/ukai_*_bench; do echo "== $$b"; $$b; done
+	@echo "== bench/gateway_bench.sh"; sh bench/gateway_bench.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

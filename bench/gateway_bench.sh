@@ -1,50 +1,62 @@
 #!/bin/sh
 # Gateway NIC path speed (docs/performance.md, "Gateway NIC path"): 1500-byte frames from a
 # pcap capture through the NICs of the 24-node group machine (3G0, 3G1, preloaded detours),
-# with and without internal traffic beside, and the same number of 1500-byte messages
+# without and with internal traffic beside, and the same number of 1500-byte messages
 # generated internally at the same aggregate load (no NIC path), in frames (messages) per
-# second of wall time. Usage: bench/gateway_bench.sh [BUILD_DIR] [FRAMES] [FLIT_BYTES] [RATE]
-# (defaults: build 50000 256 0.1; RATE = ingress frames per cycle).
+# second of wall time and of the process's CPU time.
+# Two settings: "default" (router.flit_bytes = 256, a frame is a 6-flit packet, 0.1 frames
+# per cycle) and "tuned" (512-byte flits: 3 flits, 0.15 frames per cycle); both with
+# router.vc_buffer_flits = 16 and every other key at its default.
+# Each case runs RUNS times (round robin over the cases, so a busy minute of the shared
+# machine hits all of them); printed: the median wall time and its range, the median CPU
+# time (user + system), and the frames per second of each median.
+# Usage: bench/gateway_bench.sh [BUILD_DIR] [FRAMES] [RUNS]   (defaults: build 50000 3)
 set -e
 BUILD=${1:-build}
 FRAMES=${2:-50000}
-FLIT=${3:-256}
-RATE=${4:-0.1}
+RUNS=${3:-3}
 UKAI=$BUILD/src/cli/ukai
+HERE=$(dirname "$0")
+. "$HERE/gateway_config.sh"
 TMP=${TMPDIR:-/tmp}/ukai_gateway_bench_$$
 mkdir -p "$TMP"
 trap 'rm -rf "$TMP"' EXIT
-"$UKAI" sim gen-pcap "$TMP/in.pcap" --frames "$FRAMES" --bytes 1500 --rate "$RATE"
-cat > "$TMP/gw.toml" <<TOML
-routing.algorithm = "dor-detour"
-[network]
-topology = "group"
-[router]
-flit_bytes = $FLIT
-vc_buffer_flits = 16
-[traffic]
-message_bytes = 1500
-rate = $(python3 -c "print($RATE / 24 * ((1500 + $FLIT - 1) // $FLIT))")
-[measure]
-warmup_messages = 0
-measure_messages = $FRAMES
-max_cycles = 100000000
-[nic]
-ingress_pcap = "$TMP/in.pcap"
-detours = "preloaded"
-TOML
-field() { python3 -c "import json,sys; d=json.loads(sys.stdin.readline()); print(d['$1'], d['wall_seconds'], d['cycles'])"; }
-printf '%-44s %10s %8s %10s %12s\n' case items wall_s cycles items_per_s
-for it in false true; do
-  "$UKAI" sim run "$TMP/gw.toml" --set nic.internal_traffic=$it --format json | field frames_delivered |
-    while read n w c; do
-      printf '%-44s %10s %8.3f %10s %12.0f\n' "pcap ingress, internal_traffic=$it" "$n" "$w" "$c" \
-        "$(python3 -c "print($n/$w)")"
-    done
-done
-# The same load generated internally: RATE frames/cycle = RATE/24 messages/node/cycle.
-"$UKAI" sim run "$TMP/gw.toml" --set 'nic.ingress_pcap=""' --format json |
-  field messages_measured | while read n w c; do
-    printf '%-44s %10s %8.3f %10s %12.0f\n' "internal 1500-byte messages (no NIC)" "$n" "$w" "$c" \
-      "$(python3 -c "print($n/$w)")"
+# settings name, flit bytes, ingress frames per cycle
+for s in "default 256 0.1" "tuned 512 0.15"; do
+  set -- $s
+  "$UKAI" sim gen-pcap "$TMP/$1.pcap" --frames "$FRAMES" --bytes 1500 --rate "$3"
+  # The same load generated internally: $3 frames/cycle = $3 / 24 messages/node/cycle.
+  gateway_bench_config "$TMP/$1.pcap" "$2" \
+    "$(python3 -c "print($3 / 24 * ((1500 + $2 - 1) // $2))")" "$FRAMES" > "$TMP/$1.toml"
+  for it in false true; do
+    echo "$1|pcap ingress, internal_traffic=$it|frames_delivered|$TMP/$1.toml|--set|nic.internal_traffic=$it"
   done
+  echo "$1|internal 1500-byte messages (no NIC)|messages_measured|$TMP/$1.toml|--set|nic.ingress_pcap=\"\""
+done > "$TMP/cases"
+python3 - "$UKAI" "$RUNS" "$TMP/cases" <<'PY'
+import json, resource, statistics, subprocess, sys, time
+
+ukai, runs, cases_file = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+cases = [line.rstrip("\n").split("|") for line in open(cases_file)]
+got = {i: [] for i in range(len(cases))}
+for _ in range(runs):
+    for i, (_, _, field, config, *sets) in enumerate(cases):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out = subprocess.run([ukai, "sim", "run", config, *sets, "--format", "json"],
+                             check=True, capture_output=True, text=True).stdout
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        d = json.loads(out.splitlines()[0])
+        got[i].append((d["wall_seconds"], cpu, d[field], d["cycles"]))
+print("%-8s %-38s %7s %8s %22s %7s %11s %11s" % ("settings", "case", "items", "cycles",
+      "wall_s median (range)", "cpu_s", "items/wall_s", "items/cpu_s"))
+for i, (settings, name, *_) in enumerate(cases):
+    walls = [g[0] for g in got[i]]
+    cpus = [g[1] for g in got[i]]
+    items, cycles = got[i][0][2], got[i][0][3]
+    w, c = statistics.median(walls), statistics.median(cpus)
+    print("%-8s %-38s %7d %8d %7.3f (%6.3f-%6.3f) %7.3f %11.0f %11.0f" % (
+        settings, name, items, cycles, w, min(walls), max(walls), c, items / w, items / c))
+la = open("/proc/loadavg").read().split()[:3]
+print("runs per case: %d; load average after the runs: %s" % (runs, " ".join(la)))
+PY

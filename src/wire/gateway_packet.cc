@@ -67,9 +67,13 @@ class Reader {
   size_t at_ = 0;
 };
 
+// Writes into `*out` from its start (its capacity is reused).
 class Writer {
  public:
-  explicit Writer(size_t size) { out_.reserve(size); }
+  Writer(size_t size, std::vector<uint8_t>* out) : out_(*out) {
+    out_.clear();
+    out_.reserve(size);
+  }
   void Uint(uint32_t v, size_t bytes) {
     for (size_t i = bytes; i > 0; --i) out_.push_back(static_cast<uint8_t>(v >> (8 * (i - 1))));
   }
@@ -80,10 +84,19 @@ class Writer {
   std::vector<uint8_t>& bytes() { return out_; }
 
  private:
-  std::vector<uint8_t> out_;
+  std::vector<uint8_t>& out_;
 };
 
-Status CheckEncodable(const GatewayPacket& p) {
+// The encoded size of `p` with a Part C of `frame_bytes` bytes.
+size_t SizeWith(const GatewayPacket& p, size_t frame_bytes) {
+  size_t n = 2 + 4 * p.detour.size() + 4 + 2;
+  if (p.has_command) n += 1 + 4 * p.command.return_detour.size() + 4 + 4 + 1;
+  n += 2 + frame_bytes;
+  return n + PaddingFor(n) + 4;
+}
+
+// `p` with a Part C of `frame_bytes` bytes.
+Status CheckEncodable(const GatewayPacket& p, size_t frame_bytes) {
   auto bad = [](const std::string& m) { return Status::InvalidArgument("gateway packet: " + m); };
   if (p.detour.size() > kMaxVia) return bad("routing detour has more than 4 via nodes");
   if (p.has_command && p.command.return_detour.size() > kMaxVia) {
@@ -96,27 +109,29 @@ Status CheckEncodable(const GatewayPacket& p) {
   if (p.has_command && (p.command.cmd & ~kKnownCmds) != 0) {
     return bad("unknown cmd bits " + Hex(p.command.cmd));
   }
-  if (p.frame.size() < kMinFrameBytes || p.frame.size() > kMaxFrameBytes) {
-    return bad("Ethernet frame of " + Str(p.frame.size()) + " bytes (must be 14.." +
+  if (frame_bytes < kMinFrameBytes || frame_bytes > kMaxFrameBytes) {
+    return bad("Ethernet frame of " + Str(frame_bytes) + " bytes (must be 14.." +
                Str(kMaxFrameBytes) + ")");
   }
-  if (EncodedSize(p) > kMaxPacketBytes) return bad("longer than 65535 bytes");
+  if (SizeWith(p, frame_bytes) > kMaxPacketBytes) return bad("longer than 65535 bytes");
   return Status::Ok();
 }
 
 }  // namespace
 
-size_t EncodedSize(const GatewayPacket& p) {
-  size_t n = 2 + 4 * p.detour.size() + 4 + 2;
-  if (p.has_command) n += 1 + 4 * p.command.return_detour.size() + 4 + 4 + 1;
-  n += 2 + p.frame.size();
-  return n + PaddingFor(n) + 4;
-}
+size_t EncodedSize(const GatewayPacket& p) { return SizeWith(p, p.frame.size()); }
 
 Result<std::vector<uint8_t>> EncodePacket(const GatewayPacket& p) {
-  UKAI_RETURN_IF_ERROR(CheckEncodable(p));
-  const size_t size = EncodedSize(p);
-  Writer w(size);
+  std::vector<uint8_t> out;
+  UKAI_RETURN_IF_ERROR(EncodePacketInto(p, p.frame, &out));
+  return out;
+}
+
+Status EncodePacketInto(const GatewayPacket& p, std::span<const uint8_t> frame,
+                        std::vector<uint8_t>* out) {
+  UKAI_RETURN_IF_ERROR(CheckEncodable(p, frame.size()));
+  const size_t size = SizeWith(p, frame.size());
+  Writer w(size, out);
   w.Uint((p.to_nic ? kFlagToNic : 0) | (p.broadcast ? kFlagBroadcast : 0) |
              (p.has_command ? kFlagCommand : 0) | (p.inbound ? kFlagInbound : 0),
          1);
@@ -129,12 +144,12 @@ Result<std::vector<uint8_t>> EncodePacket(const GatewayPacket& p) {
     w.Uint(p.command.dst, 4);
     w.Uint(p.command.cmd, 1);
   }
-  w.Uint(static_cast<uint32_t>(p.frame.size()), 2);
-  std::vector<uint8_t>& out = w.bytes();
-  out.insert(out.end(), p.frame.begin(), p.frame.end());
-  out.resize(out.size() + PaddingFor(out.size()), 0);
-  w.Uint(Crc32(out), 4);
-  return std::move(out);
+  w.Uint(static_cast<uint32_t>(frame.size()), 2);
+  std::vector<uint8_t>& bytes = w.bytes();
+  bytes.insert(bytes.end(), frame.begin(), frame.end());
+  bytes.resize(bytes.size() + PaddingFor(bytes.size()), 0);
+  w.Uint(Crc32(bytes), 4);
+  return Status::Ok();
 }
 
 namespace {

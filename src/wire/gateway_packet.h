@@ -91,6 +91,13 @@ size_t EncodedSize(const GatewayPacket& p);
 // dst != kBroadcastNode, unknown cmd bits, packet longer than 65535 bytes).
 Result<std::vector<uint8_t>> EncodePacket(const GatewayPacket& p);
 
+// EncodePacket() with `frame` as Part C (p.frame is not read), into `*out`: its contents
+// are replaced, its capacity reused (no allocation once it is large enough; the NIC's
+// per-frame path). Same bytes and errors as EncodePacket() of p with p.frame = frame; on
+// an error `*out` is left unchanged. `frame` must not lie inside `*out`.
+Status EncodePacketInto(const GatewayPacket& p, std::span<const uint8_t> frame,
+                        std::vector<uint8_t>* out);
+
 // Decodes exactly one packet occupying all of `in`.
 Result<GatewayPacket> DecodePacket(std::span<const uint8_t> in);
 

@@ -322,7 +322,8 @@ void Gateway::AtSwitch(int64_t id) {
 
 void Gateway::AtNic(int k, int64_t id) {
   Frame& f = frames_.at(id);
-  InboundPacket in = nics_[k]->Receive(f.frame.bytes, f.frame.has_fcs);
+  InboundPacket& in = inbound_;
+  nics_[k]->Receive(f.frame.bytes, f.frame.has_fcs, &in);
   if (in.discarded) {
     ++counters_.frames_fcs_discarded;
     frames_.erase(id);

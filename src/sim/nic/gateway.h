@@ -184,6 +184,7 @@ class Gateway {
   std::vector<int64_t> cpu_free_;
   std::deque<std::pair<int64_t, int64_t>> retries_;  // (cycle, frame)
   IngressFrame pending_;
+  InboundPacket inbound_;  // AtNic()'s, reused frame after frame
   bool have_pending_ = false, source_done_ = false;
   int64_t next_frame_ = 0, next_tag_ = 0, generated_ = 0, egress_sent_ = 0;
   Rng rng_ = Rng::Stream(1, 1);

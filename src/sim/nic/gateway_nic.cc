@@ -16,6 +16,7 @@ Result<std::vector<uint8_t>> GatewayNic::Transmit(std::span<const uint8_t> bytes
     return Status::InvalidArgument("NIC at node " + std::to_string(node_) +
                                    ": outbound packet is not a send command to this NIC");
   }
+  StartCall();
   trace_.push_back("S11");  // source node, source MAC, detour (external -> internal)
   const Mac src_mac = ReadMac(p->frame.data() + 6);
   std::vector<int32_t> detour = ToNodes(p->command.return_detour);
@@ -46,7 +47,17 @@ Result<std::vector<uint8_t>> GatewayNic::Transmit(std::span<const uint8_t> bytes
 
 InboundPacket GatewayNic::Receive(std::span<const uint8_t> frame, bool has_fcs) {
   InboundPacket out;
+  Receive(frame, has_fcs, &out);
+  return out;
+}
+
+void GatewayNic::Receive(std::span<const uint8_t> frame, bool has_fcs, InboundPacket* out) {
+  out->discarded = out->broadcast = false;
+  out->node = -1;
+  out->detour.clear();
+  out->bytes.clear();
   ++frames_received_;
+  StartCall();
   trace_.push_back("S21");
   const size_t fcs = has_fcs ? wire::kFcsBytes : 0;
   if (has_fcs) trace_.insert(trace_.end(), {"S31", "S32"});
@@ -55,31 +66,31 @@ InboundPacket GatewayNic::Receive(std::span<const uint8_t> frame, bool has_fcs) 
   if (!good) {
     trace_.push_back("S33");
     ++fcs_discarded_;
-    out.discarded = true;
-    return out;
+    out->discarded = true;
+    return;
   }
   trace_.push_back("S34");
   const AddressRow* row = table_.Find(ReadMac(frame.data()));
-  wire::GatewayPacket p;
+  wire::GatewayPacket p;  // Part C: the frame without its FCS, encoded from `frame` itself
   p.inbound = true;
-  p.frame.assign(frame.begin(), frame.end() - static_cast<std::ptrdiff_t>(fcs));
   if (row != nullptr) {
     trace_.insert(trace_.end(), {"S35:yes", "S36"});
-    out.node = row->node;
-    out.detour = row->detour;
+    out->node = row->node;
+    out->detour.assign(row->detour.begin(), row->detour.end());
     p.dst = static_cast<uint32_t>(row->node);
     p.detour.assign(row->detour.begin(), row->detour.end());
   } else {
     trace_.insert(trace_.end(), {"S35:no", "S37"});
-    out.broadcast = true;
+    out->broadcast = true;
     p.broadcast = true;
     p.dst = wire::kBroadcastNode;
     ++broadcasts_;
   }
   trace_.push_back("S23");
-  out.bytes = wire::EncodePacket(p).value();  // fields checked above: always encodable
+  // The fields are checked above: always encodable (else BadResultAccess, as value()).
+  const Status encoded = wire::EncodePacketInto(p, frame.first(frame.size() - fcs), &out->bytes);
+  if (!encoded.ok()) throw BadResultAccess(encoded);
   trace_.push_back("S24");
-  return out;
 }
 
 }  // namespace ukai::sim

@@ -55,9 +55,13 @@ class GatewayNic {
   // else it is taken as good (a capture without FCS). Frames shorter than 14 bytes (+4)
   // are discarded too (counted as FCS discards: the check cannot pass).
   InboundPacket Receive(std::span<const uint8_t> frame, bool has_fcs);
+  // The same into `*out`, reusing the capacity of its vectors (the Gateway's per-frame
+  // path: no allocation once they are large enough).
+  void Receive(std::span<const uint8_t> frame, bool has_fcs, InboundPacket* out);
 
   // Setting unit: writes a row (management node's table-update command, or pre-loading).
   void Set(const AddressRow& row) {
+    StartCall();
     trace_.push_back("set");
     table_.Install(row);
   }
@@ -68,16 +72,22 @@ class GatewayNic {
   int64_t frames_received() const { return frames_received_; }
   int64_t fcs_discarded() const { return fcs_discarded_; }
   int64_t broadcasts() const { return broadcasts_; }
-  // Steps taken so far ("S11", "S13:no", "S16", ...); ClearTrace() empties it.
-  const std::vector<std::string>& trace() const { return trace_; }
+  // Steps taken so far ("S11", "S13:no", "S16", ...), at least those of the last call: a
+  // call that finds more than kTraceLimit steps recorded empties the trace first, so a long
+  // run's memory stays flat. ClearTrace() empties it.
+  std::vector<std::string> trace() const { return {trace_.begin(), trace_.end()}; }
   void ClearTrace() { trace_.clear(); }
+  static constexpr size_t kTraceLimit = 1024;
 
  private:
   int32_t node_;
   bool learn_detours_;
   AddressTable table_;
   int64_t frames_transmitted_ = 0, frames_received_ = 0, fcs_discarded_ = 0, broadcasts_ = 0;
-  std::vector<std::string> trace_;
+  void StartCall() {
+    if (trace_.size() > kTraceLimit) trace_.clear();
+  }
+  std::vector<const char*> trace_;  // string literals
 };
 
 }  // namespace ukai::sim

@@ -281,6 +281,9 @@ class Fabric {
     return static_cast<uint32_t>((masks_[ivc0 >> mshift_].*field >> (ivc0 & ((1 << mshift_) - 1))) &
                                  vfull);
   }
+  // Evaluate() for 8-port-stride, 4-VC routers of 2^kDshift-flit buffers, 1-cycle links.
+  template <int kDshift>
+  void EvaluateFixed(const int32_t* routers, size_t count, int64_t now, Scratch& s);
   void EvaluateRouter(const Hot& h, int32_t r, int64_t now, Scratch& s);
   void ScanRouter(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s);
   void Nominate(const Hot& h, int32_t rpi, int ip, uint32_t cand, Scratch& s);

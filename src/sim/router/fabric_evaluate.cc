@@ -29,33 +29,40 @@ void Fabric::Evaluate(const int32_t* routers, size_t count, int64_t now) {
   s.nej = nej_;
   for (uint32_t& req : s.out_req) req = 0;
   if (hot_.pshift == 3 && hot_.vshift == 2 && hot_.dshift == 3 && hot_.link == 1) {
-    // The spec's router (up to 8 ports, 4 VCs x 8 flits, 1-cycle links): with the layout
-    // as constants, the inlined stages need no shift loads and fewer registers.
-    // The port count too for a 2-D and a 3-D torus.
-    Hot h = hot_;
-    h.pshift = 3;
-    h.vshift = 2;
-    h.dshift = 3;
-    h.mshift = 5;
-    h.link = 1;
-    h.slot_mask = 7;
-    if (hot_.ports == 5) {
-      h.ports = 5;
-      h.pe = 4;
-      for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
-    } else if (hot_.ports == 7) {
-      h.ports = 7;
-      h.pe = 6;
-      for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
-    } else {
-      for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
-    }
+    EvaluateFixed<3>(routers, count, now, s);
+  } else if (hot_.pshift == 3 && hot_.vshift == 2 && hot_.dshift == 4 && hot_.link == 1) {
+    EvaluateFixed<4>(routers, count, now, s);
   } else {
     const Hot h = hot_;
     for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
   }
   ntx_ = s.ntx;
   nej_ = s.nej;
+}
+
+// Up to 8 ports of 4 VCs of 2^kDshift flits (the spec's router: 8 flits; 16), 1-cycle
+// links: with the layout as constants, the inlined stages need no shift loads and fewer
+// registers. The port count too for a 2-D (5 ports) and a 3-D torus (7).
+template <int kDshift>
+void Fabric::EvaluateFixed(const int32_t* routers, size_t count, int64_t now, Scratch& s) {
+  Hot h = hot_;
+  h.pshift = 3;
+  h.vshift = 2;
+  h.dshift = kDshift;
+  h.mshift = 5;
+  h.link = 1;
+  h.slot_mask = (1u << kDshift) - 1;
+  if (hot_.ports == 5) {
+    h.ports = 5;
+    h.pe = 4;
+    for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
+  } else if (hot_.ports == 7) {
+    h.ports = 7;
+    h.pe = 6;
+    for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
+  } else {
+    for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
+  }
 }
 
 UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Scratch& s) {
