@@ -144,7 +144,15 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
         .Add("max_frame_latency_cycles", g.max_frame_latency_cycles)
         .Add("nic_frames", g.nic_frames)
         .Add("io_cpu_busy_cycles", g.io_cpu_busy_cycles)
-        .Add("max_io_cpu_load", g.max_io_cpu_load);
+        .Add("max_io_cpu_load", g.max_io_cpu_load)
+        .Add("job_launches", g.job_launches)
+        .Add("nic_commands_sent", g.nic_commands_sent)
+        .Add("frames_dropped_disabled", g.frames_dropped_disabled)
+        .Add("egress_dropped_disabled", g.egress_dropped_disabled)
+        .Add("egress_updates_sent", g.egress_updates_sent)
+        .Add("egress_retransmitted", g.egress_retransmitted)
+        .Add("table_rows_cleared", g.table_rows_cleared)
+        .Add("management_messages_lost", g.management_messages_lost);
   }
   return rec;
 }
