@@ -61,16 +61,26 @@ output::Field Measured(const sim::PointResult& r, double value) {
   return value;
 }
 
+// The topology's shape: k and n of a k-ary n-cube; for the group topology k and n have no
+// value (they mean nothing there) and its groups and group_size follow them.
+void AddShape(const sim::NetworkConfig& n, output::Record* rec) {
+  if (n.topology == sim::TopologyKind::kGroup) {
+    rec->Add("k", output::kNoValue)
+        .Add("n", output::kNoValue)
+        .Add("groups", n.groups)
+        .Add("group_size", n.group_size);
+    return;
+  }
+  rec->Add("k", std::vector<int64_t>(n.k.begin(), n.k.end())).Add("n", n.n);
+}
+
 }  // namespace
 
 output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::PointResult& r) {
-  std::vector<int64_t> k(c.network.k.begin(), c.network.k.end());
   output::Record rec;
-  rec.Add("point", index)
-      .Add("topology", std::string(sim::TopologyName(c.network.topology)))
-      .Add("k", k)
-      .Add("n", c.network.n)
-      .Add("routing", c.routing.algorithm)
+  rec.Add("point", index).Add("topology", std::string(sim::TopologyName(c.network.topology)));
+  AddShape(c.network, &rec);
+  rec.Add("routing", c.routing.algorithm)
       .Add("pattern", c.traffic.pattern)
       .Add("message_bytes", c.traffic.message_bytes)
       .Add("injection", std::string(sim::InjectionName(c.traffic.injection)))
