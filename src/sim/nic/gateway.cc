@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include "sim/nic/detour_search.h"
 #include "sim/nic/frame_source.h"
 #include "sim/routing/detour.h"
 #include "wire/gateway_packet.h"

@@ -81,6 +81,10 @@ struct GatewayCounters {
   int64_t broadcast_copies_dropped = 0;
   int64_t egress_frames = 0, egress_bytes = 0, egress_lost = 0;
   int64_t table_updates_sent = 0, table_rows_applied = 0;
+  IntHistogram latency;             // ingress: switch arrival -> kept by the owner, cycles
+  std::vector<int64_t> nic_frames;  // per NIC (nic_nodes() order): frames in + out
+  std::vector<int64_t> cpu_busy;    // per NIC: the I/O CPU's busy cycles (Fig. 1)
+
   // The management node's runtime work (management.cc).
   int64_t table_rows_cleared = 0;        // rows whose detour a repair made unneeded
   int64_t job_launches = 0;              // nic.jobs applied
@@ -91,18 +95,16 @@ struct GatewayCounters {
   int64_t egress_updates_sent = 0;       // assignments (I/O node, detours) to compute nodes
   int64_t egress_retransmitted = 0;      // egress re-sends after a loss (nic.retransmit)
   int64_t management_messages_lost = 0;  // commands undeliverable (re-sent on the next event)
-  IntHistogram latency;                  // ingress: switch arrival -> kept by the owner, cycles
-  std::vector<int64_t> nic_frames;       // per enabled NIC: frames in + out
-  std::vector<int64_t> cpu_busy;         // per enabled NIC: the I/O CPU's busy cycles (Fig. 1)
 };
 
 // The nodes nic.* names, resolved on a topology.
 struct NicNodes {
   std::vector<int> enabled;  // nic.enabled, in order
-  std::vector<int> all;      // every NIC ever enabled: nic.enabled, then new ones of nic.jobs
+  int management = -1;       // nic.management_node
+  std::vector<Mac> macs;     // per node: the default or nic.macs
+
+  std::vector<int> all;  // every NIC ever enabled: nic.enabled, then new ones of nic.jobs
   std::vector<std::pair<int64_t, std::vector<int>>> jobs;  // nic.jobs: (cycle, NIC indices)
-  int management = -1;                                     // nic.management_node
-  std::vector<Mac> macs;                                   // per node: the default or nic.macs
 };
 
 // Checks and resolves nic.enabled, nic.management_node and nic.macs on `topology` (and that
@@ -235,9 +237,10 @@ class Gateway {
   std::vector<std::pair<int64_t, std::vector<int>>> jobs_;  // (cycle, NICs enabled)
   size_t next_job_ = 0;
   std::vector<Command> handed_;  // per node: the assignment last sent (nic -1: to resend)
-  std::vector<std::vector<std::vector<int>>> mgmt_rows_;            // [NIC][node]: detour last sent
-  std::unordered_map<int64_t, Command> commands_;                   // in flight, by tag
-  std::deque<std::pair<int64_t, Tagged>> egress_retries_;           // (cycle, lost egress packet)
+  std::vector<std::vector<std::vector<int>>> mgmt_rows_;   // [NIC][node]: detour last sent
+  std::unordered_map<int64_t, Command> commands_;          // in flight, by tag
+  std::deque<std::pair<int64_t, Tagged>> egress_retries_;  // (cycle, lost egress packet)
+
   std::unordered_map<int64_t, Frame> frames_;                       // live ingress frames
   std::unordered_map<int64_t, Tagged> tagged_;                      // live gateway messages
   std::vector<std::deque<std::pair<int64_t, int64_t>>> nic_queue_;  // (ready, frame)
