@@ -480,8 +480,8 @@ std::vector<Binding> NicBindings() {
   using VT = ValueType;
   return {
       {KeySpec::Make("nic.enabled", VT::kString, Shape::kList)
-           .Doc("the enable register: nodes whose NIC is enabled (I/O nodes), by name "
-                "(\"3G0\"), coordinates name (\"3,4\") or number"),
+           .Doc("the enable register at start (nic.jobs changes it): nodes whose NIC is "
+                "enabled (I/O nodes), by name (\"3G0\"), coordinates name (\"3,4\") or number"),
        [](const Items& v, SimConfig* c) {
          c->nic.enabled.clear();
          for (const Scalar& s : v) c->nic.enabled.push_back(Str(s));
