@@ -190,6 +190,48 @@ TEST(GatewayManagementTest, RepairIsNotifiedAndRestoresTheNormalPath) {
   EXPECT_EQ(k.management_messages_lost, 0);
 }
 
+// I/O node 3G1 fails at cycle 100: its NIC's link goes down at once, so the switch gives
+// every frame to 3G0 (else those for half the MACs would go to the dead node); after the
+// notice every node uses 3G0. After the repair (cycle 20000) is notified the management
+// node enables 3G1's NIC again.
+TEST(GatewayManagementTest, IoNodeFailureTakesItsLinkDownUntilRepaired) {
+  SimConfig c = Group24(DetourPolicy::kManaged);
+  c.nic.notify_delay_cycles = 500;
+  c.faults.events = {NodeEvent(100, FaultEventSpec::Kind::kFailNode, "3G1"),
+                     NodeEvent(20000, FaultEventSpec::Kind::kRepairNode, "3G1")};
+  auto g = std::move(Gateway::Create(c).value());
+  ASSERT_EQ(g->nic_nodes(), (std::vector<int>{8, 9}));
+  StepTo(*g, 102);
+  EXPECT_TRUE(g->nic_enabled(0));
+  EXPECT_FALSE(g->nic_enabled(1));
+  // Notified at 601; the table update and the assignments leave then but wait in the
+  // management node's queue while the network's reconfiguration pauses it.
+  auto on_3g0 = [&] {
+    int n = 0;
+    for (int i = 0; i < 24; ++i) n += g->IoNodeOf(i) == 0 ? 1 : 0;
+    return n;
+  };
+  while (g->counters().table_rows_applied == 0 || on_3g0() < 23) {
+    ASSERT_LT(g->network().now(), 5000);
+    ASSERT_TRUE(g->Step().ok());
+  }
+  for (int i = 0; i < 24; ++i) g->InjectIngress(Ingress(*g, i, i));
+  RunToEnd(*g);
+  const GatewayCounters& k = g->counters();
+  EXPECT_EQ(k.frames_delivered, 23);  // all but 3G1's own
+  EXPECT_EQ(k.frames_owner_faulty, 1);
+  EXPECT_EQ(k.frames_lost, 0);
+  EXPECT_EQ(k.nic_frames, (std::vector<int64_t>{24, 0}));
+  EXPECT_EQ(k.nic_commands_sent, 0);  // no command reaches a dead node
+  while (g->network().faults().NodeFaulty(9)) ASSERT_TRUE(g->Step().ok());
+  StepTo(*g, g->network().now() + 600);
+  RunToEnd(*g);
+  EXPECT_EQ(k.nic_commands_sent, 1);
+  EXPECT_TRUE(g->nic_enabled(1));
+  EXPECT_EQ(g->IoNodeOf(13), 1);  // 4G1 is nearest to 3G1 again
+  ExpectAccounted(k);
+}
+
 TEST(GatewayManagementTest, JobsKeyIsReadAndCheckedWithItsPlace) {
   auto load = [](const std::string& jobs) {
     return LoadSimConfigsFromString(

@@ -184,6 +184,7 @@ class Gateway {
   // management.cc: the management node.
   void InitManagement(const NicNodes& nodes);
   void Notify(int64_t now);
+  void WatchFaults(int64_t now);
   void LaunchJob(const std::vector<int>& enabled);
   void SyncRegister();
   void SendTableUpdates();

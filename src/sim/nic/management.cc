@@ -51,6 +51,25 @@ void Gateway::InitManagement(const NicNodes& nodes) {
   }
 }
 
+// A node failed or was repaired in the network: its notice leaves for the management
+// node. A failed I/O node's NIC loses its link at once (the switch sees it); it comes back
+// by an enable command once the management node knows of the repair.
+void Gateway::WatchFaults(int64_t now) {
+  for (int i = 0; i < net_->topology().NumNodes(); ++i) {
+    const uint8_t faulty = net_->faults().NodeFaulty(i) ? 1 : 0;
+    if (faulty != reported_[i]) {
+      reported_[i] = faulty;
+      notices_.push_back({now + config_.nic.notify_delay_cycles, i, faulty != 0});
+    }
+  }
+  for (size_t k = 0; k < nic_nodes_.size(); ++k) {
+    if (nic_on_[k] != 0 && net_->faults().NodeFaulty(nic_nodes_[k])) {
+      SetNicUp(static_cast<int>(k), false);
+      commanded_[k] = 0;
+    }
+  }
+}
+
 // Faults and repairs reach the management node after the delay; job launches are due.
 void Gateway::Notify(int64_t now) {
   // A fault event changes the network's faults at once; a repair with reconfig.mode =
@@ -58,13 +77,7 @@ void Gateway::Notify(int64_t now) {
   const int64_t seen = net_->fault_events_applied() + net_->reconfigurations();
   if (seen != events_seen_ || net_->reconfiguring()) {
     events_seen_ = seen;
-    for (int i = 0; i < net_->topology().NumNodes(); ++i) {
-      const uint8_t faulty = net_->faults().NodeFaulty(i) ? 1 : 0;
-      if (faulty != reported_[i]) {
-        reported_[i] = faulty;
-        notices_.push_back({now + config_.nic.notify_delay_cycles, i, faulty != 0});
-      }
-    }
+    WatchFaults(now);
   }
   bool changed = false;
   while (!notices_.empty() && notices_.front().cycle <= now) {
