@@ -24,7 +24,14 @@ FIELDS = ["experiment", "config", "sets", "nic_detours", "frames_in", "frames_de
           "frames_lost", "frames_retransmitted", "frames_owner_faulty", "frames_fcs_discarded",
           "broadcasts", "egress_frames", "egress_lost", "table_updates_sent",
           "avg_frame_latency_cycles", "p99_frame_latency_cycles", "nic_frames",
-          "max_io_cpu_load", "avg_latency_cycles", "cycles", "saturated"]
+          "max_io_cpu_load", "avg_latency_cycles", "cycles", "saturated",
+          "egress_retransmitted", "egress_updates_sent", "table_rows_cleared", "job_launches",
+          "nic_commands_sent", "frames_dropped_disabled", "egress_dropped_disabled",
+          "management_messages_lost"]
+REPAIR = ('faults.events=[{cycle = 200000, fail_node = "4G1"}, '
+          '{cycle = 400000, repair_node = "4G1"}]')
+JOBS = {"expand": '[{cycle = 300000, enabled = ["3G0", "3G1", "3G2", "3G3"]}]',
+        "move": '[{cycle = 300000, enabled = ["3G2", "3G3"]}]'}
 
 
 def run(ukai, config, sets):
@@ -60,6 +67,12 @@ def sweep(ukai):
     for cost in [0, 100, 200, 300]:
         add("cpu_baseline", "group24.toml", [f"nic.cpu_cycles_per_frame={cost}",
                                              "faults.events=[]"])
+    for p in POLICIES:  # 4G1 fails during the run and is repaired later
+        add("fault_repair", "group24.toml", [f"nic.detours=\"{p}\"", REPAIR])
+    for name, jobs in JOBS.items():  # a job launch changes the enable register
+        for retransmit in ["false", "true"]:
+            add("job_launch", "group24.toml", [f"nic.jobs={jobs}", "faults.events=[]",
+                                               f"nic.retransmit={retransmit}"])
     return rows
 
 
@@ -126,6 +139,30 @@ def plot(rows):
     ax2.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(os.path.join(HERE, "cpu_baseline.png"), dpi=90)
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    sel = pick("fault_repair")
+    x = range(len(POLICIES))
+    axes[0].bar([i - 0.2 for i in x], [r["frames_lost"] for r in sel], 0.4,
+                label="ingress frames lost")
+    axes[0].bar([i + 0.2 for i in x], [r["egress_lost"] for r in sel], 0.4,
+                label="egress frames lost")
+    axes[0].set_xticks(list(x), POLICIES)
+    axes[0].set_ylabel("frames lost")
+    axes[0].set_title("group24: 4G1 fails at 200000, repaired at 400000")
+    axes[0].legend()
+    sel = [r for r in pick("job_launch") if "retransmit=false" in r["sets"]]
+    width = 0.4
+    for j, r in enumerate(sel):
+        name = "expand" if "3G0" in r["sets"].split("nic.jobs=")[1] else "move"
+        axes[1].bar([i + (j - 0.5) * width for i in range(4)], r["nic_frames"], width,
+                    label=name)
+    axes[1].set_xticks(range(4), ["3G0", "3G1", "3G2", "3G3"])
+    axes[1].set_ylabel("frames through the NIC (in + out)")
+    axes[1].set_title("group24: job launch at 300000 (3G0, 3G1 before)")
+    axes[1].legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(HERE, "runtime_management.png"), dpi=90)
 
 
 def main():

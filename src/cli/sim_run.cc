@@ -61,16 +61,26 @@ output::Field Measured(const sim::PointResult& r, double value) {
   return value;
 }
 
+// The topology's shape: k and n of a k-ary n-cube; for the group topology k and n have no
+// value (they mean nothing there) and its groups and group_size follow them.
+void AddShape(const sim::NetworkConfig& n, output::Record* rec) {
+  if (n.topology == sim::TopologyKind::kGroup) {
+    rec->Add("k", output::kNoValue)
+        .Add("n", output::kNoValue)
+        .Add("groups", n.groups)
+        .Add("group_size", n.group_size);
+    return;
+  }
+  rec->Add("k", std::vector<int64_t>(n.k.begin(), n.k.end())).Add("n", n.n);
+}
+
 }  // namespace
 
 output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::PointResult& r) {
-  std::vector<int64_t> k(c.network.k.begin(), c.network.k.end());
   output::Record rec;
-  rec.Add("point", index)
-      .Add("topology", std::string(sim::TopologyName(c.network.topology)))
-      .Add("k", k)
-      .Add("n", c.network.n)
-      .Add("routing", c.routing.algorithm)
+  rec.Add("point", index).Add("topology", std::string(sim::TopologyName(c.network.topology)));
+  AddShape(c.network, &rec);
+  rec.Add("routing", c.routing.algorithm)
       .Add("pattern", c.traffic.pattern)
       .Add("message_bytes", c.traffic.message_bytes)
       .Add("injection", std::string(sim::InjectionName(c.traffic.injection)))
@@ -144,7 +154,15 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
         .Add("max_frame_latency_cycles", g.max_frame_latency_cycles)
         .Add("nic_frames", g.nic_frames)
         .Add("io_cpu_busy_cycles", g.io_cpu_busy_cycles)
-        .Add("max_io_cpu_load", g.max_io_cpu_load);
+        .Add("max_io_cpu_load", g.max_io_cpu_load)
+        .Add("job_launches", g.job_launches)
+        .Add("nic_commands_sent", g.nic_commands_sent)
+        .Add("frames_dropped_disabled", g.frames_dropped_disabled)
+        .Add("egress_dropped_disabled", g.egress_dropped_disabled)
+        .Add("egress_updates_sent", g.egress_updates_sent)
+        .Add("egress_retransmitted", g.egress_retransmitted)
+        .Add("table_rows_cleared", g.table_rows_cleared)
+        .Add("management_messages_lost", g.management_messages_lost);
   }
   return rec;
 }

@@ -262,6 +262,33 @@ TEST_F(SimRunTest, RecordHasEveryPointResultField) {
   EXPECT_EQ(std::get<int64_t>(*rec.Find("point")), 7);
 }
 
+// k and n describe a k-ary n-cube only: the group topology's rows leave them empty and
+// give its own parameters after them; a mesh's rows are as before.
+TEST_F(SimRunTest, RecordShowsTheTopologysOwnShape) {
+  sim::SimConfig c;
+  c.network.topology = sim::TopologyKind::kGroup;
+  c.network.groups = 5;
+  c.network.group_size = 3;
+  output::Record rec = PointRecord(0, c, sim::PointResult());
+  EXPECT_TRUE(std::holds_alternative<output::NoValue>(*rec.Find("k")));
+  EXPECT_TRUE(std::holds_alternative<output::NoValue>(*rec.Find("n")));
+  EXPECT_EQ(std::get<int64_t>(*rec.Find("groups")), 5);
+  EXPECT_EQ(std::get<int64_t>(*rec.Find("group_size")), 3);
+  std::vector<std::string> names;
+  for (const auto& [name, value] : rec.fields()) names.push_back(name);
+  EXPECT_EQ(
+      std::vector<std::string>(names.begin(), names.begin() + 7),
+      (std::vector<std::string>{"point", "topology", "k", "n", "groups", "group_size", "routing"}));
+  c.network.topology = sim::TopologyKind::kMesh;
+  c.network.k = {4, 4};
+  c.network.n = 2;
+  rec = PointRecord(0, c, sim::PointResult());
+  EXPECT_EQ(std::get<std::vector<int64_t>>(*rec.Find("k")), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(std::get<int64_t>(*rec.Find("n")), 2);
+  EXPECT_EQ(rec.Find("groups"), nullptr);
+  EXPECT_EQ(rec.Find("group_size"), nullptr);
+}
+
 TEST_F(SimRunTest, RecordHasTheRouterOptions) {
   sim::SimConfig c;
   c.router.header_units = sim::HeaderUnits::kPerPort;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "gateway_test_util.h"
 #include "sim/experiment/config_schema.h"
 #include "sim/nic/detour_search.h"
 #include "sim/nic/frame_source.h"
@@ -23,6 +24,9 @@ namespace ukai::sim {
 namespace {
 
 using Steps = std::vector<std::string>;
+using testing::Group24;
+using testing::Name;
+using testing::RunToEnd;
 
 std::vector<uint8_t> OutboundPacket(int src, int io, std::vector<uint32_t> detour, Mac mac) {
   wire::GatewayPacket p;
@@ -153,29 +157,6 @@ TEST(DetourSearchTest, AffectedSetMatchesBruteForceAndDetoursAvoidFaults) {
   }
 }
 
-SimConfig Group24(DetourPolicy policy) {
-  SimConfig c;
-  c.network.topology = TopologyKind::kGroup;
-  c.routing.algorithm = "dor-detour";
-  c.nic.detours = policy;
-  c.nic.internal_traffic = false;
-  c.router.flit_bytes = 32;  // 1500-byte frames in 47 flits: quick under ASan
-  return c;
-}
-
-NodeRef Name(const std::string& s) {
-  NodeRef r;
-  r.form = NodeRef::Form::kName;
-  r.name = s;
-  r.text = s;
-  return r;
-}
-
-void RunToEnd(Gateway& g, int64_t limit = 2000000) {
-  for (int64_t i = 0; i < limit && !g.Done(); ++i) ASSERT_TRUE(g.Step().ok());
-  ASSERT_TRUE(g.Done());
-}
-
 TEST(GatewayTest, UnknownMacBroadcastReachesOnlyItsOwner) {
   auto g = std::move(Gateway::Create(Group24(DetourPolicy::kManaged)).value());
   const int owner = 13;  // 4G1
@@ -234,11 +215,7 @@ TEST(GatewayTest, RuntimeFaultIsNotifiedThenTableUpdatesArrive) {
   SimConfig c = Group24(DetourPolicy::kManaged);
   c.nic.enabled = {"3G1"};
   c.nic.notify_delay_cycles = 500;
-  FaultEventSpec e;
-  e.cycle = 100;
-  e.kind = FaultEventSpec::Kind::kFailNode;
-  e.node = Name("4G1");
-  c.faults.events = {e};
+  c.faults.events = {testing::NodeEvent(100, FaultEventSpec::Kind::kFailNode, "4G1")};
   auto g = std::move(Gateway::Create(c).value());
   EXPECT_EQ(g->nic(0).table().size(), 0u);
   // The Network applies the failure at cycle 100; the gateway sees it from the next

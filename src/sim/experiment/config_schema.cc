@@ -13,6 +13,7 @@
 #include "sim/engine/network.h"
 #include "sim/experiment/fault_config.h"
 #include "sim/experiment/memory_budget.h"
+#include "sim/experiment/nic_job_config.h"
 #include "sim/nic/gateway.h"
 #include "sim/routing/registry.h"
 #include "sim/topology/factory.h"
@@ -479,8 +480,8 @@ std::vector<Binding> NicBindings() {
   using VT = ValueType;
   return {
       {KeySpec::Make("nic.enabled", VT::kString, Shape::kList)
-           .Doc("the enable register: nodes whose NIC is enabled (I/O nodes), by name "
-                "(\"3G0\"), coordinates name (\"3,4\") or number"),
+           .Doc("the enable register at start (nic.jobs changes it): nodes whose NIC is "
+                "enabled (I/O nodes), by name (\"3G0\"), coordinates name (\"3,4\") or number"),
        [](const Items& v, SimConfig* c) {
          c->nic.enabled.clear();
          for (const Scalar& s : v) c->nic.enabled.push_back(Str(s));
@@ -549,7 +550,7 @@ std::vector<Binding> NicBindings() {
            .Unit("cycles")
            .Min(0)
            .Max(kCycleMax)
-           .Doc("delay from a node's failure to the management node's notification"),
+           .Doc("delay from a node's failure or repair to the management node's notification"),
        [](const Items& v, SimConfig* c) { c->nic.notify_delay_cycles = I64(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.nic.notify_delay_cycles); }},
       {KeySpec::Make("nic.cpu_cycles_per_frame", VT::kInt)
@@ -561,7 +562,8 @@ std::vector<Binding> NicBindings() {
        [](const Items& v, SimConfig* c) { c->nic.cpu_cycles_per_frame = I64(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.nic.cpu_cycles_per_frame); }},
       {KeySpec::Make("nic.retransmit", VT::kBool)
-           .Doc("re-send lost ingress frames from their source, as TCP would"),
+           .Doc("re-send lost frames from their source, as TCP would: ingress frames from the "
+                "external switch, egress frames from their compute node"),
        [](const Items& v, SimConfig* c) { c->nic.retransmit = Bool(v[0]); },
        [](const SimConfig& c) { return std::string(c.nic.retransmit ? "true" : "false"); }},
       {KeySpec::Make("nic.retransmit_timeout_cycles", VT::kInt)
@@ -644,6 +646,7 @@ config::Schema SimConfigSchema() {
   std::vector<KeySpec> keys;
   for (Binding& b : Bindings()) keys.push_back(std::move(b.spec));
   for (config::KeySpec& k : FaultKeySpecs()) keys.push_back(std::move(k));
+  for (config::KeySpec& k : NicJobKeySpecs()) keys.push_back(std::move(k));
   return config::Schema(std::move(keys));
 }
 
@@ -823,6 +826,7 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
   }
   std::vector<std::string> errors;
   ReadFaultConfig(values, &base.faults, &errors);
+  ReadNicJobConfig(values, &base.nic, &errors);
   CheckNetwork(values, &base, &errors);
   CheckUnusedSweeps(values, base, &errors);
   size_t total = 1;

@@ -24,9 +24,13 @@ struct GatewayFigures {
   int64_t table_updates_sent = 0;
   double avg_frame_latency_cycles = 0, p99_frame_latency_cycles = 0;
   double max_frame_latency_cycles = 0;
-  std::vector<int64_t> nic_frames;          // per enabled NIC (nic.enabled order): in + out
-  std::vector<int64_t> io_cpu_busy_cycles;  // per enabled NIC: the I/O CPU's work (Fig. 1)
+  std::vector<int64_t> nic_frames;          // per NIC (nic.enabled, then nic.jobs): in + out
+  std::vector<int64_t> io_cpu_busy_cycles;  // per NIC: the I/O CPU's work (Fig. 1)
   double max_io_cpu_load = 0;               // the busiest I/O CPU's busy share of the run
+  // The management node at run time (nic/management.cc; gateway.h: GatewayCounters).
+  int64_t job_launches = 0, nic_commands_sent = 0, frames_dropped_disabled = 0;
+  int64_t egress_dropped_disabled = 0, egress_updates_sent = 0, egress_retransmitted = 0;
+  int64_t table_rows_cleared = 0, management_messages_lost = 0;
 };
 
 struct PointResult {

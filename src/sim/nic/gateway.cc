@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include "sim/nic/detour_search.h"
 #include "sim/nic/frame_source.h"
 #include "sim/routing/detour.h"
 #include "wire/gateway_packet.h"
@@ -65,6 +64,27 @@ Status ResolveMacs(const Topology& t, const std::vector<std::string>& entries, N
   return Status::Ok();
 }
 
+// nic.jobs: each launch's nodes as NIC indices; NICs first enabled there join `all`.
+Status ResolveJobs(const SimConfig& c, const Topology& t, NicNodes* out) {
+  out->all = out->enabled;
+  for (const NicJobLaunch& job : c.nic.jobs) {
+    std::vector<int> nics;
+    for (const std::string& name : job.enabled) {
+      Result<int> node = ParseNodeName(t, "nic.jobs", name);
+      if (!node.ok()) return Status::InvalidArgument(node.status().message() + " " + job.where);
+      auto it = std::find(out->all.begin(), out->all.end(), *node);
+      const int k = static_cast<int>(it - out->all.begin());
+      if (it == out->all.end()) out->all.push_back(*node);
+      if (std::find(nics.begin(), nics.end(), k) != nics.end()) {
+        return Status::InvalidArgument("nic.jobs: node " + name + " listed twice " + job.where);
+      }
+      nics.push_back(k);
+    }
+    out->jobs.emplace_back(job.cycle, std::move(nics));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<NicNodes> ResolveNicConfig(const SimConfig& c, const Topology& t) {
@@ -84,6 +104,7 @@ Result<NicNodes> ResolveNicConfig(const SimConfig& c, const Topology& t) {
     }
     out.enabled.push_back(*node);
   }
+  UKAI_RETURN_IF_ERROR(ResolveJobs(c, t, &out));
   Result<int> mgmt = ParseNodeName(t, "nic.management_node", c.nic.management_node);
   if (!mgmt.ok()) return mgmt.status();
   out.management = *mgmt;
@@ -110,7 +131,7 @@ Status Gateway::Init(const SimConfig& config) {
   planner_ = DorPlanner::For(t);
   Result<NicNodes> nodes = ResolveNicConfig(config, t);
   if (!nodes.ok()) return nodes.status();
-  nic_nodes_ = nodes->enabled;
+  nic_nodes_ = nodes->all;
   for (int node : nic_nodes_) {
     nics_.push_back(
         std::make_unique<GatewayNic>(node, config.nic.detours == DetourPolicy::kLearned));
@@ -121,7 +142,7 @@ Status Gateway::Init(const SimConfig& config) {
   for (int i = 0; i < n; ++i) owner_[macs_[i]] = i;
   known_faulty_.assign(n, 0);
   for (int i = 0; i < n; ++i) known_faulty_[i] = net_->faults().NodeFaulty(i) ? 1 : 0;
-  for (size_t k = 0; k < nic_nodes_.size(); ++k) {
+  for (size_t k = 0; k < nodes->enabled.size(); ++k) {
     if (known_faulty_[nic_nodes_[k]] != 0) {
       return Status::InvalidArgument("nic.enabled: I/O node " + t.NodeName(nic_nodes_[k]) +
                                      " is faulty at boot");
@@ -133,8 +154,7 @@ Status Gateway::Init(const SimConfig& config) {
   counters_.cpu_busy.assign(nic_nodes_.size(), 0);
   rng_ = Rng::Stream(config.seed, uint64_t{1} << 42);
   events_seen_ = net_->fault_events_applied();
-  LaunchJobs();
-  InstallBootDetours();
+  InitManagement(*nodes);
   if (source_ == nullptr && config.nic.frames > 0) {
     std::vector<Mac> macs;
     for (int i = 0; i < n; ++i) macs.push_back(MacOf(i));
@@ -152,54 +172,6 @@ int Gateway::MaxVia() const {
   return std::clamp(layers - 1, 1, 2);
 }
 
-// Job launch: the nearest enabled NIC per node and the return detour round boot faults.
-void Gateway::LaunchJobs() {
-  const Topology& t = net_->topology();
-  const int n = t.NumNodes();
-  io_of_.assign(n, 0);
-  return_detour_.assign(n, {});
-  out_detour_.assign(n, {});
-  for (int i = 0; i < n; ++i) {
-    size_t best = 0, best_hops = SIZE_MAX;
-    for (size_t k = 0; k < nic_nodes_.size(); ++k) {
-      const size_t hops = planner_->Path(t, nic_nodes_[k], i).size();
-      if (hops < best_hops) best = k, best_hops = hops;
-    }
-    io_of_[i] = static_cast<int>(best);
-    const int io = nic_nodes_[best];
-    if (known_faulty_[i] != 0 || io == i) continue;
-    if (planner_->PathBlocked(t, i, io)) {  // the node's own way out (ours)
-      out_detour_[i] =
-          FindDetour(*planner_, t, i, io, known_faulty_, MaxVia()).value_or(std::vector<int>{});
-    }
-    if (config_.nic.detours != DetourPolicy::kNone && planner_->PathBlocked(t, io, i)) {
-      return_detour_[i] =
-          FindDetour(*planner_, t, io, i, known_faulty_, MaxVia()).value_or(std::vector<int>{});
-    }
-  }
-}
-
-// Faults present at boot: managed rows before traffic; preloaded: a row for every node.
-void Gateway::InstallBootDetours() {
-  const Topology& t = net_->topology();
-  for (size_t k = 0; k < nics_.size(); ++k) {
-    const int io = nic_nodes_[k];
-    if (config_.nic.detours == DetourPolicy::kManaged) {
-      for (int d : AffectedDestinations(*planner_, t, io, known_faulty_)) {
-        auto via = FindDetour(*planner_, t, io, d, known_faulty_, MaxVia());
-        if (via) nics_[k]->Set({MacOf(d), d, *via});
-      }
-    } else if (config_.nic.detours == DetourPolicy::kPreloaded) {
-      for (int d = 0; d < t.NumNodes(); ++d) {
-        if (d == io) continue;
-        auto via = DisjointDetour(*planner_, t, io, d, MaxVia());
-        nics_[k]->Set({MacOf(d), d, via ? *via : std::vector<int>{}});
-      }
-    }
-    nics_[k]->ClearTrace();
-  }
-}
-
 int Gateway::Flits(size_t bytes) const {
   const size_t fb = static_cast<size_t>(config_.router.flit_bytes);
   return static_cast<int>(std::max<size_t>(1, (bytes + fb - 1) / fb));
@@ -209,57 +181,6 @@ int64_t Gateway::Tag(Tagged t) {
   const int64_t tag = next_tag_++;
   tagged_.emplace(tag, std::move(t));
   return tag;
-}
-
-// A node failed (seen through the Network's fault events): notify after the delay.
-void Gateway::Notify(int64_t now) {
-  if (net_->fault_events_applied() != events_seen_) {
-    events_seen_ = net_->fault_events_applied();
-    for (int i = 0; i < net_->topology().NumNodes(); ++i) {
-      const bool faulty = net_->faults().NodeFaulty(i);
-      if (faulty && known_faulty_[i] == 0) {
-        notices_.emplace_back(now + config_.nic.notify_delay_cycles, i);
-      }
-      if (!faulty) known_faulty_[i] = 0;  // a repair is known at once (ours)
-    }
-  }
-  std::vector<int> failed;
-  while (!notices_.empty() && notices_.front().first <= now) {
-    known_faulty_[notices_.front().second] = 1;
-    failed.push_back(notices_.front().second);
-    notices_.pop_front();
-  }
-  if (!failed.empty() && config_.nic.detours == DetourPolicy::kManaged) {
-    SendTableUpdates(failed);
-  }
-}
-
-// S42-S43: the exact destinations behind the newly failed nodes, one update per NIC.
-void Gateway::SendTableUpdates(const std::vector<int>& failed) {
-  const Topology& t = net_->topology();
-  std::vector<uint8_t> only(t.NumNodes(), 0);
-  for (int f : failed) only[f] = 1;
-  for (size_t k = 0; k < nics_.size(); ++k) {
-    const int io = nic_nodes_[k];
-    if (known_faulty_[io] != 0) continue;
-    Tagged u;
-    u.kind = Tagged::kUpdate;
-    u.nic = static_cast<int>(k);
-    for (int d : AffectedDestinations(*planner_, t, io, only)) {
-      auto via = FindDetour(*planner_, t, io, d, known_faulty_, MaxVia());
-      if (via) u.rows.push_back({MacOf(d), d, *via});
-    }
-    if (u.rows.empty()) continue;
-    // A command of 8 bytes per row header + 4 per via node (ours).
-    size_t bytes = 8;
-    for (const AddressRow& r : u.rows) bytes += 8 + 4 * r.detour.size();
-    const std::vector<int> via = io == mgmt_
-                                     ? std::vector<int>{}
-                                     : FindDetour(*planner_, t, mgmt_, io, known_faulty_, MaxVia())
-                                           .value_or(std::vector<int>{});
-    net_->CreateMessage(mgmt_, io, Flits(bytes), via, Tag(std::move(u)));
-    ++counters_.table_updates_sent;
-  }
 }
 
 // Frames whose arrival cycle has come reach the switch.
@@ -307,9 +228,13 @@ void Gateway::InjectIngress(IngressFrame frame) {
 void Gateway::AtSwitch(int64_t id) {
   const Frame& f = frames_.at(id);
   auto it = switch_table_.find(f.dst);
-  const int k = it != switch_table_.end()
-                    ? it->second
-                    : static_cast<int>(f.dst % static_cast<Mac>(nic_nodes_.size()));
+  if (ports_up_.empty()) {  // no NIC enabled at this moment (a job launch switching over)
+    ++counters_.frames_dropped_disabled;
+    Finish(id, false);
+    return;
+  }
+  const int k = it != switch_table_.end() ? it->second
+                                          : ports_up_[f.dst % static_cast<Mac>(ports_up_.size())];
   ++counters_.nic_frames[k];
   int64_t ready = net_->now();
   if (config_.nic.cpu_cycles_per_frame > 0) {
@@ -387,6 +312,11 @@ void Gateway::GenerateEgress() {
 }
 
 void Gateway::SendEgress(int node, std::span<const uint8_t> frame) {
+  SendEgressTry(node, frame, 1);
+  ++egress_sent_;
+}
+
+void Gateway::SendEgressTry(int node, std::span<const uint8_t> frame, int tries) {
   const int k = io_of_[node];
   const int io = nic_nodes_[k];
   wire::GatewayPacket p;
@@ -402,10 +332,11 @@ void Gateway::SendEgress(int node, std::span<const uint8_t> frame) {
   Tagged t;
   t.kind = Tagged::kEgress;
   t.nic = k;
+  t.node = node;
+  t.tries = tries;
   t.bytes = wire::EncodePacket(p).value();
   const int flits = Flits(t.bytes.size());
   net_->CreateMessage(node, io, flits, out_detour_[node], Tag(std::move(t)));
-  ++egress_sent_;
 }
 
 void Gateway::Finish(int64_t id, bool delivered) {
@@ -443,6 +374,11 @@ Status Gateway::HandleDeliveries() {
         CopyDone(t.frame, t.owner_copy, true);
         break;
       case Tagged::kEgress: {
+        if (nic_on_[t.nic] == 0) {  // the NIC was disabled meanwhile: the frame does not leave
+          ++counters_.egress_dropped_disabled;
+          EgressLost(std::move(t));
+          break;
+        }
         Result<std::vector<uint8_t>> frame = nics_[t.nic]->Transmit(t.bytes);
         if (!frame.ok()) return frame.status();
         switch_table_[ReadMac(frame->data() + 6)] = t.nic;  // the switch learns
@@ -455,6 +391,9 @@ Status Gateway::HandleDeliveries() {
       case Tagged::kUpdate:
         for (const AddressRow& r : t.rows) nics_[t.nic]->Set(r);
         counters_.table_rows_applied += static_cast<int64_t>(t.rows.size());
+        break;
+      case Tagged::kCommand:
+        ApplyCommand(d.tag, true);
         break;
     }
   }
@@ -474,7 +413,11 @@ void Gateway::HandleLost() {
     } else if (t.kind == Tagged::kBroadcastCopy) {
       CopyDone(t.frame, t.owner_copy, false);
     } else if (t.kind == Tagged::kEgress) {
-      ++counters_.egress_lost;
+      EgressLost(std::move(t));
+    } else if (t.kind == Tagged::kUpdate) {
+      UpdateLost(t);
+    } else {
+      ApplyCommand(tag, false);
     }
   }
 }
@@ -483,6 +426,7 @@ Status Gateway::Step() {
   const int64_t now = net_->now();
   Notify(now);
   UKAI_RETURN_IF_ERROR(PullIngress());
+  UKAI_RETURN_IF_ERROR(ResendEgress());
   for (size_t k = 0; k < nic_queue_.size(); ++k) {
     while (!nic_queue_[k].empty() && nic_queue_[k].front().first <= now) {
       const int64_t id = nic_queue_[k].front().second;
@@ -502,7 +446,7 @@ bool Gateway::Done() const {
   const bool egress_done =
       c.egress_rate <= 0 || (c.egress_frames > 0 && egress_sent_ >= c.egress_frames);
   return source_done_ && !have_pending_ && frames_.empty() && tagged_.empty() && retries_.empty() &&
-         egress_done;
+         egress_retries_.empty() && egress_done;
 }
 
 }  // namespace ukai::sim

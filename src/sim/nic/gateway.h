@@ -15,10 +15,14 @@
 // - Broadcast (S37): one copy per live compute node, each routed in dimension order; a
 //   copy to a node the NIC's table holds a detour for carries that detour; only the node
 //   owning the destination MAC keeps the frame, the others drop it (counted).
-// - Faults during the run: the management node learns of a failed node
-//   nic.notify_delay_cycles after it failed, computes the exact destinations whose path
-//   from each enabled NIC crosses it (detour_search.h), and (policy managed) sends each NIC
-//   one table-update message through the interconnect; the rows apply on arrival.
+// - Faults and repairs during the run, and job launches (nic.jobs): the management node
+//   (management.cc) learns of a failed or repaired node nic.notify_delay_cycles later,
+//   recomputes the exact destinations whose path from each enabled NIC crosses a known
+//   fault (detour_search.h) and (policy managed) sends each NIC one table-update message
+//   with the rows that change (a detour no longer needed is cleared); it sends each compute
+//   node whose I/O node or detours change an assignment message; at a job launch it sets
+//   the enable register and sends each NIC whose state changes an enable/disable command.
+//   Every one travels through the interconnect and applies on arrival.
 // - Fig. 1 baseline (nic.cpu_cycles_per_frame > 0): every frame through an I/O node
 //   occupies that node's CPU for that many cycles, one frame at a time.
 //
@@ -78,8 +82,19 @@ struct GatewayCounters {
   int64_t egress_frames = 0, egress_bytes = 0, egress_lost = 0;
   int64_t table_updates_sent = 0, table_rows_applied = 0;
   IntHistogram latency;             // ingress: switch arrival -> kept by the owner, cycles
-  std::vector<int64_t> nic_frames;  // per enabled NIC: frames in + out
-  std::vector<int64_t> cpu_busy;    // per enabled NIC: the I/O CPU's busy cycles (Fig. 1)
+  std::vector<int64_t> nic_frames;  // per NIC (nic_nodes() order): frames in + out
+  std::vector<int64_t> cpu_busy;    // per NIC: the I/O CPU's busy cycles (Fig. 1)
+
+  // The management node's runtime work (management.cc).
+  int64_t table_rows_cleared = 0;        // rows whose detour a repair made unneeded
+  int64_t job_launches = 0;              // nic.jobs applied
+  int64_t nic_commands_sent = 0;         // enable/disable commands
+  int64_t frames_dropped_disabled = 0;   // ingress frames at a NIC when it went down, or with
+                                         // no NIC up (then retransmitted or lost)
+  int64_t egress_dropped_disabled = 0;   // egress packets reaching a disabled NIC
+  int64_t egress_updates_sent = 0;       // assignments (I/O node, detours) to compute nodes
+  int64_t egress_retransmitted = 0;      // egress re-sends after a loss (nic.retransmit)
+  int64_t management_messages_lost = 0;  // commands undeliverable (re-sent on the next event)
 };
 
 // The nodes nic.* names, resolved on a topology.
@@ -87,6 +102,9 @@ struct NicNodes {
   std::vector<int> enabled;  // nic.enabled, in order
   int management = -1;       // nic.management_node
   std::vector<Mac> macs;     // per node: the default or nic.macs
+
+  std::vector<int> all;  // every NIC ever enabled: nic.enabled, then new ones of nic.jobs
+  std::vector<std::pair<int64_t, std::vector<int>>> jobs;  // nic.jobs: (cycle, NIC indices)
 };
 
 // Checks and resolves nic.enabled, nic.management_node and nic.macs on `topology` (and that
@@ -110,13 +128,18 @@ class Gateway {
 
   Network& network() { return *net_; }
   const GatewayCounters& counters() const { return counters_; }
+  // Every NIC the run uses (nic.enabled first, then those nic.jobs enables), in NIC order.
   const std::vector<int>& nic_nodes() const { return nic_nodes_; }
+  // True while NIC `k` is enabled (its link to the external switch up).
+  bool nic_enabled(int k) const { return nic_on_[k] != 0; }
   GatewayNic& nic(int k) { return *nics_[k]; }
   int management_node() const { return mgmt_; }
   // Node `node`'s MAC: 02:00:00:00:HH:LL (the index in hex) unless nic.macs sets it.
   Mac MacOf(int node) const { return macs_[node]; }
   int IoNodeOf(int node) const { return io_of_[node]; }
   const std::vector<int>& ReturnDetourOf(int node) const { return return_detour_[node]; }
+  // The detour node -> its I/O node the node uses (empty: the normal path).
+  const std::vector<int>& OutDetourOf(int node) const { return out_detour_[node]; }
   // Sends one outbound frame from `node` now (tests; the egress traffic uses it too).
   void SendEgress(int node, std::span<const uint8_t> frame);
   // Injects one inbound frame at the switch now (tests).
@@ -134,20 +157,48 @@ class Gateway {
   };
   // What a tagged gateway message carries.
   struct Tagged {
-    enum Kind { kIngress, kBroadcastCopy, kEgress, kUpdate } kind = kIngress;
+    enum Kind { kIngress, kBroadcastCopy, kEgress, kUpdate, kCommand } kind = kIngress;
     int64_t frame = -1;            // kIngress, kBroadcastCopy
     int nic = -1;                  // kEgress, kUpdate: NIC index
-    int node = -1;                 // kBroadcastCopy: the copy's destination
+    int node = -1;                 // kBroadcastCopy: the copy's destination; kEgress: source
+    int tries = 1;                 // kEgress: the try this is (nic.retransmit)
     bool owner_copy = false;       // kBroadcastCopy: the copy to the MAC's owner
     std::vector<uint8_t> bytes;    // kEgress: the encoded packet
     std::vector<AddressRow> rows;  // kUpdate
   };
+  // A management-node command in flight (management.cc), keyed by its message's tag.
+  struct Command {
+    enum Kind { kEnable, kDisable, kAssign } kind = kAssign;
+    int nic = -1;               // kEnable, kDisable: the NIC; kAssign: the node's I/O NIC
+    int node = -1;              // kAssign: the compute node
+    std::vector<int> out, ret;  // kAssign: detours node -> I/O node, I/O node -> node
+  };
+  // A fault or repair on its way to the management node.
+  struct Notice {
+    int64_t cycle = 0;
+    int node = -1;
+    bool failed = true;
+  };
   Gateway() = default;
   Status Init(const SimConfig& config);
-  void LaunchJobs();
-  void InstallBootDetours();
+  // management.cc: the management node.
+  void InitManagement(const NicNodes& nodes);
   void Notify(int64_t now);
-  void SendTableUpdates(const std::vector<int>& failed);
+  void WatchFaults(int64_t now);
+  void LaunchJob(const std::vector<int>& enabled);
+  void SyncRegister();
+  void SendTableUpdates();
+  std::vector<AddressRow> RowChanges(int k);
+  void SendAssignments(bool boot);
+  Command AssignmentOf(int node) const;
+  bool KnownBlocked(int src, int dst) const;
+  void SendCommand(int dst, Command c);
+  void ApplyCommand(int64_t tag, bool delivered);
+  void SetNicUp(int k, bool up);
+  void UpdateLost(const Tagged& t);
+  void EgressLost(Tagged t);
+  void SendEgressTry(int node, std::span<const uint8_t> frame, int tries);
+  Status ResendEgress();
   Status PullIngress();
   void AtSwitch(int64_t id);
   void AtNic(int k, int64_t id);
@@ -177,7 +228,20 @@ class Gateway {
   std::vector<Mac> macs_;                        // per node
   std::vector<uint8_t> known_faulty_;
   int64_t events_seen_ = 0;
-  std::deque<std::pair<int64_t, int>> notices_;                     // (cycle, failed node)
+  std::deque<Notice> notices_;
+  // Management node state (management.cc).
+  std::vector<uint8_t> nic_on_;     // per NIC: enabled as the NIC and the switch see it
+  std::vector<int> ports_up_;       // the switch's NICs that are up, in NIC order
+  std::vector<uint8_t> register_;   // per NIC: the management node's enable register
+  std::vector<uint8_t> commanded_;  // per NIC: the state last commanded (2: command lost)
+  std::vector<uint8_t> reported_;   // per node: faulty as last reported to the management node
+  std::vector<std::pair<int64_t, std::vector<int>>> jobs_;  // (cycle, NICs enabled)
+  size_t next_job_ = 0;
+  std::vector<Command> handed_;  // per node: the assignment last sent (nic -1: to resend)
+  std::vector<std::vector<std::vector<int>>> mgmt_rows_;   // [NIC][node]: detour last sent
+  std::unordered_map<int64_t, Command> commands_;          // in flight, by tag
+  std::deque<std::pair<int64_t, Tagged>> egress_retries_;  // (cycle, lost egress packet)
+
   std::unordered_map<int64_t, Frame> frames_;                       // live ingress frames
   std::unordered_map<int64_t, Tagged> tagged_;                      // live gateway messages
   std::vector<std::deque<std::pair<int64_t, int64_t>>> nic_queue_;  // (ready, frame)

@@ -14,6 +14,14 @@ namespace ukai::sim {
 
 enum class DetourPolicy { kNone, kLearned, kManaged, kPreloaded };
 
+// One job launch during the run (nic.jobs): at `cycle` the management node sets the
+// enable register to `enabled` and hands every compute node its I/O node (management.cc).
+struct NicJobLaunch {
+  int64_t cycle = 0;                 // > 0 (the register at start is nic.enabled)
+  std::vector<std::string> enabled;  // the NICs enabled from then on, as nic.enabled
+  std::string where;                 // the config position, for errors
+};
+
 struct NicConfig {
   std::vector<std::string> enabled = {"3G0", "3G1"};  // the enable register: I/O nodes
   std::string management_node = "2G2";                // node the management node is attached to
@@ -36,6 +44,7 @@ struct NicConfig {
   bool ingress_fcs = false;                   // its frames end in their FCS (checked)
   std::string egress_pcap;                    // egress frames are written here (with FCS)
   double pcap_cycles_per_second = 1e9;        // capture time -> cycles
+  std::vector<NicJobLaunch> jobs;             // job launches that change the enable register
 
   // True when the gateway model runs (some external traffic is configured).
   bool active() const { return frames > 0 || egress_rate > 0 || !ingress_pcap.empty(); }

@@ -29,6 +29,14 @@ void FillGateway(const Gateway& g, int64_t cycles, GatewayFigures* f) {
   f->max_frame_latency_cycles = static_cast<double>(c.latency.Max());
   f->nic_frames = c.nic_frames;
   f->io_cpu_busy_cycles = c.cpu_busy;
+  f->job_launches = c.job_launches;
+  f->nic_commands_sent = c.nic_commands_sent;
+  f->frames_dropped_disabled = c.frames_dropped_disabled;
+  f->egress_dropped_disabled = c.egress_dropped_disabled;
+  f->egress_updates_sent = c.egress_updates_sent;
+  f->egress_retransmitted = c.egress_retransmitted;
+  f->table_rows_cleared = c.table_rows_cleared;
+  f->management_messages_lost = c.management_messages_lost;
   for (int64_t busy : c.cpu_busy) {
     f->max_io_cpu_load =
         std::max(f->max_io_cpu_load, static_cast<double>(busy) / std::max<int64_t>(1, cycles));
