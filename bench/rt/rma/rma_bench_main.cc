@@ -94,8 +94,15 @@ Row RunUkai(const std::string& module, bool tuned, double seconds) {
     rts.push_back(std::move(*r));
     rma.push_back(std::move(*m));
   }
-  std::vector<uint8_t> target(kLarge + 4096), local(kLarge, 1);
-  rt::RemoteKey key = *rma[1]->Register(target);
+  // The target's memory comes from Rma::Allocate (shared memory): over shm the initiator
+  // maps it and takes the direct path; over inproc and tcp it is served in software.
+  std::vector<uint8_t> local(kLarge, 1);
+  Result<rt::RmaSegment> seg = rma[1]->Allocate(kLarge + 4096);
+  if (!seg.ok()) {
+    row.note = seg.status().ToString();
+    return row;
+  }
+  const rt::RemoteKey key = seg->key;
   rt::Rma& a = *rma[0];
   std::atomic<bool> stop{false};
   std::thread target_progress;

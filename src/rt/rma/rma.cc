@@ -52,6 +52,17 @@ Result<RmaOp> RmaCore::Start(const RemoteKey& key, RmaWireOp op, uint64_t offset
                              std::atomic<uint64_t>* flag) {
   const uint64_t len = op == RmaWireOp::kPut ? put.size() : get.size();
   if (Status v = Validate(key, op, offset, len, atomics, fetched.size()); !v.ok()) return v;
+  if (direct_ && key.nonce != 0) {
+    const DirectResult d = op == RmaWireOp::kPut   ? direct_->Put(key, offset, put)
+                           : op == RmaWireOp::kGet ? direct_->Get(key, offset, get)
+                                                   : direct_->Atomic(key, atomics, fetched);
+    if (d == DirectResult::kDone) {  // complete already: no operation-table entry
+      counters_.direct_accesses.fetch_add(1, std::memory_order_relaxed);
+      if (flag != nullptr) flag->store(1, std::memory_order_release);
+      return RmaOp{kDirectOpId};
+    }
+    if (d == DirectResult::kRefused) ++counters_.direct_fallbacks;
+  }
   auto st = std::make_shared<OpState>();
   st->op = op;
   st->target = key.process;
@@ -196,6 +207,7 @@ Status SpinUntil(Runtime& rt, int timeout_ms, const Pred& ready, const std::stri
 }
 
 Status RmaCore::WaitOp(uint64_t id) {
+  if (id == kDirectOpId) return Status::Ok();
   std::shared_ptr<OpState> op;
   {
     std::lock_guard<std::mutex> lock(ops_mu_);
@@ -215,6 +227,7 @@ Status RmaCore::WaitOp(uint64_t id) {
 }
 
 bool RmaCore::TestOp(uint64_t id) {
+  if (id == kDirectOpId) return true;
   std::shared_ptr<OpState> op;
   {
     std::lock_guard<std::mutex> lock(ops_mu_);
@@ -270,7 +283,10 @@ Result<std::unique_ptr<Rma>> Rma::Create(Context& ctx, RmaOptions options) {
 }
 
 Rma::Rma(std::shared_ptr<internal::RmaCore> core) : core_(std::move(core)) {}
-Rma::~Rma() { core_->closed.store(true, std::memory_order_release); }
+Rma::~Rma() {
+  core_->closed.store(true, std::memory_order_release);
+  core_->CloseDirect();
+}
 
 ProcessId Rma::process_id() const { return core_->self(); }
 uint32_t Rma::access_id() const { return core_->access_id(); }
@@ -296,10 +312,14 @@ void Rma::SetProtectionHandler(ProtectionHandler handler) {
   std::lock_guard<std::mutex> lock(core_->mu_);
   core_->protection_handler_ = std::move(handler);
 }
-void Rma::SetScheduled(bool scheduled) { core_->scheduled.store(scheduled); }
+void Rma::SetScheduled(bool scheduled) {
+  core_->scheduled.store(scheduled);
+  core_->PublishDirect();
+}
 void Rma::Unblock(const ProcessId& process) {
   std::lock_guard<std::mutex> lock(core_->mu_);
   core_->blocked_.erase(process);
+  core_->PublishDirectLocked();
 }
 
 Result<RmaOp> Rma::Put(const RemoteKey& key, uint64_t offset, std::span<const uint8_t> data,
@@ -358,7 +378,7 @@ RmaStats Rma::stats() const {
           c.fault_errors.load(),      c.process_mismatch.load(), c.access_rejected.load(),
           c.blocked_rejected.load(),  c.forged_rejected.load(),  c.malformed.load(),
           c.boundary_rejected.load(), c.atomic_ops.load(),       c.vnode_misses.load(),
-          c.vnode_redirects.load()};
+          c.vnode_redirects.load(),  c.direct_accesses.load(),  c.direct_fallbacks.load()};
 }
 
 }  // namespace ukai::rt
