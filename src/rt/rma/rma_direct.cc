@@ -344,9 +344,8 @@ DirectResult DirectInitiator::Atomic(const RemoteKey& key, std::span<const Atomi
   const DirectResult r = Admit(key, &s);
   if (r != DirectResult::kDone) return r;
   // The control page is mapped read-write: the lock word is written by every party.
-  SequenceLock lock(ops.size() > 1
-                        ? const_cast<std::atomic<int32_t>*>(&s->control->sequence_owner)
-                        : nullptr);
+  SequenceLock lock(ops.size() > 1 ? const_cast<std::atomic<int32_t>*>(&s->control->sequence_owner)
+                                   : nullptr);
   for (size_t i = 0; i < ops.size(); ++i) fetched[i] = ApplyAt(s->data, ops[i]);
   return r;
 }

@@ -184,7 +184,7 @@ class DirectInitiator {
   ProcessId self_;
   uint64_t host_;
   std::array<std::atomic<Slot*>, kCacheSlots> cache_{};
-  std::mutex mu_;  // the tables below
+  std::mutex mu_;                                              // the tables below
   std::unordered_map<uint64_t, std::unique_ptr<Slot>> slots_;  // by nonce
   std::map<std::string, std::unique_ptr<Mapping>> controls_;   // by object name
 };

@@ -143,8 +143,7 @@ void RmaCore::OnRequest(Rsr& m) {
 // Admission (blocked, process ID, access ID), then translation (segment, bounds, page rule,
 // fault). On success *data points at the target bytes of a put/get (the segment base for
 // atomics).
-Status RmaCore::Resolve(const RmaRequest& r, uint8_t** data,
-                        std::shared_ptr<DirectSegment>* keep) {
+Status RmaCore::Resolve(const RmaRequest& r, uint8_t** data, std::shared_ptr<DirectSegment>* keep) {
   ProtectionHandler protect;
   bool mismatch = false;
   {
@@ -265,7 +264,7 @@ Status RmaCore::RunAtomics(const RmaRequest& r, uint8_t* base, std::vector<uint8
   std::lock_guard<std::mutex> lock(atomic_mu_);  // the sequence runs as one
   // ... also with respect to the sequences initiators run directly (rma_direct.h).
   SequenceLock shared_lock(shared != nullptr && r.atomics.size() > 1 ? shared->sequence_lock()
-                                                                      : nullptr);
+                                                                     : nullptr);
   for (size_t i = 0; i < r.atomics.size(); ++i) {
     wire::PutLe64(old->data() + 8 * i, ApplyAt(base, r.atomics[i]));
   }
