@@ -52,17 +52,6 @@ Result<RmaOp> RmaCore::Start(const RemoteKey& key, RmaWireOp op, uint64_t offset
                              std::atomic<uint64_t>* flag) {
   const uint64_t len = op == RmaWireOp::kPut ? put.size() : get.size();
   if (Status v = Validate(key, op, offset, len, atomics, fetched.size()); !v.ok()) return v;
-  if (direct_ && key.nonce != 0) {
-    const DirectResult d = op == RmaWireOp::kPut   ? direct_->Put(key, offset, put)
-                           : op == RmaWireOp::kGet ? direct_->Get(key, offset, get)
-                                                   : direct_->Atomic(key, atomics, fetched);
-    if (d == DirectResult::kDone) {  // complete already: no operation-table entry
-      counters_.direct_accesses.fetch_add(1, std::memory_order_relaxed);
-      if (flag != nullptr) flag->store(1, std::memory_order_release);
-      return RmaOp{kDirectOpId};
-    }
-    if (d == DirectResult::kRefused) ++counters_.direct_fallbacks;
-  }
   auto st = std::make_shared<OpState>();
   st->op = op;
   st->target = key.process;
@@ -324,13 +313,17 @@ void Rma::Unblock(const ProcessId& process) {
 
 Result<RmaOp> Rma::Put(const RemoteKey& key, uint64_t offset, std::span<const uint8_t> data,
                        std::atomic<uint64_t>* flag) {
+  // The direct path first (rma_shared.cc): done at once, or the software path below.
+  if (core_->DirectPut(key, offset, data, flag)) return RmaOp{internal::kDirectOpId};
   return core_->Start(key, internal::RmaWireOp::kPut, offset, data, {}, {}, {}, flag);
 }
 Result<RmaOp> Rma::Get(const RemoteKey& key, uint64_t offset, std::span<uint8_t> out) {
+  if (core_->DirectGet(key, offset, out)) return RmaOp{internal::kDirectOpId};
   return core_->Start(key, internal::RmaWireOp::kGet, offset, {}, out, {}, {}, nullptr);
 }
 Result<RmaOp> Rma::Atomic(const RemoteKey& key, std::span<const AtomicOp> ops,
                           std::span<uint64_t> fetched) {
+  if (core_->DirectAtomic(key, ops, fetched)) return RmaOp{internal::kDirectOpId};
   return core_->Start(key, internal::RmaWireOp::kAtomic, 0, {}, {}, ops, fetched, nullptr);
 }
 

@@ -65,6 +65,13 @@ class RmaCore {
   void PublishDirect();
   void PublishDirectLocked();
   void CloseDirect();
+  // Initiator: the operation done on the direct path (true), or to be started on the
+  // software path (false: not mappable, a protection event, or an argument Start rejects).
+  bool DirectPut(const RemoteKey& key, uint64_t offset, std::span<const uint8_t> data,
+                 std::atomic<uint64_t>* flag);
+  bool DirectGet(const RemoteKey& key, uint64_t offset, std::span<uint8_t> out);
+  bool DirectAtomic(const RemoteKey& key, std::span<const AtomicOp> ops,
+                    std::span<uint64_t> fetched);
 
   // Initiator side (rma.cc).
   void OnReply(Rsr& m);

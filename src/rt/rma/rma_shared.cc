@@ -47,6 +47,46 @@ void RmaCore::CloseDirect() {
   }
 }
 
+namespace {
+
+bool InKey(const RemoteKey& key, uint64_t offset, uint64_t length) {
+  return offset <= key.length && length <= key.length - offset;
+}
+
+// Counts the outcome of a direct access: true when done.
+bool Counted(DirectResult d, RmaCounters* c) {
+  if (d == DirectResult::kDone) {
+    c->direct_accesses.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  if (d == DirectResult::kRefused) c->direct_fallbacks.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+}  // namespace
+
+bool RmaCore::DirectPut(const RemoteKey& key, uint64_t offset, std::span<const uint8_t> data,
+                        std::atomic<uint64_t>* flag) {
+  if (!direct_ || key.nonce == 0 || !InKey(key, offset, data.size())) return false;
+  if (!Counted(direct_->Put(key, offset, data), &counters_)) return false;
+  if (flag != nullptr) flag->store(1, std::memory_order_release);
+  return true;
+}
+
+bool RmaCore::DirectGet(const RemoteKey& key, uint64_t offset, std::span<uint8_t> out) {
+  if (!direct_ || key.nonce == 0 || !InKey(key, offset, out.size())) return false;
+  return Counted(direct_->Get(key, offset, out), &counters_);
+}
+
+bool RmaCore::DirectAtomic(const RemoteKey& key, std::span<const AtomicOp> ops,
+                           std::span<uint64_t> fetched) {
+  if (!direct_ || key.nonce == 0 || ops.empty() || ops.size() > kRmaMaxAtomicOps ||
+      fetched.size() != ops.size()) {
+    return false;
+  }
+  return Counted(direct_->Atomic(key, ops, fetched), &counters_);
+}
+
 }  // namespace internal
 
 Result<RmaSegment> Rma::Allocate(uint64_t length) {
