@@ -5,10 +5,12 @@
 // arrival-path counters), so none of them passes with the software path alone.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstring>
+#include <string>
 #include <thread>
 
 #include "rma_test_util.h"
@@ -347,6 +349,107 @@ TEST_F(RmaDirect, KeyOfAnAllocatedSegmentSerialisesAndBadFieldsAreNamed) {
   EXPECT_NE(error(long_memory).find("memory_name"), std::string::npos);
   std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + 50);
   EXPECT_NE(error(cut).find("host/nonce"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ukai::rt::testing
+
+namespace ukai::rt::testing {
+namespace {
+
+std::string Hex(const std::vector<uint8_t>& b) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  for (uint8_t x : b) s += {d[x >> 4], d[x & 15]};
+  return s;
+}
+std::vector<uint8_t> Unhex(const std::string& s) {
+  std::vector<uint8_t> b;
+  for (size_t i = 0; i + 1 < s.size(); i += 2) b.push_back(std::stoi(s.substr(i, 2), nullptr, 16));
+  return b;
+}
+std::string ReadLine(int fd) {
+  std::string line;
+  char ch;
+  while (::read(fd, &ch, 1) == 1 && ch != '\n') line.push_back(ch);
+  return line;
+}
+
+// The target in a child process: allocates a page, prints its key, then obeys one-letter
+// commands: 'r' revokes (ChangeAccessId), 'q' checks what the parent did and exits 0 / 1.
+[[noreturn]] void RunChildTarget(int to_parent, int from_parent) {
+  auto rt = Runtime::Init(ModuleOptions("shm", nullptr));
+  if (!rt.ok()) ::_exit(2);
+  auto ctx = (*rt)->CreateContext({.name = "target"});
+  auto rma = ctx.ok() ? Rma::Create(**ctx) : Result<std::unique_ptr<Rma>>(ctx.status());
+  auto seg = rma.ok() ? (*rma)->Allocate(4096) : Result<RmaSegment>(rma.status());
+  if (!seg.ok()) ::_exit(3);
+  const std::string line = Hex(seg->key.Serialize()) + "\n";
+  if (::write(to_parent, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+    ::_exit(4);
+  }
+  int code = 5;
+  for (char cmd; ::read(from_parent, &cmd, 1) == 1;) {
+    if (cmd == 'r') {
+      (*rma)->ChangeAccessId();
+      if (::write(to_parent, "ok\n", 3) != 3) break;
+    } else if (cmd == 'q') {
+      const uint8_t* m = seg->memory.data();
+      const uint64_t count =
+          std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(seg->memory.data() + 8)).load();
+      code = (m[0] == 1 && m[3] == 4 && count == 1000) ? 0 : 1;
+      break;
+    }
+  }
+  rma->reset();
+  (void)(*rt)->Finalize();
+  ::_exit(code);
+}
+
+TEST(RmaDirectProcesses, AnotherProcessMapsTheSegmentAndIsRevoked) {
+  int up[2], down[2];
+  ASSERT_EQ(::pipe(up), 0);
+  ASSERT_EQ(::pipe(down), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(up[0]);
+    ::close(down[1]);
+    RunChildTarget(up[1], down[0]);
+  }
+  ::close(up[1]);
+  ::close(down[0]);
+  Result<RemoteKey> key = RemoteKey::Parse(Unhex(ReadLine(up[0])));
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  auto rt = Runtime::Init(ModuleOptions("shm", nullptr));
+  ASSERT_TRUE(rt.ok());
+  auto ctx = (*rt)->CreateContext({.name = "initiator"});
+  ASSERT_TRUE(ctx.ok());
+  auto rma = Rma::Create(**ctx);
+  ASSERT_TRUE(rma.ok());
+  Rma& a = **rma;
+  const std::vector<uint8_t> data = {1, 2, 3, 4};
+  ASSERT_TRUE(a.PutSync(*key, 0, data).ok());
+  std::vector<uint8_t> back(4);
+  ASSERT_TRUE(a.GetSync(*key, 0, back).ok());
+  EXPECT_EQ(back, data);
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(a.FetchOp(*key, 8, AtomicOpcode::kAdd, 1).ok());
+  EXPECT_EQ(a.stats().direct_accesses, 1002u);
+  // Revoked in the other process: refused on the software path, nothing written.
+  ASSERT_EQ(::write(down[1], "r", 1), 1);
+  EXPECT_EQ(ReadLine(up[0]), "ok");
+  const std::vector<uint8_t> other = {9, 9, 9, 9};
+  Status s = a.PutSync(*key, 0, other);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  EXPECT_EQ(a.stats().direct_fallbacks, 1u);
+  ASSERT_EQ(::write(down[1], "q", 1), 1);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  ::close(up[0]);
+  ::close(down[1]);
+  rma->reset();
+  EXPECT_TRUE((*rt)->Finalize().ok());
 }
 
 }  // namespace
