@@ -58,9 +58,14 @@ static double Run(int op, MPI_Win win, char* local) {
   static double samples[1 << 20];
   long n = 0, batch = 1;
   for (;;) {
-    const double t0 = MPI_Wtime();
-    for (long i = 0; i < batch; ++i) Call(op, win, local);
-    if ((MPI_Wtime() - t0) * 1e6 >= 2.0 || batch >= (1 << 16)) break;
+    double fastest = 1e30; /* of three tries, as ukai_rma_bench */
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const double t0 = MPI_Wtime();
+      for (long i = 0; i < batch; ++i) Call(op, win, local);
+      const double us = (MPI_Wtime() - t0) * 1e6;
+      if (us < fastest) fastest = us;
+    }
+    if (fastest >= 2.0 || batch >= (1 << 16)) break;
     batch *= 2;
   }
   const double start = MPI_Wtime();

@@ -3,7 +3,9 @@
 //     passive-target epoch (helper ukai_rma_mpi_onesided under mpirun), btl vader and tcp;
 //   - UCX: ucx_perftest ucp_put_lat, ucp_get, ucp_fadd, ucp_put_bw with UCX_TLS=sm,self and
 //     tcp,self;
-//   - ukai Rma over inproc, shm and tcp: two Runtimes of this process; "default" = default
+//   - ukai Rma over inproc, shm and tcp: two Runtimes of this process, the target's memory
+//     from Rma::Allocate (shared memory): over shm the initiator maps it and takes the direct
+//     path (docs/rma.md), over inproc and tcp the software path serves it; "default" = default
 //     options (each runtime has its progress thread, spin_us 200, then blocks in poll);
 //     "tuned" = no progress threads: the initiator's waits progress its runtime themselves on
 //     CPU 0, and one thread of the target busy-polls its runtime on CPU 1 (as
@@ -12,13 +14,15 @@
 // per operation), fop rate (64 fetch-and-adds in flight, then all completed: million ops/s
 // from the median batch), put/get bandwidth (1 MiB operations one after another, median
 // operation: GB/s = 1e9 B/s). UCX figures are ucx_perftest's p50 latency and average
-// bandwidth / message rate.
+// bandwidth / message rate. Our calls and Open MPI's are timed in batches (TimeIt). At the
+// end: the shm targets, our shm rows over the better of ompi-osc-vader and ucx-sm.
 //
 // Options: --seconds=S (budget per test, default 0.25), --only=name,name (series prefixes).
 #include <sched.h>
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -55,11 +59,15 @@ constexpr double kMinBatchUs = 2.0;
 double TimeIt(double seconds, const std::function<bool()>& fn) {
   int batch = 1;
   for (;;) {
-    const double t0 = NowSeconds();
-    for (int i = 0; i < batch; ++i) {
-      if (!fn()) return -1;
+    double fastest = 1e30;  // of three tries: one preempted try does not stop the doubling
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const double t0 = NowSeconds();
+      for (int i = 0; i < batch; ++i) {
+        if (!fn()) return -1;
+      }
+      fastest = std::min(fastest, (NowSeconds() - t0) * 1e6);
     }
-    if ((NowSeconds() - t0) * 1e6 >= kMinBatchUs || batch >= (1 << 16)) break;
+    if (fastest >= kMinBatchUs || batch >= (1 << 16)) break;
     batch *= 2;
   }
   std::vector<double> samples;
@@ -226,6 +234,35 @@ Row RunUcxRma(const std::string& name, const std::string& tls) {
   return row;
 }
 
+// The targets on shm: small put/get latency and atomic rate within 1.5x of the
+// better of Open MPI and UCX, 1 MiB put bandwidth at least theirs. Prints, per ukai shm row,
+// ours / theirs for each (latency: met when <= 1.5; rate: >= 1/1.5; bandwidth: >= 1).
+void PrintTargets(const std::vector<Row>& rows) {
+  const Row *ompi = nullptr, *ucx = nullptr;
+  for (const Row& r : rows) {
+    if (r.name == "ompi-osc-vader" && r.note.empty()) ompi = &r;
+    if (r.name == "ucx-sm" && r.note.empty()) ucx = &r;
+  }
+  if (ompi == nullptr || ucx == nullptr) return;
+  auto low = [](double a, double b) { return a > 0 && (b <= 0 || a < b) ? a : b; };
+  const double put = low(ompi->put_lat, ucx->put_lat), get = low(ompi->get_lat, ucx->get_lat);
+  const double rate = std::max(ompi->fop_rate, ucx->fop_rate);
+  const double bw = std::max(ompi->put_bw, ucx->put_bw);
+  std::printf(
+      "targets on shm (ours / better of ompi-osc-vader, ucx-sm): %.3f us put, %.3f us "
+      "get, %.3f Mops fop, %.3f GB/s put\n",
+      put, get, rate, bw);
+  for (const Row& r : rows) {
+    if (r.name.rfind("ukai-shm", 0) != 0 || !r.note.empty()) continue;
+    auto mark = [](bool met) { return met ? "met" : "NOT met"; };
+    std::printf(
+        "  %-16s put_lat %.2fx (%s) get_lat %.2fx (%s) fop_rate %.2fx (%s) put_bw %.2fx (%s)\n",
+        r.name.c_str(), r.put_lat / put, mark(r.put_lat <= 1.5 * put), r.get_lat / get,
+        mark(r.get_lat <= 1.5 * get), r.fop_rate / rate, mark(r.fop_rate * 1.5 >= rate),
+        r.put_bw / bw, mark(r.put_bw >= bw));
+  }
+}
+
 bool Wanted(const std::vector<std::string>& only, const std::string& name) {
   if (only.empty()) return true;
   for (const std::string& o : only) {
@@ -271,14 +308,17 @@ int Main(int argc, char** argv) {
       "ukai-tcp-tuned", "ompi-osc-vader",    "ompi-osc-tcp", "ucx-sm",         "ucx-tcp"};
   std::printf("%-16s %11s %11s %11s %13s %11s %11s\n", "series", "put_lat_us", "get_lat_us",
               "fop_lat_us", "fop_rate_Mops", "put_bw_GBs", "get_bw_GBs");
+  std::vector<Row> rows;
   for (size_t i = 0; i < runs.size(); ++i) {
     if (!Wanted(only, names[i])) continue;
     Row r = runs[i]();
+    rows.push_back(r);
     std::printf("%-16s %11.3f %11.3f %11.3f %13.3f %11.3f %11.3f%s%s\n", r.name.c_str(), r.put_lat,
                 r.get_lat, r.fop_lat, r.fop_rate, r.put_bw, r.get_bw, r.note.empty() ? "" : "  # ",
                 r.note.c_str());
     std::fflush(stdout);
   }
+  PrintTargets(rows);
   return 0;
 }
 
