@@ -229,6 +229,9 @@ bool RmaCore::TestOp(uint64_t id) {
 }
 
 Status RmaCore::Drain(const ProcessId* target) {
+  // Direct-path operations completed at once; the fence orders their stores before what the
+  // caller does after the fence.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   auto ready = [&] {
     std::lock_guard<std::mutex> lock(ops_mu_);
     for (const auto& [id, op] : ops_) {
