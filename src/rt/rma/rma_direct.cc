@@ -269,8 +269,10 @@ std::unique_ptr<DirectInitiator::Slot> DirectInitiator::Map(const RemoteKey& key
   s->process = key.process;
   s->segment = key.segment;
   if (key.host != host_) return s;
+  // Peers reached over shm, or over mpi (ranks of one host); never tcp or inproc, whose
+  // tests exercise the software path.
   Result<std::string> module = runtime_->SelectModule(key.route);
-  if (!module.ok() || *module != "shm") return s;
+  if (!module.ok() || (*module != "shm" && *module != "mpi")) return s;
   const Mapping* control = MapControl(key);
   if (control == nullptr) return s;
   Result<void*> base = shm::MapShmObject(key.memory_name, &s->memory.size);
