@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "rma_test_util.h"
+#include "rt/rma/rma_direct.h"
 #include "rt_test_util.h"
 #include "ukai/ukai.hpp"
 
@@ -404,6 +405,19 @@ std::string ReadLine(int fd) {
   rma->reset();
   (void)(*rt)->Finalize();
   ::_exit(code);
+}
+
+TEST(RmaDirectProcesses, SequenceLockOfADeadHolderIsTakenOver) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // its pid is gone now
+  std::atomic<int32_t> word{static_cast<int32_t>(child)};
+  {
+    internal::SequenceLock lock(&word);  // would spin forever without the take-over
+    EXPECT_EQ(word.load(), static_cast<int32_t>(::getpid()));
+  }
+  EXPECT_EQ(word.load(), 0);
 }
 
 TEST(RmaDirectProcesses, AnotherProcessMapsTheSegmentAndIsRevoked) {
