@@ -244,6 +244,27 @@ TEST_F(RmaDirect, DeregisteredSegmentGivesAClearError) {
   EXPECT_EQ(rma_[1]->Deregister(seg.key.segment).code(), StatusCode::kNotFound);
 }
 
+TEST_F(RmaDirect, DestroyedTargetIsNotAccessedDirectly) {
+  RmaSegment seg = Allocate(page_);
+  auto ctx = rts_[0]->CreateContext({.name = "quick"});
+  ASSERT_TRUE(ctx.ok());
+  auto quick = Rma::Create(**ctx, {.op_timeout_ms = 300});
+  ASSERT_TRUE(quick.ok());
+  std::vector<uint8_t> data = {1, 2};
+  ASSERT_TRUE((*quick)->PutSync(seg.key, 0, data).ok());
+  EXPECT_EQ((*quick)->stats().direct_accesses, 1u);
+  rma_[1].reset();  // the target's Rma is gone: its control page says so
+  Status s = (*quick)->PutSync(seg.key, 0, data);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();  // as on the software path
+  EXPECT_EQ((*quick)->stats().direct_accesses, 1u);
+  EXPECT_EQ((*quick)->stats().direct_fallbacks, 1u);
+  // An empty segment is fine too (nothing to copy).
+  Result<RmaSegment> empty = rma_[2]->Allocate(0);
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_TRUE((*quick)->PutSync(empty->key, 0, {}).ok());
+  EXPECT_EQ((*quick)->stats().direct_accesses, 2u);
+}
+
 TEST_F(RmaDirect, KeysThatDoNotMapTakeTheSoftwarePath) {
   RmaSegment seg = Allocate(page_);
   std::vector<uint8_t> data = {1, 2, 3, 4};
