@@ -5,7 +5,8 @@
 //     tcp,self;
 //   - ukai Rma over inproc, shm and tcp: two Runtimes of this process, the target's memory
 //     from Rma::Allocate (shared memory): over shm the initiator maps it and takes the direct
-//     path (docs/rma.md), over inproc and tcp the software path serves it; "default" = default
+//     path (docs/rma.md), over inproc and tcp the software path serves it ("ukai-shm-software":
+//     shm with RmaOptions::direct off, for comparison); "default" = default
 //     options (each runtime has its progress thread, spin_us 200, then blocks in poll);
 //     "tuned" = no progress threads: the initiator's waits progress its runtime themselves on
 //     CPU 0, and one thread of the target busy-polls its runtime on CPU 1 (as
@@ -92,8 +93,10 @@ void PinTo(int cpu) {
   sched_setaffinity(0, sizeof set, &set);
 }
 
-Row RunUkai(const std::string& module, bool tuned, double seconds) {
-  Row row("ukai-" + module + (tuned ? "-tuned" : ""));
+// `direct` false: RmaOptions::direct off, every operation on the software path (the
+// "ukai-shm-software" row, for comparison).
+Row RunUkai(const std::string& module, bool tuned, double seconds, bool direct = true) {
+  Row row("ukai-" + module + (tuned ? "-tuned" : "") + (direct ? "" : "-software"));
   std::vector<std::unique_ptr<rt::Runtime>> rts;
   std::vector<std::unique_ptr<rt::Rma>> rma;
   auto fabric = rt::NewInprocFabric();
@@ -110,7 +113,8 @@ Row RunUkai(const std::string& module, bool tuned, double seconds) {
       return row;
     }
     auto ctx = (*r)->CreateContext({.name = "rma"});
-    auto m = ctx.ok() ? rt::Rma::Create(**ctx) : Result<std::unique_ptr<rt::Rma>>(ctx.status());
+    auto m = ctx.ok() ? rt::Rma::Create(**ctx, {.direct = direct})
+                      : Result<std::unique_ptr<rt::Rma>>(ctx.status());
     if (!m.ok()) {
       row.note = m.status().ToString();
       return row;
@@ -259,7 +263,7 @@ void PrintTargets(const std::vector<Row>& rows) {
     if (r.name.rfind("ukai-shm", 0) != 0 || !r.note.empty()) continue;
     auto mark = [](bool met) { return met ? "met" : "NOT met"; };
     std::printf(
-        "  %-16s put_lat %.2fx (%s) get_lat %.2fx (%s) fop_rate %.2fx (%s) put_bw %.2fx (%s)\n",
+        "  %-18s put_lat %.2fx (%s) get_lat %.2fx (%s) fop_rate %.2fx (%s) put_bw %.2fx (%s)\n",
         r.name.c_str(), r.put_lat / put, mark(r.put_lat <= 1.5 * put), r.get_lat / get,
         mark(r.get_lat <= 1.5 * get), r.fop_rate / rate, mark(r.fop_rate * 1.5 >= rate),
         r.put_bw / bw, mark(r.put_bw >= bw));
@@ -299,6 +303,7 @@ int Main(int argc, char** argv) {
       [&] { return RunUkai("inproc", true, seconds); },
       [&] { return RunUkai("shm", false, seconds); },
       [&] { return RunUkai("shm", true, seconds); },
+      [&] { return RunUkai("shm", false, seconds, false); },
       [&] { return RunUkai("tcp", false, seconds); },
       [&] { return RunUkai("tcp", true, seconds); },
       [&] { return RunMpi("ompi-osc-vader", "self,vader", seconds); },
@@ -307,16 +312,17 @@ int Main(int argc, char** argv) {
       [&] { return RunUcxRma("ucx-tcp", "tcp,self"); },
   };
   const char* names[] = {
-      "ukai-inproc",    "ukai-inproc-tuned", "ukai-shm",     "ukai-shm-tuned", "ukai-tcp",
-      "ukai-tcp-tuned", "ompi-osc-vader",    "ompi-osc-tcp", "ucx-sm",         "ucx-tcp"};
-  std::printf("%-16s %11s %11s %11s %13s %11s %11s\n", "series", "put_lat_us", "get_lat_us",
+      "ukai-inproc", "ukai-inproc-tuned", "ukai-shm",       "ukai-shm-tuned", "ukai-shm-software",
+      "ukai-tcp",    "ukai-tcp-tuned",    "ompi-osc-vader", "ompi-osc-tcp",   "ucx-sm",
+      "ucx-tcp"};
+  std::printf("%-18s %11s %11s %11s %13s %11s %11s\n", "series", "put_lat_us", "get_lat_us",
               "fop_lat_us", "fop_rate_Mops", "put_bw_GBs", "get_bw_GBs");
   std::vector<Row> rows;
   for (size_t i = 0; i < runs.size(); ++i) {
     if (!Wanted(only, names[i])) continue;
     Row r = runs[i]();
     rows.push_back(r);
-    std::printf("%-16s %11.3f %11.3f %11.3f %13.3f %11.3f %11.3f%s%s\n", r.name.c_str(), r.put_lat,
+    std::printf("%-18s %11.3f %11.3f %11.3f %13.3f %11.3f %11.3f%s%s\n", r.name.c_str(), r.put_lat,
                 r.get_lat, r.fop_lat, r.fop_rate, r.put_bw, r.get_bw, r.note.empty() ? "" : "  # ",
                 r.note.c_str());
     std::fflush(stdout);
