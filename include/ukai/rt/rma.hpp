@@ -22,6 +22,10 @@
 //    a handler); process ID mismatch (the context is descheduled from the fast path: the
 //    software path resolves and completes it); access ID mismatch (rejected before any byte is
 //    written; the protection handler learns the offender and may block it).
+//  * Direct path (docs/rma.md): segments from Allocate() live in shared memory; an initiator on
+//    the same host reaching the owner over shm (or mpi) maps them and does put/get/atomics
+//    itself, completing at once, when the owner's published state allows it (same access ID,
+//    scheduled, not blocked, segment live); every other case takes the software path above.
 //  * Ordering: relaxed between operations; Fence(target) / Flush() wait for acks. A put may
 //    name a completion flag (an std::atomic<uint64_t> of the initiator) set when its ack
 //    arrives (SS-Wait): WaitFlag / TestFlag spin on it.
