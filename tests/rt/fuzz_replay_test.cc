@@ -18,7 +18,8 @@ extern "C" int rma_request_fuzz_TestOneInput(const uint8_t* data, size_t size);
 namespace ukai::rt {
 namespace {
 
-// Encoded RMA requests (put with a reply route, get, atomic), a reply and a remote key.
+// Encoded RMA requests (put with a reply route, get, atomic), a reply and remote keys
+// (version 1, and version 2 with the direct path's fields).
 std::vector<std::vector<uint8_t>> RmaSeeds(const Startpoint& sp) {
   std::vector<std::vector<uint8_t>> out;
   const std::vector<uint8_t> route = sp.Serialize(), data = {1, 2, 3};
@@ -47,6 +48,12 @@ std::vector<std::vector<uint8_t>> RmaSeeds(const Startpoint& sp) {
   key.process = {77, 1};
   key.page_size = 4096;
   key.route = Startpoint(sp.shared_descriptors(), 1, kRmaEndpointId);
+  out.push_back(key.Serialize());
+  // A version 2 key (an Allocate'd segment: host, nonce, shm object names).
+  key.host = 5;
+  key.nonce = 6;
+  key.control_name = "/ukai-shm-12-00000000000000aa";
+  key.memory_name = "/ukai-shm-12-00000000000000bb";
   out.push_back(key.Serialize());
   return out;
 }

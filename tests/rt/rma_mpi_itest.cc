@@ -7,11 +7,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "mpi_run.h"
+#include "rma_mpi_util.h"
 #include "rt_test_util.h"
 #include "ukai/ukai.hpp"
 
@@ -20,55 +20,20 @@ namespace {
 
 #if UKAI_HAVE_MPI
 
-constexpr ContextId kCtx = 1;
-constexpr EndpointId kEp = 1;
-
 TEST(MpiRmaWorker, PutGetAtomicsAndRevocation) {
   if (std::getenv("UKAI_MPI_ITEST_WORKER") == nullptr) GTEST_SKIP() << "run by MpiRmaTest";
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t kLarge = size_t{64} << 20;
-  RuntimeOptions o;
-  o.bootstrap = "mpi";
-  o.modules = {"mpi"};
-  auto rt = Runtime::Init(o);
-  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
-  Runtime& r = **rt;
+  testing::RmaRank rank;
+  ASSERT_TRUE(rank.Init().ok());
+  Runtime& r = *rank.rt;
   ASSERT_EQ(r.size(), 2);
-  std::mutex mu;
-  std::vector<uint8_t> peer_key;
-  ContextOptions co;
-  co.id = kCtx;
-  co.init = [&](Context& c) -> Status {
-    auto ep = c.CreateEndpoint({kEp});
-    if (!ep.ok()) return ep.status();
-    return (*ep)
-        ->RegisterHandler("key", HandlerKind::kNonThreaded,
-                          [&](Rsr& m) {
-                            std::lock_guard<std::mutex> lock(mu);
-                            peer_key.assign(m.payload().begin(), m.payload().end());
-                          })
-        .status();
-  };
-  Result<Context*> ctx = r.CreateContext(co);
-  ASSERT_TRUE(ctx.ok());
-  auto rma = Rma::Create(**ctx);
-  ASSERT_TRUE(rma.ok());
+  std::unique_ptr<Rma>* rma = &rank.rma;  // (*rma)->, as with Rma::Create's Result
   uint8_t* mem = static_cast<uint8_t*>(std::aligned_alloc(page, kLarge + 2 * page));
   std::memset(mem, 0, kLarge + 2 * page);
   RemoteKey mine = *(*rma)->Register({mem, kLarge + 2 * page});
   ASSERT_TRUE(r.Barrier().ok());
-  auto sp = r.WorldStartpoint(1 - r.rank(), kCtx, kEp);
-  ASSERT_TRUE(sp.ok());
-  Buffer kb;
-  const std::vector<uint8_t> bytes = mine.Serialize();
-  kb.block().Resize(Buffer::kHeadroom + bytes.size());
-  std::memcpy(kb.block().data() + Buffer::kHeadroom, bytes.data(), bytes.size());
-  ASSERT_TRUE(r.SendRsr(std::move(kb), *sp, HandlerId::Of("key")).ok());
-  ASSERT_TRUE(testing::WaitFor([&] {
-    std::lock_guard<std::mutex> lock(mu);
-    return !peer_key.empty();
-  }));
-  Result<RemoteKey> key = RemoteKey::Parse(peer_key);
+  Result<RemoteKey> key = rank.SwapKeys(mine);
   ASSERT_TRUE(key.ok()) << key.status().ToString();
   if (r.rank() == 0) {
     uint32_t seed = 1;

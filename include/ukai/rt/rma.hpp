@@ -22,6 +22,10 @@
 //    a handler); process ID mismatch (the context is descheduled from the fast path: the
 //    software path resolves and completes it); access ID mismatch (rejected before any byte is
 //    written; the protection handler learns the offender and may block it).
+//  * Direct path (docs/rma.md): segments from Allocate() live in shared memory; an initiator on
+//    the same host reaching the owner over shm (or mpi) maps them and does put/get/atomics
+//    itself, completing at once, when the owner's published state allows it (same access ID,
+//    scheduled, not blocked, segment live); every other case takes the software path above.
 //  * Ordering: relaxed between operations; Fence(target) / Flush() wait for acks. A put may
 //    name a completion flag (an std::atomic<uint64_t> of the initiator) set when its ack
 //    arrives (SS-Wait): WaitFlag / TestFlag spin on it.
@@ -42,6 +46,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "ukai/rt/runtime.hpp"
@@ -75,6 +80,13 @@ struct RemoteKey {
   uint64_t length = 0;     // bytes
   uint32_t page_size = 0;  // the owner's page size
   Startpoint route;        // the owner's RMA endpoint
+  // Segments from Rma::Allocate (nonce != 0): what a same-host peer needs to map them for
+  // the direct path (docs/rma.md): the owner's host identity, a random nonce checked against
+  // the mapped segment, the names of the owner's control object and of the segment's object.
+  uint64_t host = 0;
+  uint64_t nonce = 0;
+  std::string control_name;
+  std::string memory_name;
 
   std::vector<uint8_t> Serialize() const;
   // Errors (kParseError) name the field; trailing bytes are an error.
@@ -119,6 +131,9 @@ struct RmaStats {
   uint64_t atomic_ops = 0;          // atomic operations executed here
   uint64_t vnode_misses = 0;        // resolver calls
   uint64_t vnode_redirects = 0;     // blocking vnode ops reissued at a new location
+  // Initiator side of the direct path (over shm, Allocate'd segments; docs/rma.md):
+  uint64_t direct_accesses = 0;   // operations done in the target's mapped memory
+  uint64_t direct_fallbacks = 0;  // refused by the target's published state: software path
 };
 
 // Supplies memory for a lazily backed segment on its first access (the OS allocating a page
@@ -138,6 +153,17 @@ using RmaVnodeResolver = std::function<Result<RemoteKey>(VirtualNodeId vnode)>;
 struct RmaOptions {
   // Wait/Flush/Fence give up with kUnavailable after this long without the ack (ms).
   int op_timeout_ms = 60000;
+  // The direct path: access the Allocate'd segments of same-host peers reached over shm in
+  // mapped memory when the target's published state allows it (docs/rma.md). false: every
+  // operation takes the software path (for tests and comparison).
+  bool direct = true;
+};
+
+// A segment from Rma::Allocate: its key and its memory in this process (valid until
+// Deregister(key.segment) or until the Rma and its Context are gone).
+struct RmaSegment {
+  RemoteKey key;
+  std::span<uint8_t> memory;
 };
 
 class Rma {
@@ -155,6 +181,9 @@ class Rma {
 
   // Registers `memory` (kept by the caller) and returns its key.
   Result<RemoteKey> Register(std::span<uint8_t> memory);
+  // Allocates `length` zeroed bytes (page-aligned) in shared memory and registers them:
+  // same-host peers over shm access them directly (the direct path); others as Register's.
+  Result<RmaSegment> Allocate(uint64_t length);
   // Registers `length` bytes not backed yet: the first access calls the fault handler.
   Result<RemoteKey> RegisterLazy(uint64_t length);
   Status Deregister(uint32_t segment);

@@ -196,6 +196,7 @@ Status SpinUntil(Runtime& rt, int timeout_ms, const Pred& ready, const std::stri
 }
 
 Status RmaCore::WaitOp(uint64_t id) {
+  if (id == kDirectOpId) return Status::Ok();
   std::shared_ptr<OpState> op;
   {
     std::lock_guard<std::mutex> lock(ops_mu_);
@@ -215,6 +216,7 @@ Status RmaCore::WaitOp(uint64_t id) {
 }
 
 bool RmaCore::TestOp(uint64_t id) {
+  if (id == kDirectOpId) return true;
   std::shared_ptr<OpState> op;
   {
     std::lock_guard<std::mutex> lock(ops_mu_);
@@ -227,6 +229,9 @@ bool RmaCore::TestOp(uint64_t id) {
 }
 
 Status RmaCore::Drain(const ProcessId* target) {
+  // Direct-path operations completed at once; the fence orders their stores before what the
+  // caller does after the fence.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   auto ready = [&] {
     std::lock_guard<std::mutex> lock(ops_mu_);
     for (const auto& [id, op] : ops_) {
@@ -270,7 +275,10 @@ Result<std::unique_ptr<Rma>> Rma::Create(Context& ctx, RmaOptions options) {
 }
 
 Rma::Rma(std::shared_ptr<internal::RmaCore> core) : core_(std::move(core)) {}
-Rma::~Rma() { core_->closed.store(true, std::memory_order_release); }
+Rma::~Rma() {
+  core_->closed.store(true, std::memory_order_release);
+  core_->CloseDirect();
+}
 
 ProcessId Rma::process_id() const { return core_->self(); }
 uint32_t Rma::access_id() const { return core_->access_id(); }
@@ -296,21 +304,29 @@ void Rma::SetProtectionHandler(ProtectionHandler handler) {
   std::lock_guard<std::mutex> lock(core_->mu_);
   core_->protection_handler_ = std::move(handler);
 }
-void Rma::SetScheduled(bool scheduled) { core_->scheduled.store(scheduled); }
+void Rma::SetScheduled(bool scheduled) {
+  core_->scheduled.store(scheduled);
+  core_->PublishDirect();
+}
 void Rma::Unblock(const ProcessId& process) {
   std::lock_guard<std::mutex> lock(core_->mu_);
   core_->blocked_.erase(process);
+  core_->PublishDirectLocked();
 }
 
 Result<RmaOp> Rma::Put(const RemoteKey& key, uint64_t offset, std::span<const uint8_t> data,
                        std::atomic<uint64_t>* flag) {
+  // The direct path first (rma_shared.cc): done at once, or the software path below.
+  if (core_->DirectPut(key, offset, data, flag)) return RmaOp{internal::kDirectOpId};
   return core_->Start(key, internal::RmaWireOp::kPut, offset, data, {}, {}, {}, flag);
 }
 Result<RmaOp> Rma::Get(const RemoteKey& key, uint64_t offset, std::span<uint8_t> out) {
+  if (core_->DirectGet(key, offset, out)) return RmaOp{internal::kDirectOpId};
   return core_->Start(key, internal::RmaWireOp::kGet, offset, {}, out, {}, {}, nullptr);
 }
 Result<RmaOp> Rma::Atomic(const RemoteKey& key, std::span<const AtomicOp> ops,
                           std::span<uint64_t> fetched) {
+  if (core_->DirectAtomic(key, ops, fetched)) return RmaOp{internal::kDirectOpId};
   return core_->Start(key, internal::RmaWireOp::kAtomic, 0, {}, {}, ops, fetched, nullptr);
 }
 
@@ -358,7 +374,7 @@ RmaStats Rma::stats() const {
           c.fault_errors.load(),      c.process_mismatch.load(), c.access_rejected.load(),
           c.blocked_rejected.load(),  c.forged_rejected.load(),  c.malformed.load(),
           c.boundary_rejected.load(), c.atomic_ops.load(),       c.vnode_misses.load(),
-          c.vnode_redirects.load()};
+          c.vnode_redirects.load(),   c.direct_accesses.load(),  c.direct_fallbacks.load()};
 }
 
 }  // namespace ukai::rt

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rt/rma/rma_direct.h"
 #include "rt/rma/rma_wire.h"
 #include "ukai/rt/rma.hpp"
 
@@ -24,11 +25,14 @@ namespace ukai::rt::internal {
 
 inline constexpr HandlerId kRmaRequestHandler = HandlerId::Of("ukai.rma.request");
 inline constexpr HandlerId kRmaReplyHandler = HandlerId::Of("ukai.rma.reply");
+// The handle of an operation the direct path completed at once (never in the op table).
+inline constexpr uint64_t kDirectOpId = ~uint64_t{0};
 
 struct RmaCounters {
   std::atomic<uint64_t> packets_sent{0}, fast_path{0}, translation_faults{0}, fault_errors{0},
       process_mismatch{0}, access_rejected{0}, blocked_rejected{0}, forged_rejected{0},
-      malformed{0}, boundary_rejected{0}, atomic_ops{0}, vnode_misses{0}, vnode_redirects{0};
+      malformed{0}, boundary_rejected{0}, atomic_ops{0}, vnode_misses{0}, vnode_redirects{0},
+      direct_accesses{0}, direct_fallbacks{0};
 };
 
 // One operation in flight at the initiator.
@@ -55,6 +59,19 @@ class RmaCore {
   Status RemoveSegment(uint32_t segment);
   Result<RemoteKey> MakeKey(uint32_t segment) const;
   uint32_t NewAccessId();
+  // The direct path (rma_shared.cc): a segment in shared memory, publishing the state direct
+  // initiators check (PublishDirectLocked: mu_ held), and closing it when the Rma goes.
+  Result<RemoteKey> AllocateShared(uint64_t length, std::span<uint8_t>* memory);
+  void PublishDirect();
+  void PublishDirectLocked();
+  void CloseDirect();
+  // Initiator: the operation done on the direct path (true), or to be started on the
+  // software path (false: not mappable, a protection event, or an argument Start rejects).
+  bool DirectPut(const RemoteKey& key, uint64_t offset, std::span<const uint8_t> data,
+                 std::atomic<uint64_t>* flag);
+  bool DirectGet(const RemoteKey& key, uint64_t offset, std::span<uint8_t> out);
+  bool DirectAtomic(const RemoteKey& key, std::span<const AtomicOp> ops,
+                    std::span<uint64_t> fetched);
 
   // Initiator side (rma.cc).
   void OnReply(Rsr& m);
@@ -90,13 +107,14 @@ class RmaCore {
     uint64_t length = 0;
     bool lazy = false;
     bool live = false;
+    std::shared_ptr<DirectSegment> shared;  // Allocate'd: its shared-memory object
   };
   struct Access {  // a validated target access, from CheckRequest
     uint8_t* data = nullptr;
     Startpoint reply_to;
   };
   Result<Access> CheckRequest(Rsr& m, const RmaRequest& r, bool* reply_possible);
-  Status Resolve(const RmaRequest& r, uint8_t** data);
+  Status Resolve(const RmaRequest& r, uint8_t** data, std::shared_ptr<DirectSegment>* keep);
   Status Fault(uint32_t segment, Segment* seg);
   Status RunAtomics(const RmaRequest& r, uint8_t* data, std::vector<uint8_t>* old);
   void SendReply(const Startpoint& to, const RmaRequest& r, const Status& s,
@@ -115,6 +133,8 @@ class RmaCore {
   std::map<ProcessId, Startpoint> replies_;  // initiators' reply routes (mu_)
   std::mutex atomic_mu_;                     // one atomic sequence at a time
   RmaCounters counters_;
+  std::unique_ptr<DirectTarget> direct_target_;  // made by the first Allocate (mu_)
+  std::unique_ptr<DirectInitiator> direct_;      // null when RmaOptions::direct is false
 
   std::mutex ops_mu_;
   uint64_t next_op_ = 1;

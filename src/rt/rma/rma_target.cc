@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 
+#include "rt/rma/rma_atomics.h"
 #include "rt/rma/rma_core.h"
 #include "wire/rsr_frame.h"
 
@@ -17,38 +18,6 @@ namespace {
 
 std::string Name(const ProcessId& p) {
   return std::to_string(p.runtime) + ":" + std::to_string(p.context);
-}
-
-template <typename T>
-T ApplyOp(T* word, const AtomicOp& op) {
-  std::atomic_ref<T> ref(*word);
-  const T v = static_cast<T>(op.operand);
-  switch (op.code) {
-    case AtomicOpcode::kAdd:
-      return ref.fetch_add(v);
-    case AtomicOpcode::kAnd:
-      return ref.fetch_and(v);
-    case AtomicOpcode::kOr:
-      return ref.fetch_or(v);
-    case AtomicOpcode::kXor:
-      return ref.fetch_xor(v);
-    case AtomicOpcode::kSwap:
-      return ref.exchange(v);
-    case AtomicOpcode::kMin:
-    case AtomicOpcode::kMax: {
-      T old = ref.load();
-      const bool min = op.code == AtomicOpcode::kMin;
-      while ((min ? v < old : v > old) && !ref.compare_exchange_weak(old, v)) {
-      }
-      return old;
-    }
-    case AtomicOpcode::kCas: {
-      T expected = static_cast<T>(op.compare);
-      ref.compare_exchange_strong(expected, v);
-      return expected;  // the old value either way
-    }
-  }
-  return 0;
 }
 
 }  // namespace
@@ -62,6 +31,7 @@ RmaCore::RmaCore(Context& ctx, RmaOptions options, Endpoint* endpoint)
       route_bytes_(route_.Serialize()),
       access_id_(0) {
   NewAccessId();
+  if (options_.direct) direct_ = std::make_unique<DirectInitiator>(*runtime_, self_);
 }
 
 uint32_t RmaCore::NewAccessId() {
@@ -71,6 +41,7 @@ uint32_t RmaCore::NewAccessId() {
   uint32_t id = 0;
   while (id == 0 || id == old) id = random();
   access_id_.store(id, std::memory_order_release);
+  PublishDirect();  // direct initiators holding older keys are refused from now on
   return id;
 }
 
@@ -78,7 +49,7 @@ Result<RemoteKey> RmaCore::AddSegment(uint8_t* data, uint64_t length, bool lazy)
   uint32_t id;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    segments_.push_back({data, length, lazy, true});
+    segments_.push_back({data, length, lazy, true, nullptr});
     id = static_cast<uint32_t>(segments_.size());
   }
   return MakeKey(id);
@@ -89,6 +60,7 @@ Status RmaCore::RemoveSegment(uint32_t segment) {
   if (segment == 0 || segment > segments_.size() || !segments_[segment - 1].live) {
     return Status::NotFound("rma: no registered segment " + std::to_string(segment));
   }
+  if (segments_[segment - 1].shared) segments_[segment - 1].shared->Retire();
   segments_[segment - 1] = Segment{};
   return Status::Ok();
 }
@@ -107,6 +79,7 @@ Result<RemoteKey> RmaCore::MakeKey(uint32_t segment) const {
   k.length = s.length;
   k.page_size = page_size_;
   k.route = route_;
+  if (s.shared) direct_target_->FillKey(*s.shared, &k);
   return k;
 }
 
@@ -152,7 +125,8 @@ void RmaCore::OnRequest(Rsr& m) {
   }();
   if (!to.ok()) return;  // forged or unroutable: counted, no reply possible
   uint8_t* data = nullptr;
-  Status s = Resolve(r, &data);
+  std::shared_ptr<DirectSegment> keep;  // an Allocate'd segment stays mapped until we are done
+  Status s = Resolve(r, &data, &keep);
   std::vector<uint8_t> out;
   if (s.ok()) {
     if (r.op == RmaWireOp::kPut) {
@@ -169,7 +143,7 @@ void RmaCore::OnRequest(Rsr& m) {
 // Admission (blocked, process ID, access ID), then translation (segment, bounds, page rule,
 // fault). On success *data points at the target bytes of a put/get (the segment base for
 // atomics).
-Status RmaCore::Resolve(const RmaRequest& r, uint8_t** data) {
+Status RmaCore::Resolve(const RmaRequest& r, uint8_t** data, std::shared_ptr<DirectSegment>* keep) {
   ProtectionHandler protect;
   bool mismatch = false;
   {
@@ -194,6 +168,7 @@ Status RmaCore::Resolve(const RmaRequest& r, uint8_t** data) {
     if (protect && protect(r.init, r.init_access_id)) {
       std::lock_guard<std::mutex> lock(mu_);
       blocked_.insert(r.init);
+      PublishDirectLocked();
     }
     return Status::FailedPrecondition("rma: access ID mismatch at " + Name(self_) +
                                       " (key revoked or never handed out); nothing written");
@@ -233,6 +208,7 @@ Status RmaCore::Resolve(const RmaRequest& r, uint8_t** data) {
     ++counters_.fast_path;
   }
   *data = seg.data + (r.op == RmaWireOp::kAtomic ? 0 : r.offset);
+  *keep = seg.shared;
   return Status::Ok();
 }
 
@@ -268,9 +244,11 @@ Status RmaCore::Fault(uint32_t segment, Segment* seg) {
 
 Status RmaCore::RunAtomics(const RmaRequest& r, uint8_t* base, std::vector<uint8_t>* old) {
   uint64_t length;
+  DirectTarget* shared;
   {
     std::lock_guard<std::mutex> lock(mu_);
     length = segments_[r.segment - 1].length;
+    shared = direct_target_.get();
   }
   // Validate every op before running any: a bad one fails the whole request, nothing done.
   for (size_t i = 0; i < r.atomics.size(); ++i) {
@@ -284,11 +262,11 @@ Status RmaCore::RunAtomics(const RmaRequest& r, uint8_t* base, std::vector<uint8
   }
   old->resize(8 * r.atomics.size());
   std::lock_guard<std::mutex> lock(atomic_mu_);  // the sequence runs as one
+  // ... also with respect to the sequences initiators run directly (rma_direct.h).
+  SequenceLock shared_lock(shared != nullptr && r.atomics.size() > 1 ? shared->sequence_lock()
+                                                                     : nullptr);
   for (size_t i = 0; i < r.atomics.size(); ++i) {
-    const AtomicOp& a = r.atomics[i];
-    const uint64_t v = a.width == 4 ? ApplyOp(reinterpret_cast<uint32_t*>(base + a.offset), a)
-                                    : ApplyOp(reinterpret_cast<uint64_t*>(base + a.offset), a);
-    wire::PutLe64(old->data() + 8 * i, v);
+    wire::PutLe64(old->data() + 8 * i, ApplyAt(base, r.atomics[i]));
   }
   counters_.atomic_ops += r.atomics.size();
   return Status::Ok();

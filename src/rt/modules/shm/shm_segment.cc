@@ -32,8 +32,12 @@ std::string Errno(std::string_view what, const std::string& name) {
   return std::string(what) + " " + name + ": " + std::strerror(errno);
 }
 
+bool ProcessExists(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+
+}  // namespace
+
 // "/ukai-shm-<pid>-<random hex>": the pid lets a sweep find names of dead creators.
-std::string FreshName() {
+std::string FreshShmName() {
   std::random_device rd;
   uint64_t r = (uint64_t{rd()} << 32) ^ rd();
   char buf[64];
@@ -42,9 +46,47 @@ std::string FreshName() {
   return buf;
 }
 
-bool ProcessExists(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+bool IsShmName(const std::string& name) {
+  return name.size() >= 2 && name[0] == '/' && name.substr(1, kPrefix.size()) == kPrefix &&
+         name.find('/', 1) == std::string::npos && name.find('\0') == std::string::npos &&
+         name.size() <= 200;
+}
 
-}  // namespace
+Result<void*> CreateShmObject(const std::string& name, size_t size) {
+  int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return Status::IoError(Errno("shm_open", name));
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    Status s = Status::IoError(Errno("ftruncate", name));
+    close(fd);
+    shm_unlink(name.c_str());
+    return s;
+  }
+  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (base == MAP_FAILED) {
+    shm_unlink(name.c_str());
+    return Status::IoError(Errno("mmap", name));
+  }
+  return base;
+}
+
+Result<void*> MapShmObject(const std::string& name, size_t* size) {
+  if (!IsShmName(name)) {
+    return Status::InvalidArgument("shm object name '" + name + "' is not a ukai-shm name");
+  }
+  int fd = shm_open(name.c_str(), O_RDWR, 0);
+  if (fd < 0) return Status::Unavailable(Errno("shm_open", name));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || st.st_size <= 0) {
+    close(fd);
+    return Status::IoError("shm object " + name + " is empty or cannot be inspected");
+  }
+  *size = static_cast<size_t>(st.st_size);
+  void* base = mmap(nullptr, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (base == MAP_FAILED) return Status::IoError(Errno("mmap", name));
+  return base;
+}
 
 ShmSegment::ShmSegment(std::string name, SegmentRole role, void* base, size_t map_size,
                        size_t capacity)
@@ -61,22 +103,11 @@ Result<std::unique_ptr<ShmSegment>> ShmSegment::Create(size_t ring_capacity) {
     return Status::InvalidArgument("shm ring capacity " + std::to_string(ring_capacity) +
                                    " must be a power of two in [4 KiB, 1 GiB]");
   }
-  std::string name = FreshName();
-  int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) return Status::IoError(Errno("shm_open", name));
+  std::string name = FreshShmName();
   const size_t size = MapSize(ring_capacity);
-  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    Status s = Status::IoError(Errno("ftruncate", name));
-    close(fd);
-    shm_unlink(name.c_str());
-    return s;
-  }
-  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (base == MAP_FAILED) {
-    shm_unlink(name.c_str());
-    return Status::IoError(Errno("mmap", name));
-  }
+  Result<void*> mapped = CreateShmObject(name, size);
+  if (!mapped.ok()) return mapped.status();
+  void* base = *mapped;
   auto* h = new (base) SegmentHeader{};
   h->magic = kSegmentMagic;
   h->version = kSegmentVersion;
@@ -92,8 +123,7 @@ Result<std::unique_ptr<ShmSegment>> ShmSegment::Create(size_t ring_capacity) {
 }
 
 Result<std::unique_ptr<ShmSegment>> ShmSegment::Attach(const std::string& name) {
-  if (name.size() < 2 || name[0] != '/' || name.substr(1, kPrefix.size()) != kPrefix ||
-      name.find('/', 1) != std::string::npos || name.size() > 200) {
+  if (!IsShmName(name)) {
     return Status::InvalidArgument("shm segment name '" + name + "' is not a ukai-shm name");
   }
   int fd = shm_open(name.c_str(), O_RDWR, 0);

@@ -123,6 +123,19 @@ class PeerWatch {
   int pidfd_ = -1;
 };
 
+// Named POSIX shared-memory objects, shared by ShmSegment and the RMA layer's directly
+// mapped segments (src/rt/rma/rma_direct.h). Names are "/ukai-shm-<creator pid>-<64-bit
+// random hex>", so that SweepStaleSegments removes those a crashed creator left behind.
+std::string FreshShmName();
+// Whether `name` has that form (no other '/', at most 200 characters).
+bool IsShmName(const std::string& name);
+// Creates the object `name` (O_EXCL, mode 0600: same user only) of `size` bytes, zeroed, and
+// maps it read-write; the name stays until shm_unlink. Returns the mapping's base.
+Result<void*> CreateShmObject(const std::string& name, size_t size);
+// Opens the object `name` made by another process and maps all of it read-write;
+// *size receives its size. Errors: kUnavailable (no such object), kIoError.
+Result<void*> MapShmObject(const std::string& name, size_t* size);
+
 // Removes "/ukai-shm-<pid>-*" names whose creator pid is no longer alive, or, with
 // `only_pid` > 0, the names of that pid whatever its state. Returns how many it removed.
 int SweepStaleSegments(pid_t only_pid = 0);
