@@ -4,9 +4,11 @@
 # without and with internal traffic beside, and the same number of 1500-byte messages
 # generated internally at the same aggregate load (no NIC path), in frames (messages) per
 # second of wall time and of the process's CPU time.
-# Two settings: "default" (router.flit_bytes = 256, a frame is a 6-flit packet, 0.1 frames
-# per cycle) and "tuned" (512-byte flits: 3 flits, 0.15 frames per cycle); both with
-# router.vc_buffer_flits = 16 and every other key at its default.
+# Three settings: "default" (router.flit_bytes = 256, a frame is a 6-flit packet, 0.1 frames
+# per cycle) and "tuned" (512-byte flits: 3 flits, 0.15 frames per cycle), both with
+# router.vc_buffer_flits = 16; "group24" (the router of experiments/gateway/group24.toml:
+# 32-byte flits, a frame is a 47-flit packet, 64-flit VC buffers, 6 VCs; 0.03 frames per
+# cycle). Every other key at its default.
 # Each case runs RUNS times (round robin over the cases, so a busy minute of the shared
 # machine hits all of them); printed: the median wall time and its range, the median CPU
 # time (user + system), and the frames per second of each median.
@@ -21,13 +23,14 @@ HERE=$(dirname "$0")
 TMP=${TMPDIR:-/tmp}/ukai_gateway_bench_$$
 mkdir -p "$TMP"
 trap 'rm -rf "$TMP"' EXIT
-# settings name, flit bytes, ingress frames per cycle
-for s in "default 256 0.1" "tuned 512 0.15"; do
+# settings name, flit bytes, ingress frames per cycle, VC buffer flits[, VCs]
+for s in "default 256 0.1 16" "tuned 512 0.15 16" "group24 32 0.03 64 6"; do
   set -- $s
   "$UKAI" sim gen-pcap "$TMP/$1.pcap" --frames "$FRAMES" --bytes 1500 --rate "$3"
   # The same load generated internally: $3 frames/cycle = $3 / 24 messages/node/cycle.
   gateway_bench_config "$TMP/$1.pcap" "$2" \
-    "$(python3 -c "print($3 / 24 * ((1500 + $2 - 1) // $2))")" "$FRAMES" > "$TMP/$1.toml"
+    "$(python3 -c "print($3 / 24 * ((1500 + $2 - 1) // $2))")" "$FRAMES" $4 ${5:-} \
+    > "$TMP/$1.toml"
   for it in false true; do
     echo "$1|pcap ingress, internal_traffic=$it|frames_delivered|$TMP/$1.toml|--set|nic.internal_traffic=$it"
   done

@@ -1,9 +1,11 @@
 # Sourced by bench/gateway_bench.sh and bench/gateway_same_results.sh: the gateway
 # benchmark's machine (docs/performance.md, "Gateway NIC path").
-# gateway_bench_config PCAP FLIT_BYTES TRAFFIC_RATE FRAMES prints the config: the 24-node
-# group machine with NICs on 3G0 and 3G1 (the defaults of nic.enabled), preloaded detours,
-# 1500-byte frames read from PCAP (or, with nic.ingress_pcap = "", 1500-byte messages
-# generated internally at TRAFFIC_RATE flits per node and cycle), FRAMES measured.
+# gateway_bench_config PCAP FLIT_BYTES TRAFFIC_RATE FRAMES [BUFFER_FLITS [VCS]] prints the
+# config: the 24-node group machine with NICs on 3G0 and 3G1 (the defaults of
+# nic.enabled), preloaded detours, 1500-byte frames read from PCAP (or, with
+# nic.ingress_pcap = "", 1500-byte messages generated internally at TRAFFIC_RATE flits per
+# node and cycle), FRAMES measured,
+# router.vc_buffer_flits = BUFFER_FLITS (default 16) and, when given, router.vcs = VCS.
 gateway_bench_config() {
   cat <<TOML
 routing.algorithm = "dor-detour"
@@ -11,7 +13,8 @@ routing.algorithm = "dor-detour"
 topology = "group"
 [router]
 flit_bytes = $2
-vc_buffer_flits = 16
+vc_buffer_flits = ${5:-16}
+${6:+vcs = $6}
 [traffic]
 message_bytes = 1500
 rate = $3

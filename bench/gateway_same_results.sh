@@ -1,7 +1,7 @@
 #!/bin/sh
 # Same simulated results from two builds of `ukai` (docs/performance.md, "Gateway NIC
-# path"): runs the gateway benchmark's configs (256- and 512-byte flits, with and without
-# internal traffic, with and without FCS in the capture, an egress capture written), every
+# path"): runs the gateway benchmark's configs (256- and 512-byte flits, and the "group24"
+# settings: 32-byte flits, 64-flit buffers, 6 VCs; with and without internal traffic, with and without FCS in the capture, an egress capture written), every
 # run of experiments/gateway/run.py's sweep and experiments/quickstart.toml with both
 # binaries, drops `wall_seconds` from each JSON row and compares the rows and the egress
 # captures byte for byte. Prints the number of rows compared; exits 1 on any difference.
@@ -22,6 +22,8 @@ trap 'rm -rf "$TMP"' EXIT
 "$NEW" sim gen-pcap "$TMP/fcs.pcap" --frames "$FRAMES" --bytes 1500 --rate 0.05 --fcs \
   --bad-fcs 0.01
 gateway_bench_config "$TMP/in.pcap" 256 0.025 "$FRAMES" > "$TMP/gw.toml"
+"$NEW" sim gen-pcap "$TMP/in24.pcap" --frames "$FRAMES" --bytes 1500 --rate 0.03
+gateway_bench_config "$TMP/in24.pcap" 32 0.05875 "$FRAMES" 64 6 > "$TMP/gw24.toml"
 # One case per line: CONFIG then --set arguments (EGRESS stands for this side's egress
 # capture).
 cat > "$TMP/cases" <<CASES
@@ -31,6 +33,9 @@ $TMP/gw.toml --set 'nic.ingress_pcap=""'
 $TMP/gw.toml --set router.flit_bytes=512 --set nic.internal_traffic=false
 $TMP/gw.toml --set router.flit_bytes=512 --set traffic.rate=0.0125
 $TMP/gw.toml --set 'nic.ingress_pcap="$TMP/fcs.pcap"' --set nic.ingress_fcs=true --set nic.egress_rate=0.001 --set nic.egress_frames=500 --set 'nic.egress_pcap="EGRESS"'
+$TMP/gw24.toml --set nic.internal_traffic=false
+$TMP/gw24.toml --set nic.internal_traffic=true
+$TMP/gw24.toml --set 'nic.ingress_pcap=""'
 $HERE/experiments/quickstart.toml
 CASES
 for config in group24 mesh4 mesh8; do

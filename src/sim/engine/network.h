@@ -163,6 +163,8 @@ class Network {
   void SetHopObserver(std::function<void(const HopEvent&)> observer) {
     fabric_->SetHopObserver(std::move(observer));
   }
+  // For tests: Fabric::SetConstantLayouts().
+  void SetFabricConstantLayouts(bool on) { fabric_->SetConstantLayouts(on); }
 
  private:
   Network() = default;

@@ -208,15 +208,20 @@ void Fabric::RebaseArrivals(int64_t now) {
 
 void Fabric::Commit(int64_t now, uint8_t* active, std::vector<Ejection>* tails) {
   if (ntx_ == 0 && nej_ == 0) return;
-  const bool spec_layout = vshift_ == 2 && pshift_ == 3;  // the spec's router
+  // Shifts as constants for the spec's router (4 VCs) and 5-8 VCs, 8-port stride.
+  const int layout = !constant_layouts_ || pshift_ != 3 ? 0 : vshift_;
   if (needs_room_) {
-    if (spec_layout) {
+    if (layout == 2) {
       CommitStaged<true, 2, 3>(now, active, tails);
+    } else if (layout == 3) {
+      CommitStaged<true, 3, 3>(now, active, tails);
     } else {
       CommitStaged<true, -1, -1>(now, active, tails);
     }
-  } else if (spec_layout) {  // shifts as constants
+  } else if (layout == 2) {
     CommitStaged<false, 2, 3>(now, active, tails);
+  } else if (layout == 3) {
+    CommitStaged<false, 3, 3>(now, active, tails);
   } else {
     CommitStaged<false, -1, -1>(now, active, tails);
   }

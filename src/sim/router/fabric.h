@@ -167,6 +167,9 @@ class Fabric {
   void SetHopObserver(std::function<void(const HopEvent&)> observer) {
     observer_ = std::move(observer);
   }
+  // For tests: false makes Evaluate() and Commit() take the generic path whatever the
+  // layout (the constant-layout paths must give the same results).
+  void SetConstantLayouts(bool on) { constant_layouts_ = on; }
 
   // Debug checks: credit conservation on every channel VC, buffer/mask agreement,
   // ownership consistency. Returns "" when all hold, else a description.
@@ -281,8 +284,9 @@ class Fabric {
     return static_cast<uint32_t>((masks_[ivc0 >> mshift_].*field >> (ivc0 & ((1 << mshift_) - 1))) &
                                  vfull);
   }
-  // Evaluate() for 8-port-stride, 4-VC routers of 2^kDshift-flit buffers, 1-cycle links.
-  template <int kDshift>
+  // Evaluate() for 8-port-stride routers of 2^kVshift VCs of 2^kDshift-flit buffers,
+  // 1-cycle links.
+  template <int kVshift, int kDshift>
   void EvaluateFixed(const int32_t* routers, size_t count, int64_t now, Scratch& s);
   void EvaluateRouter(const Hot& h, int32_t r, int64_t now, Scratch& s);
   void ScanRouter(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s);
@@ -365,6 +369,7 @@ class Fabric {
   std::vector<Ejected> ej_;
   int ntx_ = 0, nej_ = 0;
   Hot hot_;
+  bool constant_layouts_ = true;  // SetConstantLayouts()
   // RouteHead()'s scratch (a member, not in Scratch: Scratch's address then never escapes
   // Evaluate(), so its counters and masks can stay in registers).
   RouteResult route_;

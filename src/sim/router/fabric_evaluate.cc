@@ -28,10 +28,13 @@ void Fabric::Evaluate(const int32_t* routers, size_t count, int64_t now) {
   s.ntx = ntx_;
   s.nej = nej_;
   for (uint32_t& req : s.out_req) req = 0;
-  if (hot_.pshift == 3 && hot_.vshift == 2 && hot_.dshift == 3 && hot_.link == 1) {
-    EvaluateFixed<3>(routers, count, now, s);
-  } else if (hot_.pshift == 3 && hot_.vshift == 2 && hot_.dshift == 4 && hot_.link == 1) {
-    EvaluateFixed<4>(routers, count, now, s);
+  const bool fixed = constant_layouts_ && hot_.pshift == 3 && hot_.link == 1;
+  if (fixed && hot_.vshift == 2 && hot_.dshift == 3) {
+    EvaluateFixed<2, 3>(routers, count, now, s);
+  } else if (fixed && hot_.vshift == 2 && hot_.dshift == 4) {
+    EvaluateFixed<2, 4>(routers, count, now, s);
+  } else if (fixed && hot_.vshift == 3 && hot_.dshift == 6) {
+    EvaluateFixed<3, 6>(routers, count, now, s);
   } else {
     const Hot h = hot_;
     for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
@@ -40,16 +43,19 @@ void Fabric::Evaluate(const int32_t* routers, size_t count, int64_t now) {
   nej_ = s.nej;
 }
 
-// Up to 8 ports of 4 VCs of 2^kDshift flits (the spec's router: 8 flits; 16), 1-cycle
-// links: with the layout as constants, the inlined stages need no shift loads and fewer
-// registers. The port count too for a 2-D (5 ports) and a 3-D torus (7).
-template <int kDshift>
+// Up to 8 ports of 2^kVshift VCs of 2^kDshift flits, 1-cycle links: with the layout as
+// constants, the inlined stages need no shift loads and fewer registers. Instantiated for
+// the spec's router (4 VCs of 8 flits), 4 VCs of 16 flits (the gateway benchmark) and 5-8
+// VCs of 64 flits (experiments/gateway/group24.toml). The port count too for a 2-D (5
+// ports) and a 3-D torus (7).
+template <int kVshift, int kDshift>
 void Fabric::EvaluateFixed(const int32_t* routers, size_t count, int64_t now, Scratch& s) {
+  static_assert(3 + kVshift <= 6, "a router's input VCs fit one Masks word");
   Hot h = hot_;
   h.pshift = 3;
-  h.vshift = 2;
+  h.vshift = kVshift;
   h.dshift = kDshift;
-  h.mshift = 5;
+  h.mshift = 3 + kVshift;
   h.link = 1;
   h.slot_mask = (1u << kDshift) - 1;
   if (hot_.ports == 5) {
