@@ -98,6 +98,10 @@ class Network {
   const Message& message(int32_t id) const { return messages_[id]; }
   const Topology& topology() const { return *topology_; }
   const RoutingFunction& routing() const { return *routing_; }
+  // Flits buffered in input VC `vc` of `port` of `node`'s router (measurements).
+  int BufferedFlits(int node, int port, int vc) const {
+    return fabric_->InputCount(node, port, vc);
+  }
   // Reconfiguration (reconfig.*, engine/reconfiguration.h): messages discarded and resent
   // from their source, reconfigurations (episodes) completed and their cycles (first
   // event to last resume), their fault regions and cancelled root candidates (summed).
