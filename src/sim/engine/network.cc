@@ -231,7 +231,7 @@ void Network::CreateTrafficMessage(int32_t node) {
 // Starts the message at the front of the PE's source queue: picks the injection VC
 // holding the fewest flits, scanning from a rotating start. False if the queue is empty.
 bool Network::StartMessage(int32_t node, Pe& pe) {
-  if (pe.queue_head < 0) return false;
+  if (pe.queue_head < 0 || Paused(node)) return false;
   pe.current = pe.queue_head;
   pe.queue_head = messages_[pe.current].next;
   if (pe.queue_head < 0) pe.queue_tail = -1;
