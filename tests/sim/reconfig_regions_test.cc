@@ -11,6 +11,8 @@
 #include "core/rng.h"
 #include "sim/engine/network.h"
 #include "sim/engine/reconfiguration.h"
+#include "sim/experiment/config_schema.h"
+#include "sim/experiment/run.h"
 #include "sim/routing/detour_ud.h"
 #include "sim/routing/registry.h"
 #include "sim/routing/updown.h"
@@ -244,6 +246,22 @@ TEST(ReconfigRegionsNetworkTest, RecoveringDeliversEverythingUnderLoad) {
   EXPECT_EQ(net.cancelled_root_candidates(), 2);
   const Status st = net.CheckInvariants();
   EXPECT_TRUE(st.ok()) << st.ToString();
+}
+
+// The result fields of a point: experiments/reconfig/ud_load.toml (two simultaneous faults
+// in two regions, a third during the reconfiguration, a repair) under uniform traffic.
+TEST(ReconfigRegionsNetworkTest, PointResultFields) {
+  Result<std::vector<SimConfig>> configs =
+      LoadSimConfigs(std::string(UKAI_SOURCE_DIR) + "/experiments/reconfig/ud_load.toml",
+                     {"traffic.pattern=uniform", "traffic.rate=0.3"});
+  ASSERT_TRUE(configs.ok()) << configs.status().ToString();
+  ASSERT_EQ(configs->size(), 1u);
+  Result<PointResult> r = RunPoint(configs->front());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->reconfigurations, 2);
+  EXPECT_EQ(r->reconfiguration_regions, 3);
+  EXPECT_EQ(r->cancelled_root_candidates, 2);  // nodes 42 and 67 lose to node 12
+  EXPECT_GT(r->reconfiguration_cycles, 0);
 }
 
 // The tables a routing builds from scratch for `faults` with up*/down* root `root`, compared
