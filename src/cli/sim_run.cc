@@ -124,6 +124,8 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
       .Add("discarded_messages", r.discarded_messages)
       .Add("reconfigurations", r.reconfigurations)
       .Add("reconfiguration_cycles", r.reconfiguration_cycles)
+      .Add("reconfiguration_regions", r.reconfiguration_regions)
+      .Add("cancelled_root_candidates", r.cancelled_root_candidates)
       // The router options (docs/simulator.md, "Router options").
       .Add("eject_flits", c.router.eject_flits)
       .Add("switch_bubble_cycles", c.router.switch_bubble_cycles)

@@ -44,6 +44,8 @@ inline constexpr const char* kRequiredJsonFields[] = {
     "discarded_messages",
     "reconfigurations",
     "reconfiguration_cycles",
+    "reconfiguration_regions",
+    "cancelled_root_candidates",
     "note",
     "latency_trend",
 };

@@ -16,13 +16,7 @@
 namespace ukai::sim {
 namespace {
 
-NodeRef Number(int n) {
-  NodeRef r;
-  r.form = NodeRef::Form::kNumber;
-  r.number = n;
-  r.text = std::to_string(n);
-  return r;
-}
+NodeRef Number(int n) { return testing::NodeNumber(n); }
 
 TEST(ReconfigPlanTest, TimelineFollowsTheTree) {
   auto t = testing::MakeCube(TopologyKind::kMesh, {4, 4});
@@ -30,14 +24,27 @@ TEST(ReconfigPlanTest, TimelineFollowsTheTree) {
   c.detect_cycles = 10;
   c.hop_cycles = 3;
   c.compute_cycles = 20;
-  // Root 0 (level 0); region {5}: nominator 5 is 2 hops from the root.
-  const ReconfigPlan p = PlanReconfiguration(*t, c, 1000, {5}, 0, 2);
-  EXPECT_EQ(p.detect, 1010);
-  EXPECT_EQ(p.root_start, 1010 + 3 * 2 * 2 + 3 * 2);
-  EXPECT_EQ(p.recv[0], p.root_start);
-  EXPECT_EQ(p.update[0], p.root_start + 20);
+  // The channel 5-6 fails at 1000; static root 0 (level 0): nominator 5 is 2 hops from it.
+  const FaultState base(*t);
+  ReconfigSite site;
+  site.event.cycle = 1000;
+  site.event.kind = FaultEventSpec::Kind::kFailChannel;
+  site.event.node = 5;
+  site.event.other = 6;
+  site.ends = {5, 6};
+  const ReconfigPlan p = PlanEpisode(t.get(), base, {site}, c, {0}, 0, 2);
+  ASSERT_EQ(p.nominations.size(), 1u);
+  EXPECT_EQ(p.nominations[0].detect, 1010);
+  ASSERT_EQ(p.waves.size(), 1u);
+  const int64_t root_start = 1010 + 3 * 2 * 2 + 3 * 2;
+  EXPECT_EQ(p.waves[0].start, root_start);
+  EXPECT_EQ(p.root, 0);
+  EXPECT_EQ(p.regions, 1);
+  EXPECT_EQ(p.cancelled, 0);
+  EXPECT_EQ(p.recv[0], root_start);
+  EXPECT_EQ(p.update[0], root_start + 20);
   const int far = t->NodeAt({3, 3});  // level 6
-  EXPECT_EQ(p.recv[far], p.root_start + 6 * (20 + 3));
+  EXPECT_EQ(p.recv[far], root_start + 6 * (20 + 3));
   EXPECT_EQ(p.update[far], p.recv[far] + 20);
   EXPECT_EQ(p.done, p.update[far] + 6 * 3);
   EXPECT_EQ(p.resume[far], p.done + 6 * 3);

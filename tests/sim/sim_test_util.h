@@ -16,6 +16,15 @@
 
 namespace ukai::sim::testing {
 
+// Node `n` as written by number in a config (faults.*, reconfig.root_priority).
+inline NodeRef NodeNumber(int n) {
+  NodeRef r;
+  r.form = NodeRef::Form::kNumber;
+  r.number = n;
+  r.text = std::to_string(n);
+  return r;
+}
+
 inline SimConfig SmallConfig(TopologyKind kind, std::vector<int> k, const char* routing = "dor") {
   SimConfig c;
   c.network.topology = kind;

@@ -154,6 +154,7 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   net->ApplyFaultState();
   net->pe_.resize(nodes);
   net->pe_busy_.assign(nodes, 0);
+  net->paused_until_.assign(nodes, 0);
   net->active_flags_.assign((static_cast<size_t>(nodes) + 7) / 8 * 8, 0);
   net->active_.resize(net->active_flags_.size() + 1);  // CollectActive() writes one past
   net->rng_.reserve(nodes);
@@ -230,11 +231,7 @@ void Network::CreateTrafficMessage(int32_t node) {
 // Starts the message at the front of the PE's source queue: picks the injection VC
 // holding the fewest flits, scanning from a rotating start. False if the queue is empty.
 bool Network::StartMessage(int32_t node, Pe& pe) {
-  if (pe.queue_head < 0) return false;
-  if (reconfiguring_ && plan_.recv[node] >= 0 && now_ >= plan_.recv[node] &&
-      now_ < plan_.resume[node]) {
-    return false;  // paused by the reconfiguration
-  }
+  if (pe.queue_head < 0 || Paused(node)) return false;
   pe.current = pe.queue_head;
   pe.queue_head = messages_[pe.current].next;
   if (pe.queue_head < 0) pe.queue_tail = -1;
@@ -259,6 +256,7 @@ __attribute__((always_inline)) inline void Network::PeStep(int32_t node, Pe& pe)
   if (pe.current < 0 && !StartMessage(node, pe)) return;
   if (fabric_->InjectionFree(node, pe.vc) <= 0) return;
   const bool head = pe.seq == 0;
+  if (head && Paused(node)) return;  // no message enters a node paused by a reconfiguration
   const Flit f = Flit::Make(now_ + 1, pe.current, head, pe.seq == pe.length - 1);
   fabric_->Inject(node, pe.vc, f);
   if (head) messages_[pe.current].injected = now_ + 1;
@@ -303,28 +301,21 @@ void Network::DropQueue(int32_t node) {
 
 void Network::ApplyDueEvents() {
   const bool protocol = config_.faults.reconfig.mode == ReconfigConfig::Mode::kProtocol;
-  std::vector<int> region = region_;
+  if (reconfiguring_ && finished_) EndReconfiguration();  // after the restart: a new episode
   while (next_event_ < events_.size() && events_[next_event_].cycle <= now_) {
     const FaultEvent& e = events_[next_event_++];
+    if (protocol) AddReconfigSite(e);
     ApplyFaultEvent(e, target_.get());
     const bool fail =
         e.kind == FaultEventSpec::Kind::kFailNode || e.kind == FaultEventSpec::Kind::kFailChannel;
     // With the protocol a repaired channel is used only once the tables know it.
     if (!protocol || fail) ApplyFaultEvent(e, faults_.get());
     if (e.kind == FaultEventSpec::Kind::kFailNode) DropQueue(e.node);
-    if (e.other >= 0) {
-      region.insert(region.end(), {e.node, e.other});
-    } else {
-      for (int p = 0; p < topology_->NumNetworkPorts(); ++p) {
-        const PortRef far = topology_->Neighbor(e.node, p);
-        if (far.valid()) region.push_back(far.node);
-      }
-    }
   }
   faults_->ApplyTo(topology_.get());
   ApplyFaultState();
   if (protocol) {
-    StartReconfiguration(region);
+    ReplanReconfiguration();
   } else {
     routing_->TopologyChanged();
   }

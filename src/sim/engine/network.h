@@ -98,13 +98,21 @@ class Network {
   const Message& message(int32_t id) const { return messages_[id]; }
   const Topology& topology() const { return *topology_; }
   const RoutingFunction& routing() const { return *routing_; }
+  // Flits buffered in input VC `vc` of `port` of `node`'s router (measurements).
+  int BufferedFlits(int node, int port, int vc) const {
+    return fabric_->InputCount(node, port, vc);
+  }
   // Reconfiguration (reconfig.*, engine/reconfiguration.h): messages discarded and resent
-  // from their source, reconfigurations completed and their cycles (start to last resume).
+  // from their source, reconfigurations (episodes) completed and their cycles (first
+  // event to last resume), their fault regions and cancelled root candidates (summed).
   int64_t messages_retransmitted() const { return messages_retransmitted_; }
   int64_t messages_discarded() const { return messages_discarded_; }
   int64_t reconfigurations() const { return reconfigurations_; }
   int64_t reconfiguration_cycles() const { return reconfiguration_cycles_; }
+  int64_t reconfiguration_regions() const { return reconfiguration_regions_; }
+  int64_t cancelled_root_candidates() const { return cancelled_root_candidates_; }
   bool reconfiguring() const { return reconfiguring_; }
+  // The running (or last) episode's plan, as re-planned at its latest event.
   const ReconfigPlan& reconfig_plan() const { return plan_; }
   const SimConfig& config() const { return config_; }
   int message_flits() const { return message_flits_; }
@@ -172,11 +180,21 @@ class Network {
   void ApplyFaultState();
   void ApplyDueEvents();
   void DropQueue(int32_t node);
-  void StartReconfiguration(const std::vector<int>& region);
+  void AddReconfigSite(const FaultEvent& event);
+  void ReplanReconfiguration();
   void AdvanceReconfiguration();
+  bool ExecuteReconfigAction(const ReconfigAction& action);
+  void EndReconfiguration();
   void Discard(bool all);
   void WithTopology(const FaultState& state) { state.ApplyTo(topology_.get()); }
   void EnqueueMessage(int32_t id);
+  // Whether the reconfiguration pauses `node`'s PE: from its first reconfiguration message
+  // to the restart (a message whose head has not entered the router waits).
+  bool Paused(int32_t node) const {
+    return (reconfiguring_ && plan_.recv[node] >= 0 && now_ >= plan_.recv[node] &&
+            now_ < plan_.resume[node]) ||
+           now_ < paused_until_[node];
+  }
   void Activate(int32_t node) { active_flags_[node] = 1; }
   void CollectActive();
   bool AnyActive() const;
@@ -236,11 +254,19 @@ class Network {
   // also has the repairs (used from the end of the reconfiguration).
   std::unique_ptr<FaultState> target_;
   std::vector<int> root_priority_;
-  std::vector<int> region_;  // fault-region end nodes of the running reconfiguration
-  bool reconfiguring_ = false, detected_ = false, prepared_ = false, finished_ = false;
+  // The running episode: target_ before its first event, its events, its plan, the next
+  // action to execute, the routing's table set of each wave (-1: not prepared yet).
+  std::unique_ptr<FaultState> episode_base_;
+  std::vector<ReconfigSite> sites_;
   ReconfigPlan plan_;
-  std::vector<uint8_t> committed_;
+  size_t next_action_ = 0;
+  std::vector<int> wave_sets_;
+  bool reconfiguring_ = false, finished_ = false;
+  // Per node: paused until this cycle by an episode that ended before its restart reached
+  // the node (a new episode began between its root's restart and the last resume).
+  std::vector<int64_t> paused_until_;
   int64_t reconfigurations_ = 0, reconfiguration_cycles_ = 0;
+  int64_t reconfiguration_regions_ = 0, cancelled_root_candidates_ = 0;
 };
 
 // Validates the parts of `config` the engine itself needs (router.*, traffic sizes,

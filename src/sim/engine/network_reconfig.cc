@@ -1,57 +1,53 @@
-// Network: the reconfiguration protocol's execution (engine/reconfiguration.h) and the
-// discards with retransmission from the source.
+// Network: the reconfiguration protocol's execution (engine/reconfiguration.h: episodes
+// re-planned on every event, their actions executed in cycle order) and the discards with
+// retransmission from the source.
 #include <algorithm>
 
 #include "sim/engine/network.h"
 
 namespace ukai::sim {
 
-void Network::StartReconfiguration(const std::vector<int>& region) {
-  const ReconfigConfig& rc = config_.faults.reconfig;
-  region_ = region;
-  WithTopology(*target_);  // plan on the network as it will be
-  const int root = ChooseRoot(*topology_, rc, root_priority_, routing_->Root(), region_);
-  plan_ = PlanReconfiguration(*topology_, rc, now_, region_, root,
-                              config_.routing.fault_region_distance);
+// Records a timed event of the running episode (a new episode when none runs).
+void Network::AddReconfigSite(const FaultEvent& event) {
+  if (!reconfiguring_) {
+    episode_base_ = std::make_unique<FaultState>(*target_);
+    sites_.clear();
+    wave_sets_.clear();
+    reconfiguring_ = true;
+    finished_ = false;
+  }
+  ReconfigSite site;
+  site.event = event;
+  if (event.other >= 0) {
+    site.ends = {event.node, event.other};
+  } else {
+    for (int p = 0; p < topology_->NumNetworkPorts(); ++p) {
+      const PortRef far = topology_->Neighbor(event.node, p);
+      if (far.valid()) site.ends.push_back(far.node);
+    }
+  }
+  sites_.push_back(std::move(site));
+}
+
+// Plans the episode again with its new sites. The plan is causal: the actions before this
+// cycle are those already executed, and the waves prepared so far keep their indices.
+void Network::ReplanReconfiguration() {
+  plan_ = PlanEpisode(topology_.get(), *episode_base_, sites_, config_.faults.reconfig,
+                      root_priority_, routing_->Root(), config_.routing.fault_region_distance);
   WithTopology(*faults_);
-  if (reconfiguring_) reconfiguration_cycles_ += now_ - plan_.start;  // the cancelled one
-  reconfiguring_ = true;
-  detected_ = prepared_ = finished_ = false;
-  committed_.assign(static_cast<size_t>(topology_->NumNodes()), 0);
+  wave_sets_.resize(plan_.waves.size(), -1);
+  next_action_ = 0;
+  while (next_action_ < plan_.actions.size() && plan_.actions[next_action_].cycle < now_) {
+    ++next_action_;
+  }
   fabric_->SetHoldUnroutable(true);  // heads with no live way wait for the new tables
 }
 
 void Network::AdvanceReconfiguration() {
-  const ReconfigConfig& rc = config_.faults.reconfig;
-  if (!detected_ && now_ >= plan_.detect) {
-    detected_ = true;
-    Discard(rc.discard == ReconfigConfig::Discard::kAll);
-  }
-  if (!prepared_ && now_ >= plan_.root_start + rc.compute_cycles) {
-    prepared_ = true;
-    WithTopology(*target_);
-    routing_->PrepareTables(plan_.root);
-    WithTopology(*faults_);
-  }
   bool changed = false;
-  for (int v = 0; prepared_ && !finished_ && v < topology_->NumNodes(); ++v) {
-    if (!committed_[v] && plan_.update[v] >= 0 && now_ >= plan_.update[v]) {
-      committed_[v] = 1;
-      routing_->CommitNodeTables(v);
-      changed = true;
-    }
-  }
-  if (!finished_ && now_ >= plan_.done) {
-    finished_ = true;
-    *faults_ = *target_;  // repairs take effect with the new tables
-    WithTopology(*faults_);
-    ApplyFaultState();
-    routing_->FinishTables();
-    fabric_->SetHoldUnroutable(false);
-    region_.clear();
-    // Assumption 1 at the end too: recovery started under mixed tables is discarded.
-    if (rc.discard == ReconfigConfig::Discard::kRecovering) Discard(false);
-    changed = true;
+  while (reconfiguring_ && next_action_ < plan_.actions.size() &&
+         plan_.actions[next_action_].cycle <= now_) {
+    changed |= ExecuteReconfigAction(plan_.actions[next_action_++]);
   }
   if (changed) {
     fabric_->ForgetRoutes();
@@ -59,11 +55,52 @@ void Network::AdvanceReconfiguration() {
       if (fabric_->HasFlits(r)) Activate(r);
     }
   }
-  if (finished_ && now_ >= plan_.end) {
-    reconfiguring_ = false;
-    ++reconfigurations_;
-    reconfiguration_cycles_ += plan_.end - plan_.start;
+}
+
+// One step of the plan; true when routes may have changed.
+bool Network::ExecuteReconfigAction(const ReconfigAction& a) {
+  const ReconfigConfig& rc = config_.faults.reconfig;
+  switch (a.kind) {
+    case ReconfigAction::Kind::kDiscard:
+      Discard(rc.discard == ReconfigConfig::Discard::kAll);
+      return false;
+    case ReconfigAction::Kind::kPrepare: {  // the wave's root computes its fault list's tables
+      const ReconfigWave& w = plan_.waves[a.wave];
+      WithTopology(EpisodeState(*episode_base_, sites_, w.sites));
+      wave_sets_[a.wave] = routing_->PrepareTables(w.root);
+      WithTopology(*faults_);
+      return false;
+    }
+    case ReconfigAction::Kind::kCommit:
+      routing_->CommitNodeTables(a.node, wave_sets_[a.wave]);
+      return true;
+    case ReconfigAction::Kind::kFinish:
+      finished_ = true;
+      *faults_ = *target_;  // repairs take effect with the new tables
+      WithTopology(*faults_);
+      ApplyFaultState();
+      routing_->FinishTables(wave_sets_[a.wave]);
+      fabric_->SetHoldUnroutable(false);
+      // Assumption 1 at the end too: recovery started under mixed tables is discarded.
+      if (rc.discard == ReconfigConfig::Discard::kRecovering) Discard(false);
+      return true;
+    case ReconfigAction::Kind::kEnd:
+      EndReconfiguration();
+      return false;
   }
+  return false;
+}
+
+// Counts the episode; nodes its restart has not reached yet stay paused until it does.
+void Network::EndReconfiguration() {
+  for (size_t v = 0; v < paused_until_.size(); ++v) {
+    if (plan_.resume[v] > now_) paused_until_[v] = std::max(paused_until_[v], plan_.resume[v]);
+  }
+  reconfiguring_ = false;
+  ++reconfigurations_;
+  reconfiguration_cycles_ += plan_.end - plan_.start;
+  reconfiguration_regions_ += plan_.regions;
+  cancelled_root_candidates_ += plan_.cancelled;
 }
 
 // Discards the in-flight messages on the recovery sub-network (`all`: every in-flight

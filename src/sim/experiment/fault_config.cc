@@ -225,7 +225,9 @@ std::vector<config::KeySpec> FaultKeySpecs() {
                "lowest-numbered node of the fault region (its upper-left corner)"),
       KeySpec::Make("reconfig.root_priority", ValueType::kStructured)
           .Default("[]")
-          .Doc("static root policy: candidate roots in priority order, as in faults.nodes"),
+          .Doc("static root policy: candidate roots in priority order, as in faults.nodes; "
+               "also the priority between competing root candidates of several fault "
+               "regions (listed ones first, then lower node number)"),
       KeySpec::Make("reconfig.detect_cycles", ValueType::kInt)
           .Unit("cycles")
           .Default("16")

@@ -65,6 +65,8 @@ struct PointResult {
   int64_t discarded_messages = 0;          // discarded_messages (run): by reconfigurations
   int64_t reconfigurations = 0;            // reconfigurations (run): completed
   int64_t reconfiguration_cycles = 0;      // reconfiguration_cycles (run): their durations
+  int64_t reconfiguration_regions = 0;     // reconfiguration_regions (run): fault regions
+  int64_t cancelled_root_candidates = 0;   // cancelled_root_candidates (run): roots that lost
 
   // latency_trend: mean latency of the later half of the measurement relative to the
   // earlier half, minus 1 (0.3 = 30 % higher); 0 when a half is empty.

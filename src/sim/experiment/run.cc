@@ -250,6 +250,8 @@ void FaultStats(const Network& net, const Sample& s, PointResult* r) {
   r->discarded_messages = net.messages_discarded();
   r->reconfigurations = net.reconfigurations();
   r->reconfiguration_cycles = net.reconfiguration_cycles();
+  r->reconfiguration_regions = net.reconfiguration_regions();
+  r->cancelled_root_candidates = net.cancelled_root_candidates();
 }
 
 // Zero-load latency of a message over the point's mean hop count (docs/simulator.md:

@@ -118,6 +118,10 @@ class Fabric {
     return depth_ - in_[Ivc(router, pe_port(), vc)].count;
   }
   int InjectionCount(int32_t router, int vc) const { return in_[Ivc(router, pe_port(), vc)].count; }
+  // Flits buffered in input VC `vc` of any port (measurements: bench/sim/ud_load_main.cc).
+  int InputCount(int32_t router, int port, int vc) const {
+    return in_[Ivc(router, port, vc)].count;
+  }
   // Pushes `flit` into injection VC `vc` of `router`, which must have room.
   void Inject(int32_t router, int vc, const Flit& flit) {
     const int32_t ivc = Ivc(router, pe_port(), vc);

@@ -2,34 +2,22 @@
 
 #include <cstdlib>
 
+#include "sim/topology/faults.h"
+
 namespace ukai::sim {
 
 std::vector<uint8_t> FaultRegion(const Topology& t, int distance) {
-  std::vector<uint8_t> region(static_cast<size_t>(t.NumNodes()), 0);
-  std::vector<int> level(static_cast<size_t>(t.NumNodes()), -1);
-  std::vector<int> queue;
+  std::vector<int> ends;  // end nodes of faulty channels
   for (int v = 0; v < t.NumNodes(); ++v) {
     if (!t.NodeAlive(v)) continue;
     for (int p = 0; p < t.NumNetworkPorts(); ++p) {
-      if (t.Neighbor(v, p).valid() && !t.ChannelAlive(v, p) && level[v] < 0) {
-        level[v] = 0;  // an end node of a faulty channel
-        queue.push_back(v);
+      if (t.Neighbor(v, p).valid() && !t.ChannelAlive(v, p)) {
+        ends.push_back(v);
+        break;
       }
     }
   }
-  for (size_t i = 0; i < queue.size(); ++i) {
-    const int v = queue[i];
-    region[v] = 1;
-    if (level[v] + 1 >= distance) continue;
-    for (int p = 0; p < t.NumNetworkPorts(); ++p) {
-      const PortRef far = t.LiveNeighbor(v, p);
-      if (far.valid() && t.NodeAlive(far.node) && level[far.node] < 0) {
-        level[far.node] = level[v] + 1;
-        queue.push_back(far.node);
-      }
-    }
-  }
-  return region;
+  return NodesWithin(t, ends, distance);
 }
 
 DetourUdRouting::DetourUdRouting(const KaryNCube& topology, const SimConfig& config)

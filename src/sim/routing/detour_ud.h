@@ -53,10 +53,10 @@ class DetourUdRouting final : public RoutingFunction {
   void TopologyChanged() override;
   int Root() const override { return tables_.current().updown.root(); }
   bool OnRecoveryNetwork(uint32_t state) const override { return (state & kRecoveryBit) != 0; }
-  void PrepareTables(int root) override { tables_.Prepare(Build(root)); }
-  void CommitNodeTables(int node) override { tables_.Commit(node); }
-  void FinishTables() override {
-    if (!tables_.Finish()) TopologyChanged();
+  int PrepareTables(int root) override { return tables_.Prepare(Build(root)); }
+  void CommitNodeTables(int node, int set) override { tables_.Commit(node, set); }
+  void FinishTables(int set) override {
+    if (!tables_.Finish(set)) TopologyChanged();
   }
 
   int ud_vc() const { return ud_vc_; }

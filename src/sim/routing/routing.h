@@ -93,19 +93,20 @@ class RoutingFunction {
   virtual uint32_t AtomicVcMask() const { return AtomicVcAllocation() ? ~0u : 0u; }
   virtual void TopologyChanged() {}
   // Reconfiguration (engine/reconfiguration.h) updates tables node by node:
-  // PrepareTables(root) computes the tables of the topology as it is now into a pending
-  // set (up*/down* from `root`; -1: the routing's own choice), CommitNodeTables(node) makes
-  // `node` route with the pending set, FinishTables() makes it current everywhere. The
-  // default keeps one set and rebuilds it in FinishTables(). Root(): the up*/down* root
+  // PrepareTables(root) computes the tables of the topology as it is now into a new pending
+  // set and returns its id (up*/down* from `root`; -1: the routing's own choice),
+  // CommitNodeTables(node, set) makes `node` route with that set, FinishTables(set) makes
+  // it current everywhere (dropping the others). The default keeps one set and rebuilds it
+  // in FinishTables(). Root(): the up*/down* root
   // of the current tables, -1 when the routing has none.
   virtual int Root() const { return -1; }
   // Whether a message with this routing state travels on the deadlock-free recovery
   // sub-network (Detour-UD's UD-VC; every up*/down* message): reconfig.discard =
   // "recovering" discards exactly these.
   virtual bool OnRecoveryNetwork(uint32_t /*message_state*/) const { return false; }
-  virtual void PrepareTables(int /*root*/) {}
-  virtual void CommitNodeTables(int /*node*/) {}
-  virtual void FinishTables() { TopologyChanged(); }
+  virtual int PrepareTables(int /*root*/) { return 0; }
+  virtual void CommitNodeTables(int /*node*/, int /*set*/) {}
+  virtual void FinishTables(int /*set*/) { TopologyChanged(); }
 };
 
 }  // namespace ukai::sim

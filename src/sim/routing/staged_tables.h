@@ -1,7 +1,7 @@
 // StagedTables<T>: the routing tables of a table-driven routing function as the
-// reconfiguration (engine/reconfiguration.h) updates them: the current set, a pending set
-// built by PrepareTables(), and per node whether it already routes with the pending one.
-// Finish() makes the pending set current everywhere.
+// reconfiguration (engine/reconfiguration.h) updates them: the current set, the pending sets
+// built by PrepareTables() (one per reconfiguration wave: competing roots and versions), and
+// per node the set it routes with. Finish(set) makes one pending set current everywhere.
 //
 // Thread safety: At() only reads; the other methods run between cycles.
 #ifndef UKAI_SIM_ROUTING_STAGED_TABLES_H_
@@ -17,29 +17,34 @@ template <typename T>
 class StagedTables {
  public:
   void Reset(std::unique_ptr<T> tables, int nodes) {
-    cur_ = std::move(tables);
-    next_.reset();
-    use_next_.assign(static_cast<size_t>(nodes), 0);
+    sets_.clear();
+    sets_.push_back(std::move(tables));
+    at_.assign(static_cast<size_t>(nodes), sets_[0].get());
   }
   // The tables node `node` routes with.
-  const T& At(int node) const { return use_next_[node] ? *next_ : *cur_; }
-  const T& current() const { return *cur_; }
-  bool has_current() const { return cur_ != nullptr; }
-  void Prepare(std::unique_ptr<T> tables) { next_ = std::move(tables); }
-  bool prepared() const { return next_ != nullptr; }
-  void Commit(int node) {
-    if (next_) use_next_[node] = 1;
+  const T& At(int node) const { return *at_[node]; }
+  const T& current() const { return *sets_[0]; }
+  bool has_current() const { return !sets_.empty(); }
+  // A new pending set; returns its id (> 0).
+  int Prepare(std::unique_ptr<T> tables) {
+    sets_.push_back(std::move(tables));
+    return static_cast<int>(sets_.size()) - 1;
   }
-  // Pending -> current everywhere (false when nothing was prepared).
-  bool Finish() {
-    if (!next_) return false;
-    Reset(std::move(next_), static_cast<int>(use_next_.size()));
+  void Commit(int node, int set) {
+    if (set > 0 && set < static_cast<int>(sets_.size())) at_[node] = sets_[set].get();
+  }
+  // Pending set `set` -> current everywhere; the other sets are dropped (false when `set`
+  // is not a pending set).
+  bool Finish(int set) {
+    if (set <= 0 || set >= static_cast<int>(sets_.size())) return false;
+    std::unique_ptr<T> chosen = std::move(sets_[set]);
+    Reset(std::move(chosen), static_cast<int>(at_.size()));
     return true;
   }
 
  private:
-  std::unique_ptr<T> cur_, next_;
-  std::vector<uint8_t> use_next_;
+  std::vector<std::unique_ptr<T>> sets_;  // [0]: current; then the pending sets
+  std::vector<const T*> at_;              // per node: the set it routes with
 };
 
 }  // namespace ukai::sim

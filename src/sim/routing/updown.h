@@ -80,10 +80,10 @@ class UpDownRouting final : public RoutingFunction {
   void TopologyChanged() override;
   int Root() const override { return tables_.current().root(); }
   bool OnRecoveryNetwork(uint32_t) const override { return true; }
-  void PrepareTables(int root) override { tables_.Prepare(Build(root)); }
-  void CommitNodeTables(int node) override { tables_.Commit(node); }
-  void FinishTables() override {
-    if (!tables_.Finish()) TopologyChanged();
+  int PrepareTables(int root) override { return tables_.Prepare(Build(root)); }
+  void CommitNodeTables(int node, int set) override { tables_.Commit(node, set); }
+  void FinishTables(int set) override {
+    if (!tables_.Finish(set)) TopologyChanged();
   }
 
   // The current tables (every node's once a reconfiguration has finished).

@@ -253,4 +253,28 @@ Result<FaultPlan> PlanFaults(const Topology& topology, const FaultConfig& config
   return plan;
 }
 
+std::vector<uint8_t> NodesWithin(const Topology& t, const std::vector<int>& ends, int distance) {
+  std::vector<uint8_t> in(static_cast<size_t>(t.NumNodes()), 0);
+  std::vector<int> level(static_cast<size_t>(t.NumNodes()), -1), queue;
+  for (int v : ends) {
+    if (t.NodeAlive(v) && level[v] < 0) {
+      level[v] = 0;
+      queue.push_back(v);
+    }
+  }
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const int v = queue[i];
+    in[v] = 1;
+    if (level[v] + 1 >= distance) continue;
+    for (int p = 0; p < t.NumNetworkPorts(); ++p) {
+      const PortRef far = t.LiveNeighbor(v, p);
+      if (far.valid() && t.NodeAlive(far.node) && level[far.node] < 0) {
+        level[far.node] = level[v] + 1;
+        queue.push_back(far.node);
+      }
+    }
+  }
+  return in;
+}
+
 }  // namespace ukai::sim

@@ -96,6 +96,11 @@ Status CheckConnected(const FaultState& state, const std::string& what);
 // The ports of `a` whose channel leads to `b` (several on a torus with k = 2).
 std::vector<int> PortsBetween(const Topology& topology, int a, int b);
 
+// 1 per healthy node within `distance` - 1 hops (over live channels between healthy nodes)
+// of a healthy node of `from`: the fault-region rule (routing.fault_region_distance).
+std::vector<uint8_t> NodesWithin(const Topology& topology, const std::vector<int>& from,
+                                 int distance);
+
 }  // namespace ukai::sim
 
 #endif  // UKAI_SIM_TOPOLOGY_FAULTS_H_
