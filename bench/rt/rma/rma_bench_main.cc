@@ -13,7 +13,8 @@
 //     point-to-point path on one node, "ukai-mpi-tcp*" forced through pml ob1 + btl self,tcp
 //     (the path between hosts), beside "ompi-osc-pt2pt-tcp" (Open MPI one-sided through the
 //     same network path; "ompi-osc-tcp" only restricts the btl, and Open MPI still picks osc/sm
-//     for ranks of one node, so it is the shared-memory figure again).
+//     for ranks of one node, so it is the shared-memory figure again); "ompi-osc-dynamic*": the
+//     same helper with a dynamic window (-d), the kind registering user memory needs.
 // Columns: put/get/fop latency (8 bytes, one operation completed before the next: median us
 // per operation), fop rate (64 fetch-and-adds in flight, then all completed: million ops/s
 // from the median batch), put/get bandwidth (1 MiB operations one after another, median
@@ -177,7 +178,9 @@ void ParseFigures(const std::string& text, Row* out) {
   }
 }
 
-Row RunMpi(const std::string& name, const std::string& btl, double seconds) {
+// `helper_args`: "-d" for a dynamic window (MPI_Win_create_dynamic + MPI_Win_attach).
+Row RunMpi(const std::string& name, const std::string& btl, double seconds,
+           const std::string& helper_args = "") {
   Row row(name);
   const std::string helper = SelfDirectory() + "/ukai_rma_mpi_onesided";
   if (access(helper.c_str(), X_OK) != 0) {
@@ -186,8 +189,8 @@ Row RunMpi(const std::string& name, const std::string& btl, double seconds) {
   }
   char budget[32];
   std::snprintf(budget, sizeof budget, "%.3f", seconds);
-  Result<std::string> out =
-      RunCapture(MpirunPrefix("--mca btl " + btl) + " " + helper + " -t " + budget);
+  Result<std::string> out = RunCapture(MpirunPrefix("--mca btl " + btl) + " " + helper + " -t " +
+                                       budget + " " + helper_args);
   if (!out.ok()) {
     row.note = out.status().message().substr(0, 200);
     return row;
@@ -379,18 +382,35 @@ int Main(int argc, char** argv) {
       [&] {
         return RunMpi("ompi-osc-pt2pt-tcp", "self,tcp --mca pml ob1 --mca osc pt2pt", seconds);
       },
+      [&] { return RunMpi("ompi-osc-dynamic", "self,vader", seconds, "-d"); },
+      [&] {
+        return RunMpi("ompi-osc-dynamic-tcp", "self,tcp --mca pml ob1 --mca osc pt2pt", seconds,
+                      "-d");
+      },
   };
-  const char* names[] = {"ukai-inproc",    "ukai-inproc-tuned",  "ukai-shm",
-                         "ukai-shm-tuned", "ukai-tcp",           "ukai-tcp-tuned",
-                         "ompi-osc-vader", "ompi-osc-tcp",       "ucx-sm",
-                         "ucx-tcp",        "ukai-mpi",           "ukai-mpi-tuned",
-                         "ukai-mpi-tcp",   "ukai-mpi-tcp-tuned", "ompi-osc-pt2pt-tcp"};
-  std::printf("%-18s %11s %11s %11s %13s %11s %11s\n", "series", "put_lat_us", "get_lat_us",
+  const char* names[] = {"ukai-inproc",
+                         "ukai-inproc-tuned",
+                         "ukai-shm",
+                         "ukai-shm-tuned",
+                         "ukai-tcp",
+                         "ukai-tcp-tuned",
+                         "ompi-osc-vader",
+                         "ompi-osc-tcp",
+                         "ucx-sm",
+                         "ucx-tcp",
+                         "ukai-mpi",
+                         "ukai-mpi-tuned",
+                         "ukai-mpi-tcp",
+                         "ukai-mpi-tcp-tuned",
+                         "ompi-osc-pt2pt-tcp",
+                         "ompi-osc-dynamic",
+                         "ompi-osc-dynamic-tcp"};
+  std::printf("%-20s %11s %11s %11s %13s %11s %11s\n", "series", "put_lat_us", "get_lat_us",
               "fop_lat_us", "fop_rate_Mops", "put_bw_GBs", "get_bw_GBs");
   for (size_t i = 0; i < runs.size(); ++i) {
     if (!Wanted(only, names[i])) continue;
     Row r = runs[i]();
-    std::printf("%-18s %11.3f %11.3f %11.3f %13.3f %11.3f %11.3f%s%s\n", r.name.c_str(), r.put_lat,
+    std::printf("%-20s %11.3f %11.3f %11.3f %13.3f %11.3f %11.3f%s%s\n", r.name.c_str(), r.put_lat,
                 r.get_lat, r.fop_lat, r.fop_rate, r.put_bw, r.get_bw, r.note.empty() ? "" : "  # ",
                 r.note.c_str());
     std::fflush(stdout);
