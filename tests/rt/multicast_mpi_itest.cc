@@ -126,7 +126,11 @@ TEST(MpiWorker, Vnode) {
   ContextOptions co;
   co.id = 1;
   co.init = [&](Context& c) -> Status {
-    auto t = VnodeTable::Attach(c, [&](VirtualNodeId) { return r.WorldStartpoint(1, 1, 1); });
+    auto t = VnodeTable::Attach(c, [&](VirtualNodeId) -> Result<VnodeLocation> {
+      auto home = r.WorldStartpoint(1, 1, 1);
+      if (!home.ok()) return home.status();
+      return VnodeLocation(*home);
+    });
     if (!t.ok()) return t.status();
     table = std::move(*t);  // endpoint 1
     auto ep = c.CreateEndpoint();

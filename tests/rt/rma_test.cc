@@ -365,55 +365,6 @@ TEST_P(RmaConformance, AtomicSequenceRunsAsOne) {
   EXPECT_EQ(reinterpret_cast<uint64_t*>(mem.data)[1], 600u);
 }
 
-TEST_P(RmaConformance, VirtualNodeResolverMissAndMigration) {
-  Pages a(page_), b(page_);
-  RemoteKey key_a = *rma_[1]->Register(a.span());
-  RemoteKey key_b = *rma_[2]->Register(b.span());
-  std::atomic<int> resolved{0};
-  RemoteKey current = key_a;
-  rma_[0]->SetResolver([&](VirtualNodeId v) -> Result<RemoteKey> {
-    ++resolved;
-    if (v != 7) return Status::NotFound("only 7 is known");
-    return current;
-  });
-  std::vector<uint8_t> one = {1, 2, 3}, two = {4, 5, 6};
-  ASSERT_TRUE(rma_[0]->PutV(7, 0, one).ok());
-  ASSERT_TRUE(rma_[0]->PutV(7, 8, one).ok());
-  EXPECT_EQ(resolved.load(), 1);  // the miss was cached
-  EXPECT_EQ(a.data[10], 3);
-  // The segment moves from runtime 1 to runtime 2: the old home no longer has it. The next
-  // operation fails there, the binding is dropped, the resolver names the new home, and the
-  // operation is redirected.
-  std::memcpy(b.data, a.data, page_);
-  ASSERT_TRUE(rma_[1]->Deregister(key_a.segment).ok());
-  current = key_b;
-  ASSERT_TRUE(rma_[0]->PutV(7, 16, two).ok());
-  EXPECT_EQ(b.data[18], 6);
-  EXPECT_EQ(b.data[10], 3);
-  EXPECT_EQ(a.data[18], 0);
-  EXPECT_EQ(rma_[0]->stats().vnode_misses, 2u);
-  EXPECT_EQ(rma_[0]->stats().vnode_redirects, 1u);
-  Result<uint64_t> old = rma_[0]->FetchOpV(7, 24, AtomicOpcode::kAdd, 5);
-  ASSERT_TRUE(old.ok());
-  std::vector<uint8_t> back(3);
-  ASSERT_TRUE(rma_[0]->GetV(7, 16, back).ok());
-  EXPECT_EQ(back, two);
-  // Migrate (explicit rebind) and the errors: unknown node, a resolver that names the gone
-  // location again.
-  rma_[0]->Migrate(9, key_b);
-  ASSERT_TRUE(rma_[0]->GetV(9, 16, back).ok());
-  EXPECT_EQ(back, two);
-  Status unknown = rma_[0]->PutV(8, 0, one);
-  EXPECT_EQ(unknown.code(), StatusCode::kNotFound);
-  EXPECT_NE(unknown.message().find("virtual node 8"), std::string::npos) << unknown.ToString();
-  EXPECT_NE(rma_[2]->PutV(7, 0, one).message().find("no resolver"), std::string::npos);
-  current = key_a;
-  rma_[0]->Bind(7, key_a);
-  Status stale = rma_[0]->PutV(7, 0, one);
-  EXPECT_EQ(stale.code(), StatusCode::kNotFound);
-  EXPECT_NE(stale.message().find("same location again"), std::string::npos) << stale.ToString();
-}
-
 INSTANTIATE_TEST_SUITE_P(Modules, RmaConformance, ::testing::ValuesIn(kConformanceModules),
                          [](const auto& info) { return std::string(info.param.name); });
 

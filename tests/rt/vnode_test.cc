@@ -27,10 +27,10 @@ class VnodeSuite : public ::testing::TestWithParam<ConformanceModule> {
       ASSERT_TRUE(ctx.ok());
       auto table = VnodeTable::Attach(
           **ctx,
-          [this](VirtualNodeId id) -> Result<Startpoint> {
+          [this](VirtualNodeId id) -> Result<VnodeLocation> {
             ++resolves_;
             if (id != kNode || resolve_to_ < 0) return Status::NotFound("unknown to the resolver");
-            return tables_[resolve_to_]->startpoint();
+            return VnodeLocation(tables_[resolve_to_]->startpoint());
           },
           [this](VirtualNodeId, const Status& why) {
             std::lock_guard<std::mutex> lock(mu_);

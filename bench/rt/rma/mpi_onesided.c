@@ -5,7 +5,10 @@
  *     uint64) each followed by a flush, median per operation;
  *   fop_rate_mops: 64 MPI_Fetch_and_op per flush, operations per microsecond;
  *   put_bw_gbs / get_bw_gbs: 1 MiB MPI_Put / MPI_Get + flush, 1e9 bytes per second.
- * Usage: ukai_rma_mpi_onesided [-t seconds-per-test] */
+ * With -d the window is a dynamic one (MPI_Win_create_dynamic + MPI_Win_attach of malloc'd
+ * memory, the target's address sent to rank 0), the kind a library registering user memory
+ * needs, instead of MPI_Win_allocate.
+ * Usage: ukai_rma_mpi_onesided [-t seconds-per-test] [-d] */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +18,7 @@
 #define kLarge (1 << 20)
 
 static double budget = 0.25;
+static MPI_Aint target_base = 0; /* displacement of the target memory (dynamic: its address) */
 
 static int CompareDoubles(const void* a, const void* b) {
   const double x = *(const double*)a, y = *(const double*)b;
@@ -27,24 +31,24 @@ static void Call(int op, MPI_Win win, char* local) {
   uint64_t one = 1, result[64];
   switch (op) {
     case 1:
-      MPI_Put(local, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
+      MPI_Put(local, 8, MPI_BYTE, 1, target_base, 8, MPI_BYTE, win);
       break;
     case 2:
-      MPI_Get(local, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
+      MPI_Get(local, 8, MPI_BYTE, 1, target_base, 8, MPI_BYTE, win);
       break;
     case 3:
-      MPI_Fetch_and_op(&one, result, MPI_UINT64_T, 1, 0, MPI_SUM, win);
+      MPI_Fetch_and_op(&one, result, MPI_UINT64_T, 1, target_base, MPI_SUM, win);
       break;
     case 4:
       for (int i = 0; i < 64; ++i) {
-        MPI_Fetch_and_op(&one, &result[i], MPI_UINT64_T, 1, 0, MPI_SUM, win);
+        MPI_Fetch_and_op(&one, &result[i], MPI_UINT64_T, 1, target_base, MPI_SUM, win);
       }
       break;
     case 5:
-      MPI_Put(local, kLarge, MPI_BYTE, 1, 64, kLarge, MPI_BYTE, win);
+      MPI_Put(local, kLarge, MPI_BYTE, 1, target_base + 64, kLarge, MPI_BYTE, win);
       break;
     default:
-      MPI_Get(local, kLarge, MPI_BYTE, 1, 64, kLarge, MPI_BYTE, win);
+      MPI_Get(local, kLarge, MPI_BYTE, 1, target_base + 64, kLarge, MPI_BYTE, win);
       break;
   }
   MPI_Win_flush(1, win);
@@ -82,8 +86,10 @@ static double Run(int op, MPI_Win win, char* local) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (strcmp(argv[i], "-t") == 0) budget = atof(argv[i + 1]);
+  int dynamic = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (i + 1 < argc && strcmp(argv[i], "-t") == 0) budget = atof(argv[i + 1]);
+    if (strcmp(argv[i], "-d") == 0) dynamic = 1;
   }
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -94,7 +100,15 @@ int main(int argc, char** argv) {
   }
   char* base = NULL;
   MPI_Win win;
-  MPI_Win_allocate(kLarge + 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+  if (dynamic) {
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    base = malloc(kLarge + 64);
+    MPI_Win_attach(win, base, kLarge + 64);
+    MPI_Get_address(base, &target_base);
+    MPI_Bcast(&target_base, 1, MPI_AINT, 1, MPI_COMM_WORLD);
+  } else {
+    MPI_Win_allocate(kLarge + 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+  }
   memset(base, 0, kLarge + 64);
   char* local = malloc(kLarge);
   memset(local, 1, kLarge);
@@ -111,7 +125,9 @@ int main(int argc, char** argv) {
     fflush(stdout);
   }
   MPI_Barrier(MPI_COMM_WORLD);
+  if (dynamic) MPI_Win_detach(win, base);
   MPI_Win_free(&win);
+  if (dynamic) free(base);
   free(local);
   MPI_Finalize();
   return 0;

@@ -57,6 +57,7 @@ namespace ukai::rt {
 namespace internal {
 class RmaCore;
 }  // namespace internal
+class VnodeTable;  // <ukai/rt/vnode.hpp>
 
 // The endpoint id the Rma creates in its context ("RMA\0").
 inline constexpr EndpointId kRmaEndpointId = 0x00414D52;
@@ -129,7 +130,6 @@ struct RmaStats {
   uint64_t malformed = 0;           // undecodable request or reply
   uint64_t boundary_rejected = 0;   // packet over 4 KiB or across a page at receive
   uint64_t atomic_ops = 0;          // atomic operations executed here
-  uint64_t vnode_misses = 0;        // resolver calls
   uint64_t vnode_redirects = 0;     // blocking vnode ops reissued at a new location
   // Initiator side of the direct path (over shm, Allocate'd segments; docs/rma.md):
   uint64_t direct_accesses = 0;   // operations done in the target's mapped memory
@@ -144,11 +144,9 @@ using FaultHandler = std::function<Result<std::span<uint8_t>>(uint32_t segment, 
 // block that process (every later request from it is refused).
 using ProtectionHandler = std::function<bool(const ProcessId& offender, uint32_t access_id)>;
 
-// Virtual node IDs (the paper's virtual node ID -> route table; here per Rma, for RMA only):
-// a name for "wherever this segment lives now". A miss calls the resolver (the OS's role in
-// the paper), whose answer is cached; Migrate rebinds.
+// Virtual node IDs: the context's VnodeTable (<ukai/rt/vnode.hpp>; the paper's virtual node
+// ID -> route table, shared with RSRs) names where a node lives, including its segment key.
 using VirtualNodeId = uint64_t;
-using RmaVnodeResolver = std::function<Result<RemoteKey>(VirtualNodeId vnode)>;
 
 struct RmaOptions {
   // Wait/Flush/Fence give up with kUnavailable after this long without the ack (ms).
@@ -228,15 +226,16 @@ class Rma {
   static bool TestFlag(const std::atomic<uint64_t>& flag);
   Status WaitFlag(const std::atomic<uint64_t>& flag);
 
-  // Virtual node IDs. Bind/Migrate set the current location of `vnode`; Lookup returns it,
-  // calling the resolver on a miss (kNotFound without one). PutV/GetV/FetchOpV block: when
-  // the target answers that the segment is gone (kNotFound: it moved away), the binding is
-  // dropped and the resolver asked again; if it names a new location the operation is
-  // reissued there once (redirected), else the error names the virtual node.
-  void SetResolver(RmaVnodeResolver resolver);
-  void Bind(VirtualNodeId vnode, const RemoteKey& key);
-  void Migrate(VirtualNodeId vnode, const RemoteKey& new_home) { Bind(vnode, new_home); }
-  Result<RemoteKey> Lookup(VirtualNodeId vnode);
+  // Virtual node IDs resolve through `table`, the context's VnodeTable (the one table of
+  // RSRs and RMA: its resolver, Bind and Migrate), which must outlive this Rma or be replaced
+  // by UseVnodeTable(nullptr) first. It also sets the table's segment hook: a node hosted with
+  // a segment of this Rma that the table migrates or unhosts has that segment deregistered.
+  // PutV/GetV/FetchOpV block: they run at the node's segment (VnodeRoute::segment); when the
+  // target answers that the segment is gone (kNotFound: it moved away), the table asks the old
+  // location where the node went (VnodeTable::Refresh: its forward address, else the
+  // resolver); a new location gets the operation once more (redirected), else the error names
+  // the virtual node.
+  void UseVnodeTable(VnodeTable* table);
   Status PutV(VirtualNodeId vnode, uint64_t offset, std::span<const uint8_t> data);
   Status GetV(VirtualNodeId vnode, uint64_t offset, std::span<uint8_t> out);
   Result<uint64_t> FetchOpV(VirtualNodeId vnode, uint64_t offset, AtomicOpcode code,

@@ -245,6 +245,10 @@ struct RuntimeStats {
   uint64_t send_errors = 0;      // SendRsr calls that returned an error
   uint64_t handler_errors = 0;   // handlers of this runtime that threw (ErrorEvent)
   uint64_t rsr_refused = 0;      // RSRs sent from here that a target refused (ErrorEvent)
+  // Answers of the runtime's layers (replies, refusals, RMA acks, virtual node and multicast
+  // notices) that Finalize/ClosePeer could not hand to a peer that had left or failed: not
+  // reported as lost RSRs (docs/runtime.md, "Flow control").
+  uint64_t answers_lost = 0;
 };
 
 struct ContextOptions {

@@ -87,32 +87,60 @@ Status RuntimeImpl::FlushObjects(const std::vector<FlushEntry>& objects,
                                  const std::string& timeout_name) {
   const auto deadline = Clock::now() + timeout;
   for (int round = 0;; ++round) {
-    CommObject::Unconfirmed total;
-    uint64_t may_still_go = 0;  // frames of working objects (a failed one's loss is final)
+    CommObject::Unconfirmed total;  // user frames, and answers to peers still alive
+    FrameLog::Split gone;           // answers to departed peers: not a user loss
+    uint64_t may_still_go = 0;      // frames of working objects (a failed one's loss is final)
     std::string detail;
     for (const FlushEntry& e : objects) {
       const CommObject::Unconfirmed u = e.object->Outstanding();
       if (u.frames == 0) continue;
-      total.frames += u.frames;
-      total.bytes += u.bytes;
       const bool alive = e.object->state() == CommState::kOk && !e.peer->failed.load();
-      if (alive) may_still_go += u.frames;
+      // FIFO channels: the frames not taken are the newest ones sent.
+      const FrameLog::Split s = e.peer->log.Newest(u.frames, u.bytes);
+      if (alive) {
+        may_still_go += u.frames;
+        total.frames += u.frames;
+        total.bytes += u.bytes;
+      } else {
+        gone.answer_frames += s.answer_frames;
+        gone.answer_bytes += s.answer_bytes;
+        total.frames += s.user_frames;
+        total.bytes += s.user_bytes;
+        if (s.user_frames == 0) continue;
+      }
+      const uint64_t n = alive ? u.frames : s.user_frames;
       detail += (detail.empty() ? "" : "; ") + std::string("peer ") + Hex(e.id) + ": " +
-                std::to_string(u.frames) + " frames" +
-                (alive ? " not taken" : " lost when it failed or left");
+                std::to_string(n) + " frames" +
+                (alive ? " not taken" : " lost when it failed or left") +
+                (alive && s.answer_frames > 0
+                     ? " (" + std::to_string(s.answer_frames) + " of them runtime answers)"
+                     : "");
+    }
+    if (total.frames > 0 && may_still_go > 0 && Clock::now() < deadline) {
+      if (TryEnterProgress()) {
+        ProgressPass(/*all=*/true);
+        LeaveProgress();
+      }
+      Backoff(64 + round);  // Outstanding() may make system calls: do not spin on it
+      continue;
+    }
+    const std::string answers =
+        gone.answer_frames == 0
+            ? ""
+            : std::to_string(gone.answer_frames) + " runtime answers (" +
+                  std::to_string(gone.answer_bytes) +
+                  " bytes: replies, refusals, RMA acks, virtual node and multicast notices) "
+                  "to departed peers dropped, not counted as lost RSRs";
+    if (gone.answer_frames > 0) {
+      answers_lost_.fetch_add(gone.answer_frames, std::memory_order_relaxed);
+      Trace(what + ": " + answers);
     }
     if (total.frames == 0) return Status::Ok();
-    if (may_still_go == 0 || Clock::now() >= deadline) {
-      return Status::Unavailable(
-          what + ": " + std::to_string(total.frames) + " frames (" + std::to_string(total.bytes) +
-          " bytes) that SendRsr accepted were not delivered (" + detail + "; waited " +
-          std::to_string(timeout.count()) + " ms, " + timeout_name + ")");
-    }
-    if (TryEnterProgress()) {
-      ProgressPass(/*all=*/true);
-      LeaveProgress();
-    }
-    Backoff(64 + round);  // Outstanding() may make system calls: do not spin on it
+    return Status::Unavailable(what + ": " + std::to_string(total.frames) + " frames (" +
+                               std::to_string(total.bytes) +
+                               " bytes) that SendRsr accepted were not delivered (" + detail +
+                               "; waited " + std::to_string(timeout.count()) + " ms, " +
+                               timeout_name + ")" + (answers.empty() ? "" : "; also " + answers));
   }
 }
 

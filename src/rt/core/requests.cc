@@ -154,7 +154,7 @@ Result<std::shared_ptr<PendingRequest>> RuntimeImpl::SendRequest(ByteBlock&& fra
       target.runtime(), std::move(done), options.timeout, this, options_.progress_thread);
   wire::PutLe64(frame.Extend(wire::kRequestTrailer), p->id);
   EncodeRsrHeader(&frame, target, handler, wire::kFlagRequest, payload);
-  Status st = (*peer)->object->Send(std::move(frame));
+  Status st = (*peer)->log.Send(*(*peer)->object, FrameClass::kUser, std::move(frame));
   if (!st.ok()) {
     {  // the caller gets `st`; the callback is not called
       std::lock_guard<std::mutex> lock(p->mu);

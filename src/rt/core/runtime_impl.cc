@@ -438,7 +438,9 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
     return room;
   }
   EncodeRsrHeader(&frame, target, handler, /*flags=*/0, payload);
-  Status st = (*peer)->object->Send(std::move(frame));
+  Status st = (*peer)->log.Send(*(*peer)->object,
+                                IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser,
+                                std::move(frame));
   if (!st.ok()) {
     ++send_errors_;
     return st;
@@ -486,6 +488,7 @@ RuntimeStats RuntimeImpl::stats() const {
   s.send_errors = send_errors_.load();
   s.handler_errors = handler_errors_.load();
   s.rsr_refused = rsr_refused_.load();
+  s.answers_lost = answers_lost_.load();
   return s;
 }
 

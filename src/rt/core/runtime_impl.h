@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "rt/core/bootstrap.h"
+#include "rt/core/frame_log.h"
 #include "rt/core/module.h"
 #include "rt/core/requests.h"
 #include "rt/core/thread_pool.h"
@@ -118,6 +119,7 @@ struct Peer {
   std::atomic<bool> failed{false};
   std::atomic<bool> closed{false};  // Runtime::ClosePeer: later sends fail (kFailedPrecondition)
   bool notified = false;
+  FrameLog log;  // classes of the frames sent (every send goes through log.Send)
 };
 
 // A frame delivered by a module during its Progress(), dispatched right after it.
@@ -247,6 +249,7 @@ class RuntimeImpl final : public ModuleHost {
   // Calls options_.on_error (exceptions it throws are ignored).
   void ReportError(const ErrorEvent& e);
   std::atomic<uint64_t> handler_errors_{0}, rsr_refused_{0};
+  std::atomic<uint64_t> answers_lost_{0};  // answers to departed peers (FlushObjects)
   // Answers a request whose handler returned (`failed`: OK, or what it threw) if the
   // handler did not.
   void AnswerIfUnanswered(const HandlerEntry* he, Rsr& rsr, const Status& failed);

@@ -174,7 +174,7 @@ Status RuntimeImpl::SendReply(RuntimeId to, const wire::FrameHeader& of, uint64_
   h.endpoint = of.endpoint;
   h.handler = of.handler;
   wire::EncodeHeader(h, {frame.data(), wire::kHeaderSize});
-  return (*peer)->object->Send(std::move(frame));
+  return (*peer)->log.Send(*(*peer)->object, FrameClass::kAnswer, std::move(frame));
 }
 
 Result<Peer*> RuntimeImpl::PeerById(RuntimeId rid) {

@@ -373,8 +373,8 @@ RmaStats Rma::stats() const {
   return {c.packets_sent.load(),      c.fast_path.load(),        c.translation_faults.load(),
           c.fault_errors.load(),      c.process_mismatch.load(), c.access_rejected.load(),
           c.blocked_rejected.load(),  c.forged_rejected.load(),  c.malformed.load(),
-          c.boundary_rejected.load(), c.atomic_ops.load(),       c.vnode_misses.load(),
-          c.vnode_redirects.load(),   c.direct_accesses.load(),  c.direct_fallbacks.load()};
+          c.boundary_rejected.load(), c.atomic_ops.load(),       c.vnode_redirects.load(),
+          c.direct_accesses.load(),   c.direct_fallbacks.load()};
 }
 
 }  // namespace ukai::rt

@@ -31,8 +31,8 @@ inline constexpr uint64_t kDirectOpId = ~uint64_t{0};
 struct RmaCounters {
   std::atomic<uint64_t> packets_sent{0}, fast_path{0}, translation_faults{0}, fault_errors{0},
       process_mismatch{0}, access_rejected{0}, blocked_rejected{0}, forged_rejected{0},
-      malformed{0}, boundary_rejected{0}, atomic_ops{0}, vnode_misses{0}, vnode_redirects{0},
-      direct_accesses{0}, direct_fallbacks{0};
+      malformed{0}, boundary_rejected{0}, atomic_ops{0}, vnode_redirects{0}, direct_accesses{0},
+      direct_fallbacks{0};
 };
 
 // One operation in flight at the initiator.
@@ -97,9 +97,7 @@ class RmaCore {
   FaultHandler fault_handler_;
   ProtectionHandler protection_handler_;
   std::set<ProcessId> blocked_;
-  std::mutex vnode_mu_;  // the virtual node table (vnode.cc)
-  std::map<VirtualNodeId, RemoteKey> vnodes_;
-  RmaVnodeResolver resolver_;
+  std::atomic<VnodeTable*> vnodes_{nullptr};  // the context's virtual node table (vnode.cc)
 
  private:
   struct Segment {

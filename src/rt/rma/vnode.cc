@@ -1,72 +1,64 @@
-// Virtual node IDs for RMA (spec/rma-nic.md, Section 2.1 mechanism 1): a per-Rma table
-// virtual node ID -> current location (a RemoteKey), filled by Bind/Migrate or, on a miss, by
-// the resolver; blocking operations by virtual node are redirected once when the target says
-// the segment is gone.
+// Virtual node IDs for RMA (spec/rma-nic.md, Section 2.1 mechanism 1): operations by virtual
+// node resolve through the context's VnodeTable (the one table shared with RSRs), whose
+// entries carry the node's segment key; blocking operations are redirected once when the
+// target says the segment is gone (VnodeTable::Refresh asks the old location where it went).
 #include <string>
 
 #include "rt/rma/rma_core.h"
 #include "ukai/rt/rma.hpp"
+#include "ukai/rt/vnode.hpp"
 
 namespace ukai::rt {
+namespace {
 
-void Rma::SetResolver(RmaVnodeResolver resolver) {
-  std::lock_guard<std::mutex> lock(core_->vnode_mu_);
-  core_->resolver_ = std::move(resolver);
+std::string Name(VirtualNodeId vnode) { return "rma: virtual node " + std::to_string(vnode); }
+
+Result<RemoteKey> SegmentOf(VirtualNodeId vnode, const VnodeRoute& route) {
+  if (!route.segment) {
+    return Status::FailedPrecondition(Name(vnode) + " has no RMA segment at runtime " +
+                                      std::to_string(route.location.runtime()) + " (hosted " +
+                                      "without one, or bound/resolved to a table only)");
+  }
+  return *route.segment;
 }
 
-void Rma::Bind(VirtualNodeId vnode, const RemoteKey& key) {
-  std::lock_guard<std::mutex> lock(core_->vnode_mu_);
-  core_->vnodes_[vnode] = key;
-}
+}  // namespace
 
-Result<RemoteKey> Rma::Lookup(VirtualNodeId vnode) {
-  RmaVnodeResolver resolver;
-  {
-    std::lock_guard<std::mutex> lock(core_->vnode_mu_);
-    auto it = core_->vnodes_.find(vnode);
-    if (it != core_->vnodes_.end()) return it->second;
-    resolver = core_->resolver_;
-  }
-  if (!resolver) {
-    return Status::NotFound("rma: virtual node " + std::to_string(vnode) +
-                            " is not bound and there is no resolver");
-  }
-  ++core_->counters().vnode_misses;
-  Result<RemoteKey> key = resolver(vnode);  // called without the lock: it may call Bind
-  if (!key.ok()) {
-    return Status(key.status().code(), "rma: resolver for virtual node " + std::to_string(vnode) +
-                                           ": " + key.status().message());
-  }
-  Bind(vnode, *key);
-  return key;
+void Rma::UseVnodeTable(VnodeTable* table) {
+  core_->vnodes_.store(table, std::memory_order_release);
+  if (table == nullptr) return;
+  std::weak_ptr<internal::RmaCore> weak = core_;
+  table->SetSegmentHook([weak](VirtualNodeId, const RemoteKey& segment) {
+    auto core = weak.lock();
+    if (core && segment.process == core->self()) core->RemoveSegment(segment.segment);
+  });
 }
 
 Status Rma::OnVnode(VirtualNodeId vnode, const std::function<Status(const RemoteKey&)>& op) {
-  Result<RemoteKey> key = Lookup(vnode);
+  VnodeTable* table = core_->vnodes_.load(std::memory_order_acquire);
+  if (table == nullptr) {
+    return Status::FailedPrecondition(Name(vnode) + ": no VnodeTable (Rma::UseVnodeTable)");
+  }
+  Result<VnodeRoute> route = table->Lookup(vnode);
+  if (!route.ok()) return route.status().WithContext("rma");
+  Result<RemoteKey> key = SegmentOf(vnode, *route);
   if (!key.ok()) return key.status();
   Status s = op(*key);
   if (s.code() != StatusCode::kNotFound) return s;
-  // The segment is gone from where the table said: drop the binding unless someone rebound
-  // it meanwhile (Migrate), and look again.
-  {
-    std::lock_guard<std::mutex> lock(core_->vnode_mu_);
-    auto it = core_->vnodes_.find(vnode);
-    if (it != core_->vnodes_.end() && it->second.process == key->process &&
-        it->second.segment == key->segment) {
-      core_->vnodes_.erase(it);
-    }
-  }
-  Result<RemoteKey> moved = Lookup(vnode);
+  // The segment is gone from where the table said: ask that location where the node is now.
+  Result<VnodeRoute> moved = table->Refresh(vnode, *route, core_->timeout_ms());
   if (!moved.ok()) {
-    return Status::NotFound("rma: virtual node " + std::to_string(vnode) + ": " + s.message() +
-                            "; no new location (" + moved.status().message() + ")");
+    return Status::NotFound(Name(vnode) + ": " + s.message() + "; no new location (" +
+                            moved.status().message() + ")");
   }
-  if (moved->process == key->process && moved->segment == key->segment) {
-    return Status::NotFound("rma: virtual node " + std::to_string(vnode) + ": " + s.message() +
-                            "; the resolver names the same location again");
+  Result<RemoteKey> next = SegmentOf(vnode, *moved);
+  if (!next.ok()) return next.status();
+  if (next->process == key->process && next->segment == key->segment) {
+    return Status::NotFound(Name(vnode) + ": " + s.message() +
+                            "; the table names the same location again");
   }
   ++core_->counters().vnode_redirects;
-  return op(*moved);
+  return op(*next);
 }
 
 Status Rma::PutV(VirtualNodeId vnode, uint64_t offset, std::span<const uint8_t> data) {

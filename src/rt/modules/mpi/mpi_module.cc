@@ -113,6 +113,9 @@ class MpiChannel final : public CommObject {
     return static_cast<size_t>(in_flight_->bytes.load(std::memory_order_relaxed));
   }
   Unconfirmed Outstanding() override {
+    // Test first: a send MPI completed is not outstanding, even when no progress pass ran
+    // since (Finalize after the peer left would otherwise report it lost).
+    sends_->Test();
     return {in_flight_->frames.load(std::memory_order_acquire),
             in_flight_->bytes.load(std::memory_order_acquire)};
   }

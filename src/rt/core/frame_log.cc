@@ -1,0 +1,49 @@
+#include "rt/core/frame_log.h"
+
+#include <algorithm>
+
+namespace ukai::rt::internal {
+
+bool IsAnswerHandler(HandlerId handler) {
+  // The answer handlers of src/rt/rma, src/rt/vnode and src/rt/multicast.
+  static constexpr HandlerId kAnswers[] = {
+      HandlerId::Of("ukai.rma.reply"), HandlerId::Of("ukai.vn.moved"),
+      HandlerId::Of("ukai.vn.fail"), HandlerId::Of("ukai.mc.ack")};
+  return std::find(std::begin(kAnswers), std::end(kAnswers), handler) != std::end(kAnswers);
+}
+
+Status FrameLog::Send(CommObject& object, FrameClass cls, ByteBlock&& frame) {
+  const uint64_t bytes = frame.size();
+  std::lock_guard<std::mutex> lock(mu_);
+  Status st = object.Send(std::move(frame));
+  if (!st.ok()) return st;
+  if (!runs_.empty() && runs_.back().cls == cls) {
+    ++runs_.back().frames;
+    runs_.back().bytes += bytes;
+  } else {
+    runs_.push_back({cls, 1, bytes});
+    if (runs_.size() > kMaxRuns) runs_.pop_front();
+  }
+  return st;
+}
+
+FrameLog::Split FrameLog::Newest(uint64_t frames, uint64_t bytes) const {
+  Split s;
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t left = frames;
+  for (auto it = runs_.rbegin(); it != runs_.rend() && left > 0; ++it) {
+    const uint64_t n = std::min(left, it->frames);
+    if (it->cls == FrameClass::kAnswer) {
+      s.answer_frames += n;
+      // A part of a run: its frames' share of the run's bytes.
+      s.answer_bytes += n == it->frames ? it->bytes : it->bytes / it->frames * n;
+    }
+    left -= n;
+  }
+  s.user_frames = frames - s.answer_frames;
+  s.answer_bytes = std::min(s.answer_bytes, bytes);
+  s.user_bytes = bytes - s.answer_bytes;
+  return s;
+}
+
+}  // namespace ukai::rt::internal

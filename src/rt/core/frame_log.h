@@ -1,0 +1,56 @@
+// FrameLog: the classes of the frames this runtime sent to one peer, newest last, as runs (a
+// frame is a user RSR or request, or an answer of the runtime's own layers: a reply, a
+// refusal, an RMA ack, a virtual node or multicast notice). Every channel is FIFO, so the
+// frames a peer never took are the newest ones: Finalize and ClosePeer classify them with
+// Newest() and report a departed peer's lost answers apart from lost user RSRs
+// (docs/runtime.md, "Flow control").
+//
+// Thread safety: every method takes the log's mutex; Send holds it across the module's Send so
+// that the log's order is the channel's order. Memory: at most kMaxRuns runs; frames older than
+// the log are counted as user frames (never hides a user loss).
+#ifndef UKAI_RT_CORE_FRAME_LOG_H_
+#define UKAI_RT_CORE_FRAME_LOG_H_
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+
+#include "rt/core/module.h"
+#include "ukai/rt/runtime.hpp"
+
+namespace ukai::rt::internal {
+
+enum class FrameClass : uint8_t { kUser, kAnswer };
+
+// Whether an RSR to `handler` is an answer of one of the runtime's layers (a fixed table:
+// ukai.rma.reply, ukai.vn.moved, ukai.vn.fail, ukai.mc.ack).
+bool IsAnswerHandler(HandlerId handler);
+
+class FrameLog {
+ public:
+  static constexpr size_t kMaxRuns = 256;
+
+  // Sends `frame` through `object` and, when it was accepted, records it as `cls`.
+  Status Send(CommObject& object, FrameClass cls, ByteBlock&& frame);
+
+  struct Split {
+    uint64_t user_frames = 0, user_bytes = 0;
+    uint64_t answer_frames = 0, answer_bytes = 0;
+  };
+  // Classifies the newest `frames` frames (`bytes` in all, as the module counts them): the
+  // answers among them by the log, the rest (including frames older than the log) as user.
+  Split Newest(uint64_t frames, uint64_t bytes) const;
+
+ private:
+  struct Run {
+    FrameClass cls;
+    uint64_t frames;
+    uint64_t bytes;
+  };
+  mutable std::mutex mu_;
+  std::deque<Run> runs_;  // oldest first
+};
+
+}  // namespace ukai::rt::internal
+
+#endif  // UKAI_RT_CORE_FRAME_LOG_H_
