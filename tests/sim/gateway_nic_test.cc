@@ -211,6 +211,28 @@ TEST(GatewayTest, BootFaultManagedDetoursDeliverNoneLoses) {
   }
 }
 
+// preloaded: a row for every node, the I/O node's own too, so a frame for the I/O node's own
+// MAC is a unicast to itself, not a broadcast to all 24 nodes.
+TEST(GatewayTest, PreloadedHasARowForTheIoNodeItself) {
+  SimConfig c = Group24(DetourPolicy::kPreloaded);
+  c.nic.enabled = {"3G0"};
+  auto g = std::move(Gateway::Create(c).value());
+  const int io = 8;  // 3G0: (3 - 1) * 4 + 0
+  EXPECT_EQ(g->nic(0).table().size(), 24u);
+  const AddressRow* row = g->nic(0).table().Find(g->MacOf(io));
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->node, io);
+  EXPECT_TRUE(row->detour.empty());
+  for (int dst : {io, 18}) {  // itself and 5G2
+    g->InjectIngress({0, BuildFrame(g->MacOf(dst), kExternalMacBase, dst, 300, true), true});
+  }
+  RunToEnd(*g);
+  EXPECT_EQ(g->counters().broadcasts, 0);
+  EXPECT_EQ(g->counters().broadcast_copies_dropped, 0);
+  EXPECT_EQ(g->counters().frames_delivered, 2);
+  EXPECT_EQ(g->counters().frames_lost, 0);
+}
+
 TEST(GatewayTest, RuntimeFaultIsNotifiedThenTableUpdatesArrive) {
   SimConfig c = Group24(DetourPolicy::kManaged);
   c.nic.enabled = {"3G1"};

@@ -34,7 +34,8 @@ void Gateway::InitManagement(const NicNodes& nodes) {
   return_detour_.assign(n, {});
   out_detour_.assign(n, {});
   SendAssignments(/*boot=*/true);
-  // Faults present at boot: managed rows before traffic; preloaded: a row for every node.
+  // Faults present at boot: managed rows before traffic; preloaded: a row for every node,
+  // the I/O node's own too (no detour: the NIC hands the frame to its own node).
   const Topology& t = net_->topology();
   for (size_t k = 0; k < nics; ++k) {
     const int io = nic_nodes_[k];
@@ -42,8 +43,7 @@ void Gateway::InitManagement(const NicNodes& nodes) {
       for (const AddressRow& row : RowChanges(static_cast<int>(k))) nics_[k]->Set(row);
     } else if (config_.nic.detours == DetourPolicy::kPreloaded) {
       for (int d = 0; d < n; ++d) {
-        if (d == io) continue;
-        auto via = DisjointDetour(*planner_, t, io, d, MaxVia());
+        auto via = d == io ? std::nullopt : DisjointDetour(*planner_, t, io, d, MaxVia());
         nics_[k]->Set({MacOf(d), d, via ? *via : std::vector<int>{}});
       }
     }
