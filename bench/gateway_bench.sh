@@ -4,11 +4,13 @@
 # without and with internal traffic beside, and the same number of 1500-byte messages
 # generated internally at the same aggregate load (no NIC path), in frames (messages) per
 # second of wall time and of the process's CPU time.
-# Three settings: "default" (router.flit_bytes = 256, a frame is a 6-flit packet, 0.1 frames
+# Four settings: "default" (router.flit_bytes = 256, a frame is a 6-flit packet, 0.1 frames
 # per cycle) and "tuned" (512-byte flits: 3 flits, 0.15 frames per cycle), both with
 # router.vc_buffer_flits = 16; "group24" (the router of experiments/gateway/group24.toml:
 # 32-byte flits, a frame is a 47-flit packet, 64-flit VC buffers, 6 VCs; 0.03 frames per
-# cycle). Every other key at its default.
+# cycle); "sim-defaults" (the simulator's own router defaults: router.flit_bytes = 4, a frame
+# is a 375-flit packet, 8-flit VC buffers, 4 VCs; 0.004 frames per cycle, below the two NICs'
+# injection limit of 2 / 375 frames per cycle). Every other key at its default.
 # Each case runs RUNS times (round robin over the cases, so a busy minute of the shared
 # machine hits all of them); printed: the median wall time and its range, the median CPU
 # time (user + system), and the frames per second of each median.
@@ -24,7 +26,7 @@ TMP=${TMPDIR:-/tmp}/ukai_gateway_bench_$$
 mkdir -p "$TMP"
 trap 'rm -rf "$TMP"' EXIT
 # settings name, flit bytes, ingress frames per cycle, VC buffer flits[, VCs]
-for s in "default 256 0.1 16" "tuned 512 0.15 16" "group24 32 0.03 64 6"; do
+for s in "default 256 0.1 16" "tuned 512 0.15 16" "group24 32 0.03 64 6" "sim-defaults 4 0.004 8 4"; do
   set -- $s
   "$UKAI" sim gen-pcap "$TMP/$1.pcap" --frames "$FRAMES" --bytes 1500 --rate "$3"
   # The same load generated internally: $3 frames/cycle = $3 / 24 messages/node/cycle.
@@ -51,14 +53,14 @@ for _ in range(runs):
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         d = json.loads(out.splitlines()[0])
         got[i].append((d["wall_seconds"], cpu, d[field], d["cycles"]))
-print("%-8s %-38s %7s %8s %22s %7s %11s %11s" % ("settings", "case", "items", "cycles",
+print("%-12s %-38s %7s %8s %22s %7s %11s %11s" % ("settings", "case", "items", "cycles",
       "wall_s median (range)", "cpu_s", "items/wall_s", "items/cpu_s"))
 for i, (settings, name, *_) in enumerate(cases):
     walls = [g[0] for g in got[i]]
     cpus = [g[1] for g in got[i]]
     items, cycles = got[i][0][2], got[i][0][3]
     w, c = statistics.median(walls), statistics.median(cpus)
-    print("%-8s %-38s %7d %8d %7.3f (%6.3f-%6.3f) %7.3f %11.0f %11.0f" % (
+    print("%-12s %-38s %7d %8d %7.3f (%6.3f-%6.3f) %7.3f %11.0f %11.0f" % (
         settings, name, items, cycles, w, min(walls), max(walls), c, items / w, items / c))
 la = open("/proc/loadavg").read().split()[:3]
 print("runs per case: %d; load average after the runs: %s" % (runs, " ".join(la)))
