@@ -162,6 +162,11 @@ class RuntimeImpl final : public ModuleHost {
   Status Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
               bool wait_for_room = true);
   Result<std::string> SelectModule(const Startpoint& target);
+  // The one-sided facility (rt/core/one_sided.h) of a loaded module (the first that has one),
+  // or null; and that of the module carrying traffic to `target` with the target's descriptor
+  // of that module (both null when that module has none or the target is unreachable).
+  OneSided* LocalOneSided() const;
+  std::pair<OneSided*, const Descriptor*> OneSidedTo(const Startpoint& target);
   int Progress();
   Result<Startpoint> WorldStartpoint(int rank, ContextId context, EndpointId endpoint) const;
   Status Barrier() { return bootstrap_->Barrier(); }

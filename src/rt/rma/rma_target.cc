@@ -47,9 +47,10 @@ uint32_t RmaCore::NewAccessId() {
 
 Result<RemoteKey> RmaCore::AddSegment(uint8_t* data, uint64_t length, bool lazy) {
   uint32_t id;
+  const uint64_t window = lazy ? 0 : AttachWindow(data, length);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    segments_.push_back({data, length, lazy, true, nullptr});
+    segments_.push_back({data, length, lazy, true, nullptr, window});
     id = static_cast<uint32_t>(segments_.size());
   }
   return MakeKey(id);
@@ -61,6 +62,7 @@ Status RmaCore::RemoveSegment(uint32_t segment) {
     return Status::NotFound("rma: no registered segment " + std::to_string(segment));
   }
   if (segments_[segment - 1].shared) segments_[segment - 1].shared->Retire();
+  DetachWindow(segments_[segment - 1].data, segments_[segment - 1].window);
   segments_[segment - 1] = Segment{};
   return Status::Ok();
 }
@@ -124,6 +126,7 @@ void RmaCore::OnRequest(Rsr& m) {
     return BindInitiator(m.source(), r, &replies_, &counters_);
   }();
   if (!to.ok()) return;  // forged or unroutable: counted, no reply possible
+  if (IsOneSidedAsk(r.op)) return OnAsk(r, *to);
   uint8_t* data = nullptr;
   std::shared_ptr<DirectSegment> keep;  // an Allocate'd segment stays mapped until we are done
   Status s = Resolve(r, &data, &keep);
@@ -140,10 +143,7 @@ void RmaCore::OnRequest(Rsr& m) {
   SendReply(*to, r, s, out);
 }
 
-// Admission (blocked, process ID, access ID), then translation (segment, bounds, page rule,
-// fault). On success *data points at the target bytes of a put/get (the segment base for
-// atomics).
-Status RmaCore::Resolve(const RmaRequest& r, uint8_t** data, std::shared_ptr<DirectSegment>* keep) {
+Status RmaCore::Admit(const RmaRequest& r) {
   ProtectionHandler protect;
   bool mismatch = false;
   {
@@ -173,6 +173,24 @@ Status RmaCore::Resolve(const RmaRequest& r, uint8_t** data, std::shared_ptr<Dir
     return Status::FailedPrecondition("rma: access ID mismatch at " + Name(self_) +
                                       " (key revoked or never handed out); nothing written");
   }
+  return Status::Ok();
+}
+
+Status RmaCore::InBounds(const RmaRequest& r, const Segment& seg) {
+  const uint64_t span = r.op == RmaWireOp::kAtomic ? 0 : r.length;
+  if (r.offset > seg.length || span > seg.length - r.offset) {
+    return Status::OutOfRange("rma: bytes [" + std::to_string(r.offset) + ", +" +
+                              std::to_string(span) + ") outside segment " +
+                              std::to_string(r.segment) + " of " + std::to_string(seg.length));
+  }
+  return Status::Ok();
+}
+
+// Admission (blocked, process ID, access ID), then translation (segment, bounds, page rule,
+// fault). On success *data points at the target bytes of a put/get (the segment base for
+// atomics).
+Status RmaCore::Resolve(const RmaRequest& r, uint8_t** data, std::shared_ptr<DirectSegment>* keep) {
+  UKAI_RETURN_IF_ERROR(Admit(r));
   // Process ID check against the scheduled context: a descheduled one is served by the
   // software path, which resolves the same tables and completes the access.
   const bool software = !scheduled.load(std::memory_order_acquire);
@@ -182,12 +200,8 @@ Status RmaCore::Resolve(const RmaRequest& r, uint8_t** data, std::shared_ptr<Dir
                             Name(self_));
   }
   Segment seg = segments_[r.segment - 1];
+  UKAI_RETURN_IF_ERROR(InBounds(r, seg));
   const uint64_t span = r.op == RmaWireOp::kAtomic ? 0 : r.length;
-  if (r.offset > seg.length || span > seg.length - r.offset) {
-    return Status::OutOfRange("rma: bytes [" + std::to_string(r.offset) + ", +" +
-                              std::to_string(span) + ") outside segment " +
-                              std::to_string(r.segment) + " of " + std::to_string(seg.length));
-  }
   const uint64_t addr = (seg.lazy ? 0 : reinterpret_cast<uintptr_t>(seg.data)) + r.offset;
   if (r.op != RmaWireOp::kAtomic &&
       (span > kRmaMaxPacketBytes || addr % page_size_ + span > page_size_)) {
