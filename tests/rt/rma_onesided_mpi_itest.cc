@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "mpi_run.h"
 #include "rma_mpi_util.h"
+#include "rt/rma/rma_wire.h"
 #include "rt_test_util.h"
 #include "ukai/ukai.hpp"
 
@@ -87,8 +88,8 @@ TEST(MpiRmaOneSidedWorker, LargePutGetAndProtection) {
         const RmaStats after = a.stats();
         const bool above = size >= kThreshold;
         EXPECT_EQ(after.onesided_accesses - before.onesided_accesses, above ? 2u : 0u) << size;
-        if (above) {
-          EXPECT_EQ(after.packets_sent - before.packets_sent, 2u) << size;  // the 2 asks
+        if (above) {  // 2 asks and 2 releases
+          EXPECT_EQ(after.packets_sent - before.packets_sent, 4u) << size;
         }
       }
     }
@@ -99,6 +100,8 @@ TEST(MpiRmaOneSidedWorker, LargePutGetAndProtection) {
   // The target holds the last put's bytes (seed 12, 3 MiB + 5 at page - 1), the guard page
   // after the segment is untouched, and every large access was granted here.
   if (r.rank() == 1) {
+    // Every grant released (the releases may still be on their way after the barrier).
+    EXPECT_TRUE(testing::WaitFor([&] { return a.stats().onesided_released == 18; }));
     const std::vector<uint8_t> want = Filled(12, (size_t{3} << 20) + 5);
     EXPECT_EQ(std::memcmp(mem + page - 1, want.data(), want.size()), 0);
     EXPECT_EQ(a.stats().onesided_granted, 18u);
@@ -121,7 +124,7 @@ TEST(MpiRmaOneSidedWorker, LargePutGetAndProtection) {
   }
   // Revocation: the old key is refused (one ask, one access ID mismatch), nothing written;
   // the protection handler blocks rank 0.
-  if (r.rank() == 1) a.ChangeAccessId();
+  if (r.rank() == 1) a.ChangeAccessId();  // (every grant was released: none overtaken)
   ASSERT_TRUE(r.Barrier().ok());
   const std::vector<uint8_t> marks(kThreshold * 4, 0xAB);
   if (r.rank() == 0) {
@@ -183,6 +186,34 @@ TEST(MpiRmaOneSidedWorker, LargePutGetAndProtection) {
   if (r.rank() == 1) {
     EXPECT_EQ(a.stats().process_mismatch, lazy_data.size() / page);
     EXPECT_EQ(std::memcmp(mem, lazy_data.data(), lazy_data.size()), 0);
+  }
+  // The race, counted: a grant whose transfer has not ended (an ask made by hand, never
+  // released) when the target revokes its keys.
+  if (r.rank() == 1) {
+    a.SetScheduled(true);
+    EXPECT_EQ(a.stats().onesided_revoked_in_flight, 0u);
+  }
+  ASSERT_TRUE(r.Barrier().ok());
+  if (r.rank() == 0) {
+    internal::RmaRequest ask;
+    ask.op = internal::RmaWireOp::kOneSidedPut;
+    ask.op_id = 1u << 30;
+    ask.segment = fresh->segment;
+    ask.dest = fresh->process;
+    ask.dest_access_id = fresh->access_id;
+    ask.init = a.process_id();
+    ask.init_access_id = a.access_id();
+    ask.length = static_cast<uint32_t>(kThreshold);
+    Buffer b;
+    b.block().Resize(Buffer::kHeadroom + internal::RequestSize(ask));
+    internal::EncodeRequest(ask, b.block().data() + Buffer::kHeadroom);
+    ASSERT_TRUE(r.SendRsr(std::move(b), fresh->route, HandlerId::Of("ukai.rma.request")).ok());
+  }
+  if (r.rank() == 1) {
+    ASSERT_TRUE(testing::WaitFor([&] { return a.stats().onesided_granted == 20; }));
+    EXPECT_EQ(a.stats().onesided_released, 19u);
+    a.ChangeAccessId();
+    EXPECT_EQ(a.stats().onesided_revoked_in_flight, 1u);
   }
   ASSERT_TRUE(r.Barrier().ok());
   rank.rma.reset();

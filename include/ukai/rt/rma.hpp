@@ -143,6 +143,10 @@ struct RmaStats {
   uint64_t onesided_accesses = 0;   // initiator: granted, done with MPI_Put/MPI_Get + flush
   uint64_t onesided_fallbacks = 0;  // initiator: the target answered "use packets"
   uint64_t onesided_granted = 0;    // target: asks it granted (all checks of the fast path passed)
+  uint64_t onesided_released = 0;   // target: granted transfers the initiator said were over
+  // target: grants still in flight (not released) when a revocation took effect
+  // (ChangeAccessId, a block, Deregister): the race of docs/rma.md, counted
+  uint64_t onesided_revoked_in_flight = 0;
 };
 
 // Supplies memory for a lazily backed segment on its first access (the OS allocating a page

@@ -112,12 +112,16 @@ Result<RmaOp> RmaCore::Start(const RemoteKey& key, RmaWireOp op, uint64_t offset
   return RmaOp{r.op_id};
 }
 
-bool RmaCore::SendPacket(const RemoteKey& key, RmaRequest& r, OpState* op) {
+Status RmaCore::SendRequest(const Startpoint& to, const RmaRequest& r) {
   const size_t n = RequestSize(r);
   Buffer b(n);
   b.block().Resize(Buffer::kHeadroom + n);
   EncodeRequest(r, b.block().data() + Buffer::kHeadroom);
-  Status s = runtime_->SendRsr(std::move(b), key.route, kRmaRequestHandler);
+  return runtime_->SendRsr(std::move(b), to, kRmaRequestHandler);
+}
+
+bool RmaCore::SendPacket(const RemoteKey& key, RmaRequest& r, OpState* op) {
+  Status s = SendRequest(key.route, r);
   if (!s.ok()) {
     Finish(op, s, 1);
     return false;
@@ -386,12 +390,25 @@ Status Rma::WaitFlag(const std::atomic<uint64_t>& flag) {
 
 RmaStats Rma::stats() const {
   internal::RmaCounters& c = core_->counters();
-  return {c.packets_sent.load(),       c.fast_path.load(),        c.translation_faults.load(),
-          c.fault_errors.load(),       c.process_mismatch.load(), c.access_rejected.load(),
-          c.blocked_rejected.load(),   c.forged_rejected.load(),  c.malformed.load(),
-          c.boundary_rejected.load(),  c.atomic_ops.load(),       c.vnode_redirects.load(),
-          c.direct_accesses.load(),    c.direct_fallbacks.load(), c.onesided_accesses.load(),
-          c.onesided_fallbacks.load(), c.onesided_granted.load()};
+  return {c.packets_sent.load(),
+          c.fast_path.load(),
+          c.translation_faults.load(),
+          c.fault_errors.load(),
+          c.process_mismatch.load(),
+          c.access_rejected.load(),
+          c.blocked_rejected.load(),
+          c.forged_rejected.load(),
+          c.malformed.load(),
+          c.boundary_rejected.load(),
+          c.atomic_ops.load(),
+          c.vnode_redirects.load(),
+          c.direct_accesses.load(),
+          c.direct_fallbacks.load(),
+          c.onesided_accesses.load(),
+          c.onesided_fallbacks.load(),
+          c.onesided_granted.load(),
+          c.onesided_released.load(),
+          c.onesided_revoked_in_flight.load()};
 }
 
 }  // namespace ukai::rt

@@ -32,7 +32,8 @@ struct RmaCounters {
   std::atomic<uint64_t> packets_sent{0}, fast_path{0}, translation_faults{0}, fault_errors{0},
       process_mismatch{0}, access_rejected{0}, blocked_rejected{0}, forged_rejected{0},
       malformed{0}, boundary_rejected{0}, atomic_ops{0}, vnode_redirects{0}, direct_accesses{0},
-      direct_fallbacks{0}, onesided_accesses{0}, onesided_fallbacks{0}, onesided_granted{0};
+      direct_fallbacks{0}, onesided_accesses{0}, onesided_fallbacks{0}, onesided_granted{0},
+      onesided_released{0}, onesided_revoked_in_flight{0};
 };
 
 // One operation in flight at the initiator.
@@ -82,6 +83,10 @@ class RmaCore {
   void DetachWindow(uint8_t* data, uint64_t window);
   void DetachAllWindows();
   void OnAsk(const RmaRequest& r, const Startpoint& to);
+  void OnRelease(const RmaRequest& r);
+  // Counts the grants in flight that a revocation overtakes: all of them (`process` and
+  // `segment` null/0), those of one process, or those on one segment (mu_ held).
+  void CountRevokedGrantsLocked(const ProcessId* process, uint32_t segment);
   bool OneSidedPut(const RemoteKey& key, uint64_t offset, std::span<const uint8_t> data,
                    std::atomic<uint64_t>* flag, RmaOp* op);
   bool OneSidedGet(const RemoteKey& key, uint64_t offset, std::span<uint8_t> out, RmaOp* op);
@@ -130,6 +135,8 @@ class RmaCore {
   Result<uint64_t> Grant(const RmaRequest& r);
   bool TryOneSided(const RemoteKey& key, RmaWireOp ask, uint64_t offset, uint8_t* local,
                    uint64_t length, std::atomic<uint64_t>* flag, RmaOp* op);
+  // Tells the target a granted transfer is over (wire op 6).
+  void Release(const RemoteKey& key, uint64_t offset, uint64_t length, uint64_t op_id);
   // An operation that is complete with `s`, for Wait/Fence to report.
   RmaOp Completed(const ProcessId& target, RmaWireOp op, const Status& s);
   struct Access {  // a validated target access, from CheckRequest
@@ -144,6 +151,7 @@ class RmaCore {
                  std::span<const uint8_t> data);
   void Finish(OpState* op, const Status& s, uint32_t packets);
   bool SendPacket(const RemoteKey& key, RmaRequest& r, OpState* op);
+  Status SendRequest(const Startpoint& to, const RmaRequest& r);
 
   Runtime* runtime_;
   ProcessId self_;
@@ -154,7 +162,9 @@ class RmaCore {
   std::atomic<uint32_t> access_id_;
   std::vector<Segment> segments_;            // id - 1
   std::map<ProcessId, Startpoint> replies_;  // initiators' reply routes (mu_)
-  std::mutex atomic_mu_;                     // one atomic sequence at a time
+  // One-sided grants not released yet, per (initiator, segment) (mu_).
+  std::map<std::pair<ProcessId, uint32_t>, uint32_t> grants_;
+  std::mutex atomic_mu_;  // one atomic sequence at a time
   RmaCounters counters_;
   std::unique_ptr<DirectTarget> direct_target_;  // made by the first Allocate (mu_)
   std::unique_ptr<DirectInitiator> direct_;      // null when RmaOptions::direct is false

@@ -13,6 +13,9 @@
 // ask, wait for the answer, and on a grant move the bytes with the module's Put/Get (MPI_Put
 // / MPI_Get + MPI_Win_flush), completing the operation before returning.
 //
+// After the transfer the initiator sends a release (wire op 6); the target keeps the grants
+// not released per (initiator, segment) and counts those a revocation overtakes.
+//
 // Race (documented in docs/rma.md): an access granted before a revocation (ChangeAccessId,
 // a block, Deregister) at the target may still land after it, as a packet accepted before
 // the revocation does on the packet path, but for the whole operation instead of 4 KiB.
@@ -62,7 +65,27 @@ Result<uint64_t> RmaCore::Grant(const RmaRequest& r) {
     return uint64_t{0};
   }
   ++counters_.onesided_granted;
+  ++grants_[{r.init, r.segment}];
   return seg.window + r.offset;
+}
+
+void RmaCore::OnRelease(const RmaRequest& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = grants_.find({r.init, r.segment});
+  if (it == grants_.end()) {  // never granted (or counted away by a failed initiator)
+    ++counters_.malformed;
+    return;
+  }
+  if (--it->second == 0) grants_.erase(it);
+  ++counters_.onesided_released;
+}
+
+void RmaCore::CountRevokedGrantsLocked(const ProcessId* process, uint32_t segment) {
+  for (const auto& [who, n] : grants_) {
+    if ((process == nullptr || who.first == *process) && (segment == 0 || who.second == segment)) {
+      counters_.onesided_revoked_in_flight += n;
+    }
+  }
 }
 
 void RmaCore::OnAsk(const RmaRequest& r, const Startpoint& to) {
@@ -72,6 +95,22 @@ void RmaCore::OnAsk(const RmaRequest& r, const Startpoint& to) {
   if (*grant == 0) return SendReply(to, r, Status::Ok(), {});
   wire::PutLe64(window, *grant);
   SendReply(to, r, Status::Ok(), window);
+}
+
+void RmaCore::Release(const RemoteKey& key, uint64_t offset, uint64_t length, uint64_t op_id) {
+  RmaRequest r;
+  r.op = RmaWireOp::kOneSidedDone;
+  r.op_id = op_id;
+  r.segment = key.segment;
+  r.dest = key.process;
+  r.dest_access_id = key.access_id;
+  r.init = self_;
+  r.init_access_id = access_id();
+  r.offset = offset;
+  r.length = static_cast<uint32_t>(length);
+  // The target answered the ask, so it knows our reply route; a lost release (the target
+  // gone) only leaves its grant counted there.
+  if (SendRequest(key.route, r).ok()) ++counters_.packets_sent;
 }
 
 RmaOp RmaCore::Completed(const ProcessId& target, RmaWireOp op, const Status& s) {
@@ -106,6 +145,7 @@ bool RmaCore::TryOneSided(const RemoteKey& key, RmaWireOp ask, uint64_t offset, 
   if (s.ok()) {
     s = put ? one_sided->Put(peer->bytes, answer->window, {local, length})
             : one_sided->Get(peer->bytes, answer->window, {local, length});
+    Release(key, offset, length, asked->id);
     // MPI failed after the grant: the packet path redoes the whole operation.
     if (!s.ok()) return false;
     counters_.onesided_accesses.fetch_add(1, std::memory_order_relaxed);

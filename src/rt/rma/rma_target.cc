@@ -41,6 +41,10 @@ uint32_t RmaCore::NewAccessId() {
   uint32_t id = 0;
   while (id == 0 || id == old) id = random();
   access_id_.store(id, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    CountRevokedGrantsLocked(nullptr, 0);
+  }
   PublishDirect();  // direct initiators holding older keys are refused from now on
   return id;
 }
@@ -63,6 +67,7 @@ Status RmaCore::RemoveSegment(uint32_t segment) {
   }
   if (segments_[segment - 1].shared) segments_[segment - 1].shared->Retire();
   DetachWindow(segments_[segment - 1].data, segments_[segment - 1].window);
+  CountRevokedGrantsLocked(nullptr, segment);
   segments_[segment - 1] = Segment{};
   return Status::Ok();
 }
@@ -127,6 +132,7 @@ void RmaCore::OnRequest(Rsr& m) {
   }();
   if (!to.ok()) return;  // forged or unroutable: counted, no reply possible
   if (IsOneSidedAsk(r.op)) return OnAsk(r, *to);
+  if (r.op == RmaWireOp::kOneSidedDone) return OnRelease(r);
   uint8_t* data = nullptr;
   std::shared_ptr<DirectSegment> keep;  // an Allocate'd segment stays mapped until we are done
   Status s = Resolve(r, &data, &keep);
@@ -168,6 +174,7 @@ Status RmaCore::Admit(const RmaRequest& r) {
     if (protect && protect(r.init, r.init_access_id)) {
       std::lock_guard<std::mutex> lock(mu_);
       blocked_.insert(r.init);
+      CountRevokedGrantsLocked(&r.init, 0);
       PublishDirectLocked();
     }
     return Status::FailedPrecondition("rma: access ID mismatch at " + Name(self_) +

@@ -73,8 +73,8 @@ Result<RmaRequest> DecodeRequest(std::span<const uint8_t> in) {
   }
   const uint8_t* h = in.data();
   RmaRequest r;
-  if (h[0] < 1 || h[0] > 5) {
-    return Bad("op " + std::to_string(h[0]) + " is not put/get/atomic/one-sided put/get");
+  if (h[0] < 1 || h[0] > 6) {
+    return Bad("op " + std::to_string(h[0]) + " is not put/get/atomic/one-sided put/get/done");
   }
   r.op = static_cast<RmaWireOp>(h[0]);
   r.flags = h[1];
@@ -123,7 +123,7 @@ Result<RmaRequest> DecodeRequest(std::span<const uint8_t> in) {
     }
     return r;
   }
-  if (IsOneSidedAsk(r.op)) {  // asks carry no data and no packet limit (rma_wire.h)
+  if (IsOneSidedAsk(r.op) || r.op == RmaWireOp::kOneSidedDone) {  // no data, no 4 KiB limit
     if (rest != 0) return Bad(std::to_string(rest) + " data bytes after a one-sided ask");
     if (r.length == 0) return Bad("one-sided ask of 0 bytes");
     return r;

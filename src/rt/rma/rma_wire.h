@@ -29,6 +29,8 @@
 // one-sided operations; no data follows. The target runs every check of a packet and answers
 // with a reply whose data is either the u64 window address of the first byte (go: the
 // initiator transfers by itself) or empty (take the packet path); an error refuses the access.
+// After a granted transfer the initiator sends op 6 (release: same fields as its ask, no
+// data, no reply), so that the target knows which grants are still in flight.
 //
 // Decoders never read out of bounds and name the offending field. Thread safety: pure.
 #ifndef UKAI_RT_RMA_RMA_WIRE_H_
@@ -51,6 +53,7 @@ enum class RmaWireOp : uint8_t {
   kAtomic = 3,
   kOneSidedPut = 4,  // asks (see above)
   kOneSidedGet = 5,
+  kOneSidedDone = 6,  // release of a granted ask (see above)
 };
 inline bool IsOneSidedAsk(RmaWireOp op) {
   return op == RmaWireOp::kOneSidedPut || op == RmaWireOp::kOneSidedGet;
