@@ -187,6 +187,28 @@ TEST(MpiRmaOneSidedWorker, LargePutGetAndProtection) {
     EXPECT_EQ(a.stats().process_mismatch, lazy_data.size() / page);
     EXPECT_EQ(std::memcmp(mem, lazy_data.data(), lazy_data.size()), 0);
   }
+  // A large put started in a non-threaded handler (inside the progress pass, where no answer
+  // to an ask could be dispatched) takes the packet path instead of waiting.
+  if (r.rank() == 0) {
+    Result<Endpoint*> ep = r.FindContext(testing::kRankCtx)->CreateEndpoint({2});
+    ASSERT_TRUE(ep.ok()) << ep.status().ToString();
+    std::atomic<bool> started{false};
+    Result<RmaOp> op = Status::Internal("not run");
+    const std::vector<uint8_t> data = Filled(77, kThreshold * 2);
+    ASSERT_TRUE((*ep)
+                    ->RegisterHandler("put", HandlerKind::kNonThreaded,
+                                      [&](Rsr&) {
+                                        op = a.Put(*fresh, 0, data);
+                                        started = true;
+                                      })
+                    .ok());
+    ASSERT_TRUE(r.SendRsr(Buffer(), (*ep)->MakeStartpoint(), HandlerId::Of("put")).ok());
+    ASSERT_TRUE(testing::WaitFor([&] { return started.load(); }));
+    ASSERT_TRUE(op.ok()) << op.status().ToString();
+    ASSERT_TRUE(a.Wait(*op).ok());
+    EXPECT_EQ(a.stats().onesided_accesses, 19u);
+  }
+  ASSERT_TRUE(r.Barrier().ok());
   // The race, counted: a grant whose transfer has not ended (an ask made by hand, never
   // released) when the target revokes its keys.
   if (r.rank() == 1) {

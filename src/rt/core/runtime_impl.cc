@@ -344,6 +344,9 @@ OneSided* RuntimeImpl::LocalOneSided() const {
 }
 
 std::pair<OneSided*, const Descriptor*> RuntimeImpl::OneSidedTo(const Startpoint& target) {
+  // Not inside a pass of ours (a non-threaded handler): the rendezvous waits for an answer
+  // that only a later pass could dispatch.
+  if (InOwnProgressPass()) return {nullptr, nullptr};
   Result<Peer*> p = PeerFor(target);
   if (!p.ok() || (*p)->module->one_sided() == nullptr) return {nullptr, nullptr};
   const Descriptor* d = target.descriptors().Find((*p)->module->name());

@@ -164,7 +164,8 @@ class RuntimeImpl final : public ModuleHost {
   Result<std::string> SelectModule(const Startpoint& target);
   // The one-sided facility (rt/core/one_sided.h) of a loaded module (the first that has one),
   // or null; and that of the module carrying traffic to `target` with the target's descriptor
-  // of that module (both null when that module has none or the target is unreachable).
+  // of that module (both null when that module has none, the target is unreachable, or the
+  // caller runs inside this runtime's progress pass, e.g. a non-threaded handler).
   OneSided* LocalOneSided() const;
   std::pair<OneSided*, const Descriptor*> OneSidedTo(const Startpoint& target);
   int Progress();
