@@ -9,8 +9,11 @@
 // one-sided.
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -47,6 +50,23 @@ Result<RemoteKey> Reswap(testing::RmaRank& rank, uint32_t segment) {
   Result<RemoteKey> fresh = rank.rma->KeyOf(segment);
   if (!fresh.ok()) return fresh.status();
   return rank.SwapKeys(*fresh);
+}
+
+// Sends a one-sided ask / release made by hand (no release follows an ask sent this way).
+void SendByHand(Runtime& r, Rma& a, const RemoteKey& key, internal::RmaWireOp op) {
+  internal::RmaRequest req;
+  req.op = op;
+  req.op_id = 1u << 30;
+  req.segment = key.segment;
+  req.dest = key.process;
+  req.dest_access_id = key.access_id;
+  req.init = a.process_id();
+  req.init_access_id = a.access_id();
+  req.length = static_cast<uint32_t>(kThreshold);
+  Buffer b;
+  b.block().Resize(Buffer::kHeadroom + internal::RequestSize(req));
+  internal::EncodeRequest(req, b.block().data() + Buffer::kHeadroom);
+  ASSERT_TRUE(r.SendRsr(std::move(b), key.route, HandlerId::Of("ukai.rma.request")).ok());
 }
 
 TEST(MpiRmaOneSidedWorker, LargePutGetAndProtection) {
@@ -216,26 +236,34 @@ TEST(MpiRmaOneSidedWorker, LargePutGetAndProtection) {
     EXPECT_EQ(a.stats().onesided_revoked_in_flight, 0u);
   }
   ASSERT_TRUE(r.Barrier().ok());
-  if (r.rank() == 0) {
-    internal::RmaRequest ask;
-    ask.op = internal::RmaWireOp::kOneSidedPut;
-    ask.op_id = 1u << 30;
-    ask.segment = fresh->segment;
-    ask.dest = fresh->process;
-    ask.dest_access_id = fresh->access_id;
-    ask.init = a.process_id();
-    ask.init_access_id = a.access_id();
-    ask.length = static_cast<uint32_t>(kThreshold);
-    Buffer b;
-    b.block().Resize(Buffer::kHeadroom + internal::RequestSize(ask));
-    internal::EncodeRequest(ask, b.block().data() + Buffer::kHeadroom);
-    ASSERT_TRUE(r.SendRsr(std::move(b), fresh->route, HandlerId::Of("ukai.rma.request")).ok());
-  }
+  if (r.rank() == 0) SendByHand(r, a, *fresh, internal::RmaWireOp::kOneSidedPut);
   if (r.rank() == 1) {
     ASSERT_TRUE(testing::WaitFor([&] { return a.stats().onesided_granted == 20; }));
     EXPECT_EQ(a.stats().onesided_released, 19u);
     a.ChangeAccessId();
     EXPECT_EQ(a.stats().onesided_revoked_in_flight, 1u);
+  }
+  // Deregister waits for the grant on that segment to be released (its memory may be freed
+  // right after).
+  std::atomic<bool> deregistered{false};
+  std::thread deregister;
+  if (r.rank() == 1) {
+    deregister = std::thread([&] {
+      EXPECT_TRUE(a.Deregister(mine.segment).ok());
+      deregistered = true;
+    });
+  }
+  ASSERT_TRUE(r.Barrier().ok());
+  if (r.rank() == 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_FALSE(deregistered.load());
+  }
+  ASSERT_TRUE(r.Barrier().ok());
+  if (r.rank() == 0) SendByHand(r, a, *fresh, internal::RmaWireOp::kOneSidedDone);
+  if (r.rank() == 1) {
+    EXPECT_TRUE(testing::WaitFor([&] { return deregistered.load(); }));
+    deregister.join();
+    EXPECT_EQ(a.stats().onesided_released, 20u);
   }
   ASSERT_TRUE(r.Barrier().ok());
   rank.rma.reset();

@@ -30,7 +30,9 @@
 //    to a peer over the mpi module sends one ask through the request path; the target runs
 //    every check above and grants it only when the access would take the fast path (then
 //    the initiator completes it with MPI_Put/MPI_Get into the target's dynamic window); any
-//    other answer takes the packet path or returns the packet path's error.
+//    other answer takes the packet path or returns the packet path's error. Deregister and
+//    ~Rma wait (at most op_timeout_ms; not inside a non-threaded handler) until transfers
+//    granted on the memory ended.
 //  * Ordering: relaxed between operations; Fence(target) / Flush() wait for acks. A put may
 //    name a completion flag (an std::atomic<uint64_t> of the initiator) set when its ack
 //    arrives (SS-Wait): WaitFlag / TestFlag spin on it.

@@ -167,6 +167,8 @@ class RuntimeImpl final : public ModuleHost {
   // of that module (both null when that module has none, the target is unreachable, or the
   // caller runs inside this runtime's progress pass, e.g. a non-threaded handler).
   OneSided* LocalOneSided() const;
+  // True on the thread running this runtime's progress pass (InOwnProgressPass).
+  bool InProgressPass() const { return InOwnProgressPass(); }
   std::pair<OneSided*, const Descriptor*> OneSidedTo(const Startpoint& target);
   int Progress();
   Result<Startpoint> WorldStartpoint(int rank, ContextId context, EndpointId endpoint) const;

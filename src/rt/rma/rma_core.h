@@ -84,6 +84,9 @@ class RmaCore {
   void DetachAllWindows();
   void OnAsk(const RmaRequest& r, const Startpoint& to);
   void OnRelease(const RmaRequest& r);
+  // Waits (at most op_timeout_ms) until no grant on `segment` (0: on any) is in flight; not
+  // inside this runtime's progress pass, where no release could arrive.
+  void AwaitGrants(uint32_t segment);
   // Counts the grants in flight that a revocation overtakes: all of them (`process` and
   // `segment` null/0), those of one process, or those on one segment (mu_ held).
   void CountRevokedGrantsLocked(const ProcessId* process, uint32_t segment);

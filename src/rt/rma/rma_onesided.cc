@@ -14,13 +14,16 @@
 // / MPI_Get + MPI_Win_flush), completing the operation before returning.
 //
 // After the transfer the initiator sends a release (wire op 6); the target keeps the grants
-// not released per (initiator, segment) and counts those a revocation overtakes.
+// not released per (initiator, segment), counts those a revocation overtakes, and makes
+// Deregister / ~Rma wait for them (AwaitGrants) before detaching the memory.
 //
 // Race (documented in docs/rma.md): an access granted before a revocation (ChangeAccessId,
 // a block, Deregister) at the target may still land after it, as a packet accepted before
 // the revocation does on the packet path, but for the whole operation instead of 4 KiB.
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "rt/core/runtime_impl.h"
 #include "rt/rma/rma_core.h"
@@ -42,10 +45,27 @@ void RmaCore::DetachWindow(uint8_t* data, uint64_t window) {
 }
 
 void RmaCore::DetachAllWindows() {
+  AwaitGrants(0);
   std::lock_guard<std::mutex> lock(mu_);
   for (Segment& s : segments_) {
     DetachWindow(s.data, s.window);
     s.window = 0;
+  }
+}
+
+void RmaCore::AwaitGrants(uint32_t segment) {
+  auto pending = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [who, n] : grants_) {
+      if (segment == 0 || who.second == segment) return true;
+    }
+    return false;
+  };
+  if (!pending() || runtime_->impl()->InProgressPass()) return;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.op_timeout_ms);
+  while (pending() && std::chrono::steady_clock::now() < deadline) {
+    if (runtime_->Progress() == 0) std::this_thread::yield();
   }
 }
 

@@ -61,14 +61,19 @@ Result<RemoteKey> RmaCore::AddSegment(uint8_t* data, uint64_t length, bool lazy)
 }
 
 Status RmaCore::RemoveSegment(uint32_t segment) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (segment == 0 || segment > segments_.size() || !segments_[segment - 1].live) {
-    return Status::NotFound("rma: no registered segment " + std::to_string(segment));
+  Segment gone;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (segment == 0 || segment > segments_.size() || !segments_[segment - 1].live) {
+      return Status::NotFound("rma: no registered segment " + std::to_string(segment));
+    }
+    if (segments_[segment - 1].shared) segments_[segment - 1].shared->Retire();
+    CountRevokedGrantsLocked(nullptr, segment);
+    gone = segments_[segment - 1];
+    segments_[segment - 1] = Segment{};  // no new access from here on
   }
-  if (segments_[segment - 1].shared) segments_[segment - 1].shared->Retire();
-  DetachWindow(segments_[segment - 1].data, segments_[segment - 1].window);
-  CountRevokedGrantsLocked(nullptr, segment);
-  segments_[segment - 1] = Segment{};
+  AwaitGrants(segment);  // one-sided transfers granted before end first (rma_onesided.cc)
+  DetachWindow(gone.data, gone.window);
   return Status::Ok();
 }
 
@@ -119,8 +124,10 @@ static Result<Startpoint> BindInitiator(RuntimeId source, const RmaRequest& r,
 }
 
 void RmaCore::OnRequest(Rsr& m) {
-  if (closed.load(std::memory_order_acquire)) return;
   Result<RmaRequest> req = DecodeRequest(m.payload());
+  // After ~Rma only releases are taken (its destructor may be waiting for them).
+  const bool release = req.ok() && req->op == RmaWireOp::kOneSidedDone;
+  if (closed.load(std::memory_order_acquire) && !release) return;
   if (!req.ok()) {
     ++counters_.malformed;
     return;
