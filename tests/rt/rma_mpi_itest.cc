@@ -25,7 +25,8 @@ TEST(MpiRmaWorker, PutGetAtomicsAndRevocation) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t kLarge = size_t{64} << 20;
   testing::RmaRank rank;
-  ASSERT_TRUE(rank.Init().ok());
+  // The packet path throughout (the MPI one-sided path: rma_onesided_mpi_itest.cc).
+  ASSERT_TRUE(rank.Init({.mpi_onesided_min_bytes = 0}).ok());
   Runtime& r = *rank.rt;
   ASSERT_EQ(r.size(), 2);
   std::unique_ptr<Rma>* rma = &rank.rma;  // (*rma)->, as with Rma::Create's Result

@@ -23,7 +23,7 @@ struct RmaRank {
   std::mutex mu;
   std::vector<uint8_t> peer_key;  // under mu
 
-  Status Init() {
+  Status Init(RmaOptions rma_options = {}) {
     RuntimeOptions o;
     o.bootstrap = "mpi";
     o.modules = {"mpi"};
@@ -45,7 +45,7 @@ struct RmaRank {
     };
     Result<Context*> ctx = rt->CreateContext(co);
     if (!ctx.ok()) return ctx.status();
-    auto m = Rma::Create(**ctx);
+    auto m = Rma::Create(**ctx, rma_options);
     if (!m.ok()) return m.status();
     rma = std::move(*m);
     return Status::Ok();

@@ -17,7 +17,9 @@
 //     (the path between hosts), beside "ompi-osc-pt2pt-tcp" (Open MPI one-sided through the
 //     same network path; "ompi-osc-tcp" only restricts the btl, and Open MPI still picks osc/sm
 //     for ranks of one node, so it is the shared-memory figure again); "ompi-osc-dynamic*": the
-//     same helper with a dynamic window (-d), the kind registering user memory needs.
+//     same helper with a dynamic window (-d), the kind registering user memory needs. The
+//     ukai-mpi rows use RmaOptions' defaults: their 1 MiB put/get take the MPI one-sided path
+//     (docs/rma.md) where the mpi module has a window (one node; not through btl tcp).
 // Columns: put/get/fop latency (8 bytes, one operation completed before the next: median us
 // per operation), fop rate (64 fetch-and-adds in flight, then all completed: million ops/s
 // from the median batch), put/get bandwidth (1 MiB operations one after another, median

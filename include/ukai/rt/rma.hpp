@@ -26,6 +26,13 @@
 //    the same host reaching the owner over shm (or mpi) maps them and does put/get/atomics
 //    itself, completing at once, when the owner's published state allows it (same access ID,
 //    scheduled, not blocked, segment live); every other case takes the software path above.
+//  * MPI one-sided path (docs/rma.md): a put/get of at least RmaOptions::mpi_onesided_min_bytes
+//    to a peer over the mpi module sends one ask through the request path; the target runs
+//    every check above and grants it only when the access would take the fast path (then
+//    the initiator completes it with MPI_Put/MPI_Get into the target's dynamic window); any
+//    other answer takes the packet path or returns the packet path's error. Deregister and
+//    ~Rma wait (at most op_timeout_ms; not inside a non-threaded handler) until transfers
+//    granted on the memory ended.
 //  * Ordering: relaxed between operations; Fence(target) / Flush() wait for acks. A put may
 //    name a completion flag (an std::atomic<uint64_t> of the initiator) set when its ack
 //    arrives (SS-Wait): WaitFlag / TestFlag spin on it.
@@ -134,6 +141,14 @@ struct RmaStats {
   // Initiator side of the direct path (over shm, Allocate'd segments; docs/rma.md):
   uint64_t direct_accesses = 0;   // operations done in the target's mapped memory
   uint64_t direct_fallbacks = 0;  // refused by the target's published state: software path
+  // The MPI one-sided path (large put/get to peers reached over mpi; docs/rma.md):
+  uint64_t onesided_accesses = 0;   // initiator: granted, done with MPI_Put/MPI_Get + flush
+  uint64_t onesided_fallbacks = 0;  // initiator: the target answered "use packets"
+  uint64_t onesided_granted = 0;    // target: asks it granted (all checks of the fast path passed)
+  uint64_t onesided_released = 0;   // target: granted transfers the initiator said were over
+  // target: grants still in flight (not released) when a revocation took effect
+  // (ChangeAccessId, a block, Deregister): the race of docs/rma.md, counted
+  uint64_t onesided_revoked_in_flight = 0;
 };
 
 // Supplies memory for a lazily backed segment on its first access (the OS allocating a page
@@ -155,6 +170,13 @@ struct RmaOptions {
   // mapped memory when the target's published state allows it (docs/rma.md). false: every
   // operation takes the software path (for tests and comparison).
   bool direct = true;
+  // The MPI one-sided path: a put/get of at least this many bytes to a peer reached over the
+  // mpi module asks the target first (one small request, every check of the packet path)
+  // and, when granted, moves the bytes with MPI_Put/MPI_Get + MPI_Win_flush instead of 4 KiB
+  // packets (docs/rma.md). 0 = off (this Rma neither asks nor attaches its segments). The
+  // default is where the path wins clearly on one node (docs/performance.md,
+  // ukai_rma_mpi_sizes: 8 KiB put 4.3 us against 9.4 us by packets; 4 KiB 1.1-1.5x).
+  uint64_t mpi_onesided_min_bytes = 8 * 1024;
 };
 
 // A segment from Rma::Allocate: its key and its memory in this process (valid until

@@ -27,6 +27,8 @@
 //                      fastest (shm: its shared-memory pool), or an empty block (capacity
 //                      0) when it has none or cannot serve n; any thread
 //                      (Runtime::NewBuffer).
+//   one_sided()        optional: the module's own remote memory access (rt/core/one_sided.h;
+//                      mpi), or null; valid from Init until Close.
 //   Counters()         optional: named counters for tests and diagnostics; any thread.
 //   Close()            says goodbye to peers (kBye frames) and releases everything.
 //
@@ -52,6 +54,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "rt/core/one_sided.h"
 #include "ukai/rt/byte_block.hpp"
 #include "ukai/rt/startpoint.hpp"
 #include "wire/rsr_frame.h"
@@ -159,6 +162,7 @@ class Module {
   virtual bool PrepareToBlock() { return true; }
   virtual void Unblocked() {}
   virtual ByteBlock AllocateBlock(size_t /*capacity*/) { return ByteBlock(); }
+  virtual OneSided* one_sided() { return nullptr; }
   virtual std::map<std::string, uint64_t> Counters() const { return {}; }
   virtual void Close() = 0;
 };

@@ -336,6 +336,24 @@ Result<std::string> RuntimeImpl::SelectModule(const Startpoint& target) {
   return std::string((*p)->module->name());
 }
 
+OneSided* RuntimeImpl::LocalOneSided() const {
+  for (const auto& m : modules_) {
+    if (OneSided* o = m->one_sided(); o != nullptr) return o;
+  }
+  return nullptr;
+}
+
+std::pair<OneSided*, const Descriptor*> RuntimeImpl::OneSidedTo(const Startpoint& target) {
+  // Not inside a pass of ours (a non-threaded handler): the rendezvous waits for an answer
+  // that only a later pass could dispatch.
+  if (InOwnProgressPass()) return {nullptr, nullptr};
+  Result<Peer*> p = PeerFor(target);
+  if (!p.ok() || (*p)->module->one_sided() == nullptr) return {nullptr, nullptr};
+  const Descriptor* d = target.descriptors().Find((*p)->module->name());
+  if (d == nullptr) return {nullptr, nullptr};
+  return {(*p)->module->one_sided(), d};
+}
+
 namespace {
 
 // The last peer a thread sent to, per thread: a stream of sends to one peer costs no lock

@@ -162,6 +162,14 @@ class RuntimeImpl final : public ModuleHost {
   Status Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
               bool wait_for_room = true);
   Result<std::string> SelectModule(const Startpoint& target);
+  // The one-sided facility (rt/core/one_sided.h) of a loaded module (the first that has one),
+  // or null; and that of the module carrying traffic to `target` with the target's descriptor
+  // of that module (both null when that module has none, the target is unreachable, or the
+  // caller runs inside this runtime's progress pass, e.g. a non-threaded handler).
+  OneSided* LocalOneSided() const;
+  // True on the thread running this runtime's progress pass (InOwnProgressPass).
+  bool InProgressPass() const { return InOwnProgressPass(); }
+  std::pair<OneSided*, const Descriptor*> OneSidedTo(const Startpoint& target);
   int Progress();
   Result<Startpoint> WorldStartpoint(int rank, ContextId context, EndpointId endpoint) const;
   Status Barrier() { return bootstrap_->Barrier(); }

@@ -50,7 +50,9 @@ Result<RmaOp> RmaCore::Start(const RemoteKey& key, RmaWireOp op, uint64_t offset
                              std::span<const uint8_t> put, std::span<uint8_t> get,
                              std::span<const AtomicOp> atomics, std::span<uint64_t> fetched,
                              std::atomic<uint64_t>* flag) {
-  const uint64_t len = op == RmaWireOp::kPut ? put.size() : get.size();
+  const bool ask = IsOneSidedAsk(op);
+  const uint64_t len =
+      op == RmaWireOp::kPut || op == RmaWireOp::kOneSidedPut ? put.size() : get.size();
   if (Status v = Validate(key, op, offset, len, atomics, fetched.size()); !v.ok()) return v;
   auto st = std::make_shared<OpState>();
   st->op = op;
@@ -60,7 +62,7 @@ Result<RmaOp> RmaCore::Start(const RemoteKey& key, RmaWireOp op, uint64_t offset
   st->fetched = fetched.data();
   st->flag = flag;
   uint32_t packets = 1;
-  if (op != RmaWireOp::kAtomic) {
+  if (op != RmaWireOp::kAtomic && !ask) {
     packets = 0;
     for (uint64_t done = 0; done < len || packets == 0;) {
       done += ChunkAt(key.base + offset + done, len - done, key.page_size);
@@ -85,8 +87,10 @@ Result<RmaOp> RmaCore::Start(const RemoteKey& key, RmaWireOp op, uint64_t offset
   r.init = self_;  // stamped here, from this context's own identity
   r.init_access_id = access_id();
   r.flag = reinterpret_cast<uintptr_t>(flag);
-  if (op == RmaWireOp::kAtomic) {
+  if (op == RmaWireOp::kAtomic || ask) {
     r.atomics.assign(atomics.begin(), atomics.end());
+    r.offset = offset;
+    r.length = static_cast<uint32_t>(len);  // asks: the whole operation (rma_wire.h)
     SendPacket(key, r, st.get());
     return RmaOp{r.op_id};
   }
@@ -108,12 +112,16 @@ Result<RmaOp> RmaCore::Start(const RemoteKey& key, RmaWireOp op, uint64_t offset
   return RmaOp{r.op_id};
 }
 
-bool RmaCore::SendPacket(const RemoteKey& key, RmaRequest& r, OpState* op) {
+Status RmaCore::SendRequest(const Startpoint& to, const RmaRequest& r) {
   const size_t n = RequestSize(r);
   Buffer b(n);
   b.block().Resize(Buffer::kHeadroom + n);
   EncodeRequest(r, b.block().data() + Buffer::kHeadroom);
-  Status s = runtime_->SendRsr(std::move(b), key.route, kRmaRequestHandler);
+  return runtime_->SendRsr(std::move(b), to, kRmaRequestHandler);
+}
+
+bool RmaCore::SendPacket(const RemoteKey& key, RmaRequest& r, OpState* op) {
+  Status s = SendRequest(key.route, r);
   if (!s.ok()) {
     Finish(op, s, 1);
     return false;
@@ -170,6 +178,13 @@ void RmaCore::OnReply(Rsr& m) {
     } else if (!rep->data.empty()) {
       std::memcpy(op->get_out + rep->op_offset, rep->data.data(), rep->data.size());
     }
+  } else if (s.ok() && IsOneSidedAsk(op->op)) {
+    if (rep->data.size() == 8 && wire::GetLe64(rep->data.data()) != 0) {
+      op->window = wire::GetLe64(rep->data.data());
+    } else if (!rep->data.empty()) {
+      s = Status::ParseError("rma: one-sided answer of " + std::to_string(rep->data.size()) +
+                             " bytes");
+    }
   } else if (s.ok() && op->op == RmaWireOp::kAtomic) {
     if (rep->data.size() != 8 * op->length) {
       s = Status::ParseError("rma: atomic reply of " + std::to_string(rep->data.size()) + " bytes");
@@ -195,7 +210,7 @@ Status SpinUntil(Runtime& rt, int timeout_ms, const Pred& ready, const std::stri
   return Status::Ok();
 }
 
-Status RmaCore::WaitOp(uint64_t id) {
+Status RmaCore::WaitOp(uint64_t id, std::shared_ptr<OpState>* state) {
   if (id == kDirectOpId) return Status::Ok();
   std::shared_ptr<OpState> op;
   {
@@ -212,6 +227,7 @@ Status RmaCore::WaitOp(uint64_t id) {
   std::lock_guard<std::mutex> lock(ops_mu_);
   ops_.erase(id);
   std::lock_guard<std::mutex> op_lock(op->mu);
+  if (state != nullptr) *state = op;
   return op->status;
 }
 
@@ -278,6 +294,7 @@ Rma::Rma(std::shared_ptr<internal::RmaCore> core) : core_(std::move(core)) {}
 Rma::~Rma() {
   core_->closed.store(true, std::memory_order_release);
   core_->CloseDirect();
+  core_->DetachAllWindows();
 }
 
 ProcessId Rma::process_id() const { return core_->self(); }
@@ -318,10 +335,13 @@ Result<RmaOp> Rma::Put(const RemoteKey& key, uint64_t offset, std::span<const ui
                        std::atomic<uint64_t>* flag) {
   // The direct path first (rma_shared.cc): done at once, or the software path below.
   if (core_->DirectPut(key, offset, data, flag)) return RmaOp{internal::kDirectOpId};
+  // Then the MPI one-sided path for large puts to mpi peers (rma_onesided.cc).
+  if (RmaOp op; core_->OneSidedPut(key, offset, data, flag, &op)) return op;
   return core_->Start(key, internal::RmaWireOp::kPut, offset, data, {}, {}, {}, flag);
 }
 Result<RmaOp> Rma::Get(const RemoteKey& key, uint64_t offset, std::span<uint8_t> out) {
   if (core_->DirectGet(key, offset, out)) return RmaOp{internal::kDirectOpId};
+  if (RmaOp op; core_->OneSidedGet(key, offset, out, &op)) return op;
   return core_->Start(key, internal::RmaWireOp::kGet, offset, {}, out, {}, {}, nullptr);
 }
 Result<RmaOp> Rma::Atomic(const RemoteKey& key, std::span<const AtomicOp> ops,
@@ -370,11 +390,25 @@ Status Rma::WaitFlag(const std::atomic<uint64_t>& flag) {
 
 RmaStats Rma::stats() const {
   internal::RmaCounters& c = core_->counters();
-  return {c.packets_sent.load(),      c.fast_path.load(),        c.translation_faults.load(),
-          c.fault_errors.load(),      c.process_mismatch.load(), c.access_rejected.load(),
-          c.blocked_rejected.load(),  c.forged_rejected.load(),  c.malformed.load(),
-          c.boundary_rejected.load(), c.atomic_ops.load(),       c.vnode_redirects.load(),
-          c.direct_accesses.load(),   c.direct_fallbacks.load()};
+  return {c.packets_sent.load(),
+          c.fast_path.load(),
+          c.translation_faults.load(),
+          c.fault_errors.load(),
+          c.process_mismatch.load(),
+          c.access_rejected.load(),
+          c.blocked_rejected.load(),
+          c.forged_rejected.load(),
+          c.malformed.load(),
+          c.boundary_rejected.load(),
+          c.atomic_ops.load(),
+          c.vnode_redirects.load(),
+          c.direct_accesses.load(),
+          c.direct_fallbacks.load(),
+          c.onesided_accesses.load(),
+          c.onesided_fallbacks.load(),
+          c.onesided_granted.load(),
+          c.onesided_released.load(),
+          c.onesided_revoked_in_flight.load()};
 }
 
 }  // namespace ukai::rt

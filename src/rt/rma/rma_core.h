@@ -32,7 +32,8 @@ struct RmaCounters {
   std::atomic<uint64_t> packets_sent{0}, fast_path{0}, translation_faults{0}, fault_errors{0},
       process_mismatch{0}, access_rejected{0}, blocked_rejected{0}, forged_rejected{0},
       malformed{0}, boundary_rejected{0}, atomic_ops{0}, vnode_redirects{0}, direct_accesses{0},
-      direct_fallbacks{0};
+      direct_fallbacks{0}, onesided_accesses{0}, onesided_fallbacks{0}, onesided_granted{0},
+      onesided_released{0}, onesided_revoked_in_flight{0};
 };
 
 // One operation in flight at the initiator.
@@ -47,6 +48,7 @@ struct OpState {
   std::atomic<bool> done{false};
   std::mutex mu;  // guards status
   Status status;
+  uint64_t window = 0;  // one-sided ask: the granted window address (0 = use packets)
 };
 
 class RmaCore {
@@ -73,13 +75,33 @@ class RmaCore {
   bool DirectAtomic(const RemoteKey& key, std::span<const AtomicOp> ops,
                     std::span<uint64_t> fetched);
 
+  // The MPI one-sided path (rma_onesided.cc). Target: attach a segment's memory to the
+  // module's window (its window address, 0 when not attached), detach, answer an ask.
+  // Initiator: the operation done one-sided or refused by the target (true; *op's Wait
+  // returns its status), or to be started on the packet path (false).
+  uint64_t AttachWindow(uint8_t* data, uint64_t length);
+  void DetachWindow(uint8_t* data, uint64_t window);
+  void DetachAllWindows();
+  void OnAsk(const RmaRequest& r, const Startpoint& to);
+  void OnRelease(const RmaRequest& r);
+  // Waits (at most op_timeout_ms) until no grant on `segment` (0: on any) is in flight; not
+  // inside this runtime's progress pass, where no release could arrive.
+  void AwaitGrants(uint32_t segment);
+  // Counts the grants in flight that a revocation overtakes: all of them (`process` and
+  // `segment` null/0), those of one process, or those on one segment (mu_ held).
+  void CountRevokedGrantsLocked(const ProcessId* process, uint32_t segment);
+  bool OneSidedPut(const RemoteKey& key, uint64_t offset, std::span<const uint8_t> data,
+                   std::atomic<uint64_t>* flag, RmaOp* op);
+  bool OneSidedGet(const RemoteKey& key, uint64_t offset, std::span<uint8_t> out, RmaOp* op);
+
   // Initiator side (rma.cc).
   void OnReply(Rsr& m);
   Result<RmaOp> Start(const RemoteKey& key, RmaWireOp op, uint64_t offset,
                       std::span<const uint8_t> put, std::span<uint8_t> get,
                       std::span<const AtomicOp> atomics, std::span<uint64_t> fetched,
                       std::atomic<uint64_t>* flag);
-  Status WaitOp(uint64_t id);
+  // Waits for op `id` and reclaims it; `state` (optional) receives it.
+  Status WaitOp(uint64_t id, std::shared_ptr<OpState>* state = nullptr);
   bool TestOp(uint64_t id);
   // Waits until nothing is outstanding to `target` (all targets when null) and reclaims the
   // completed operations, returning the first error among them.
@@ -106,7 +128,20 @@ class RmaCore {
     bool lazy = false;
     bool live = false;
     std::shared_ptr<DirectSegment> shared;  // Allocate'd: its shared-memory object
+    uint64_t window = 0;  // window address of `data` (one-sided path), 0 = not attached
   };
+  // Admission of a request (blocked, process ID, access ID with the protection handler).
+  Status Admit(const RmaRequest& r);
+  // Bounds of a put/get/ask or atomic request in `seg` (mu_ held).
+  static Status InBounds(const RmaRequest& r, const Segment& seg);
+  // One-sided ask: the window address to grant, 0 for the packet path, or the refusal.
+  Result<uint64_t> Grant(const RmaRequest& r);
+  bool TryOneSided(const RemoteKey& key, RmaWireOp ask, uint64_t offset, uint8_t* local,
+                   uint64_t length, std::atomic<uint64_t>* flag, RmaOp* op);
+  // Tells the target a granted transfer is over (wire op 6).
+  void Release(const RemoteKey& key, uint64_t offset, uint64_t length, uint64_t op_id);
+  // An operation that is complete with `s`, for Wait/Fence to report.
+  RmaOp Completed(const ProcessId& target, RmaWireOp op, const Status& s);
   struct Access {  // a validated target access, from CheckRequest
     uint8_t* data = nullptr;
     Startpoint reply_to;
@@ -119,6 +154,7 @@ class RmaCore {
                  std::span<const uint8_t> data);
   void Finish(OpState* op, const Status& s, uint32_t packets);
   bool SendPacket(const RemoteKey& key, RmaRequest& r, OpState* op);
+  Status SendRequest(const Startpoint& to, const RmaRequest& r);
 
   Runtime* runtime_;
   ProcessId self_;
@@ -129,7 +165,9 @@ class RmaCore {
   std::atomic<uint32_t> access_id_;
   std::vector<Segment> segments_;            // id - 1
   std::map<ProcessId, Startpoint> replies_;  // initiators' reply routes (mu_)
-  std::mutex atomic_mu_;                     // one atomic sequence at a time
+  // One-sided grants not released yet, per (initiator, segment) (mu_).
+  std::map<std::pair<ProcessId, uint32_t>, uint32_t> grants_;
+  std::mutex atomic_mu_;  // one atomic sequence at a time
   RmaCounters counters_;
   std::unique_ptr<DirectTarget> direct_target_;  // made by the first Allocate (mu_)
   std::unique_ptr<DirectInitiator> direct_;      // null when RmaOptions::direct is false

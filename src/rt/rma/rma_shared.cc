@@ -21,7 +21,8 @@ Result<RemoteKey> RmaCore::AllocateShared(uint64_t length, std::span<uint8_t>* m
     id = static_cast<uint32_t>(segments_.size() + 1);
     Result<std::shared_ptr<DirectSegment>> seg = direct_target_->Allocate(id, length);
     if (!seg.ok()) return Status(seg.status().code(), "rma: Allocate: " + seg.status().message());
-    segments_.push_back({(*seg)->data(), length, false, true, *seg});
+    segments_.push_back(
+        {(*seg)->data(), length, false, true, *seg, AttachWindow((*seg)->data(), length)});
     *memory = {(*seg)->data(), length};
   }
   return MakeKey(id);

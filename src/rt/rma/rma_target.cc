@@ -41,27 +41,39 @@ uint32_t RmaCore::NewAccessId() {
   uint32_t id = 0;
   while (id == 0 || id == old) id = random();
   access_id_.store(id, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    CountRevokedGrantsLocked(nullptr, 0);
+  }
   PublishDirect();  // direct initiators holding older keys are refused from now on
   return id;
 }
 
 Result<RemoteKey> RmaCore::AddSegment(uint8_t* data, uint64_t length, bool lazy) {
   uint32_t id;
+  const uint64_t window = lazy ? 0 : AttachWindow(data, length);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    segments_.push_back({data, length, lazy, true, nullptr});
+    segments_.push_back({data, length, lazy, true, nullptr, window});
     id = static_cast<uint32_t>(segments_.size());
   }
   return MakeKey(id);
 }
 
 Status RmaCore::RemoveSegment(uint32_t segment) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (segment == 0 || segment > segments_.size() || !segments_[segment - 1].live) {
-    return Status::NotFound("rma: no registered segment " + std::to_string(segment));
+  Segment gone;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (segment == 0 || segment > segments_.size() || !segments_[segment - 1].live) {
+      return Status::NotFound("rma: no registered segment " + std::to_string(segment));
+    }
+    if (segments_[segment - 1].shared) segments_[segment - 1].shared->Retire();
+    CountRevokedGrantsLocked(nullptr, segment);
+    gone = segments_[segment - 1];
+    segments_[segment - 1] = Segment{};  // no new access from here on
   }
-  if (segments_[segment - 1].shared) segments_[segment - 1].shared->Retire();
-  segments_[segment - 1] = Segment{};
+  AwaitGrants(segment);  // one-sided transfers granted before end first (rma_onesided.cc)
+  DetachWindow(gone.data, gone.window);
   return Status::Ok();
 }
 
@@ -112,8 +124,10 @@ static Result<Startpoint> BindInitiator(RuntimeId source, const RmaRequest& r,
 }
 
 void RmaCore::OnRequest(Rsr& m) {
-  if (closed.load(std::memory_order_acquire)) return;
   Result<RmaRequest> req = DecodeRequest(m.payload());
+  // After ~Rma only releases are taken (its destructor may be waiting for them).
+  const bool release = req.ok() && req->op == RmaWireOp::kOneSidedDone;
+  if (closed.load(std::memory_order_acquire) && !release) return;
   if (!req.ok()) {
     ++counters_.malformed;
     return;
@@ -124,6 +138,8 @@ void RmaCore::OnRequest(Rsr& m) {
     return BindInitiator(m.source(), r, &replies_, &counters_);
   }();
   if (!to.ok()) return;  // forged or unroutable: counted, no reply possible
+  if (IsOneSidedAsk(r.op)) return OnAsk(r, *to);
+  if (r.op == RmaWireOp::kOneSidedDone) return OnRelease(r);
   uint8_t* data = nullptr;
   std::shared_ptr<DirectSegment> keep;  // an Allocate'd segment stays mapped until we are done
   Status s = Resolve(r, &data, &keep);
@@ -140,10 +156,7 @@ void RmaCore::OnRequest(Rsr& m) {
   SendReply(*to, r, s, out);
 }
 
-// Admission (blocked, process ID, access ID), then translation (segment, bounds, page rule,
-// fault). On success *data points at the target bytes of a put/get (the segment base for
-// atomics).
-Status RmaCore::Resolve(const RmaRequest& r, uint8_t** data, std::shared_ptr<DirectSegment>* keep) {
+Status RmaCore::Admit(const RmaRequest& r) {
   ProtectionHandler protect;
   bool mismatch = false;
   {
@@ -168,11 +181,30 @@ Status RmaCore::Resolve(const RmaRequest& r, uint8_t** data, std::shared_ptr<Dir
     if (protect && protect(r.init, r.init_access_id)) {
       std::lock_guard<std::mutex> lock(mu_);
       blocked_.insert(r.init);
+      CountRevokedGrantsLocked(&r.init, 0);
       PublishDirectLocked();
     }
     return Status::FailedPrecondition("rma: access ID mismatch at " + Name(self_) +
                                       " (key revoked or never handed out); nothing written");
   }
+  return Status::Ok();
+}
+
+Status RmaCore::InBounds(const RmaRequest& r, const Segment& seg) {
+  const uint64_t span = r.op == RmaWireOp::kAtomic ? 0 : r.length;
+  if (r.offset > seg.length || span > seg.length - r.offset) {
+    return Status::OutOfRange("rma: bytes [" + std::to_string(r.offset) + ", +" +
+                              std::to_string(span) + ") outside segment " +
+                              std::to_string(r.segment) + " of " + std::to_string(seg.length));
+  }
+  return Status::Ok();
+}
+
+// Admission (blocked, process ID, access ID), then translation (segment, bounds, page rule,
+// fault). On success *data points at the target bytes of a put/get (the segment base for
+// atomics).
+Status RmaCore::Resolve(const RmaRequest& r, uint8_t** data, std::shared_ptr<DirectSegment>* keep) {
+  UKAI_RETURN_IF_ERROR(Admit(r));
   // Process ID check against the scheduled context: a descheduled one is served by the
   // software path, which resolves the same tables and completes the access.
   const bool software = !scheduled.load(std::memory_order_acquire);
@@ -182,12 +214,8 @@ Status RmaCore::Resolve(const RmaRequest& r, uint8_t** data, std::shared_ptr<Dir
                             Name(self_));
   }
   Segment seg = segments_[r.segment - 1];
+  UKAI_RETURN_IF_ERROR(InBounds(r, seg));
   const uint64_t span = r.op == RmaWireOp::kAtomic ? 0 : r.length;
-  if (r.offset > seg.length || span > seg.length - r.offset) {
-    return Status::OutOfRange("rma: bytes [" + std::to_string(r.offset) + ", +" +
-                              std::to_string(span) + ") outside segment " +
-                              std::to_string(r.segment) + " of " + std::to_string(seg.length));
-  }
   const uint64_t addr = (seg.lazy ? 0 : reinterpret_cast<uintptr_t>(seg.data)) + r.offset;
   if (r.op != RmaWireOp::kAtomic &&
       (span > kRmaMaxPacketBytes || addr % page_size_ + span > page_size_)) {

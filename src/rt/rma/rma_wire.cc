@@ -73,7 +73,9 @@ Result<RmaRequest> DecodeRequest(std::span<const uint8_t> in) {
   }
   const uint8_t* h = in.data();
   RmaRequest r;
-  if (h[0] < 1 || h[0] > 3) return Bad("op " + std::to_string(h[0]) + " is not put/get/atomic");
+  if (h[0] < 1 || h[0] > 6) {
+    return Bad("op " + std::to_string(h[0]) + " is not put/get/atomic/one-sided put/get/done");
+  }
   r.op = static_cast<RmaWireOp>(h[0]);
   r.flags = h[1];
   if (r.flags & ~(kReqHasReturn | kReqHasFlag)) {
@@ -121,6 +123,11 @@ Result<RmaRequest> DecodeRequest(std::span<const uint8_t> in) {
     }
     return r;
   }
+  if (IsOneSidedAsk(r.op) || r.op == RmaWireOp::kOneSidedDone) {  // no data, no 4 KiB limit
+    if (rest != 0) return Bad(std::to_string(rest) + " data bytes after a one-sided ask");
+    if (r.length == 0) return Bad("one-sided ask of 0 bytes");
+    return r;
+  }
   if (r.length > kRmaMaxPacketBytes) {
     return Bad("packet length " + std::to_string(r.length) + " over 4096 bytes");
   }
@@ -151,7 +158,7 @@ Result<RmaReply> DecodeReply(std::span<const uint8_t> in) {
   if (in.size() < kReplyHeaderBytes) return Status::ParseError("rma reply: truncated header");
   const uint8_t* h = in.data();
   RmaReply r;
-  if (h[0] < 1 || h[0] > 3) return Status::ParseError("rma reply: bad op " + std::to_string(h[0]));
+  if (h[0] < 1 || h[0] > 5) return Status::ParseError("rma reply: bad op " + std::to_string(h[0]));
   r.op = static_cast<RmaWireOp>(h[0]);
   if (h[1] > static_cast<uint8_t>(StatusCode::kInternal)) {
     return Status::ParseError("rma reply: bad status code " + std::to_string(h[1]));

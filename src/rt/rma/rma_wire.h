@@ -24,6 +24,14 @@
 // u32 data length, u64 op_id, u32 op_offset, u32 reserved 0; then the message, then the data
 // (get: bytes read; atomic: u64 old value per op).
 //
+// One-sided asks (ops 4 and 5, the MPI one-sided path of docs/rma.md): a request to put /
+// get `length` bytes (the whole operation, no 4 KiB limit) at `offset` by the transport's own
+// one-sided operations; no data follows. The target runs every check of a packet and answers
+// with a reply whose data is either the u64 window address of the first byte (go: the
+// initiator transfers by itself) or empty (take the packet path); an error refuses the access.
+// After a granted transfer the initiator sends op 6 (release: same fields as its ask, no
+// data, no reply), so that the target knows which grants are still in flight.
+//
 // Decoders never read out of bounds and name the offending field. Thread safety: pure.
 #ifndef UKAI_RT_RMA_RMA_WIRE_H_
 #define UKAI_RT_RMA_RMA_WIRE_H_
@@ -39,7 +47,17 @@
 
 namespace ukai::rt::internal {
 
-enum class RmaWireOp : uint8_t { kPut = 1, kGet = 2, kAtomic = 3 };
+enum class RmaWireOp : uint8_t {
+  kPut = 1,
+  kGet = 2,
+  kAtomic = 3,
+  kOneSidedPut = 4,  // asks (see above)
+  kOneSidedGet = 5,
+  kOneSidedDone = 6,  // release of a granted ask (see above)
+};
+inline bool IsOneSidedAsk(RmaWireOp op) {
+  return op == RmaWireOp::kOneSidedPut || op == RmaWireOp::kOneSidedGet;
+}
 
 inline constexpr size_t kRequestHeaderBytes = 72;
 inline constexpr size_t kReplyHeaderBytes = 24;

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -131,6 +133,107 @@ class MpiChannel final : public CommObject {
   std::shared_ptr<InFlight> in_flight_ = std::make_shared<InFlight>();
 };
 
+// One dynamic window over a duplicate of MPI_COMM_WORLD (errors returned, not fatal), locked
+// for every rank once (MPI_Win_lock_all): segments are attached at registration, and puts /
+// gets complete with MPI_Win_flush. Attach/Detach are serialised by `mu_`; data operations
+// run concurrently (MPI_THREAD_MULTIPLE).
+class MpiOneSided final : public OneSided {
+ public:
+  // Collective over MPI_COMM_WORLD (every rank initialises its module together: the mpi
+  // bootstrap's Exchange follows at once). Null when MPI refuses the window.
+  static std::unique_ptr<MpiOneSided> Create() {
+    auto o = std::unique_ptr<MpiOneSided>(new MpiOneSided);
+    if (MPI_Comm_dup(MPI_COMM_WORLD, &o->comm_) != MPI_SUCCESS) return nullptr;
+    MPI_Comm_set_errhandler(o->comm_, MPI_ERRORS_RETURN);
+    if (MPI_Win_create_dynamic(MPI_INFO_NULL, o->comm_, &o->win_) != MPI_SUCCESS) {
+      o->win_ = MPI_WIN_NULL;
+      return nullptr;
+    }
+    MPI_Win_set_errhandler(o->win_, MPI_ERRORS_RETURN);
+    if (MPI_Win_lock_all(MPI_MODE_NOCHECK, o->win_) != MPI_SUCCESS) {
+      MPI_Win_free(&o->win_);
+      o->win_ = MPI_WIN_NULL;
+      return nullptr;
+    }
+    return o;
+  }
+  // Collective: every rank closes its module (Runtime::Finalize, before MPI_Finalize).
+  ~MpiOneSided() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (win_ == MPI_WIN_NULL) {  // Create failed half-way
+      if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+      return;
+    }
+    for (const auto& [base, length] : attached_) {
+      MPI_Win_detach(win_, reinterpret_cast<void*>(base));
+    }
+    MPI_Win_unlock_all(win_);
+    MPI_Win_free(&win_);
+    MPI_Comm_free(&comm_);
+  }
+
+  Result<uint64_t> Attach(uint8_t* base, uint64_t length) override {
+    const auto b = reinterpret_cast<uintptr_t>(base);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto next = attached_.lower_bound(b);
+    const bool overlaps =
+        (next != attached_.end() && next->first < b + length) ||
+        (next != attached_.begin() && std::prev(next)->first + std::prev(next)->second > b);
+    if (overlaps || length == 0 || length > static_cast<uint64_t>(PTRDIFF_MAX)) {
+      return Status::FailedPrecondition("mpi: memory overlaps an attached range or is empty");
+    }
+    if (MPI_Win_attach(win_, base, static_cast<MPI_Aint>(length)) != MPI_SUCCESS) {
+      return Status::Unavailable("mpi: MPI_Win_attach failed");
+    }
+    attached_[b] = length;
+    MPI_Aint addr = 0;
+    MPI_Get_address(base, &addr);
+    return static_cast<uint64_t>(addr);
+  }
+  void Detach(uint8_t* base) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (attached_.erase(reinterpret_cast<uintptr_t>(base)) == 1) MPI_Win_detach(win_, base);
+  }
+  Status Put(std::span<const uint8_t> peer, uint64_t addr, std::span<const uint8_t> data) override {
+    return Transfer(peer, addr, const_cast<uint8_t*>(data.data()), data.size(), true);
+  }
+  Status Get(std::span<const uint8_t> peer, uint64_t addr, std::span<uint8_t> out) override {
+    return Transfer(peer, addr, out.data(), out.size(), false);
+  }
+
+ private:
+  MpiOneSided() = default;
+  // MPI counts are ints: pieces of at most 1 GiB, then one flush.
+  Status Transfer(std::span<const uint8_t> peer, uint64_t addr, uint8_t* local, uint64_t n,
+                  bool put) {
+    Result<MpiDescriptor> d = DecodeDescriptor(peer);
+    if (!d.ok()) return d.status();
+    constexpr uint64_t kPiece = uint64_t{1} << 30;
+    for (uint64_t done = 0; done < n; done += kPiece) {
+      const int count = static_cast<int>(std::min(kPiece, n - done));
+      const auto disp = static_cast<MPI_Aint>(addr + done);
+      const int rc =
+          put ? MPI_Put(local + done, count, MPI_BYTE, d->rank, disp, count, MPI_BYTE, win_)
+              : MPI_Get(local + done, count, MPI_BYTE, d->rank, disp, count, MPI_BYTE, win_);
+      if (rc != MPI_SUCCESS) {
+        MPI_Win_flush(d->rank, win_);
+        return Status::Unavailable(std::string("mpi: ") + (put ? "MPI_Put" : "MPI_Get") +
+                                   " to rank " + std::to_string(d->rank) + " failed");
+      }
+    }
+    if (MPI_Win_flush(d->rank, win_) != MPI_SUCCESS) {
+      return Status::Unavailable("mpi: MPI_Win_flush to rank " + std::to_string(d->rank) +
+                                 " failed");
+    }
+    return Status::Ok();
+  }
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Win win_ = MPI_WIN_NULL;
+  std::mutex mu_;
+  std::map<uintptr_t, uint64_t> attached_;  // base -> length (mu_)
+};
+
 class MpiModule final : public Module {
  public:
   std::string_view name() const override { return "mpi"; }
@@ -152,8 +255,11 @@ class MpiModule final : public Module {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     job_ = JobId();
+    one_sided_ = MpiOneSided::Create();  // collective (see MpiOneSided::Create)
+    if (!one_sided_) host_->Trace("mpi: no one-sided window (MPI refused it)");
     return Status::Ok();
   }
+  OneSided* one_sided() override { return one_sided_.get(); }
   ModuleCaps Query() const override {
     ModuleCaps c;
     c.reach = Reach::kAnyHost;
@@ -238,6 +344,7 @@ class MpiModule final : public Module {
     // Let sends in flight finish (bounded), so the peers get what we sent before leaving.
     for (int i = 0; i < 100000 && sends_.Test() > 0; ++i) {
     }
+    one_sided_.reset();  // collective, like the MPI_Finalize that follows
   }
 
  private:
@@ -257,6 +364,7 @@ class MpiModule final : public Module {
   }
 
   SendTable sends_;
+  std::unique_ptr<MpiOneSided> one_sided_;
   std::deque<ByteBlock> delivered_;
   std::mutex channels_mu_;
   std::vector<std::shared_ptr<MpiChannel>> channels_;  // every channel Connect() made

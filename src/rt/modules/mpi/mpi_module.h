@@ -18,6 +18,15 @@
 // detected (detects_peer_failure is false): Open MPI 4.1 (Debian) has no ULFM, and mpirun
 // aborts the whole job when a rank exits without MPI_Finalize.
 //
+// One-sided (Module::one_sided(), rt/core/one_sided.h): Init creates one dynamic window
+// (MPI_Win_create_dynamic over a duplicate of MPI_COMM_WORLD with errors returned, then
+// MPI_Win_lock_all once) — collective, like the bootstrap's Exchange that follows, so every
+// rank must load the module (they do: one module list per job); Close frees it (collective,
+// like the MPI_Finalize after it). The RMA layer attaches segments (MPI_Win_attach) and does
+// granted large put/get with MPI_Put/MPI_Get + MPI_Win_flush (docs/rma.md). When MPI refuses
+// the window (Open MPI 4.1 through btl tcp: osc rdma needs a capable btl, osc pt2pt refuses
+// MPI_THREAD_MULTIPLE) the module works without it (traced) and RMA keeps its packets.
+//
 // Descriptor: u8 version (1), u32 world rank, u16 length + job id (PMIX_NAMESPACE or
 // OMPI_MCA_ess_base_jobid).
 #ifndef UKAI_RT_MODULES_MPI_MPI_MODULE_H_
