@@ -25,11 +25,8 @@ class RmaDirect : public ::testing::Test {
  protected:
   void SetUp() override {
     for (int i = 0; i < 3; ++i) {
-      auto rt = Runtime::Init(ModuleOptions("shm", nullptr));
-      ASSERT_TRUE(rt.ok()) << rt.status().ToString();
-      rts_.push_back(std::move(*rt));
-      auto ctx = rts_[i]->CreateContext({.name = "c" + std::to_string(i)});
-      ASSERT_TRUE(ctx.ok());
+      auto ctx = StartWithContext(ModuleOptions("shm", nullptr), "c" + std::to_string(i), &rts_);
+      ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
       auto rma = Rma::Create(**ctx);
       ASSERT_TRUE(rma.ok()) << rma.status().ToString();
       rma_.push_back(std::move(*rma));

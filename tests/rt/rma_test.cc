@@ -24,11 +24,9 @@ class RmaConformance : public ::testing::TestWithParam<ConformanceModule> {
   void SetUp() override {
     fabric_ = NewInprocFabric();
     for (int i = 0; i < 3; ++i) {
-      auto rt = Runtime::Init(ModuleOptions(GetParam().name, fabric_));
-      ASSERT_TRUE(rt.ok()) << rt.status().ToString();
-      rts_.push_back(std::move(*rt));
-      auto ctx = rts_[i]->CreateContext({.name = "c" + std::to_string(i)});
-      ASSERT_TRUE(ctx.ok());
+      auto ctx =
+          StartWithContext(ModuleOptions(GetParam().name, fabric_), "c" + std::to_string(i), &rts_);
+      ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
       auto rma = Rma::Create(**ctx);
       ASSERT_TRUE(rma.ok()) << rma.status().ToString();
       rma_.push_back(std::move(*rma));

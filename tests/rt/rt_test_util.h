@@ -67,6 +67,16 @@ inline RuntimeOptions ModuleOptions(const std::string& module,
   return o;
 }
 
+// Starts a runtime with `options` (appended to `rts`, which owns it) and creates one context
+// named `name` in it: the test fixtures' common set-up.
+inline Result<Context*> StartWithContext(const RuntimeOptions& options, const std::string& name,
+                                         std::vector<std::unique_ptr<Runtime>>* rts) {
+  auto rt = Runtime::Init(options);
+  if (!rt.ok()) return rt.status();
+  rts->push_back(std::move(*rt));
+  return rts->back()->CreateContext({.name = name});
+}
+
 // Two runtimes of this process joined by shm only (module parameters `params`); b has one
 // context with endpoint ep_b.
 struct ShmPair {

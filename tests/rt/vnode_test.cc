@@ -20,11 +20,9 @@ class VnodeSuite : public ::testing::TestWithParam<ConformanceModule> {
   void SetUp() override {
     fabric_ = NewInprocFabric();
     for (int i = 0; i < 3; ++i) {
-      auto rt = Runtime::Init(ModuleOptions(GetParam().name, fabric_));
-      ASSERT_TRUE(rt.ok()) << rt.status().ToString();
-      rts_.push_back(std::move(*rt));
-      auto ctx = rts_[i]->CreateContext({.name = "v" + std::to_string(i)});
-      ASSERT_TRUE(ctx.ok());
+      auto ctx =
+          StartWithContext(ModuleOptions(GetParam().name, fabric_), "v" + std::to_string(i), &rts_);
+      ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
       auto table = VnodeTable::Attach(
           **ctx,
           [this](VirtualNodeId id) -> Result<VnodeLocation> {
