@@ -102,6 +102,7 @@ class ShmModule final : public Module {
     c.max_payload_bytes = wire::kMaxPayloadBytes;
     c.detects_peer_failure = true;
     c.multi_process = true;
+    if (pool_ != nullptr) c.min_block_bytes = pool_min_bytes_;
     return c;
   }
   Result<std::vector<uint8_t>> MakeDescriptor() override;
@@ -140,6 +141,7 @@ class ShmModule final : public Module {
   size_t cma_bytes_ = 0;
   shm::ShmPool* pool_ = nullptr;  // our reference, set by Init; nullptr: no pool
   size_t pool_min_bytes_ = kDefaultPoolMinBytes;
+  bool light_barriers_ = false;  // this process registered for membarrier (shm_ring.h)
   std::shared_ptr<shm::ShmCounters> counters_ = std::make_shared<shm::ShmCounters>();
 
   std::mutex mu_;  // guards channels_, next_tag_, version_
@@ -201,6 +203,11 @@ Status ShmModule::Init(ModuleHost* host) {
   chunk_bytes_ = std::min(*chunk, shm::MaxRecordPayload(ring_bytes_));
   if (chunk_bytes_ < 1024) return Status::InvalidArgument("shm.chunk_bytes must be >= 1024");
   shm::SweepStaleSegments();
+  light_barriers_ = shm::EnableLightBarriers();  // our producers skip a fence per record
+  if (host_->tracing()) {
+    host_->Trace(light_barriers_ ? "shm: light barriers (membarrier)"
+                                 : "shm: no membarrier: a fence per record");
+  }
   host_key_ = HostKey();
   std::random_device rd;
   socket_name_ = "ukai-shm-" + std::to_string(getpid()) + "-" + std::to_string(rd()) + "-" +
@@ -278,6 +285,7 @@ Result<std::shared_ptr<CommObject>> ShmModule::Connect(RuntimeId peer,
                                          chunk_bytes_, cma_bytes_, host_);
   // The peer maps our pool before it reads our first record, or refuses the connection.
   ch->ConfigurePool(pool_, pool_min_bytes_, /*peer_mapped=*/true, counters_);
+  if (light_barriers_) ch->UseLightBarrier();
   Register(ch);
   // Our progress engine may be blocked in poll(): it must take the new channel into its
   // snapshot (and keep polling until its doorbell is armed) before the peer answers.
@@ -341,6 +349,7 @@ void ShmModule::Accept() {
                                            peer_efd, chunk_bytes_, cma_bytes_, host_);
     // The connector maps our pool when it reads the reply, before it reads our records.
     ch->ConfigurePool(pool_, pool_min_bytes_, /*peer_mapped=*/true, counters_);
+    if (light_barriers_) ch->UseLightBarrier();
     if (peer_pool) ch->SetPeerPool(std::move(peer_pool));
     Register(ch);
     if (host_->tracing()) host_->Trace("shm: accepted " + shm::IdString(hello->from));
