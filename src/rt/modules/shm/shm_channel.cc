@@ -497,7 +497,7 @@ Status ShmChannel::ReassembleChunk(const RecordView& v, ByteBlock* complete) {
   }
 }
 
-int ShmChannel::Poll(ModuleHost* host, int budget, int* records) {
+int ShmChannel::Poll(ModuleHost* host, int budget, int* records, bool coalesce) {
   ReleaseDelivered();
   // Frames the runtime did not take (non-threaded handlers read them in place) are kept
   // for reuse: a fresh multi-megabyte block costs a page fault per 4 KiB.
@@ -519,7 +519,7 @@ int ShmChannel::Poll(ModuleHost* host, int budget, int* records) {
   // the next poll takes them as one batch. An answer to what we just delivered cannot come
   // back within those few passes (a round trip between cores takes longer), so a ping-pong
   // loses nothing.
-  if (skip_polls_ > 0) {
+  if (coalesce && skip_polls_ > 0) {
     --skip_polls_;
     return 0;
   }
@@ -542,7 +542,7 @@ int ShmChannel::Poll(ModuleHost* host, int budget, int* records) {
     if (records != nullptr) ++*records;
   }
   batch_ = delivered == budget ? std::min(2 * batch_, kMaxBatch) : 1;
-  if (delivered > 0 && delivered < budget) skip_polls_ = kSkipPolls;  // drained the ring
+  if (coalesce && delivered > 0 && delivered < budget) skip_polls_ = kSkipPolls;  // drained
   return delivered;
 }
 

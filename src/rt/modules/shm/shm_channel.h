@@ -134,6 +134,8 @@ class ShmChannel final : public CommObject {
   void ReleaseDelivered();
   // Blocks held for the peer (pool and CMA frames it has not finished with).
   size_t HeldForTest();
+  // Polls that leave the ring alone after one that drained it (coalescing, see Poll).
+  static constexpr int kSkipPolls = 4;
 
   int socket() const { return socket_; }
   bool handshake_done() const { return peer_efd_.load(std::memory_order_acquire) >= 0; }
@@ -143,8 +145,11 @@ class ShmChannel final : public CommObject {
 
   // Progress thread: frees records delivered by the previous Poll, then delivers up to
   // `budget` frames to `host`. Returns the number delivered; adds the records consumed
-  // (chunks included) to *records when given.
-  int Poll(ModuleHost* host, int budget, int* records = nullptr);
+  // (chunks included) to *records when given. `coalesce` (the module's progress passes):
+  // after a poll that delivered frames and emptied the ring, the next kSkipPolls coalescing
+  // polls only free what was delivered and leave the ring alone (see Poll); a poll without
+  // it (draining loops) always reads the ring.
+  int Poll(ModuleHost* host, int budget, int* records = nullptr, bool coalesce = false);
   // Progress thread: pushes queued frames into the ring. Returns true when the queue is
   // non-empty afterwards (the caller keeps the progress engine busy).
   bool Flush();
@@ -235,7 +240,6 @@ class ShmChannel final : public CommObject {
   bool done_pending_ = false;  // done_id_ not yet published (pool frames in use)
   static constexpr int kMaxBatch = 64;
   int batch_ = 1;  // records the next Poll may deliver (see Poll)
-  static constexpr int kSkipPolls = 4;
   int skip_polls_ = 0;  // polls that leave the ring alone (coalescing, see Poll)
 };
 
