@@ -186,7 +186,8 @@ TEST(ShmChannelTest, CoalescingPollsKeepOrderAndNeverSleepOnARecord) {
   c.receiver->EndIdle();
   c.receiver->ReleaseDelivered();
   EXPECT_EQ(c.sender->Outstanding().frames, 5u) << "the delivered frames were not released";
-  for (int i = 0; i < ShmChannel::kSkipPolls; ++i) EXPECT_EQ(c.receiver->Poll(&host, 64, nullptr, true), 0);
+  for (int i = 0; i < ShmChannel::kSkipPolls; ++i)
+    EXPECT_EQ(c.receiver->Poll(&host, 64, nullptr, true), 0);
   EXPECT_EQ(c.receiver->Poll(&host, 64, nullptr, true), 1);  // batch back to 1 after the drain
   EXPECT_EQ(c.receiver->Poll(&host, 64, nullptr, true), 2);
   EXPECT_EQ(c.receiver->Poll(&host, 64, nullptr, true), 2);
@@ -456,8 +457,8 @@ TEST(ShmChannelTest, CmaRecordOfUnreadableMemoryIsRejectedAndTheChannelGoesOn) {
   // The sender may free what it named (ids complete whatever happened).
   EXPECT_EQ(c.receiver->segment_for_test()->CmaDoneOfOurConsumer().load(), 7u);
   // The channel goes on: a record written after it is delivered.
-  ASSERT_TRUE(raw.TryWrite({reinterpret_cast<const std::byte*>(kOneRsr), sizeof kOneRsr}, {},
-                           kCompactRsr));
+  ASSERT_TRUE(
+      raw.TryWrite({reinterpret_cast<const std::byte*>(kOneRsr), sizeof kOneRsr}, {}, kCompactRsr));
   EXPECT_EQ(c.receiver->Poll(&host, 10), 1);
   ASSERT_EQ(host.payloads.size(), 1u);
   EXPECT_EQ(host.payloads[0], std::vector<uint8_t>{5});

@@ -7,9 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -212,7 +212,8 @@ void StreamBetweenProcesses(bool sleepy_consumer, bool light = false) {
               const auto t0 = std::chrono::steady_clock::now();
               in.WaitFutex(light ? 2'000'000'000 : 50'000'000);
               in.EndWait();
-              if (light && std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(1900) &&
+              if (light &&
+                  std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(1900) &&
                   !in.Peek(&v)) {
                 return 12;  // slept through a record: a lost wake-up
               }

@@ -97,13 +97,14 @@ int Main(int argc, char** argv) {
   }
   uint64_t got = 0;
   rt::Endpoint* ep = nullptr;
-  auto cb = rb->CreateContext({.name = "b", .init = [&](rt::Context& c) -> ukai::Status {
-                                 ep = *c.CreateEndpoint();
-                                 return ep
-                                     ->RegisterHandler("cost.sink", rt::HandlerKind::kNonThreaded,
-                                                       [&](rt::Rsr& m) { got += m.payload().size(); })
-                                     .status();
-                               }});
+  auto cb =
+      rb->CreateContext({.name = "b", .init = [&](rt::Context& c) -> ukai::Status {
+                           ep = *c.CreateEndpoint();
+                           return ep
+                               ->RegisterHandler("cost.sink", rt::HandlerKind::kNonThreaded,
+                                                 [&](rt::Rsr& m) { got += m.payload().size(); })
+                               .status();
+                         }});
   if (!cb.ok()) return 1;
   const rt::Startpoint to = ep->MakeStartpoint();
   std::vector<uint8_t> data(o.bytes, 7);

@@ -476,9 +476,9 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
     }
   }
   EncodeRsrHeader(&frame, target, handler, /*flags=*/0, payload);
-  Status st = p->log.Send(*p->object,
-                          IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser,
-                          std::move(frame));
+  Status st =
+      p->log.Send(*p->object, IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser,
+                  std::move(frame));
   if (!st.ok()) {
     ++send_errors_;
     return st;

@@ -481,10 +481,10 @@ class MpiModule final : public Module {
     if (fits) std::memcpy(b.data(), head.data(), head.size());
     MPI_Mrecv(b.data() + (fits ? head.size() : 0), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
     if (!fits) {  // the tail is taken (the stream stays in step) and the frame rejected
-      host_->RejectFrame(Status::ParseError(
-          "mpi: frame from rank " + std::to_string(source) + " announces " +
-          std::to_string(frame_size) + " bytes, head and tail carry " +
-          std::to_string(head.size() + static_cast<uint64_t>(count))));
+      host_->RejectFrame(
+          Status::ParseError("mpi: frame from rank " + std::to_string(source) + " announces " +
+                             std::to_string(frame_size) + " bytes, head and tail carry " +
+                             std::to_string(head.size() + static_cast<uint64_t>(count))));
       return false;
     }
     return host_->DeliverFrame(b.span(), &b).ok();

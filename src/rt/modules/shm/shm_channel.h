@@ -239,7 +239,7 @@ class ShmChannel final : public CommObject {
   uint64_t done_id_ = 0;       // last CMA/pool id completed
   bool done_pending_ = false;  // done_id_ not yet published (pool frames in use)
   static constexpr int kMaxBatch = 64;
-  int batch_ = 1;  // records the next Poll may deliver (see Poll)
+  int batch_ = 1;       // records the next Poll may deliver (see Poll)
   int skip_polls_ = 0;  // polls that leave the ring alone (coalescing, see Poll)
 };
 

@@ -33,9 +33,9 @@ constexpr uint8_t kDescriptorVersion = 1;
 // frames too large for one ring record (instead of chunks: one copy instead of two).
 constexpr size_t kCmaAuto = ~size_t{0};
 constexpr size_t kDefaultCmaBytes = size_t{64} << 10;  // shm.cma_bytes by default
-constexpr uint64_t kListenTag = 0, kEventTag = 1;  // epoll tags; channels use 2, 3, ...
-constexpr int kPollBudget = 64;                    // frames per channel per Progress()
-constexpr uint64_t kHousekeepingNs = 200000;       // accept and hang-up checks while busy-idle
+constexpr uint64_t kListenTag = 0, kEventTag = 1;      // epoll tags; channels use 2, 3, ...
+constexpr int kPollBudget = 64;                        // frames per channel per Progress()
+constexpr uint64_t kHousekeepingNs = 200000;           // accept and hang-up checks while busy-idle
 constexpr size_t kDefaultPoolBytes = size_t{256} << 20;
 constexpr size_t kDefaultPoolMinBytes = size_t{16} << 10;
 
@@ -203,8 +203,8 @@ Status ShmModule::Init(ModuleHost* host) {
   // Default: heap frames of kDefaultCmaBytes or more (or larger than a record, in small
   // rings) are read by the receiver from our memory: one copy instead of two (the sender's
   // copy into the ring, the pack aside).
-  cma_bytes_ = *cma == kCmaAuto ? std::min(kDefaultCmaBytes, shm::MaxRecordPayload(ring_bytes_) + 1)
-                                : *cma;
+  cma_bytes_ =
+      *cma == kCmaAuto ? std::min(kDefaultCmaBytes, shm::MaxRecordPayload(ring_bytes_) + 1) : *cma;
   chunk_bytes_ = std::min(*chunk, shm::MaxRecordPayload(ring_bytes_));
   if (chunk_bytes_ < 1024) return Status::InvalidArgument("shm.chunk_bytes must be >= 1024");
   shm::SweepStaleSegments();

@@ -57,7 +57,7 @@ struct RingControl {
   alignas(kCacheLine) std::atomic<uint64_t> tail;              // consumer: bytes released so far
   alignas(kCacheLine) std::atomic<uint32_t> consumer_waiting;  // consumer: 1 while it may sleep
   alignas(kCacheLine) std::atomic<uint32_t> futex_word;        // producer: bumped on each wake
-  std::atomic<uint32_t> light_barrier;  // producer: 1 when it uses UseLightBarrier()
+  std::atomic<uint32_t> light_barrier;             // producer: 1 when it uses UseLightBarrier()
   alignas(kCacheLine) std::atomic<uint64_t> head;  // producer: bytes committed (diagnostics)
 };
 static_assert(sizeof(RingControl) == 4 * kCacheLine);
