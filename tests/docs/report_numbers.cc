@@ -180,7 +180,8 @@ class Expr {
       return v;
     }
     const size_t start = pos_;
-    if (pos_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.')) {
+    if (pos_ < s_.size() &&
+        (std::isdigit(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.')) {
       while (pos_ < s_.size() &&
              (std::isdigit(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.')) {
         ++pos_;
@@ -368,9 +369,8 @@ bool FindNumber(const std::string& text, std::string* digits, int* decimals, std
       continue;
     }
     std::string num = i > 0 && text[i - 1] == '-' ? "-" : "";
-    while (i < text.size() &&
-           (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == ',' ||
-            text[i] == '.')) {
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) ||
+                               text[i] == ',' || text[i] == '.')) {
       // A comma counts as a thousands separator only when exactly 3 digits follow it.
       if (text[i] == ',') {
         auto digit = [&](size_t j) {
@@ -511,8 +511,8 @@ size_t CheckTable(const std::vector<std::string>& lines, size_t begin, size_t en
   size_t r = 0;
   for (; i < lines.size() && Trim(lines[i]).rfind('|', 0) == 0; ++i, ++r) {
     if (r >= rows.size()) {
-      problem(i, "csv-table: more table rows than row: lines (" + std::to_string(rows.size()) +
-                     ")");
+      problem(i,
+              "csv-table: more table rows than row: lines (" + std::to_string(rows.size()) + ")");
       continue;
     }
     if (rows[r] == "-") continue;

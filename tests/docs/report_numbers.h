@@ -10,7 +10,8 @@
 //   rows (without one exactly one row must match), `@csv=PATH` reads another file, and one
 //   bare item is the value: a column name or an arithmetic expression over the row's
 //   columns (+ - * / and parentheses). Several named selections combine:
-//     [8.7 %](x.csv#a:routing=detour-nf&message_bytes=32&bw;b:routing=detour-ud&message_bytes=32&bw;=100*(a/b-1))
+//     [8.7
+//     %](x.csv#a:routing=detour-nf&message_bytes=32&bw;b:routing=detour-ud&message_bytes=32&bw;=100*(a/b-1))
 // - Tables: an HTML comment before a Markdown table gives the file, the value, one `row:`
 //   selection per body row and one `col:` selection per data column (after `label_cols`
 //   label columns, default 1); `-` leaves a row or column unchecked. `{key}` in the file

@@ -74,10 +74,10 @@ TEST_F(ReportNumbersTest, AWrongNumberFailsWithBothValues) {
 
 TEST_F(ReportNumbersTest, BadSelectionsAreProblems) {
   const NumberCheck c = Check(
-      "[1](results/a.csv#routing=dor&bw)\n"                     // 2 rows match
-      "[1](results/a.csv#routing=duato&bw)\n"                   // none
-      "[1](results/a.csv#routing=dor&message_bytes=8&nope)\n"   // no such column
-      "[1](results/none.csv#routing=dor&message_bytes=8&bw)\n"  // no such file
+      "[1](results/a.csv#routing=dor&bw)\n"                       // 2 rows match
+      "[1](results/a.csv#routing=duato&bw)\n"                     // none
+      "[1](results/a.csv#routing=dor&message_bytes=8&nope)\n"     // no such column
+      "[1](results/none.csv#routing=dor&message_bytes=8&bw)\n"    // no such file
       "[1 or 2](results/a.csv#routing=dor&message_bytes=8&bw)\n"  // two numbers
       "[1](results/a.csv#routing=dor&message_bytes=8)\n");        // no value
   ASSERT_EQ(c.problems.size(), 6u) << Problems(c);
