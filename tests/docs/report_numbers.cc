@@ -247,12 +247,27 @@ bool CellEquals(const std::string& cell, const std::string& want) {
   return a && b && *a == *b;
 }
 
+// A cited value: a number, or the text of a non-numeric cell (`true`, a name).
+struct Cited {
+  double number = 0;
+  bool is_text = false;
+  std::string text;
+};
+
+Cited Number(double v) { return Cited{v, false, {}}; }
+
+bool IsName(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+  });
+}
+
 class Evaluator {
  public:
   explicit Evaluator(fs::path dir) : dir_(std::move(dir)) {}
 
-  // The value of `sel`; `error` says why there is none.
-  std::optional<double> Value(Selector sel, std::string* error) {
+  // The value of `sel`: a number, or (a single row's column that holds no number) its text.
+  std::optional<Cited> Cite(Selector sel, std::string* error) {
     // {key} in the file name takes the value of the key= item (which is no filter then).
     for (auto it = sel.equal.begin(); it != sel.equal.end();) {
       const std::string slot = "{" + it->first + "}";
@@ -285,7 +300,12 @@ class Evaluator {
       *error = "no row of " + where + " matches";
       return std::nullopt;
     }
-    if (sel.agg == "count") return static_cast<double>(rows.size());
+    if (sel.agg == "count") return Number(static_cast<double>(rows.size()));
+    const int named = IsName(sel.expr) ? csv->Column(sel.expr) : -1;
+    if (sel.agg.empty() && named >= 0 && named < static_cast<int>(rows[0]->size()) &&
+        !ParseNumber((*rows[0])[named])) {
+      return Cited{0, true, (*rows[0])[named]};
+    }
     std::vector<double> values;
     for (const std::vector<std::string>* row : rows) {
       Expr e(sel.expr, [&](const std::string& name, std::string* err) -> std::optional<double> {
@@ -309,7 +329,7 @@ class Evaluator {
       if (sel.agg == "sum" || sel.agg == "mean") out += values[i];
     }
     if (sel.agg == "mean") out /= static_cast<double>(values.size());
-    return out;
+    return Number(out);
   }
 
  private:
@@ -414,6 +434,14 @@ bool Matches(const std::string& text, double value, std::string* error) {
   return false;
 }
 
+// Compares `text` with a cited value: a number at the text's precision, a text exactly.
+bool MatchesCited(const std::string& text, const Cited& c, std::string* error) {
+  if (!c.is_text) return Matches(text, c.number, error);
+  if (Trim(text) == c.text) return true;
+  *error = "cites '" + Trim(text) + "', the CSV gives '" + c.text + "'";
+  return false;
+}
+
 // An inline citation: the link text and its target "PATH.csv#QUERY".
 void CheckLink(const std::string& text, const std::string& target, int line, Evaluator* ev,
                NumberCheck* out) {
@@ -423,7 +451,7 @@ void CheckLink(const std::string& text, const std::string& target, int line, Eva
   ++out->inline_citations;
   std::string error;
   std::map<std::string, double> named;
-  std::optional<double> value;
+  std::optional<Cited> value;
   for (const std::string& raw : Split(query, ';')) {
     const std::string term = Trim(raw);
     if (term.empty()) continue;
@@ -433,7 +461,8 @@ void CheckLink(const std::string& text, const std::string& target, int line, Eva
         if (it == named.end()) *err = "no selection named '" + name + "'";
         return it == named.end() ? std::nullopt : std::optional<double>(it->second);
       });
-      value = e.Eval(&error);
+      std::optional<double> v = e.Eval(&error);
+      value = v ? std::optional<Cited>(Number(*v)) : std::nullopt;
       break;
     }
     std::string name;
@@ -446,11 +475,16 @@ void CheckLink(const std::string& text, const std::string& target, int line, Eva
     Selector sel;
     sel.csv = path;
     if (!ParseSelector(body, &sel, &error)) break;
-    value = ev->Value(sel, &error);
+    value = ev->Cite(sel, &error);
     if (!value) break;
-    if (!name.empty()) named[name] = *value;
+    if (!name.empty() && value->is_text) {
+      error = "selection '" + name + "' is the text '" + value->text + "', no number";
+      value.reset();
+      break;
+    }
+    if (!name.empty()) named[name] = value->number;
   }
-  if (value && Matches(text, *value, &error)) return;
+  if (value && MatchesCited(text, *value, &error)) return;
   out->problems.push_back({line, "[" + text + "](" + target + "): " + error});
 }
 
@@ -531,8 +565,8 @@ size_t CheckTable(const std::vector<std::string>& lines, size_t begin, size_t en
       }
       ++out->table_cells;
       const std::string& text = cells[label_cols + c];
-      std::optional<double> v = ev->Value(sel, &error);
-      if (!v || !Matches(text, *v, &error)) {
+      std::optional<Cited> v = ev->Cite(sel, &error);
+      if (!v || !MatchesCited(text, *v, &error)) {
         problem(i, "table cell '" + text + "' (row " + std::to_string(r + 1) + ", column " +
                        std::to_string(label_cols + c + 1) + "): " + error);
       }

@@ -27,7 +27,7 @@ class ReportNumbersTest : public ::testing::Test {
           "dor,16,3148.2,79,z\n"
           "detour-ud,8,4327.6,48,z\n"
           "detour-ud,16,4543.51,48,z\n");
-    Write("results/b_f4.csv", "routing,message_bytes,bw\ndetour-ud,16,4351.0\n");
+    Write("results/b_f4.csv", "routing,message_bytes,bw,saturated\ndetour-ud,16,4351.0,true\n");
   }
   void TearDown() override { fs::remove_all(dir_); }
   void Write(const std::string& name, const std::string& text) {
@@ -87,6 +87,17 @@ TEST_F(ReportNumbersTest, BadSelectionsAreProblems) {
   EXPECT_NE(c.problems[3].message.find("cannot read"), std::string::npos);
   EXPECT_NE(c.problems[4].message.find("2 numbers"), std::string::npos);
   EXPECT_NE(c.problems[5].message.find("no value"), std::string::npos);
+}
+
+TEST_F(ReportNumbersTest, ACellWithoutANumberIsComparedAsText) {
+  NumberCheck c = Check("[true](results/b_f4.csv#message_bytes=16&saturated)\n");
+  EXPECT_TRUE(c.problems.empty()) << Problems(c);
+  c = Check(
+      "[false](results/b_f4.csv#message_bytes=16&saturated)\n"
+      "[1](results/b_f4.csv#s:message_bytes=16&saturated;=s+1)\n");
+  ASSERT_EQ(c.problems.size(), 2u) << Problems(c);
+  EXPECT_NE(c.problems[0].message.find("cites 'false', the CSV gives 'true'"), std::string::npos);
+  EXPECT_NE(c.problems[1].message.find("is the text 'true', no number"), std::string::npos);
 }
 
 TEST_F(ReportNumbersTest, TablesAreCheckedCellByCell) {
