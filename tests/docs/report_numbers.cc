@@ -497,6 +497,26 @@ std::vector<std::string> TableCells(const std::string& line) {
   return cells;
 }
 
+// Whether `line` is a Markdown table's |---|---| line.
+bool IsTableRule(const std::string& line) {
+  const std::string t = Trim(line);
+  return t.size() >= 3 && t[0] == '|' && t.find("---") != std::string::npos &&
+         t.find_first_not_of("|-: ") == std::string::npos;
+}
+
+// Whether the last non-blank line before the table at `header` is a
+// `<!-- not-from-csv: why -->` comment.
+bool MarkedNotFromCsv(const std::vector<std::string>& lines, size_t header) {
+  for (size_t i = header; i-- > 0;) {
+    const std::string t = Trim(lines[i]);
+    if (t.empty()) continue;
+    return t.find("-->") != std::string::npos &&
+           (t.rfind("<!-- not-from-csv:", 0) == 0 ||
+            (i > 0 && Trim(lines[i - 1]).rfind("<!-- not-from-csv:", 0) == 0));
+  }
+  return false;
+}
+
 // A csv-table directive (lines[begin..end] the comment) and the table after it.
 size_t CheckTable(const std::vector<std::string>& lines, size_t begin, size_t end, Evaluator* ev,
                   NumberCheck* out) {
@@ -634,6 +654,23 @@ NumberCheck CheckReportNumbersText(const std::string& text, const fs::path& dir)
         break;
       }
       i = CheckTable(lines, i, end, &ev, &out) - 1;
+      continue;
+    }
+    if (t.rfind('|', 0) == 0 && i + 1 < lines.size() && IsTableRule(lines[i + 1])) {
+      const size_t header = i;
+      bool has_number = false;
+      for (i += 2; i < lines.size() && Trim(lines[i]).rfind('|', 0) == 0; ++i) {
+        CheckLinks(lines[i], static_cast<int>(i) + 1, &ev, &out);
+        for (const std::string& cell : TableCells(lines[i])) {
+          has_number = has_number || std::any_of(cell.begin(), cell.end(), [](char c) {
+                         return std::isdigit(static_cast<unsigned char>(c)) != 0;
+                       });
+        }
+      }
+      --i;
+      if (has_number && !MarkedNotFromCsv(lines, header)) {
+        out.uncited_tables.push_back(static_cast<int>(header) + 1);
+      }
       continue;
     }
     CheckLinks(lines[i], static_cast<int>(i) + 1, &ev, &out);

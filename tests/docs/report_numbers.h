@@ -24,7 +24,9 @@
 //
 // The text's number (one per link or cell: `4,544`, `.024`, `-3.5`, with any words or
 // units around it) must equal the value printed with as many decimals as the text shows.
-// Citations inside fenced code blocks are ignored (they are not rendered).
+// Citations inside fenced code blocks are ignored (they are not rendered). A table with
+// numbers that no directive covers is listed in `uncited_tables` unless a
+// `<!-- not-from-csv: why -->` comment stands right before it (a table of settings).
 //
 // Thread safety: none needed (pure functions).
 #ifndef UKAI_TESTS_DOCS_REPORT_NUMBERS_H_
@@ -45,6 +47,10 @@ struct NumberCheck {
   int inline_citations = 0;  // links checked
   int table_cells = 0;       // table cells checked
   std::vector<NumberProblem> problems;
+  // 1-based lines of tables with a digit in a body cell that neither a csv-table directive
+  // nor a `<!-- not-from-csv: why -->` comment right before them covers (a REPORT beside
+  // results CSVs may have none: its tables of figures must cite them).
+  std::vector<int> uncited_tables;
 };
 
 // Checks every citation of the Markdown file at `path` (CSV paths are relative to its

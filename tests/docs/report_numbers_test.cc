@@ -131,6 +131,19 @@ TEST_F(ReportNumbersTest, TablesAreCheckedCellByCell) {
   EXPECT_NE(c.problems[0].message.find("3 row: lines but 1 table rows"), std::string::npos);
 }
 
+TEST_F(ReportNumbersTest, TablesOfNumbersWithoutADirectiveAreListed) {
+  const NumberCheck c = Check(
+      "| | 8 |\n|---|---|\n| DM-Order | 3125 |\n\n"                                   // line 1
+      "<!-- not-from-csv: settings -->\n| key | value |\n|---|---|\n| vcs | 4 |\n\n"  // 5
+      "| name | meaning |\n|---|---|\n| dor | dimension order |\n\n"                  // 10
+      "<!-- csv-table results/a.csv\nvalue: bw\nrow: routing=dor\ncol: message_bytes=8\n"
+      "-->\n| | 8 |\n|---|---|\n| DM-Order | 3125 |\n");
+  EXPECT_TRUE(c.problems.empty()) << Problems(c);
+  EXPECT_EQ(c.table_cells, 1);
+  ASSERT_EQ(c.uncited_tables.size(), 1u);
+  EXPECT_EQ(c.uncited_tables[0], 1);
+}
+
 TEST_F(ReportNumbersTest, FileNamePlaceholdersComeFromTheRowOrColumn) {
   const NumberCheck c = Check(
       "<!-- csv-table results/b_f{faults}.csv\n"
@@ -165,6 +178,11 @@ TEST(ReportNumbersRepoTest, EveryCitedNumberIsTheOneInItsCsv) {
         EXPECT_GT(c.inline_citations + c.table_cells, 0)
             << fs::relative(e.path(), root).string()
             << " sits beside results CSVs but cites none of their numbers";
+        for (int line : c.uncited_tables) {
+          ADD_FAILURE() << fs::relative(e.path(), root).string() << ":" << line
+                        << ": a table of numbers without a csv-table directive (or a "
+                           "<!-- not-from-csv: why --> comment before it)";
+        }
       }
     }
   }
