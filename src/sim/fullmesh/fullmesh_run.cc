@@ -92,7 +92,9 @@ constexpr F kFields[] = {
 
 }  // namespace
 
-std::vector<output::FieldSpec> FullMeshFields() { return output::SpecsOf(std::span<const F>(kFields)); }
+std::vector<output::FieldSpec> FullMeshFields() {
+  return output::SpecsOf(std::span<const F>(kFields));
+}
 
 output::Record FullMeshRecord(size_t index, const FullMeshConfig& c, const Operation& op,
                               const OpResult& r) {
