@@ -11,6 +11,7 @@
 #include "sim/engine/network.h"
 #include "sim/engine/reconfiguration.h"
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/front_door.h"
 
 namespace ukai::sim {
 namespace {
