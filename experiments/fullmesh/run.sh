@@ -64,5 +64,6 @@ for mode in pipelined store-and-forward; do
     done
   done
 done
-# The Debian python3 (python3-matplotlib); PYTHON overrides it.
-"${PYTHON:-/usr/bin/python3}" "$here/plot.py" "$out" "$here"
+# The Python with matplotlib that tools/find_python.sh names (PYTHON overrides it).
+python=$("$here/../../tools/find_python.sh")
+"$python" "$here/plot.py" "$out" "$here"
