@@ -203,6 +203,29 @@ TEST(Coll, RelayAlgorithmsTakeAnyK) {
   });
 }
 
+// Large parts: the relays' chunks (64 KiB by default) go by rendezvous, in background steps.
+TEST(Coll, RelayWithRendezvousChunks) {
+  constexpr int kN = 5;
+  CollWorld w(kN, "inproc");
+  ASSERT_TRUE(w.ok());
+  w.Run([&](int r, Group* g) {
+    CollOptions o;
+    o.algorithm = Algorithm::kRelay;
+    std::vector<int64_t> buf(300000, r == 0 ? 9 : 0);
+    const Status bst = g->Broadcast(buf, 0, o);
+    ASSERT_TRUE(bst.ok()) << bst.ToString();
+    for (int64_t v : buf) ASSERT_EQ(v, 9);
+    std::vector<double> in(300000, r + 1.0), out(300000);
+    ASSERT_TRUE(g->Allreduce(in, out, ReduceOp::kSum, o).ok());
+    for (double v : out) ASSERT_EQ(v, 15.0);
+    std::vector<double> red(r == 4 ? 300000 : 0);
+    ASSERT_TRUE(g->Reduce(in, red, ReduceOp::kSum, 4, o).ok());
+    if (r == 4) {
+      for (double v : red) ASSERT_EQ(v, 15.0);
+    }
+  });
+}
+
 TEST(Coll, SendRecvDirectAndRelayed) {
   constexpr int kN = 5;
   CollWorld w(kN, "inproc");

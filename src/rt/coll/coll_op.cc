@@ -126,6 +126,7 @@ void CollOp::StartRound(Outbox* out) {
         break;
       case StepKind::kSend:
         if (Large(s)) {
+          st_[i].announced = true;
           Emit(MsgKind::kRts, s.peer, s.tag, s.src.length, 0, {}, out);
         } else {
           SendData(static_cast<int>(i), out);
@@ -290,8 +291,7 @@ void CollOp::OnMessage(const Header& h, std::span<const uint8_t> body, Outbox* o
   if (h.kind == MsgKind::kAbort) {
     const Status why = coll::DecodeAbort(body);
     Fail(Status(why.code(), "rank " + std::to_string(h.src) + " ended collective #" +
-                                std::to_string(init_.seq) + " (" + init_.sig.Describe() +
-                                "): " + why.message()),
+                                std::to_string(init_.seq) + ": " + why.message()),
          false, out);
     return;
   }
@@ -330,9 +330,7 @@ void CollOp::OnMessage(const Header& h, std::span<const uint8_t> body, Outbox* o
       if (st.ready) MakeReady(i, out);
       break;
     case MsgKind::kCts:
-      if (!Large(s) || !round_started_ || (!s.background && static_cast<int>(s.round) != round_)) {
-        return protocol("a request for data not announced");
-      }
+      if (!Large(s) || !st.announced) return protocol("a request for data not announced");
       SendData(i, out);
       Complete(i);
       break;

@@ -124,6 +124,7 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
     bool complete = false;  // recv, send, ordered local step
     bool rts = false;       // recv: the sender announced a large message
     bool cts_sent = false;
+    bool announced = false;  // send: its kRts went out
     std::vector<Piece> stash;  // recv: data that came before the step was ready
   };
   uint8_t* Ptr(const coll::Region& r);
