@@ -54,15 +54,16 @@ int main(int argc, char** argv) {
   rt::Group& world = **made_world;
   const size_t n = static_cast<size_t>(size);
   if (rank == 0) {
-    std::printf("%d processes, module %s, %zu elements per member\n", size,
-                world.module().c_str(), count);
+    std::printf("%d processes, module %s, %zu elements per member\n", size, world.module().c_str(),
+                count);
   }
 
   Report("barrier", world.Barrier(), true, "");
 
   std::vector<int64_t> buf(count, rank == 0 ? 7 : 0);  // broadcast from rank 0
   ukai::Status st = world.Broadcast(buf, 0);
-  Report("broadcast (root 0)", st, std::all_of(buf.begin(), buf.end(), [](int64_t v) { return v == 7; }),
+  Report("broadcast (root 0)", st,
+         std::all_of(buf.begin(), buf.end(), [](int64_t v) { return v == 7; }),
          rt::AlgorithmName(world.Select(rt::Collective::kBroadcast, count * 8)).data());
 
   std::vector<double> in(count, rank + 1.0), out(count);  // sum of 1..n everywhere
@@ -140,6 +141,7 @@ int main(int argc, char** argv) {
   made_world->reset();
   const ukai::Status fin = r.Finalize();
   if (!fin.ok()) std::fprintf(stderr, "rank %d: %s\n", rank, fin.ToString().c_str());
-  if (rank == 0) std::printf("%s\n", failures == 0 && st.ok() ? "all collectives correct" : "FAILED");
+  if (rank == 0)
+    std::printf("%s\n", failures == 0 && st.ok() ? "all collectives correct" : "FAILED");
   return failures == 0 && st.ok() && fin.ok() ? 0 : 1;
 }

@@ -63,8 +63,9 @@ void RunSlice(Group& w) {
   auto half = w.Split(r % 2, r);
   ASSERT_TRUE(half.ok()) << half.status().ToString();
   int32_t one = 1, sum = 0;
-  ASSERT_TRUE((*half)->Allreduce(ConstView(&one, 1, DataType::kInt32),
-                                 MutView(&sum, 1, DataType::kInt32), ReduceOp::kSum)
+  ASSERT_TRUE((*half)
+                  ->Allreduce(ConstView(&one, 1, DataType::kInt32),
+                              MutView(&sum, 1, DataType::kInt32), ReduceOp::kSum)
                   .ok());
   EXPECT_EQ(sum, (n + (r % 2 == 0 ? 1 : 0)) / 2);
   ASSERT_TRUE(w.Barrier().ok());

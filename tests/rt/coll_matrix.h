@@ -83,7 +83,8 @@ void RunTyped(Group& g, const Case& c, const Reduction& red) {
   o.algorithm = c.alg;
   // Small messages pipeline in 1 KiB chunks; 1 MiB ones take the default chunks, which are
   // over the rendezvous size.
-  if ((c.alg == Algorithm::kChain || c.alg == Algorithm::kRelay) && count * sizeof(T) < (1u << 20)) {
+  if ((c.alg == Algorithm::kChain || c.alg == Algorithm::kRelay) &&
+      count * sizeof(T) < (1u << 20)) {
     o.chunk_bytes = 1024;
   }
   auto wait = [&](CollRequest req) {

@@ -7,7 +7,7 @@
 // pair), reduce (double sum to root 0), allgather (BYTES per rank). Every rank synchronises
 // the start of each sample with the same barrier-free scheme ukai's bench uses: a sample is
 // the time rank 0 measured for a batch; batches run back to back.
-// Options: -o op1,op2 -s size1,size2 -t seconds.
+// Options: -p op:bytes,op:bytes,... -t seconds (budget per pair).
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,30 +83,25 @@ int main(int argc, char** argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
-  char ops[256] = "barrier,allreduce";
-  char sizes[256] = "8";
+  char pairs[1024] = "barrier:8,allreduce:8";
   double seconds = 0.25;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (strcmp(argv[i], "-o") == 0) snprintf(ops, sizeof ops, "%s", argv[i + 1]);
-    if (strcmp(argv[i], "-s") == 0) snprintf(sizes, sizeof sizes, "%s", argv[i + 1]);
+    if (strcmp(argv[i], "-p") == 0) snprintf(pairs, sizeof pairs, "%s", argv[i + 1]);
     if (strcmp(argv[i], "-t") == 0) seconds = atof(argv[i + 1]);
   }
   size_t max = 8;
-  for (char* p = sizes; *p;) {
-    size_t s = strtoul(p, &p, 10);
+  for (char* p = strchr(pairs, ':'); p != NULL; p = strchr(p + 1, ':')) {
+    size_t s = strtoul(p + 1, NULL, 10);
     if (s > max) max = s;
-    if (*p == ',') ++p;
   }
   send_buf = calloc(max * (size_t)world, 1);
   recv_buf = calloc(max * (size_t)world, 1);
-  char* save_ops = NULL;
-  for (char* op = strtok_r(ops, ",", &save_ops); op; op = strtok_r(NULL, ",", &save_ops)) {
-    for (char* p = sizes; *p;) {
-      size_t s = strtoul(p, &p, 10);
-      if (*p == ',') ++p;
-      if (strcmp(op, "barrier") == 0 && s != 8) continue;
-      Measure(op, s, seconds, rank);
-    }
+  char* save = NULL;
+  for (char* pair = strtok_r(pairs, ",", &save); pair; pair = strtok_r(NULL, ",", &save)) {
+    char* colon = strchr(pair, ':');
+    if (colon == NULL) continue;
+    *colon = '\0';
+    Measure(pair, strtoul(colon + 1, NULL, 10), seconds, rank);
   }
   free(send_buf);
   free(recv_buf);

@@ -239,6 +239,10 @@ struct GroupOptions {
   // Messages of at least this many bytes are sent only once the receiver is ready for them
   // (rendezvous; on one host it then reads them from the sender's memory). 0 = never.
   size_t rendezvous_bytes = size_t{32} << 10;
+  // Large messages between members on one host are read straight from the sender's memory
+  // (process_vm_readv; memcpy inside one process) once the member's pid is proven at
+  // creation; else (or false) the sender sends them, from the shm pool where there is one.
+  bool single_copy = true;
 };
 
 // The handle of a non-blocking collective. Copyable (copies share the operation).

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <thread>
 
+#include <sched.h>
+
 #include "ukai/rt/runtime.hpp"
 
 namespace ukai::rt::internal {
@@ -41,7 +43,12 @@ std::string OpSignature::Describe() const {
 CollOp::CollOp(Init init) : init_(std::move(init)) {
   const coll::Schedule& sc = *init_.schedule;
   st_.resize(sc.steps.size());
-  if (sc.tmp_bytes != 0) tmp_.reset(new uint8_t[sc.tmp_bytes]);
+  if (sc.tmp_bytes > sizeof tmp_small_) {
+    tmp_heap_.reset(new uint8_t[sc.tmp_bytes]);
+    tmp_ = tmp_heap_.get();
+  } else {
+    tmp_ = tmp_small_;
+  }
   if (init_.in_place && init_.send_bytes != 0) {
     send_copy_.reset(new uint8_t[init_.send_bytes]);
     std::memcpy(send_copy_.get(), init_.send, init_.send_bytes);
@@ -69,7 +76,7 @@ uint8_t* CollOp::Ptr(const Region& r) {
     case coll::BufId::kRecv:
       return static_cast<uint8_t*>(init_.recv) + r.offset;
     case coll::BufId::kTmp:
-      return tmp_.get() + r.offset;
+      return tmp_ + r.offset;
     case coll::BufId::kSend:
       break;
   }
@@ -127,7 +134,9 @@ void CollOp::StartRound(Outbox* out) {
       case StepKind::kSend:
         if (Large(s)) {
           st_[i].announced = true;
-          Emit(MsgKind::kRts, s.peer, s.tag, s.src.length, 0, {}, out);
+          const uint64_t addr =
+              init_.single_copy ? reinterpret_cast<uint64_t>(CPtr(s.src)) : uint64_t{0};
+          Emit(MsgKind::kRts, s.peer, s.tag, s.src.length, addr, {}, out);
         } else {
           SendData(static_cast<int>(i), out);
         }
@@ -163,21 +172,63 @@ void CollOp::MakeReady(int i, Outbox* out) {
   StepState& st = st_[i];
   st.ready = true;
   if (Large(s)) {
-    if (st.rts && !st.cts_sent) {
+    if (st.rts && !st.cts_sent && !ReadAnnounced(i, out)) {
       st.cts_sent = true;
       Emit(MsgKind::kCts, s.peer, s.tag, s.dst.length, 0, {}, out);
     }
     return;
   }
-  std::vector<Piece> stash = std::move(st.stash);
-  st.stash.clear();
-  for (const Piece& p : stash) Receive(i, p.offset, p.bytes, out);
+  if (stash_.empty()) return;
+  std::vector<Piece> early;
+  for (auto it = stash_.begin(); it != stash_.end();) {
+    if (it->first == i) {
+      early.push_back(std::move(it->second));
+      it = stash_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const Piece& p : early) Receive(i, p.offset, p.bytes, out);
+}
+
+bool CollOp::ReadAnnounced(int i, Outbox* out) {
+  const Step& s = init_.schedule->steps[i];
+  StepState& st = st_[i];
+  if (st.remote == 0 || init_.proofs == nullptr || init_.proofs->at(s.peer).pid == 0) {
+    return false;
+  }
+  const coll::MemberProof& from = init_.proofs->at(s.peer);
+  constexpr uint64_t kPiece = uint64_t{256} << 10;  // combine from a scratch in cache
+  Status read;
+  if (s.order == Order::kCopy) {
+    read = coll::ReadMember(from, st.remote, {Ptr(s.dst), s.dst.length});
+  } else {
+    align_scratch_.resize(std::min(kPiece, s.dst.length));
+    for (uint64_t off = 0; off < s.dst.length && read.ok(); off += kPiece) {
+      const uint64_t len = std::min(kPiece, s.dst.length - off);
+      read = coll::ReadMember(from, st.remote + off, {align_scratch_.data(), len});
+      if (read.ok()) Apply(i, off, {align_scratch_.data(), len});
+    }
+  }
+  if (read.code() == StatusCode::kUnavailable) {  // the member is gone
+    Fail(Status::Unavailable("collective #" + std::to_string(init_.seq) + ": reading from rank " +
+                             std::to_string(s.peer) + ": " + read.message()),
+         false, out);
+    return true;
+  }
+  if (!read.ok()) return false;  // e.g. not permitted after all: ask for the data
+  st.got = s.dst.length;
+  st.any = true;
+  st.cts_sent = true;  // nothing more may come for this step
+  Emit(MsgKind::kFin, s.peer, s.tag, s.dst.length, 0, {}, out);
+  Complete(i);
+  return true;
 }
 
 void CollOp::Receive(int i, uint64_t offset, std::span<const uint8_t> bytes, Outbox*) {
   StepState& st = st_[i];
   if (!st.ready) {
-    st.stash.push_back(Piece{offset, std::vector<uint8_t>(bytes.begin(), bytes.end())});
+    stash_.emplace_back(i, Piece{offset, std::vector<uint8_t>(bytes.begin(), bytes.end())});
     return;
   }
   Apply(i, offset, bytes);
@@ -327,11 +378,16 @@ void CollOp::OnMessage(const Header& h, std::span<const uint8_t> body, Outbox* o
     case MsgKind::kRts:
       if (!Large(s) || st.rts) return protocol("an unexpected announcement");
       st.rts = true;
+      st.remote = h.offset;
       if (st.ready) MakeReady(i, out);
       break;
     case MsgKind::kCts:
       if (!Large(s) || !st.announced) return protocol("a request for data not announced");
       SendData(i, out);
+      Complete(i);
+      break;
+    case MsgKind::kFin:
+      if (!Large(s) || !st.announced) return protocol("a read of data not announced");
       Complete(i);
       break;
     default:
@@ -367,7 +423,9 @@ Status CollOp::Wait(std::chrono::milliseconds timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   unsigned idle = 0;
   while (!done()) {
-    if (init_.runtime->Progress() == 0 && ++idle % 256 == 0) {
+    const int n = init_.runtime->Progress();
+    if (n == 0 && init_.yield_when_idle) sched_yield();
+    if (n == 0 && ++idle % 256 == 0) {
       if (timeout.count() >= 0 && std::chrono::steady_clock::now() > deadline) {
         return Status::Timeout("collective still in flight after " +
                                std::to_string(timeout.count()) + " ms");

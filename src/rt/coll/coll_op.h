@@ -23,8 +23,10 @@
 #include <vector>
 
 #include "rt/coll/coll_wire.h"
+#include "rt/coll/cross_memory.h"
 #include "rt/coll/reduce_kernels.h"
 #include "rt/coll/schedule.h"
+#include "rt/coll/small_vec.h"
 #include "ukai/rt/group.hpp"
 
 namespace ukai::rt::internal {
@@ -39,8 +41,8 @@ struct OutMsg {
   std::shared_ptr<CollOp> op;  // the operation it belongs to (null: a group message)
 };
 struct Outbox {
-  std::vector<OutMsg> messages;
-  std::vector<std::shared_ptr<CollOp>> finished;  // to TryComplete after sending
+  coll::SmallVec<OutMsg, 4> messages;
+  coll::SmallVec<std::shared_ptr<CollOp>, 2> finished;  // to TryComplete after sending
 };
 
 // What an operation was called with, as it travels in every message's header (so that
@@ -74,6 +76,12 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
     Reduction reduction{ReduceOp::kSum};
     bool reduces = false;
     uint64_t rendezvous_bytes = 0;
+    // Single copy (cross_memory.h): announce our addresses; read the members proven here.
+    bool single_copy = false;
+    std::shared_ptr<const std::vector<coll::MemberProof>> proofs;
+    // More members on this host than CPUs: Wait gives the CPU away whenever a progress pass
+    // found nothing (Open MPI's yield_when_idle), so the member that has work runs.
+    bool yield_when_idle = false;
   };
   explicit CollOp(Init init);
   // An operation that completed with `status` already (argument errors).
@@ -125,7 +133,7 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
     bool rts = false;       // recv: the sender announced a large message
     bool cts_sent = false;
     bool announced = false;  // send: its kRts went out
-    std::vector<Piece> stash;  // recv: data that came before the step was ready
+    uint64_t remote = 0;     // recv: the sender's address of the data (kRts), 0: none
   };
   uint8_t* Ptr(const coll::Region& r);
   const uint8_t* CPtr(const coll::Region& r) const;
@@ -139,6 +147,9 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
   void Execute(const coll::Step& s);
   void Complete(int i);
   void SendData(int i, Outbox* out);
+  // Takes a large message announced by a proven member straight from its memory and tells
+  // it (kFin); false when it cannot (the caller asks for the data instead).
+  bool ReadAnnounced(int i, Outbox* out);
   void Emit(coll::MsgKind kind, int dst, uint32_t tag, uint64_t total, uint64_t offset,
             std::span<const uint8_t> body, Outbox* out);
   void Finish(const Status& s, Outbox* out);
@@ -146,8 +157,12 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
 
   Init init_;
   coll::Combiner combiner_;
-  std::unique_ptr<uint8_t[]> tmp_, send_copy_;
+  std::unique_ptr<uint8_t[]> tmp_heap_, send_copy_;
+  uint8_t* tmp_ = nullptr;  // the scratch: tmp_small_ when it fits, else tmp_heap_
+  alignas(16) uint8_t tmp_small_[64];
   std::vector<StepState> st_;
+  // Data that came before their step was ready: (step, piece), in arrival order.
+  std::vector<std::pair<int, Piece>> stash_;
   int round_ = 0;
   bool round_started_ = false;
   int pending_round_ = 0;  // steps of the current round not complete

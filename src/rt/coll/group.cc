@@ -1,5 +1,7 @@
 // The public Group and CollRequest: creation (World, FromStartpoints, Split, Shrink), the
 // argument checks of every collective, and the forwards to GroupState.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -185,31 +187,50 @@ CollRequest PostCollective(GroupState& g, Collective c, ConstView send, MutView 
 
 constexpr std::string_view kModuleOrder[] = {"inproc", "shm", "mpi", "tcp"};
 
-// Every member learns the slowest module any member uses to reach another (the selection
-// table's key): an allreduce(max) of each member's own slowest, the group's first operation
-// (and a barrier of the group's creation).
-Status AgreeModule(GroupState& g) {
-  uint32_t mine = 0;
+// The group's first operation (and a barrier of its creation): an allgather of what each
+// member knows of itself — the slowest module it uses to reach another member, and its proof
+// for single-copy reads (cross_memory.h). Every member then knows the group's module (the
+// selection table's key: the slowest any member uses) and proves its peers on this host.
+Status Introduce(GroupState& g) {
+  uint64_t slowest = 0;
+  std::vector<std::string> modules(static_cast<size_t>(g.size()));
   for (int r = 0; r < g.size(); ++r) {
     if (r == g.rank()) continue;
     Result<std::string> m = g.runtime().SelectModule(g.member(r));
     if (!m.ok()) return m.status().WithContext("group creation: " + g.MemberName(r));
-    uint32_t idx = 3;
-    for (uint32_t i = 0; i < 4; ++i) {
+    modules[r] = *m;
+    uint64_t idx = 3;
+    for (uint64_t i = 0; i < 4; ++i) {
       if (kModuleOrder[i] == *m) idx = i;
     }
-    mine = std::max(mine, idx);
+    slowest = std::max(slowest, idx);
   }
-  uint32_t agreed = 0;
+  const coll::MemberProof own = g.OwnProof();
+  const uint64_t mine[5] = {slowest, own.host, own.pid, own.addr, own.nonce};
+  std::vector<uint64_t> all(5 * static_cast<size_t>(g.size()));
   CollOptions o;
   o.algorithm = Algorithm::kRecursiveDoubling;
-  const Reduction max(ReduceOp::kMax);
-  UKAI_RETURN_IF_ERROR(PostCollective(g, Collective::kAllreduce,
-                                      ConstView(&mine, 1, DataType::kUint32),
-                                      MutView(&agreed, 1, DataType::kUint32), &max, 0, o)
-                           .Wait()
-                           .WithContext("group creation"));
-  g.set_module(std::string(kModuleOrder[std::min<uint32_t>(agreed, 3)]));
+  UKAI_RETURN_IF_ERROR(
+      PostCollective(g, Collective::kAllgather, ConstView(mine, 5, DataType::kUint64),
+                     MutView(all.data(), all.size(), DataType::kUint64), nullptr, 0, o)
+          .Wait()
+          .WithContext("group creation"));
+  uint64_t agreed = 0;
+  std::vector<coll::MemberProof> proofs(static_cast<size_t>(g.size()));
+  for (int r = 0; r < g.size(); ++r) {
+    const uint64_t* rec = &all[5 * static_cast<size_t>(r)];
+    agreed = std::max(agreed, rec[0]);
+    const bool near = modules[r] == "shm" || modules[r] == "inproc";
+    coll::MemberProof p{rec[1], rec[2], rec[3], rec[4]};
+    if (r != g.rank() && near && g.options().single_copy && coll::Verify(p)) proofs[r] = p;
+  }
+  g.set_module(std::string(kModuleOrder[std::min<uint64_t>(agreed, 3)]));
+  g.set_proofs(std::move(proofs));
+  // Members of this host (processes, or runtimes of one process) beyond its CPUs.
+  int here = 0;
+  for (int r = 0; r < g.size(); ++r) here += all[5 * static_cast<size_t>(r) + 1] == own.host;
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  g.set_oversubscribed(cpus > 0 && here > cpus);
   return Status::Ok();
 }
 
@@ -265,7 +286,7 @@ Result<std::unique_ptr<Group>> Finish(const std::shared_ptr<Hub>& hub, uint64_t 
                                             std::move(overrides));
   UKAI_RETURN_IF_ERROR(hub->Register(state));
   Status st = handshake ? Handshake(*state) : Status::Ok();
-  if (st.ok()) st = AgreeModule(*state);
+  if (st.ok()) st = Introduce(*state);
   if (!st.ok()) {
     state->Close();  // the others' first operation then fails instead of waiting
     return st;

@@ -1,6 +1,8 @@
 // GroupState: posting operations, routing their messages, failures and departures.
 #include "rt/coll/group_state.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "rt/core/runtime_impl.h"
@@ -35,6 +37,21 @@ std::string GroupState::MemberName(int r) const {
   const Startpoint& sp = members_[r].sp;
   return "group member " + std::to_string(r) + " (runtime " + Hex(sp.runtime()) + ", context " +
          std::to_string(sp.context()) + ")";
+}
+
+coll::MemberProof GroupState::OwnProof() const {
+  coll::MemberProof p;
+  p.host = coll::HostKey();
+  p.pid = static_cast<uint64_t>(::getpid());
+  p.addr = reinterpret_cast<uint64_t>(&nonce_);
+  p.nonce = nonce_;
+  return p;
+}
+
+void GroupState::set_proofs(std::vector<coll::MemberProof> proofs) {
+  auto p = std::make_shared<const std::vector<coll::MemberProof>>(std::move(proofs));
+  std::lock_guard<std::mutex> lock(mu_);
+  proofs_ = std::move(p);
 }
 
 uint32_t GroupState::next_seq() {
@@ -80,10 +97,14 @@ std::shared_ptr<CollOp> GroupState::MakeOp(const PostArgs& p, uint32_t seq,
   init.reduction = p.reduction;
   init.reduces = p.reduces;
   init.rendezvous_bytes = options_.rendezvous_bytes;
+  init.single_copy = options_.single_copy;
+  init.proofs = proofs_;
+  init.yield_when_idle = oversubscribed_;
   return std::make_shared<CollOp>(std::move(init));
 }
 
 Status GroupState::MemberProblem(uint32_t seq) const {
+  if (troubled_ == 0) return Status::Ok();
   for (int r = 0; r < size(); ++r) {
     const Member& m = members_[r];
     if (r == rank_) continue;
@@ -119,25 +140,46 @@ CollRequest GroupState::Post(PostArgs p) {
       op->Fail(a->second, false, &out);
       aborted_.erase(a);
     } else {
-      ops_[seq] = op;
+      ops_.emplace_back(seq, op);
       op->Start(&out);
-      auto u = unexpected_.find(seq);
-      if (u != unexpected_.end()) {
-        std::vector<Stashed> early = std::move(u->second);
-        unexpected_.erase(u);
+      if (!unexpected_.empty()) {
+        std::vector<Stashed> early;
+        for (auto it = unexpected_.begin(); it != unexpected_.end();) {
+          if (it->h.seq == seq) {
+            early.push_back(std::move(*it));
+            it = unexpected_.erase(it);
+          } else {
+            ++it;
+          }
+        }
         for (const Stashed& m : early) op->OnMessage(m.h, m.body, &out);
       }
-      if (op->finished()) ops_.erase(seq);
+      if (op->finished()) EraseOp(seq);
     }
-    unexpected_.erase(seq);
+    if (!unexpected_.empty()) {
+      std::erase_if(unexpected_, [seq](const Stashed& m) { return m.h.seq == seq; });
+    }
   }
   Flush(&out);
   return CollRequest(op);
 }
 
+int GroupState::FindOp(uint32_t seq) const {
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    if (ops_[i].first == seq) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void GroupState::EraseOp(uint32_t seq) {
+  const int i = FindOp(seq);
+  if (i >= 0) ops_.erase(ops_.begin() + i);
+}
+
 void GroupState::Flush(Outbox* out) {
   const HandlerId handler = HandlerId::Of(coll::kCollHandler);
-  for (OutMsg& m : out->messages) {
+  for (size_t i = 0; i < out->messages.size(); ++i) {
+    OutMsg& m = out->messages[i];
     Status st = runtime().SendRsr(std::move(m.buffer), members_[m.dst].sp, handler);
     if (!st.ok() && m.op != nullptr) {
       Outbox more;
@@ -147,16 +189,16 @@ void GroupState::Flush(Outbox* out) {
             Status(st.code(), "collective #" + std::to_string(m.op->seq()) + ": sending to " +
                                   MemberName(m.dst) + " failed: " + st.message()),
             false, &more);
-        ops_.erase(m.op->seq());
+        EraseOp(m.op->seq());
       }
-      for (auto& f : more.finished) out->finished.push_back(f);
+      for (size_t k = 0; k < more.finished.size(); ++k) out->finished.push_back(more.finished[k]);
     }
     if (m.op != nullptr) {
       m.op->Dispatched();
       m.op->TryComplete();
     }
   }
-  for (auto& f : out->finished) f->TryComplete();
+  for (size_t i = 0; i < out->finished.size(); ++i) out->finished[i]->TryComplete();
 }
 
 void GroupState::OnMessage(RuntimeId from, const Header& h, std::span<const uint8_t> body) {
@@ -177,6 +219,7 @@ void GroupState::OnMessage(RuntimeId from, const Header& h, std::span<const uint
       case MsgKind::kBye: {
         Member& m = members_[h.src];
         if (!m.left) {
+          ++troubled_;
           m.left = true;
           m.left_from = h.seq;
           m.why = Status::Unavailable(MemberName(static_cast<int>(h.src)) +
@@ -198,11 +241,11 @@ void GroupState::OnMessage(RuntimeId from, const Header& h, std::span<const uint
         OnShrink(h, body, &out);
         break;
       default: {
-        auto it = ops_.find(h.seq);
-        if (it != ops_.end()) {
-          std::shared_ptr<CollOp> op = it->second;
+        const int at = FindOp(h.seq);
+        if (at >= 0) {
+          std::shared_ptr<CollOp> op = ops_[at].second;
           op->OnMessage(h, body, &out);
-          if (op->finished()) ops_.erase(h.seq);
+          if (op->finished()) EraseOp(h.seq);
         } else if (h.seq >= next_seq_ && !closed_) {
           if (h.kind == MsgKind::kAbort) {
             const Status why = coll::DecodeAbort(body);
@@ -210,7 +253,7 @@ void GroupState::OnMessage(RuntimeId from, const Header& h, std::span<const uint
                 Status(why.code(), "rank " + std::to_string(h.src) + " ended collective #" +
                                        std::to_string(h.seq) + ": " + why.message());
           } else {
-            unexpected_[h.seq].push_back(Stashed{h, {body.begin(), body.end()}});
+            unexpected_.push_back(Stashed{h, {body.begin(), body.end()}});
           }
         }  // else: an operation that ended here already
       }
@@ -241,6 +284,7 @@ void GroupState::OnPeerEvent(const PeerEvent& e) {
     for (int r = 0; r < size(); ++r) {
       Member& m = members_[r];
       if (r == rank_ || m.sp.runtime() != e.peer || m.failed) continue;
+      ++troubled_;
       m.failed = true;
       if (m.left) continue;  // it completed what it had to before its goodbye
       m.why = Status::Unavailable(MemberName(r) + (e.orderly ? " left: " : " failed: ") +
@@ -258,7 +302,7 @@ void GroupState::CloseWith(const Status& why) {
     if (closed_) return;
     closed_ = true;
     closed_why_ = why;
-    const uint32_t first_pending = ops_.empty() ? next_seq_ : ops_.begin()->first;
+    const uint32_t first_pending = ops_.empty() ? next_seq_ : ops_.front().first;
     FailOps(why, 0, &out);
     unexpected_.clear();
     for (int r = 0; r < size(); ++r) {

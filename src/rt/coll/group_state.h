@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "rt/coll/coll_op.h"
+#include "rt/coll/cross_memory.h"
 #include "rt/coll/hub.h"
 #include "rt/coll/schedule.h"
 #include "rt/coll/select.h"
@@ -60,6 +61,12 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   const coll::Overrides& overrides() const { return overrides_; }
   const std::string& module() const { return module_; }
   void set_module(std::string m) { module_ = std::move(m); }
+  // This member's proof for single-copy reads (its nonce lives in this object).
+  coll::MemberProof OwnProof() const;
+  // The members proven readable (cross_memory.h), by rank; set at creation.
+  void set_proofs(std::vector<coll::MemberProof> proofs);
+  // Set at creation: more members on this host than it has CPUs.
+  void set_oversubscribed(bool v) { oversubscribed_ = v; }
   // "group member 2 (runtime 1f.., context 1)".
   std::string MemberName(int r) const;
 
@@ -129,15 +136,24 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   const GroupOptions options_;
   const coll::Overrides overrides_;
   std::string module_ = "tcp";
+  const uint64_t nonce_ = coll::NewNonce();
+  bool oversubscribed_ = false;
+  std::shared_ptr<const std::vector<coll::MemberProof>> proofs_;  // under mu_
 
   mutable std::mutex mu_;
   std::condition_variable cv_;  // shrink waits
   std::vector<Member> members_;
+  int troubled_ = 0;  // members failed or left (MemberProblem has nothing to find at 0)
   bool closed_ = false;
   Status closed_why_;
   uint32_t next_seq_ = 0;
-  std::map<uint32_t, std::shared_ptr<CollOp>> ops_;
-  std::map<uint32_t, std::vector<Stashed>> unexpected_;
+  // Operations in flight, ascending sequence numbers (usually a handful: a flat list).
+  std::vector<std::pair<uint32_t, std::shared_ptr<CollOp>>> ops_;
+  // Index in ops_ of operation `seq`, or -1. mu_ held.
+  int FindOp(uint32_t seq) const;
+  void EraseOp(uint32_t seq);
+  // Messages of operations not posted here yet (another member is ahead), arrival order.
+  std::vector<Stashed> unexpected_;
   std::map<uint32_t, Status> aborted_;
   // point-to-point
   std::map<std::pair<int, int>, uint32_t> send_seq_, recv_seq_;  // (peer, tag) -> next

@@ -91,6 +91,13 @@ Context* Hub::context() const {
   return context_;
 }
 
+std::weak_ptr<GroupState>* Hub::FindGroup(uint64_t id) {
+  for (auto& [gid, w] : groups_) {
+    if (gid == id) return &w;
+  }
+  return nullptr;
+}
+
 Status Hub::Register(const std::shared_ptr<GroupState>& g) {
   std::vector<Unknown> waiting;
   {
@@ -98,13 +105,17 @@ Status Hub::Register(const std::shared_ptr<GroupState>& g) {
     if (context_ == nullptr) {
       return Status::FailedPrecondition("the group's context is being destroyed");
     }
-    auto it = groups_.find(g->id());
-    if (it != groups_.end() && !it->second.expired()) {
+    std::weak_ptr<GroupState>* known = FindGroup(g->id());
+    if (known != nullptr && !known->expired()) {
       return Status::InvalidArgument(
           "a group with the same members and tag (id " + std::to_string(g->id()) +
           ") exists in this context already; GroupOptions::tag tells groups apart");
     }
-    groups_[g->id()] = g;
+    if (known != nullptr) {
+      *known = g;
+    } else {
+      groups_.emplace_back(g->id(), g);
+    }
     closed_.erase(g->id());
     auto u = unknown_.find(g->id());
     if (u != unknown_.end()) {
@@ -119,14 +130,14 @@ Status Hub::Register(const std::shared_ptr<GroupState>& g) {
 
 void Hub::Unregister(uint64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
-  groups_.erase(id);
+  std::erase_if(groups_, [id](const auto& e) { return e.first == id; });
   closed_.insert(id);
 }
 
 bool Hub::Has(uint64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = groups_.find(id);
-  return it != groups_.end() && !it->second.expired();
+  std::weak_ptr<GroupState>* w = FindGroup(id);
+  return w != nullptr && !w->expired();
 }
 
 void Hub::Reject(const Status& why) {
@@ -140,8 +151,7 @@ void Hub::OnMessage(RuntimeId from, std::span<const uint8_t> payload) {
   std::shared_ptr<GroupState> g;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = groups_.find(h->group);
-    if (it != groups_.end()) g = it->second.lock();
+    if (std::weak_ptr<GroupState>* w = FindGroup(h->group)) g = w->lock();
     if (g == nullptr) {
       if (closed_.count(h->group) != 0 || context_ == nullptr) return;  // a departed group's
       if (unknown_bytes_ + payload.size() > kUnknownLimitBytes) {

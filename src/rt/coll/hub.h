@@ -72,7 +72,9 @@ class Hub : public std::enable_shared_from_this<Hub> {
   mutable std::mutex mu_;
   Context* context_;  // under mu_; null once closing
   uint64_t listener_ = 0;
-  std::map<uint64_t, std::weak_ptr<GroupState>> groups_;
+  // The groups of this context (a handful: a flat list, found by id).
+  std::vector<std::pair<uint64_t, std::weak_ptr<GroupState>>> groups_;
+  std::weak_ptr<GroupState>* FindGroup(uint64_t id);
   std::map<uint64_t, std::vector<Unknown>> unknown_;
   size_t unknown_bytes_ = 0;
   std::set<uint64_t> closed_;  // ids of groups that were here: their late messages are dropped

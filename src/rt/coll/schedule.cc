@@ -250,6 +250,8 @@ std::vector<Algorithm> ImplementedAlgorithms(Collective c) {
   return out;
 }
 
+bool Implemented(Collective c, Algorithm alg) { return FindEntry(c, alg) != nullptr; }
+
 bool KeepsRankOrder(Collective c, Algorithm alg) {
   const Entry* e = FindEntry(c, alg);
   return e == nullptr || e->rank_order;

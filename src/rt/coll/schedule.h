@@ -124,6 +124,8 @@ uint64_t RecvBytesNeeded(const CollArgs& a);
 Result<Schedule> BuildSchedule(const CollArgs& a);
 // The algorithms BuildSchedule knows for `c`.
 std::vector<Algorithm> ImplementedAlgorithms(Collective c);
+// Whether BuildSchedule knows `alg` for `c`.
+bool Implemented(Collective c, Algorithm alg);
 // Whether `alg` keeps contributions in rank order (usable with non-commutative operations).
 bool KeepsRankOrder(Collective c, Algorithm alg);
 

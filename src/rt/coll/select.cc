@@ -40,10 +40,7 @@ Algorithm BuiltinRule(Collective c, int n, uint64_t bytes, bool commutative) {
 
 bool Usable(Collective c, Algorithm a, bool commutative) {
   if (c == Collective::kSendRecv) return a == Algorithm::kDirect || a == Algorithm::kRelay;
-  for (Algorithm x : ImplementedAlgorithms(c)) {
-    if (x == a) return commutative || KeepsRankOrder(c, a);
-  }
-  return false;
+  return Implemented(c, a) && (commutative || KeepsRankOrder(c, a));
 }
 
 }  // namespace

@@ -1,0 +1,38 @@
+// SmallVec<T, N>: a push-only sequence whose first N elements live inside the object (no heap
+// allocation for the usual few messages of one collective step), the rest in a vector.
+// Thread safety: none (a value).
+#ifndef UKAI_RT_COLL_SMALL_VEC_H_
+#define UKAI_RT_COLL_SMALL_VEC_H_
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace ukai::rt::coll {
+
+template <class T, size_t N>
+class SmallVec {
+ public:
+  void push_back(T v) {
+    if (size_ < N) {
+      inline_[size_].emplace(std::move(v));
+    } else {
+      more_.push_back(std::move(v));
+    }
+    ++size_;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T& operator[](size_t i) { return i < N ? *inline_[i] : more_[i - N]; }
+
+ private:
+  std::array<std::optional<T>, N> inline_;
+  std::vector<T> more_;
+  size_t size_ = 0;
+};
+
+}  // namespace ukai::rt::coll
+
+#endif  // UKAI_RT_COLL_SMALL_VEC_H_
