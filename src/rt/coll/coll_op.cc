@@ -40,9 +40,19 @@ std::string OpSignature::Describe() const {
   return s + std::string(AlgorithmName(algorithm)) + ")";
 }
 
-CollOp::CollOp(Init init) : init_(std::move(init)) {
+CollOp::CollOp(Init init) { Reset(std::move(init)); }
+
+void CollOp::Reset(Init init) {
+  init_ = std::move(init);
   const coll::Schedule& sc = *init_.schedule;
-  st_.resize(sc.steps.size());
+  const size_t steps = sc.steps.size();
+  if (steps > std::size(st_small_)) {
+    st_heap_.reset(new StepState[steps]);
+    st_ = st_heap_.get();
+  } else {
+    std::fill(st_small_, st_small_ + steps, StepState{});
+    st_ = st_small_;
+  }
   if (sc.tmp_bytes > sizeof tmp_small_) {
     tmp_heap_.reset(new uint8_t[sc.tmp_bytes]);
     tmp_ = tmp_heap_.get();
@@ -54,10 +64,17 @@ CollOp::CollOp(Init init) : init_(std::move(init)) {
     std::memcpy(send_copy_.get(), init_.send, init_.send_bytes);
     init_.send = send_copy_.get();
   }
-  if (init_.reduces) {
-    Result<coll::Combiner> c = coll::Combiner::Make(init_.reduction, init_.sig.type);
-    if (c.ok()) combiner_ = *c;  // checked by the caller already
-  }
+  combiner_ = init_.combiner;
+  stash_.clear();
+  round_ = 0;
+  round_started_ = false;
+  pending_round_ = pending_bg_ = 0;
+  ordered_next_ = 0;
+  finished_ = false;
+  finished_flag_.store(false, std::memory_order_relaxed);
+  status_ = Status::Ok();
+  in_flight_.store(0, std::memory_order_relaxed);
+  done_.store(false, std::memory_order_release);
 }
 
 std::shared_ptr<CollOp> CollOp::Failed(Runtime* runtime, Status status) {
@@ -318,6 +335,13 @@ void CollOp::Emit(MsgKind kind, int dst, uint32_t tag, uint64_t total, uint64_t 
 }
 
 Status CollOp::CheckSignature(const Header& h) const {
+  const OpSignature& mine = init_.sig;
+  if (h.coll == static_cast<uint8_t>(mine.coll) &&
+      h.algorithm == static_cast<uint8_t>(mine.algorithm) &&
+      h.dtype == static_cast<uint8_t>(mine.type) && h.redop == static_cast<uint8_t>(mine.op) &&
+      h.root == static_cast<uint32_t>(mine.root) && h.count == mine.count) {
+    return Status::Ok();
+  }
   OpSignature theirs;
   theirs.coll = static_cast<Collective>(h.coll);
   theirs.algorithm = static_cast<Algorithm>(h.algorithm);
@@ -325,11 +349,6 @@ Status CollOp::CheckSignature(const Header& h) const {
   theirs.op = static_cast<ReduceOp>(h.redop);
   theirs.root = static_cast<int>(h.root);
   theirs.count = h.count;
-  const OpSignature& mine = init_.sig;
-  if (theirs.coll == mine.coll && theirs.algorithm == mine.algorithm && theirs.type == mine.type &&
-      theirs.op == mine.op && theirs.root == mine.root && theirs.count == mine.count) {
-    return Status::Ok();
-  }
   return Status::InvalidArgument("mismatched collective #" + std::to_string(init_.seq) +
                                  " of group " + std::to_string(init_.group_id) + ": rank " +
                                  std::to_string(h.src) + " called " + theirs.Describe() +
@@ -411,7 +430,8 @@ void CollOp::Finish(const Status& s, Outbox* out) {
   finished_ = true;
   status_ = s;
   finished_flag_.store(true);
-  out->finished.push_back(shared_from_this());
+  TryComplete();  // done now unless messages of ours still wait in an outbox (Flush ends it)
+  (void)out;
 }
 
 void CollOp::TryComplete() {

@@ -6,7 +6,7 @@
 // block on flow control, and a blocked sender must not hold the lock the progress engine
 // needs). Completion: `finished_` is decided under the lock; `done_` (what Wait sees) is set
 // once the operation finished and every message it put into an outbox was handed to the
-// runtime (in_flight_ == 0).
+// runtime (in_flight_ == 0): by Finish, or by the Flush that hands over its last message.
 //
 // Large messages (rendezvous_bytes and more): the sender announces them (kRts) and sends the
 // data when the receiver answers kCts, which it does once the receiving step is ready (its
@@ -42,7 +42,6 @@ struct OutMsg {
 };
 struct Outbox {
   coll::SmallVec<OutMsg, 4> messages;
-  coll::SmallVec<std::shared_ptr<CollOp>, 2> finished;  // to TryComplete after sending
 };
 
 // What an operation was called with, as it travels in every message's header (so that
@@ -73,8 +72,9 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
     void* recv = nullptr;
     bool in_place = false;    // send aliases recv: work from a private copy of send
     uint64_t send_bytes = 0;  // the part of `send` the schedule reads
-    Reduction reduction{ReduceOp::kSum};
-    bool reduces = false;
+    // The combining kernel (reductions); a user function lives in `user` for the operation.
+    coll::Combiner combiner;
+    std::shared_ptr<const Reduction> user;
     uint64_t rendezvous_bytes = 0;
     // Single copy (cross_memory.h): announce our addresses; read the members proven here.
     bool single_copy = false;
@@ -84,6 +84,9 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
     bool yield_when_idle = false;
   };
   explicit CollOp(Init init);
+  // Makes this (finished, unreferenced) object the start of a new operation: GroupState keeps
+  // a few finished operations for reuse instead of allocating one per collective.
+  void Reset(Init init);
   // An operation that completed with `status` already (argument errors).
   static std::shared_ptr<CollOp> Failed(Runtime* runtime, Status status);
 
@@ -160,7 +163,9 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
   std::unique_ptr<uint8_t[]> tmp_heap_, send_copy_;
   uint8_t* tmp_ = nullptr;  // the scratch: tmp_small_ when it fits, else tmp_heap_
   alignas(16) uint8_t tmp_small_[64];
-  std::vector<StepState> st_;
+  StepState* st_ = nullptr;  // one per schedule step: st_small_ when it fits
+  std::unique_ptr<StepState[]> st_heap_;
+  StepState st_small_[8];
   // Data that came before their step was ready: (step, piece), in arrival order.
   std::vector<std::pair<int, Piece>> stash_;
   int round_ = 0;

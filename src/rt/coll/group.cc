@@ -135,9 +135,14 @@ PostArgs MakePost(GroupState& g, Collective c, ConstView send, MutView recv, con
   }
   if (st.ok() && op != nullptr) {
     auto comb = coll::Combiner::Make(*op, type);
-    if (!comb.ok()) st = comb.status();
-    p.reduction = *op;
-    p.reduces = true;
+    if (!comb.ok()) {
+      st = comb.status();
+    } else if (op->op() == ReduceOp::kUser) {  // the combiner points into this copy
+      p.user = std::make_shared<const Reduction>(*op);
+      p.combiner = *coll::Combiner::Make(*p.user, type);
+    } else {
+      p.combiner = *comb;
+    }
   }
   p.args.coll = c;
   p.args.n = g.size();

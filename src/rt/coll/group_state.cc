@@ -59,24 +59,14 @@ uint32_t GroupState::next_seq() {
   return next_seq_;
 }
 
-Result<std::shared_ptr<const coll::Schedule>> GroupState::ScheduleFor(const coll::CollArgs& a) {
-  {
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    for (size_t i = 0; i < cache_.size(); ++i) {
-      if (cache_[i].first == a) {
-        auto s = cache_[i].second;
-        if (i != 0) std::swap(cache_[i], cache_[0]);  // recently used first
-        return s;
-      }
+std::shared_ptr<const coll::Schedule> GroupState::CachedSchedule(const coll::CollArgs& a) {
+  for (size_t i = 0; i < cache_.size(); ++i) {
+    if (cache_[i].first == a) {
+      if (i != 0) std::swap(cache_[i], cache_[0]);  // recently used first
+      return cache_[0].second;
     }
   }
-  Result<coll::Schedule> built = coll::BuildSchedule(a);
-  if (!built.ok()) return built.status();
-  auto s = std::make_shared<const coll::Schedule>(std::move(*built));
-  std::lock_guard<std::mutex> lock(cache_mu_);
-  cache_.insert(cache_.begin(), {a, s});
-  if (cache_.size() > kScheduleCache) cache_.pop_back();
-  return s;
+  return nullptr;
 }
 
 std::shared_ptr<CollOp> GroupState::MakeOp(const PostArgs& p, uint32_t seq,
@@ -94,12 +84,18 @@ std::shared_ptr<CollOp> GroupState::MakeOp(const PostArgs& p, uint32_t seq,
   init.recv = p.recv;
   init.in_place = p.in_place;
   init.send_bytes = p.send_bytes;
-  init.reduction = p.reduction;
-  init.reduces = p.reduces;
+  init.combiner = p.combiner;
+  init.user = p.user;
   init.rendezvous_bytes = options_.rendezvous_bytes;
   init.single_copy = options_.single_copy;
   init.proofs = proofs_;
   init.yield_when_idle = oversubscribed_;
+  for (auto& spare : spare_) {  // mu_ held
+    if (spare.use_count() == 1 && spare->done()) {
+      spare->Reset(std::move(init));
+      return spare;
+    }
+  }
   return std::make_shared<CollOp>(std::move(init));
 }
 
@@ -114,14 +110,24 @@ Status GroupState::MemberProblem(uint32_t seq) const {
   return Status::Ok();
 }
 
-CollRequest GroupState::Post(PostArgs p) {
+CollRequest GroupState::Post(const PostArgs& p) {
   std::shared_ptr<const coll::Schedule> schedule;
-  if (p.error.ok()) {
-    auto s = ScheduleFor(p.args);
-    if (s.ok()) {
-      schedule = std::move(*s);
-    } else {
-      p.error = s.status();
+  Status error = p.error;
+  if (error.ok()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      schedule = CachedSchedule(p.args);
+    }
+    if (schedule == nullptr) {  // built outside the lock: the progress engine may need it
+      Result<coll::Schedule> built = coll::BuildSchedule(p.args);
+      if (built.ok()) {
+        schedule = std::make_shared<const coll::Schedule>(std::move(*built));
+        std::lock_guard<std::mutex> lock(mu_);
+        cache_.insert(cache_.begin(), {p.args, schedule});
+        if (cache_.size() > kScheduleCache) cache_.pop_back();
+      } else {
+        error = built.status();
+      }
     }
   }
   Outbox out;
@@ -129,11 +135,11 @@ CollRequest GroupState::Post(PostArgs p) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     const uint32_t seq = next_seq_++;
-    op = MakeOp(p, seq, p.error.ok() ? schedule : nullptr);
+    op = MakeOp(p, seq, error.ok() ? schedule : nullptr);
     if (closed_) {
       op->Fail(closed_why_, false, &out);
-    } else if (!p.error.ok()) {
-      op->Fail(p.error, /*tell=*/true, &out);
+    } else if (!error.ok()) {
+      op->Fail(error, /*tell=*/true, &out);
     } else if (Status member = MemberProblem(seq); !member.ok()) {
       op->Fail(member, false, &out);
     } else if (auto a = aborted_.find(seq); a != aborted_.end()) {
@@ -173,7 +179,12 @@ int GroupState::FindOp(uint32_t seq) const {
 
 void GroupState::EraseOp(uint32_t seq) {
   const int i = FindOp(seq);
-  if (i >= 0) ops_.erase(ops_.begin() + i);
+  if (i < 0) return;
+  std::shared_ptr<CollOp>& op = ops_[i].second;
+  if (spare_.size() < 4 && std::find(spare_.begin(), spare_.end(), op) == spare_.end()) {
+    spare_.push_back(std::move(op));
+  }
+  ops_.erase(ops_.begin() + i);
 }
 
 void GroupState::Flush(Outbox* out) {
@@ -191,14 +202,12 @@ void GroupState::Flush(Outbox* out) {
             false, &more);
         EraseOp(m.op->seq());
       }
-      for (size_t k = 0; k < more.finished.size(); ++k) out->finished.push_back(more.finished[k]);
     }
     if (m.op != nullptr) {
       m.op->Dispatched();
       m.op->TryComplete();
     }
   }
-  for (size_t i = 0; i < out->finished.size(); ++i) out->finished[i]->TryComplete();
 }
 
 void GroupState::OnMessage(RuntimeId from, const Header& h, std::span<const uint8_t> body) {

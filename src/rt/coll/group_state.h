@@ -33,8 +33,8 @@ struct PostArgs {
   void* recv = nullptr;
   uint64_t send_bytes = 0;
   bool in_place = false;
-  Reduction reduction{ReduceOp::kSum};
-  bool reduces = false;
+  coll::Combiner combiner;                // reductions: made (and checked) by the caller
+  std::shared_ptr<const Reduction> user;  // a user reduction's function, kept alive
   Status error;  // an argument error: the operation fails, and so do the others' (abort)
 };
 
@@ -72,7 +72,7 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
 
   // Takes the next sequence number and runs the operation (or fails it: p.error, a failed
   // member, an abort that came first, the group closed).
-  CollRequest Post(PostArgs p);
+  CollRequest Post(const PostArgs& p);
   // The sequence number the next operation takes.
   uint32_t next_seq();
 
@@ -117,7 +117,8 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
 
   std::shared_ptr<CollOp> MakeOp(const PostArgs& p, uint32_t seq,
                                  std::shared_ptr<const coll::Schedule> schedule);
-  Result<std::shared_ptr<const coll::Schedule>> ScheduleFor(const coll::CollArgs& a);
+  // The cached schedule of `a` (mu_ held), or null.
+  std::shared_ptr<const coll::Schedule> CachedSchedule(const coll::CollArgs& a);
   // kUnavailable naming the member when operation `seq` cannot complete, else OK. mu_ held.
   Status MemberProblem(uint32_t seq) const;
   void FailOps(const Status& why, uint32_t from_seq, Outbox* out);
@@ -152,6 +153,8 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   // Index in ops_ of operation `seq`, or -1. mu_ held.
   int FindOp(uint32_t seq) const;
   void EraseOp(uint32_t seq);
+  // Finished operations kept for reuse (only those nobody else refers to are reused).
+  std::vector<std::shared_ptr<CollOp>> spare_;
   // Messages of operations not posted here yet (another member is ahead), arrival order.
   std::vector<Stashed> unexpected_;
   std::map<uint32_t, Status> aborted_;
@@ -163,8 +166,7 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   // shrink
   uint32_t shrinks_ = 0;
   std::map<uint32_t, ShrinkInstance> shrink_;
-  // schedule cache
-  std::mutex cache_mu_;
+  // schedule cache (under mu_)
   std::vector<std::pair<coll::CollArgs, std::shared_ptr<const coll::Schedule>>> cache_;
 };
 

@@ -39,9 +39,10 @@ Buffer PackMessage(Runtime& rt, const Header& h, std::span<const uint8_t> body) 
 
 CollRequest GroupState::PostSend(const PostArgs& p, int dest, int tag, const CollOptions& o) {
   Outbox out;
-  std::shared_ptr<CollOp> op = MakeOp(p, 0, nullptr);
+  std::shared_ptr<CollOp> op;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    op = MakeOp(p, 0, nullptr);
     Status problem = closed_ ? closed_why_ : p.error;
     if (problem.ok() && (members_[dest].failed || members_[dest].left)) {
       problem = members_[dest].why;
@@ -107,9 +108,10 @@ CollRequest GroupState::PostSend(const PostArgs& p, int dest, int tag, const Col
 
 CollRequest GroupState::PostRecv(const PostArgs& p, int source, int tag) {
   Outbox out;
-  std::shared_ptr<CollOp> op = MakeOp(p, 0, nullptr);
+  std::shared_ptr<CollOp> op;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    op = MakeOp(p, 0, nullptr);
     Status problem = closed_ ? closed_why_ : p.error;
     if (problem.ok() && (members_[source].failed || members_[source].left)) {
       problem = members_[source].why;

@@ -4,9 +4,8 @@
 #ifndef UKAI_RT_COLL_SMALL_VEC_H_
 #define UKAI_RT_COLL_SMALL_VEC_H_
 
-#include <array>
 #include <cstddef>
-#include <optional>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -15,9 +14,15 @@ namespace ukai::rt::coll {
 template <class T, size_t N>
 class SmallVec {
  public:
+  SmallVec() = default;
+  SmallVec(const SmallVec&) = delete;
+  SmallVec& operator=(const SmallVec&) = delete;
+  ~SmallVec() {
+    for (size_t i = 0; i < size_ && i < N; ++i) At(i)->~T();
+  }
   void push_back(T v) {
     if (size_ < N) {
-      inline_[size_].emplace(std::move(v));
+      new (At(size_)) T(std::move(v));
     } else {
       more_.push_back(std::move(v));
     }
@@ -25,10 +30,11 @@ class SmallVec {
   }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  T& operator[](size_t i) { return i < N ? *inline_[i] : more_[i - N]; }
+  T& operator[](size_t i) { return i < N ? *At(i) : more_[i - N]; }
 
  private:
-  std::array<std::optional<T>, N> inline_;
+  T* At(size_t i) { return std::launder(reinterpret_cast<T*>(storage_ + i * sizeof(T))); }
+  alignas(T) unsigned char storage_[N * sizeof(T)];
   std::vector<T> more_;
   size_t size_ = 0;
 };
