@@ -8,6 +8,8 @@
 #include <random>
 
 #include "coll_test_util.h"
+#include "rt/coll/coll_wire.h"
+#include "rt/coll/hub.h"
 
 namespace ukai::rt {
 namespace {
@@ -317,6 +319,57 @@ TEST(Coll, BadArgumentsAreClearErrorsForEveryMember) {
     ASSERT_TRUE(g->Allreduce(in, out, ReduceOp::kSum).ok());
     EXPECT_EQ(out, std::vector<int32_t>(4, 3));
   });
+}
+
+// Messages a member's hub cannot trust are dropped and counted; one that contradicts a posted
+// collective fails it with an error saying so (and the others get the abort), never a crash.
+TEST(Coll, MalformedAndLyingMessagesAreDroppedOrReported) {
+  CollWorld w(2, "inproc");
+  ASSERT_TRUE(w.ok());
+  auto hub = internal::Hub::For(w.context(0));
+  ASSERT_TRUE(hub.ok());
+  const uint64_t rejected = (*hub)->rejected();
+  const HandlerId handler = HandlerId::Of("ukai.coll");
+  const Startpoint to0 = w.group(0).member(0);
+  Buffer junk;
+  junk.PutString("not a collective message");
+  ASSERT_TRUE(w.runtime(1).SendRsr(std::move(junk), to0, handler).ok());
+  coll::Header h;
+  h.kind = coll::MsgKind::kData;
+  h.coll = static_cast<uint8_t>(Collective::kAllreduce);
+  h.algorithm = static_cast<uint8_t>(Algorithm::kDirect);
+  h.dtype = static_cast<uint8_t>(DataType::kInt32);
+  h.redop = static_cast<uint8_t>(ReduceOp::kSum);
+  h.group = w.group(0).id();
+  h.seq = 1;  // the first collective after creation (which took #0)
+  h.src = 0;  // a lie: runtime 1 is rank 1
+  h.count = 4;
+  h.total = 16;
+  const std::vector<uint8_t> data(16, 1);
+  ASSERT_TRUE(w.runtime(1).SendRsr(coll::MakeMessage(h, data), to0, handler).ok());
+  ASSERT_TRUE(testing::WaitFor([&] { return (*hub)->rejected() == rejected + 2; }));
+  // Rank 0 posts the allreduce; "rank 1" sends 999 bytes for it: the allreduce fails.
+  std::vector<int32_t> in(4, 1), out(4);
+  CollOptions direct;
+  direct.algorithm = Algorithm::kDirect;
+  CollRequest q = w.group(0).IAllreduce(in, out, ReduceOp::kSum, direct);
+  h.src = 1;
+  h.total = 999;
+  h.offset = 0;
+  ASSERT_TRUE(w.runtime(1).SendRsr(coll::MakeMessage(h, data), to0, handler).ok());
+  const Status st = q.WaitFor(kWait);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_NE(st.message().find("999 bytes where this member expects 16"), std::string::npos)
+      << st.ToString();
+  // Rank 1's own allreduce #1 either completed before the abort came (it had everything it
+  // needed: rank 0's real contribution) or ends with it; then the group goes on.
+  const Status st1 = w.group(1).Allreduce(in, out, ReduceOp::kSum, direct);
+  EXPECT_TRUE(st1.ok() || st1.message().find("rank 0 ended collective #1") != std::string::npos)
+      << st1.ToString();
+  std::vector<std::vector<int32_t>> outs(2, std::vector<int32_t>(4));
+  w.Run([&](int r, Group* g) { EXPECT_TRUE(g->Allreduce(in, outs[r], ReduceOp::kSum).ok()); });
+  EXPECT_EQ(outs[0], std::vector<int32_t>(4, 2));
+  EXPECT_EQ(outs[1], std::vector<int32_t>(4, 2));
 }
 
 TEST(Coll, ForcedAlgorithmsBeatTheTable) {
