@@ -258,6 +258,21 @@ TEST(Coll, SendRecvDirectAndRelayed) {
     std::vector<double> none;
     ASSERT_TRUE(g->Send(none, next, 3).ok());
     ASSERT_TRUE(g->Recv(MutView(nullptr, 0, DataType::kDouble), prev, 3).ok());
+    // A large message whose Recv comes after it was announced (the receiver then reads it
+    // from the sender's memory or asks for it).
+    std::vector<double> big(50000, r + 0.5), big_in(50000);
+    CollRequest big_send = g->ISend(big, next, 5);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_TRUE(g->Recv(big_in, prev, 5).ok());
+    ASSERT_TRUE(big_send.WaitFor(kWait).ok());
+    EXPECT_EQ(big_in[49999], prev + 0.5);
+    std::vector<double> wrong(40000);
+    CollRequest big_again = g->ISend(big, next, 6);
+    const Status large_st = g->Recv(wrong, prev, 6);
+    EXPECT_NE(large_st.message().find("the message has 400000 bytes, the buffer 320000"),
+              std::string::npos)
+        << large_st.ToString();
+    EXPECT_TRUE(big_again.WaitFor(kWait).ok());
     // A receive buffer of the wrong size is an error naming both sizes.
     std::vector<int32_t> small(2);
     ASSERT_TRUE(g->Send(a, next, 4).ok());

@@ -359,6 +359,28 @@ void Relay(double seconds) {
   }
 }
 
+// C++ names of the enums for the printed rows.
+std::string EnumName(const std::string& op) {
+  static const std::map<std::string, std::string> kNames = {
+      {"barrier", "kBarrier"},     {"broadcast", "kBroadcast"},          {"scatter", "kScatter"},
+      {"gather", "kGather"},       {"allgather", "kAllgather"},          {"reduce", "kReduce"},
+      {"allreduce", "kAllreduce"}, {"reduce_scatter", "kReduceScatter"}, {"alltoall", "kAlltoall"},
+      {"sendrecv", "kSendRecv"}};
+  return kNames.at(op);
+}
+std::string EnumName(Algorithm a) {
+  static const char* const kNames[] = {"kAuto",
+                                       "kDirect",
+                                       "kBinomial",
+                                       "kChain",
+                                       "kRing",
+                                       "kRecursiveDoubling",
+                                       "kRecursiveHalving",
+                                       "kPairwise",
+                                       "kRelay"};
+  return kNames[static_cast<int>(a)];
+}
+
 void Tune(double seconds) {
   const std::vector<uint64_t> sizes = {8, 64, 512, 4096, 32768, 262144, 1 << 20};
   const std::vector<std::string> ops = {"barrier",   "broadcast", "scatter",   "gather",
@@ -405,11 +427,12 @@ void Tune(double seconds) {
         }
         rows.push_back({UINT64_MAX, last});
         for (size_t i = 0; i < rows.size(); ++i) {
-          const int max_n = n == 4 ? 1 << 20 : n;
-          std::printf("    {Collective::k%s, \"%s\", %d, %d, %s, Algorithm::k%s},\n", op.c_str(),
-                      module, n, max_n,
-                      rows[i].first == UINT64_MAX ? "kAny" : std::to_string(rows[i].first).c_str(),
-                      rt::AlgorithmName(rows[i].second).data());
+          const std::string max_n = n == 4 ? "kLarge" : std::to_string(n);
+          const std::string max_bytes =
+              rows[i].first == UINT64_MAX ? "kAny" : std::to_string(rows[i].first);
+          std::printf("    {Collective::%s, \"%s\", %d, %s, %s, Algorithm::%s},\n",
+                      EnumName(op).c_str(), module, n, max_n.c_str(), max_bytes.c_str(),
+                      EnumName(rows[i].second).c_str());
         }
       }
     }

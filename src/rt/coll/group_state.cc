@@ -249,6 +249,14 @@ void GroupState::OnMessage(RuntimeId from, const Header& h, std::span<const uint
       case MsgKind::kShrinkCommit:
         OnShrink(h, body, &out);
         break;
+      case MsgKind::kRts:
+      case MsgKind::kCts:
+      case MsgKind::kFin:
+        if (h.coll == static_cast<uint8_t>(Collective::kSendRecv)) {
+          OnP2pControl(h, &out);
+          break;
+        }
+        [[fallthrough]];
       default: {
         const int at = FindOp(h.seq);
         if (at >= 0) {
@@ -283,6 +291,8 @@ void GroupState::FailOps(const Status& why, uint32_t from_seq, Outbox* out) {
   for (auto& op : p2p_ops_) op->Fail(why, false, out);
   p2p_ops_.clear();
   recvs_.clear();
+  sends_.clear();
+  announced_.clear();
   cv_.notify_all();
 }
 

@@ -126,6 +126,18 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   void OnP2p(const coll::Header& h, std::span<const uint8_t> body, Outbox* out);
   void OnRelay(const coll::Header& h, std::span<const uint8_t> body, Outbox* out);
   void DeliverP2p(P2pRecv& r, const coll::Header& h, std::span<const uint8_t> body, Outbox* out);
+  // Large direct point-to-point messages (rendezvous, as the collectives' large steps).
+  struct P2pSend {
+    std::shared_ptr<CollOp> op;
+    const uint8_t* data = nullptr;
+    coll::Header h;  // the data messages' header (kind kP2p)
+  };
+  void OnP2pControl(const coll::Header& h, Outbox* out);
+  // The receiver of `r` answers the announcement `h`: reads the data from the sender's
+  // memory when it can (then kFin), else asks for them (kCts).
+  void AnswerAnnouncement(const Key& key, P2pRecv& r, const coll::Header& h, Outbox* out);
+  void EmitP2p(coll::MsgKind kind, int dst, const coll::Header& like, Outbox* out,
+               const std::shared_ptr<CollOp>& op = nullptr);
   void OnShrink(const coll::Header& h, std::span<const uint8_t> body, Outbox* out);
   std::vector<int> KnownFailed() const;
   void EmitGroup(coll::MsgKind kind, int dst, uint32_t seq, uint32_t tag,
@@ -162,6 +174,8 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   std::map<std::pair<int, int>, uint32_t> send_seq_, recv_seq_;  // (peer, tag) -> next
   std::map<Key, P2pRecv> recvs_;
   std::map<Key, std::vector<Stashed>> p2p_stash_;
+  std::map<Key, P2pSend> sends_;                  // (dest, tag, seq): announced, not yet taken
+  std::map<Key, coll::Header> announced_;         // (source, tag, seq): kRts before the Recv
   std::vector<std::shared_ptr<CollOp>> p2p_ops_;  // pending sends and receives
   // shrink
   uint32_t shrinks_ = 0;

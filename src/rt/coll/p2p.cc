@@ -86,6 +86,16 @@ CollRequest GroupState::PostSend(const PostArgs& p, int dest, int tag, const Col
       const auto* data = static_cast<const uint8_t*>(p.send);
       const uint64_t element = DataTypeSize(p.sig.type);
       const uint64_t parts = holders.size();
+      if (parts == 1 && options_.rendezvous_bytes != 0 &&
+          p.send_bytes >= options_.rendezvous_bytes) {  // large, direct: announce it
+        h.kind = MsgKind::kP2p;
+        sends_[Key{dest, tag, h.seq}] = P2pSend{op, data, h};
+        p2p_ops_.push_back(op);
+        coll::Header rts = h;
+        rts.offset = options_.single_copy ? reinterpret_cast<uint64_t>(data) : 0;
+        EmitP2p(MsgKind::kRts, dest, rts, &out, op);
+        goto announced;
+      }
       for (uint64_t i = 0; i < parts; ++i) {
         const uint64_t b = coll::PartBegin(p.sig.count, parts, i) * element;
         const uint64_t e = coll::PartBegin(p.sig.count, parts, i + 1) * element;
@@ -101,6 +111,7 @@ CollRequest GroupState::PostSend(const PostArgs& p, int dest, int tag, const Col
       }
       op->End(Status::Ok(), &out);
     }
+  announced:;
   }
   Flush(&out);
   return CollRequest(op);
@@ -125,6 +136,11 @@ CollRequest GroupState::PostRecv(const PostArgs& p, int source, int tag) {
       r.data = static_cast<uint8_t*>(p.recv);
       r.bytes = p.sig.count * DataTypeSize(p.sig.type);
       p2p_ops_.push_back(op);
+      if (auto a = announced_.find(key); a != announced_.end()) {
+        const coll::Header rts = a->second;
+        announced_.erase(a);
+        AnswerAnnouncement(key, r, rts, &out);
+      }
       auto it = p2p_stash_.find(key);
       if (it != p2p_stash_.end()) {
         std::vector<Stashed> early = std::move(it->second);
@@ -183,6 +199,91 @@ void GroupState::DeliverP2p(P2pRecv& r, const Header& h, std::span<const uint8_t
   op->End(bad, out);
   recvs_.erase(key);
   std::erase(p2p_ops_, op);
+}
+
+void GroupState::EmitP2p(MsgKind kind, int dst, const Header& like, Outbox* out,
+                         const std::shared_ptr<CollOp>& op) {
+  Header h = like;
+  h.kind = kind;
+  h.src = static_cast<uint32_t>(rank_);
+  h.root = static_cast<uint32_t>(dst);
+  h.count = static_cast<uint64_t>(rank_);
+  if (kind != MsgKind::kRts) h.offset = 0;
+  if (op != nullptr) {
+    op->Queue(dst, coll::MakeMessage(h, {}), out);
+  } else {
+    out->messages.push_back(OutMsg{dst, coll::MakeMessage(h, {}), nullptr});
+  }
+}
+
+void GroupState::OnP2pControl(const Header& h, Outbox* out) {
+  const int peer = static_cast<int>(h.src);
+  const Key key{peer, static_cast<int>(h.tag), h.seq};
+  if (h.kind == MsgKind::kRts) {  // we receive: answer when the Recv is there
+    if (h.root != static_cast<uint32_t>(rank_))
+      return hub_->Reject(Status::InvalidArgument(
+          "collectives: a point-to-point announcement for rank " + std::to_string(h.root)));
+    auto it = recvs_.find(key);
+    if (it == recvs_.end()) {
+      announced_[key] = h;
+    } else {
+      AnswerAnnouncement(key, it->second, h, out);
+    }
+    return;
+  }
+  auto it = sends_.find(key);  // we send: the receiver asks for the data, or took them
+  if (it == sends_.end()) {
+    return hub_->Reject(Status::InvalidArgument("collectives: a point-to-point " +
+                                                coll::MsgKindName(h.kind) +
+                                                " for a message not announced"));
+  }
+  P2pSend send = std::move(it->second);
+  sends_.erase(it);
+  if (h.kind == MsgKind::kCts) {
+    const uint64_t total = send.h.total;
+    Header d = send.h;
+    uint64_t off = 0;
+    do {
+      const uint64_t len = std::min(kSegmentBytes, total - off);
+      d.offset = off;
+      send.op->Queue(peer, PackMessage(runtime(), d, {send.data + off, len}), out);
+      off += len;
+    } while (off < total);
+  }
+  send.op->End(Status::Ok(), out);
+  std::erase(p2p_ops_, send.op);
+}
+
+void GroupState::AnswerAnnouncement(const Key& key, P2pRecv& r, const Header& h, Outbox* out) {
+  const int peer = static_cast<int>(h.src);
+  std::shared_ptr<CollOp> op = r.op;
+  if (h.total != r.bytes || static_cast<DataType>(h.dtype) != op->type()) {
+    // The sender is done either way; the receiver reports the mismatch.
+    EmitP2p(MsgKind::kFin, peer, h, out);
+    Header as_data = h;
+    DeliverP2p(r, as_data, {}, out);
+    return;
+  }
+  const coll::MemberProof* from = proofs_ ? &proofs_->at(peer) : nullptr;
+  if (h.offset != 0 && from != nullptr && from->pid != 0) {
+    const Status read = coll::ReadMember(*from, h.offset, {r.data, r.bytes});
+    if (read.ok()) {
+      EmitP2p(MsgKind::kFin, peer, h, out);
+      op->End(Status::Ok(), out);
+      recvs_.erase(key);
+      std::erase(p2p_ops_, op);
+      return;
+    }
+    if (read.code() == StatusCode::kUnavailable) {
+      op->End(Status::Unavailable("Group::Recv from rank " + std::to_string(peer) + ": " +
+                                  read.message()),
+              out);
+      recvs_.erase(key);
+      std::erase(p2p_ops_, op);
+      return;
+    }
+  }
+  EmitP2p(MsgKind::kCts, peer, h, out);  // the data come as kP2p parts
 }
 
 void GroupState::OnRelay(const Header& h, std::span<const uint8_t> body, Outbox* out) {
