@@ -405,7 +405,7 @@ void Tune(double seconds) {
         std::vector<std::pair<uint64_t, Algorithm>> rows;
         for (uint64_t b : sizes) {
           if (op == "barrier" && b != 8) continue;
-          double best = -1;
+          double best = -1, last_us = -1;
           Algorithm best_alg = Algorithm::kAuto;
           std::string line;
           for (Algorithm alg : rt::AlgorithmsFor(c)) {
@@ -414,11 +414,15 @@ void Tune(double seconds) {
             char cell[64];
             std::snprintf(cell, sizeof cell, " %s=%.2f", rt::AlgorithmName(alg).data(), us);
             line += cell;
+            if (alg == last) last_us = us;
             if (us > 0 && (best < 0 || us < best)) {
               best = us;
               best_alg = alg;
             }
           }
+          // Hysteresis: the previous size's choice stays unless another is 10 % faster (the
+          // figures of a loaded machine jitter; a table that flips per size helps nobody).
+          if (last != Algorithm::kAuto && last_us > 0 && last_us <= best * 1.1) best_alg = last;
           std::fprintf(stderr, "%s n=%d %s %llu:%s\n", module, n, op.c_str(),
                        static_cast<unsigned long long>(b), line.c_str());
           if (best_alg != last && last != Algorithm::kAuto) rows.push_back({last_bytes, last});

@@ -47,14 +47,22 @@ void CollOp::Reset(Init init) {
   const coll::Schedule& sc = *init_.schedule;
   const size_t steps = sc.steps.size();
   if (steps > std::size(st_small_)) {
-    st_heap_.reset(new StepState[steps]);
+    if (steps > st_capacity_) {
+      st_heap_.reset(new StepState[steps]);
+      st_capacity_ = steps;
+    } else {
+      std::fill(st_heap_.get(), st_heap_.get() + steps, StepState{});
+    }
     st_ = st_heap_.get();
   } else {
     std::fill(st_small_, st_small_ + steps, StepState{});
     st_ = st_small_;
   }
   if (sc.tmp_bytes > sizeof tmp_small_) {
-    tmp_heap_.reset(new uint8_t[sc.tmp_bytes]);
+    if (sc.tmp_bytes > tmp_capacity_) {  // a reused operation keeps its (warm) scratch
+      tmp_heap_.reset(new uint8_t[sc.tmp_bytes]);
+      tmp_capacity_ = sc.tmp_bytes;
+    }
     tmp_ = tmp_heap_.get();
   } else {
     tmp_ = tmp_small_;

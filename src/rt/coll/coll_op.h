@@ -162,6 +162,8 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
   coll::Combiner combiner_;
   std::unique_ptr<uint8_t[]> tmp_heap_, send_copy_;
   uint8_t* tmp_ = nullptr;  // the scratch: tmp_small_ when it fits, else tmp_heap_
+  uint64_t tmp_capacity_ = 0;
+  size_t st_capacity_ = 0;
   alignas(16) uint8_t tmp_small_[64];
   StepState* st_ = nullptr;  // one per schedule step: st_small_ when it fits
   std::unique_ptr<StepState[]> st_heap_;
