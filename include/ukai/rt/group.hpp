@@ -28,8 +28,8 @@
 // (the bitwise ones on integers only) and user functions (Reduction::User). Contributions are
 // combined in an order fixed by the algorithm and the group size, never by arrival order, so
 // every member gets bitwise the same result and every run the same bits. Floating-point
-// results equal the serial sum x0 + x1 + ... + x(n-1) (left to right) for direct, chain and
-// relay; the tree algorithms use their own (fixed) bracketing (docs/collectives.md).
+// results equal the serial sum x0 + x1 + ... + x(n-1) (left to right) for direct and relay;
+// the others use their own fixed bracketing (docs/collectives.md has the table).
 //
 // Failures: a member whose runtime fails or leaves (the runtime's PeerEvent), or whose Group
 // was destroyed, makes every pending and later collective of the group complete with

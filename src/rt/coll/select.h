@@ -31,6 +31,10 @@ struct TableRow {
   Algorithm algorithm;
 };
 
+// Row bounds for "any size" and "any group size from min_n on".
+inline constexpr uint64_t kAny = ~uint64_t{0};
+inline constexpr int kLarge = 1 << 20;
+
 // The benchmark's table (tuned_table.cc): first matching row wins.
 std::span<const TableRow> TunedTable();
 
