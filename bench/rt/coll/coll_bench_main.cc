@@ -179,6 +179,12 @@ int RunWorker(int argc, char** argv) {
   if (const std::string rv = Arg(argc, argv, "--rendezvous"); !rv.empty()) {
     go.rendezvous_bytes = std::strtoull(rv.c_str(), nullptr, 10);
   }
+  if (const std::string sc = Arg(argc, argv, "--single-copy"); !sc.empty()) {
+    go.single_copy = sc != "0";
+  }
+  if (const std::string sg = Arg(argc, argv, "--segment"); !sg.empty()) {
+    go.segment_bytes = std::strtoull(sg.c_str(), nullptr, 10);
+  }
   auto w = rt::Group::World(**ctx, go);
   if (!w.ok()) return std::fprintf(stderr, "%s\n", w.status().ToString().c_str()), 1;
   const double seconds = std::atof(Arg(argc, argv, "--seconds", "0.3").c_str());

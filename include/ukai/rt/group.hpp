@@ -243,6 +243,9 @@ struct GroupOptions {
   // (process_vm_readv; memcpy inside one process) once the member's pid is proven at
   // creation; else (or false) the sender sends them, from the shm pool where there is one.
   bool single_copy = true;
+  // Data messages are cut into segments of at most this many bytes (whole elements), 0 = the
+  // default 4 MiB.
+  size_t segment_bytes = size_t{4} << 20;
 };
 
 // The handle of a non-blocking collective. Copyable (copies share the operation).

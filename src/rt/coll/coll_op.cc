@@ -20,8 +20,6 @@ using coll::StepKind;
 
 namespace {
 
-// Largest data segment in one message (whole elements are cut by the caller's alignment).
-constexpr uint64_t kSegmentBytes = uint64_t{4} << 20;
 // Bodies from this size on are packed into the runtime's registered memory (NewBuffer).
 constexpr size_t kPoolBodyBytes = size_t{16} << 10;
 
@@ -307,7 +305,7 @@ void CollOp::SendData(int i, Outbox* out) {
   const uint8_t* data = CPtr(s.src);
   const uint64_t len = s.src.length;
   const uint64_t element = DataTypeSize(init_.sig.type);
-  const uint64_t seg = kSegmentBytes - kSegmentBytes % element;
+  const uint64_t seg = std::max(element, init_.segment_bytes - init_.segment_bytes % element);
   if (len == 0) Emit(MsgKind::kData, s.peer, s.tag, 0, 0, {}, out);
   for (uint64_t off = 0; off < len; off += seg) {
     Emit(MsgKind::kData, s.peer, s.tag, len, off, {data + off, std::min(seg, len - off)}, out);

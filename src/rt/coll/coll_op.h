@@ -76,6 +76,7 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
     coll::Combiner combiner;
     std::shared_ptr<const Reduction> user;
     uint64_t rendezvous_bytes = 0;
+    uint64_t segment_bytes = uint64_t{4} << 20;
     // Single copy (cross_memory.h): announce our addresses; read the members proven here.
     bool single_copy = false;
     std::shared_ptr<const std::vector<coll::MemberProof>> proofs;

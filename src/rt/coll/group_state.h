@@ -136,6 +136,9 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   // The receiver of `r` answers the announcement `h`: reads the data from the sender's
   // memory when it can (then kFin), else asks for them (kCts).
   void AnswerAnnouncement(const Key& key, P2pRecv& r, const coll::Header& h, Outbox* out);
+  uint64_t Segment() const {
+    return options_.segment_bytes == 0 ? uint64_t{4} << 20 : options_.segment_bytes;
+  }
   void EmitP2p(coll::MsgKind kind, int dst, const coll::Header& like, Outbox* out,
                const std::shared_ptr<CollOp>& op = nullptr);
   void OnShrink(const coll::Header& h, std::span<const uint8_t> body, Outbox* out);

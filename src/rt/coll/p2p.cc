@@ -20,7 +20,6 @@ using coll::MsgKind;
 
 namespace {
 
-constexpr uint64_t kSegmentBytes = uint64_t{4} << 20;
 constexpr size_t kPoolBodyBytes = size_t{16} << 10;
 
 Buffer PackMessage(Runtime& rt, const Header& h, std::span<const uint8_t> body) {
@@ -103,7 +102,7 @@ CollRequest GroupState::PostSend(const PostArgs& p, int dest, int tag, const Col
         if (e == b && (holders[i] != dest || p.send_bytes != 0)) continue;
         uint64_t off = b;
         do {
-          const uint64_t len = std::min(kSegmentBytes, e - off);
+          const uint64_t len = std::min(Segment(), e - off);
           h.offset = off;
           op->Queue(holders[i], PackMessage(runtime(), h, {data + off, len}), &out);
           off += len;
@@ -244,7 +243,7 @@ void GroupState::OnP2pControl(const Header& h, Outbox* out) {
     Header d = send.h;
     uint64_t off = 0;
     do {
-      const uint64_t len = std::min(kSegmentBytes, total - off);
+      const uint64_t len = std::min(Segment(), total - off);
       d.offset = off;
       send.op->Queue(peer, PackMessage(runtime(), d, {send.data + off, len}), out);
       off += len;
