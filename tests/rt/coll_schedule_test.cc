@@ -129,6 +129,45 @@ TEST(CollSelect, ForcedChoicesThenTableThenRules) {
             "algorithm choice 'alltoall=ring': ring is not implemented for alltoall");
 }
 
+// The benchmark's table is well formed (per collective, module and group sizes: sizes rising
+// to a last row for any size; algorithms implemented) and SelectAlgorithm consults it.
+TEST(CollSelect, TunedTableIsWellFormedAndConsulted) {
+  const std::span<const TableRow> table = TunedTable();
+  ASSERT_FALSE(table.empty()) << "tuned_table.cc has no rows: run ukai_coll_bench --tune";
+  std::map<std::tuple<Collective, std::string_view, int, int>, uint64_t> last;
+  for (const TableRow& row : table) {
+    SCOPED_TRACE(std::string(CollectiveName(row.coll)) + " " + std::string(row.module) + " n " +
+                 std::to_string(row.min_n) + " up to " + std::to_string(row.max_bytes));
+    EXPECT_LE(row.min_n, row.max_n);
+    EXPECT_TRUE(row.coll == Collective::kSendRecv
+                    ? row.algorithm == Algorithm::kDirect || row.algorithm == Algorithm::kRelay
+                    : Implemented(row.coll, row.algorithm));
+    const auto key = std::make_tuple(row.coll, row.module, row.min_n, row.max_n);
+    auto it = last.find(key);
+    if (it != last.end()) {
+      EXPECT_NE(it->second, kAny) << "a row after the one for any size";
+      EXPECT_GT(row.max_bytes, it->second) << "sizes must rise";
+    }
+    last[key] = row.max_bytes;
+    // A size this row covers (its own bound) selects the first row that matches it.
+    const TableRow* first = nullptr;
+    for (const TableRow& r : table) {
+      if (r.coll == row.coll && r.module == row.module && row.min_n >= r.min_n &&
+          row.min_n <= r.max_n && row.max_bytes <= r.max_bytes) {
+        first = &r;
+        break;
+      }
+    }
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(SelectAlgorithm({}, row.coll, row.module, row.min_n, row.max_bytes, true),
+              first->algorithm);
+  }
+  for (const auto& [key, bytes] : last) {
+    EXPECT_EQ(bytes, kAny) << CollectiveName(std::get<0>(key)) << " " << std::get<1>(key)
+                           << ": the last row must cover any size";
+  }
+}
+
 Header SampleHeader(MsgKind kind) {
   Header h;
   h.kind = kind;
