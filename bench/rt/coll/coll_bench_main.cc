@@ -11,8 +11,8 @@
 //    allreduce and point-to-point at sizes from 4 KiB to 4 MiB, every algorithm, the best
 //    classical one beside the relay one.
 //  * --tune: every algorithm of every collective over shm and tcp, 2-4 processes, sizes 8 B
-//    to 1 MiB; prints the rows of src/rt/coll/tuned_table.cc (the fastest per size, by the
-//    10th percentile of the batches) and each figure on stderr.
+//    to 1 MiB; prints the rows of src/rt/coll/tuned_table.cc (the fastest per size, each
+//    timed by its fastest batch) and each figure on stderr.
 //
 // A figure is rank 0's median time per call over batches of back-to-back calls (doubled from
 // one until a batch takes 2 us), as the helper times Open MPI. Options: --runs=N,
@@ -398,15 +398,15 @@ std::string EnumName(Algorithm a) {
   return kNames[static_cast<int>(a)];
 }
 
-// The table's figures are the 10th percentile of the batches, not their median: the batches
-// that a loaded machine disturbed least (a collective needs every member on a CPU at once, so
-// on an oversubscribed host most batches include someone's wait for the scheduler).
+// The table's figures are the fastest batch, not the median: the batch that a loaded machine
+// disturbed least (a collective needs every member on a CPU at once, so on an oversubscribed
+// host most batches include someone's wait for the scheduler, and the delays only add).
 void Tune(double seconds) {
   const std::vector<uint64_t> sizes = {8, 64, 512, 4096, 32768, 262144, 1 << 20};
   const std::vector<std::string> ops = {"barrier",   "broadcast", "scatter",   "gather",
                                         "allgather", "reduce",    "allreduce", "reduce_scatter",
                                         "alltoall",  "sendrecv"};
-  std::printf("// Rows measured by `ukai_coll_bench --tune` (10th percentile; load %s)\n",
+  std::printf("// Rows measured by `ukai_coll_bench --tune` (fastest batch; load %s)\n",
               Load().c_str());
   for (const char* module : {"shm", "tcp"}) {
     for (int n : {2, 3, 4}) {
@@ -418,7 +418,7 @@ void Tune(double seconds) {
           for (Algorithm alg : rt::AlgorithmsFor(c)) specs.push_back({op, b, alg});
         }
       }
-      const auto res = RunUkai(n, module, specs, seconds, 10);
+      const auto res = RunUkai(n, module, specs, seconds, 0);
       for (const std::string& op : ops) {
         const Collective c = op == "sendrecv" ? Collective::kSendRecv : *rt::ParseCollective(op);
         Algorithm last = Algorithm::kAuto;
