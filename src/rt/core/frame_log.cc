@@ -10,8 +10,7 @@ bool IsAnswerHandler(HandlerId handler) {
   // in its own status, so what did not reach that member is not a silent loss.
   static constexpr HandlerId kAnswers[] = {
       HandlerId::Of("ukai.rma.reply"), HandlerId::Of("ukai.vn.moved"),
-      HandlerId::Of("ukai.vn.fail"),   HandlerId::Of("ukai.mc.ack"),
-      HandlerId::Of("ukai.coll")};
+      HandlerId::Of("ukai.vn.fail"), HandlerId::Of("ukai.mc.ack"), HandlerId::Of("ukai.coll")};
   return std::find(std::begin(kAnswers), std::end(kAnswers), handler) != std::end(kAnswers);
 }
 
