@@ -6,6 +6,7 @@
 //   ukai/rt/startpoint.hpp  Startpoint (global pointer), DescriptorTable
 //   ukai/rt/buffer.hpp      Buffer (typed pack), Reader (typed unpack)
 //   ukai/rt/byte_block.hpp  ByteBlock (owned bytes)
+//   ukai/rt/group.hpp       Group: collectives (broadcast, reductions, all-to-all, ...)
 //
 // Minimal program:
 //   auto rt = ukai::rt::Runtime::Init(argc, argv);          // consumes --ukai-* options
@@ -17,6 +18,7 @@
 
 #include "ukai/rt/buffer.hpp"
 #include "ukai/rt/byte_block.hpp"
+#include "ukai/rt/group.hpp"
 #include "ukai/rt/multicast.hpp"
 #include "ukai/rt/request.hpp"
 #include "ukai/rt/rma.hpp"

@@ -113,7 +113,9 @@ void RequestTable::TimerLoop() {
     }
     auto first = deadlines_.begin();
     if (Clock::now() < first->first) {
-      cv_.wait_until(lock, first->first);
+      // A copy: the wait releases the lock, and FailAll/Erase may free the map's node.
+      const Clock::time_point deadline = first->first;
+      cv_.wait_until(lock, deadline);
       continue;
     }
     const uint64_t id = first->second;

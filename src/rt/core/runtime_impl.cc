@@ -289,6 +289,58 @@ void RuntimeImpl::DestroyContextState(const std::shared_ptr<ContextState>& cs) {
   while (cs->running.load() != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
   Trace("context " + std::to_string(cs->context->id()) + " exiting");
   if (cs->exit) cs->exit(*cs->context);
+  std::map<std::string, std::shared_ptr<void>, std::less<>> slots;
+  {
+    std::lock_guard<std::mutex> lock(cs->mu);
+    slots.swap(cs->slots);
+  }
+  slots.clear();  // outside the lock: a slot's destructor may use the runtime
+}
+
+std::shared_ptr<void> RuntimeImpl::ContextSlot(ContextId ctx, std::string_view key) const {
+  std::shared_ptr<ContextState> cs;
+  {
+    std::shared_lock<std::shared_mutex> lock(contexts_mu_);
+    auto it = contexts_.find(ctx);
+    if (it == contexts_.end()) return nullptr;
+    cs = it->second;
+  }
+  std::lock_guard<std::mutex> lock(cs->mu);
+  auto it = cs->slots.find(key);
+  return it == cs->slots.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<void> RuntimeImpl::SetContextSlot(ContextId ctx, std::string_view key,
+                                                  std::shared_ptr<void> value) {
+  std::shared_ptr<ContextState> cs;
+  {
+    std::shared_lock<std::shared_mutex> lock(contexts_mu_);
+    auto it = contexts_.find(ctx);
+    if (it == contexts_.end()) return nullptr;
+    cs = it->second;
+  }
+  std::lock_guard<std::mutex> lock(cs->mu);
+  if (cs->phase.load() == ContextState::Phase::kClosing) return nullptr;
+  auto [it, added] = cs->slots.emplace(std::string(key), std::move(value));
+  return it->second;
+}
+
+uint64_t RuntimeImpl::AddPeerListener(std::function<void(const PeerEvent&)> fn) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  listeners_.emplace_back(next_listener_, std::move(fn));
+  return next_listener_++;
+}
+
+void RuntimeImpl::RemovePeerListener(uint64_t id) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  std::erase_if(listeners_, [id](const auto& l) { return l.first == id; });
+}
+
+Status RuntimeImpl::PeerHealth(RuntimeId peer) {
+  std::lock_guard<std::mutex> lock(peers_mu_);
+  auto it = peers_.find(peer);
+  if (it == peers_.end() || !it->second.failed.load()) return Status::Ok();
+  return Status::Unavailable("peer runtime " + Hex(peer) + " failed or left");
 }
 
 Result<Endpoint*> RuntimeImpl::CreateEndpoint(Context* ctx, ContextState* cs,

@@ -100,6 +100,9 @@ class ContextState {
   // Threaded handlers running or queued, and non-threaded ones dispatched on the slow path,
   // for this context (non-threaded ones on the route cache are covered by QuiesceProgress).
   std::atomic<int> running{0};
+  // State of the runtime's layers per context (RuntimeImpl::ContextSlot), under `mu`;
+  // dropped after the exit routine.
+  std::map<std::string, std::shared_ptr<void>, std::less<>> slots;
 
   EndpointState* FindEndpoint(EndpointId id) const {
     std::lock_guard<std::mutex> lock(mu);
@@ -185,6 +188,21 @@ class RuntimeImpl final : public ModuleHost {
   ByteBlock AllocateBlock(size_t capacity);
   // The named counters of loaded module `module` (Module::Counters; empty if not loaded).
   std::map<std::string, uint64_t> ModuleCounters(std::string_view module) const;
+
+  // ---- hooks for the runtime's layers (the collectives, src/rt/coll/) ----
+  // The object stored under `key` for context `ctx` (null: none yet, or no such context).
+  // SetContextSlot stores `value` unless the key is taken and returns what the slot holds
+  // then (null when the context is gone). Slots are dropped when the context is destroyed,
+  // after its exit routine. Thread safe.
+  std::shared_ptr<void> ContextSlot(ContextId ctx, std::string_view key) const;
+  std::shared_ptr<void> SetContextSlot(ContextId ctx, std::string_view key,
+                                       std::shared_ptr<void> value);
+  // Peer events for the layers, besides RuntimeOptions::on_peer_event: `fn` runs on the
+  // progress thread (after the peer's requests failed) and must not block. Thread safe.
+  uint64_t AddPeerListener(std::function<void(const PeerEvent&)> fn);
+  void RemovePeerListener(uint64_t id);
+  // OK, or kUnavailable when runtime `peer` is known to have failed or left.
+  Status PeerHealth(RuntimeId peer);
 
   // ---- handler errors, refusals, request/reply (service.cc) ----
   // Runs `he` for `rsr`: an exception it throws (BadResultAccess from a failed unpack, or
@@ -369,6 +387,9 @@ class RuntimeImpl final : public ModuleHost {
   std::atomic<bool> has_reinject_{false};
   std::mutex events_mu_;
   std::vector<PeerEvent> events_;
+  std::mutex listeners_mu_;
+  std::vector<std::pair<uint64_t, std::function<void(const PeerEvent&)>>> listeners_;
+  uint64_t next_listener_ = 1;
   std::atomic<bool> has_events_{false};
 
   std::unique_ptr<ThreadPool> pool_;
