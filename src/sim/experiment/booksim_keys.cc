@@ -199,6 +199,8 @@ Status MapHotspot(BooksimContext& c, std::string_view args) {
 Status MapTraffic(BooksimContext& c) {
   const std::string v = c.Value("traffic");
   if (v.starts_with("hotspot")) return MapHotspot(c, Trim(std::string_view(v).substr(7)));
+  // BookSim2's uniform picks any node, the source included.
+  if (v == "uniform") return c.Set("traffic.pattern", std::string("uniform_self"), "traffic");
   for (std::string_view p : kPatterns) {
     if (p == v && HavePattern(p)) return c.Set("traffic.pattern", v, "traffic");
   }
@@ -376,7 +378,8 @@ constexpr BooksimKey kKeys[] = {
     {"alloc_iters", "1", B::kDefaultOnly, "ukai's allocators make one iteration"},
     {"classes", "1", B::kDefaultOnly, kClasses},
     {"traffic", "uniform", B::kMapped,
-     "traffic.pattern (hotspot({nodes},{rates}): traffic.hotspot_nodes, fraction 1)",
+     "traffic.pattern (uniform -> uniform_self; hotspot({nodes},{rates}): "
+     "traffic.hotspot_nodes, fraction 1)",
      UKAI_MAP(MapTraffic(c))},
     {"class_priority", "0", B::kDefaultOnly, kClasses},
     {"perm_seed", "0", B::kDefaultOnly, "randperm's own seed is not modelled"},

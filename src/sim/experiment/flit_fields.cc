@@ -468,6 +468,11 @@ constexpr F kBooksimFields[] = {
       "BookSim2's accepted flits per node and cycle: maximum (over nodes)", "", 0, kIfBooksim},
      &Bs<BF::kAcceptedFlitRate, BF::kMax>,
      &HasBooksim},
+    {{"router_hops_avg", "routers",
+      "BookSim2's Hops average: routers a measured packet crossed (avg_hops + 1)", "", 0,
+      kIfBooksim},
+     [](P p) -> Field { return p.result->booksim.hops; },
+     &HasBooksim},
     {{"unstable", "",
       "BookSim2's verdict: true when it would print \"Simulation unstable, ending ...\" (the "
       "latency threshold was exceeded, or measure.max_samples periods did not converge)",

@@ -121,7 +121,7 @@ void BooksimRun::Record(const Delivery& d) {
   stats_.flat_sum += static_cast<double>(d.flit_arrival_sum - d.created * d.length);
   stats_.flat_count += d.length;
   stats_.frag.Add(static_cast<double>((d.delivered - d.head_delivered) - (d.length - 1)));
-  stats_.hops.Add(d.hops);
+  stats_.hops.Add(d.hops + 1);  // BookSim2 counts the routers a packet crosses
 }
 
 // The sample periods; false when the run ended early (deadlock, backlog bound).
@@ -243,7 +243,7 @@ void BooksimRun::Fill(PointResult* r) const {
   r->p99_latency_cycles = static_cast<double>(stats_.plat.Percentile(0.99));
   r->max_latency_cycles = static_cast<double>(stats_.plat.Max());
   r->avg_network_latency_cycles = stats_.nlat.mean();
-  r->avg_hops = b.hops;
+  r->avg_hops = stats_.hops.count() > 0 ? b.hops - 1 : 0;
   r->messages_measured = stats_.plat.count();
   r->cycles = net_.now();
   r->saturated = b.unstable;
