@@ -22,6 +22,7 @@ struct Stats {
   int64_t flat_count = 0;
   std::vector<int64_t> accepted_flits, accepted_packets;  // per destination
   std::vector<int64_t> sent_flits0, sent_packets0;        // the network's counters at the clear
+  std::vector<int64_t> sent_flits1, sent_packets1;        // ... at the drain's start
   int64_t reset_time = 0;
 };
 
@@ -105,8 +106,10 @@ bool BooksimRun::Step() {
 }
 
 void BooksimRun::Record(const Delivery& d) {
-  stats_.accepted_flits[d.dst] += d.length;
-  ++stats_.accepted_packets[d.dst];
+  if (state_ != State::kDraining) {  // BookSim2 counts rates until the drain starts
+    stats_.accepted_flits[d.dst] += d.length;
+    ++stats_.accepted_packets[d.dst];
+  }
   if (state_ != State::kWarmingUp && d.created >= run_start_ &&
       (state_ == State::kRunning || d.created < drain_time_)) {
     ++measured_delivered_;
@@ -182,6 +185,8 @@ bool BooksimRun::SamplePhases() {
 bool BooksimRun::DrainMeasured() {
   state_ = State::kDraining;
   drain_time_ = net_.now();
+  stats_.sent_flits1 = net_.sent_flits();
+  stats_.sent_packets1 = net_.sent_packets();
   measured_created_ = net_.messages_created() - measured_created0_;
   if (!measure_latency_) return true;
   Log("Draining all recorded packets ...");
@@ -227,8 +232,10 @@ void BooksimRun::Fill(PointResult* r) const {
   const double cycles = static_cast<double>(std::max<int64_t>(1, drain_time_ - stats_.reset_time));
   std::vector<int64_t> sent_f(nodes_), sent_p(nodes_);
   for (int i = 0; i < nodes_; ++i) {
-    sent_f[i] = net_.sent_flits()[i] - stats_.sent_flits0[i];
-    sent_p[i] = net_.sent_packets()[i] - stats_.sent_packets0[i];
+    const bool drained = !stats_.sent_flits1.empty();
+    sent_f[i] = (drained ? stats_.sent_flits1[i] : net_.sent_flits()[i]) - stats_.sent_flits0[i];
+    sent_p[i] =
+        (drained ? stats_.sent_packets1[i] : net_.sent_packets()[i]) - stats_.sent_packets0[i];
   }
   Rates(sent_p, cycles, b.stat[BF::kInjectedPacketRate]);
   Rates(stats_.accepted_packets, cycles, b.stat[BF::kAcceptedPacketRate]);
