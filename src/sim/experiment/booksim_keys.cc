@@ -142,7 +142,7 @@ Status MapInjectionRate(BooksimContext& c) {
     return c.Error("injection_rate_uses_flits", "must be 0 (packets) or 1 (flits)");
   }
   Result<int64_t> flits = PacketFlits(c);
-  if (!flits.ok()) return flits.status();
+  if (!flits.ok()) return Status::Ok();  // the packet_size row reports it
   const double per_flit = *uses_flits ? *rate : *rate * static_cast<double>(*flits);
   if (!(per_flit > 0) || per_flit > 1) {
     return c.Error("injection_rate",
