@@ -167,6 +167,7 @@ TEST(OutputFieldsTest, RecordsFollowTheDeclarations) {
   group.network.topology = TopologyKind::kGroup;
   PointResult gateway;
   gateway.gateway.present = true;
+  gateway.booksim.present = true;  // BookSim2's statistics (measure.mode = booksim)
   EXPECT_EQ(Names(PointRecord(0, group, gateway)), Declared(flit, {}));
 
   fullmesh::FullMeshConfig c;

@@ -72,9 +72,9 @@ TEST(BooksimModel, StableBelowSaturationUnstableAbove) {
   EXPECT_NE(low->booksim.log.find("Warmed up ..."), std::string::npos);
   // Far past saturation (transpose on an 8x8 mesh saturates near 0.15): the latency
   // threshold ends the run.
-  Result<PointResult> high = RunPoint(
-      Load("topology = mesh; k = 8; n = 2; routing_function = dim_order; num_vcs = 4; "
-           "traffic = transpose; injection_rate = 0.5; sample_period = 300; seed = 3;"));
+  Result<PointResult> high =
+      RunPoint(Load("topology = mesh; k = 8; n = 2; routing_function = dim_order; num_vcs = 4; "
+                    "traffic = transpose; injection_rate = 0.5; sample_period = 300; seed = 3;"));
   ASSERT_TRUE(high.ok()) << high.status().ToString();
   EXPECT_TRUE(high->booksim.unstable);
   EXPECT_TRUE(high->saturated);
