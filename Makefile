@@ -82,6 +82,7 @@ reproduce-gateway: build-ukai
 bench: build
 	@set -e; for b in $(BUILD)/bench/ukai_*_bench; do echo "== $$b"; $$b; done
 	@echo "== bench/gateway_bench.sh"; sh bench/gateway_bench.sh $(BUILD)
+	@echo "== bench/booksim/compare.py"; python3 bench/booksim/compare.py $(BUILD)/src/cli/ukai
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -98,7 +98,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"UnknownPattern",
                   "[traffic]\npattern = [\"uniform\", \"transpos\"]\n",
                   {},
-                  "traffic.pattern: 'transpos' is not one of uniform, transpose"},
+                  "traffic.pattern: 'transpos' is not one of uniform, uniform_self, transpose"},
         BadConfig{"KListLength",
                   "[network]\nn = 2\nk = [4, 4, 4]\n",
                   {},
@@ -179,7 +179,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"SetBadEnum",
                   "",
                   {"measure.mode=time"},
-                  "measure.mode: 'time' is not one of messages, cycles in --set measure.mode=time"},
+                  "measure.mode: 'time' is not one of messages, cycles, booksim, "
+                  "booksim_throughput in --set "
+                  "measure.mode=time"},
         BadConfig{"SetKLength",
                   "[network]\nn = 3\nk = 4\n",
                   {"network.k=[4,4]"},

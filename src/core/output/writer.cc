@@ -120,8 +120,9 @@ Result<Format> ParseFormat(std::string_view name) {
   if (name == "table") return Format::kTable;
   if (name == "csv") return Format::kCsv;
   if (name == "json") return Format::kJson;
+  if (name == "booksim") return Format::kBooksim;
   return Status::InvalidArgument(
-      fmt::format("unknown output format '{}' (known: table, csv, json)", name));
+      fmt::format("unknown output format '{}' (known: table, csv, json, booksim)", name));
 }
 
 std::string FieldText(const Field& f, bool for_table) {

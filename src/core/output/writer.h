@@ -66,9 +66,11 @@ class Record {
   std::vector<std::pair<std::string, Field>> fields_;
 };
 
-enum class Format { kTable, kCsv, kJson };
+// kBooksim: BookSim2's summary lines (the flit-level model's writer: sim/experiment/
+// booksim_summary.h).
+enum class Format { kTable, kCsv, kJson, kBooksim };
 
-// "table", "csv", "json" -> Format; kInvalidArgument naming the allowed ones otherwise.
+// "table", "csv", "json", "booksim" -> Format; kInvalidArgument naming the allowed ones otherwise.
 Result<Format> ParseFormat(std::string_view name);
 
 // A column of the text table: the record field shown, its header (defaults to the field

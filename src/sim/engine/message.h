@@ -63,6 +63,8 @@ struct Message {
   int32_t via_count = 0;       // via nodes of a detour (routing/detour.h), 0: none
   int32_t via[kMaxVia] = {};   // the via nodes, in order
   int64_t tag = -1;            // owner's tag (the NIC model's frame id), -1: none
+  int64_t head_arrival = -1;   // cycle its head reached the destination PE
+  int64_t arrival_sum = 0;     // sum of the arrival cycles of its flits at the PE so far
 };
 
 class MessagePool {

@@ -111,9 +111,12 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   UKAI_RETURN_IF_ERROR(ValidateConfig(config));
   std::unique_ptr<Network> net(new Network());
   net->config_ = config;
+  net->endpoint_cycles_ = config.router.model == RouterModel::kBooksim ? kBooksimEndpointCycles : 0;
   Result<std::unique_ptr<Topology>> topo = MakeTopology(config.network);
   if (!topo.ok()) return topo.status();
   net->topology_ = std::move(*topo);
+  net->sent_flits_.assign(net->topology_->NumNodes(), 0);
+  net->sent_packets_.assign(net->topology_->NumNodes(), 0);
   if (net->topology_->NumNodes() >
       Fabric::MaxRouters(net->topology_->NumNetworkPorts() + 1, config.router)) {
     return Status::InvalidArgument("network.k: network too large for the router state index (" +
@@ -206,6 +209,8 @@ int32_t Network::CreateMessage(int src, int dst, int flits, std::span<const int>
   m.length = flits;
   m.created = now_;
   m.tag = tag;
+  inflight_flits_ += flits;
+  inflight_created_sum_ += now_ * static_cast<int64_t>(flits);
   m.via_count = static_cast<int32_t>(std::min<size_t>(via.size(), Message::kMaxVia));
   std::copy_n(via.begin(), m.via_count, m.via);
   EnqueueMessage(id);
@@ -269,6 +274,9 @@ __attribute__((always_inline)) inline void Network::PeStep(int32_t node, Pe& pe)
   const Flit f = Flit::Make(now_ + 1, pe.current, head, pe.seq == pe.length - 1);
   fabric_->Inject(node, pe.vc, f);
   if (head) messages_[pe.current].injected = now_ + 1;
+  messages_injected_ += head;
+  ++sent_flits_[node];
+  sent_packets_[node] += head;
   ++flits_injected_;
   last_progress_ = now_;
   if (++pe.seq == pe.length) {
@@ -339,7 +347,7 @@ void Network::Step() {
   undeliverable_tags_.clear();
   if (next_event_ < events_.size() && events_[next_event_].cycle <= now_) ApplyDueEvents();
   if (reconfiguring_) AdvanceReconfiguration();
-  if (injection_ != nullptr) CreateTrafficMessages();
+  if (injection_ != nullptr && !traffic_stopped_) CreateTrafficMessages();
   // Every router first, then every PE: a PE only touches its own router's injection VCs,
   // which no other router's evaluation reads, so this is the same as router + PE per node.
   if (now_ >= next_rebase_) {
@@ -372,11 +380,17 @@ void Network::Step() {
     if (m.undeliverable || e.node != m.dst || !topology_->NodeAlive(m.dst)) {
       ++messages_undeliverable_;
       if (m.tag >= 0) undeliverable_tags_.push_back(m.tag);
+      inflight_flits_ -= m.length;
+      inflight_created_sum_ -= m.created * m.length;
       messages_.Release(e.flit.msg());
       continue;
     }
-    deliveries_.push_back(
-        {m.src, m.dst, m.length, m.hops, m.created, m.injected, e.cycle, m.routing_state, m.tag});
+    const int64_t end = endpoint_cycles_;  // router.model = booksim: the PE channels
+    deliveries_.push_back({m.src, m.dst, m.length, m.hops, m.created, m.injected, e.cycle + end,
+                           m.routing_state, m.tag, m.head_arrival + end,
+                           m.arrival_sum + end * m.length});
+    inflight_flits_ -= m.length;
+    inflight_created_sum_ -= m.created * m.length;
     ++messages_delivered_;
     messages_.Release(e.flit.msg());
   }

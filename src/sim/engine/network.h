@@ -61,6 +61,8 @@ struct Delivery {
   int64_t created, injected, delivered;  // cycles; latency = delivered - created
   uint32_t routing_state;                // the message's final routing state word
   int64_t tag = -1;                      // Message::tag (-1: synthetic traffic)
+  int64_t head_delivered = 0;            // cycle the head reached the PE
+  int64_t flit_arrival_sum = 0;          // sum of the arrival cycles of its flits
 };
 
 class Network {
@@ -127,6 +129,16 @@ class Network {
   int64_t flits_ejected() const { return fabric_->flits_ejected(); }
   int64_t flit_hops() const { return fabric_->flit_hops(); }
   int64_t messages_created() const { return messages_created_; }
+  int64_t messages_injected() const { return messages_injected_; }
+  // Per node: flits and heads injected since the start.
+  const std::vector<int64_t>& sent_flits() const { return sent_flits_; }
+  const std::vector<int64_t>& sent_packets() const { return sent_packets_; }
+  // Stops the creation of traffic messages (BookSim2's drain of the remaining packets).
+  void StopTraffic() { traffic_stopped_ = true; }
+  // BookSim2's in-flight flits: created (source queue included) and not yet delivered, and
+  // the sum of their ages at the current cycle (each flit counts its message's age).
+  int64_t inflight_flits() const { return inflight_flits_; }
+  int64_t inflight_age_sum() const { return inflight_flits_ * now_ - inflight_created_sum_; }
   int64_t messages_delivered() const { return messages_delivered_; }
   // Faults: messages not created because an end node was faulty, messages that became
   // undeliverable (drained or dropped from a failed node's queue), events applied.
@@ -252,6 +264,13 @@ class Network {
   double offered_ = 0;
   int sending_nodes_ = 0;
   int64_t flits_injected_ = 0;
+  int64_t messages_injected_ = 0;                   // heads injected
+  std::vector<int64_t> sent_flits_, sent_packets_;  // per node: flits and heads injected
+  // Created and not yet delivered: flits, and the sum of their messages' creation cycles.
+  int64_t inflight_flits_ = 0, inflight_created_sum_ = 0;
+  // router.model = booksim: the 1-cycle injection and ejection channels added at delivery.
+  int64_t endpoint_cycles_ = 0;
+  bool traffic_stopped_ = false;
   int64_t messages_created_ = 0, messages_delivered_ = 0, backlog_ = 0;
   std::unique_ptr<FaultState> faults_;
   std::vector<FaultEvent> events_;  // timed faults, in cycle order

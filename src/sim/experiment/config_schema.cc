@@ -10,6 +10,7 @@
 
 #include "core/config/enum_names.h"
 #include "sim/engine/network.h"
+#include "sim/experiment/booksim_model.h"
 #include "sim/experiment/fault_config.h"
 #include "sim/experiment/memory_budget.h"
 #include "sim/experiment/nic_job_config.h"
@@ -56,8 +57,12 @@ constexpr EnumName<Switching> kSwitchings[] = {{Switching::kWormhole, "wormhole"
                                                {Switching::kVirtualCutThrough, "vct"}};
 constexpr EnumName<InjectionKind> kInjections[] = {{InjectionKind::kBernoulli, "bernoulli"},
                                                    {InjectionKind::kInterval, "interval"}};
-constexpr EnumName<MeasureMode> kMeasureModes[] = {{MeasureMode::kMessages, "messages"},
-                                                   {MeasureMode::kCycles, "cycles"}};
+constexpr EnumName<MeasureMode> kMeasureModes[] = {
+    {MeasureMode::kMessages, "messages"},
+    {MeasureMode::kCycles, "cycles"},
+    {MeasureMode::kBooksim, "booksim"},
+    {MeasureMode::kBooksimThroughput, "booksim_throughput"}};
+
 constexpr EnumName<DorTieRule> kDorTies[] = {
     {DorTieRule::kRandom, "random"}, {DorTieRule::kParity, "parity"}, {DorTieRule::kPlus, "plus"}};
 constexpr EnumName<DorDateline> kDorDatelines[] = {{DorDateline::kShared, "shared"},
@@ -260,7 +265,8 @@ std::vector<Binding> MeasureBindings() {
            .Allowed(Names(kMeasureModes))
            .Doc("messages: skip warmup_messages deliveries, measure the next "
                 "measure_messages (the paper's method); cycles: warm-up cycles, then sample "
-                "windows until the mean latency converges"),
+                "windows until the mean latency converges; booksim, booksim_throughput: "
+                "BookSim2's method (sim_type = latency, throughput; docs/booksim.md)"),
        [](const Items& v, SimConfig* c) { c->measure.mode = FromName(kMeasureModes, v[0]); },
        [](const SimConfig& c) { return std::string(MeasureModeName(c.measure.mode)); }},
       {KeySpec::Make("measure.warmup_messages", VT::kInt)
@@ -662,6 +668,7 @@ config::Schema SimConfigSchema() {
   for (Binding& b : Bindings()) keys.push_back(std::move(b.spec));
   for (config::KeySpec& k : FaultKeySpecs()) keys.push_back(std::move(k));
   for (config::KeySpec& k : NicJobKeySpecs()) keys.push_back(std::move(k));
+  for (config::KeySpec& k : BooksimKeySpecs()) keys.push_back(std::move(k));
   return config::Schema(std::move(keys));
 }
 
@@ -837,6 +844,7 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
   std::vector<std::string> errors;
   ReadFaultConfig(values, &base.faults, &errors);
   ReadNicJobConfig(values, &base.nic, &errors);
+  ReadBooksimModelConfig(values, &base);
   CheckNetwork(values, &base, &errors);
   CheckUnusedSweeps(values, base, &errors);
   size_t total = 1;

@@ -12,6 +12,8 @@
 #define UKAI_SIM_EXPERIMENT_FLIT_FIELDS_H_
 
 #include <cstddef>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "core/output/fields.h"
@@ -20,6 +22,14 @@
 #include "sim/experiment/sim_config.h"
 
 namespace ukai::sim {
+
+// A line of BookSim2's overall summary: its label and the fields (`field`_avg, _min, _max)
+// it prints ("Packet latency average = 20.5 (1 samples)", "\tminimum = ...", ...).
+struct BooksimLine {
+  std::string_view label;
+  std::string_view field;
+};
+std::span<const BooksimLine> BooksimSummaryLines();
 
 // Every field of a point's record, in record order.
 std::vector<output::FieldSpec> FlitFields();

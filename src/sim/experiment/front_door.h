@@ -74,7 +74,8 @@ Result<std::vector<SimConfig>> LoadSimConfigsFromString(std::string_view text,
 std::string DescribeModels(bool markdown);
 
 // One generated Markdown block of DescribeModels(true): its name ("keys of flit", "fields of
-// fullmesh", "models") and its text between the markers.
+// fullmesh", "models", "booksim keys": the BookSim2 reader's key table, in docs/booksim.md)
+// and its text between the markers.
 struct ReferenceBlock {
   std::string name;
   std::string markdown;

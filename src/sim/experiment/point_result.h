@@ -33,6 +33,31 @@ struct GatewayFigures {
   int64_t table_rows_cleared = 0, management_messages_lost = 0;
 };
 
+// BookSim2's statistics (measure.mode = booksim, booksim_throughput; docs/booksim.md), as
+// its overall summary prints them: for each statistic its average, minimum and maximum.
+// Latencies are over measured packets (flit latency over their flits), in cycles; rates are
+// per node and cycle over the measurement (average over nodes, and the least and most of
+// any node).
+struct BooksimFigures {
+  enum Stat {
+    kPacketLatency,
+    kNetworkLatency,
+    kFlitLatency,
+    kFragmentation,
+    kInjectedPacketRate,
+    kAcceptedPacketRate,
+    kInjectedFlitRate,
+    kAcceptedFlitRate,
+    kStats
+  };
+  enum Part { kAvg, kMin, kMax };
+  bool present = false;
+  bool unstable = false;  // BookSim2's "Simulation unstable, ending ..."
+  double stat[kStats][3] = {};
+  double hops = 0;  // router-to-router channels per measured packet
+  std::string log;  // BookSim2's progress lines that say how the run ended
+};
+
 struct PointResult {
   double offered_flits_per_node_cycle = 0;   // offered_flits_per_node_cycle
   double accepted_flits_per_node_cycle = 0;  // accepted_flits_per_node_cycle
@@ -76,6 +101,7 @@ struct PointResult {
   // backlog bound of experiment/memory_budget.h), or why a figure is missing; "" otherwise.
   std::string note;
   GatewayFigures gateway;  // nic.*: frames_in, frames_delivered, ...
+  BooksimFigures booksim;  // measure.mode = booksim*: packet_latency_avg, ...
 };
 
 }  // namespace ukai::sim

@@ -22,7 +22,13 @@ namespace ukai::sim {
 enum class TopologyKind { kMesh, kTorus, kGroup };
 enum class Switching { kWormhole, kVirtualCutThrough };
 enum class InjectionKind { kBernoulli, kInterval };
-enum class MeasureMode { kMessages, kCycles };
+// kBooksim / kBooksimThroughput: BookSim2's method (sim_type = latency / throughput):
+// warm-up sample periods, sample periods until three in a row converge, the latency
+// threshold for an unstable run, then the drain of measured packets (docs/booksim.md).
+enum class MeasureMode { kMessages, kCycles, kBooksim, kBooksimThroughput };
+// The router's timing: ukai's (router.hop_cycles per hop) or BookSim2's iq router
+// (stage delays, 1-cycle injection and ejection channels: docs/booksim.md).
+enum class RouterModel { kUkai, kBooksim };
 // The paper's router as options (docs/simulator.md, "Router options"). DOR on a torus: how
 // a tie (destination exactly k/2 away) goes, and which dateline VC scheme it uses.
 enum class DorTieRule { kRandom, kParity, kPlus };
@@ -56,7 +62,25 @@ struct RouterConfig {
   int switch_bubble_cycles = 0;  // idle cycles before an output port changes message
   HeaderUnits header_units = HeaderUnits::kPerVc;
   int table_read_ports = 0;  // routing-table reads a router starts per cycle; 0: no limit
+  // router.model = "booksim": BookSim2's iq router stages (cycles each) replace hop_cycles.
+  RouterModel model = RouterModel::kUkai;
+  int routing_delay = 1, vc_alloc_delay = 1, sw_alloc_delay = 1;
+  int st_prepare_delay = 0, st_final_delay = 1;
+  bool speculative = false;  // switch allocation beside VC allocation
 };
+
+// The header delay per router of router.model = "booksim": routing, VC and switch
+// allocation (in parallel when speculative), switch traversal; at least 1.
+inline int BooksimHopCycles(const RouterConfig& r) {
+  const int alloc =
+      r.speculative ? (r.vc_alloc_delay > r.sw_alloc_delay ? r.vc_alloc_delay : r.sw_alloc_delay)
+                    : r.vc_alloc_delay + r.sw_alloc_delay;
+  const int hop = r.routing_delay + alloc + r.st_prepare_delay + r.st_final_delay;
+  return hop < 1 ? 1 : hop;
+}
+// Cycles router.model = "booksim" adds to every message: its injection and ejection
+// channels of one cycle each.
+inline constexpr int kBooksimEndpointCycles = 2;
 
 enum class DetourSwitchKind { kAware, kDetector };
 
@@ -94,6 +118,13 @@ struct MeasureConfig {
   double convergence = 0.02;        // cycles mode: relative change of mean latency to stop
   int64_t max_cycles = 2000000;     // both modes: cap; reaching it marks the point saturated
   int64_t watchdog_cycles = 20000;  // deadlock watchdog: no flit moved for this long
+  // booksim modes (BookSim2's warmup_periods, max_samples, latency_thres, stopping_thres,
+  // acc_stopping_thres; the sample period is sample_cycles).
+  int64_t warmup_periods = 3;
+  int64_t max_samples = 10;
+  double latency_threshold = 500;  // cycles; < 0: none
+  double stopping_threshold = 0.05;
+  double accepted_stopping_threshold = 0.05;
 };
 
 // Resource bounds of a point (experiment/memory_budget.h).

@@ -261,6 +261,9 @@ void Fabric::CommitStaged(int64_t now, uint8_t* __restrict active, std::vector<E
   for (int i = 0; i < nej_; ++i) {
     const Ejected& t = ej_[i];
     if (t.credit >= 0) credit(t.credit);
+    Message& m = (*messages_)[t.flit.msg()];  // for BookSim2's flit latency, fragmentation
+    if (t.flit.head()) m.head_arrival = now + 1;
+    m.arrival_sum += now + 1;
     if (t.flit.tail()) tails->push_back({t.dst, now + 1, t.flit});
   }
 }

@@ -21,6 +21,20 @@ class UniformPattern final : public TrafficPattern {
   int nodes_;
 };
 
+// BookSim2's uniform: any node, the source included (its message goes through its own
+// router).
+class UniformSelfPattern final : public TrafficPattern {
+ public:
+  explicit UniformSelfPattern(int nodes) : nodes_(nodes) {}
+  int Destination(int, Rng& rng) const override {
+    return static_cast<int>(rng.Uniform(nodes_));
+  }
+  bool Idle(int) const override { return false; }
+
+ private:
+  int nodes_;
+};
+
 // A fixed destination per source (-1: idle).
 class PermutationPattern final : public TrafficPattern {
  public:
@@ -78,6 +92,10 @@ std::unique_ptr<TrafficPattern> FromTable(std::vector<int> dst) {
 
 Result<std::unique_ptr<TrafficPattern>> MakeUniform(const Topology& t, const TrafficConfig&) {
   return std::unique_ptr<TrafficPattern>(std::make_unique<UniformPattern>(t.NumNodes()));
+}
+
+Result<std::unique_ptr<TrafficPattern>> MakeUniformSelf(const Topology& t, const TrafficConfig&) {
+  return std::unique_ptr<TrafficPattern>(std::make_unique<UniformSelfPattern>(t.NumNodes()));
 }
 
 Result<std::unique_ptr<TrafficPattern>> MakeTranspose(const Topology& t, const TrafficConfig&) {
@@ -170,6 +188,10 @@ Result<std::unique_ptr<TrafficPattern>> MakeHotspot(const Topology& t, const Tra
 
 constexpr PatternEntry kPatterns[] = {
     {"uniform", "uniformly random destination other than the source", &MakeUniform},
+    {"uniform_self",
+     "uniformly random destination, the source included (BookSim2's uniform; the BookSim "
+     "reader maps uniform to it)",
+     &MakeUniformSelf},
     {"transpose",
      "reverse the coordinate order ((x,y) -> (y,x)); needs equal k; diagonal nodes idle",
      &MakeTranspose},
