@@ -184,6 +184,12 @@ struct RuntimeOptions {
   bool progress_thread = true;
   // --ukai-handler-threads=N: threads running threaded handlers (1..kMaxHandlerThreads).
   int handler_threads = 2;
+  // --ukai-handler-threads-max=N / UKAI_HANDLER_THREADS_MAX: how far the pool grows when
+  // every handler thread is blocked in a runtime wait (a nested Request's Wait, Barrier,
+  // an RMA fence, a SendRsr waiting for room) while handlers are queued
+  // (1..kMaxHandlerThreads; a value below handler_threads means handler_threads: no
+  // growth). Threads beyond handler_threads end after 1 s without work.
+  int handler_threads_max = 64;
   // --ukai-spin-us=N: how long the progress thread busy-polls after activity before it
   // blocks (microseconds; 0 = block at once; at most kMaxSpinUs).
   int spin_us = 200;

@@ -39,6 +39,7 @@ Status RuntimeImpl::AwaitRoom(Peer& peer, RuntimeId rid, bool wait) {
   // A pass of ours runs on this thread (non-threaded handler, peer-event callback): the
   // queue drains only when that pass ends, so waiting here could never end.
   if (InOwnProgressPass()) return Status::Ok();
+  WaitScope scope;  // a handler thread waiting here may make the pool grow (thread_pool.h)
   for (int round = 0; peer.object->QueuedBytes() >= limit; ++round) {
     if (peer.failed.load(std::memory_order_acquire) || peer.object->state() != CommState::kOk) {
       return Status::Unavailable("peer runtime " + Hex(rid) +

@@ -1,6 +1,7 @@
 // Request/reply: the pending-request table, futures, repliers and Runtime::Request.
 #include "rt/core/requests.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "rt/core/runtime_impl.h"
@@ -180,8 +181,11 @@ bool ReplyFuture::Ready() const {
 }
 
 bool ReplyFuture::WaitFor(std::chrono::nanoseconds timeout) const {
-  if (!state_) return true;
+  if (!state_ || Ready()) return true;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // A handler thread blocked here counts as waiting: when all are, the pool grows, or at
+  // its limit this thread runs queued handlers meanwhile (thread_pool.h).
+  internal::WaitScope scope;
   std::unique_lock<std::mutex> lock(state_->mu);
   while (!state_->done) {
     const auto now = std::chrono::steady_clock::now();
@@ -190,6 +194,15 @@ bool ReplyFuture::WaitFor(std::chrono::nanoseconds timeout) const {
       lock.unlock();
       if (state_->runtime->Progress() == 0) std::this_thread::yield();
       lock.lock();
+      continue;
+    }
+    if (scope.pool() != nullptr) {
+      lock.unlock();
+      const bool helped = scope.pool()->HelpWhileWaiting();
+      lock.lock();
+      if (!helped && !state_->done) {
+        state_->cv.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(1)));
+      }
       continue;
     }
     state_->cv.wait_until(lock, deadline);

@@ -67,7 +67,9 @@ Status RuntimeImpl::Start(Runtime* self) {
         std::to_string(bootstrap_->rank()) + " of " + std::to_string(bootstrap_->size()));
   UKAI_RETURN_IF_ERROR(ApplyPinning());  // before the threads start: they inherit it
   try {  // the system may refuse threads (limits): an error, not an abort
-    pool_ = std::make_unique<ThreadPool>(options_.handler_threads);
+    pool_ = std::make_unique<ThreadPool>(options_.handler_threads,
+                                         std::max(options_.handler_threads,
+                                                  options_.handler_threads_max));
     if (options_.progress_thread) progress_thread_ = std::thread([this] { ProgressLoop(); });
   } catch (const std::system_error& e) {
     if (pool_) pool_->Stop();

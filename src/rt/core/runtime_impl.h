@@ -172,7 +172,10 @@ class RuntimeImpl final : public ModuleHost {
   std::pair<OneSided*, const Descriptor*> OneSidedTo(const Startpoint& target);
   int Progress();
   Result<Startpoint> WorldStartpoint(int rank, ContextId context, EndpointId endpoint) const;
-  Status Barrier() { return bootstrap_->Barrier(); }
+  Status Barrier() {
+    WaitScope scope;  // a handler thread may wait here (thread_pool.h)
+    return bootstrap_->Barrier();
+  }
 
   RuntimeId id() const { return id_; }
   int rank() const { return bootstrap_->rank(); }
