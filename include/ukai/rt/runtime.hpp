@@ -33,6 +33,7 @@
 #ifndef UKAI_RT_RUNTIME_HPP_
 #define UKAI_RT_RUNTIME_HPP_
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -221,6 +222,15 @@ struct RuntimeOptions {
   // (modulo their number). "auto": only under `ukai launch` with no more processes than
   // CPUs (as mpirun binds by default); "core": always; "off": never.
   std::string pin = "auto";
+
+  // ---- Authentication (docs/runtime.md, "Authentication and confinement") ----
+  // The job secret to use instead of the bootstrap's (API only: never read from a command
+  // line or the environment). Runtimes with one secret are one job; a runtime of another
+  // job reaches them only through a startpoint of theirs (its join token).
+  std::optional<std::array<uint8_t, 32>> job_secret;
+  // --ukai-job-secret-file=PATH / UKAI_JOB_SECRET_FILE: read the job secret (64 hex digits)
+  // from PATH, which must belong to this user with mode 0600 or 0400.
+  std::string job_secret_file;
 };
 
 // Bounds of the integer options (CheckRuntimeOptions, --ukai-*, UKAI_*).

@@ -31,6 +31,10 @@ using RuntimeId = uint64_t;   // random 64-bit id of one Runtime instance (never
 using ContextId = uint32_t;   // context id within its Runtime (never 0)
 using EndpointId = uint32_t;  // endpoint id within its Context (never 0)
 
+// A runtime id as every message and trace of the runtime prints it: "0x" and 16 lower-case
+// hex digits ("0x4ed83e95083f2a0a").
+std::string RuntimeIdString(RuntimeId id);
+
 // One module's descriptor: the module name and its opaque bytes (module-defined format).
 struct Descriptor {
   std::string module;

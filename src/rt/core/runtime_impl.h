@@ -152,6 +152,9 @@ class RuntimeImpl final : public ModuleHost {
   void PeerFailed(RuntimeId peer, std::string_view module, bool orderly,
                   const Status& why) override;
   void Wake() override;
+  const JobSecret* job_secret() const override { return secret_.get(); }
+  PeerKey KeyFor(RuntimeId peer) const override;
+  bool job_on_one_host() const override { return one_host_; }
 
   // Runtime API.
   Result<Context*> CreateContext(ContextOptions options);
@@ -205,6 +208,10 @@ class RuntimeImpl final : public ModuleHost {
 
  private:
   Status LoadModules();
+  // The job secret: RuntimeOptions::job_secret, else job_secret_file, else the bootstrap's.
+  Status LoadSecret();
+  // Remembers the join token `table` carries (its "auth" entry) for KeyFor.
+  void NoteToken(const DescriptorTable& table);
   // Every --ukai-param key whose prefix names a loaded module must have been read by it.
   Status CheckParams(const std::vector<std::string>& loaded) const;
   Result<Module*> Choose(const DescriptorTable& table, std::string* why);
@@ -335,6 +342,10 @@ class RuntimeImpl final : public ModuleHost {
   std::vector<ModuleCaps> caps_;
   std::shared_ptr<const DescriptorTable> table_;
   std::vector<DescriptorTable> world_;  // bootstrap tables, index = rank
+  std::unique_ptr<JobSecret> secret_;   // set by Start before the modules
+  bool one_host_ = true;                // bootstrap's OneHost()
+  mutable std::mutex tokens_mu_;
+  std::unordered_map<RuntimeId, SecretKey> tokens_;  // peers' join tokens (NoteToken)
   bool finalized_ = false;
   bool started_ = false;
 
