@@ -65,9 +65,8 @@ Status RuntimeImpl::Start(Runtime* self) {
         std::to_string(bootstrap_->rank()) + " of " + std::to_string(bootstrap_->size()));
   UKAI_RETURN_IF_ERROR(ApplyPinning());  // before the threads start: they inherit it
   try {  // the system may refuse threads (limits): an error, not an abort
-    pool_ = std::make_unique<ThreadPool>(options_.handler_threads,
-                                         std::max(options_.handler_threads,
-                                                  options_.handler_threads_max));
+    pool_ = std::make_unique<ThreadPool>(
+        options_.handler_threads, std::max(options_.handler_threads, options_.handler_threads_max));
     if (options_.progress_thread) progress_thread_ = std::thread([this] { ProgressLoop(); });
   } catch (const std::system_error& e) {
     if (pool_) pool_->Stop();
@@ -145,7 +144,8 @@ Status RuntimeImpl::LoadModules() {
     caps_.push_back(caps);
   }
   // The join token (rt/core/job_secret.h): a startpoint of ours lets its holder connect.
-  table->entries.push_back({std::string(kAuthDescriptor), EncodeAuthDescriptor(secret_->join_token())});
+  table->entries.push_back(
+      {std::string(kAuthDescriptor), EncodeAuthDescriptor(secret_->join_token())});
   table_ = std::move(table);
   return CheckParams(names);
 }

@@ -184,7 +184,8 @@ Status Job::MakeSecretFd() {
   }
   const SecretKey& k = secret_.key();
   if (write(secret_fd_, k.data(), k.size()) != static_cast<ssize_t>(k.size()) ||
-      fcntl(secret_fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+      fcntl(secret_fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) !=
+          0) {
     return Status::IoError(std::string("ukai launch: job secret memfd: ") + std::strerror(errno));
   }
   return Status::Ok();

@@ -173,7 +173,7 @@ class ShmChannel final : public CommObject {
   ModuleHost* const host_;   // woken when a send is queued (its progress engine flushes)
   std::mutex handshake_mu_;  // serialises ReadAcceptReply (sender, progress thread)
   std::function<Status(const Reply&)> reply_check_;  // set before sharing
-  ShmPool* pool_ = nullptr;  // our pool (a reference held), nullptr: none
+  ShmPool* pool_ = nullptr;                          // our pool (a reference held), nullptr: none
   size_t pool_min_ = 0;
   std::atomic<bool> peer_mapped_pool_{false};
   std::unique_ptr<PeerPool> peer_pool_owner_;

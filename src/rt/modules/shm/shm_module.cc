@@ -266,10 +266,10 @@ Result<std::shared_ptr<CommObject>> ShmModule::Connect(RuntimeId peer,
   // Abstract sockets have no permissions: the listener must run as this user.
   if (Result<uid_t> uid = shm::PeerUid(*sock); !uid.ok() || *uid != geteuid()) {
     close(*sock);
-    return Status::Unavailable("shm: the socket of peer " + shm::IdString(peer) +
-                               (uid.ok() ? " belongs to uid " + std::to_string(*uid) +
-                                               ", not ours: refused"
-                                         : ": " + uid.status().message()));
+    return Status::Unavailable(
+        "shm: the socket of peer " + shm::IdString(peer) +
+        (uid.ok() ? " belongs to uid " + std::to_string(*uid) + ", not ours: refused"
+                  : ": " + uid.status().message()));
   }
   auto seg = shm::ShmSegment::Create(ring_bytes_);
   if (!seg.ok()) {
@@ -332,9 +332,9 @@ void ShmModule::Accept() {
     }
     // Only this user's processes, proving the job secret (or our join token), get in.
     if (Result<uid_t> uid = shm::PeerUid(fd); hello.ok() && (!uid.ok() || *uid != geteuid())) {
-      hello = Status::Unavailable("shm: a connection from uid " +
-                                  (uid.ok() ? std::to_string(*uid) : std::string("?")) +
-                                  " (not ours)");
+      hello =
+          Status::Unavailable("shm: a connection from uid " +
+                              (uid.ok() ? std::to_string(*uid) : std::string("?")) + " (not ours)");
     }
     const JobSecret* secret = host_->job_secret();
     SecretKey key{};

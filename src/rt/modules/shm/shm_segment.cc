@@ -76,10 +76,9 @@ Status CheckOwnerOnly(int fd, const std::string& name) {
   if (st.st_uid == geteuid() && (st.st_mode & 077) == 0) return Status::Ok();
   char mode[8];
   std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-  return Status::FailedPrecondition("shm object " + name + " (owner uid " +
-                                    std::to_string(st.st_uid) + ", mode " + mode +
-                                    ") is not this user's alone (uid " +
-                                    std::to_string(geteuid()) + ", mode 0600): refused");
+  return Status::FailedPrecondition(
+      "shm object " + name + " (owner uid " + std::to_string(st.st_uid) + ", mode " + mode +
+      ") is not this user's alone (uid " + std::to_string(geteuid()) + ", mode 0600): refused");
 }
 
 Result<void*> MapShmObject(const std::string& name, size_t* size) {
@@ -139,7 +138,7 @@ Result<std::unique_ptr<ShmSegment>> ShmSegment::Create(size_t ring_capacity) {
 }
 
 Result<std::unique_ptr<ShmSegment>> ShmSegment::Attach(const std::string& name,
-                                                      const Mac* job_tag) {
+                                                       const Mac* job_tag) {
   if (!IsShmName(name)) {
     return Status::InvalidArgument("shm segment name '" + name + "' is not a ukai-shm name");
   }

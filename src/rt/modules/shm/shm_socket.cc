@@ -172,8 +172,8 @@ Result<Hello> DecodeHello(const std::vector<uint8_t>& b) {
                               std::to_string(kHelloFixed));
   }
   if (wire::GetLe32(b.data()) != kHelloMagic) {
-    return Status::ParseError("shm hello: bad magic " + Hex32(wire::GetLe32(b.data())) +
-                              " (want " + Hex32(kHelloMagic) + ")");
+    return Status::ParseError("shm hello: bad magic " + Hex32(wire::GetLe32(b.data())) + " (want " +
+                              Hex32(kHelloMagic) + ")");
   }
   if (wire::GetLe32(b.data() + 4) != kHandshakeVersion) {
     return Status::ParseError("shm hello: unsupported version " +
@@ -209,8 +209,8 @@ Result<Reply> DecodeReply(const std::vector<uint8_t>& b) {
     return Status::ParseError("shm reply: " + std::to_string(b.size()) + " bytes (want " +
                               std::to_string(kReplyBytes) + ") or bad magic");
   }
-  Reply r{wire::GetLe32(b.data() + 4), wire::GetLe64(b.data() + 8), wire::GetLe32(b.data() + 16),
-          {}};
+  Reply r{
+      wire::GetLe32(b.data() + 4), wire::GetLe64(b.data() + 8), wire::GetLe32(b.data() + 16), {}};
   std::memcpy(r.mac.data(), b.data() + 20, r.mac.size());
   return r;
 }
@@ -222,8 +222,9 @@ Mac HelloMac(const SecretKey& key, const Hello& h) {
 }
 
 Mac ReplyMac(const SecretKey& key, const Reply& r, uint64_t connector, const Nonce& nonce) {
-  return ComputeMac(key, "ukai shm v1 reply",
-                    {LeBytes(r.from), LeBytes(connector), LeBytes(r.status), LeBytes(r.flags), nonce});
+  return ComputeMac(
+      key, "ukai shm v1 reply",
+      {LeBytes(r.from), LeBytes(connector), LeBytes(r.status), LeBytes(r.flags), nonce});
 }
 
 Mac SegmentTag(const SecretKey& key, uint64_t creator, uint64_t attacher,
