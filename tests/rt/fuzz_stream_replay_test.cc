@@ -13,6 +13,7 @@
 #include "rt/launch/launch_protocol.h"
 #include "rt/modules/shm/shm_channel.h"
 #include "rt/modules/shm/shm_socket.h"
+#include "rt/modules/tcp/tcp_dial.h"
 #include "ukai/ukai.hpp"
 #include "wire/rsr_frame.h"
 
@@ -103,12 +104,17 @@ std::vector<Bytes> ShmCorpus() {
 std::vector<Bytes> HandshakeCorpus() {
   std::vector<Bytes> out;
   Bytes h = {0};
-  Append(&h, shm::EncodeHello({1, 2, "/ukai-shm-1-0123456789abcdef"}));
+  shm::Hello hello{1, 2, KeyKind::kJoin, {}, {}, "/ukai-shm-1-0123456789abcdef"};
+  hello.nonce.fill(7);
+  hello.mac.fill(9);
+  Append(&h, shm::EncodeHello(hello));
   out.push_back(h);
   Bytes r = {1};
-  Append(&r, shm::EncodeReply({0, 2, 1}));
+  Append(&r, shm::EncodeReply({0, 2, 1, {}}));
   out.push_back(r);
-  out.push_back({2, 0x39, 0x30, 3, 'a', 'b', 'c', 1, 'h'});    // tcp: port, host, hostname
+  Bytes t = {2};  // tcp: version, port, host, host identity, bind
+  Append(&t, tcp::EncodeTarget({0x3039, "127.0.0.1", "boot|net:[1]", tcp::Bind::kLoopback}));
+  out.push_back(t);
   out.push_back({3, 1, 3, 0, 'k', 'e', 'y', 2, 0, 's', 'n'});  // shm: version, key, name
   return out;
 }
@@ -135,7 +141,10 @@ std::vector<Bytes> LaunchCorpus() {
     Append(&tables, table);
   }
   Bytes s = {3, 1};  // chunks of 4 bytes, 2 ranks
-  Append(&s, msg(launch::MsgType::kHello, {1, 0, 0, 0}));
+  Bytes hello_body = {1, 0, 0, 0};
+  const Mac proof = launch::HelloMac(SecretKey{}, 1);
+  hello_body.insert(hello_body.end(), proof.begin(), proof.end());
+  Append(&s, msg(launch::MsgType::kHello, hello_body));
   Append(&s, msg(launch::MsgType::kTable, table));
   Append(&s, msg(launch::MsgType::kTables, tables));
   Append(&s, msg(launch::MsgType::kBarrier, {}));

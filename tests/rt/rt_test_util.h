@@ -44,7 +44,9 @@ inline int ConnectToTcp(const Runtime& rt) {
   if (d == nullptr) return -1;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_port = htons(wire::GetLe16(d->bytes.data()));
+  // The tcp descriptor (src/rt/modules/tcp/tcp_dial.h): u8 version, u16 port, ...
+  if (d->bytes.size() < 3) return -1;
+  addr.sin_port = htons(wire::GetLe16(d->bytes.data() + 1));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
