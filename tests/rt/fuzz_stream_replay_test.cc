@@ -1,5 +1,5 @@
 // Replays the stream and protocol fuzz targets (fuzz/tcp_stream_fuzz.cc, shm_stream_fuzz.cc,
-// handshake_fuzz.cc, launch_protocol_fuzz.cc) under gcc (and ASan/UBSan in CI): a small
+// handshake_fuzz.cc, tcp_hello_fuzz.cc, launch_protocol_fuzz.cc) under gcc (and ASan/UBSan in CI): a small
 // corpus of well-formed and broken inputs per target, every truncation of it, and seeded
 // mutations. A target traps on a broken invariant, so returning is the check.
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include "rt/modules/shm/shm_channel.h"
 #include "rt/modules/shm/shm_socket.h"
 #include "rt/modules/tcp/tcp_dial.h"
+#include "rt/modules/tcp/tcp_hello.h"
 #include "ukai/ukai.hpp"
 #include "wire/rsr_frame.h"
 
@@ -21,6 +22,7 @@ extern "C" int tcp_stream_fuzz_TestOneInput(const uint8_t* data, size_t size);
 extern "C" int shm_stream_fuzz_TestOneInput(const uint8_t* data, size_t size);
 extern "C" int handshake_fuzz_TestOneInput(const uint8_t* data, size_t size);
 extern "C" int launch_protocol_fuzz_TestOneInput(const uint8_t* data, size_t size);
+extern "C" int tcp_hello_fuzz_TestOneInput(const uint8_t* data, size_t size);
 
 namespace ukai::rt {
 namespace {
@@ -119,6 +121,31 @@ std::vector<Bytes> HandshakeCorpus() {
   return out;
 }
 
+std::vector<Bytes> TcpHelloCorpus() {
+  std::vector<Bytes> out;
+  auto with = [&](uint8_t selector, const Bytes& body) {
+    Bytes b = {selector};
+    Append(&b, body);
+    out.push_back(b);
+  };
+  tcp::Hello hello{tcp::kResume, {}};
+  hello.nonce.fill(3);
+  with(0, tcp::EncodeHello(hello));
+  tcp::Challenge ch;
+  ch.nonce.fill(4);
+  ch.mac.fill(5);
+  with(1, tcp::EncodeChallenge(ch));
+  with(2, tcp::EncodeProof({77, ch.mac}));
+  with(3, tcp::EncodeWelcome({tcp::WelcomeStatus::kSuperseded, 12, ch.mac}));
+  with(4, tcp::EncodeCount(1234));
+  with(5, tcp::Frame(wire::FrameKind::kHello, 1, 2, tcp::EncodeHello(hello)));
+  with(6, tcp::EncodeTarget({4321, "10.0.0.1", "boot|net:[4026531840]", tcp::Bind::kSpecific}));
+  Bytes both = tcp::EncodeChallenge(ch);
+  Append(&both, tcp::EncodeWelcome({tcp::WelcomeStatus::kAccepted, 0, ch.mac}));
+  with(7, both);
+  return out;
+}
+
 std::vector<Bytes> LaunchCorpus() {
   auto msg = [](launch::MsgType type, const Bytes& body) {
     Bytes m(5);
@@ -181,6 +208,9 @@ TEST(FuzzStreamReplay, TcpStream) { Replay(tcp_stream_fuzz_TestOneInput, TcpCorp
 TEST(FuzzStreamReplay, ShmStream) { Replay(shm_stream_fuzz_TestOneInput, ShmCorpus(), 150, 200); }
 TEST(FuzzStreamReplay, Handshake) {
   Replay(handshake_fuzz_TestOneInput, HandshakeCorpus(), 4000, 1000);
+}
+TEST(FuzzStreamReplay, TcpHello) {
+  Replay(tcp_hello_fuzz_TestOneInput, TcpHelloCorpus(), 20000, 1000);
 }
 TEST(FuzzStreamReplay, LaunchProtocol) {
   Replay(launch_protocol_fuzz_TestOneInput, LaunchCorpus(), 2000, 1000);

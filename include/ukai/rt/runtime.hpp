@@ -33,6 +33,9 @@
 #ifndef UKAI_RT_RUNTIME_HPP_
 #define UKAI_RT_RUNTIME_HPP_
 
+#include "ukai/requires_cxx20.hpp"
+#if __cplusplus >= 202002L
+
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -43,6 +46,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "ukai/rt/buffer.hpp"
@@ -265,6 +269,9 @@ struct RuntimeStats {
   // notices) that Finalize/ClosePeer could not hand to a peer that had left or failed: not
   // reported as lost RSRs (docs/runtime.md, "Flow control").
   uint64_t answers_lost = 0;
+  // The most threads the handler pool had at once (handler_threads, more when handlers
+  // blocked in runtime waits made it grow up to handler_threads_max).
+  uint64_t handler_threads_peak = 0;
 };
 
 struct ContextOptions {
@@ -335,6 +342,18 @@ class Context {
   internal::ContextState* state_;
 };
 
+// Options of one SendRsr.
+struct SendOptions {
+  // How long SendRsr may block waiting for room when the peer already holds
+  // RuntimeOptions::send_queue_bytes (flow control); then it returns kTimeout and the RSR is
+  // not sent. 0 (the default) = wait as long as the peer lives: the wait is back-pressure
+  // from a receiver that is slower than its senders, and a bound would turn that into
+  // failed sends each sender must retry; a peer that fails or leaves ends the wait
+  // (kUnavailable), and so does Finalize (kFailedPrecondition). Set a bound when a stalled
+  // but live peer must not hold the sender (mpi does not detect failed peers).
+  std::chrono::milliseconds timeout{0};
+};
+
 class Runtime {
  public:
   // Builds a runtime from `options` (environment not consulted except by "auto" bootstrap).
@@ -376,15 +395,21 @@ class Runtime {
   // payload. The moved-in overload hands the buffer's storage to the module (no payload
   // copy); the const& one copies. Thread safe. Returns when the module accepted the frame
   // (it may still be in flight). Errors: null startpoint, payload over the module's limit,
-  // no module reaches the target, peer failed (kUnavailable).
-  Status SendRsr(Buffer&& buffer, const Startpoint& target, HandlerId handler);
-  Status SendRsr(const Buffer& buffer, const Startpoint& target, HandlerId handler);
+  // no module reaches the target, peer failed (kUnavailable), no room in time (kTimeout,
+  // SendOptions::timeout). An RSR is one-way: when the handler throws or fails at the
+  // target, the sender is not told; the target's RuntimeOptions::on_error sees it
+  // (ErrorEvent) and counts it (stats().handler_errors). Use Request to learn the outcome.
+  Status SendRsr(Buffer&& buffer, const Startpoint& target, HandlerId handler,
+                 SendOptions options = {});
+  Status SendRsr(const Buffer& buffer, const Startpoint& target, HandlerId handler,
+                 SendOptions options = {});
   // Flow control: when the target peer already holds send_queue_bytes of accepted RSRs,
   // SendRsr blocks until the peer took enough of them (driving progress meanwhile; it returns
-  // kUnavailable if the peer fails first). A non-threaded handler or a peer-event callback
-  // (they run inside a progress pass and cannot wait for it) is never blocked: its sends
-  // are accepted over the limit. TrySendRsr never blocks: kWouldBlock and `buffer` left as
-  // it was when the queue is full; on OK the buffer's contents were sent (moved out).
+  // kUnavailable if the peer fails first, kTimeout after SendOptions::timeout). A
+  // non-threaded handler or a peer-event callback (they run inside a progress pass and
+  // cannot wait for it) is never blocked: its sends are accepted over the limit. TrySendRsr
+  // never blocks: kWouldBlock and `buffer` left as it was when the queue is full; on OK the
+  // buffer's contents were sent (moved out).
   Status TrySendRsr(Buffer& buffer, const Startpoint& target, HandlerId handler);
   // Closes the connection to the runtime `peer_of` names (any startpoint of it): from then
   // on sends to it are refused; what SendRsr accepted for it is handed over first, waiting
@@ -404,10 +429,17 @@ class Runtime {
   // Thread safe.
   ReplyFuture Request(Buffer&& request, const Startpoint& target, HandlerId handler,
                       RequestOptions options = {});
-  // The same with a completion callback (ReplyCallback: when and where it runs). Errors of
-  // the send itself are returned, and `done` is then never called.
-  Status Request(Buffer&& request, const Startpoint& target, HandlerId handler, ReplyCallback done,
-                 RequestOptions options = {});
+  // The same with a completion callback `done`, anything callable as void(Reply&)
+  // (ReplyCallback: when and where it runs). Errors of the send itself are returned, and
+  // `done` is then never called. (A template, so that `Request(buf, sp, h, {})` means the
+  // future overload with default RequestOptions.)
+  template <typename F>
+    requires std::is_invocable_r_v<void, F&, Reply&>
+  Status Request(Buffer&& request, const Startpoint& target, HandlerId handler, F&& done,
+                 RequestOptions options = {}) {
+    return RequestWithCallback(std::move(request), target, handler,
+                               ReplyCallback(std::forward<F>(done)), options);
+  }
 
   // An empty Buffer with room for `payload_capacity` payload bytes, its storage registered
   // memory where a loaded module offers it: the shm module's shared-memory pool
@@ -442,9 +474,13 @@ class Runtime {
   explicit Runtime(std::unique_ptr<internal::RuntimeImpl> impl);
 
  private:
+  Status RequestWithCallback(Buffer&& request, const Startpoint& target, HandlerId handler,
+                             ReplyCallback done, RequestOptions options);
   std::unique_ptr<internal::RuntimeImpl> impl_;
 };
 
 }  // namespace ukai::rt
+
+#endif  // __cplusplus >= 202002L
 
 #endif  // UKAI_RT_RUNTIME_HPP_

@@ -15,6 +15,9 @@
 #ifndef UKAI_RT_STARTPOINT_HPP_
 #define UKAI_RT_STARTPOINT_HPP_
 
+#include "ukai/requires_cxx20.hpp"
+#if __cplusplus >= 202002L
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -106,5 +109,7 @@ class Startpoint {
 };
 
 }  // namespace ukai::rt
+
+#endif  // __cplusplus >= 202002L
 
 #endif  // UKAI_RT_STARTPOINT_HPP_

@@ -169,6 +169,10 @@ class Module {
   virtual ModuleCaps Query() const = 0;
   virtual Result<std::vector<uint8_t>> MakeDescriptor() = 0;
   virtual bool CanReach(std::span<const uint8_t> descriptor) const = 0;
+  // Why CanReach(descriptor) is false, for the runtime's error message.
+  virtual std::string Unreachable(std::span<const uint8_t> /*descriptor*/) const {
+    return "unreachable";
+  }
   virtual Result<std::shared_ptr<CommObject>> Connect(RuntimeId peer,
                                                       std::span<const uint8_t> descriptor) = 0;
   virtual int Progress() = 0;

@@ -149,10 +149,17 @@ Result<std::shared_ptr<PendingRequest>> RuntimeImpl::SendRequest(ByteBlock&& fra
                               std::to_string((*peer)->max_payload));
   }
   // The same flow control as SendRsr (flow_control.cc): blocks while the peer's send
-  // queue is full, driving progress.
-  UKAI_RETURN_IF_ERROR(AwaitRoom(**peer, target.runtime(), /*wait=*/true));
-  std::shared_ptr<PendingRequest> p = requests_.Add(
-      target.runtime(), std::move(done), options.timeout, this, options_.progress_thread);
+  // queue is full, driving progress; that wait counts against the request's timeout.
+  const auto start = std::chrono::steady_clock::now();
+  UKAI_RETURN_IF_ERROR(AwaitRoom(**peer, target.runtime(), /*wait=*/true, options.timeout));
+  std::chrono::milliseconds left = options.timeout;
+  if (left.count() > 0) {
+    left -= std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    left = std::max(left, std::chrono::milliseconds(1));
+  }
+  std::shared_ptr<PendingRequest> p =
+      requests_.Add(target.runtime(), std::move(done), left, this, options_.progress_thread);
   wire::PutLe64(frame.Extend(wire::kRequestTrailer), p->id);
   EncodeRsrHeader(&frame, target, handler, wire::kFlagRequest, payload);
   Status st = (*peer)->log.Send(*(*peer)->object, FrameClass::kUser, std::move(frame));
@@ -299,8 +306,9 @@ ReplyFuture Runtime::Request(Buffer&& request, const Startpoint& target, Handler
   return ReplyFuture(std::move(failed));
 }
 
-Status Runtime::Request(Buffer&& request, const Startpoint& target, HandlerId handler,
-                        ReplyCallback done, RequestOptions options) {
+Status Runtime::RequestWithCallback(Buffer&& request, const Startpoint& target,
+                                    HandlerId handler, ReplyCallback done,
+                                    RequestOptions options) {
   if (!done) return Status::InvalidArgument("Request: empty ReplyCallback");
   return impl_->SendRequest(request.TakeBlock(), target, handler, std::move(done), options)
       .status();

@@ -349,7 +349,7 @@ Result<Module*> RuntimeImpl::Choose(const DescriptorTable& table, std::string* w
       continue;
     }
     if (!m->CanReach(d->bytes)) {
-      *why += std::string(m->name()) + ": unreachable; ";
+      *why += std::string(m->name()) + ": " + m->Unreachable(d->bytes) + "; ";
       continue;
     }
     return m.get();
@@ -467,7 +467,7 @@ Result<Peer*> RuntimeImpl::ConnectPeer(const Startpoint& target) {
 }
 
 Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
-                         bool wait_for_room) {
+                         bool wait_for_room, std::chrono::milliseconds timeout) {
   if (!target.valid()) {
     ++send_errors_;
     return Status::InvalidArgument("SendRsr: null startpoint");
@@ -484,7 +484,7 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
                               " bytes exceeds the " + std::string((*peer)->module->name()) +
                               " limit of " + std::to_string((*peer)->max_payload));
   }
-  if (Status room = AwaitRoom(**peer, target.runtime(), wait_for_room); !room.ok()) {
+  if (Status room = AwaitRoom(**peer, target.runtime(), wait_for_room, timeout); !room.ok()) {
     ++send_errors_;
     return room;
   }
@@ -540,6 +540,7 @@ RuntimeStats RuntimeImpl::stats() const {
   s.handler_errors = handler_errors_.load();
   s.rsr_refused = rsr_refused_.load();
   s.answers_lost = answers_lost_.load();
+  if (pool_) s.handler_threads_peak = static_cast<uint64_t>(pool_->peak_threads());
   return s;
 }
 

@@ -161,9 +161,11 @@ class RuntimeImpl final : public ModuleHost {
   Status DestroyContext(Context* ctx);
   Context* FindContext(ContextId id) const;
   Result<Endpoint*> CreateEndpoint(Context* ctx, ContextState* state, EndpointOptions options);
-  // `wait_for_room` false: the caller (TrySend) checked the peer's queue already.
+  // `wait_for_room` false: the caller (TrySend) checked the peer's queue already; else
+  // it waits at most `timeout` for room (0 = no limit, SendOptions).
   Status Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
-              bool wait_for_room = true);
+              bool wait_for_room = true,
+              std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
   Result<std::string> SelectModule(const Startpoint& target);
   // The one-sided facility (rt/core/one_sided.h) of a loaded module (the first that has one),
   // or null; and that of the module carrying traffic to `target` with the target's descriptor
@@ -290,7 +292,8 @@ class RuntimeImpl final : public ModuleHost {
  private:
   // OK when `peer` holds less than options_.send_queue_bytes, else waits (driving progress)
   // for room, or returns kWouldBlock when `wait` is false.
-  Status AwaitRoom(Peer& peer, RuntimeId rid, bool wait);
+  Status AwaitRoom(Peer& peer, RuntimeId rid, bool wait,
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
   // Waits up to flush_timeout_ms (driving progress) until every peer object took all that
   // was accepted for it; an error naming what was not taken otherwise.
   Status FlushPeers();

@@ -39,6 +39,12 @@ class TcpModule final : public Module {
     Result<Target> t = DecodeTarget(d);
     return t.ok() && DialAddress(*t, identity_).ok();
   }
+  std::string Unreachable(std::span<const uint8_t> d) const override {
+    Result<Target> t = DecodeTarget(d);
+    if (!t.ok()) return t.status().message();
+    Result<std::string> a = DialAddress(*t, identity_);
+    return a.ok() ? "reachable" : a.status().message();
+  }
   // Connects and runs the dialer's side of the handshake (blocking, at most
   // tcp.connect_timeout_ms).
   Result<std::shared_ptr<CommObject>> Connect(RuntimeId peer, std::span<const uint8_t> d) override;
