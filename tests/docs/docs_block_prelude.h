@@ -18,18 +18,18 @@
 namespace rt = ukai::rt;  // the docs' convention (docs/runtime.md, API tour)
 
 namespace doc_prelude {
-extern rt::Runtime& runtime;                   // a started runtime
-extern rt::Context* ctx;                       // a context of it
-extern rt::Endpoint* ep;                       // an endpoint of that context
-extern rt::Startpoint server;                  // a startpoint of a server's endpoint
-extern rt::Buffer buf;                         // a request's payload
-extern std::string value;                      // where a reply's string goes
-extern std::map<std::string, std::string> table;  // a server's key-value table
-extern uint8_t* memory;                        // memory to expose (RMA)
-extern size_t bytes;                           // its size
-extern std::vector<uint8_t> data;              // bytes to send or put
+extern rt::Runtime& runtime;                           // a started runtime
+extern rt::Context* ctx;                               // a context of it
+extern rt::Endpoint* ep;                               // an endpoint of that context
+extern rt::Startpoint server;                          // a startpoint of a server's endpoint
+extern rt::Buffer buf;                                 // a request's payload
+extern std::string value;                              // where a reply's string goes
+extern std::map<std::string, std::string> table;       // a server's key-value table
+extern uint8_t* memory;                                // memory to expose (RMA)
+extern size_t bytes;                                   // its size
+extern std::vector<uint8_t> data;                      // bytes to send or put
 extern std::vector<rt::Startpoint> group_startpoints;  // a multicast group
-extern rt::Multicaster* sender_mc;             // the sender's multicaster
+extern rt::Multicaster* sender_mc;                     // the sender's multicaster
 template <typename... A>
 void use(A&&...);  // the program's own use of received data
 template <typename... A>

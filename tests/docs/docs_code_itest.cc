@@ -65,7 +65,7 @@ std::string Unit(const Block& b) {
 }
 
 // Runs `command`; its exit status and combined output.
-int Run(const std::string& command, std::string* output) {
+int RunCommand(const std::string& command, std::string* output) {
   FILE* p = ::popen((command + " 2>&1").c_str(), "r");
   if (p == nullptr) return -1;
   char buf[4096];
@@ -97,7 +97,7 @@ TEST(DocsCode, EveryCppBlockCompiles) {
       const fs::path unit = dir / ("block" + std::to_string(compiled++) + ".cc");
       std::ofstream(unit) << Unit(b);
       std::string out;
-      EXPECT_EQ(Run(Compile(unit, "c++20"), &out), 0)
+      EXPECT_EQ(RunCommand(Compile(unit, "c++20"), &out), 0)
           << b.file << ":" << b.line << " does not compile:\n"
           << out;
     }
@@ -111,7 +111,7 @@ TEST(DocsCode, Cxx17StopsWithOneClearError) {
   const fs::path unit = dir / "cxx17.cc";
   std::ofstream(unit) << "#include <ukai/ukai.hpp>\nint main() { return 0; }\n";
   std::string out;
-  EXPECT_NE(Run(Compile(unit, "c++17"), &out), 0);
+  EXPECT_NE(RunCommand(Compile(unit, "c++17"), &out), 0);
   fs::remove_all(dir);
   size_t errors = 0;
   for (size_t at = out.find("error"); at != std::string::npos; at = out.find("error", at + 1)) {

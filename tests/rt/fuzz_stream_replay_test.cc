@@ -1,6 +1,6 @@
 // Replays the stream and protocol fuzz targets (fuzz/tcp_stream_fuzz.cc, shm_stream_fuzz.cc,
-// handshake_fuzz.cc, tcp_hello_fuzz.cc, launch_protocol_fuzz.cc) under gcc (and ASan/UBSan in CI): a small
-// corpus of well-formed and broken inputs per target, every truncation of it, and seeded
+// handshake_fuzz.cc, tcp_hello_fuzz.cc, launch_protocol_fuzz.cc) under gcc (and ASan/UBSan in CI):
+// a small corpus of well-formed and broken inputs per target, every truncation of it, and seeded
 // mutations. A target traps on a broken invariant, so returning is the check.
 #include <gtest/gtest.h>
 

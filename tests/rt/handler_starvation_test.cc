@@ -72,8 +72,7 @@ TEST_P(HandlerStarvation, EightLevelsOfNestingWithSixteenConcurrentRequests) {
   for (int k = 0; k < kConcurrent; ++k) {
     Buffer q;
     q.PutU32(kDepth);
-    futures.push_back(rt_[0]->Request(std::move(q), ep_[1]->MakeStartpoint(),
-                                      HandlerId::Of("nest"),
+    futures.push_back(rt_[0]->Request(std::move(q), ep_[1]->MakeStartpoint(), HandlerId::Of("nest"),
                                       {.timeout = std::chrono::seconds(120)}));
   }
   for (ReplyFuture& f : futures) {
@@ -83,8 +82,8 @@ TEST_P(HandlerStarvation, EightLevelsOfNestingWithSixteenConcurrentRequests) {
   }
   // Far below any request timeout: nothing waited for a timeout to free a thread.
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
-  const uint64_t peak = std::max(rt_[0]->stats().handler_threads_peak,
-                                 rt_[1]->stats().handler_threads_peak);
+  const uint64_t peak =
+      std::max(rt_[0]->stats().handler_threads_peak, rt_[1]->stats().handler_threads_peak);
   if (GetParam() > 2) {
     EXPECT_GT(peak, 2u);  // it grew
     EXPECT_LE(peak, static_cast<uint64_t>(GetParam()));

@@ -118,7 +118,8 @@ int Client(const std::string& secret_file, const Startpoint& loopback_only,
   auto ctx = (*rt)->CreateContext({.name = "client"});
   auto rma = ctx.ok() ? Rma::Create(**ctx) : Result<std::unique_ptr<Rma>>(ctx.status());
   Result<RemoteKey> key = RemoteKey::Parse(FromHex(key_hex));
-  if (!rma.ok() || !key.ok()) return fail("rma set-up: " + rma.status().ToString() + " " + key.status().ToString());
+  if (!rma.ok() || !key.ok())
+    return fail("rma set-up: " + rma.status().ToString() + " " + key.status().ToString());
   std::vector<uint8_t> in(256), out(256, 0);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(255 - i);
   if (Status p = (*rma)->PutSync(*key, 128, in); !p.ok()) return fail("put: " + p.ToString());
@@ -131,7 +132,8 @@ int Client(const std::string& secret_file, const Startpoint& loopback_only,
                                     {.timeout = std::chrono::seconds(30)});
   if (::write(ready, "k", 1) != 1) return fail("pipe");
   const Reply& h = held.Wait();
-  if (h.status().code() != StatusCode::kUnavailable) return fail("held request: " + h.status().ToString());
+  if (h.status().code() != StatusCode::kUnavailable)
+    return fail("held request: " + h.status().ToString());
   if (!WaitFor([&] { return failures.load() == 1; })) return fail("no peer event for the server");
   rma->reset();
   (void)(*rt)->Finalize();
@@ -151,10 +153,10 @@ TEST(Netns, RequestRmaAndFailureAcrossTwoNetworkNamespaces) {
   const std::string secret_opt = std::string("--ukai-job-secret-file=") + secret_file;
   PeerProcess loopback({secret_opt, "--ukai-modules=tcp", "--ukai-bootstrap=single"}, ns.a());
   ASSERT_TRUE(loopback.error().empty()) << loopback.error();
-  PeerProcess server({"--rma-bytes=4096", secret_opt, "--ukai-modules=tcp",
-                      "--ukai-bootstrap=single",
-                      std::string("--ukai-param=tcp.listen=") + kAddrA + ":0"},
-                     ns.a());
+  PeerProcess server(
+      {"--rma-bytes=4096", secret_opt, "--ukai-modules=tcp", "--ukai-bootstrap=single",
+       std::string("--ukai-param=tcp.listen=") + kAddrA + ":0"},
+      ns.a());
   ASSERT_TRUE(server.error().empty()) << server.error();
   const std::string key_hex = server.ReadLine();
   ASSERT_FALSE(key_hex.empty());

@@ -2,9 +2,9 @@
 // another job (another job tag) or open to other users (group/other permission bits) is
 // refused at attach; a runtime that cannot prove the target's job secret or join token is
 // refused at set-up, no RSR of it runs, and the refusal is counted.
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>

@@ -52,7 +52,8 @@ bool OnePair(const std::string& module, Sample* out) {
   if (!ctx.ok()) return false;
   auto ep = (*ctx)->CreateEndpoint();
   if (!ep.ok() ||
-      !(*ep)->RegisterHandler("n", rt::HandlerKind::kNonThreaded, [&](rt::Rsr&) { got = true; })
+      !(*ep)
+           ->RegisterHandler("n", rt::HandlerKind::kNonThreaded, [&](rt::Rsr&) { got = true; })
            .ok()) {
     return false;
   }
@@ -109,9 +110,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "connect_bench: --pairs must be >= 1, --modules non-empty\n");
     return 2;
   }
-  std::printf("connection set-up, %d fresh pairs of runtimes per module, default settings; "
-              "microseconds: median [p10-p90]\n",
-              pairs);
+  std::printf(
+      "connection set-up, %d fresh pairs of runtimes per module, default settings; "
+      "microseconds: median [p10-p90]\n",
+      pairs);
   std::printf("module | connect (SelectModule)     | connect + first RSR handled\n");
   for (const std::string& m : modules) {
     std::vector<double> connect, first;

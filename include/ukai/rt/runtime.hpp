@@ -434,9 +434,10 @@ class Runtime {
   // `done` is then never called. (A template, so that `Request(buf, sp, h, {})` means the
   // future overload with default RequestOptions.)
   template <typename F>
-    requires std::is_invocable_r_v<void, F&, Reply&>
-  Status Request(Buffer&& request, const Startpoint& target, HandlerId handler, F&& done,
-                 RequestOptions options = {}) {
+  requires std::is_invocable_r_v<void, F&, Reply&> Status Request(Buffer&& request,
+                                                                  const Startpoint& target,
+                                                                  HandlerId handler, F&& done,
+                                                                  RequestOptions options = {}) {
     return RequestWithCallback(std::move(request), target, handler,
                                ReplyCallback(std::forward<F>(done)), options);
   }

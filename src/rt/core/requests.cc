@@ -154,8 +154,8 @@ Result<std::shared_ptr<PendingRequest>> RuntimeImpl::SendRequest(ByteBlock&& fra
   UKAI_RETURN_IF_ERROR(AwaitRoom(**peer, target.runtime(), /*wait=*/true, options.timeout));
   std::chrono::milliseconds left = options.timeout;
   if (left.count() > 0) {
-    left -= std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - start);
+    left -= std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  start);
     left = std::max(left, std::chrono::milliseconds(1));
   }
   std::shared_ptr<PendingRequest> p =
@@ -306,9 +306,8 @@ ReplyFuture Runtime::Request(Buffer&& request, const Startpoint& target, Handler
   return ReplyFuture(std::move(failed));
 }
 
-Status Runtime::RequestWithCallback(Buffer&& request, const Startpoint& target,
-                                    HandlerId handler, ReplyCallback done,
-                                    RequestOptions options) {
+Status Runtime::RequestWithCallback(Buffer&& request, const Startpoint& target, HandlerId handler,
+                                    ReplyCallback done, RequestOptions options) {
   if (!done) return Status::InvalidArgument("Request: empty ReplyCallback");
   return impl_->SendRequest(request.TakeBlock(), target, handler, std::move(done), options)
       .status();

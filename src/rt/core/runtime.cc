@@ -56,8 +56,7 @@ Context* Runtime::FindContext(ContextId id) const { return impl_->FindContext(id
 Status Runtime::SendRsr(Buffer&& buffer, const Startpoint& target, HandlerId handler,
                         SendOptions options) {
   if (options.timeout.count() < 0) return Status::InvalidArgument("SendRsr: negative timeout");
-  return impl_->Send(buffer.TakeBlock(), target, handler, /*wait_for_room=*/true,
-                     options.timeout);
+  return impl_->Send(buffer.TakeBlock(), target, handler, /*wait_for_room=*/true, options.timeout);
 }
 
 Status Runtime::SendRsr(const Buffer& buffer, const Startpoint& target, HandlerId handler,

@@ -387,34 +387,62 @@ bool TcpModule::OnProof(const std::shared_ptr<TcpConn>& c, const Proof& proof) {
     DropHandshake(c);
     return false;
   }
-  if (c->resumes == nullptr) s->set_session_key(SessionKey(c->key, tr));
+  c->stage = TcpConn::Stage::kSession;
+  c->session = s;
+  if (c->resumes != nullptr) {
+    // A resume is attached by the progress thread (TakeHandovers): it alone delivers the
+    // session's frames, so the count of frames received that the welcome carries cannot
+    // move meanwhile, and the old connection is dropped before it is read any further.
+    QueueHandover({c, /*resume=*/true, proof.received});
+    return true;
+  }
+  s->set_session_key(SessionKey(c->key, tr));
   // The progress thread polls it from now on (before Attach, whose writes may arm EPOLLOUT).
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.fd = c->fd();
   ::epoll_ctl(epfd_, EPOLL_CTL_ADD, c->fd(), &ev);
-  c->stage = TcpConn::Stage::kSession;
-  c->session = s;
-  // A resume: the old connection (if its loss was not noticed yet) is closed by Attach.
-  const std::shared_ptr<TcpConn> old = c->resumes != nullptr ? s->conn() : nullptr;
-  if (!s->Attach(c, proof.received, welcome)) {  // the session ended meanwhile
+  if (!s->Attach(c, 0, welcome)) {  // the session ended meanwhile
     ::epoll_ctl(epfd_, EPOLL_CTL_DEL, c->fd(), nullptr);
     DropHandshake(c);
     return false;
   }
-  if (c->resumes != nullptr) {
-    counters_.reconnects.fetch_add(1, std::memory_order_relaxed);
-    host_->Trace("tcp: " + RuntimeIdString(peer) + " resumed its session");
-  } else if (created) {
-    host_->Trace("tcp: accepted " + RuntimeIdString(peer));
-  }
+  if (created) host_->Trace("tcp: accepted " + RuntimeIdString(peer));
+  QueueHandover({c, /*resume=*/false, 0});
+  return true;
+}
+
+void TcpModule::QueueHandover(Handover h) {
   {
     std::lock_guard<std::mutex> lock(conns_mu_);
-    handovers_.push_back({c, old, /*adopt=*/c->resumes == nullptr});
+    handovers_.push_back(std::move(h));
     has_handovers_.store(true, std::memory_order_release);
   }
-  c->resumes = nullptr;
   host_->Wake();
+}
+
+bool TcpModule::Resume(const std::shared_ptr<TcpConn>& c, uint64_t peer_received) {
+  const std::shared_ptr<TcpSession>& s = c->session;
+  if (const std::shared_ptr<TcpConn> old = s->conn(); old != nullptr && old != c) {
+    Unregister(old);  // Attach below closes it
+  }
+  const uint64_t received = s->received();
+  const std::vector<uint8_t> welcome =
+      Frame(wire::FrameKind::kWelcome, self(), s->peer(),
+            EncodeWelcome({WelcomeStatus::kAccepted, received,
+                           WelcomeMac(c->key, c->transcript, WelcomeStatus::kAccepted, received)}));
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = c->fd();
+  ::epoll_ctl(epfd_, EPOLL_CTL_ADD, c->fd(), &ev);
+  if (!s->Attach(c, peer_received, welcome)) {  // the session ended meanwhile
+    ::epoll_ctl(epfd_, EPOLL_CTL_DEL, c->fd(), nullptr);
+    DropHandshake(c);
+    return false;
+  }
+  c->resumes = nullptr;
+  counters_.reconnects.fetch_add(1, std::memory_order_relaxed);
+  host_->Trace("tcp: " + RuntimeIdString(s->peer()) + " resumed its session");
   return true;
 }
 

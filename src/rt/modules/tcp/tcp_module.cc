@@ -341,15 +341,16 @@ int TcpModule::TakeHandovers() {
     std::lock_guard<std::mutex> lock(conns_mu_);
     taken.swap(handovers_);
     has_handovers_.store(false, std::memory_order_relaxed);
-    for (const Handover& h : taken) {
-      conns_[h.conn->fd()] = h.conn;  // already in epoll (added by the handshake thread)
-      version_.fetch_add(1, std::memory_order_release);
-    }
   }
   int delivered = 0;
   for (const Handover& h : taken) {
-    if (h.replaced != nullptr) Unregister(h.replaced);
-    if (h.adopt) host_->AdoptIncoming(h.conn->session->peer(), h.conn->session);
+    if (h.resume && !Resume(h.conn, h.peer_received)) continue;
+    {
+      std::lock_guard<std::mutex> lock(conns_mu_);
+      conns_[h.conn->fd()] = h.conn;  // in epoll already
+      version_.fetch_add(1, std::memory_order_release);
+    }
+    if (!h.resume) host_->AdoptIncoming(h.conn->session->peer(), h.conn->session);
     // Frames the handshake thread read after the proof (none from a well-behaved dialer).
     if (h.conn->fd() >= 0 && h.conn->rend > h.conn->rstart) {
       const int n = ParseFrames(h.conn);

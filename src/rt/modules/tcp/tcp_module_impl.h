@@ -57,6 +57,15 @@ class TcpModule final : public Module {
   RuntimeId self() const { return host_->runtime_id(); }
 
  private:
+  // Connections the handshake thread authenticated, for the progress thread (under
+  // conns_mu_): a new session's connection (attached, to be adopted), or a resume (to be
+  // attached: Resume) with the count of our RSRs the peer said it received.
+  struct Handover {
+    std::shared_ptr<TcpConn> conn;
+    bool resume = false;
+    uint64_t peer_received = 0;
+  };
+
   // ---- tcp_module.cc ----
   void Register(const std::shared_ptr<TcpConn>& c);
   // Forgets `c` (its fd is closed by whoever detached it, or by the caller).
@@ -81,9 +90,13 @@ class TcpModule final : public Module {
   void CheckDeadlines();
   std::vector<std::shared_ptr<TcpSession>> Sessions();
 
-  // Takes the connections the handshake thread authenticated: registers them, adopts new
-  // sessions, and delivers frames already read with the proof. Returns frames delivered.
+  // Takes the connections the handshake thread authenticated: registers them, attaches
+  // resumes, adopts new sessions, and delivers frames already read with the proof. Returns
+  // frames delivered.
   int TakeHandovers();
+  // Progress thread: makes the resuming connection `c` its session's, after the old one,
+  // and sends the welcome with the count received. False when the session ended.
+  bool Resume(const std::shared_ptr<TcpConn>& c, uint64_t peer_received);
 
   // ---- tcp_handshake.cc ----
   void QueueRedial(const std::shared_ptr<TcpSession>& s);
@@ -102,6 +115,7 @@ class TcpModule final : public Module {
   bool OnHello(const std::shared_ptr<TcpConn>& c, const wire::FrameHeader& h,
                std::span<const uint8_t> payload);
   bool OnProof(const std::shared_ptr<TcpConn>& c, const Proof& proof);
+  void QueueHandover(Handover h);
   // Refuses a connection in its handshake: counted (in frames_rejected and, when
   // `auth_failure`, auth_failures), traced, closed; no state of the runtime it claimed to
   // be changes.
@@ -127,13 +141,6 @@ class TcpModule final : public Module {
   // Progress thread: a snapshot of conns_ (refreshed when version_ moves).
   std::vector<std::shared_ptr<TcpConn>> polled_;
   uint64_t polled_version_ = ~uint64_t{0};
-  // Connections the handshake thread authenticated, for the progress thread (under
-  // conns_mu_): the connection, the one it replaces (a resume), whether to adopt its session.
-  struct Handover {
-    std::shared_ptr<TcpConn> conn;
-    std::shared_ptr<TcpConn> replaced;
-    bool adopt = false;
-  };
   std::vector<Handover> handovers_;
   std::atomic<bool> has_handovers_{false};
   std::thread handshaker_;

@@ -134,16 +134,18 @@ void TcpSession::Received(size_t bytes) {
   const uint64_t r = received_.load(std::memory_order_relaxed) + 1;
   received_.store(r, std::memory_order_release);
   unacked_bytes_ += bytes;
-  if (r - acked_received_ >= kAckEveryFrames || unacked_bytes_ >= kAckEveryBytes) AckPending();
+  if (r - acked_received_.load(std::memory_order_relaxed) >= kAckEveryFrames ||
+      unacked_bytes_ >= kAckEveryBytes)
+    AckPending();
 }
 
 void TcpSession::AckPending() {
   const uint64_t r = received_.load(std::memory_order_acquire);
-  if (r == acked_received_) return;
+  if (r == acked_received_.load(std::memory_order_relaxed)) return;
   const std::vector<uint8_t> ack = Frame(wire::FrameKind::kAck, self_, peer_, EncodeCount(r));
   std::lock_guard<std::mutex> lock(mu_);
   if (state_.load() != CommState::kOk || !conn_) return;
-  acked_received_ = r;
+  acked_received_.store(r, std::memory_order_relaxed);
   unacked_bytes_ = 0;
   QueueControl(ack);
   if (write_armed_) return;
@@ -206,7 +208,7 @@ bool TcpSession::Attach(const std::shared_ptr<TcpConn>& c, uint64_t peer_receive
     write_armed_.store(false, std::memory_order_release);
     ever_attached_.store(true);
     lost_since_ms_.store(-1);
-    acked_received_ = received_.load();  // the peer knows what we received from `first`
+    acked_received_.store(received_.load());  // the peer knows what we received: `first`
     Result<bool> done = WriteLocked();
     if (done.ok() && !*done) ArmWrite(true);
   }

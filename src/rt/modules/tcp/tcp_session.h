@@ -183,7 +183,7 @@ class TcpSession final : public CommObject {
 
   // Receive side (progress thread; atomic for the dialing thread's resume).
   std::atomic<uint64_t> received_{0};
-  uint64_t acked_received_ = 0;  // the count our last kAck carried
+  std::atomic<uint64_t> acked_received_{0};  // the count our last kAck carried (or Attach's)
   uint64_t unacked_bytes_ = 0;
   std::atomic<int64_t> lost_since_ms_{-1};
 };
