@@ -38,6 +38,7 @@
 
 #include <array>
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -46,7 +47,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
 #include "ukai/rt/buffer.hpp"
@@ -433,11 +433,9 @@ class Runtime {
   // (ReplyCallback: when and where it runs). Errors of the send itself are returned, and
   // `done` is then never called. (A template, so that `Request(buf, sp, h, {})` means the
   // future overload with default RequestOptions.)
-  template <typename F>
-  requires std::is_invocable_r_v<void, F&, Reply&> Status Request(Buffer&& request,
-                                                                  const Startpoint& target,
-                                                                  HandlerId handler, F&& done,
-                                                                  RequestOptions options = {}) {
+  template <std::invocable<Reply&> F>
+  Status Request(Buffer&& request, const Startpoint& target, HandlerId handler, F&& done,
+                 RequestOptions options = {}) {
     return RequestWithCallback(std::move(request), target, handler,
                                ReplyCallback(std::forward<F>(done)), options);
   }
