@@ -16,6 +16,9 @@
 #ifndef UKAI_UKAI_HPP_
 #define UKAI_UKAI_HPP_
 
+#include "ukai/requires_cxx20.hpp"
+#if __cplusplus >= 202002L
+
 #include "ukai/rt/buffer.hpp"
 #include "ukai/rt/byte_block.hpp"
 #include "ukai/rt/group.hpp"
@@ -26,5 +29,7 @@
 #include "ukai/rt/startpoint.hpp"
 #include "ukai/rt/vnode.hpp"
 #include "ukai/status.hpp"
+
+#endif  // __cplusplus >= 202002L
 
 #endif  // UKAI_UKAI_HPP_

@@ -1,6 +1,7 @@
 // Request/reply: the pending-request table, futures, repliers and Runtime::Request.
 #include "rt/core/requests.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "rt/core/runtime_impl.h"
@@ -150,10 +151,17 @@ Result<std::shared_ptr<PendingRequest>> RuntimeImpl::SendRequest(ByteBlock&& fra
                               std::to_string((*peer)->max_payload));
   }
   // The same flow control as SendRsr (flow_control.cc): blocks while the peer's send
-  // queue is full, driving progress.
-  UKAI_RETURN_IF_ERROR(AwaitRoom(**peer, target.runtime(), /*wait=*/true));
-  std::shared_ptr<PendingRequest> p = requests_.Add(
-      target.runtime(), std::move(done), options.timeout, this, options_.progress_thread);
+  // queue is full, driving progress; that wait counts against the request's timeout.
+  const auto start = std::chrono::steady_clock::now();
+  UKAI_RETURN_IF_ERROR(AwaitRoom(**peer, target.runtime(), /*wait=*/true, options.timeout));
+  std::chrono::milliseconds left = options.timeout;
+  if (left.count() > 0) {
+    left -= std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  start);
+    left = std::max(left, std::chrono::milliseconds(1));
+  }
+  std::shared_ptr<PendingRequest> p =
+      requests_.Add(target.runtime(), std::move(done), left, this, options_.progress_thread);
   wire::PutLe64(frame.Extend(wire::kRequestTrailer), p->id);
   EncodeRsrHeader(&frame, target, handler, wire::kFlagRequest, payload);
   Status st = (*peer)->log.Send(*(*peer)->object, FrameClass::kUser, std::move(frame));
@@ -182,8 +190,11 @@ bool ReplyFuture::Ready() const {
 }
 
 bool ReplyFuture::WaitFor(std::chrono::nanoseconds timeout) const {
-  if (!state_) return true;
+  if (!state_ || Ready()) return true;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // A handler thread blocked here counts as waiting: when all are, the pool grows, or at
+  // its limit this thread runs queued handlers meanwhile (thread_pool.h).
+  internal::WaitScope scope;
   std::unique_lock<std::mutex> lock(state_->mu);
   while (!state_->done) {
     const auto now = std::chrono::steady_clock::now();
@@ -192,6 +203,15 @@ bool ReplyFuture::WaitFor(std::chrono::nanoseconds timeout) const {
       lock.unlock();
       if (state_->runtime->Progress() == 0) std::this_thread::yield();
       lock.lock();
+      continue;
+    }
+    if (scope.pool() != nullptr) {
+      lock.unlock();
+      const bool helped = scope.pool()->HelpWhileWaiting();
+      lock.lock();
+      if (!helped && !state_->done) {
+        state_->cv.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(1)));
+      }
       continue;
     }
     state_->cv.wait_until(lock, deadline);
@@ -288,8 +308,8 @@ ReplyFuture Runtime::Request(Buffer&& request, const Startpoint& target, Handler
   return ReplyFuture(std::move(failed));
 }
 
-Status Runtime::Request(Buffer&& request, const Startpoint& target, HandlerId handler,
-                        ReplyCallback done, RequestOptions options) {
+Status Runtime::RequestWithCallback(Buffer&& request, const Startpoint& target, HandlerId handler,
+                                    ReplyCallback done, RequestOptions options) {
   if (!done) return Status::InvalidArgument("Request: empty ReplyCallback");
   return impl_->SendRequest(request.TakeBlock(), target, handler, std::move(done), options)
       .status();

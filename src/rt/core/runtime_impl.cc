@@ -17,11 +17,7 @@
 
 namespace ukai::rt::internal {
 
-std::string Hex(uint64_t v) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+std::string Hex(uint64_t v) { return RuntimeIdString(v); }
 
 RuntimeImpl::RuntimeImpl(RuntimeOptions options, RuntimeId id)
     : options_(std::move(options)), id_(id) {}
@@ -57,6 +53,8 @@ Status RuntimeImpl::Start(Runtime* self) {
   bootstrap_ = std::move(*boot);
   UKAI_RETURN_IF_ERROR(
       bootstrap_->Start().WithContext("bootstrap " + std::string(bootstrap_->name())));
+  UKAI_RETURN_IF_ERROR(LoadSecret());
+  one_host_ = bootstrap_->OneHost();
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) return Status::IoError("eventfd failed");
   UKAI_RETURN_IF_ERROR(LoadModules());
@@ -67,7 +65,8 @@ Status RuntimeImpl::Start(Runtime* self) {
         std::to_string(bootstrap_->rank()) + " of " + std::to_string(bootstrap_->size()));
   UKAI_RETURN_IF_ERROR(ApplyPinning());  // before the threads start: they inherit it
   try {  // the system may refuse threads (limits): an error, not an abort
-    pool_ = std::make_unique<ThreadPool>(options_.handler_threads);
+    pool_ = std::make_unique<ThreadPool>(
+        options_.handler_threads, std::max(options_.handler_threads, options_.handler_threads_max));
     if (options_.progress_thread) progress_thread_ = std::thread([this] { ProgressLoop(); });
   } catch (const std::system_error& e) {
     if (pool_) pool_->Stop();
@@ -77,6 +76,34 @@ Status RuntimeImpl::Start(Runtime* self) {
   }
   started_ = true;
   return Status::Ok();
+}
+
+Status RuntimeImpl::LoadSecret() {
+  if (options_.job_secret) {
+    secret_ = std::make_unique<JobSecret>(JobSecret::FromKey(*options_.job_secret));
+    return Status::Ok();
+  }
+  Result<JobSecret> s = !options_.job_secret_file.empty()
+                            ? JobSecret::ReadFile(options_.job_secret_file)
+                            : bootstrap_->Secret();
+  if (!s.ok()) return s.status().WithContext("job secret");
+  secret_ = std::make_unique<JobSecret>(*s);
+  return Status::Ok();
+}
+
+void RuntimeImpl::NoteToken(const DescriptorTable& table) {
+  const Descriptor* d = table.Find(kAuthDescriptor);
+  if (d == nullptr || table.runtime == id_) return;
+  Result<SecretKey> token = DecodeAuthDescriptor(d->bytes);
+  if (!token.ok()) return;  // then the job secret is proved (and refused by another job)
+  std::lock_guard<std::mutex> lock(tokens_mu_);
+  tokens_[table.runtime] = *token;
+}
+
+PeerKey RuntimeImpl::KeyFor(RuntimeId peer) const {
+  std::lock_guard<std::mutex> lock(tokens_mu_);
+  auto it = tokens_.find(peer);
+  return secret_->KeyTowards(it == tokens_.end() ? nullptr : &it->second);
 }
 
 Status RuntimeImpl::LoadModules() {
@@ -117,6 +144,9 @@ Status RuntimeImpl::LoadModules() {
     modules_.push_back(std::move(m));
     caps_.push_back(caps);
   }
+  // The join token (rt/core/job_secret.h): a startpoint of ours lets its holder connect.
+  table->entries.push_back(
+      {std::string(kAuthDescriptor), EncodeAuthDescriptor(secret_->join_token())});
   table_ = std::move(table);
   return CheckParams(names);
 }
@@ -373,13 +403,15 @@ Result<Module*> RuntimeImpl::Choose(const DescriptorTable& table, std::string* w
       continue;
     }
     if (!m->CanReach(d->bytes)) {
-      *why += std::string(m->name()) + ": unreachable; ";
+      *why += std::string(m->name()) + ": " + m->Unreachable(d->bytes) + "; ";
       continue;
     }
     return m.get();
   }
   std::string theirs;
-  for (const Descriptor& d : table.entries) theirs += (theirs.empty() ? "" : ",") + d.module;
+  for (const Descriptor& d : table.entries) {
+    if (d.module != kAuthDescriptor) theirs += (theirs.empty() ? "" : ",") + d.module;
+  }
   return Status::Unavailable("no module reaches runtime " + Hex(table.runtime) +
                              " (its modules: " + theirs + "; " + *why + ")");
 }
@@ -481,6 +513,7 @@ Result<Peer*> RuntimeImpl::ConnectPeer(const Startpoint& target) {
   Result<Module*> m = Choose(target.descriptors(), &why);
   if (!m.ok()) return m.status();
   const Descriptor* d = target.descriptors().Find((*m)->name());
+  NoteToken(target.descriptors());
   Result<std::shared_ptr<CommObject>> obj = (*m)->Connect(rid, d->bytes);
   if (!obj.ok()) return obj.status().WithContext("connect to " + Hex(rid));
   Trace("peer " + Hex(rid) + " via " + std::string((*m)->name()) +
@@ -498,7 +531,7 @@ Result<Peer*> RuntimeImpl::ConnectPeer(const Startpoint& target) {
 }
 
 Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
-                         bool wait_for_room) {
+                         bool wait_for_room, std::chrono::milliseconds timeout) {
   if (!target.valid()) {
     ++send_errors_;
     return Status::InvalidArgument("SendRsr: null startpoint");
@@ -522,7 +555,7 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
   }
   const uint64_t limit = options_.send_queue_bytes;
   if (limit != 0 && p->object->QueuedBytes() >= limit) {
-    if (Status room = AwaitRoom(*p, target.runtime(), wait_for_room); !room.ok()) {
+    if (Status room = AwaitRoom(*p, target.runtime(), wait_for_room, timeout); !room.ok()) {
       ++send_errors_;
       return room;
     }
@@ -579,6 +612,7 @@ RuntimeStats RuntimeImpl::stats() const {
   s.handler_errors = handler_errors_.load();
   s.rsr_refused = rsr_refused_.load();
   s.answers_lost = answers_lost_.load();
+  if (pool_) s.handler_threads_peak = static_cast<uint64_t>(pool_->peak_threads());
   return s;
 }
 

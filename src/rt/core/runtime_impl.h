@@ -155,15 +155,20 @@ class RuntimeImpl final : public ModuleHost {
   void PeerFailed(RuntimeId peer, std::string_view module, bool orderly,
                   const Status& why) override;
   void Wake() override;
+  const JobSecret* job_secret() const override { return secret_.get(); }
+  PeerKey KeyFor(RuntimeId peer) const override;
+  bool job_on_one_host() const override { return one_host_; }
 
   // Runtime API.
   Result<Context*> CreateContext(ContextOptions options);
   Status DestroyContext(Context* ctx);
   Context* FindContext(ContextId id) const;
   Result<Endpoint*> CreateEndpoint(Context* ctx, ContextState* state, EndpointOptions options);
-  // `wait_for_room` false: the caller (TrySend) checked the peer's queue already.
+  // `wait_for_room` false: the caller (TrySend) checked the peer's queue already; else
+  // it waits at most `timeout` for room (0 = no limit, SendOptions).
   Status Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
-              bool wait_for_room = true);
+              bool wait_for_room = true,
+              std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
   Result<std::string> SelectModule(const Startpoint& target);
   // The one-sided facility (rt/core/one_sided.h) of a loaded module (the first that has one),
   // or null; and that of the module carrying traffic to `target` with the target's descriptor
@@ -175,7 +180,10 @@ class RuntimeImpl final : public ModuleHost {
   std::pair<OneSided*, const Descriptor*> OneSidedTo(const Startpoint& target);
   int Progress();
   Result<Startpoint> WorldStartpoint(int rank, ContextId context, EndpointId endpoint) const;
-  Status Barrier() { return bootstrap_->Barrier(); }
+  Status Barrier() {
+    WaitScope scope;  // a handler thread may wait here (thread_pool.h)
+    return bootstrap_->Barrier();
+  }
 
   RuntimeId id() const { return id_; }
   int rank() const { return bootstrap_->rank(); }
@@ -220,6 +228,10 @@ class RuntimeImpl final : public ModuleHost {
 
  private:
   Status LoadModules();
+  // The job secret: RuntimeOptions::job_secret, else job_secret_file, else the bootstrap's.
+  Status LoadSecret();
+  // Remembers the join token `table` carries (its "auth" entry) for KeyFor.
+  void NoteToken(const DescriptorTable& table);
   // Every --ukai-param key whose prefix names a loaded module must have been read by it.
   Status CheckParams(const std::vector<std::string>& loaded) const;
   Result<Module*> Choose(const DescriptorTable& table, std::string* why);
@@ -301,7 +313,8 @@ class RuntimeImpl final : public ModuleHost {
  private:
   // OK when `peer` holds less than options_.send_queue_bytes, else waits (driving progress)
   // for room, or returns kWouldBlock when `wait` is false.
-  Status AwaitRoom(Peer& peer, RuntimeId rid, bool wait);
+  Status AwaitRoom(Peer& peer, RuntimeId rid, bool wait,
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
   // Waits up to flush_timeout_ms (driving progress) until every peer object took all that
   // was accepted for it; an error naming what was not taken otherwise.
   Status FlushPeers();
@@ -354,6 +367,10 @@ class RuntimeImpl final : public ModuleHost {
   uint64_t min_block_bytes_ = UINT64_MAX;  // smallest ModuleCaps::min_block_bytes
   std::shared_ptr<const DescriptorTable> table_;
   std::vector<DescriptorTable> world_;  // bootstrap tables, index = rank
+  std::unique_ptr<JobSecret> secret_;   // set by Start before the modules
+  bool one_host_ = true;                // bootstrap's OneHost()
+  mutable std::mutex tokens_mu_;
+  std::unordered_map<RuntimeId, SecretKey> tokens_;  // peers' join tokens (NoteToken)
   bool finalized_ = false;
   bool started_ = false;
 

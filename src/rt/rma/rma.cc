@@ -6,6 +6,7 @@
 #include <string>
 #include <thread>
 
+#include "rt/core/thread_pool.h"
 #include "rt/rma/rma_core.h"
 #include "wire/rsr_frame.h"
 
@@ -199,8 +200,10 @@ void RmaCore::OnReply(Rsr& m) {
 template <typename Pred>
 Status SpinUntil(Runtime& rt, int timeout_ms, const Pred& ready, const std::string& what) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  WaitScope scope;  // a handler thread fencing here may make the pool grow (thread_pool.h)
   for (uint32_t i = 0; !ready(); ++i) {
     // Busy-poll first (an ack usually comes within microseconds), then let others run.
+    if (scope.pool() != nullptr && scope.pool()->HelpWhileWaiting()) continue;
     if (rt.Progress() == 0 && i > (1u << 20)) std::this_thread::yield();
     if ((i & 1023) == 0 && std::chrono::steady_clock::now() > deadline) {
       return Status::Unavailable("rma: no ack within " + std::to_string(timeout_ms) + " ms for " +
