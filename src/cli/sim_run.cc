@@ -13,6 +13,7 @@
 #include "cli/fullmesh_command.h"
 #include "core/progress.h"
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/sss_keys.h"
 #include "sim/nic/pcap_io.h"
 
 namespace ukai::cli {
@@ -64,6 +65,20 @@ output::Field Measured(const sim::PointResult& r, double value) {
 // The topology's shape: k and n of a k-ary n-cube; for the group topology k and n have no
 // value (they mean nothing there) and its groups and group_size follow them.
 void AddShape(const sim::NetworkConfig& n, output::Record* rec) {
+  if (n.topology == sim::TopologyKind::kTree) {
+    rec->Add("k", output::kNoValue)
+        .Add("n", output::kNoValue)
+        .Add("tree_arity", n.tree_arity)
+        .Add("tree_levels", n.tree_levels)
+        .Add("tree_upper_bandwidth", n.tree_upper_bandwidth);
+    return;
+  }
+  if (n.topology == sim::TopologyKind::kGraph) {
+    rec->Add("k", output::kNoValue)
+        .Add("n", output::kNoValue)
+        .Add("file", n.file.empty() ? n.graph.origin : n.file);
+    return;
+  }
   if (n.topology == sim::TopologyKind::kGroup) {
     rec->Add("k", output::kNoValue)
         .Add("n", output::kNoValue)
@@ -72,6 +87,38 @@ void AddShape(const sim::NetworkConfig& n, output::Record* rec) {
     return;
   }
   rec->Add("k", std::vector<int64_t>(n.k.begin(), n.k.end())).Add("n", n.n);
+}
+
+// The SSS NIC model's settings and figures (docs/sss.md; sim/experiment/point_result.h).
+void AddSss(const sim::SimConfig& c, const sim::SssFigures& f, output::Record* rec) {
+  rec->Add("operation", std::string(sim::RmaOperationName(c.sss.operation)))
+      .Add("multicast", std::string(sim::MulticastKindName(c.sss.multicast)))
+      .Add("multicast_group_size", c.sss.multicast_group_size)
+      .Add("acks", c.sss.acks)
+      .Add("in_order", c.routing.in_order)
+      .Add("operations", f.operations)
+      .Add("payload_bytes", f.payload_bytes)
+      .Add("wire_bytes", f.wire_bytes)
+      .Add("link_efficiency", f.link_efficiency)
+      .Add("line_efficiency", f.line_efficiency)
+      .Add("data_rate_mbps", f.data_rate_mbps)
+      .Add("packets_per_second", f.packets_per_second)
+      .Add("upper_link_bytes", f.upper_link_bytes)
+      .Add("upper_link_packets", f.upper_link_packets)
+      .Add("upper_link_bytes_per_operation", f.upper_link_bytes_per_operation)
+      .Add("multicast_completion_cycles", c.sss.multicast == sim::MulticastKind::kNone
+                                              ? output::kNoValue
+                                              : output::Field(f.multicast_completion_cycles))
+      .Add("multicast_completion_p99_cycles",
+           c.sss.multicast == sim::MulticastKind::kNone
+               ? output::kNoValue
+               : output::Field(f.multicast_completion_p99_cycles))
+      .Add("acks_returned", f.acks_returned)
+      .Add("ack_packets", f.ack_packets)
+      .Add("packets_stored", f.packets_stored)
+      .Add("packets_dropped", f.packets_dropped)
+      .Add("dma_bytes", f.dma_bytes)
+      .Add("receive_ring_peak_bytes", f.receive_ring_peak_bytes);
 }
 
 }  // namespace
@@ -136,7 +183,8 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
       .Add("dor_dateline", std::string(sim::DorDatelineName(c.routing.dor_dateline)))
       .Add("duato_atomic", std::string(sim::DuatoAtomicName(c.routing.duato_atomic)))
       .Add("note", r.note);
-  if (r.gateway.present) {  // the gateway model (docs/gateway.md)
+  if (r.sss.present) AddSss(c, r.sss, &rec);  // the SSS NIC model (docs/sss.md)
+  if (r.gateway.present) {                    // the gateway model (docs/gateway.md)
     const sim::GatewayFigures& g = r.gateway;
     rec.Add("nic_detours", std::string(sim::DetourPolicyName(c.nic.detours)))
         .Add("frames_in", g.frames_in)

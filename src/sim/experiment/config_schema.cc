@@ -11,10 +11,13 @@
 #include "core/config/enum_names.h"
 #include "core/config/toml_reader.h"
 #include "sim/engine/network.h"
+#include "sim/experiment/config_binding.h"
 #include "sim/experiment/fault_config.h"
 #include "sim/experiment/memory_budget.h"
 #include "sim/experiment/nic_job_config.h"
+#include "sim/experiment/sss_keys.h"
 #include "sim/nic/gateway.h"
+#include "sim/nic/sss_nic.h"
 #include "sim/routing/registry.h"
 #include "sim/topology/factory.h"
 #include "sim/topology/faults.h"
@@ -37,8 +40,11 @@ constexpr size_t kMaxPoints = 100000;
 constexpr double kCycleMax = double(int64_t{1} << 50);  // the engine's limit on counts
 
 constexpr std::string_view kSweepOrder[] = {
-    "routing.algorithm", "traffic.pattern", "traffic.message_bytes",
-    "traffic.interval",  "traffic.rate",    "seed",
+    "router.switching",      "traffic.multicast",
+    "traffic.acks",          "traffic.multicast_group_size",
+    "routing.algorithm",     "traffic.pattern",
+    "traffic.message_bytes", "traffic.interval",
+    "traffic.rate",          "seed",
 };
 
 using config::EnumName;
@@ -47,7 +53,9 @@ using config::Names;
 using config::ToName;
 constexpr EnumName<TopologyKind> kTopologies[] = {{TopologyKind::kMesh, "mesh"},
                                                   {TopologyKind::kTorus, "torus"},
-                                                  {TopologyKind::kGroup, "group"}};
+                                                  {TopologyKind::kGroup, "group"},
+                                                  {TopologyKind::kGraph, "graph"},
+                                                  {TopologyKind::kTree, "tree"}};
 constexpr EnumName<DetourPolicy> kDetourPolicies[] = {{DetourPolicy::kNone, "none"},
                                                       {DetourPolicy::kLearned, "learned"},
                                                       {DetourPolicy::kManaged, "managed"},
@@ -55,7 +63,9 @@ constexpr EnumName<DetourPolicy> kDetourPolicies[] = {{DetourPolicy::kNone, "non
 constexpr EnumName<DetourSwitchKind> kDetourSwitches[] = {
     {DetourSwitchKind::kAware, "aware"}, {DetourSwitchKind::kDetector, "detector"}};
 constexpr EnumName<Switching> kSwitchings[] = {{Switching::kWormhole, "wormhole"},
-                                               {Switching::kVirtualCutThrough, "vct"}};
+                                               {Switching::kVirtualCutThrough, "vct"},
+                                               {Switching::kVctSaf, "vct-saf"},
+                                               {Switching::kStoreAndForward, "saf"}};
 constexpr EnumName<InjectionKind> kInjections[] = {{InjectionKind::kBernoulli, "bernoulli"},
                                                    {InjectionKind::kInterval, "interval"}};
 constexpr EnumName<MeasureMode> kMeasureModes[] = {{MeasureMode::kMessages, "messages"},
@@ -83,11 +93,7 @@ std::string IntList(const std::vector<T>& v) {
 }
 
 // One key: its spec, how to store items into a SimConfig and how to show the default.
-struct Binding {
-  KeySpec spec;
-  void (*set)(const Items& items, SimConfig* c);
-  std::string (*show)(const SimConfig& c);
-};
+using Binding = ConfigBinding;
 
 std::vector<std::string> RoutingNames() {
   std::vector<std::string> out;
@@ -108,7 +114,9 @@ std::vector<Binding> NetworkAndRouterBindings() {
            .Allowed(Names(kTopologies))
            .Doc("k-ary n-cube kind: mesh (no wrap-around links) or torus; or group: "
                 "network.groups groups of network.group_size fully connected nodes, rings "
-                "across groups (docs/gateway.md)"),
+                "across groups (docs/gateway.md); graph: end nodes and switches from "
+                "network.file (BookSim2 anynet) or network.links; tree: the generated "
+                "hierarchy of network.tree_* (docs/sss.md)"),
        [](const Items& v, SimConfig* c) { c->network.topology = FromName(kTopologies, v[0]); },
        [](const SimConfig& c) { return std::string(TopologyName(c.network.topology)); }},
       {KeySpec::Make("network.n", VT::kInt).Min(1).Max(15).Doc("number of dimensions"),
@@ -144,10 +152,12 @@ std::vector<Binding> NetworkAndRouterBindings() {
            .Doc("virtual channels of the PE (injection) interface"),
        [](const Items& v, SimConfig* c) { c->router.pe_vcs = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.router.pe_vcs); }},
-      {KeySpec::Make("router.switching", VT::kEnum)
+      {KeySpec::Make("router.switching", VT::kEnum, Shape::kSweep)
            .Allowed(Names(kSwitchings))
-           .Doc("wormhole, or virtual cut-through (a header advances only when the next "
-                "VC buffer can take the whole message)"),
+           .Doc("wormhole; vct: virtual cut-through (a header advances only when the next "
+                "VC buffer can take the whole message); vct-saf: vct that stores a message "
+                "whole when its output is busy at its header's arrival; saf: store-and-"
+                "forward at every router (docs/sss.md); a list runs each"),
        [](const Items& v, SimConfig* c) { c->router.switching = FromName(kSwitchings, v[0]); },
        [](const SimConfig& c) { return std::string(SwitchingName(c.router.switching)); }},
       {KeySpec::Make("router.hop_cycles", VT::kInt)
@@ -619,8 +629,9 @@ std::vector<Binding> NicBindings() {
 
 std::vector<Binding> Bindings() {
   std::vector<Binding> all = NetworkAndRouterBindings();
-  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings, &FaultRoutingBindings,
-                     &FidelityBindings, &RunBindings, &GatewayBindings, &NicBindings}) {
+  for (auto* part :
+       {&RoutingAndTrafficBindings, &MeasureBindings, &FaultRoutingBindings, &FidelityBindings,
+        &RunBindings, &GatewayBindings, &NicBindings, &SssBindings}) {
     for (Binding& b : part()) all.push_back(std::move(b));
   }
   const SimConfig defaults;
@@ -647,6 +658,7 @@ config::Schema SimConfigSchema() {
   for (Binding& b : Bindings()) keys.push_back(std::move(b.spec));
   for (config::KeySpec& k : FaultKeySpecs()) keys.push_back(std::move(k));
   for (config::KeySpec& k : NicJobKeySpecs()) keys.push_back(std::move(k));
+  for (config::KeySpec& k : SssStructuredKeySpecs()) keys.push_back(std::move(k));
   return config::Schema(std::move(keys));
 }
 
@@ -659,6 +671,13 @@ void CheckNetwork(const config::ConfigValues& values, SimConfig* c,
   const config::Value* n = values.Find("network.n");
   const int dims = c->network.n;
   if (c->network.topology == TopologyKind::kGroup) return;  // MakeTopology checks it
+  if (c->network.topology == TopologyKind::kGraph || c->network.topology == TopologyKind::kTree) {
+    if (Status st = CheckMemory(*c); !st.ok()) {  // MakeTopology checks the rest
+      const config::Value* at = values.Find("run.memory_limit");
+      errors->push_back(at ? fmt::format("{} {}", st.message(), at->origin.Where()) : st.message());
+    }
+    return;
+  }
   if (k == nullptr) {
     c->network.k.assign(dims, SimConfig().network.k[0]);
   } else if (!k->is_list) {
@@ -770,6 +789,7 @@ Status CheckSupported(const SimConfig& c, const Topology& topology) {
     Result<NicNodes> nic = ResolveNicConfig(c, topology);
     if (!nic.ok()) return nic.status();
   }
+  if (c.sss.active()) return CheckSssConfig(c, topology);  // nic/sss_nic.h
   Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(topology, c.traffic);
   if (!pattern.ok()) return pattern.status();
   const int flits = static_cast<int>((int64_t{c.traffic.message_bytes} + c.router.flit_bytes - 1) /
@@ -827,6 +847,7 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
   std::vector<std::string> errors;
   ReadFaultConfig(values, &base.faults, &errors);
   ReadNicJobConfig(values, &base.nic, &errors);
+  ReadSssStructured(values, &base, &errors);
   CheckNetwork(values, &base, &errors);
   CheckUnusedSweeps(values, base, &errors);
   size_t total = 1;
