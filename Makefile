@@ -10,7 +10,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FORMAT_SRC   = $(shell git ls-files '*.h' '*.cc' '*.hpp' 2>/dev/null)
 
 .PHONY: all deps build run test test-unit test-asan format format-check bench clean \
-        reproduce-detour-ud
+        reproduce-detour-ud reproduce-sss
 
 all: build
 
@@ -63,6 +63,12 @@ format-check:
 # experiments/detour-ud/results/.
 reproduce-detour-ud: build
 	experiments/detour-ud/run.sh $(BUILD)/src/cli/ukai experiments/detour-ud/results
+
+# The SSS-CORE network's experiments (experiments/sss/REPORT.md): CSVs, PNGs and tables.md
+# in experiments/sss/results/.
+reproduce-sss: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target ukai_exe
+	experiments/sss/run.sh $(BUILD)/src/cli/ukai experiments/sss/results
 
 # Every benchmark driver in bench/ (each prints its own table of figures).
 bench: build

@@ -13,8 +13,9 @@
 
 namespace ukai::sim::testing {
 
-// A tree of `levels` levels of `arity`, source routing, vct-saf, 1 VC, 2-byte flits, the
-// NIC model with remote writes.
+// A tree of `levels` levels of `arity`, source routing, vct-saf, 1 VC, 2-byte flits, a
+// switch that forwards a header in the cycle it arrives (hop_cycles 1: back-to-back
+// packets through its single FIFO), the NIC model with remote writes.
 inline SimConfig SssTree(int arity, int levels) {
   SimConfig c;
   c.network.topology = TopologyKind::kTree;
@@ -26,7 +27,7 @@ inline SimConfig SssTree(int arity, int levels) {
   c.router.pe_vcs = 1;
   c.router.flit_bytes = 2;
   c.router.vc_buffer_flits = 2200;
-  c.router.hop_cycles = 2;
+  c.router.hop_cycles = 1;
   c.sss.operation = RmaOperation::kWrite;
   return c;
 }

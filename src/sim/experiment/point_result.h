@@ -35,7 +35,8 @@ struct GatewayFigures {
 
 // The SSS-CORE NIC model's figures (docs/sss.md), present when traffic.operation is write
 // or read. Counts are over the measured operations' packets unless said otherwise; rates
-// over the window from the first measured operation's start to the last one's completion.
+// over the window from the end of the warm-up (its last completion) to the last measured
+// completion.
 struct SssFigures {
   bool present = false;
   int64_t operations = 0;          // measured operations completed

@@ -89,7 +89,7 @@ Result<PointResult> RunSssPoint(const SimConfig& config,
   Network& net = m.network();
   Measure ms;
   std::vector<SssOp> due;
-  int64_t started = 0;
+  int64_t started = 0, completed_total = 0;
   bool capped = false;
   std::string note;
   std::vector<uint8_t> is_measured;  // by op id (ids are 0, 1, ... in start order)
@@ -110,12 +110,15 @@ Result<PointResult> RunSssPoint(const SimConfig& config,
       is_measured.push_back(measured ? 1 : 0);
       if (measured) {
         ++ms.measured_started;
-        ms.first_start = std::min(ms.first_start, net.now());
+        if (warm == 0) ms.first_start = std::min(ms.first_start, net.now());
       }
       ++started;
     }
     m.Step();
     for (const SssCompletion& done : m.completions()) {
+      // The window for rates starts when the warm-up's worth of operations has completed
+      // (as messages mode does with deliveries), else at the first measured start.
+      if (++completed_total == warm) ms.first_start = done.completed;
       if (done.op >= static_cast<int64_t>(is_measured.size()) || !is_measured[done.op]) continue;
       ++ms.measured_done;
       ms.latency.Add(done.completed - done.started);

@@ -133,7 +133,7 @@ class Builder {
     std::vector<RouteHop> back;  // the last member's route back to a switch origin
     int64_t kept = 0;
     if (acks_ && origin != kPlanSource) {
-      back = Reverse(routes_.PathFrom(t_, origin_node, members.back()), origin_node);
+      back = Reverse(routes_.PathFrom(t_, origin_node, members.back()), members.back());
       kept = int64_t{c_.per_switch_bytes} * SwitchesOn(t_, back, origin_node);
     }
     int prev = origin, prev_node = origin_node, first = -1;

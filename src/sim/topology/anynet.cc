@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -224,6 +225,14 @@ Result<GraphSpec> ParseAnynet(std::string_view text, const std::string& name) {
 }
 
 Result<GraphSpec> ReadAnynetFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return Status::IoError("network.file: '" + path + "' is not a readable file");
+  }
+  if (std::filesystem::file_size(path, ec) > kMaxAnynetBytes) {
+    return Status::InvalidArgument("network.file: '" + path + "' is larger than " +
+                                   std::to_string(kMaxAnynetBytes >> 20) + " MiB");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::IoError("network.file: cannot open '" + path + "'");
   std::ostringstream text;

@@ -28,6 +28,7 @@
 #ifndef UKAI_SIM_TOPOLOGY_ANYNET_H_
 #define UKAI_SIM_TOPOLOGY_ANYNET_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -39,7 +40,9 @@ namespace ukai::sim {
 // Parses anynet text; `name` (the file name) prefixes every error as "name:LINE: ...".
 Result<GraphSpec> ParseAnynet(std::string_view text, const std::string& name);
 
-// Reads and parses the file at `path` (kIoError when it cannot be read).
+// Reads and parses the file at `path` (kIoError when it is not a regular file or cannot be
+// read; kInvalidArgument above kMaxAnynetBytes).
+inline constexpr uint64_t kMaxAnynetBytes = uint64_t{64} << 20;
 Result<GraphSpec> ReadAnynetFile(const std::string& path);
 
 }  // namespace ukai::sim

@@ -10,6 +10,7 @@
 #define UKAI_SIM_TOPOLOGY_GRAPH_SPEC_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ukai::sim {
@@ -23,6 +24,15 @@ struct GraphLinkSpec {
   int channels = 1;     // parallel channels (a wider link), >= 1
   std::string where;    // where it was written ("at net.toml:7:3", "at tree.anynet:2"), for errors
 };
+
+// A link a - b of one channel with the same latency both ways (-1: router.link_cycles).
+inline GraphLinkSpec MakeLink(std::string a, std::string b, int latency = -1) {
+  GraphLinkSpec l;
+  l.a = std::move(a);
+  l.b = std::move(b);
+  l.latency_ab = l.latency_ba = latency;
+  return l;
+}
 
 struct GraphSpec {
   // End nodes (NICs: traffic sources and sinks; they never forward) and switches, by
