@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 MODES = ["naive", "hierarchical", "chained"]
 STYLE = {"naive": "s-", "hierarchical": "o-", "chained": "^-"}
+COLOUR = {"naive": "C0", "hierarchical": "C1", "chained": "C2"}
 CLOCK_MHZ = 53.125  # 1.0625 Gb/s x 8/10, 16 bits per cycle (the runs report it too)
 
 
@@ -33,22 +34,30 @@ def num(row, key):
 def upper_bandwidth(out, tables):
     rows = read(os.path.join(out, "upper_bandwidth.csv"))
     sizes = sorted({int(r["multicast_group_size"]) for r in rows})
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     data = {}
     for r in rows:
         key = (r["multicast"], r["acks"] == "true", int(r["multicast_group_size"]))
         ops = num(r, "operations")
         data[key] = (num(r, "upper_link_bytes_per_operation"), num(r, "upper_link_packets") / ops)
-    for ax, acks in zip(axes, [False, True]):
-        for mode in MODES:
-            ax.plot(sizes, [data[(mode, acks, g)][0] for g in sizes], STYLE[mode], label=mode)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("group size (members)")
-        ax.set_title("with acks" if acks else "without acks")
-        ax.grid(True, alpha=0.3)
-    axes[0].set_ylabel("bytes on upper links per multicast")
-    axes[0].legend()
-    fig.suptitle("64-byte multicasts on a 4x4x4 tree (64 end nodes): upper-link bytes")
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5), sharex=True)
+    for row, (index, label) in enumerate([(0, "bytes on upper links per multicast"),
+                                          (1, "packets over upper links per multicast")]):
+        for col, acks in enumerate([False, True]):
+            ax = axes[row][col]
+            for mode in MODES:
+                ax.plot(sizes, [data[(mode, acks, g)][index] for g in sizes], STYLE[mode],
+                        color=COLOUR[mode], label=mode)
+            ax.set_xscale("log", base=2)
+            ax.grid(True, alpha=0.3)
+            if row == 0:
+                ax.set_title("with acks" if acks else "without acks")
+            if row == 1:
+                ax.set_xlabel("group size (members)")
+            if col == 0:
+                ax.set_ylabel(label)
+    axes[0][0].legend()
+    fig.suptitle("64-byte multicasts on a 4x4x4 tree (64 end nodes): links above the lowest "
+                 "switch level")
     fig.tight_layout()
     fig.savefig(os.path.join(out, "upper_bandwidth.png"), dpi=120)
     plt.close(fig)
@@ -85,7 +94,7 @@ def completion(out, tables):
             for acks in [False, True]:
                 ys = [data[(payload, mode, acks, g)] / CLOCK_MHZ for g in sizes]
                 ax.plot(sizes, ys, STYLE[mode] if not acks else STYLE[mode][0] + "--",
-                        label=mode + (" + acks" if acks else ""))
+                        color=COLOUR[mode], label=mode + (" + acks" if acks else ""))
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("group size (members)")
@@ -115,9 +124,9 @@ def cut_through(out, tables):
     rows = read(os.path.join(out, "cut_through.csv"))
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     lines = ["## Cut-through against store-and-forward (cut_through.csv)", "",
-             "Remote writes of 256 bytes (143 flits on the wire with 3 switches) between random "
-             "end nodes; latency from the start of the write to its data in memory, cycles "
-             "(mean of 4000 after 1000).", "",
+             "Remote writes of 256 bytes (288 to 296 bytes, 144 to 148 flits, on the wire through "
+             "1 to 5 switches) between random end nodes; latency from the start of the write to "
+             "its data in memory, cycles (mean of 4000 after 1000).", "",
              "| offered | vct-saf | saf | vct | saf / vct-saf | vct-saf stored per write | "
              "saturated (vct-saf / saf / vct) |", "|---|---|---|---|---|---|---|"]
     by = {}

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <memory>
 
@@ -146,7 +147,13 @@ Result<PointResult> RunSssPoint(const SimConfig& config,
     return Status::Internal(fmt::format("SSS NIC model: {} packet(s) dropped (never expected)",
                                         m.counters().packets_dropped));
   }
-  r.saturated = !note.empty();
+  // Saturated: stopped at the backlog bound, or (unicast operations, whose offered load
+  // counts the same packets) accepted below offered by more than max(5 %, 3 / sqrt(n)).
+  const double shortfall =
+      std::max(0.05, 3 / std::sqrt(static_cast<double>(std::max<int64_t>(1, ms.measured_done))));
+  r.saturated = !note.empty() ||
+                (config.sss.multicast == MulticastKind::kNone && ms.measured_done > 0 &&
+                 r.accepted_flits_per_node_cycle < (1 - shortfall) * r.offered_flits_per_node_cycle);
   if (capped) {
     note += (note.empty() ? "" : "; ") +
             fmt::format("measure.max_cycles = {} reached after {} of {} measured operations",

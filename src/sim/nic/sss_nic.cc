@@ -234,7 +234,7 @@ void SssMachine::Step() {
   for (int node : nodes) AdvanceDma(node);
   dma_active_.erase(std::remove_if(dma_active_.begin(), dma_active_.end(),
                                    [this](int n) {
-                                     if (!nics_[n]->dma.empty()) return false;
+                                     if (!nics_[n]->Idle()) return false;
                                      nics_[n]->listed = false;
                                      return true;
                                    }),
@@ -262,7 +262,7 @@ bool SssMachine::TryInject(int32_t node, int64_t now, bool head) {
 
 void SssMachine::QueueDma(int node, bool send, int64_t bytes, int64_t packet) {
   Nic& nic = *nics_[node];
-  nic.dma.push_back({send, bytes, packet, -1});
+  nic.Queue({send, bytes, packet, -1});
   if (packet >= 0) ++packets_[packet]->pending;
   if (!nic.listed) {
     nic.listed = true;
@@ -274,16 +274,23 @@ void SssMachine::AdvanceDma(int node) {
   Nic& nic = *nics_[node];
   Refill(nic, now());
   double budget = std::min(bus_per_cycle_, std::max(0.0, nic.sram));
-  while (!nic.dma.empty()) {
-    const Nic::Dma job = nic.dma.front();
+  for (;;) {
+    if (!nic.busy) {
+      if (nic.receive.empty() && nic.send.empty()) break;
+      std::deque<Nic::Dma>& q = nic.receive.empty() ? nic.send : nic.receive;
+      nic.current = q.front();
+      q.pop_front();
+      nic.busy = true;
+      nic.moved = 0;
+    }
+    const Nic::Dma job = nic.current;
     const double use = std::min(static_cast<double>(job.bytes) - nic.moved, budget);
     nic.moved += use;
     budget -= use;
     nic.sram -= use;
     counters_.dma_bytes += static_cast<int64_t>(std::llround(use));
     if (nic.moved + 1e-9 < static_cast<double>(job.bytes)) break;
-    nic.moved = 0;
-    nic.dma.pop_front();
+    nic.busy = false;
     if (job.run >= 0) {
       for (int tx : runs_[job.run]->plan.source_sends) StartTx(job.run, tx, -1, -1);
     } else {

@@ -5,9 +5,11 @@
 // buffers, sent with their wire sizes, received into a flow-controlled ring, acknowledged.
 //
 // The NIC (one per end node):
-// - Bus (nic.bus_mbytes_per_s): one FIFO of DMA jobs shared by send (host -> buffer: a
+// - Bus (nic.bus_mbytes_per_s): DMA jobs one at a time, shared by send (host -> buffer: a
 //   packet's payload, before it can be sent) and receive (buffer -> host: a packet's
-//   payload, an ack's flag). A packet is sent only once its payload is in the buffer.
+//   payload, an ack's flag); a waiting receive job goes before a waiting send job (the
+//   ring must drain), a job in progress is not preempted. A packet is sent only once its
+//   payload is in the buffer.
 // - Buffers (nic.buffer_mbytes_per_s): every byte the link receives, the link sends and the
 //   DMA moves passes the SRAM; per cycle the SRAM offers rate / clock bytes; receiving
 //   comes first (it cannot wait), a packet starts only when the SRAM has a flit's bytes and
@@ -19,8 +21,8 @@
 // - Send: a transfer is split into packets (nic/sss_packet.h); a pair's packets take the
 //   pair's table routes in turn (route 0 only with routing.in_order, on one injection VC).
 // Operations complete: a write when every packet is in the target's memory (with an ack:
-// when the ack's flag is written at the initiator), a read when every reply packet is in
-// the reader's memory, a multicast when every member has it in memory (with acks: when the
+// and the ack's flag is written at the initiator), a read when every reply packet is in
+// the reader's memory, a multicast when every member has it in memory (with acks: and the
 // source has all its acks and written the flag). Multicast acks confirm the packet's
 // arrival at a member NIC (sent when its tail arrives: a chained member appends its ack as
 // the packet passes); a write's ack follows the access (the DMA), as the paper says.

@@ -46,7 +46,7 @@ struct SssMachine::Op {
   bool measured = false;
   int pending_memory = 0;  // packets (copies) still to reach host memory
   int pending_acks = 0;    // acks still to reach the initiator and be written
-  bool completed = false;  // reported (an acked multicast may still have DMAs to finish)
+  bool completed = false;  // reported
   std::vector<int> runs;   // multicast plans being executed, released with the operation
 };
 
@@ -67,8 +67,14 @@ struct SssMachine::Nic {
     int64_t packet = -1;  // the packet sent after it / received before it
     int run = -1;         // send: a multicast packet whose plan starts after it
   };
-  std::deque<Dma> dma;
-  double moved = 0;  // bytes of the front job moved so far
+  // Receive jobs go first (the ring must drain: incoming data has the highest priority),
+  // a job in progress is not preempted.
+  std::deque<Dma> receive, send;
+  bool busy = false;  // `current` is in progress
+  Dma current;
+  double moved = 0;  // bytes of the current job moved so far
+  bool Idle() const { return !busy && receive.empty() && send.empty(); }
+  void Queue(const Dma& job) { (job.send ? send : receive).push_back(job); }
   bool listed = false;
   int64_t ring_bytes = 0;  // in the receive ring
 };

@@ -91,7 +91,7 @@ Status SssMachine::StartMulticast(int64_t id, const SssOp& spec) {
     r.acks_got.assign(r.plan.units.size(), 0);
     // The source's bus brings the data into the buffer once; then the plan starts.
     Nic& nic = *nics_[spec.src];
-    nic.dma.push_back({true, piece.bytes, -1, run});
+    nic.Queue({true, piece.bytes, -1, run});
     if (!nic.listed) {
       nic.listed = true;
       dma_active_.push_back(spec.src);
@@ -222,14 +222,14 @@ void SssMachine::MaybeComplete(int64_t id) {
   auto it = ops_.find(id);
   if (it == ops_.end()) return;
   Op& op = *it->second;
-  const bool acked = op.spec.ack && op.spec.kind != SssOp::Kind::kRead;
-  // Done for the initiator: its acks (a write's ack comes after all its data), or all data.
-  const bool done = acked ? op.pending_acks == 0 : op.pending_memory == 0;
+  // Done when all its data is in memory and, with acks, the initiator has them (a write's
+  // ack comes after its data; a multicast member acks the packet's arrival at its NIC).
+  const bool done = op.pending_memory == 0 && op.pending_acks == 0;
   if (done && !op.completed) {
     op.completed = true;
     completions_.push_back({id, op.spec.tag, op.started, now()});
   }
-  if (!op.completed || op.pending_memory > 0 || op.pending_acks > 0) return;
+  if (!done) return;
   for (int run : op.runs) {
     runs_[run].reset();
     free_runs_.push_back(run);
