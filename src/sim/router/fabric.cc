@@ -127,7 +127,10 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
 }
 
 void Fabric::SetEjectCredits(int32_t router, int32_t credits) {
-  if (eject_bounded_.empty()) eject_bounded_.assign(nodes_, 0);
+  if (eject_bounded_.empty()) {
+    eject_bounded_.assign(nodes_, 0);
+    InitHot();  // hot_.extras
+  }
   eject_bounded_[router] = 1;
   for (int v = 0; v < vstride_; ++v) {
     OutputVcState& o = out_[Ivc(router, pe_port(), v)];
@@ -182,7 +185,8 @@ void Fabric::InitHot() {
              dshift_,          mshift_,
              link_cycles_,     slot_mask_,
              grant_options_,   shared_headers_,
-             table_ports_};
+             table_ports_,
+             forking_ || saf_ != 0 || !link_port_.empty() || !eject_bounded_.empty()};
 }
 
 int32_t Fabric::buffered(int32_t router) const {

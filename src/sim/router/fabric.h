@@ -287,6 +287,10 @@ class Fabric {
     bool grant_options;   // grant_options_
     bool shared_headers;  // router.header_units = per_port
     int table_ports;      // router.table_read_ports
+    // Forks, store-and-forward, per-port link latencies or a bounded ejection are in use:
+    // the hot paths test this one flag first (false on the constant-layout paths, which
+    // then compile those features out).
+    bool extras;
   };
   // Per-router scratch of one Evaluate.
   struct VaReq {
@@ -332,15 +336,19 @@ class Fabric {
   void HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_t now, Scratch& s);
   // Store-and-forward (router.switching = vct-saf / saf): false while the head of `ivc`
   // must wait for the rest of its message; `failed` after a failed selection.
-  bool MaySelect(const Hot& h, int32_t r, int32_t ivc, int64_t now);
-  void StoreAfterFailure(const Hot& h, int32_t r, int32_t ivc);
+  // These take no Hot or Scratch (they use hot_): the address of Evaluate()'s locals must
+  // not escape into calls, or their fields can no longer be kept in registers.
+  bool MaySelect(int32_t r, int32_t ivc, int64_t now);
+  void StoreAfterFailure(int32_t r, int32_t ivc);
   // Forks (RouteResult::Fork(); fabric_fork.cc): acquire the routed head's branches in
   // order (each port whole), copy a departing flit to the branches after the first,
   // release every branch after the tail; ForkHolds(): whether `ovc` is one of the
   // branches `ivc` holds (its other VCs too; for the invariant check).
-  void ForkAcquire(const Hot& h, int32_t r, int32_t ivc, int64_t now);
-  void CopyToBranches(const Hot& h, int32_t r, int32_t ivc, const Flit& f, int64_t now, Scratch& s);
-  void ReleaseFork(const Hot& h, int32_t r, int32_t ivc);
+  // CopyToBranches() appends the copies to hot_.tx / hot_.ej after `ntx` / `nej` entries
+  // and returns the new counts as (ntx << 32 | nej).
+  void ForkAcquire(int32_t r, int32_t ivc);
+  uint64_t CopyToBranches(int32_t r, int32_t ivc, Flit f, int64_t now, int ntx, int nej);
+  void ReleaseFork(int32_t r, int32_t ivc);
   bool ForkHolds(int32_t ivc, int32_t ovc) const;
   // ScanRouter()'s head loop with router.header_units = per_port.
   void HandleHeadsShared(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s);

@@ -28,8 +28,7 @@ void Fabric::Evaluate(const int32_t* routers, size_t count, int64_t now) {
   s.ntx = ntx_;
   s.nej = nej_;
   for (uint32_t& req : s.out_req) req = 0;
-  const bool fixed =
-      constant_layouts_ && hot_.pshift == 3 && hot_.link == 1 && hot_.link_port == nullptr;
+  const bool fixed = constant_layouts_ && hot_.pshift == 3 && hot_.link == 1 && !hot_.extras;
   if (fixed && hot_.vshift == 2 && hot_.dshift == 3) {
     EvaluateFixed<2, 3>(routers, count, now, s);
   } else if (fixed && hot_.vshift == 2 && hot_.dshift == 4) {
@@ -59,6 +58,8 @@ void Fabric::EvaluateFixed(const int32_t* routers, size_t count, int64_t now, Sc
   h.mshift = 3 + kVshift;
   h.link = 1;
   h.slot_mask = (1u << kDshift) - 1;
+  h.extras = false;  // compiles forks, store-and-forward and the rest out of this path
+  h.link_port = nullptr;
   if (hot_.ports == 5) {
     h.ports = 5;
     h.pe = 4;
@@ -250,9 +251,9 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_
     }
     if (q.ready > now) return;
   }
-  if (__builtin_expect(saf_ != 0, false) && !MaySelect(h, r, ivc, now)) return;
-  if (__builtin_expect(forking_, false) && fork_n_[ivc] != 0) {
-    ForkAcquire(h, r, ivc, now);
+  if (__builtin_expect(h.extras, false) && saf_ != 0 && !MaySelect(r, ivc, now)) return;
+  if (__builtin_expect(h.extras, false) && forking_ && fork_n_[ivc] != 0) {
+    ForkAcquire(r, ivc);
     return;
   }
   const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
@@ -265,15 +266,15 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_
     q.state = kBlocked;
     q.aux = static_cast<int32_t>(h.epoch[r]);
   }
-  if (__builtin_expect(saf_ != 0, false)) StoreAfterFailure(h, r, ivc);
+  if (__builtin_expect(h.extras, false) && saf_ != 0) StoreAfterFailure(r, ivc);
 }
 
 // The head of `ivc` (network input port, not for the ejection port) waits for its whole
 // message once it is stored: its tail is at offset length - 1 and has arrived. The
 // injection port (the source's own buffer) and heads leaving by the ejection port (the
 // destination takes the flits as they come) never store.
-__attribute__((noinline)) bool Fabric::MaySelect(const Hot& h, int32_t r, int32_t ivc,
-                                                 int64_t now) {
+__attribute__((noinline)) bool Fabric::MaySelect(int32_t r, int32_t ivc, int64_t now) {
+  const Hot& h = hot_;
   InVc& q = h.in[ivc];
   const int ip = (ivc >> h.vshift) & ((1 << h.pshift) - 1);
   if (ip == h.pe || (q.cand_count == 1 && q.cand_port == h.pe)) return true;
@@ -289,7 +290,8 @@ __attribute__((noinline)) bool Fabric::MaySelect(const Hot& h, int32_t r, int32_
 }
 
 // vct-saf: a head whose first selection failed is stored whole before it goes on.
-__attribute__((noinline)) void Fabric::StoreAfterFailure(const Hot& h, int32_t r, int32_t ivc) {
+__attribute__((noinline)) void Fabric::StoreAfterFailure(int32_t r, int32_t ivc) {
+  const Hot& h = hot_;
   InVc& q = h.in[ivc];
   const int ip = (ivc >> h.vshift) & ((1 << h.pshift) - 1);
   if (q.stored != 0 || ip == h.pe || (q.cand_count == 1 && q.cand_port == h.pe)) return;
@@ -366,7 +368,7 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
     InVc& in = h.in[q.ivc];
     h.out[q.ovc].owner = q.ivc;
     in.out = q.ovc;
-    in.stored = 0;
+    if (__builtin_expect(h.extras, false)) in.stored = 0;
     const int op = (q.ovc - rbase) >> h.vshift;
     in.aux = op == h.pe ? r : h.down_ivc[rpi | op] + static_cast<int32_t>(q.ovc & vmask);
     in.state = kRouted;
@@ -409,7 +411,7 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   const uint64_t bit = uint64_t{1} << (ivc & ((1 << h.mshift) - 1));
   // Copy the flit whole, then set its arrival (keeps it one 16-byte move).
   if (op == h.pe) {
-    if (__builtin_expect(!eject_bounded_.empty(), false) && eject_bounded_[r] != 0 &&
+    if (__builtin_expect(h.extras, false) && !eject_bounded_.empty() && eject_bounded_[r] != 0 &&
         --o.credits == 0) {
       mk.credit &= ~bit;
     }
@@ -421,7 +423,9 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   } else {
     Flit& d = h.buf[(static_cast<size_t>(q.aux) << h.dshift) + o.tail];
     d = *src;
-    d.set_arrival(now + 1 + (h.link_port == nullptr ? h.link : h.link_port[(r << h.pshift) | op]));
+    d.set_arrival(now + 1 + (__builtin_expect(h.extras, false) && h.link_port != nullptr
+                                 ? h.link_port[(r << h.pshift) | op]
+                                 : h.link));
     o.tail = static_cast<int32_t>((static_cast<uint32_t>(o.tail) + 1) & h.slot_mask);
     if (--o.credits == 0) mk.credit &= ~bit;
     h.tx[s.ntx++] = {q.aux, credit};
@@ -429,8 +433,11 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   }
   if (head && observer_)
     observer_({now, vb[q.head].msg(), r, ip, v, op, q.out & ((1 << h.vshift) - 1)});
-  if (__builtin_expect(forking_, false) && fork_n_[ivc] != 0)
-    CopyToBranches(h, r, ivc, *src, now, s);
+  if (__builtin_expect(h.extras, false) && forking_ && fork_n_[ivc] != 0) {
+    const uint64_t counts = CopyToBranches(r, ivc, *src, now, s.ntx, s.nej);
+    s.ntx = static_cast<int>(counts >> 32);
+    s.nej = static_cast<int>(counts & 0xffffffffu);
+  }
   q.head = static_cast<uint16_t>((q.head + 1) & h.slot_mask);
   if (--q.count == 0) {
     mk.nonempty &= ~bit;
@@ -440,7 +447,7 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   }
   if (tail) {
     o.owner = -1;
-    if (__builtin_expect(forking_, false) && fork_n_[ivc] != 0) ReleaseFork(h, r, ivc);
+    if (__builtin_expect(h.extras, false) && forking_ && fork_n_[ivc] != 0) ReleaseFork(r, ivc);
     q.state = kIdle;
     mk.active &= ~bit;
     mk.credit &= ~bit;

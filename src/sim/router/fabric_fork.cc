@@ -17,7 +17,8 @@
 
 namespace ukai::sim {
 
-void Fabric::ForkAcquire(const Hot& h, int32_t r, int32_t ivc, int64_t now) {
+void Fabric::ForkAcquire(int32_t r, int32_t ivc) {
+  const Hot& h = hot_;
   InVc& q = h.in[ivc];
   const int n = fork_n_[ivc];
   const RouteCandidate* cands = &cand_[static_cast<size_t>(ivc) * cand_stride_];
@@ -53,7 +54,7 @@ void Fabric::ForkAcquire(const Hot& h, int32_t r, int32_t ivc, int64_t now) {
       q.state = kBlocked;
       q.aux = static_cast<int32_t>(h.epoch[r]);
     }
-    if (saf_ != 0) StoreAfterFailure(h, r, ivc);
+    if (saf_ != 0) StoreAfterFailure(r, ivc);
     return;
   }
   q.out = branches[0].ovc;
@@ -64,11 +65,10 @@ void Fabric::ForkAcquire(const Hot& h, int32_t r, int32_t ivc, int64_t now) {
   const uint64_t bit = uint64_t{1} << (ivc & ((1 << h.mshift) - 1));
   mk.active |= bit;
   if (h.out[q.out].credits > 0) mk.credit |= bit;
-  (void)now;
 }
 
-void Fabric::CopyToBranches(const Hot& h, int32_t r, int32_t ivc, const Flit& f, int64_t now,
-                            Scratch& s) {
+uint64_t Fabric::CopyToBranches(int32_t r, int32_t ivc, Flit f, int64_t now, int ntx, int nej) {
+  const Hot& h = hot_;
   const ForkBranch* branches = &fork_[static_cast<size_t>(ivc) * kMaxBranches];
   const int n = fork_n_[ivc];
   const uint32_t pmask = (1u << h.pshift) - 1;
@@ -76,7 +76,7 @@ void Fabric::CopyToBranches(const Hot& h, int32_t r, int32_t ivc, const Flit& f,
     const ForkBranch& b = branches[i];
     const int op = static_cast<int>((static_cast<uint32_t>(b.ovc) >> h.vshift) & pmask);
     if (op == h.pe) {
-      Ejected& e = h.ej[s.nej++];
+      Ejected& e = h.ej[nej++];
       e.flit = f;
       e.flit.set_arrival(now + 1);
       e.dst = r;
@@ -89,7 +89,7 @@ void Fabric::CopyToBranches(const Hot& h, int32_t r, int32_t ivc, const Flit& f,
                     (h.link_port == nullptr ? h.link : h.link_port[(r << h.pshift) | op]));
       o.tail = static_cast<int32_t>((static_cast<uint32_t>(o.tail) + 1) & h.slot_mask);
       --o.credits;
-      h.tx[s.ntx++] = {b.aux, -1};
+      h.tx[ntx++] = {b.aux, -1};
       if (f.head()) ++(*messages_)[f.msg()].hops;
     }
     if (f.head() && observer_) {
@@ -99,9 +99,11 @@ void Fabric::CopyToBranches(const Hot& h, int32_t r, int32_t ivc, const Flit& f,
     }
   }
   copied_count_[r] += n - 1;
+  return static_cast<uint64_t>(ntx) << 32 | static_cast<uint32_t>(nej);
 }
 
-void Fabric::ReleaseFork(const Hot& h, int32_t r, int32_t ivc) {
+void Fabric::ReleaseFork(int32_t r, int32_t ivc) {
+  const Hot& h = hot_;
   const ForkBranch* branches = &fork_[static_cast<size_t>(ivc) * kMaxBranches];
   const int32_t base = r << (h.pshift + h.vshift);
   const uint32_t pmask = (1u << h.pshift) - 1;
