@@ -83,12 +83,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"BadEnum",
                   "[network]\ntopology = \"ring\"\n",
                   {},
-                  "network.topology: 'ring' is not one of mesh, torus, group at exp.toml:2:12"},
-        BadConfig{"BadEnumSuggestion",
-                  "[router]\nswitching = \"wormhol\"\n",
-                  {},
-                  "router.switching: 'wormhol' is not one of wormhole, vct (did you mean "
-                  "'wormhole'?) at exp.toml:2:13"},
+                  "network.topology: 'ring' is not one of mesh, torus, group, graph, tree at "
+                  "exp.toml:2:12"},
+        BadConfig{
+            "BadEnumSuggestion",
+            "[router]\nswitching = \"wormhol\"\n",
+            {},
+            "router.switching: 'wormhol' is not one of wormhole, vct, vct-saf, saf (did you mean "
+            "'wormhole'?) at exp.toml:2:13"},
         BadConfig{"UnknownRouting",
                   "[routing]\nalgorithm = \"dorr\"\n",
                   {},

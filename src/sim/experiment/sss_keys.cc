@@ -306,7 +306,8 @@ Status ReadLink(const Tree& t, GraphLinkSpec* l) {
 }
 
 Status ReadGraph(const config::ConfigValues& values, NetworkConfig* n) {
-  if (const config::Value* v = values.Find("network.file")) {
+  if (const config::Value* v = values.Find("network.file");
+      v != nullptr && !std::get<std::string>(v->items[0]).empty()) {
     const std::string& path = std::get<std::string>(v->items[0]);
     std::filesystem::path p(path);
     // Relative to the config file's folder (not to --set arguments: the working folder).
@@ -334,8 +335,9 @@ Status ReadGraph(const config::ConfigValues& values, NetworkConfig* n) {
       UKAI_RETURN_IF_ERROR(ReadLink(item, &n->graph.links.back()));
     }
   }
-  if ((nodes != nullptr || switches != nullptr || links != nullptr) &&
-      (nodes == nullptr || links == nullptr)) {
+  // Empty lists count as absent (their defaults); a graph needs nodes and links.
+  const GraphSpec& g = n->graph;
+  if (!g.empty() && (g.terminals.empty() || g.links.empty())) {
     const config::Value* at = nodes != nullptr ? nodes : switches != nullptr ? switches : links;
     return Bad("network.links", "a graph in the config needs network.nodes and network.links",
                at->tree);
@@ -401,7 +403,7 @@ std::vector<config::KeySpec> SssStructuredKeySpecs() {
   using VT = ValueType;
   return {
       KeySpec::Make("network.file", VT::kString)
-          .Default("\"\"")
+          .Default("")
           .Doc("graph: a BookSim2 anynet file (routers, nodes, links with optional latencies; "
                "relative to the config file's folder)"),
       KeySpec::Make("network.nodes", VT::kStructured)
