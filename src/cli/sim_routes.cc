@@ -6,6 +6,7 @@
 
 #include "core/output/writer.h"
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/front_door.h"
 #include "sim/experiment/sss_keys.h"
 #include "sim/routing/source_routing.h"
 #include "sim/topology/factory.h"

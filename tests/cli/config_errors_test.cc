@@ -12,6 +12,7 @@
 #include "core/config/toml_reader.h"
 #include "scratch_path.h"
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/front_door.h"
 
 namespace ukai::sim {
 namespace {
@@ -83,8 +84,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"BadEnum",
                   "[network]\ntopology = \"ring\"\n",
                   {},
-                  "network.topology: 'ring' is not one of mesh, torus, group, graph, tree at "
-                  "exp.toml:2:12"},
+                  "network.topology: 'ring' is not one of mesh, torus, group, graph, tree, "
+                  "fullmesh at exp.toml:2:12"},
         BadConfig{
             "BadEnumSuggestion",
             "[router]\nswitching = \"wormhol\"\n",

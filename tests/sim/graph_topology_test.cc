@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/front_door.h"
 #include "sim/topology/anynet.h"
 #include "sim/topology/factory.h"
 #include "sim/topology/graph.h"

@@ -26,15 +26,19 @@ namespace {
 Status FitsBuffers(const SimConfig& config, int64_t wire, const char* what) {
   const int32_t flits = WireFlits(wire, config.router.flit_bytes);
   if (flits > config.router.vc_buffer_flits) {
-    return Status::InvalidArgument(fmt::format(
-        "router.vc_buffer_flits: {} of {} bytes is {} flits of {} bytes, more than a VC buffer "
-        "holds ({}); raise router.vc_buffer_flits or lower nic.max_payload_bytes",
-        what, wire, flits, config.router.flit_bytes, config.router.vc_buffer_flits));
+    return Status::InvalidArgument(
+               fmt::format(
+                   "router.vc_buffer_flits: {} of {} bytes is {} flits of {} bytes, more than a VC "
+                   "buffer holds ({}); raise router.vc_buffer_flits or lower "
+                   "nic.max_payload_bytes",
+                   what, wire, flits, config.router.flit_bytes, config.router.vc_buffer_flits))
+        .WithKey("router.vc_buffer_flits");
   }
   if (flits > config.sss.receive_buffer_bytes / config.router.flit_bytes) {
-    return Status::InvalidArgument(fmt::format(
-        "nic.receive_buffer_bytes: {} of {} bytes does not fit the receive ring ({} bytes)", what,
-        wire, config.sss.receive_buffer_bytes));
+    return Status::InvalidArgument(fmt::format("nic.receive_buffer_bytes: {} of {} bytes does not "
+                                               "fit the receive ring ({} bytes)",
+                                               what, wire, config.sss.receive_buffer_bytes))
+        .WithKey("nic.receive_buffer_bytes");
   }
   return Status::Ok();
 }
@@ -45,13 +49,15 @@ Status CheckNames(const GraphTopology& t, const SssConfig& c) {
     return node >= 0 && node < t.NumTerminals()
                ? Status::Ok()
                : Status::InvalidArgument(
-                     fmt::format("{}: '{}' is not an end node of the {}", key, name, t.Describe()));
+                     fmt::format("{}: '{}' is not an end node of the {}", key, name, t.Describe()))
+                     .WithKey(key);
   };
   for (const std::string& name : c.copy_switches) {
     const int node = t.Find(name);
     if (node < 0 || !t.IsSwitch(node)) {
       return Status::InvalidArgument("network.copy_switches: '" + name +
-                                     "' is not a switch of the " + t.Describe());
+                                     "' is not a switch of the " + t.Describe())
+          .WithKey("network.copy_switches");
     }
   }
   for (const std::string& name : c.sources) {
@@ -72,41 +78,50 @@ Status CheckSssConfig(const SimConfig& config, const Topology& topology) {
   const auto* graph = dynamic_cast<const GraphTopology*>(&topology);
   if (graph == nullptr) {
     return Status::InvalidArgument(
-        "traffic.operation: the SSS NIC model runs on network.topology = \"graph\" or \"tree\"");
+               "traffic.operation: the SSS NIC model runs on network.topology = \"graph\" or "
+               "\"tree\"")
+        .WithKey("traffic.operation");
   }
   if (config.routing.algorithm != "source") {
     return Status::InvalidArgument(
-        "routing.algorithm: the SSS NIC model needs 'source' (the NIC writes the route into "
-        "the header), got '" +
-        config.routing.algorithm + "'");
+               "routing.algorithm: the SSS NIC model needs 'source' (the NIC writes the route into "
+               "the header), got '" +
+               config.routing.algorithm + "'")
+        .WithKey("routing.algorithm");
   }
   if (config.router.switching == Switching::kWormhole) {
     return Status::InvalidArgument(
-        "router.switching: the SSS NIC model admits a packet only with room for all of it "
-        "(virtual cut-through): use 'vct-saf', 'vct' or 'saf', not 'wormhole'");
+               "router.switching: the SSS NIC model admits a packet only with room for all of it "
+               "(virtual cut-through): use 'vct-saf', 'vct' or 'saf', not 'wormhole'")
+        .WithKey("router.switching");
   }
   if (config.router.clock_mhz != 0) {
     return Status::InvalidArgument(
-        "router.clock_mhz: the SSS NIC model derives the clock from link.raw_gbps and "
-        "router.flit_bytes (one flit of data per cycle); leave it 0");
+               "router.clock_mhz: the SSS NIC model derives the clock from link.raw_gbps and "
+               "router.flit_bytes (one flit of data per cycle); leave it 0")
+        .WithKey("router.clock_mhz");
   }
   if (config.measure.mode != MeasureMode::kMessages) {
     return Status::InvalidArgument(
-        "measure.mode: the SSS NIC model measures operations (\"messages\" mode: "
-        "measure.warmup_messages, measure.measure_messages)");
+               "measure.mode: the SSS NIC model measures operations (\"messages\" mode: "
+               "measure.warmup_messages, measure.measure_messages)")
+        .WithKey("measure.mode");
   }
   if (c.multicast != MulticastKind::kNone && c.operation != RmaOperation::kWrite) {
     return Status::InvalidArgument(
-        "traffic.multicast: a multicast is a remote write (traffic.operation = \"write\")");
+               "traffic.multicast: a multicast is a remote write (traffic.operation = \"write\")")
+        .WithKey("traffic.multicast");
   }
   if (c.multicast != MulticastKind::kNone && c.multicast_groups.empty() &&
       c.multicast_group_size > topology.NumTerminals() - 1) {
-    return Status::InvalidArgument(fmt::format(
-        "traffic.multicast_group_size: {} members, but a source has only {} other end nodes",
-        c.multicast_group_size, topology.NumTerminals() - 1));
+    return Status::InvalidArgument(fmt::format("traffic.multicast_group_size: {} members, but a "
+                                               "source has only {} other end nodes",
+                                               c.multicast_group_size, topology.NumTerminals() - 1))
+        .WithKey("traffic.multicast_group_size");
   }
   if (c.multicast == MulticastKind::kNone && config.traffic.message_bytes > (int64_t{1} << 30)) {
-    return Status::InvalidArgument("traffic.message_bytes: at most 2^30 bytes per operation");
+    return Status::InvalidArgument("traffic.message_bytes: at most 2^30 bytes per operation")
+        .WithKey("traffic.message_bytes");
   }
   UKAI_RETURN_IF_ERROR(CheckNames(*graph, c));
   if (c.multicast == MulticastKind::kNone) {
@@ -138,7 +153,10 @@ Status SssMachine::Init(const SimConfig& config) {
   UKAI_RETURN_IF_ERROR(CheckSssConfig(config, net_->topology()));
   Result<wire::LinkRates> rates =
       wire::ComputeLinkRates({c.raw_gbps, wire::LineCode::k8b10b, 0, 0});
-  if (!rates.ok()) return Status::InvalidArgument("link.raw_gbps: " + rates.status().message());
+  if (!rates.ok()) {
+    return Status::InvalidArgument("link.raw_gbps: " + rates.status().message())
+        .WithKey("link.raw_gbps");
+  }
   clock_mhz_ = rates->data_rate_bps / (8.0 * config.router.flit_bytes) / 1e6;
   bus_per_cycle_ = c.bus_mbytes_per_s / clock_mhz_;
   sram_per_cycle_ = c.buffer_mbytes_per_s / clock_mhz_;

@@ -21,7 +21,8 @@ Result<std::unique_ptr<SssTraffic>> SssTraffic::Create(const SimConfig& config,
     const int node = topo.Find(name);
     if (node < 0 || node >= t->terminals_) {
       return Status::InvalidArgument(
-          fmt::format("{}: '{}' is not an end node of the {}", key, name, topo.Describe()));
+                 fmt::format("{}: '{}' is not an end node of the {}", key, name, topo.Describe()))
+          .WithKey(key);
     }
     return node;
   };
@@ -40,7 +41,8 @@ Result<std::unique_ptr<SssTraffic>> SssTraffic::Create(const SimConfig& config,
       if (!node.ok()) return node.status();
       if (std::find(members.begin(), members.end(), *node) != members.end()) {
         return Status::InvalidArgument("traffic.multicast_groups: '" + name +
-                                       "' appears twice in a group");
+                                       "' appears twice in a group")
+            .WithKey("traffic.multicast_groups");
       }
       members.push_back(*node);
     }
@@ -49,12 +51,14 @@ Result<std::unique_ptr<SssTraffic>> SssTraffic::Create(const SimConfig& config,
   if (c.multicast != MulticastKind::kNone) {
     if (c.operation != RmaOperation::kWrite) {
       return Status::InvalidArgument(
-          "traffic.multicast: a multicast is a remote write (traffic.operation = \"write\")");
+                 "traffic.multicast: a multicast is a remote write (traffic.operation = \"write\")")
+          .WithKey("traffic.multicast");
     }
     if (t->groups_.empty() && c.multicast_group_size > t->terminals_ - 1) {
-      return Status::InvalidArgument(fmt::format(
-          "traffic.multicast_group_size: {} members, but a source has only {} other end nodes",
-          c.multicast_group_size, t->terminals_ - 1));
+      return Status::InvalidArgument(fmt::format("traffic.multicast_group_size: {} members, but a "
+                                                 "source has only {} other end nodes",
+                                                 c.multicast_group_size, t->terminals_ - 1))
+          .WithKey("traffic.multicast_group_size");
     }
   } else {
     Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(topo, config.traffic);

@@ -568,7 +568,8 @@ Result<CdgReport> CheckDeadlockFreedom(const SimConfig& config) {
   for (const RouteSetChecker& e : kRouteSetCheckers) known += ", " + std::string(e.algorithm);
   if (entry == nullptr) {
     return Status::InvalidArgument("routing.algorithm: no deadlock checker for '" +
-                                   config.routing.algorithm + "' (checkers: " + known + ")");
+                                   config.routing.algorithm + "' (checkers: " + known + ")")
+        .WithKey("routing.algorithm");
   }
   Result<std::unique_ptr<KaryNCube>> topo = KaryNCube::Create(config.network);
   if (!topo.ok()) return topo.status();

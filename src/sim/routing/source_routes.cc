@@ -74,23 +74,26 @@ Result<std::unique_ptr<SourceRouteTable>> SourceRouteTable::Build(const Topology
                                                                   SourceRouteMode mode, int root,
                                                                   int max_paths) {
   if (t.NumTerminals() > kMaxTerminals) {
-    return Status::InvalidArgument(fmt::format(
-        "routing.algorithm: 'source' keeps a route table of every pair of end nodes, for at "
-        "most {} end nodes (the network has {})",
-        kMaxTerminals, t.NumTerminals()));
+    return Status::InvalidArgument(fmt::format("routing.algorithm: 'source' keeps a route table of "
+                                               "every pair of end nodes, for at "
+                                               "most {} end nodes (the network has {})",
+                                               kMaxTerminals, t.NumTerminals()))
+        .WithKey("routing.algorithm");
   }
   if (max_paths < 1 || max_paths > 15) {
     return Status::InvalidArgument(
-        fmt::format("routing.source_paths: must be in [1, 15] (got {})", max_paths));
+               fmt::format("routing.source_paths: must be in [1, 15] (got {})", max_paths))
+        .WithKey("routing.source_paths");
   }
   std::unique_ptr<SourceRouteTable> table(new SourceRouteTable());
   table->terminals_ = t.NumTerminals();
   table->max_paths_ = max_paths;
   if (root >= 0) {
     if (root >= t.NumNodes() || !t.Forwards(root)) {
-      return Status::InvalidArgument(fmt::format(
-          "routing.root: node {} is not a switch of the {} (the up*/down* root must forward)", root,
-          t.Describe()));
+      return Status::InvalidArgument(fmt::format("routing.root: node {} is not a switch of the {} "
+                                                 "(the up*/down* root must forward)",
+                                                 root, t.Describe()))
+          .WithKey("routing.root");
     }
     table->root_ = root;
   } else {
@@ -188,9 +191,12 @@ Status SourceRouteTable::Compute(const Topology& t) {
     for (int s = 0; s < terminals_; ++s) {
       if (s == d) continue;
       if (dist[s] == kFar) {
-        return Status::InvalidArgument(fmt::format(
-            "routing.algorithm: 'source' finds no {}route from {} to {} on the {}",
-            phases_ == 2 ? "up*/down* " : "", t.NodeName(s), t.NodeName(d), t.Describe()));
+        return Status::InvalidArgument(
+                   fmt::format(
+                       "routing.algorithm: 'source' finds no {}route from {} to {} on the {}",
+                       phases_ == 2 ? "up*/down* " : "", t.NodeName(s), t.NodeName(d),
+                       t.Describe()))
+            .WithKey("routing.algorithm");
       }
       found.clear();
       for (int k = 0; static_cast<int>(found.size()) < max_paths_ && k < 4 * max_paths_; ++k) {
@@ -209,9 +215,10 @@ Status SourceRouteTable::Compute(const Topology& t) {
       count_[Pair(s, d)] = static_cast<uint8_t>(found.size());
       for (int k = 0; k < static_cast<int>(found.size()); ++k) {
         if (found[k].size() > 255) {
-          return Status::InvalidArgument(fmt::format(
-              "routing.algorithm: 'source' route from {} to {} has {} hops (at most 255)",
-              t.NodeName(s), t.NodeName(d), found[k].size()));
+          return Status::InvalidArgument(fmt::format("routing.algorithm: 'source' route from {} to "
+                                                     "{} has {} hops (at most 255)",
+                                                     t.NodeName(s), t.NodeName(d), found[k].size()))
+              .WithKey("routing.algorithm");
         }
         const size_t slot = Slot(s, d, k);
         begin_[slot] = static_cast<uint32_t>(hops_.size());
@@ -219,10 +226,12 @@ Status SourceRouteTable::Compute(const Topology& t) {
         hops_.insert(hops_.end(), found[k].begin(), found[k].end());
       }
       if (static_cast<int64_t>(hops_.size()) > kMaxHops) {
-        return Status::InvalidArgument(fmt::format(
-            "routing.source_paths: the route tables would hold more than {} hops; lower "
-            "routing.source_paths or the network size",
-            kMaxHops));
+        return Status::InvalidArgument(
+                   fmt::format(
+                       "routing.source_paths: the route tables would hold more than {} hops; lower "
+                       "routing.source_paths or the network size",
+                       kMaxHops))
+            .WithKey("routing.source_paths");
       }
     }
   }

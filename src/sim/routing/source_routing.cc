@@ -120,14 +120,16 @@ void SourceRouting::Remove(int32_t id) {
 Status SourceSupports(const Topology& topology, const SimConfig& config) {
   if (config.faults.any()) {
     return Status::InvalidArgument(
-        "routing.algorithm: 'source' routes are computed once and do not avoid faults; remove "
-        "the faults.* settings");
+               "routing.algorithm: 'source' routes are computed once and do not avoid faults; "
+               "remove the faults.* settings")
+        .WithKey("routing.algorithm");
   }
   if (config.router.switching == Switching::kWormhole && config.sss.active() &&
       config.sss.multicast == MulticastKind::kHierarchical) {
     return Status::InvalidArgument(
-        "router.switching: hierarchical multicast copies packets in the switches, which needs "
-        "virtual cut-through ('vct', 'vct-saf' or 'saf'), not 'wormhole'");
+               "router.switching: hierarchical multicast copies packets in the switches, which "
+               "needs virtual cut-through ('vct', 'vct-saf' or 'saf'), not 'wormhole'")
+        .WithKey("router.switching");
   }
   Result<std::unique_ptr<SourceRouteTable>> table =
       SourceRouteTable::Build(topology, config.routing.source_routes, config.routing.root,

@@ -231,7 +231,8 @@ Result<GraphSpec> ReadAnynetFile(const std::string& path) {
   }
   if (std::filesystem::file_size(path, ec) > kMaxAnynetBytes) {
     return Status::InvalidArgument("network.file: '" + path + "' is larger than " +
-                                   std::to_string(kMaxAnynetBytes >> 20) + " MiB");
+                                   std::to_string(kMaxAnynetBytes >> 20) + " MiB")
+        .WithKey("network.file");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::IoError("network.file: cannot open '" + path + "'");

@@ -8,49 +8,101 @@
 namespace ukai::sim {
 namespace {
 
-Result<std::unique_ptr<Topology>> MakeGraph(const NetworkConfig& config) {
-  GraphSpec spec;
-  if (config.topology == TopologyKind::kTree) {
-    Result<GraphSpec> tree =
-        TreeSpec(config.tree_arity, config.tree_levels, config.tree_upper_bandwidth);
-    if (!tree.ok()) return tree.status();
-    spec = std::move(*tree);
-  } else if (!config.file.empty()) {
-    if (!config.graph.empty()) {
-      return Status::InvalidArgument(
-          "network.file: give the graph either as a file or as network.nodes / "
-          "network.switches / network.links, not both");
-    }
-    Result<GraphSpec> read = ReadAnynetFile(config.file);
-    if (!read.ok()) return read.status();
-    spec = std::move(*read);
-  } else if (!config.graph.empty()) {
-    spec = config.graph;
-  } else {
-    return Status::InvalidArgument(
-        "network.topology: 'graph' needs network.file (a BookSim2 anynet file) or "
-        "network.nodes, network.switches and network.links");
-  }
+Result<std::unique_ptr<Topology>> MakeCube(const NetworkConfig& config) {
+  Result<std::unique_ptr<KaryNCube>> cube = KaryNCube::Create(config);
+  if (!cube.ok()) return cube.status();
+  return std::unique_ptr<Topology>(std::move(*cube));
+}
+
+Result<std::unique_ptr<Topology>> MakeGroup(const NetworkConfig& config) {
+  Result<std::unique_ptr<GroupTopology>> group =
+      GroupTopology::Create(config.groups, config.group_size);
+  if (!group.ok()) return group.status();
+  return std::unique_ptr<Topology>(std::move(*group));
+}
+
+Result<std::unique_ptr<Topology>> MakeGraphOf(const GraphSpec& spec) {
   Result<std::unique_ptr<GraphTopology>> graph = GraphTopology::Create(spec);
   if (!graph.ok()) return graph.status();
   return std::unique_ptr<Topology>(std::move(*graph));
 }
 
+// network.topology = "graph": an anynet file or the TOML lists (docs/sss.md).
+Result<std::unique_ptr<Topology>> MakeGraph(const NetworkConfig& config) {
+  if (!config.file.empty()) {
+    if (!config.graph.empty()) {
+      return Status::InvalidArgument(
+                 "network.file: give the graph either as a file or as network.nodes / "
+                 "network.switches / network.links, not both")
+          .WithKey("network.file");
+    }
+    Result<GraphSpec> read = ReadAnynetFile(config.file);
+    Result<std::unique_ptr<Topology>> made =
+        read.ok() ? MakeGraphOf(*read) : Result<std::unique_ptr<Topology>>(read.status());
+    if (!made.ok()) return made.status().WithKey("network.file");
+    return made;
+  }
+  if (config.graph.empty()) {
+    return Status::InvalidArgument(
+               "network.topology: 'graph' needs network.file (a BookSim2 anynet file) or "
+               "network.nodes, network.switches and network.links")
+        .WithKey("network.topology");
+  }
+  return MakeGraphOf(config.graph);  // its errors name network.links and their place
+}
+
+// network.topology = "tree": the generated hierarchy (docs/sss.md).
+Result<std::unique_ptr<Topology>> MakeTree(const NetworkConfig& config) {
+  Result<GraphSpec> tree =
+      TreeSpec(config.tree_arity, config.tree_levels, config.tree_upper_bandwidth);
+  if (!tree.ok()) return tree.status();
+  return MakeGraphOf(*tree);
+}
+
+constexpr TopologyEntry kTopologies[] = {
+    {"mesh", TopologyKind::kMesh, "k-ary n-cube without wrap-around links (network.k, network.n)",
+     &MakeCube},
+    {"torus", TopologyKind::kTorus, "k-ary n-cube with wrap-around links (network.k, network.n)",
+     &MakeCube},
+    {"group", TopologyKind::kGroup,
+     "network.groups groups of network.group_size fully connected nodes, rings across groups "
+     "(docs/gateway.md)",
+     &MakeGroup},
+    {"graph", TopologyKind::kGraph,
+     "any network of end nodes and switches: a BookSim2 anynet file (network.file) or "
+     "network.nodes, network.switches and network.links (docs/sss.md)",
+     &MakeGraph},
+    {"tree", TopologyKind::kTree,
+     "network.tree_levels levels of switches with network.tree_arity children each, end nodes "
+     "at the leaves, network.tree_upper_bandwidth channels per upper link (docs/sss.md)",
+     &MakeTree},
+};
+
 }  // namespace
 
+std::span<const TopologyEntry> Topologies() { return kTopologies; }
+
+const TopologyEntry* FindTopology(TopologyKind kind) {
+  for (const TopologyEntry& e : kTopologies) {
+    if (e.kind == kind) return &e;
+  }
+  return nullptr;
+}
+
+const TopologyEntry* FindTopology(std::string_view name) {
+  for (const TopologyEntry& e : kTopologies) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
 Result<std::unique_ptr<Topology>> MakeTopology(const NetworkConfig& config) {
-  if (config.topology == TopologyKind::kGraph || config.topology == TopologyKind::kTree) {
-    return MakeGraph(config);
+  const TopologyEntry* entry = FindTopology(config.topology);
+  if (entry == nullptr) {
+    return Status::Internal("network.topology: no entry in the topology table")
+        .WithKey("network.topology");
   }
-  if (config.topology == TopologyKind::kGroup) {
-    Result<std::unique_ptr<GroupTopology>> group =
-        GroupTopology::Create(config.groups, config.group_size);
-    if (!group.ok()) return group.status();
-    return std::unique_ptr<Topology>(std::move(*group));
-  }
-  Result<std::unique_ptr<KaryNCube>> cube = KaryNCube::Create(config);
-  if (!cube.ok()) return cube.status();
-  return std::unique_ptr<Topology>(std::move(*cube));
+  return entry->create(config);
 }
 
 }  // namespace ukai::sim

@@ -135,25 +135,31 @@ Result<int> GraphTopology::ParseNode(const NodeRef& ref) const {
 Result<GraphSpec> TreeSpec(int arity, int levels, int upper_channels) {
   if (arity < 2 || arity > GraphTopology::kMaxPorts - 1) {
     return Status::InvalidArgument(fmt::format("network.tree_arity: must be in [2, {}] (got {})",
-                                               GraphTopology::kMaxPorts - 1, arity));
+                                               GraphTopology::kMaxPorts - 1, arity))
+        .WithKey("network.tree_arity");
   }
   if (levels < 1) {
     return Status::InvalidArgument(
-        fmt::format("network.tree_levels: must be >= 1 (got {})", levels));
+               fmt::format("network.tree_levels: must be >= 1 (got {})", levels))
+        .WithKey("network.tree_levels");
   }
   if (upper_channels < 1 || arity + upper_channels > GraphTopology::kMaxPorts) {
-    return Status::InvalidArgument(fmt::format(
-        "network.tree_upper_bandwidth: must be in [1, {}] with network.tree_arity = {} (a "
-        "switch has at most {} ports; got {})",
-        GraphTopology::kMaxPorts - arity, arity, GraphTopology::kMaxPorts, upper_channels));
+    return Status::InvalidArgument(fmt::format("network.tree_upper_bandwidth: must be in [1, {}] "
+                                               "with network.tree_arity = {} (a "
+                                               "switch has at most {} ports; got {})",
+                                               GraphTopology::kMaxPorts - arity, arity,
+                                               GraphTopology::kMaxPorts, upper_channels))
+        .WithKey("network.tree_upper_bandwidth");
   }
   int64_t ends = 1;
   for (int l = 0; l < levels; ++l) {
     ends *= arity;
     if (ends > (int64_t{1} << 20)) {
       return Status::InvalidArgument(
-          fmt::format("network.tree_levels: {} levels of arity {} give more than 2^20 end nodes",
-                      levels, arity));
+                 fmt::format(
+                     "network.tree_levels: {} levels of arity {} give more than 2^20 end nodes",
+                     levels, arity))
+          .WithKey("network.tree_levels");
     }
   }
   GraphSpec spec;
