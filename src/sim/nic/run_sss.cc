@@ -151,9 +151,10 @@ Result<PointResult> RunSssPoint(const SimConfig& config,
   // counts the same packets) accepted below offered by more than max(5 %, 3 / sqrt(n)).
   const double shortfall =
       std::max(0.05, 3 / std::sqrt(static_cast<double>(std::max<int64_t>(1, ms.measured_done))));
-  r.saturated = !note.empty() ||
-                (config.sss.multicast == MulticastKind::kNone && ms.measured_done > 0 &&
-                 r.accepted_flits_per_node_cycle < (1 - shortfall) * r.offered_flits_per_node_cycle);
+  r.saturated =
+      !note.empty() ||
+      (config.sss.multicast == MulticastKind::kNone && ms.measured_done > 0 &&
+       r.accepted_flits_per_node_cycle < (1 - shortfall) * r.offered_flits_per_node_cycle);
   if (capped) {
     note += (note.empty() ? "" : "; ") +
             fmt::format("measure.max_cycles = {} reached after {} of {} measured operations",
