@@ -71,8 +71,8 @@ namespace {
 // 8b/10b link, 30 + 2 bytes of header, 4 KiB packets, the NIC's 67 and 200 MB/s.
 TEST(ExperimentConfigsTest, SssConfigsUseThePapersNetwork) {
   std::vector<std::string> configs;
-  for (const auto& e : std::filesystem::directory_iterator(
-           std::filesystem::path(UKAI_SOURCE_DIR) / "experiments/sss")) {
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(UKAI_SOURCE_DIR) /
+                                                           "experiments/sss")) {
     if (e.path().extension() == ".toml") configs.push_back(e.path());
   }
   ASSERT_GE(configs.size(), 5u);

@@ -175,18 +175,18 @@ void Fabric::ForgetRoutes() {
 }
 
 void Fabric::InitHot() {
-  hot_ = Hot{buf_.data(),      in_.data(),
-             out_.data(),      masks_.data(),
-             rr_.data(),       epoch_.data(),
-             down_ivc_.data(), tx_.data(),
-             ej_.data(),       link_port_.empty() ? nullptr : link_port_.data(),
-             ports_,           ports_ - 1,
-             pshift_,          vshift_,
-             dshift_,          mshift_,
-             link_cycles_,     slot_mask_,
-             grant_options_,   shared_headers_,
-             table_ports_,
-             forking_ || saf_ != 0 || !link_port_.empty() || !eject_bounded_.empty()};
+  hot_ = Hot{
+      buf_.data(),      in_.data(),
+      out_.data(),      masks_.data(),
+      rr_.data(),       epoch_.data(),
+      down_ivc_.data(), tx_.data(),
+      ej_.data(),       link_port_.empty() ? nullptr : link_port_.data(),
+      ports_,           ports_ - 1,
+      pshift_,          vshift_,
+      dshift_,          mshift_,
+      link_cycles_,     slot_mask_,
+      grant_options_,   shared_headers_,
+      table_ports_,     forking_ || saf_ != 0 || !link_port_.empty() || !eject_bounded_.empty()};
 }
 
 int32_t Fabric::buffered(int32_t router) const {

@@ -423,9 +423,10 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   } else {
     Flit& d = h.buf[(static_cast<size_t>(q.aux) << h.dshift) + o.tail];
     d = *src;
-    d.set_arrival(now + 1 + (__builtin_expect(h.extras, false) && h.link_port != nullptr
-                                 ? h.link_port[(r << h.pshift) | op]
-                                 : h.link));
+    d.set_arrival(now + 1 +
+                  (__builtin_expect(h.extras, false) && h.link_port != nullptr
+                       ? h.link_port[(r << h.pshift) | op]
+                       : h.link));
     o.tail = static_cast<int32_t>((static_cast<uint32_t>(o.tail) + 1) & h.slot_mask);
     if (--o.credits == 0) mk.credit &= ~bit;
     h.tx[s.ntx++] = {q.aux, credit};
