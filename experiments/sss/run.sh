@@ -8,10 +8,11 @@
 #   UKAI     the ukai executable (default: build/src/cli/ukai)
 #   OUT_DIR  where CSVs, PNGs and tables.md go (default: experiments/sss/results)
 #   --quick  fewer operations per point (smoke tests)
-# PYTHON (environment) picks the interpreter for plot.py; it needs matplotlib
-# (Debian: python3-matplotlib).
+# The interpreter for plot.py is the one tools/find_python.sh names (it needs matplotlib;
+# PYTHON overrides it).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+python=$("$here/../../tools/find_python.sh")  # before the runs: fail early
 quick=""
 if [ "${1:-}" = "--quick" ]; then
   quick="--set measure.measure_messages=40"
@@ -47,8 +48,4 @@ run nic_rates_twoway nic_rates.toml --set 'traffic.sources=["n0","n1"]' \
 run nic_rates_hierarchical nic_rates.toml --set traffic.multicast=hierarchical
 run nic_rates_chained nic_rates.toml --set traffic.multicast=chained
 echo "all configs: $(($(date +%s) - start)) s"
-python=${PYTHON:-python3}
-if ! "$python" -c "import matplotlib" 2>/dev/null && [ -x /usr/bin/python3 ]; then
-  python=/usr/bin/python3  # the Debian interpreter that has python3-matplotlib
-fi
 "$python" "$here/plot.py" "$out"
