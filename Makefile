@@ -11,7 +11,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FORMAT_SRC   = $(shell git ls-files '*.h' '*.cc' '*.hpp' 2>/dev/null)
 
 .PHONY: all deps build build-ukai run test test-unit test-asan test-clang format format-check \
-        bench clean reproduce reproduce-detour-ud reproduce-fullmesh reproduce-gateway
+        bench clean reproduce reproduce-detour-ud reproduce-fullmesh reproduce-gateway reproduce-sss
 
 all: build
 
@@ -78,7 +78,7 @@ format-check:
 # The reproductions (experiments/*/REPORT.md): each writes its CSVs and PNGs beside its
 # REPORT. Their plots need a Python with matplotlib: tools/find_python.sh finds it (PYTHON
 # overrides; Debian python3-matplotlib is installed by `make deps`).
-reproduce: reproduce-detour-ud reproduce-fullmesh reproduce-gateway
+reproduce: reproduce-detour-ud reproduce-fullmesh reproduce-gateway reproduce-sss
 
 # Figs. 7-12 of the Detour-UD paper and the ablation of its table read: CSVs and PNGs in
 # experiments/detour-ud/results/.
@@ -88,6 +88,11 @@ reproduce-detour-ud: build-ukai
 # The gateway NIC experiments (experiments/gateway/REPORT.md): results.csv and the PNGs.
 reproduce-gateway: build-ukai
 	python=$$(tools/find_python.sh) && "$$python" experiments/gateway/run.py --ukai $(BUILD)/src/cli/ukai
+
+# The SSS-CORE network's experiments (experiments/sss/REPORT.md): CSVs, PNGs and tables.md
+# in experiments/sss/results/.
+reproduce-sss: build-ukai
+	experiments/sss/run.sh $(BUILD)/src/cli/ukai experiments/sss/results
 
 # Every benchmark driver in bench/ (each prints its own table of figures).
 bench: build

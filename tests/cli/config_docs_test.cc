@@ -168,7 +168,28 @@ TEST(OutputFieldsTest, RecordsFollowTheDeclarations) {
   PointResult gateway;
   gateway.gateway.present = true;
   gateway.booksim.present = true;  // BookSim2's statistics (measure.mode = booksim)
-  EXPECT_EQ(Names(PointRecord(0, group, gateway)), Declared(flit, {}));
+  // The conditional fields whose condition mentions one of `words`.
+  auto when = [&](std::initializer_list<std::string_view> words) {
+    std::set<std::string_view> out;
+    for (const output::FieldSpec& f : flit) {
+      for (std::string_view w : words) {
+        if (f.when.find(w) != std::string_view::npos) out.insert(f.name);
+      }
+    }
+    return out;
+  };
+  EXPECT_EQ(Names(PointRecord(0, group, gateway)),
+            Declared(flit, when({"\"tree\"", "\"graph\"", "SSS-CORE"})));
+  PointResult sss;
+  sss.sss.present = true;
+  SimConfig tree = torus;
+  tree.network.topology = TopologyKind::kTree;
+  EXPECT_EQ(Names(PointRecord(0, tree, sss)),
+            Declared(flit, when({"\"group\"", "\"graph\"", "gateway", "booksim"})));
+  SimConfig graph = torus;
+  graph.network.topology = TopologyKind::kGraph;
+  EXPECT_EQ(Names(PointRecord(0, graph, sss)),
+            Declared(flit, when({"\"group\"", "\"tree\"", "gateway", "booksim"})));
 
   fullmesh::FullMeshConfig c;
   c.Normalize();

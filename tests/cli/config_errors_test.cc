@@ -81,16 +81,17 @@ INSTANTIATE_TEST_SUITE_P(
                   "[traffic]\nmessage_bytes = [64, 0]\n",
                   {},
                   "traffic.message_bytes: value 0 out of range [1, 1073741824] at exp.toml:2:17"},
-        BadConfig{
-            "BadEnum",
-            "[network]\ntopology = \"ring\"\n",
-            {},
-            "network.topology: 'ring' is not one of mesh, torus, group, fullmesh at exp.toml:2:12"},
-        BadConfig{"BadEnumSuggestion",
-                  "[router]\nswitching = \"wormhol\"\n",
+        BadConfig{"BadEnum",
+                  "[network]\ntopology = \"ring\"\n",
                   {},
-                  "router.switching: 'wormhol' is not one of wormhole, vct (did you mean "
-                  "'wormhole'?) at exp.toml:2:13"},
+                  "network.topology: 'ring' is not one of mesh, torus, group, graph, tree, "
+                  "fullmesh at exp.toml:2:12"},
+        BadConfig{
+            "BadEnumSuggestion",
+            "[router]\nswitching = \"wormhol\"\n",
+            {},
+            "router.switching: 'wormhol' is not one of wormhole, vct, vct-saf, saf (did you mean "
+            "'wormhole'?) at exp.toml:2:13"},
         BadConfig{"UnknownRouting",
                   "[routing]\nalgorithm = \"dorr\"\n",
                   {},

@@ -194,9 +194,10 @@ TEST(SimConfigSweepTest, OneElementListIsOnePoint) {
 
 TEST(SimConfigSweepTest, SweepOrderIsDocumented) {
   std::vector<std::string> order(SweepKeyOrder().begin(), SweepKeyOrder().end());
-  EXPECT_EQ(order, (std::vector<std::string>{"routing.algorithm", "traffic.pattern",
-                                             "traffic.message_bytes", "traffic.interval",
-                                             "traffic.rate", "seed"}));
+  EXPECT_EQ(order, (std::vector<std::string>{
+                       "router.switching", "traffic.multicast", "traffic.acks",
+                       "traffic.multicast_group_size", "routing.algorithm", "traffic.pattern",
+                       "traffic.message_bytes", "traffic.interval", "traffic.rate", "seed"}));
   config::Schema schema = SimConfigSchema();
   for (const config::KeySpec& k : schema.keys()) {
     bool listed = std::find(order.begin(), order.end(), k.key) != order.end();

@@ -39,6 +39,8 @@ Status ValidateConfig(const SimConfig& c) {
   }
   UKAI_RETURN_IF_ERROR(Range("traffic.message_bytes", c.traffic.message_bytes, 1, 1 << 30));
   UKAI_RETURN_IF_ERROR(Range("traffic.source_queue", c.traffic.source_queue, 0, INT32_MAX));
+  // The SSS NIC model splits its operations into packets and checks those (nic/sss_nic.h).
+  if (c.sss.active()) return ValidateMeasure(c.measure);
   const int64_t flits =
       (static_cast<int64_t>(c.traffic.message_bytes) + r.flit_bytes - 1) / r.flit_bytes;
   if (flits > 32767) {
@@ -47,10 +49,10 @@ Status ValidateConfig(const SimConfig& c) {
                " with router.flit_bytes = " + std::to_string(r.flit_bytes) + ")")
         .WithKey("traffic.message_bytes");
   }
-  if (r.switching == Switching::kVirtualCutThrough && flits > r.vc_buffer_flits) {
+  if (r.switching != Switching::kWormhole && flits > r.vc_buffer_flits) {
     return Status::InvalidArgument(
-               "router.switching = 'vct' needs a whole message in one VC buffer: "
-               "traffic.message_bytes gives " +
+               "router.switching = 'vct', 'vct-saf' and 'saf' need a whole message in one VC "
+               "buffer: traffic.message_bytes gives " +
                std::to_string(flits) +
                " flits but router.vc_buffer_flits = " + std::to_string(r.vc_buffer_flits))
         .WithKey("router.switching");
@@ -72,7 +74,10 @@ Status ValidateConfig(const SimConfig& c) {
                ", send shorter messages, or bound the sender with traffic.source_queue")
         .WithKey("traffic.interval");
   }
-  const MeasureConfig& m = c.measure;
+  return ValidateMeasure(c.measure);
+}
+
+Status ValidateMeasure(const MeasureConfig& m) {
   UKAI_RETURN_IF_ERROR(Range("measure.warmup_messages", m.warmup_messages, 0, int64_t{1} << 50));
   UKAI_RETURN_IF_ERROR(Range("measure.measure_messages", m.measure_messages, 1, int64_t{1} << 50));
   UKAI_RETURN_IF_ERROR(Range("measure.warmup_cycles", m.warmup_cycles, 0, int64_t{1} << 50));
@@ -88,6 +93,9 @@ Status ValidateConfig(const SimConfig& c) {
 
 double Network::StateBytes(const SimConfig& config) {
   const NetworkConfig& nc = config.network;
+  if (nc.topology == TopologyKind::kGraph || nc.topology == TopologyKind::kTree) {
+    return GraphStateBytes(config);
+  }
   double nodes = 1;
   for (int d = 0; d < nc.n; ++d) {
     nodes *= nc.k.empty() ? 1 : nc.k[std::min<size_t>(static_cast<size_t>(d), nc.k.size() - 1)];
@@ -103,6 +111,21 @@ double Network::StateBytes(const SimConfig& config) {
   const double routers = std::min(nodes, double(int64_t{1} << 40));
   return topology + nodes * per_node + fixed +
          Fabric::StateBytes(static_cast<int64_t>(routers), ports, config.router);
+}
+
+// The graph topologies (topology/graph.h): the same items for the built topology (0 when it
+// cannot be built: that error is reported where the network is made).
+double Network::GraphStateBytes(const SimConfig& config) {
+  Result<std::unique_ptr<Topology>> t = MakeTopology(config.network);
+  if (!t.ok()) return 0;
+  const double nodes = (*t)->NumNodes();
+  const int ports = (*t)->NumNetworkPorts() + 1;
+  const double per_node = sizeof(Pe) + 2 * sizeof(uint8_t) + 2 * sizeof(int32_t) + sizeof(Rng) +
+                          sizeof(std::pair<int64_t, int32_t>) + sizeof(int) +
+                          (ports - 1) * (sizeof(PortRef) + sizeof(int) + 1);
+  const double fixed = 1024 * sizeof(Message) + 1024 * sizeof(std::vector<int32_t>);
+  return nodes * per_node + fixed +
+         Fabric::StateBytes(static_cast<int64_t>(nodes), ports, config.router);
 }
 
 Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
@@ -177,7 +200,8 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
       ++net->sending_nodes_;
       net->schedule_.Push(net->injection_->First(net->rng_[i]), i, 0);
     }
-    net->offered_ = net->injection_->OfferedFlitsPerCycle() * net->sending_nodes_ / nodes;
+    net->offered_ = net->injection_->OfferedFlitsPerCycle() * net->sending_nodes_ /
+                    net->topology_->NumTerminals();  // averaged over the end nodes
   }
   return net;
 }
@@ -211,6 +235,8 @@ int32_t Network::CreateMessage(int src, int dst, int flits, std::span<const int>
   m.tag = tag;
   inflight_flits_ += flits;
   inflight_created_sum_ += now_ * static_cast<int64_t>(flits);
+  // routing.in_order: a pair's messages share one injection VC (and one route and VC).
+  if (config_.routing.in_order) m.inject_vc = static_cast<int8_t>(dst % config_.router.pe_vcs);
   m.via_count = static_cast<int32_t>(std::min<size_t>(via.size(), Message::kMaxVia));
   std::copy_n(via.begin(), m.via_count, m.via);
   EnqueueMessage(id);
@@ -260,7 +286,8 @@ bool Network::StartMessage(int32_t node, Pe& pe) {
       best = v;
     }
   }
-  pe.vc = best;
+  const int fixed = messages_[pe.current].inject_vc;
+  pe.vc = fixed >= 0 ? fixed % vcs : best;
   pe.rr = (pe.rr + 1) % vcs;
   return true;
 }
@@ -269,6 +296,7 @@ bool Network::StartMessage(int32_t node, Pe& pe) {
 __attribute__((always_inline)) inline void Network::PeStep(int32_t node, Pe& pe) {
   if (pe.current < 0 && !StartMessage(node, pe)) return;
   if (fabric_->InjectionFree(node, pe.vc) <= 0) return;
+  if (__builtin_expect(gates_, false) && !MayPush(node, pe)) return;
   const bool head = pe.seq == 0;
   if (head && Paused(node)) return;  // no message enters a node paused by a reconfiguration
   const Flit f = Flit::Make(now_ + 1, pe.current, head, pe.seq == pe.length - 1);
@@ -280,6 +308,10 @@ __attribute__((always_inline)) inline void Network::PeStep(int32_t node, Pe& pe)
   ++flits_injected_;
   last_progress_ = now_;
   if (++pe.seq == pe.length) {
+    if (__builtin_expect(gates_, false) && messages_[pe.current].gated) {
+      messages_[pe.current].gated = false;
+      available_.erase(pe.current);
+    }
     pe.current = -1;
     --pe.held;
     if (pe.waiting) {  // only with a bounded source queue
@@ -344,6 +376,7 @@ void Network::ApplyDueEvents() {
 
 void Network::Step() {
   deliveries_.clear();
+  watched_.clear();
   undeliverable_tags_.clear();
   if (next_event_ < events_.size() && events_[next_event_].cycle <= now_) ApplyDueEvents();
   if (reconfiguring_) AdvanceReconfiguration();
@@ -376,23 +409,28 @@ void Network::Step() {
               [](const Ejection& a, const Ejection& b) { return a.node < b.node; });
   }
   for (const Ejection& e : ejected_) {
-    const Message& m = messages_[e.flit.msg()];
-    if (m.undeliverable || e.node != m.dst || !topology_->NodeAlive(m.dst)) {
+    Message& m = messages_[e.flit.msg()];
+    // A multicast (dst -1) is delivered wherever its routing ejected it, once per copy.
+    if (m.undeliverable || (m.dst >= 0 && e.node != m.dst) || !topology_->NodeAlive(e.node)) {
       ++messages_undeliverable_;
       if (m.tag >= 0) undeliverable_tags_.push_back(m.tag);
-      inflight_flits_ -= m.length;
-      inflight_created_sum_ -= m.created * m.length;
-      messages_.Release(e.flit.msg());
+      if (--m.copies <= 0) {
+        inflight_flits_ -= m.length;
+        inflight_created_sum_ -= m.created * m.length;
+        messages_.Release(e.flit.msg());
+      }
       continue;
     }
     const int64_t end = endpoint_cycles_;  // router.model = booksim: the PE channels
-    deliveries_.push_back({m.src, m.dst, m.length, m.hops, m.created, m.injected, e.cycle + end,
+    deliveries_.push_back({m.src, e.node, m.length, m.hops, m.created, m.injected, e.cycle + end,
                            m.routing_state, m.tag, m.head_arrival + end,
                            m.arrival_sum + end * m.length});
-    inflight_flits_ -= m.length;
-    inflight_created_sum_ -= m.created * m.length;
+    if (m.copies == 1) {  // the last copy: the message leaves the network
+      inflight_flits_ -= m.length;
+      inflight_created_sum_ -= m.created * m.length;
+    }
     ++messages_delivered_;
-    messages_.Release(e.flit.msg());
+    if (--m.copies <= 0) messages_.Release(e.flit.msg());
   }
   ++now_;
 }
@@ -433,7 +471,7 @@ bool Network::SkipIdle(int64_t limit) {
 
 int64_t Network::PipelineCycles() const {
   const RouterConfig& r = config_.router;
-  return int64_t{r.link_cycles} + r.hop_cycles + r.table_lookup_cycles + 1;
+  return int64_t{fabric_->max_link_cycles()} + r.hop_cycles + r.table_lookup_cycles + 1;
 }
 
 bool Network::Stalled(int64_t cycles) const {

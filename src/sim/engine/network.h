@@ -37,12 +37,14 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/rng.h"
 #include "core/status.h"
 #include "sim/engine/creation_schedule.h"
 #include "sim/engine/message.h"
+#include "sim/engine/pe_gate.h"
 #include "sim/engine/reconfiguration.h"
 #include "sim/experiment/sim_config.h"
 #include "sim/router/fabric.h"
@@ -54,6 +56,20 @@
 #include "sim/traffic/pattern.h"
 
 namespace ukai::sim {
+
+// A message the NIC models create (CreateMessage(const NewMessage&)).
+struct NewMessage {
+  int src = 0;
+  int dst = 0;  // -1: a multicast, delivered wherever its routing ejects it
+  int flits = 1;
+  int64_t tag = -1;       // reported in its Delivery
+  int32_t route = -1;     // Message::route (source routing)
+  int32_t copies = 1;     // deliveries of a multicast
+  int inject_vc = -1;     // the PE's injection VC (-1: the emptiest)
+  bool gated = false;     // the PE injects flits only as SetAvailable() allows (cut-through)
+  int32_t available = 0;  // with gated: flits injectable from the start
+  bool urgent = false;    // queued at the front of the PE's source queue
+};
 
 // A message whose tail reached its destination PE.
 struct Delivery {
@@ -91,6 +107,23 @@ class Network {
   // owner's tag reported in its Delivery (or its undeliverable record). Returns the
   // message's pool index (valid until it is delivered or dropped).
   int32_t CreateMessage(int src, int dst, int flits, std::span<const int> via, int64_t tag);
+  // The NIC models' form (network_nic.cc): any destination, a multicast, a route, a gate.
+  int32_t CreateMessage(const NewMessage& spec);
+  // A gated message may inject `flits` of its flits so far (-1: all; the gate is gone).
+  void SetAvailable(int32_t msg, int32_t flits);
+  // Every flit handed to a PE during the last Step() (when WatchEjections(true)).
+  void WatchEjections(bool on);
+  const std::vector<Ejection>& ejected_flits() const { return watched_; }
+  // The PE gate asked before every flit a PE pushes (nullptr: none). Not owned.
+  void SetPeGate(PeGate* gate);
+  // A bounded receive side at `node` (Fabric::SetEjectCredits / ReturnEjectCredits).
+  void SetEjectCredits(int node, int32_t flits) { fabric_->SetEjectCredits(node, flits); }
+  void ReturnEjectCredits(int node, int32_t flits) { fabric_->ReturnEjectCredits(node, flits); }
+  // When no node is active, moves the clock to `cycle` (the NIC models' idle skipping);
+  // returns whether it moved.
+  bool AdvanceIdle(int64_t cycle);
+  // router.switching = vct-saf / saf: heads stored whole (Fabric::packets_stored()).
+  int64_t packets_stored() const { return fabric_->packets_stored(); }
   // Tags of tagged messages that became undeliverable during the last Step() (so that
   // their owner can count them as lost).
   const std::vector<int64_t>& undeliverable_tags() const { return undeliverable_tags_; }
@@ -123,7 +156,7 @@ class Network {
 
   // Counters.
   int64_t flits_in_network() const {
-    return flits_injected_ - flits_ejected() - fabric_->flits_discarded();
+    return flits_injected_ + fabric_->flits_copied() - flits_ejected() - fabric_->flits_discarded();
   }
   int64_t flits_injected() const { return flits_injected_; }
   int64_t flits_ejected() const { return fabric_->flits_ejected(); }
@@ -187,6 +220,8 @@ class Network {
 
   // Full consistency check (flit and credit conservation, buffer bookkeeping); slow.
   Status CheckInvariants() const;
+  // Fabric::CheckNoMidwayStop at the current cycle, as a Status (kInternal when broken).
+  Status CheckNoMidwayStop() const;
 
   void SetHopObserver(std::function<void(const HopEvent&)> observer) {
     fabric_->SetHopObserver(std::move(observer));
@@ -196,6 +231,7 @@ class Network {
 
  private:
   Network() = default;
+  static double GraphStateBytes(const SimConfig& config);
   void CreateTrafficMessages();
   void ApplyFaultState();
   void ApplyDueEvents();
@@ -232,6 +268,9 @@ class Network {
   void CreateTrafficMessage(int32_t node);
   bool StartMessage(int32_t node, Pe& pe);
   void PeStep(int32_t node, Pe& pe);
+  // The gates of PeStep() (network_nic.cc): a gated message's available flits, the PeGate.
+  bool MayPush(int32_t node, const Pe& pe);
+  void EnqueueFront(int32_t id);
 
   SimConfig config_;
   std::unique_ptr<Topology> topology_;
@@ -254,6 +293,10 @@ class Network {
   std::vector<int32_t> active_;  // [0, num_active_): this cycle's active nodes, ascending
   int32_t num_active_ = 0;
   std::vector<Ejection> ejected_;  // tail flits handed to PEs in the current cycle
+  std::vector<Ejection> watched_;  // every flit handed to a PE (WatchEjections)
+  bool gates_ = false;             // some message is gated or a PeGate is set
+  PeGate* pe_gate_ = nullptr;
+  std::unordered_map<int32_t, int32_t> available_;  // gated message -> flits injectable
   std::vector<Delivery> deliveries_;
   std::vector<int64_t> undeliverable_tags_;
 
@@ -299,6 +342,8 @@ class Network {
 // Validates the parts of `config` the engine itself needs (router.*, traffic sizes,
 // measure.*); errors name the key.
 Status ValidateConfig(const SimConfig& config);
+// The measure.* part of it.
+Status ValidateMeasure(const MeasureConfig& measure);
 
 }  // namespace ukai::sim
 

@@ -11,10 +11,13 @@
 #include "core/config/enum_names.h"
 #include "sim/engine/network.h"
 #include "sim/experiment/booksim_model.h"
+#include "sim/experiment/config_binding.h"
 #include "sim/experiment/fault_config.h"
 #include "sim/experiment/memory_budget.h"
 #include "sim/experiment/nic_job_config.h"
+#include "sim/experiment/sss_keys.h"
 #include "sim/nic/gateway.h"
+#include "sim/nic/sss_nic.h"
 #include "sim/routing/registry.h"
 #include "sim/topology/factory.h"
 #include "sim/topology/faults.h"
@@ -37,8 +40,11 @@ constexpr size_t kMaxPoints = 100000;
 constexpr double kCycleMax = double(int64_t{1} << 50);  // the engine's limit on counts
 
 constexpr std::string_view kSweepOrder[] = {
-    "routing.algorithm", "traffic.pattern", "traffic.message_bytes",
-    "traffic.interval",  "traffic.rate",    "seed",
+    "router.switching",      "traffic.multicast",
+    "traffic.acks",          "traffic.multicast_group_size",
+    "routing.algorithm",     "traffic.pattern",
+    "traffic.message_bytes", "traffic.interval",
+    "traffic.rate",          "seed",
 };
 
 using config::EnumName;
@@ -54,7 +60,9 @@ constexpr EnumName<CpuDirections> kCpuDirections[] = {{CpuDirections::kBoth, "bo
 constexpr EnumName<DetourSwitchKind> kDetourSwitches[] = {
     {DetourSwitchKind::kAware, "aware"}, {DetourSwitchKind::kDetector, "detector"}};
 constexpr EnumName<Switching> kSwitchings[] = {{Switching::kWormhole, "wormhole"},
-                                               {Switching::kVirtualCutThrough, "vct"}};
+                                               {Switching::kVirtualCutThrough, "vct"},
+                                               {Switching::kVctSaf, "vct-saf"},
+                                               {Switching::kStoreAndForward, "saf"}};
 constexpr EnumName<InjectionKind> kInjections[] = {{InjectionKind::kBernoulli, "bernoulli"},
                                                    {InjectionKind::kInterval, "interval"}};
 constexpr EnumName<MeasureMode> kMeasureModes[] = {
@@ -86,11 +94,7 @@ std::string IntList(const std::vector<T>& v) {
 }
 
 // One key: its spec, how to store items into a SimConfig and how to show the default.
-struct Binding {
-  KeySpec spec;
-  void (*set)(const Items& items, SimConfig* c);
-  std::string (*show)(const SimConfig& c);
-};
+using Binding = ConfigBinding;
 
 std::vector<std::string> TopologyNames() {
   std::vector<std::string> out;
@@ -115,9 +119,11 @@ std::vector<Binding> NetworkAndRouterBindings() {
   return {
       {KeySpec::Make("network.topology", VT::kEnum)
            .Allowed(TopologyNames())
-           .Doc("the network: mesh or torus (k-ary n-cubes: network.k, network.n), or group "
+           .Doc("the network: mesh or torus (k-ary n-cubes: network.k, network.n), group "
                 "(network.groups groups of network.group_size fully connected nodes, rings "
-                "across groups: docs/gateway.md); it also chooses the machine model"),
+                "across groups: docs/gateway.md), graph (end nodes and switches from "
+                "network.file, a BookSim2 anynet file, or network.links) or tree (the "
+                "hierarchy of network.tree_*: docs/sss.md); it also chooses the machine model"),
        [](const Items& v, SimConfig* c) { c->network.topology = FindTopology(Str(v[0]))->kind; },
        [](const SimConfig& c) { return std::string(TopologyName(c.network.topology)); }},
       {KeySpec::Make("network.n", VT::kInt).Min(1).Max(15).Doc("number of dimensions"),
@@ -153,10 +159,12 @@ std::vector<Binding> NetworkAndRouterBindings() {
            .Doc("virtual channels of the PE (injection) interface"),
        [](const Items& v, SimConfig* c) { c->router.pe_vcs = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.router.pe_vcs); }},
-      {KeySpec::Make("router.switching", VT::kEnum)
+      {KeySpec::Make("router.switching", VT::kEnum, Shape::kSweep)
            .Allowed(Names(kSwitchings))
-           .Doc("wormhole, or virtual cut-through (a header advances only when the next "
-                "VC buffer can take the whole message)"),
+           .Doc("wormhole; vct: virtual cut-through (a header advances only when the next "
+                "VC buffer can take the whole message); vct-saf: vct that stores a message "
+                "whole when its output is busy at its header's arrival; saf: store-and-"
+                "forward at every router (docs/sss.md); a list runs each"),
        [](const Items& v, SimConfig* c) { c->router.switching = FromName(kSwitchings, v[0]); },
        [](const SimConfig& c) { return std::string(SwitchingName(c.router.switching)); }},
       {KeySpec::Make("router.hop_cycles", VT::kInt)
@@ -637,8 +645,9 @@ std::vector<Binding> NicBindings() {
 
 std::vector<Binding> Bindings() {
   std::vector<Binding> all = NetworkAndRouterBindings();
-  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings, &FaultRoutingBindings,
-                     &FidelityBindings, &RunBindings, &GatewayBindings, &NicBindings}) {
+  for (auto* part :
+       {&RoutingAndTrafficBindings, &MeasureBindings, &FaultRoutingBindings, &FidelityBindings,
+        &RunBindings, &GatewayBindings, &NicBindings, &SssBindings}) {
     for (Binding& b : part()) all.push_back(std::move(b));
   }
   const SimConfig defaults;
@@ -669,6 +678,7 @@ config::Schema SimConfigSchema() {
   for (config::KeySpec& k : FaultKeySpecs()) keys.push_back(std::move(k));
   for (config::KeySpec& k : NicJobKeySpecs()) keys.push_back(std::move(k));
   for (config::KeySpec& k : BooksimKeySpecs()) keys.push_back(std::move(k));
+  for (config::KeySpec& k : SssStructuredKeySpecs()) keys.push_back(std::move(k));
   return config::Schema(std::move(keys));
 }
 
@@ -681,6 +691,13 @@ void CheckNetwork(const config::ConfigValues& values, SimConfig* c,
   const config::Value* n = values.Find("network.n");
   const int dims = c->network.n;
   if (c->network.topology == TopologyKind::kGroup) return;  // MakeTopology checks it
+  if (c->network.topology == TopologyKind::kGraph || c->network.topology == TopologyKind::kTree) {
+    if (Status st = CheckMemory(*c); !st.ok()) {  // MakeTopology checks the rest
+      const config::Value* at = values.Find("run.memory_limit");
+      errors->push_back(at ? fmt::format("{} {}", st.message(), at->origin.Where()) : st.message());
+    }
+    return;
+  }
   if (k == nullptr) {
     c->network.k.assign(dims, SimConfig().network.k[0]);
   } else if (!k->is_list) {
@@ -786,6 +803,7 @@ Status CheckSupported(const SimConfig& c, const Topology& topology) {
     Result<NicNodes> nic = ResolveNicConfig(c, topology);
     if (!nic.ok()) return nic.status();
   }
+  if (c.sss.active()) return CheckSssConfig(c, topology);  // nic/sss_nic.h
   Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(topology, c.traffic);
   if (!pattern.ok()) return pattern.status();
   const int flits = static_cast<int>((int64_t{c.traffic.message_bytes} + c.router.flit_bytes - 1) /
@@ -845,6 +863,7 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
   ReadFaultConfig(values, &base.faults, &errors);
   ReadNicJobConfig(values, &base.nic, &errors);
   ReadBooksimModelConfig(values, &base);
+  ReadSssStructured(values, &base, &errors);
   CheckNetwork(values, &base, &errors);
   CheckUnusedSweeps(values, base, &errors);
   size_t total = 1;

@@ -6,6 +6,7 @@
 
 #include "sim/experiment/booksim_model.h"
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/sss_keys.h"
 
 namespace ukai::sim {
 namespace {
@@ -27,12 +28,23 @@ Field Measured(P p, double value) {
   return value;
 }
 bool IsGroup(P p) { return p.config->network.topology == TopologyKind::kGroup; }
+bool IsTree(P p) { return p.config->network.topology == TopologyKind::kTree; }
+bool IsGraph(P p) { return p.config->network.topology == TopologyKind::kGraph; }
+// k and n mean something only on a k-ary n-cube.
+bool NotCube(P p) { return IsGroup(p) || IsTree(p) || IsGraph(p); }
+bool HasSss(P p) { return p.result->sss.present; }
+bool HasMulticast(P p) { return p.config->sss.multicast != MulticastKind::kNone; }
+const SssFigures& Sss(P p) { return p.result->sss; }
 bool HasGateway(P p) { return p.result->gateway.present; }
 Field Text(std::string_view s) { return std::string(s); }
 const GatewayFigures& Gw(P p) { return p.result->gateway; }
 
 constexpr size_t kNum = 9;  // doubles print with 5 significant digits: at most 9 characters
 constexpr std::string_view kIfGroup = "with network.topology = \"group\"";
+constexpr std::string_view kIfTree = "with network.topology = \"tree\"";
+constexpr std::string_view kIfGraph = "with network.topology = \"graph\"";
+constexpr std::string_view kIfSss =
+    "when the SSS-CORE NIC model runs (traffic.operation = write or read; docs/sss.md)";
 constexpr std::string_view kIfNic = "when the gateway model runs (nic.*; docs/gateway.md)";
 
 constexpr F kConfigFields[] = {
@@ -42,15 +54,15 @@ constexpr F kConfigFields[] = {
      [](P p) -> Field { return Text(TopologyName(p.config->network.topology)); }},
     {{"k", "nodes",
       "network.k, one radix per dimension (`10x10` in the table and CSV, a list in JSON); no "
-      "value with the group topology"},
+      "value with the group, tree and graph topologies"},
      [](P p) -> Field {
-       if (IsGroup(p)) return output::kNoValue;
+       if (NotCube(p)) return output::kNoValue;
        const std::vector<int>& k = p.config->network.k;
        return std::vector<int64_t>(k.begin(), k.end());
      }},
-    {{"n", "", "network.n; no value with the group topology"},
+    {{"n", "", "network.n; no value with the group, tree and graph topologies"},
      [](P p) -> Field {
-       if (IsGroup(p)) return output::kNoValue;
+       if (NotCube(p)) return output::kNoValue;
        return int64_t{p.config->network.n};
      }},
     {{"groups", "", "network.groups", "", 0, kIfGroup},
@@ -59,6 +71,22 @@ constexpr F kConfigFields[] = {
     {{"group_size", "nodes", "network.group_size", "", 0, kIfGroup},
      [](P p) -> Field { return int64_t{p.config->network.group_size}; },
      &IsGroup},
+    {{"tree_arity", "", "network.tree_arity", "", 0, kIfTree},
+     [](P p) -> Field { return int64_t{p.config->network.tree_arity}; },
+     &IsTree},
+    {{"tree_levels", "", "network.tree_levels", "", 0, kIfTree},
+     [](P p) -> Field { return int64_t{p.config->network.tree_levels}; },
+     &IsTree},
+    {{"tree_upper_bandwidth", "channels", "network.tree_upper_bandwidth", "", 0, kIfTree},
+     [](P p) -> Field { return int64_t{p.config->network.tree_upper_bandwidth}; },
+     &IsTree},
+    {{"file", "", "network.file, or where the network.links of the graph were written", "", 0,
+      kIfGraph},
+     [](P p) -> Field {
+       const NetworkConfig& n = p.config->network;
+       return n.file.empty() ? n.graph.origin : n.file;
+     },
+     &IsGraph},
     {{"routing", "", "routing.algorithm", "routing"},
      [](P p) -> Field { return p.config->routing.algorithm; }},
     {{"pattern", "", "traffic.pattern", "pattern"},
@@ -228,6 +256,105 @@ constexpr F kOptionFields[] = {
       "bound of docs/simulator.md, \"Overload and memory\")",
       "note"},
      [](P p) -> Field { return p.result->note; }},
+};
+
+// The SSS-CORE NIC model's settings and figures (docs/sss.md; experiment/point_result.h).
+constexpr F kSssFields[] = {
+    {{"operation", "", "traffic.operation", "", 0, kIfSss},
+     [](P p) -> Field { return Text(RmaOperationName(p.config->sss.operation)); },
+     &HasSss},
+    {{"multicast", "", "traffic.multicast", "", 0, kIfSss},
+     [](P p) -> Field { return Text(MulticastKindName(p.config->sss.multicast)); },
+     &HasSss},
+    {{"multicast_group_size", "nodes", "traffic.multicast_group_size", "", 0, kIfSss},
+     [](P p) -> Field { return int64_t{p.config->sss.multicast_group_size}; },
+     &HasSss},
+    {{"acks", "", "traffic.acks", "", 0, kIfSss},
+     [](P p) -> Field { return p.config->sss.acks; },
+     &HasSss},
+    {{"in_order", "", "routing.in_order", "", 0, kIfSss},
+     [](P p) -> Field { return p.config->routing.in_order; },
+     &HasSss},
+    {{"operations", "operations", "measured operations completed", "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).operations; },
+     &HasSss},
+    {{"payload_bytes", "bytes", "payload of the measured operations' packets (each packet once)",
+      "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).payload_bytes; },
+     &HasSss},
+    {{"wire_bytes", "bytes",
+      "bytes those packets put on the wire: payload, 30 bytes of header and trailer, 2 per "
+      "switch on the route (nic.header_bytes, nic.per_switch_bytes), each packet once",
+      "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).wire_bytes; },
+     &HasSss},
+    {{"link_efficiency", "", "payload_bytes / wire_bytes", "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).link_efficiency; },
+     &HasSss},
+    {{"line_efficiency", "", "the same against the line bits (8b/10b: x 8/10)", "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).line_efficiency; },
+     &HasSss},
+    {{"data_rate_mbps", "Mb/s", "the link's data rate after the line code (link.raw_gbps x 8/10)",
+      "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).data_rate_mbps; },
+     &HasSss},
+    {{"packets_per_second", "packets/s", "data packets into memory per second per sending NIC", "",
+      0, kIfSss},
+     [](P p) -> Field { return Sss(p).packets_per_second; },
+     &HasSss},
+    {{"upper_link_bytes", "bytes",
+      "bytes over channels between two switches (links above the lowest switch level), per "
+      "channel crossed",
+      "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).upper_link_bytes; },
+     &HasSss},
+    {{"upper_link_packets", "packets", "packets over those channels, per channel crossed", "", 0,
+      kIfSss},
+     [](P p) -> Field { return Sss(p).upper_link_packets; },
+     &HasSss},
+    {{"upper_link_bytes_per_operation", "bytes", "upper_link_bytes / operations", "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).upper_link_bytes_per_operation; },
+     &HasSss},
+    {{"multicast_completion_cycles", "cycles",
+      "mean multicast start to completion (every member has the data in memory; with acks the "
+      "initiator has its acks); no value without multicast",
+      "", 0, kIfSss},
+     [](P p) -> Field {
+       if (!HasMulticast(p)) return output::kNoValue;
+       return Sss(p).multicast_completion_cycles;
+     },
+     &HasSss},
+    {{"multicast_completion_p99_cycles", "cycles",
+      "99th percentile of the same; no value without multicast", "", 0, kIfSss},
+     [](P p) -> Field {
+       if (!HasMulticast(p)) return output::kNoValue;
+       return Sss(p).multicast_completion_p99_cycles;
+     },
+     &HasSss},
+    {{"acks_returned", "acks", "acks that reached the initiators (a combined ack counts once)", "",
+      0, kIfSss},
+     [](P p) -> Field { return Sss(p).acks_returned; },
+     &HasSss},
+    {{"ack_packets", "packets", "ack packets sent, combining steps included", "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).ack_packets; },
+     &HasSss},
+    {{"packets_stored", "packets", "store-and-forward fallbacks in the switches (whole run)", "", 0,
+      kIfSss},
+     [](P p) -> Field { return Sss(p).packets_stored; },
+     &HasSss},
+    {{"packets_dropped", "packets",
+      "packets lost anywhere (whole run): always 0, a run that loses one fails with an internal "
+      "error",
+      "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).packets_dropped; },
+     &HasSss},
+    {{"dma_bytes", "bytes", "bytes the NICs' buses moved (whole run)", "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).dma_bytes; },
+     &HasSss},
+    {{"receive_ring_peak_bytes", "bytes", "the fullest receive ring of any NIC (whole run)", "", 0,
+      kIfSss},
+     [](P p) -> Field { return Sss(p).receive_ring_peak_bytes; },
+     &HasSss},
 };
 
 // The gateway model's figures (docs/gateway.md).
@@ -501,8 +628,9 @@ constexpr BooksimLine kBooksimLines[] = {
 };
 
 // Every part, in record order.
-constexpr std::span<const F> kParts[] = {kConfigFields, kFigureFields,  kFaultFields,
-                                         kOptionFields, kGatewayFields, kBooksimFields};
+constexpr std::span<const F> kParts[] = {kConfigFields, kFigureFields, kFaultFields,
+                                         kOptionFields, kSssFields,    kGatewayFields,
+                                         kBooksimFields};
 
 }  // namespace
 

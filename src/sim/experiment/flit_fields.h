@@ -1,5 +1,5 @@
-// The result record of the flit-level model (network.topology mesh, torus, group): every
-// field of a point's record declared once (name, unit, meaning, table column) in
+// The result record of the flit-level model (network.topology mesh, torus, group, graph, tree):
+// every field of a point's record declared once (name, unit, meaning, table column) in
 // flit_fields.cc. The record (CSV/JSON), the text table and the field reference of
 // `ukai sim describe` and docs/cli.md come from that list.
 //

@@ -56,8 +56,8 @@ Result<config::ConfigValues> ReadConfigValues(std::string_view text, const std::
 // own keys, and every other model's keys refused with the network.topology they need.
 config::Schema FrontDoorSchema(const MachineModel& model, std::string_view topology);
 
-// The points of a flit-level config (mesh, torus, group), for the tools that run points
-// themselves (benchmarks, tests). A config of another model is an error naming
+// The points of a flit-level config (mesh, torus, group, graph, tree), for the tools that run
+// points themselves (benchmarks, tests). A config of another model is an error naming
 // network.topology.
 Result<std::vector<SimConfig>> LoadSimConfigs(const std::string& path,
                                               const std::vector<std::string>& overrides);

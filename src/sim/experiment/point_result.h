@@ -58,6 +58,32 @@ struct BooksimFigures {
   std::string log;  // BookSim2's progress lines that say how the run ended
 };
 
+// The SSS-CORE NIC model's figures (docs/sss.md), present when traffic.operation is write
+// or read. Counts are over the measured operations' packets unless said otherwise; rates
+// over the window from the end of the warm-up (its last completion) to the last measured
+// completion.
+struct SssFigures {
+  bool present = false;
+  int64_t operations = 0;          // measured operations completed
+  int64_t payload_bytes = 0;       // payload of their packets
+  int64_t wire_bytes = 0;          // bytes those packets put on the wire
+  double link_efficiency = 0;      // payload_bytes / wire_bytes
+  double line_efficiency = 0;      // the same against the line bits (8b/10b: x 0.8)
+  double data_rate_mbps = 0;       // link data rate after the line code, 10^6 b/s
+  double packets_per_second = 0;   // data packets into memory per second per sending NIC
+  int64_t upper_link_bytes = 0;    // bytes over channels between two switches
+  int64_t upper_link_packets = 0;  // packets over them (per channel crossed)
+  double upper_link_bytes_per_operation = 0;
+  double multicast_completion_cycles = 0;      // mean, multicasts
+  double multicast_completion_p99_cycles = 0;  // multicasts
+  int64_t acks_returned = 0;                   // acks that reached the initiators
+  int64_t ack_packets = 0;                     // ack packets sent (combining steps included)
+  int64_t packets_stored = 0;                  // whole run: store-and-forward fallbacks in switches
+  int64_t packets_dropped = 0;                 // whole run: packets lost (checked to be 0)
+  int64_t dma_bytes = 0;                       // whole run: bytes the NICs' buses moved
+  int64_t receive_ring_peak_bytes = 0;         // whole run: the fullest receive ring
+};
+
 struct PointResult {
   double offered_flits_per_node_cycle = 0;   // offered_flits_per_node_cycle
   double accepted_flits_per_node_cycle = 0;  // accepted_flits_per_node_cycle
@@ -102,6 +128,7 @@ struct PointResult {
   std::string note;
   GatewayFigures gateway;  // nic.*: frames_in, frames_delivered, ...
   BooksimFigures booksim;  // measure.mode = booksim*: packet_latency_avg, ...
+  SssFigures sss;          // traffic.operation = write / read: payload_bytes, wire_bytes, ...
 };
 
 }  // namespace ukai::sim

@@ -14,6 +14,7 @@
 #include "sim/experiment/memory_budget.h"
 #include "sim/experiment/run_booksim.h"
 #include "sim/nic/run_gateway.h"
+#include "sim/nic/run_sss.h"
 #include "sim/routing/registry.h"
 #include "sim/routing/route_state.h"
 
@@ -189,7 +190,7 @@ bool Converged(const std::vector<Summary>& windows, const Network& net, const Sa
   for (size_t i = 0; i < n / 2; ++i) early.Merge(windows[i]), late.Merge(windows[n - 1 - i]);
   const double accepted =
       static_cast<double>(sample.flits) /
-      (net.topology().NumNodes() * static_cast<double>(std::max<int64_t>(1, cycles)));
+      (net.topology().NumTerminals() * static_cast<double>(std::max<int64_t>(1, cycles)));
   return accepted >=
              (1 - AcceptedShortfall(sample.latency.count())) * net.offered_flits_per_node_cycle() &&
          Trend(early, late) <= kSaturationTrend;
@@ -237,7 +238,8 @@ Status RunCycles(Network& net, const ProgressFn& progress, Outcome* out) {
 
 // The fault-tolerance figures of PointResult (point_result.h).
 void FaultStats(const Network& net, const Sample& s, PointResult* r) {
-  r->bandwidth_mbytes_per_second = r->accepted_bytes_per_second * net.topology().NumNodes() / 1e6;
+  r->bandwidth_mbytes_per_second =
+      r->accepted_bytes_per_second * net.topology().NumTerminals() / 1e6;
   RoutingFaultFigures(net, {r->messages_measured, s.recovered, s.table, s.misrouted}, r);
   r->not_generated_messages = net.messages_not_generated();
 }
@@ -321,6 +323,7 @@ namespace {
 
 Result<PointResult> RunPointUnguarded(const SimConfig& config, const ProgressFn& progress) {
   if (config.nic.active()) return RunGatewayPoint(config, progress);  // docs/gateway.md
+  if (config.sss.active()) return RunSssPoint(config, progress);      // docs/sss.md
   const auto wall_start = std::chrono::steady_clock::now();
   UKAI_RETURN_IF_ERROR(CheckMemory(config));
   Result<std::unique_ptr<Network>> made = Network::Create(config);
@@ -338,7 +341,7 @@ Result<PointResult> RunPointUnguarded(const SimConfig& config, const ProgressFn&
     UKAI_RETURN_IF_ERROR(RunCycles(net, progress, &out));
   }
 
-  const double nodes = net.topology().NumNodes();
+  const double nodes = net.topology().NumTerminals();  // per end node
   const double window = static_cast<double>(out.window_cycles);
   r.clock_mhz = config.router.clock_mhz;
   if (r.clock_mhz <= 0) {

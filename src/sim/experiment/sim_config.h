@@ -15,12 +15,17 @@
 #include <vector>
 
 #include "sim/nic/nic_config.h"
+#include "sim/nic/sss_config.h"
 #include "sim/topology/fault_spec.h"
+#include "sim/topology/graph_spec.h"
 
 namespace ukai::sim {
 
-enum class TopologyKind { kMesh, kTorus, kGroup };
-enum class Switching { kWormhole, kVirtualCutThrough };
+enum class TopologyKind { kMesh, kTorus, kGroup, kGraph, kTree };
+// kVctSaf: virtual cut-through that falls back to store-and-forward (docs/sss.md): a head
+// that finds no free output when its hop pipeline ends waits until its whole message is in
+// the buffer. kStoreAndForward: every head waits for its whole message at every router.
+enum class Switching { kWormhole, kVirtualCutThrough, kVctSaf, kStoreAndForward };
 enum class InjectionKind { kBernoulli, kInterval };
 // kBooksim / kBooksimThroughput: BookSim2's method (sim_type = latency / throughput):
 // warm-up sample periods, sample periods until three in a row converge, the latency
@@ -45,6 +50,16 @@ struct NetworkConfig {
   std::vector<int> k = {10, 10};  // radix per dimension (size n), each >= 2
   int groups = 6;                 // group topology: groups G (ring length), >= 1
   int group_size = 4;             // group topology: nodes S per group (fully connected)
+  // Graph topology (topology/graph.h, docs/sss.md): a BookSim2 anynet file (the path as
+  // resolved against the config file's folder), or the TOML lists network.nodes,
+  // network.switches and network.links.
+  std::string file;
+  GraphSpec graph;
+  // Tree topology: levels of switches of `tree_arity` children each; the link from a switch
+  // to its parent is tree_upper_bandwidth parallel channels.
+  int tree_arity = 4;
+  int tree_levels = 3;
+  int tree_upper_bandwidth = 1;
 };
 
 struct RouterConfig {
@@ -83,6 +98,9 @@ inline int BooksimHopCycles(const RouterConfig& r) {
 inline constexpr int kBooksimEndpointCycles = 2;
 
 enum class DetourSwitchKind { kAware, kDetector };
+// routing.source_routes: shortest paths, up*/down* paths, or auto (shortest on a network
+// whose switches form no cycle, up*/down* otherwise).
+enum class SourceRouteMode { kAuto, kShortest, kUpDown };
 
 struct RoutingConfig {
   std::string algorithm = "dor";  // a name in the routing registry (routing/registry.h)
@@ -95,6 +113,11 @@ struct RoutingConfig {
   int64_t timeout_cycles = 128;   // detour-ud: blocking time that starts deadlock recovery
   int fault_region_distance = 2;  // detour-ud: nodes within this distance of a fault
   DetourSwitchKind detour_switch = DetourSwitchKind::kAware;  // dor-detour: where to switch
+  // source (routing/source_routing.h): how the route tables are computed, how many routes
+  // a pair may use, and FIFO order between every pair of nodes.
+  SourceRouteMode source_routes = SourceRouteMode::kAuto;
+  int source_paths = 4;
+  bool in_order = false;
 };
 
 struct TrafficConfig {
@@ -143,6 +166,7 @@ struct SimConfig {
 
   RunConfig run;
   NicConfig nic;  // nic.* (nic/nic_config.h): the gateway model
+  SssConfig sss;  // the SSS-CORE NIC model's keys (nic/sss_config.h, docs/sss.md)
 };
 
 }  // namespace ukai::sim
