@@ -215,6 +215,15 @@ struct RuntimeOptions {
   // (modulo their number). "auto": only under `ukai launch` with no more processes than
   // CPUs (as mpirun binds by default); "core": always; "off": never.
   std::string pin = "auto";
+
+  // ---- OTF2 recording (docs/otf2-recording.md) ----
+  // --ukai-otf2=DIR / UKAI_OTF2: record this process's communication (RSRs, requests and
+  // answers, barriers, RMA, multicast messages) into the job's OTF2 archive DIR/traces.otf2,
+  // one location per context. Empty (default) = off, which costs one branch per send and per
+  // handler. Init fails when DIR cannot be created or written, or already holds an archive.
+  // The processes' parts are merged by `ukai launch --otf2 DIR` after the job, else by rank 0
+  // in Finalize (after a barrier of all ranks).
+  std::string otf2;
 };
 
 // Bounds of the integer options (CheckRuntimeOptions, --ukai-*, UKAI_*).

@@ -4,11 +4,14 @@
 #include <thread>
 
 #include "rt/core/runtime_impl.h"
+#include "rt/trace/recorder.h"
 
 namespace ukai::rt {
 namespace internal {
 
 void Finish(const std::shared_ptr<PendingRequest>& p, Reply reply) {
+  // A request that ends here without its answer recorded: its receive is cancelled (OTF2).
+  if (p->trace_request != 0 && p->runtime != nullptr) p->runtime->TraceRequestEnded(*p);
   ReplyCallback callback;
   {
     std::lock_guard<std::mutex> lock(p->mu);
@@ -154,7 +157,12 @@ Result<std::shared_ptr<PendingRequest>> RuntimeImpl::SendRequest(ByteBlock&& fra
       target.runtime(), std::move(done), options.timeout, this, options_.progress_thread);
   wire::PutLe64(frame.Extend(wire::kRequestTrailer), p->id);
   EncodeRsrHeader(&frame, target, handler, wire::kFlagRequest, payload);
-  Status st = (*peer)->log.Send(*(*peer)->object, FrameClass::kUser, std::move(frame));
+  if (recorder_) {  // the answer's receive is posted with the send (tracing.cc)
+    p->trace_location = TraceLocation();
+    p->trace_request = p->id | trace::kAnswerRequestBit;
+  }
+  Status st = SendLogged(**peer, target.runtime(), FrameClass::kUser, std::move(frame),
+                         handler.value, payload - wire::kRequestTrailer, p->trace_request);
   if (!st.ok()) {
     {  // the caller gets `st`; the callback is not called
       std::lock_guard<std::mutex> lock(p->mu);

@@ -30,6 +30,11 @@
 #include "rt/core/thread_pool.h"
 #include "ukai/rt/runtime.hpp"
 
+namespace ukai::rt::trace {
+class Recorder;
+class Location;
+}  // namespace ukai::rt::trace
+
 namespace ukai::rt::internal {
 
 // "0123456789abcdef"-style 16-digit hex of a runtime id (traces, messages).
@@ -100,6 +105,8 @@ class ContextState {
   // Threaded handlers running or queued, and non-threaded ones dispatched on the slow path,
   // for this context (non-threaded ones on the route cache are covered by QuiesceProgress).
   std::atomic<int> running{0};
+  // Its OTF2 location while it is ready (null when not recording; tracing.cc).
+  trace::Location* trace = nullptr;
 
   EndpointState* FindEndpoint(EndpointId id) const {
     std::lock_guard<std::mutex> lock(mu);
@@ -172,7 +179,8 @@ class RuntimeImpl final : public ModuleHost {
   std::pair<OneSided*, const Descriptor*> OneSidedTo(const Startpoint& target);
   int Progress();
   Result<Startpoint> WorldStartpoint(int rank, ContextId context, EndpointId endpoint) const;
-  Status Barrier() { return bootstrap_->Barrier(); }
+  // The bootstrap's barrier (recorded as a collective when recording; tracing.cc).
+  Status Barrier();
 
   RuntimeId id() const { return id_; }
   int rank() const { return bootstrap_->rank(); }
@@ -190,7 +198,11 @@ class RuntimeImpl final : public ModuleHost {
   // Runs `he` for `rsr`: an exception it throws (BadResultAccess from a failed unpack, or
   // any other) is caught, counted in handler_errors and reported (ErrorEvent); a request is
   // then answered with the error. Any thread.
-  void InvokeHandler(const HandlerEntry* he, Rsr& rsr);
+  void InvokeHandler(const HandlerEntry* he, Rsr& rsr) {
+    if (recorder_) [[unlikely]]
+      return InvokeTraced(he, rsr);
+    InvokeHandlerBody(he, rsr);
+  }
   // Request/reply (requests.cc): registers and sends a request (frame = header room +
   // payload; the request trailer is appended here).
   Result<std::shared_ptr<PendingRequest>> SendRequest(ByteBlock&& frame, const Startpoint& target,
@@ -199,6 +211,14 @@ class RuntimeImpl final : public ModuleHost {
   // Sends the answer of a Replier (body = header room + payload, or the error).
   Status SendAnswer(const Replier::State& r, ByteBlock&& body, const Status& status);
   RequestTable& requests() { return requests_; }
+
+  // ---- OTF2 recording (tracing.cc; docs/otf2-recording.md) ----
+  // The recorder, null when RuntimeOptions::otf2 is empty (then nothing below is called).
+  trace::Recorder* recorder() const { return recorder_.get(); }
+  // The location of the calling thread: its handler's context, else the main location.
+  trace::Location* TraceLocation() const;
+  // A request ended without its answer (timeout, cancel, failure): its receive is cancelled.
+  void TraceRequestEnded(PendingRequest& p);
 
  private:
   Status LoadModules();
@@ -268,6 +288,26 @@ class RuntimeImpl final : public ModuleHost {
   // startpoint carries an address) and `payload` bytes after the header.
   void EncodeRsrHeader(ByteBlock* frame, const Startpoint& target, HandlerId handler,
                        uint32_t flags, size_t payload) const;
+
+  // ---- OTF2 recording (tracing.cc) ----
+  // Opens the recorder when options_.otf2 is set (after the bootstrap exchange).
+  Status StartTracing();
+  // Closes this process's part and, unless `ukai launch` merges, merges the archive on rank
+  // 0 after a barrier (Finalize, after the modules closed).
+  Status FinishTracing();
+  // Sends `frame` to `peer` through its frame log, recording an MpiSend (and for a request
+  // the receive of its answer: *answer) when recording.
+  Status SendLogged(Peer& peer, RuntimeId to, FrameClass cls, ByteBlock&& frame, uint32_t handler,
+                    uint64_t payload, uint64_t answer = 0);
+  // A frame nobody posted a receive for arrived (dropped RSR, refusal, late answer);
+  // `payload` with its request trailer, if any.
+  void TraceArrival(const wire::FrameHeader& h, uint64_t payload);
+  // InvokeHandler when recording: the context's receive completes, the handler runs, the
+  // context posts its next receive.
+  void InvokeTraced(const HandlerEntry* he, Rsr& rsr);
+  void InvokeHandlerBody(const HandlerEntry* he, Rsr& rsr);
+  std::unique_ptr<trace::Recorder> recorder_;
+  bool launcher_merges_ = false;  // `ukai launch --otf2` merges the parts after the job
 
   // ---- Flow control and flushing (flow_control.cc) ----
  public:
