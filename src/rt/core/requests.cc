@@ -161,8 +161,7 @@ Result<std::shared_ptr<PendingRequest>> RuntimeImpl::SendRequest(ByteBlock&& fra
     p->trace_location = TraceLocation();
     p->trace_request = p->id | trace::kAnswerRequestBit;
   }
-  Status st = SendLogged(**peer, target.runtime(), FrameClass::kUser, std::move(frame),
-                         handler.value, payload - wire::kRequestTrailer, p->trace_request);
+  Status st = SendLogged(**peer, FrameClass::kUser, std::move(frame), p->trace_request);
   if (!st.ok()) {
     {  // the caller gets `st`; the callback is not called
       std::lock_guard<std::mutex> lock(p->mu);

@@ -467,9 +467,8 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
     return room;
   }
   EncodeRsrHeader(&frame, target, handler, /*flags=*/0, payload);
-  Status st = SendLogged(**peer, target.runtime(),
-                         IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser,
-                         std::move(frame), handler.value, payload);
+  Status st = SendLogged(**peer, IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser,
+                         std::move(frame));
   if (!st.ok()) {
     ++send_errors_;
     return st;

@@ -295,10 +295,15 @@ class RuntimeImpl final : public ModuleHost {
   // Closes this process's part and, unless `ukai launch` merges, merges the archive on rank
   // 0 after a barrier (Finalize, after the modules closed).
   Status FinishTracing();
-  // Sends `frame` to `peer` through its frame log, recording an MpiSend (and for a request
-  // the receive of its answer: *answer) when recording.
-  Status SendLogged(Peer& peer, RuntimeId to, FrameClass cls, ByteBlock&& frame, uint32_t handler,
-                    uint64_t payload, uint64_t answer = 0);
+  // Sends `frame` (its header encoded) to `peer` through its frame log, recording an MpiSend
+  // (and for a request the receive of its answer, id `answer`) when recording. Inline, and
+  // the recorded fields come from the frame's header: off, it costs one branch.
+  Status SendLogged(Peer& peer, FrameClass cls, ByteBlock&& frame, uint64_t answer = 0) {
+    if (recorder_) [[unlikely]]
+      return SendRecorded(peer, cls, std::move(frame), answer);
+    return peer.log.Send(*peer.object, cls, std::move(frame));
+  }
+  [[gnu::cold]] Status SendRecorded(Peer& peer, FrameClass cls, ByteBlock&& frame, uint64_t answer);
   // A frame nobody posted a receive for arrived (dropped RSR, refusal, late answer);
   // `payload` with its request trailer, if any.
   void TraceArrival(const wire::FrameHeader& h, uint64_t payload);

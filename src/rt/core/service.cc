@@ -176,8 +176,7 @@ Status RuntimeImpl::SendReply(RuntimeId to, const wire::FrameHeader& of, uint64_
   h.endpoint = of.endpoint;
   h.handler = of.handler;
   wire::EncodeHeader(h, {frame.data(), wire::kHeaderSize});
-  return SendLogged(**peer, to, FrameClass::kAnswer, std::move(frame), of.handler,
-                    payload - wire::kReplyTrailer);
+  return SendLogged(**peer, FrameClass::kAnswer, std::move(frame));
 }
 
 Result<Peer*> RuntimeImpl::PeerById(RuntimeId rid) {

@@ -77,13 +77,17 @@ trace::Location* RuntimeImpl::TraceLocation() const {
   return recorder_->main();
 }
 
-Status RuntimeImpl::SendLogged(Peer& peer, RuntimeId to, FrameClass cls, ByteBlock&& frame,
-                               uint32_t handler, uint64_t payload, uint64_t answer) {
-  if (!recorder_ || !RecordedHandler(handler)) [[likely]] {
+Status RuntimeImpl::SendRecorded(Peer& peer, FrameClass cls, ByteBlock&& frame, uint64_t answer) {
+  Result<wire::FrameHeader> h = wire::DecodeHeader(frame.span());
+  if (!h.ok() || !RecordedHandler(h->handler)) {
     return peer.log.Send(*peer.object, cls, std::move(frame));
   }
+  // The user's bytes: without the request trailer or the reply trailer.
+  uint64_t payload = h->payload_len;
+  if ((h->flags & wire::kFlagRequest) != 0) payload -= wire::kRequestTrailer;
+  if ((h->flags & wire::kFlagReply) != 0) payload -= wire::kReplyTrailer;
   return recorder_->SendAndRecord(
-      TraceLocation(), to, handler, payload,
+      TraceLocation(), h->target, h->handler, payload,
       [&] { return peer.log.Send(*peer.object, cls, std::move(frame)); }, answer);
 }
 

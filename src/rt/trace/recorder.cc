@@ -30,28 +30,32 @@ OTF2_FlushType PreFlush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { r
 OTF2_FlushCallbacks kFlush = {PreFlush, nullptr};  // no post-flush: no BufferFlush records
 
 // Chunk memory of one OTF2 buffer: event buffers get at most kChunksPerLocation chunks (a
-// refused chunk makes OTF2 flush the buffer to its file and start over), other buffers
-// (definitions) are not capped.
+// refused chunk makes OTF2 write the buffer to its file and start over), other buffers
+// (definitions) are not capped. Chunks are kept for the buffer's next round instead of going
+// back to the system (a 256 KiB block is an mmap of its own: page faults every round).
 struct Chunks {
   std::vector<void*> blocks;
+  size_t used = 0;
 };
 void* AllocateChunk(void*, OTF2_FileType type, OTF2_LocationRef, void** per_buffer, uint64_t size) {
   auto* c = static_cast<Chunks*>(*per_buffer);
   if (c == nullptr) *per_buffer = c = new Chunks;
+  if (c->used < c->blocks.size()) return c->blocks[c->used++];
   if (type == OTF2_FILETYPE_EVENTS && c->blocks.size() >= kChunksPerLocation) return nullptr;
-  void* block = std::malloc(size);
-  if (block != nullptr) c->blocks.push_back(block);
+  void* block = std::malloc(size);  // OTF2 asks for one chunk size per buffer
+  if (block == nullptr) return nullptr;
+  c->blocks.push_back(block);
+  ++c->used;
   return block;
 }
 void FreeChunks(void*, OTF2_FileType, OTF2_LocationRef, void** per_buffer, bool final) {
   auto* c = static_cast<Chunks*>(*per_buffer);
   if (c == nullptr) return;
+  c->used = 0;
+  if (!final) return;
   for (void* b : c->blocks) std::free(b);
-  c->blocks.clear();
-  if (final) {
-    delete c;
-    *per_buffer = nullptr;
-  }
+  delete c;
+  *per_buffer = nullptr;
 }
 OTF2_MemoryCallbacks kMemory = {AllocateChunk, FreeChunks};
 
