@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
   std::printf("%-52s | %.1f [%.1f-%.1f] ns/event\n", "recorder alone: handler start+end (2 events)",
               h.median, h.lo, h.hi);
   std::printf("%-52s | %.1f [%.1f-%.1f] ns/call\n",
-              "  of which the clock (CLOCK_MONOTONIC), once per event", c.median, c.lo, c.hi);
+              "  of which the clock (CLOCK_MONOTONIC) per event", c.median, c.lo, c.hi);
   std::printf("%-52s | %.0f [%.0f-%.0f] RSRs/s\n", "one-way RSRs, one runtime (inproc), off",
               f.median, f.lo, f.hi);
   std::printf("%-52s | %.0f [%.0f-%.0f] RSRs/s\n", "one-way RSRs, one runtime (inproc), on",

@@ -239,7 +239,8 @@ Status ParseRuntimeArgs(int& argc, char** argv, RuntimeOptions* options);
 // OK when the numeric fields of `options` are in range (Runtime::Init checks it).
 Status CheckRuntimeOptions(const RuntimeOptions& options);
 // Applies the UKAI_* environment variables (UKAI_MODULES, UKAI_BOOTSTRAP, UKAI_TRACE,
-// UKAI_HANDLER_THREADS, UKAI_SPIN_US) to `options`.
+// UKAI_HANDLER_THREADS, UKAI_SPIN_US, UKAI_SEND_QUEUE_BYTES, UKAI_FLUSH_TIMEOUT_MS, UKAI_PIN,
+// UKAI_OTF2) to `options`.
 Status ApplyRuntimeEnv(RuntimeOptions* options);
 
 // Creates a fabric that runtimes in this process can share (RuntimeOptions::inproc_fabric).
