@@ -5,6 +5,7 @@
 // `otf2-print` (its exit status and its event lines counted) and by libotf2's reader
 // (otf2_read.h): ranks, locations, every message received exactly once, time order. Also the
 // launcher's errors before any process starts.
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -160,6 +161,73 @@ TEST_F(Otf2LaunchTest, LaunchRefusesABadDirectoryBeforeAnyProcessStarts) {
   ASSERT_FALSE(code.ok());
   EXPECT_EQ(code.status().code(), StatusCode::kNotFound) << code.status().ToString();
   std::filesystem::remove(marker);
+}
+
+// Worker of KeepGoingMergesTheSurvivors: every rank talks to the others; rank 1 is killed
+// after the start-up; ranks 0 and 2 go on and finalize (their parts complete).
+TEST(Otf2Worker, RankOneDies) {
+  const char* role = std::getenv("UKAI_OTF2_ITEST_ROLE");
+  if (role == nullptr || std::string(role) != "keep_going") GTEST_SKIP() << "run by Otf2LaunchTest";
+  std::atomic<int> hellos{0};
+  std::atomic<bool> dead{false};
+  RuntimeOptions base;
+  base.on_peer_event = [&](const PeerEvent&) { dead = true; };
+  int argc = 1;
+  char arg0[] = "worker";
+  char* argv[] = {arg0, nullptr};
+  auto made = Runtime::Init(argc, argv, base);  // UKAI_OTF2 from ukai launch --otf2
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  Runtime& r = **made;
+  ASSERT_TRUE(r.CreateContext({.id = 1,
+                               .init = [&](Context& c) -> Status {
+                                 auto ep = c.CreateEndpoint({1});
+                                 if (!ep.ok()) return ep.status();
+                                 return (*ep)
+                                     ->RegisterHandler("hello", HandlerKind::kNonThreaded,
+                                                       [&](Rsr&) { ++hellos; })
+                                     .status();
+                               }})
+                  .ok());
+  ASSERT_TRUE(r.Barrier().ok());
+  for (int peer = 0; peer < r.size(); ++peer) {
+    if (peer == r.rank()) continue;
+    ASSERT_TRUE(r.SendRsr(Buffer(), *r.WorldStartpoint(peer, 1, 1), HandlerId::Of("hello")).ok());
+  }
+  ASSERT_TRUE(testing::WaitFor([&] { return hellos.load() == r.size() - 1; }));
+  ASSERT_TRUE(r.Barrier().ok());
+  if (r.rank() == 1) ::raise(SIGKILL);
+  ASSERT_TRUE(testing::WaitFor([&] { return dead.load(); }));
+  ASSERT_TRUE(r.Finalize().ok());
+}
+
+TEST_F(Otf2LaunchTest, KeepGoingMergesTheSurvivors) {
+  setenv("UKAI_OTF2_ITEST_ROLE", "keep_going", 1);
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  ASSERT_GT(n, 0);
+  LaunchOptions o;
+  o.processes = 3;
+  o.modules = {"shm"};
+  o.keep_going = true;
+  o.otf2 = dir_;
+  o.timeout_s = 60;
+  o.command = {std::string(exe, static_cast<size_t>(n)), "--gtest_filter=Otf2Worker.RankOneDies"};
+  Result<int> code = Launch(o);
+  unsetenv("UKAI_OTF2_ITEST_ROLE");
+  ASSERT_TRUE(code.ok()) << code.status().ToString();
+  EXPECT_EQ(*code, 128 + SIGKILL);
+  Otf2Trace t = testing::ReadOtf2(trace::AnchorPath(dir_));
+  ASSERT_TRUE(t.ok) << t.error;
+  EXPECT_EQ(t.comm_locations.size(), 3u);  // the dead rank keeps its place
+  EXPECT_EQ(t.properties["UKAI::MISSING_RANKS"], "1");
+  EXPECT_EQ(t.locations[1].events.size(), 0u);
+  EXPECT_EQ(testing::CheckOrder(t), "");
+  // The survivors' hellos to each other and to rank 1 were recorded (2 each), and the
+  // receives of those from each other (rank 1's sends died with it).
+  EXPECT_EQ(t.Count("MpiSend"), 4u);
+  EXPECT_EQ(t.Count("MpiIrecv"), 4u);  // from each other and from rank 1
+  std::map<std::string, int> printed;
+  EXPECT_EQ(Otf2Print(trace::AnchorPath(dir_), &printed), 0);
 }
 
 #if UKAI_HAVE_MPI
