@@ -113,6 +113,21 @@ TEST_F(Otf2RuntimeTest, EveryKindOfTrafficIsRecordedAndMatched) {
     Reply rep = r.Request(std::move(q), to_a, HandlerId::Of("ask")).Wait();
     ASSERT_TRUE(rep.ok()) << rep.status().ToString();
   }
+  // A request with a callback, which sends an RSR to b: both on the progress location.
+  std::atomic<bool> called{false};
+  {
+    Buffer q;
+    q.PutU64(41);
+    ASSERT_TRUE(r.Request(std::move(q), to_a, HandlerId::Of("ask"), [&](Reply& rep) {
+                   EXPECT_TRUE(rep.ok());
+                   Buffer b;
+                   b.PutU8(1);
+                   EXPECT_TRUE(rep.ok() &&
+                               r.SendRsr(std::move(b), to_b, HandlerId::Of("sink")).ok());
+                   called = true;
+                 }).ok());
+  }
+  ASSERT_TRUE(testing::WaitFor([&] { return called.load() && sunk.load() == 11; }));
   // A request that times out, answered late (the answer arrives after its receive ended).
   Reply late =
       r.Request(Buffer(), to_a, HandlerId::Of("defer"), {.timeout = std::chrono::milliseconds(30)})
@@ -170,8 +185,9 @@ TEST_F(Otf2RuntimeTest, EveryKindOfTrafficIsRecordedAndMatched) {
   EXPECT_EQ(testing::CheckOrder(t), "");
   std::vector<std::string> names;
   for (const auto& [id, l] : t.locations) names.push_back(l.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"rank 0 main", "rank 0 context 2 'b'",
-                                             "rank 0 context 1 'a'", "rank 0 context 3 'c'"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"rank 0 main", "rank 0 context 2 'b'", "rank 0 context 1 'a'",
+                                      "rank 0 context 3 'c'", "rank 0 progress"}));
   // Every message sent was received exactly once.
   EXPECT_EQ(testing::Messages(t, true), testing::Messages(t, false));
   EXPECT_EQ(t.unknown.size(), 0u);
@@ -183,11 +199,22 @@ TEST_F(Otf2RuntimeTest, EveryKindOfTrafficIsRecordedAndMatched) {
   }
   for (const auto& e : t.locations[loc_b].events)
     sink_at_b += e.kind == "MpiIrecv" && e.tag == HandlerId::Of("sink").value;
+  // The progress location: the callback request's answer, then the callback's RSR; the late
+  // answer; the RSR for "nosuch" dropped at a (this runtime) and its refusal.
+  std::vector<std::string> progress;
+  for (const auto& e : t.locations[trace::LocationId(0, 4)].events) {
+    if (e.kind != "MpiIrecvRequest") progress.push_back(e.kind + " " + std::to_string(e.tag));
+  }
+  const auto tag = [](std::string_view h) { return std::to_string(HandlerId::Of(h).value); };
+  EXPECT_EQ(progress,
+            (std::vector<std::string>{"MpiIrecv " + tag("ask"), "MpiSend " + tag("sink"),
+                                      "MpiIrecv " + tag("defer"), "MpiIrecv " + tag("nosuch"),
+                                      "MpiIrecv " + tag("nosuch")}));
   // PutBytes of 32 bytes: 37 payload bytes (type tag, length); a's forward of those: 42.
   EXPECT_EQ(fwd_at_a, 10u);
   EXPECT_EQ(sink_from_a, 10u);
-  EXPECT_EQ(sink_at_b, 10u);
-  EXPECT_EQ(Tagged(t, "MpiSend", "ask"), 10u);    // 5 requests and their 5 answers
+  EXPECT_EQ(sink_at_b, 11u);
+  EXPECT_EQ(Tagged(t, "MpiSend", "ask"), 12u);    // 6 requests and their 6 answers
   EXPECT_EQ(Tagged(t, "MpiSend", "defer"), 2u);   // the request and its late answer
   EXPECT_EQ(Tagged(t, "MpiSend", "nosuch"), 2u);  // the RSR and its refusal
   EXPECT_EQ(Tagged(t, "MpiSend", "ukai.rma.request"), 0u);

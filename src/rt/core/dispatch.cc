@@ -289,6 +289,7 @@ void RuntimeImpl::DrainEvents() {
   }
   if (options_.on_peer_event) {
     HandlerScope scope(nullptr, this);  // runs inside our pass (QuiesceProgress must know)
+    TraceScope trace(recorder_ ? ProgressLocation() : nullptr);  // its sends (OTF2)
     for (const PeerEvent& e : events) options_.on_peer_event(e);
   }
 }

@@ -22,6 +22,8 @@ void Finish(const std::shared_ptr<PendingRequest>& p, Reply reply) {
   }
   p->cv.notify_all();
   if (!callback) return;
+  // What the callback sends is recorded where its answer was received (OTF2).
+  TraceScope scope(p->trace_request != 0 ? p->trace_location : nullptr);
   try {
     callback(p->reply);
   } catch (...) {  // documented: ignored
@@ -153,15 +155,23 @@ Result<std::shared_ptr<PendingRequest>> RuntimeImpl::SendRequest(ByteBlock&& fra
   // The same flow control as SendRsr (flow_control.cc): blocks while the peer's send
   // queue is full, driving progress.
   UKAI_RETURN_IF_ERROR(AwaitRoom(**peer, target.runtime(), /*wait=*/true));
+  const bool callback = static_cast<bool>(done);
   std::shared_ptr<PendingRequest> p = requests_.Add(
       target.runtime(), std::move(done), options.timeout, this, options_.progress_thread);
   wire::PutLe64(frame.Extend(wire::kRequestTrailer), p->id);
   EncodeRsrHeader(&frame, target, handler, wire::kFlagRequest, payload);
-  if (recorder_) {  // the answer's receive is posted with the send (tracing.cc)
-    p->trace_location = TraceLocation();
+  uint64_t post_with_send = 0;
+  if (recorder_) {  // the answer's receive is posted with the send (docs/otf2-recording.md)
     p->trace_request = p->id | trace::kAnswerRequestBit;
+    if (callback) {  // nobody waits for it: on the progress location, posted first
+      p->trace_location = ProgressLocation();
+      recorder_->PostAnswer(p->trace_location, p->trace_request, target.runtime());
+    } else {  // the requester waits for it: on its location, posted as the request leaves
+      p->trace_location = TraceLocation();
+      post_with_send = p->trace_request;
+    }
   }
-  Status st = SendLogged(**peer, FrameClass::kUser, std::move(frame), p->trace_request);
+  Status st = SendLogged(**peer, FrameClass::kUser, std::move(frame), post_with_send);
   if (!st.ok()) {
     {  // the caller gets `st`; the callback is not called
       std::lock_guard<std::mutex> lock(p->mu);

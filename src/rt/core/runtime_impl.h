@@ -47,6 +47,19 @@ std::string Hex(uint64_t v);
 int PinCpu(std::string_view pin, std::string_view bootstrap, int rank, int size,
            const std::vector<int>& allowed);
 
+// Makes `loc` the calling thread's OTF2 location for the scope (tracing.cc): request
+// callbacks and peer-event callbacks run on the progress location. No-op for null.
+class TraceScope {
+ public:
+  explicit TraceScope(trace::Location* loc);
+  ~TraceScope();
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+
+ private:
+  trace::Location* prev_;
+};
+
 class ContextState;
 // The context whose handler runs on this thread, or nullptr (DestroyContext uses it to
 // refuse destroying a context from its own handler).
@@ -215,8 +228,11 @@ class RuntimeImpl final : public ModuleHost {
   // ---- OTF2 recording (tracing.cc; docs/otf2-recording.md) ----
   // The recorder, null when RuntimeOptions::otf2 is empty (then nothing below is called).
   trace::Recorder* recorder() const { return recorder_.get(); }
-  // The location of the calling thread: its handler's context, else the main location.
+  // The location of the calling thread: its handler's context, else the location a
+  // TraceScope set (the progress location for callbacks), else the main location.
   trace::Location* TraceLocation() const;
+  // The progress location (created when first needed).
+  trace::Location* ProgressLocation() const;
   // A request ended without its answer (timeout, cancel, failure): its receive is cancelled.
   void TraceRequestEnded(PendingRequest& p);
 

@@ -25,6 +25,8 @@ std::string Canonical(const std::string& dir) {
   return ec ? dir : p.string();
 }
 
+thread_local trace::Location* tls_trace_location = nullptr;
+
 std::string HostName() {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) return "localhost";
@@ -71,11 +73,19 @@ Status RuntimeImpl::FinishTracing() {
   return st;
 }
 
+TraceScope::TraceScope(trace::Location* loc) : prev_(tls_trace_location) {
+  if (loc != nullptr) tls_trace_location = loc;
+}
+TraceScope::~TraceScope() { tls_trace_location = prev_; }
+
 trace::Location* RuntimeImpl::TraceLocation() const {
   ContextState* cs = CurrentHandlerContext();
   if (cs != nullptr && recorder_->Owns(cs->trace)) return cs->trace;
+  if (recorder_->Owns(tls_trace_location)) return tls_trace_location;
   return recorder_->main();
 }
+
+trace::Location* RuntimeImpl::ProgressLocation() const { return recorder_->progress(); }
 
 Status RuntimeImpl::SendRecorded(Peer& peer, FrameClass cls, ByteBlock&& frame, uint64_t answer) {
   Result<wire::FrameHeader> h = wire::DecodeHeader(frame.span());
@@ -96,7 +106,7 @@ void RuntimeImpl::TraceArrival(const wire::FrameHeader& h, uint64_t payload) {
   if ((h.flags & wire::kFlagRequest) != 0 && payload >= wire::kRequestTrailer) {
     payload -= wire::kRequestTrailer;  // the user's bytes, as the sender recorded them
   }
-  recorder_->Arrival(recorder_->main(), h.source, h.handler, payload);
+  recorder_->Arrival(recorder_->progress(), h.source, h.handler, payload);
 }
 
 void RuntimeImpl::InvokeTraced(const HandlerEntry* he, Rsr& rsr) {

@@ -138,6 +138,14 @@ Location* Recorder::AddLocation(uint32_t slot, std::string name, bool context) {
   return locations_.back().get();
 }
 
+Location* Recorder::progress() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (progress_ == nullptr && !finished_) {
+    progress_ = AddLocation(next_slot_++, "rank " + std::to_string(rank()) + " progress", false);
+  }
+  return progress_;
+}
+
 Location* Recorder::OpenContext(uint32_t context, std::string_view name) {
   Location* loc;
   {
@@ -241,6 +249,15 @@ void Recorder::HandlerEnd(Location* loc) {
   const uint64_t id = loc->next_request_++;
   Check(OTF2_EvtWriter_MpiIrecvRequest(loc->writer_, nullptr, Stamp(loc), id), "MpiIrecvRequest");
   loc->posted_.push_back(id);
+}
+
+void Recorder::PostAnswer(Location* loc, uint64_t request, RuntimeId from) {
+  if (loc == nullptr || request == 0 || ranks_.count(from) == 0) return;
+  std::lock_guard<std::mutex> lock(loc->mu_);
+  if (loc->writer_ == nullptr) return;
+  loc->answers_.insert(request);
+  Check(OTF2_EvtWriter_MpiIrecvRequest(loc->writer_, nullptr, Stamp(loc), request),
+        "MpiIrecvRequest");
 }
 
 void Recorder::CompleteReceive(Location* loc, uint64_t request, RuntimeId from, uint32_t tag,

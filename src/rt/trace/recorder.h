@@ -9,6 +9,11 @@
 //                                 (sends from main(), Barrier, replies to requests sent there);
 //      location (k << 32) | R     "rank R context C 'name'", the k-th context the runtime created
 //                                 (k >= 1): events of that context's handlers.
+//      location (k << 32) | R     "rank R progress" (created when first needed, taking the next
+//                                 slot): what arrives or runs asynchronously, outside handlers
+//                                 and the program's flow — answers of callback-form requests and
+//                                 what those callbacks send, peer-event callbacks, frames nobody
+//                                 posted a receive for.
 //    Location R is rank R's entry in the COMM_LOCATIONS group (the "master thread", as Score-P
 //    and the OTF2 MPI example do); OTF2's rule "location group id = MPI rank" holds for every
 //    location.
@@ -18,9 +23,10 @@
 //    time one of its handlers returns, and completes (MpiIrecv: sender, tag, length) when the
 //    next handler starts. A request is an MpiSend plus an MpiIrecvRequest for its answer,
 //    completed by MpiIrecv when the answer arrives (cancelled, MpiRequestCancelled, on a
-//    timeout, a cancellation or a failure). Frames nobody expected (an RSR dropped for an
-//    unknown target, a late answer, a refusal) are received on the main location at arrival
-//    (MpiIrecvRequest + MpiIrecv at one time).
+//    timeout, a cancellation or a failure); for a request with a callback that receive is on
+//    the progress location (the program did not wait for it). Frames nobody expected (an RSR
+//    dropped for an unknown target, a late answer, a refusal) are received on the progress
+//    location at arrival (MpiIrecvRequest + MpiIrecv at one time).
 //  * Barrier() is MpiCollectiveBegin + MpiCollectiveEnd(BARRIER, comm 0, no root).
 //  * RMA put/get/atomics are RmaPut/RmaGet/RmaAtomic on window 0 (communicator 0; remote = the
 //    owner's rank) with a matching id, completed by RmaOpCompleteBlocking (direct path, done at
@@ -132,6 +138,8 @@ class Recorder {
 
   // The location of the program's threads outside handlers.
   Location* main() const { return main_; }
+  // The progress location (created on the first call; null after Finish).
+  Location* progress();
   // A new location for a context that becomes ready (posts its first receive).
   Location* OpenContext(uint32_t context, std::string_view name);
   // The context is gone: its posted receives are cancelled and its event file is closed.
@@ -156,8 +164,12 @@ class Recorder {
   void HandlerStart(Location* loc, RuntimeId from, uint32_t tag, uint64_t bytes);
   // That handler returned: the context posts its next receive.
   void HandlerEnd(Location* loc);
-  // The answer to request `request` (posted on `loc` by SendAndRecord) arrived. Nothing is
-  // recorded for a receive that was not posted (the send failed or was not recorded).
+  // Posts the receive of request `request`'s answer from runtime `from` on `loc` before the
+  // request is sent from another location (a callback-form request: `loc` is the progress
+  // location). Nothing for a runtime outside the job.
+  void PostAnswer(Location* loc, uint64_t request, RuntimeId from);
+  // The answer to request `request` (posted on `loc` by SendAndRecord or PostAnswer) arrived.
+  // Nothing is recorded for a receive that was not posted (the send failed or was not recorded).
   void CompleteReceive(Location* loc, uint64_t request, RuntimeId from, uint32_t tag,
                        uint64_t bytes);
   // Request `request` ended without an answer (timeout, cancellation, failure): its posted
@@ -209,6 +221,7 @@ class Recorder {
   std::vector<std::unique_ptr<Location>> locations_;
   uint32_t next_slot_ = 1;
   Location* main_ = nullptr;
+  Location* progress_ = nullptr;
   bool finished_ = false;
   std::atomic<uint64_t> unrecorded_{0};
   std::atomic<uint64_t> next_match_{1};
