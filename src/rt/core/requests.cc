@@ -1,6 +1,7 @@
 // Request/reply: the pending-request table, futures, repliers and Runtime::Request.
 #include "rt/core/requests.h"
 
+#include <optional>
 #include <thread>
 
 #include "rt/core/runtime_impl.h"
@@ -23,7 +24,8 @@ void Finish(const std::shared_ptr<PendingRequest>& p, Reply reply) {
   p->cv.notify_all();
   if (!callback) return;
   // What the callback sends is recorded where its answer was received (OTF2).
-  TraceScope scope(p->trace_request != 0 ? p->trace_location : nullptr);
+  std::optional<TraceScope> scope;
+  if (p->trace_request != 0) scope.emplace(p->trace_location);
   try {
     callback(p->reply);
   } catch (...) {  // documented: ignored
