@@ -198,68 +198,105 @@ void AlignClocks(Job* job) {
   }
 }
 
+// Writes the unified global definitions; the first OTF2 error stops the writing.
+class DefinitionWriter {
+ public:
+  DefinitionWriter(OTF2_GlobalDefWriter* g, const Job& job) : g_(g), s_(g), job_(job) {}
+  void Write(OTF2_ErrorCode e) {
+    if (error_ == OTF2_SUCCESS) error_ = e != OTF2_SUCCESS ? e : s_.error();
+  }
+  bool ok() const { return error_ == OTF2_SUCCESS && s_.error() == OTF2_SUCCESS; }
+  OTF2_ErrorCode error() const { return error_ != OTF2_SUCCESS ? error_ : s_.error(); }
+
+  void Clock(int64_t realtime_offset) {
+    Write(OTF2_GlobalDefWriter_WriteClockProperties(
+        g_, 1000000000, job_.first, job_.last - job_.first,
+        static_cast<uint64_t>(static_cast<int64_t>(job_.first) + realtime_offset)));
+    if (ok()) {
+      Write(OTF2_GlobalDefWriter_WriteParadigm(g_, OTF2_PARADIGM_MPI, s_.Of("MPI"),
+                                               OTF2_PARADIGM_CLASS_PROCESS));
+    }
+  }
+  // "ukai job" -> a node per host -> a location group per rank.
+  void SystemTree() {
+    if (ok()) {
+      Write(OTF2_GlobalDefWriter_WriteSystemTreeNode(g_, 0, s_.Of("ukai job"), s_.Of("machine"),
+                                                     OTF2_UNDEFINED_SYSTEM_TREE_NODE));
+    }
+    std::map<std::string, uint32_t> node;
+    for (const std::string& h : job_.hosts) {
+      node[h] = static_cast<uint32_t>(node.size() + 1);
+      if (ok())
+        Write(OTF2_GlobalDefWriter_WriteSystemTreeNode(g_, node[h], s_.Of(h), s_.Of("node"), 0));
+    }
+    for (int r = 0; r < job_.size && ok(); ++r) {
+      const uint32_t parent = job_.parts[r] ? node[job_.parts[r]->host] : 0;
+      Write(OTF2_GlobalDefWriter_WriteLocationGroup(
+          g_, static_cast<uint32_t>(r), s_.Of("rank " + std::to_string(r)),
+          OTF2_LOCATION_GROUP_TYPE_PROCESS, parent, OTF2_UNDEFINED_LOCATION_GROUP));
+    }
+  }
+  void Locations() {
+    for (int r = 0; r < job_.size && ok(); ++r) {
+      const auto rank = static_cast<uint32_t>(r);
+      if (!job_.parts[r]) {  // an empty main location keeps the rank in the communicator
+        Write(OTF2_GlobalDefWriter_WriteLocation(
+            g_, LocationId(rank, 0), s_.Of("rank " + std::to_string(r) + " main (no part)"),
+            OTF2_LOCATION_TYPE_CPU_THREAD, 0, rank));
+        continue;
+      }
+      for (const PartLocation& l : job_.parts[r]->locations) {
+        if (ok()) {
+          Write(OTF2_GlobalDefWriter_WriteLocation(g_, l.id, s_.Of(l.name),
+                                                   OTF2_LOCATION_TYPE_CPU_THREAD, l.events, rank));
+        }
+      }
+    }
+  }
+  // COMM_LOCATIONS (rank R = location R), COMM_GROUP (0..N-1), communicator 0, RMA window 0.
+  void Communicator() {
+    std::vector<uint64_t> members(job_.size), ranks(job_.size);
+    for (int r = 0; r < job_.size; ++r) {
+      members[r] = LocationId(static_cast<uint32_t>(r), 0);
+      ranks[r] = static_cast<uint64_t>(r);
+    }
+    if (ok()) {
+      Write(OTF2_GlobalDefWriter_WriteGroup(g_, 0, s_.Of("ukai world locations"),
+                                            OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+                                            OTF2_GROUP_FLAG_NONE, job_.size, members.data()));
+    }
+    if (ok()) {
+      Write(OTF2_GlobalDefWriter_WriteGroup(g_, 1, s_.Of("ukai world"), OTF2_GROUP_TYPE_COMM_GROUP,
+                                            OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, job_.size,
+                                            ranks.data()));
+    }
+    if (ok()) {
+      Write(OTF2_GlobalDefWriter_WriteComm(g_, kWorldComm, s_.Of("MPI_COMM_WORLD"), 1,
+                                           OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE));
+    }
+    if (ok()) {
+      Write(OTF2_GlobalDefWriter_WriteRmaWin(g_, kRmaWindow, s_.Of("ukai RMA"), kWorldComm,
+                                             OTF2_RMA_WIN_FLAG_NONE));
+    }
+  }
+
+ private:
+  OTF2_GlobalDefWriter* g_;
+  Strings s_;
+  const Job& job_;
+  OTF2_ErrorCode error_ = OTF2_SUCCESS;
+};
+
 Status WriteDefinitions(OTF2_Archive* archive, const Job& job, int64_t realtime_offset) {
   OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(archive);
   if (g == nullptr) return Status::IoError("no global definition writer");
-  Strings s(g);
-  OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteClockProperties(
-      g, 1000000000, job.first, job.last - job.first,
-      static_cast<uint64_t>(static_cast<int64_t>(job.first) + realtime_offset));
-  const auto ok = [&] { return e == OTF2_SUCCESS && s.error() == OTF2_SUCCESS; };
-  if (ok())
-    e = OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_MPI, s.Of("MPI"),
-                                           OTF2_PARADIGM_CLASS_PROCESS);
-  if (ok())
-    e = OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, s.Of("ukai job"), s.Of("machine"),
-                                                 OTF2_UNDEFINED_SYSTEM_TREE_NODE);
-  std::map<std::string, uint32_t> node;
-  for (const std::string& h : job.hosts) {
-    node[h] = static_cast<uint32_t>(node.size() + 1);
-    if (ok()) e = OTF2_GlobalDefWriter_WriteSystemTreeNode(g, node[h], s.Of(h), s.Of("node"), 0);
-  }
-  for (int r = 0; r < job.size && ok(); ++r) {
-    const uint32_t parent = job.parts[r] ? node[job.parts[r]->host] : 0;
-    e = OTF2_GlobalDefWriter_WriteLocationGroup(
-        g, static_cast<uint32_t>(r), s.Of("rank " + std::to_string(r)),
-        OTF2_LOCATION_GROUP_TYPE_PROCESS, parent, OTF2_UNDEFINED_LOCATION_GROUP);
-  }
-  for (int r = 0; r < job.size && ok(); ++r) {
-    const auto rank = static_cast<uint32_t>(r);
-    if (!job.parts[r]) {  // an empty main location keeps the rank in the communicator
-      e = OTF2_GlobalDefWriter_WriteLocation(g, LocationId(rank, 0),
-                                             s.Of("rank " + std::to_string(r) + " main (no part)"),
-                                             OTF2_LOCATION_TYPE_CPU_THREAD, 0, rank);
-      continue;
-    }
-    for (const PartLocation& l : job.parts[r]->locations) {
-      if (!ok()) break;
-      e = OTF2_GlobalDefWriter_WriteLocation(g, l.id, s.Of(l.name), OTF2_LOCATION_TYPE_CPU_THREAD,
-                                             l.events, rank);
-    }
-  }
-  std::vector<uint64_t> members(job.size), ranks(job.size);
-  for (int r = 0; r < job.size; ++r) {
-    members[r] = LocationId(static_cast<uint32_t>(r), 0);
-    ranks[r] = static_cast<uint64_t>(r);
-  }
-  if (ok())
-    e = OTF2_GlobalDefWriter_WriteGroup(g, 0, s.Of("ukai world locations"),
-                                        OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
-                                        OTF2_GROUP_FLAG_NONE, job.size, members.data());
-  if (ok())
-    e = OTF2_GlobalDefWriter_WriteGroup(g, 1, s.Of("ukai world"), OTF2_GROUP_TYPE_COMM_GROUP,
-                                        OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, job.size,
-                                        ranks.data());
-  if (ok())
-    e = OTF2_GlobalDefWriter_WriteComm(g, kWorldComm, s.Of("MPI_COMM_WORLD"), 1,
-                                       OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
-  if (ok())
-    e = OTF2_GlobalDefWriter_WriteRmaWin(g, kRmaWindow, s.Of("ukai RMA"), kWorldComm,
-                                         OTF2_RMA_WIN_FLAG_NONE);
-  const OTF2_ErrorCode closed = OTF2_Archive_CloseGlobalDefWriter(archive, g);
-  if (e == OTF2_SUCCESS) e = s.error();
-  if (e == OTF2_SUCCESS) e = closed;
-  if (e != OTF2_SUCCESS) return Status::IoError("global definitions: " + Otf2Error(e));
+  DefinitionWriter w(g, job);
+  w.Clock(realtime_offset);
+  w.SystemTree();
+  w.Locations();
+  w.Communicator();
+  w.Write(OTF2_Archive_CloseGlobalDefWriter(archive, g));
+  if (!w.ok()) return Status::IoError("global definitions: " + Otf2Error(w.error()));
   return Status::Ok();
 }
 
