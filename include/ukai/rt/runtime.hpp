@@ -235,6 +235,14 @@ struct RuntimeOptions {
   // --ukai-job-secret-file=PATH / UKAI_JOB_SECRET_FILE: read the job secret (64 hex digits)
   // from PATH, which must belong to this user with mode 0600 or 0400.
   std::string job_secret_file;
+  // ---- OTF2 recording (docs/otf2-recording.md) ----
+  // --ukai-otf2=DIR / UKAI_OTF2: record this process's communication (RSRs, requests and
+  // answers, barriers, RMA, multicast messages) into the job's OTF2 archive DIR/traces.otf2,
+  // one location per context. Empty (default) = off, which costs one branch per send and per
+  // handler. Init fails when DIR cannot be created or written, or already holds an archive.
+  // The processes' parts are merged by `ukai launch --otf2 DIR` after the job, else by rank 0
+  // in Finalize (after a barrier of all ranks).
+  std::string otf2;
 };
 
 // Bounds of the integer options (CheckRuntimeOptions, --ukai-*, UKAI_*).
@@ -250,7 +258,8 @@ Status ParseRuntimeArgs(int& argc, char** argv, RuntimeOptions* options);
 // OK when the numeric fields of `options` are in range (Runtime::Init checks it).
 Status CheckRuntimeOptions(const RuntimeOptions& options);
 // Applies the UKAI_* environment variables (UKAI_MODULES, UKAI_BOOTSTRAP, UKAI_TRACE,
-// UKAI_HANDLER_THREADS, UKAI_SPIN_US) to `options`.
+// UKAI_HANDLER_THREADS, UKAI_SPIN_US, UKAI_SEND_QUEUE_BYTES, UKAI_FLUSH_TIMEOUT_MS, UKAI_PIN,
+// UKAI_OTF2) to `options`.
 Status ApplyRuntimeEnv(RuntimeOptions* options);
 
 // Creates a fabric that runtimes in this process can share (RuntimeOptions::inproc_fabric).

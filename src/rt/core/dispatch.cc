@@ -294,6 +294,7 @@ void RuntimeImpl::DrainEvents() {
   }
   if (options_.on_peer_event || !listeners.empty()) {
     HandlerScope scope(nullptr, this);  // runs inside our pass (QuiesceProgress must know)
+    TraceScope trace(recorder_ ? ProgressLocation() : nullptr);  // its sends (OTF2)
     for (const PeerEvent& e : events) {
       for (const auto& l : listeners) l(e);
       if (options_.on_peer_event) options_.on_peer_event(e);

@@ -97,6 +97,9 @@ Status ApplyOption(std::string_view name, std::string_view value, bool has_value
                                      std::string(value) + "'");
     }
     o->pin = std::string(value);
+  } else if (name == "otf2") {  // OTF2 recording (src/rt/trace/)
+    if (value.empty()) return Status::InvalidArgument(what + ": needs a directory");
+    o->otf2 = std::string(value);
   } else if (name == "flush-timeout-ms") {
     Result<int> n = ParseInt(what, value, 0);
     if (!n.ok()) return n.status();
@@ -107,7 +110,7 @@ Status ApplyOption(std::string_view name, std::string_view value, bool has_value
         " (known: --ukai-modules, --ukai-bootstrap, --ukai-trace, --ukai-progress-thread, "
         "--ukai-handler-threads, --ukai-handler-threads-max, --ukai-spin-us, --ukai-param, "
         "--ukai-send-queue-bytes, --ukai-flush-timeout-ms, --ukai-pin, "
-        "--ukai-job-secret-file)");
+        "--ukai-job-secret-file, --ukai-otf2)");
   }
   return Status::Ok();
 }
@@ -175,7 +178,8 @@ Status ApplyRuntimeEnv(RuntimeOptions* options) {
                                   {"UKAI_SPIN_US", "spin-us"},
                                   {"UKAI_SEND_QUEUE_BYTES", "send-queue-bytes"},
                                   {"UKAI_FLUSH_TIMEOUT_MS", "flush-timeout-ms"},
-                                  {"UKAI_PIN", "pin"}};
+                                  {"UKAI_PIN", "pin"},
+                                  {"UKAI_OTF2", "otf2"}};
   for (const Var& v : kVars) {
     const char* value = std::getenv(v.env);
     if (value == nullptr) continue;

@@ -2,14 +2,18 @@
 #include "rt/core/requests.h"
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "rt/core/runtime_impl.h"
+#include "rt/trace/recorder.h"
 
 namespace ukai::rt {
 namespace internal {
 
 void Finish(const std::shared_ptr<PendingRequest>& p, Reply reply) {
+  // A request that ends here without its answer recorded: its receive is cancelled (OTF2).
+  if (p->trace_request != 0 && p->runtime != nullptr) p->runtime->TraceRequestEnded(*p);
   ReplyCallback callback;
   {
     std::lock_guard<std::mutex> lock(p->mu);
@@ -20,6 +24,9 @@ void Finish(const std::shared_ptr<PendingRequest>& p, Reply reply) {
   }
   p->cv.notify_all();
   if (!callback) return;
+  // What the callback sends is recorded where its answer was received (OTF2).
+  std::optional<TraceScope> scope;
+  if (p->trace_request != 0) scope.emplace(p->trace_location);
   try {
     callback(p->reply);
   } catch (...) {  // documented: ignored
@@ -160,11 +167,23 @@ Result<std::shared_ptr<PendingRequest>> RuntimeImpl::SendRequest(ByteBlock&& fra
                                                                   start);
     left = std::max(left, std::chrono::milliseconds(1));
   }
+  const bool callback = static_cast<bool>(done);
   std::shared_ptr<PendingRequest> p =
       requests_.Add(target.runtime(), std::move(done), left, this, options_.progress_thread);
   wire::PutLe64(frame.Extend(wire::kRequestTrailer), p->id);
   EncodeRsrHeader(&frame, target, handler, wire::kFlagRequest, payload);
-  Status st = (*peer)->log.Send(*(*peer)->object, FrameClass::kUser, std::move(frame));
+  uint64_t post_with_send = 0;
+  if (recorder_) {  // the answer's receive is posted with the send (docs/otf2-recording.md)
+    p->trace_request = p->id | trace::kAnswerRequestBit;
+    if (callback) {  // nobody waits for it: on the progress location, posted first
+      p->trace_location = ProgressLocation();
+      recorder_->PostAnswer(p->trace_location, p->trace_request, target.runtime());
+    } else {  // the requester waits for it: on its location, posted as the request leaves
+      p->trace_location = TraceLocation();
+      post_with_send = p->trace_request;
+    }
+  }
+  Status st = SendLogged(**peer, FrameClass::kUser, std::move(frame), post_with_send);
   if (!st.ok()) {
     {  // the caller gets `st`; the callback is not called
       std::lock_guard<std::mutex> lock(p->mu);

@@ -14,6 +14,7 @@
 
 #include "rt/modules/inproc/inproc_module.h"
 #include "rt/modules/registry.h"
+#include "rt/trace/recorder.h"
 
 namespace ukai::rt::internal {
 
@@ -61,6 +62,7 @@ Status RuntimeImpl::Start(Runtime* self) {
   Result<std::vector<DescriptorTable>> world = bootstrap_->Exchange(*table_);
   if (!world.ok()) return world.status().WithContext("bootstrap exchange");
   world_ = std::move(*world);
+  UKAI_RETURN_IF_ERROR(StartTracing());  // --ukai-otf2 (tracing.cc)
   Trace("bootstrap " + std::string(bootstrap_->name()) + ": rank " +
         std::to_string(bootstrap_->rank()) + " of " + std::to_string(bootstrap_->size()));
   UKAI_RETURN_IF_ERROR(ApplyPinning());  // before the threads start: they inherit it
@@ -227,8 +229,9 @@ Status RuntimeImpl::Finalize() {
   for (auto& m : modules_) m->Close();
   // peers_ keeps its entries (closed objects) until the destructor: threads may hold
   // cached Peer pointers (PeerFor).
+  const Status traced = FinishTracing();  // the OTF2 part (and the merge on rank 0)
   bootstrap_->Finish();
-  return flushed;
+  return flushed.ok() ? traced : flushed;
 }
 
 // ---- contexts and endpoints ----
@@ -258,6 +261,9 @@ Result<Context*> RuntimeImpl::CreateContext(ContextOptions options) {
       contexts_.erase(id);
     }
     rsr_dropped_ += cs->held.size();
+    if (recorder_) {
+      for (const HeldFrame& f : cs->held) TraceArrival(f.header, f.payload.size());
+    }
     return st.WithContext("init routine of context '" + options.name + "'");
   }
   {
@@ -268,6 +274,7 @@ Result<Context*> RuntimeImpl::CreateContext(ContextOptions options) {
       cs->held.clear();
       has_reinject_.store(true);
     }
+    if (recorder_) cs->trace = recorder_->OpenContext(id, options.name);
     cs->phase.store(ContextState::Phase::kReady);
   }
   Wake();
@@ -305,6 +312,9 @@ void RuntimeImpl::DestroyContextState(const std::shared_ptr<ContextState>& cs) {
     std::lock_guard<std::mutex> lock(cs->mu);
     cs->phase.store(ContextState::Phase::kClosing);
     rsr_dropped_ += cs->held.size();
+    if (recorder_) {
+      for (const HeldFrame& f : cs->held) TraceArrival(f.header, f.payload.size());
+    }
     cs->held.clear();
   }
   {
@@ -317,6 +327,7 @@ void RuntimeImpl::DestroyContextState(const std::shared_ptr<ContextState>& cs) {
   // the phase).
   QuiesceProgress();
   while (cs->running.load() != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  if (recorder_) recorder_->CloseContext(cs->trace);
   Trace("context " + std::to_string(cs->context->id()) + " exiting");
   if (cs->exit) cs->exit(*cs->context);
   std::map<std::string, std::shared_ptr<void>, std::less<>> slots;
@@ -561,9 +572,8 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
     }
   }
   EncodeRsrHeader(&frame, target, handler, /*flags=*/0, payload);
-  Status st =
-      p->log.Send(*p->object, IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser,
-                  std::move(frame));
+  Status st = SendLogged(*p, IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser,
+                         std::move(frame));
   if (!st.ok()) {
     ++send_errors_;
     return st;

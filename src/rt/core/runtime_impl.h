@@ -30,6 +30,11 @@
 #include "rt/core/thread_pool.h"
 #include "ukai/rt/runtime.hpp"
 
+namespace ukai::rt::trace {
+class Recorder;
+class Location;
+}  // namespace ukai::rt::trace
+
 namespace ukai::rt::internal {
 
 // "0123456789abcdef"-style 16-digit hex of a runtime id (traces, messages).
@@ -41,6 +46,19 @@ std::string Hex(uint64_t v);
 // order): allowed[rank % allowed.size()], or -1 for no pinning (fast_defaults.cc).
 int PinCpu(std::string_view pin, std::string_view bootstrap, int rank, int size,
            const std::vector<int>& allowed);
+
+// Makes `loc` the calling thread's OTF2 location for the scope (tracing.cc): request
+// callbacks and peer-event callbacks run on the progress location. No-op for null.
+class TraceScope {
+ public:
+  explicit TraceScope(trace::Location* loc);
+  ~TraceScope();
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+
+ private:
+  trace::Location* prev_;
+};
 
 class ContextState;
 // The context whose handler runs on this thread, or nullptr (DestroyContext uses it to
@@ -103,6 +121,8 @@ class ContextState {
   // State of the runtime's layers per context (RuntimeImpl::ContextSlot), under `mu`;
   // dropped after the exit routine.
   std::map<std::string, std::shared_ptr<void>, std::less<>> slots;
+  // Its OTF2 location while it is ready (null when not recording; tracing.cc).
+  trace::Location* trace = nullptr;
 
   EndpointState* FindEndpoint(EndpointId id) const {
     std::lock_guard<std::mutex> lock(mu);
@@ -180,10 +200,8 @@ class RuntimeImpl final : public ModuleHost {
   std::pair<OneSided*, const Descriptor*> OneSidedTo(const Startpoint& target);
   int Progress();
   Result<Startpoint> WorldStartpoint(int rank, ContextId context, EndpointId endpoint) const;
-  Status Barrier() {
-    WaitScope scope;  // a handler thread may wait here (thread_pool.h)
-    return bootstrap_->Barrier();
-  }
+  // The bootstrap's barrier (recorded as a collective when recording; tracing.cc).
+  Status Barrier();
 
   RuntimeId id() const { return id_; }
   int rank() const { return bootstrap_->rank(); }
@@ -216,7 +234,11 @@ class RuntimeImpl final : public ModuleHost {
   // Runs `he` for `rsr`: an exception it throws (BadResultAccess from a failed unpack, or
   // any other) is caught, counted in handler_errors and reported (ErrorEvent); a request is
   // then answered with the error. Any thread.
-  void InvokeHandler(const HandlerEntry* he, Rsr& rsr);
+  void InvokeHandler(const HandlerEntry* he, Rsr& rsr) {
+    if (recorder_) [[unlikely]]
+      return InvokeTraced(he, rsr);
+    InvokeHandlerBody(he, rsr);
+  }
   // Request/reply (requests.cc): registers and sends a request (frame = header room +
   // payload; the request trailer is appended here).
   Result<std::shared_ptr<PendingRequest>> SendRequest(ByteBlock&& frame, const Startpoint& target,
@@ -225,6 +247,17 @@ class RuntimeImpl final : public ModuleHost {
   // Sends the answer of a Replier (body = header room + payload, or the error).
   Status SendAnswer(const Replier::State& r, ByteBlock&& body, const Status& status);
   RequestTable& requests() { return requests_; }
+
+  // ---- OTF2 recording (tracing.cc; docs/otf2-recording.md) ----
+  // The recorder, null when RuntimeOptions::otf2 is empty (then nothing below is called).
+  trace::Recorder* recorder() const { return recorder_.get(); }
+  // The location of the calling thread: its handler's context, else the location a
+  // TraceScope set (the progress location for callbacks), else the main location.
+  trace::Location* TraceLocation() const;
+  // The progress location (created when first needed).
+  trace::Location* ProgressLocation() const;
+  // A request ended without its answer (timeout, cancel, failure): its receive is cancelled.
+  void TraceRequestEnded(PendingRequest& p);
 
  private:
   Status LoadModules();
@@ -301,6 +334,31 @@ class RuntimeImpl final : public ModuleHost {
   // startpoint carries an address) and `payload` bytes after the header.
   void EncodeRsrHeader(ByteBlock* frame, const Startpoint& target, HandlerId handler,
                        uint32_t flags, size_t payload) const;
+
+  // ---- OTF2 recording (tracing.cc) ----
+  // Opens the recorder when options_.otf2 is set (after the bootstrap exchange).
+  Status StartTracing();
+  // Closes this process's part and, unless `ukai launch` merges, merges the archive on rank
+  // 0 after a barrier (Finalize, after the modules closed).
+  Status FinishTracing();
+  // Sends `frame` (its header encoded) to `peer` through its frame log, recording an MpiSend
+  // (and for a request the receive of its answer, id `answer`) when recording. Inline, and
+  // the recorded fields come from the frame's header: off, it costs one branch.
+  Status SendLogged(Peer& peer, FrameClass cls, ByteBlock&& frame, uint64_t answer = 0) {
+    if (recorder_) [[unlikely]]
+      return SendRecorded(peer, cls, std::move(frame), answer);
+    return peer.log.Send(*peer.object, cls, std::move(frame));
+  }
+  [[gnu::cold]] Status SendRecorded(Peer& peer, FrameClass cls, ByteBlock&& frame, uint64_t answer);
+  // A frame nobody posted a receive for arrived (dropped RSR, refusal, late answer);
+  // `payload` with its request trailer, if any.
+  void TraceArrival(const wire::FrameHeader& h, uint64_t payload);
+  // InvokeHandler when recording: the context's receive completes, the handler runs, the
+  // context posts its next receive.
+  void InvokeTraced(const HandlerEntry* he, Rsr& rsr);
+  void InvokeHandlerBody(const HandlerEntry* he, Rsr& rsr);
+  std::unique_ptr<trace::Recorder> recorder_;
+  bool launcher_merges_ = false;  // `ukai launch --otf2` merges the parts after the job
 
   // ---- Flow control and flushing (flow_control.cc) ----
  public:

@@ -14,12 +14,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <random>
 
 #include "rt/core/job_secret.h"
 #include "rt/launch/launch_protocol.h"
 #include "rt/modules/shm/shm_segment.h"
+#include "rt/trace/archive.h"
 #include "wire/rsr_frame.h"
 
 extern char** environ;
@@ -99,7 +101,8 @@ std::vector<std::string> Job::ChildEnv(int rank) const {
                       kv.starts_with("UKAI_SIZE=") || kv.starts_with("UKAI_LAUNCH_ADDR=") ||
                       kv.starts_with("UKAI_JOB_SECRET_FD=") ||
                       (!o_.modules.empty() && kv.starts_with("UKAI_MODULES=")) ||
-                      (o_.trace && kv.starts_with("UKAI_TRACE="));
+                      (o_.trace && kv.starts_with("UKAI_TRACE=")) || kv.starts_with("UKAI_OTF2=") ||
+                      kv.starts_with("UKAI_OTF2_LAUNCHER=");
     if (!ours) env.emplace_back(kv);
   }
   env.push_back("UKAI_BOOTSTRAP=launcher");
@@ -113,6 +116,10 @@ std::vector<std::string> Job::ChildEnv(int rank) const {
     env.push_back("UKAI_MODULES=" + list);
   }
   if (o_.trace) env.push_back("UKAI_TRACE=1");
+  if (!o_.otf2.empty()) {  // absolute (Launch): the runtime compares it with its own
+    env.push_back("UKAI_OTF2=" + o_.otf2);
+    env.push_back("UKAI_OTF2_LAUNCHER=" + o_.otf2);
+  }
   return env;
 }
 
@@ -376,9 +383,28 @@ int Job::Run() {
 }  // namespace
 
 Result<int> Launch(const LaunchOptions& options) {
-  Job job(options);
+  LaunchOptions o = options;
+  if (!o.otf2.empty()) {  // checked before any process starts (docs/otf2-recording.md)
+    std::error_code ec;
+    o.otf2 = std::filesystem::absolute(o.otf2, ec).lexically_normal().string();
+    if (!o.otf2.empty() && o.otf2.size() > 1 && o.otf2.back() == '/') o.otf2.pop_back();
+    UKAI_RETURN_IF_ERROR(
+        trace::PrepareArchiveDir(o.otf2, /*no_parts=*/true).WithContext("ukai launch --otf2"));
+  }
+  Job job(o);
   UKAI_RETURN_IF_ERROR(job.Start());
-  return job.Run();
+  const int code = job.Run();
+  if (o.otf2.empty()) return code;
+  Result<trace::MergeReport> merged = trace::MergeArchive(o.otf2, o.processes);
+  if (merged.ok()) {
+    std::fprintf(stderr, "ukai launch: %s\n", trace::Describe(*merged).c_str());
+    return code;
+  }
+  if (code != 0) {  // the job's failure comes first; the merge's is only reported
+    std::fprintf(stderr, "ukai launch: %s\n", merged.status().ToString().c_str());
+    return code;
+  }
+  return merged.status().WithContext("ukai launch");
 }
 
 }  // namespace ukai::rt
