@@ -44,7 +44,7 @@ std::optional<int> MaybeRunFullMesh(const SimRunOptions& options, output::Format
   }
   bool any_key = sim::fullmesh::IsFullMesh(*values);
   for (const auto& [key, value] : values->values()) {
-    any_key |= key.rfind("fullmesh.", 0) == 0 || key.rfind("workload.", 0) == 0;
+    any_key |= sim::fullmesh::IsFullMeshKey(key);
   }
   if (!any_key) return std::nullopt;
   Result<sim::fullmesh::FullMeshRun> run = sim::fullmesh::MakeFullMeshRun(*values);

@@ -13,6 +13,7 @@
 #include "cli/fullmesh_command.h"
 #include "core/progress.h"
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/workload_keys.h"
 #include "sim/nic/pcap_io.h"
 
 namespace ukai::cli {
@@ -20,6 +21,10 @@ namespace {
 
 // A short description of a point for progress and error messages.
 std::string PointLabel(const sim::SimConfig& c) {
+  if (c.workload.active()) {
+    return fmt::format("routing={} workload={} file={} seed={}", c.routing.algorithm,
+                       sim::WorkloadKindName(c.workload.kind), c.workload.file, c.seed);
+  }
   std::string load = c.traffic.injection == sim::InjectionKind::kBernoulli
                          ? fmt::format("rate={}", c.traffic.rate)
                          : fmt::format("interval={}", c.traffic.interval);
@@ -74,19 +79,56 @@ void AddShape(const sim::NetworkConfig& n, output::Record* rec) {
   rec->Add("k", std::vector<int64_t>(n.k.begin(), n.k.end())).Add("n", n.n);
 }
 
+// A trace workload's figures (docs/workloads.md): the common ones, then its kind's own.
+void AddWorkloadFields(const sim::SimConfig& c, const sim::WorkloadFigures& w,
+                       output::Record* rec) {
+  rec->Add("workload", w.kind)
+      .Add("workload_file", c.workload.file)
+      .Add("workload_messages", w.messages)
+      .Add("workload_lost_messages", w.lost_messages)
+      .Add("workload_blocked_messages", w.blocked_messages)
+      .Add("avg_message_latency_cycles", w.avg_message_latency_cycles)
+      .Add("p99_message_latency_cycles", w.p99_message_latency_cycles);
+  if (c.workload.kind == sim::WorkloadKind::kNetrace) {
+    rec->Add("trace_packets", w.trace_packets)
+        .Add("trace_cycles", w.trace_cycles)
+        .Add("runtime_cycles", w.runtime_cycles)
+        .Add("slowdown", w.slowdown)
+        .Add("trace_missing_dependencies", w.missing_dependencies)
+        .Add("latency_by_type", output::JsonText{w.latency_by_type});
+    return;
+  }
+  rec->Add("ranks", w.ranks)
+      .Add("program_time_us", w.program_time_us)
+      .Add("communication_time_us", w.communication_time_us)
+      .Add("replayed_messages", w.replayed_messages)
+      .Add("replayed_bytes", w.replayed_bytes)
+      .Add("rank_finish_us", w.rank_finish_us)
+      .Add("rank_communication_us", w.rank_communication_us)
+      .Add("unmodelled_events", output::JsonText{w.unmodelled_events});
+}
+
 }  // namespace
 
 output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::PointResult& r) {
   output::Record rec;
   rec.Add("point", index).Add("topology", std::string(sim::TopologyName(c.network.topology)));
   AddShape(c.network, &rec);
-  rec.Add("routing", c.routing.algorithm)
-      .Add("pattern", c.traffic.pattern)
-      .Add("message_bytes", c.traffic.message_bytes)
-      .Add("injection", std::string(sim::InjectionName(c.traffic.injection)))
-      .Add("rate", c.traffic.rate)
-      .Add("interval", c.traffic.interval)
-      .Add("seed", static_cast<int64_t>(c.seed))
+  rec.Add("routing", c.routing.algorithm);
+  if (c.workload.active()) {  // a trace is the traffic: the synthetic keys mean nothing
+    rec.Add("pattern", std::string(sim::WorkloadKindName(c.workload.kind)))
+        .Add("message_bytes", output::kNoValue)
+        .Add("injection", output::kNoValue)
+        .Add("rate", output::kNoValue)
+        .Add("interval", output::kNoValue);
+  } else {
+    rec.Add("pattern", c.traffic.pattern)
+        .Add("message_bytes", c.traffic.message_bytes)
+        .Add("injection", std::string(sim::InjectionName(c.traffic.injection)))
+        .Add("rate", c.traffic.rate)
+        .Add("interval", c.traffic.interval);
+  }
+  rec.Add("seed", static_cast<int64_t>(c.seed))
       .Add("vcs", c.router.vcs)
       .Add("vc_buffer_flits", c.router.vc_buffer_flits)
       .Add("pe_vcs", c.router.pe_vcs)
@@ -136,6 +178,7 @@ output::Record PointRecord(size_t index, const sim::SimConfig& c, const sim::Poi
       .Add("dor_dateline", std::string(sim::DorDatelineName(c.routing.dor_dateline)))
       .Add("duato_atomic", std::string(sim::DuatoAtomicName(c.routing.duato_atomic)))
       .Add("note", r.note);
+  if (r.workload.present) AddWorkloadFields(c, r.workload, &rec);  // docs/workloads.md
   if (r.gateway.present) {  // the gateway model (docs/gateway.md)
     const sim::GatewayFigures& g = r.gateway;
     rec.Add("nic_detours", std::string(sim::DetourPolicyName(c.nic.detours)))
@@ -177,6 +220,30 @@ std::vector<output::TableColumn> SimTableColumns(const std::vector<sim::SimConfi
   }
   // Doubles print with 5 significant digits: at most 9 characters above 0.001.
   constexpr size_t kNum = 9;
+  if (!points.empty() && points.front().workload.active()) {  // docs/workloads.md
+    std::vector<output::TableColumn> cols = {
+        {"routing", "routing", routing},
+        {"pattern", "workload", 8},
+        {"avg_latency_cycles", "latency", kNum},
+        {"p99_latency_cycles", "p99", 0},
+        {"avg_hops", "hops", 0},
+        {"messages_measured", "packets", 0},
+        {"cycles", "cycles", 8},
+    };
+    if (points.front().workload.kind == sim::WorkloadKind::kNetrace) {
+      cols.insert(cols.end(), {{"trace_packets", "trace_packets", 0},
+                               {"trace_cycles", "trace_cycles", 0},
+                               {"runtime_cycles", "runtime_cycles", 0},
+                               {"slowdown", "slowdown", kNum}});
+    } else {
+      cols.insert(cols.end(), {{"replayed_messages", "messages", 0},
+                               {"replayed_bytes", "bytes", 0},
+                               {"program_time_us", "program_us", kNum},
+                               {"communication_time_us", "comm_us", kNum}});
+    }
+    cols.insert(cols.end(), {{"wall_seconds", "wall_s", kNum}, {"note", "note", 0}});
+    return cols;
+  }
   bool bernoulli =
       points.empty() || points.front().traffic.injection == sim::InjectionKind::kBernoulli;
   return {

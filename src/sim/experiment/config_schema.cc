@@ -14,6 +14,7 @@
 #include "sim/experiment/fault_config.h"
 #include "sim/experiment/memory_budget.h"
 #include "sim/experiment/nic_job_config.h"
+#include "sim/experiment/workload_keys.h"
 #include "sim/nic/gateway.h"
 #include "sim/routing/registry.h"
 #include "sim/topology/factory.h"
@@ -21,6 +22,7 @@
 #include "sim/topology/kary_ncube.h"
 #include "sim/traffic/injection.h"
 #include "sim/traffic/pattern.h"
+#include "sim/workload/run_workload.h"
 
 namespace ukai::sim {
 namespace {
@@ -647,6 +649,7 @@ config::Schema SimConfigSchema() {
   for (Binding& b : Bindings()) keys.push_back(std::move(b.spec));
   for (config::KeySpec& k : FaultKeySpecs()) keys.push_back(std::move(k));
   for (config::KeySpec& k : NicJobKeySpecs()) keys.push_back(std::move(k));
+  for (config::KeySpec& k : WorkloadKeySpecs()) keys.push_back(std::move(k));
   return config::Schema(std::move(keys));
 }
 
@@ -766,6 +769,7 @@ Status CheckSupported(const SimConfig& c, const Topology& topology) {
     }
   }
   UKAI_RETURN_IF_ERROR((*routing)->supports(topology, c));
+  if (c.workload.active()) return CheckWorkload(c, topology);  // workload/run_workload.h
   if (c.nic.active()) {  // the gateway model's nodes and MACs (nic/gateway.h)
     Result<NicNodes> nic = ResolveNicConfig(c, topology);
     if (!nic.ok()) return nic.status();
@@ -827,6 +831,7 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
   std::vector<std::string> errors;
   ReadFaultConfig(values, &base.faults, &errors);
   ReadNicJobConfig(values, &base.nic, &errors);
+  ReadWorkloadConfig(values, &base.workload, &errors);
   CheckNetwork(values, &base, &errors);
   CheckUnusedSweeps(values, base, &errors);
   size_t total = 1;

@@ -15,6 +15,7 @@
 
 #include "sim/nic/nic_config.h"
 #include "sim/topology/fault_spec.h"
+#include "sim/workload/workload_config.h"
 
 namespace ukai::sim {
 
@@ -110,7 +111,8 @@ struct SimConfig {
   FaultConfig faults;  // faults.* (topology/fault_spec.h)
 
   RunConfig run;
-  NicConfig nic;  // nic.* (nic/nic_config.h): the gateway model
+  NicConfig nic;            // nic.* (nic/nic_config.h): the gateway model
+  WorkloadConfig workload;  // workload.* (workload/workload_config.h): trace replay
 };
 
 }  // namespace ukai::sim

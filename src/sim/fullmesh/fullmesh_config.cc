@@ -266,9 +266,7 @@ Status ReadGroups(const config::Value& v, FullMeshConfig* c) {
 
 // The sim keys a full-mesh config may hold (the rest belong to the k-ary n-cube model).
 bool SharedKey(const std::string& key) { return key == "network.topology" || key == "seed"; }
-bool FullMeshKey(const std::string& key) {
-  return key.rfind("fullmesh.", 0) == 0 || key.rfind("workload.", 0) == 0;
-}
+bool FullMeshKey(const std::string& key) { return IsFullMeshKey(key); }
 
 Result<std::vector<Operation>> ReadWorkload(const config::ConfigValues& values,
                                             const FullMeshConfig& c, bool* sweep) {
@@ -416,6 +414,14 @@ config::Schema CombinedSchema() {
   }
   keys.insert(keys.end(), mesh.keys().begin(), mesh.keys().end());
   return config::Schema(std::move(keys));
+}
+
+bool IsFullMeshKey(std::string_view key) {
+  if (key.rfind("fullmesh.", 0) == 0) return true;
+  for (const KeySpec& k : WorkloadKeys()) {
+    if (k.key == key) return true;
+  }
+  return false;
 }
 
 bool IsFullMesh(const config::ConfigValues& values) {

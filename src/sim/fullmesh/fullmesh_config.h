@@ -15,6 +15,7 @@
 #define UKAI_SIM_FULLMESH_FULLMESH_CONFIG_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/config/schema.h"
@@ -38,6 +39,9 @@ config::Schema CombinedSchema();
 
 // True when the values ask for the full mesh.
 bool IsFullMesh(const config::ConfigValues& values);
+// True for the keys only the full mesh reads: fullmesh.* and its own workload.* keys
+// (workload.ops, ...; the flit-level simulator's workload.kind, workload.file, ... are not).
+bool IsFullMeshKey(std::string_view key);
 
 // Turns checked values (read against CombinedSchema) into a run. Errors: keys of the other
 // topology, a malformed operation or group, both or neither workload form, and every
