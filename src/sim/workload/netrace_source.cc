@@ -121,6 +121,7 @@ void NetraceSource::AddPacket(Workload* workload) {
   }
   m.user = index;
   const WorkMessageId id = workload->Add(this, m, after);
+  if (keep_add_log_) add_log_.emplace_back(p.id, id);
   Live& l = live_[index];
   l.id = p.id;
   l.dependents.clear();

@@ -64,6 +64,9 @@ class NetraceSource final : public TraceSource {
   int64_t missing_dependencies() const;
   std::vector<uint32_t> missing_examples(size_t n) const;
   int64_t late_dependencies() const { return late_; }
+  // Tests: record (trace packet id, message id) of every packet added.
+  void KeepAddLog(bool on) { keep_add_log_ = on; }
+  const std::vector<std::pair<uint32_t, WorkMessageId>>& add_log() const { return add_log_; }
   // Packets lost (undeliverable), and packets never started because one they wait for was
   // lost.
   int64_t lost() const { return lost_; }
@@ -99,6 +102,8 @@ class NetraceSource final : public TraceSource {
   std::unordered_map<uint32_t, Waiter> waiters_;       // by trace packet id
   std::unordered_map<uint32_t, WorkMessageId> added_;  // read, not yet delivered
   std::vector<Live> live_;
+  bool keep_add_log_ = false;
+  std::vector<std::pair<uint32_t, WorkMessageId>> add_log_;
   std::vector<uint32_t> free_live_;
 };
 

@@ -54,6 +54,7 @@ WorkMessageId Workload::Add(WorkloadSource* owner, const WorkMessage& m,
   s.successors.clear();
   const WorkMessageId id = IdOf(index, s.generation);
   ++live_;
+  stats_.max_pending = std::max(stats_.max_pending, live_);
   ++stats_.messages_added;
   for (WorkMessageId on : after) {
     Slot* dep = Find(on);

@@ -78,7 +78,9 @@ class WorkloadSource {
   // non-OK status (a corrupt trace) stops the run with that error.
   virtual Status Advance(int64_t now, Workload* workload) = 0;
   // The next cycle at which Advance() has something to do by itself (a read-ahead window
-  // to refill); MessageSource::kNever when only deliveries can make it progress.
+  // to refill, its first messages: 0 before its first Advance); MessageSource::kNever when
+  // only deliveries can make it progress. The run ends as stuck when no source expects to
+  // add anything, nothing is ready and no packet is in flight.
   virtual int64_t NextCycle() const { return MessageSource::kNever; }
   // `id` (added by this source) was delivered at `cycle`.
   virtual void Delivered(WorkMessageId id, const WorkMessage& m, int64_t cycle,
@@ -109,6 +111,7 @@ struct WorkloadStats {
   int64_t bytes_delivered = 0;  // payload of the delivered messages
   int64_t flits_delivered = 0;
   int64_t last_delivery = 0;    // cycle of the latest message delivery
+  int64_t max_pending = 0;      // most messages pending at once (the layer's memory)
   IntHistogram packet_latency;  // engine creation to tail delivery, cycles
   Summary packet_network_latency;
   Summary packet_hops;
