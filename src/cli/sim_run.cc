@@ -103,6 +103,9 @@ void AddWorkloadFields(const sim::SimConfig& c, const sim::WorkloadFigures& w,
       .Add("communication_time_us", w.communication_time_us)
       .Add("replayed_messages", w.replayed_messages)
       .Add("replayed_bytes", w.replayed_bytes)
+      .Add("p2p_messages", w.p2p_messages)
+      .Add("collectives", w.collectives)
+      .Add("rma_operations", w.rma_operations)
       .Add("rank_finish_us", w.rank_finish_us)
       .Add("rank_communication_us", w.rank_communication_us)
       .Add("unmodelled_events", output::JsonText{w.unmodelled_events});

@@ -60,6 +60,9 @@ struct WorkloadFigures {
   double communication_time_us = 0;           // communication_time_us: mean over ranks
   int64_t replayed_messages = 0;              // replayed_messages: what the network carried
   int64_t replayed_bytes = 0;                 // replayed_bytes
+  int64_t p2p_messages = 0;                   // p2p_messages: sends replayed
+  int64_t collectives = 0;                    // collectives: operations replayed
+  int64_t rma_operations = 0;                 // rma_operations: puts, gets, atomics
   std::string unmodelled_events;              // unmodelled_events: JSON object, name -> count
 };
 

@@ -11,6 +11,7 @@
 #include "sim/experiment/memory_budget.h"
 #include "sim/routing/registry.h"
 #include "sim/workload/netrace_source.h"
+#include "sim/workload/otf2_replay.h"
 
 namespace ukai::sim {
 namespace {
@@ -18,6 +19,13 @@ namespace {
 Result<std::unique_ptr<TraceSource>> OpenNetrace(const SimConfig& c, const Topology& topology,
                                                  double) {
   Result<std::unique_ptr<NetraceSource>> s = NetraceSource::Open(c.workload, topology);
+  if (!s.ok()) return s.status();
+  return std::unique_ptr<TraceSource>(std::move(*s));
+}
+
+Result<std::unique_ptr<TraceSource>> OpenOtf2(const SimConfig& c, const Topology& topology,
+                                              double clock_mhz) {
+  Result<std::unique_ptr<Otf2Replay>> s = Otf2Replay::Open(c, topology, clock_mhz);
   if (!s.ok()) return s.status();
   return std::unique_ptr<TraceSource>(std::move(*s));
 }
@@ -30,6 +38,7 @@ struct TraceKind {
 };
 constexpr TraceKind kTraceKinds[] = {
     {WorkloadKind::kNetrace, "netrace", &OpenNetrace},
+    {WorkloadKind::kOtf2, "otf2", &OpenOtf2},
 };
 
 const TraceKind* FindKind(WorkloadKind kind) {
