@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <unordered_set>
 
 namespace ukai::sim {
 namespace {
@@ -15,29 +16,29 @@ namespace {
 #define UKAI_OTF2_EVENTS(X)                                                                        \
   X(Unknown)                                                                                       \
   X(BufferFlush)                                                                                   \
-  X(MeasurementOnOff) X(Enter) X(Leave) X(MpiSend) X(MpiIsend) X(MpiIsendComplete)                 \
-      X(MpiIrecvRequest) X(MpiRecv) X(MpiIrecv) X(MpiRequestTest) X(MpiRequestCancelled) X(        \
-          MpiCollectiveBegin) X(MpiCollectiveEnd) X(OmpFork) X(OmpJoin) X(OmpAcquireLock)          \
-          X(OmpReleaseLock) X(OmpTaskCreate) X(OmpTaskSwitch) X(OmpTaskComplete) X(Metric) X(      \
-              ParameterString) X(ParameterInt) X(ParameterUnsignedInt) X(RmaWinCreate)             \
-              X(RmaWinDestroy) X(RmaCollectiveBegin) X(RmaCollectiveEnd) X(RmaGroupSync) X(        \
-                  RmaRequestLock) X(RmaAcquireLock) X(RmaTryLock) X(RmaReleaseLock) X(RmaSync)     \
-                  X(RmaWaitChange) X(RmaPut) X(RmaGet) X(RmaAtomic) X(RmaOpCompleteBlocking) X(    \
-                      RmaOpCompleteNonBlocking) X(RmaOpTest) X(RmaOpCompleteRemote) X(ThreadFork)  \
-                      X(ThreadJoin) X(ThreadTeamBegin) X(ThreadTeamEnd) X(ThreadAcquireLock)       \
-                          X(ThreadReleaseLock) X(ThreadTaskCreate) X(ThreadTaskSwitch)             \
-                              X(ThreadTaskComplete) X(ThreadCreate) X(ThreadBegin) X(ThreadWait)   \
-                                  X(ThreadEnd) X(CallingContextEnter) X(CallingContextLeave)       \
-                                      X(CallingContextSample) X(IoCreateHandle) X(IoDestroyHandle) \
-                                          X(IoDuplicateHandle) X(IoSeek) X(IoChangeStatusFlags) X( \
-                                              IoDeleteFile) X(IoOperationBegin) X(IoOperationTest) \
-                                              X(IoOperationIssued) X(IoOperationComplete)          \
-                                                  X(IoOperationCancelled) X(IoAcquireLock)         \
-                                                      X(IoReleaseLock) X(IoTryLock)                \
-                                                          X(ProgramBegin) X(ProgramEnd)            \
-                                                              X(NonBlockingCollectiveRequest)      \
-                                                                  X(NonBlockingCollectiveComplete) \
-                                                                      X(CommCreate) X(CommDestroy)
+  X(MeasurementOnOff)                                                                              \
+  X(Enter) X(Leave) X(MpiSend) X(MpiIsend) X(MpiIsendComplete) X(MpiIrecvRequest) X(MpiRecv) X(    \
+      MpiIrecv) X(MpiRequestTest) X(MpiRequestCancelled) X(MpiCollectiveBegin) X(MpiCollectiveEnd) \
+      X(OmpFork) X(OmpJoin) X(OmpAcquireLock) X(OmpReleaseLock) X(OmpTaskCreate) X(                \
+          OmpTaskSwitch) X(OmpTaskComplete) X(Metric) X(ParameterString) X(ParameterInt)           \
+          X(ParameterUnsignedInt) X(RmaWinCreate) X(RmaWinDestroy) X(RmaCollectiveBegin) X(        \
+              RmaCollectiveEnd) X(RmaGroupSync) X(RmaRequestLock) X(RmaAcquireLock) X(RmaTryLock)  \
+              X(RmaReleaseLock) X(RmaSync) X(RmaWaitChange) X(RmaPut) X(RmaGet) X(RmaAtomic) X(    \
+                  RmaOpCompleteBlocking) X(RmaOpCompleteNonBlocking) X(RmaOpTest)                  \
+                  X(RmaOpCompleteRemote) X(ThreadFork) X(ThreadJoin) X(ThreadTeamBegin) X(         \
+                      ThreadTeamEnd) X(ThreadAcquireLock) X(ThreadReleaseLock) X(ThreadTaskCreate) \
+                      X(ThreadTaskSwitch) X(ThreadTaskComplete) X(ThreadCreate) X(ThreadBegin)     \
+                          X(ThreadWait) X(ThreadEnd) X(CallingContextEnter) X(CallingContextLeave) \
+                              X(CallingContextSample) X(IoCreateHandle) X(IoDestroyHandle)         \
+                                  X(IoDuplicateHandle) X(IoSeek) X(IoChangeStatusFlags)            \
+                                      X(IoDeleteFile) X(IoOperationBegin) X(IoOperationTest)       \
+                                          X(IoOperationIssued) X(IoOperationComplete)              \
+                                              X(IoOperationCancelled) X(IoAcquireLock)             \
+                                                  X(IoReleaseLock) X(IoTryLock) X(ProgramBegin)    \
+                                                      X(ProgramEnd)                                \
+                                                          X(NonBlockingCollectiveRequest)          \
+                                                              X(NonBlockingCollectiveComplete)     \
+                                                                  X(CommCreate) X(CommDestroy)
 
 #define UKAI_OTF2_NAME(name) #name,
 constexpr std::string_view kNames[] = {UKAI_OTF2_EVENTS(UKAI_OTF2_NAME)};
@@ -66,8 +67,8 @@ std::string Otf2Error(OTF2_ErrorCode rc) {
 
 std::span<const std::string_view> Otf2EventNames() { return kNames; }
 
-// One rank's event stream.
-struct RankStream {
+// One location's event stream.
+struct LocationStream {
   OTF2_EvtReader* reader = nullptr;
   std::deque<Otf2Event> events;  // read, not yet popped
   bool ended = false;
@@ -76,10 +77,13 @@ struct RankStream {
 
 struct Otf2Archive::Impl {
   OTF2_Reader* reader = nullptr;
-  std::vector<RankStream> streams;
+  std::vector<LocationStream> streams;
   // Definitions while they are read.
   std::unordered_map<uint64_t, std::string> strings;
-  std::vector<uint64_t> cpu_locations;  // in definition order
+  struct LocationDef {
+    uint64_t ref = 0, group = 0;
+  };
+  std::vector<LocationDef> cpu_locations;  // in definition order
   struct Group {
     OTF2_GroupType type = OTF2_GROUP_TYPE_UNKNOWN;
     OTF2_Paradigm paradigm = OTF2_PARADIGM_UNKNOWN;
@@ -98,7 +102,7 @@ namespace {
 
 using Impl = Otf2Archive::Impl;
 
-RankStream& StreamOf(void* user) { return *static_cast<RankStream*>(user); }
+LocationStream& StreamOf(void* user) { return *static_cast<LocationStream*>(user); }
 
 void Push(void* user, Otf2EventKind kind, const char* name, OTF2_TimeStamp time, Otf2Event e) {
   e.kind = kind;
@@ -298,9 +302,10 @@ OTF2_CallbackCode OnString(void* user, OTF2_StringRef self, const char* text) {
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode OnLocation(void* user, OTF2_LocationRef self, OTF2_StringRef,
-                             OTF2_LocationType type, uint64_t, OTF2_LocationGroupRef) {
-  if (type == OTF2_LOCATION_TYPE_CPU_THREAD)
-    static_cast<Impl*>(user)->cpu_locations.push_back(self);
+                             OTF2_LocationType type, uint64_t, OTF2_LocationGroupRef group) {
+  if (type == OTF2_LOCATION_TYPE_CPU_THREAD) {
+    static_cast<Impl*>(user)->cpu_locations.push_back({self, group});
+  }
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode OnRegion(void* user, OTF2_RegionRef self, OTF2_StringRef, OTF2_StringRef,
@@ -334,7 +339,7 @@ OTF2_CallbackCode OnRmaWin(void* user, OTF2_RmaWinRef self, OTF2_StringRef, OTF2
 
 Otf2Archive::~Otf2Archive() {
   if (impl_ == nullptr || impl_->reader == nullptr) return;
-  for (RankStream& s : impl_->streams) {
+  for (LocationStream& s : impl_->streams) {
     if (s.reader != nullptr) OTF2_Reader_CloseEvtReader(impl_->reader, s.reader);
   }
   OTF2_Reader_CloseEvtFiles(impl_->reader);
@@ -383,16 +388,9 @@ Status Otf2Archive::ReadDefinitions() {
   if (rc != OTF2_SUCCESS) {
     return Status::ParseError(path_ + ": reading the global definitions: " + Otf2Error(rc));
   }
-  // Ranks: the MPI locations group, else every CPU thread.
-  const Impl::Group* world = nullptr;
-  for (const auto& [ref, g] : impl_->groups) {
-    if (g.type == OTF2_GROUP_TYPE_COMM_LOCATIONS && g.paradigm == OTF2_PARADIGM_MPI) world = &g;
-  }
-  rank_locations_ = world != nullptr ? world->members : impl_->cpu_locations;
-  if (rank_locations_.empty()) return Status::ParseError(path_ + ": the archive has no locations");
-  std::unordered_map<uint64_t, int> rank_of;
-  for (size_t i = 0; i < rank_locations_.size(); ++i)
-    rank_of[rank_locations_[i]] = static_cast<int>(i);
+  UKAI_RETURN_IF_ERROR(AssignLocations());
+  std::unordered_map<uint64_t, int> rank_of;  // a rank's main location -> the rank
+  for (int i = 0; i < ranks_; ++i) rank_of[locations_[static_cast<size_t>(i)].ref] = i;
   for (const auto& [ref, c] : impl_->comms) {
     Otf2Comm comm;
     auto name = impl_->strings.find(c.name);
@@ -409,7 +407,7 @@ Status Otf2Archive::ReadDefinitions() {
         comm.self = true;
         break;
       case OTF2_GROUP_TYPE_COMM_LOCATIONS:
-        for (int i = 0; i < ranks(); ++i) comm.members.push_back(i);
+        for (int i = 0; i < ranks_; ++i) comm.members.push_back(i);
         break;
       case OTF2_GROUP_TYPE_LOCATIONS:
         for (uint64_t loc : g->second.members) {
@@ -424,9 +422,9 @@ Status Otf2Archive::ReadDefinitions() {
         break;
       default:  // COMM_GROUP: indexes of the MPI locations group (world ranks)
         for (uint64_t m : g->second.members) {
-          if (m >= rank_locations_.size()) {
+          if (m >= static_cast<uint64_t>(ranks_)) {
             return Status::ParseError(fmt::format("{}: communicator '{}' lists rank {} of {}",
-                                                  path_, comm.name, m, ranks()));
+                                                  path_, comm.name, m, ranks_));
           }
           comm.members.push_back(static_cast<int>(m));
         }
@@ -436,13 +434,54 @@ Status Otf2Archive::ReadDefinitions() {
   return Status::Ok();
 }
 
+// Ranks: the MPI locations group's members; every other CPU thread of a rank's location
+// group is one of its threads. Without that group, every CPU thread is a rank.
+Status Otf2Archive::AssignLocations() {
+  const Impl::Group* world = nullptr;
+  for (const auto& [ref, g] : impl_->groups) {
+    if (g.type == OTF2_GROUP_TYPE_COMM_LOCATIONS && g.paradigm == OTF2_PARADIGM_MPI) world = &g;
+  }
+  const std::vector<Impl::LocationDef>& defs = impl_->cpu_locations;
+  if (world == nullptr) {
+    for (const Impl::LocationDef& d : defs) {
+      locations_.push_back({d.ref, static_cast<int>(locations_.size())});
+    }
+    ranks_ = static_cast<int>(locations_.size());
+  } else {
+    std::unordered_map<uint64_t, uint64_t> group_of;  // location -> its location group
+    for (const Impl::LocationDef& d : defs) group_of[d.ref] = d.group;
+    std::unordered_map<uint64_t, int> rank_of_group;
+    for (uint64_t ref : world->members) {
+      auto g = group_of.find(ref);
+      if (g == group_of.end()) {
+        return Status::ParseError(fmt::format(
+            "{}: the MPI locations group lists location {}, which is not a defined CPU thread",
+            path_, ref));
+      }
+      const int rank = static_cast<int>(locations_.size());
+      rank_of_group.emplace(g->second, rank);
+      locations_.push_back({ref, rank});
+    }
+    ranks_ = static_cast<int>(locations_.size());
+    const std::unordered_set<uint64_t> main(world->members.begin(), world->members.end());
+    for (const Impl::LocationDef& d : defs) {
+      auto r = rank_of_group.find(d.group);
+      if (main.count(d.ref) == 0 && r != rank_of_group.end()) {
+        locations_.push_back({d.ref, r->second});
+      }
+    }
+  }
+  if (ranks_ == 0) return Status::ParseError(path_ + ": the archive has no locations");
+  return Status::Ok();
+}
+
 Status Otf2Archive::OpenEvents() {
   OTF2_Reader* r = impl_->reader;
-  for (uint64_t loc : rank_locations_) OTF2_Reader_SelectLocation(r, loc);
+  for (const Location& loc : locations_) OTF2_Reader_SelectLocation(r, loc.ref);
   // Local definitions carry the mapping tables of the event files.
   if (OTF2_Reader_OpenDefFiles(r) == OTF2_SUCCESS) {
-    for (uint64_t loc : rank_locations_) {
-      OTF2_DefReader* d = OTF2_Reader_GetDefReader(r, loc);
+    for (const Location& loc : locations_) {
+      OTF2_DefReader* d = OTF2_Reader_GetDefReader(r, loc.ref);
       if (d == nullptr) continue;
       uint64_t n = 0;
       OTF2_Reader_ReadAllLocalDefinitions(r, d, &n);
@@ -451,17 +490,18 @@ Status Otf2Archive::OpenEvents() {
     OTF2_Reader_CloseDefFiles(r);
   }
   OTF2_ErrorCode rc = OTF2_Reader_OpenEvtFiles(r);
-  if (rc != OTF2_SUCCESS)
+  if (rc != OTF2_SUCCESS) {
     return Status::ParseError(path_ + ": opening the event files: " + Otf2Error(rc));
+  }
   OTF2_EvtReaderCallbacks* cbs = MakeEventCallbacks();
-  impl_->streams.resize(rank_locations_.size());
-  for (size_t i = 0; i < rank_locations_.size(); ++i) {
-    RankStream& s = impl_->streams[i];
-    s.reader = OTF2_Reader_GetEvtReader(r, rank_locations_[i]);
+  impl_->streams.resize(locations_.size());
+  for (size_t i = 0; i < locations_.size(); ++i) {
+    LocationStream& s = impl_->streams[i];
+    s.reader = OTF2_Reader_GetEvtReader(r, locations_[i].ref);
     if (s.reader == nullptr) {
       OTF2_EvtReaderCallbacks_Delete(cbs);
-      return Status::ParseError(fmt::format("{}: no event reader for rank {} (location {})", path_,
-                                            i, rank_locations_[i]));
+      return Status::ParseError(fmt::format("{}: no event reader for location {} (rank {})", path_,
+                                            locations_[i].ref, locations_[i].rank));
     }
     OTF2_Reader_RegisterEvtCallbacks(r, s.reader, cbs, &s);
   }
@@ -469,15 +509,16 @@ Status Otf2Archive::OpenEvents() {
   return Status::Ok();
 }
 
-Result<const Otf2Event*> Otf2Archive::Peek(int rank, size_t ahead) {
-  RankStream& s = impl_->streams[static_cast<size_t>(rank)];
+Result<const Otf2Event*> Otf2Archive::Peek(int location, size_t ahead) {
+  LocationStream& s = impl_->streams[static_cast<size_t>(location)];
   while (s.events.size() <= ahead && !s.ended) {
     uint64_t got = 0;
     const OTF2_ErrorCode rc = OTF2_Reader_ReadLocalEvents(impl_->reader, s.reader, 1, &got);
     if (rc != OTF2_SUCCESS) {
       s.ended = true;
-      return Status::ParseError(
-          fmt::format("{}: rank {}: reading event {}: {}", path_, rank, s.read, Otf2Error(rc)));
+      return Status::ParseError(fmt::format("{}: location {} (rank {}): reading event {}: {}",
+                                            path_, location_ref(location), rank_of(location),
+                                            s.read, Otf2Error(rc)));
     }
     if (got == 0) s.ended = true;
     s.read += static_cast<int64_t>(got);
@@ -485,13 +526,13 @@ Result<const Otf2Event*> Otf2Archive::Peek(int rank, size_t ahead) {
   return s.events.size() > ahead ? &s.events[ahead] : nullptr;
 }
 
-void Otf2Archive::Pop(int rank) {
-  RankStream& s = impl_->streams[static_cast<size_t>(rank)];
+void Otf2Archive::Pop(int location) {
+  LocationStream& s = impl_->streams[static_cast<size_t>(location)];
   if (!s.events.empty()) s.events.pop_front();
 }
 
-int64_t Otf2Archive::events_read(int rank) const {
-  return impl_->streams[static_cast<size_t>(rank)].read;
+int64_t Otf2Archive::events_read(int location) const {
+  return impl_->streams[static_cast<size_t>(location)].read;
 }
 
 const Otf2Comm* Otf2Archive::FindComm(uint64_t ref) const {

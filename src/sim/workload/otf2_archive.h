@@ -1,17 +1,23 @@
 // Otf2Archive: reads an OTF2 archive (libotf2) for replay: the global definitions that
 // matter to communication -- the clock, MPI ranks, communicators and their groups, RMA
-// windows, which regions are MPI calls -- and, per rank, its events in order as compact
-// records, streamed from the event files with a per-rank look-ahead buffer (Peek).
+// windows, which regions are MPI calls -- and, per location, its events in order as compact
+// records, streamed from the event files with a per-location look-ahead buffer (Peek).
 //
-// Ranks: the members of the MPI locations group (OTF2_GROUP_TYPE_COMM_LOCATIONS, paradigm
-// MPI) in order: rank i is its i-th location. An archive without one (not written by an MPI
-// measurement) has one rank per location, in the order of their definitions. Events of
-// other locations (a rank's other threads) are not read.
+// Ranks and locations: the members of the MPI locations group (OTF2_GROUP_TYPE_COMM_
+// LOCATIONS, paradigm MPI) in order: rank i is its i-th location (the rank's main location).
+// Every other CPU-thread location of the same location group (the rank's process) is one of
+// rank i's threads -- e.g. the runtime's contexts, which receive and answer RSRs -- and is
+// replayed too, as its own stream of events of rank i. Locations are numbered 0..
+// locations()-1: the ranks' main locations first (location i = rank i's), then the other
+// threads in the order of their definitions. Locations of no rank's process (another
+// paradigm's, a metric or GPU location) are not read. An archive without an MPI locations
+// group (not written by an MPI measurement) has one rank per CPU-thread location, in the
+// order of their definitions.
 // Communicators: a Comm's group of type COMM_GROUP lists world ranks (comm rank = index);
 // COMM_LOCATIONS lists every rank; COMM_SELF is each rank alone. RMA windows name their
 // communicator.
 //
-// Memory: the definitions, and per rank the events between its replay position and the
+// Memory: the definitions, and per location the events between its replay position and the
 // farthest look-ahead (an MPI_Irecv's request to its completion, a collective's begin to
 // its end): the archive is not loaded.
 //
@@ -93,7 +99,13 @@ class Otf2Archive {
   Otf2Archive& operator=(const Otf2Archive&) = delete;
 
   const std::string& path() const { return path_; }
-  int ranks() const { return static_cast<int>(rank_locations_.size()); }
+  int ranks() const { return ranks_; }
+  // Locations replayed (>= ranks()), their rank and their OTF2 reference.
+  int locations() const { return static_cast<int>(locations_.size()); }
+  int rank_of(int location) const { return locations_[static_cast<size_t>(location)].rank; }
+  uint64_t location_ref(int location) const {
+    return locations_[static_cast<size_t>(location)].ref;
+  }
   uint64_t timer_resolution() const { return timer_resolution_; }  // ticks per second
   uint64_t global_offset() const { return global_offset_; }        // the trace's first tick
   // nullptr when the archive defines no such communicator.
@@ -103,13 +115,13 @@ class Otf2Archive {
   bool IsMpiRegion(uint64_t region) const;
   std::string CommName(uint64_t ref) const;
 
-  // The event `ahead` places after `rank`'s replay position (0: the next one); nullptr at
-  // the end of its events. Errors: libotf2 cannot read the event file.
-  Result<const Otf2Event*> Peek(int rank, size_t ahead = 0);
-  // Moves `rank`'s replay position past its next event (which Peek returned).
-  void Pop(int rank);
-  // Events of `rank` read from its file so far.
-  int64_t events_read(int rank) const;
+  // The event `ahead` places after `location`'s replay position (0: the next one); nullptr
+  // at the end of its events. Errors: libotf2 cannot read the event file.
+  Result<const Otf2Event*> Peek(int location, size_t ahead = 0);
+  // Moves `location`'s replay position past its next event (which Peek returned).
+  void Pop(int location);
+  // Events of `location` read from its file so far.
+  int64_t events_read(int location) const;
 
   struct Impl;  // libotf2 state (otf2_archive.cc)
   // Called while the definitions are read.
@@ -123,13 +135,19 @@ class Otf2Archive {
  private:
   Otf2Archive() = default;
   Status ReadDefinitions();
+  Status AssignLocations();
   Status OpenEvents();
 
   std::string path_;
   std::unique_ptr<Impl> impl_;
   uint64_t timer_resolution_ = 1;
   uint64_t global_offset_ = 0;
-  std::vector<uint64_t> rank_locations_;
+  struct Location {
+    uint64_t ref = 0;
+    int rank = 0;
+  };
+  int ranks_ = 0;
+  std::vector<Location> locations_;
   std::unordered_map<uint64_t, Otf2Comm> comms_;
   std::unordered_map<uint64_t, uint64_t> windows_;  // window -> communicator
   std::unordered_map<uint64_t, bool> mpi_regions_;
