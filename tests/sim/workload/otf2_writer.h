@@ -1,7 +1,10 @@
 // A small OTF2 archive writer for tests (libotf2's writer API): ranks with one CPU-thread
-// location each, the MPI locations group, MPI_COMM_WORLD and extra communicators, RMA
-// windows, MPI regions, and each rank's events written through its OTF2_EvtWriter
-// (Events(r)). Close() writes the definitions and returns the anchor file's path.
+// location each (location r, in location group r), optional extra threads of a rank
+// (AddThread: location (k << 32) | r in the rank's group, as the runtime's recorder writes its
+// contexts), the MPI locations group, MPI_COMM_WORLD and extra communicators, RMA windows,
+// MPI regions, and each location's events written through its OTF2_EvtWriter (Events(i):
+// i < ranks is rank i's main location, then the threads in the order added). Close() writes
+// the definitions and returns the anchor file's path.
 #ifndef UKAI_TESTS_SIM_WORKLOAD_OTF2_WRITER_H_
 #define UKAI_TESTS_SIM_WORKLOAD_OTF2_WRITER_H_
 
@@ -9,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,9 +32,8 @@ class Otf2TestArchive {
     std::filesystem::create_directories(dir);
     archive_ = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024,
                                  4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-    flush_.otf2_pre_flush = [](void*, OTF2_FileType, OTF2_LocationRef, void*, bool) {
-      return OTF2_FLUSH;
-    };
+    flush_.otf2_pre_flush = [](void*, OTF2_FileType, OTF2_LocationRef, void*,
+                               bool) -> OTF2_FlushType { return OTF2_FLUSH; };
     flush_.otf2_post_flush = [](void*, OTF2_FileType, OTF2_LocationRef) -> OTF2_TimeStamp {
       return 0;
     };
@@ -48,11 +51,25 @@ class Otf2TestArchive {
     if (archive_ != nullptr) Close();
   }
 
-  OTF2_EvtWriter* Events(int rank) { return writers_[static_cast<size_t>(rank)]; }
+  OTF2_EvtWriter* Events(int location) { return writers_[static_cast<size_t>(location)]; }
+
+  // One more thread of `rank`; returns its index for Events().
+  int AddThread(int rank) {
+    const uint64_t ref =
+        (static_cast<uint64_t>(++threads_of_[rank]) << 32) | static_cast<uint64_t>(rank);
+    threads_.push_back({ref, rank});
+    writers_.push_back(OTF2_Archive_GetEvtWriter(archive_, ref));
+    return static_cast<int>(writers_.size() - 1);
+  }
 
   // A communicator of the world ranks `members` (comm rank = index); returns its ref.
   OTF2_CommRef AddComm(const std::string& name, const std::vector<int>& members) {
     comms_.push_back({name, members});
+    return static_cast<OTF2_CommRef>(comms_.size() - 1);
+  }
+  // A communicator of type MPI_COMM_SELF (each rank alone).
+  OTF2_CommRef AddSelfComm(const std::string& name) {
+    comms_.push_back({name, {}, true});
     return static_cast<OTF2_CommRef>(comms_.size() - 1);
   }
   OTF2_RmaWinRef AddWindow(OTF2_CommRef comm) {
@@ -67,8 +84,8 @@ class Otf2TestArchive {
     for (OTF2_EvtWriter* w : writers_) OTF2_Archive_CloseEvtWriter(archive_, w);
     OTF2_Archive_CloseEvtFiles(archive_);
     OTF2_Archive_OpenDefFiles(archive_);
-    for (int r = 0; r < ranks_; ++r) {
-      OTF2_DefWriter* d = OTF2_Archive_GetDefWriter(archive_, static_cast<OTF2_LocationRef>(r));
+    for (uint64_t ref : AllLocations()) {
+      OTF2_DefWriter* d = OTF2_Archive_GetDefWriter(archive_, ref);
       OTF2_Archive_CloseDefWriter(archive_, d);
     }
     OTF2_Archive_CloseDefFiles(archive_);
@@ -93,10 +110,14 @@ class Otf2TestArchive {
       OTF2_GlobalDefWriter_WriteLocationGroup(g, static_cast<uint64_t>(r), name,
                                               OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
                                               OTF2_UNDEFINED_LOCATION_GROUP);
-      uint64_t events = 0;
       OTF2_GlobalDefWriter_WriteLocation(g, static_cast<uint64_t>(r), str("Master thread"),
-                                         OTF2_LOCATION_TYPE_CPU_THREAD, events,
+                                         OTF2_LOCATION_TYPE_CPU_THREAD, 0,
                                          static_cast<uint64_t>(r));
+    }
+    for (const Thread& t : threads_) {
+      OTF2_GlobalDefWriter_WriteLocation(g, t.ref, str("thread " + std::to_string(t.ref >> 32)),
+                                         OTF2_LOCATION_TYPE_CPU_THREAD, 0,
+                                         static_cast<uint64_t>(t.rank));
     }
     std::vector<uint64_t> locations;
     for (int r = 0; r < ranks_; ++r) locations.push_back(static_cast<uint64_t>(r));
@@ -109,10 +130,12 @@ class Otf2TestArchive {
     for (size_t c = 0; c < comms_.size(); ++c) {
       std::vector<uint64_t> members(comms_[c].members.begin(), comms_[c].members.end());
       const uint64_t gid = group++;
-      OTF2_GlobalDefWriter_WriteGroup(
-          g, gid, str(comms_[c].name + " group"),
-          mpi_group_ ? OTF2_GROUP_TYPE_COMM_GROUP : OTF2_GROUP_TYPE_LOCATIONS, OTF2_PARADIGM_MPI,
-          OTF2_GROUP_FLAG_NONE, static_cast<uint32_t>(members.size()), members.data());
+      OTF2_GlobalDefWriter_WriteGroup(g, gid, str(comms_[c].name + " group"),
+                                      comms_[c].self ? OTF2_GROUP_TYPE_COMM_SELF
+                                      : mpi_group_   ? OTF2_GROUP_TYPE_COMM_GROUP
+                                                     : OTF2_GROUP_TYPE_LOCATIONS,
+                                      OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
+                                      static_cast<uint32_t>(members.size()), members.data());
       OTF2_GlobalDefWriter_WriteComm(g, static_cast<OTF2_CommRef>(c), str(comms_[c].name), gid,
                                      OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
     }
@@ -130,7 +153,18 @@ class Otf2TestArchive {
   struct Comm {
     std::string name;
     std::vector<int> members;
+    bool self = false;
   };
+  struct Thread {
+    uint64_t ref;
+    int rank;
+  };
+  std::vector<uint64_t> AllLocations() const {
+    std::vector<uint64_t> all;
+    for (int r = 0; r < ranks_; ++r) all.push_back(static_cast<uint64_t>(r));
+    for (const Thread& t : threads_) all.push_back(t.ref);
+    return all;
+  }
   std::string dir_;
   int ranks_;
   uint64_t resolution_;
@@ -139,6 +173,8 @@ class Otf2TestArchive {
   std::vector<OTF2_EvtWriter*> writers_;
   std::vector<Comm> comms_;
   std::vector<OTF2_CommRef> windows_;
+  std::vector<Thread> threads_;
+  std::map<int, uint32_t> threads_of_;
   bool mpi_group_ = true;
 };
 
