@@ -25,6 +25,7 @@
 // Usage: ukai_workload_bench [--quick]   (--quick: shorter traces, for a smoke run)
 //        ukai_workload_bench --write-netrace FILE   (the 500000-packet trace, for profiling)
 //        ukai_workload_bench --netrace FILE         (one replay on the 8x8 mesh, in-process)
+//        ukai_workload_bench --write-otf2 DIR RANKS ITERATIONS   (the OTF2 case's program)
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -33,6 +34,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -142,9 +144,8 @@ bool WriteNetrace(const std::string& path, uint32_t packets) {
   return out.Close();
 }
 
-// An OTF2 archive of 16 ranks, `iterations` of ring exchange + allreduce.
-std::string WriteOtf2(const std::string& dir, int iterations) {
-  constexpr int kRanks = 16;
+// An OTF2 archive of `kRanks` ranks, `iterations` of ring exchange + allreduce.
+std::string WriteOtf2(const std::string& dir, int iterations, int kRanks = 16) {
   ukai::testing::Otf2TestArchive a(dir, kRanks);
   for (int r = 0; r < kRanks; ++r) {
     OTF2_EvtWriter* w = a.Events(r);
@@ -238,6 +239,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) quick |= std::strcmp(argv[i], "--quick") == 0;
   if (argc == 3 && std::strcmp(argv[1], "--write-netrace") == 0) {  // for profiling
     return WriteNetrace(argv[2], 500000) ? 0 : 1;
+  }
+  if (argc == 5 && std::strcmp(argv[1], "--write-otf2") == 0) {  // tests/data/otf2/ring4
+    WriteOtf2(argv[2], std::atoi(argv[4]), std::atoi(argv[3]));
+    return 0;
   }
   if (argc == 3 && std::strcmp(argv[1], "--netrace") == 0) {  // one replay, in this process
     RunTrace("netrace", NetraceConfig(argv[2]));

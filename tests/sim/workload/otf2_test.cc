@@ -195,6 +195,27 @@ TEST(Otf2, ArchiveWithoutMpiGroupHasARankPerThread) {
   EXPECT_EQ((*opened)->FindComm(kWorld)->members, (std::vector<int>{0, 1}));
 }
 
+// The committed example archive (tests/data/otf2/README.md) replays what it holds: 4 ranks x
+// 8 iterations of one send (every 8th by rendezvous: a request more) and one allreduce.
+TEST(Otf2, TheExampleArchiveReplays) {
+  SimConfig c = Otf2Config(std::string(UKAI_SOURCE_DIR) + "/tests/data/otf2/ring4/traces.otf2");
+  c.workload.collective_algorithm = CollectiveAlgorithm::kRecursiveDoubling;
+  Result<PointResult> point = RunPoint(c);
+  ASSERT_TRUE(point.ok()) << point.status().ToString();
+  const WorkloadFigures& f = point->workload;
+  EXPECT_EQ(f.ranks, 4);
+  EXPECT_EQ(f.p2p_messages, 32);
+  EXPECT_EQ(f.collectives, 8);
+  EXPECT_EQ(f.replayed_messages, 32 + 4 + 8 * 8);  // sends, rendezvous requests, 4 x 2 rounds
+  EXPECT_EQ(f.replayed_bytes, 28 * 4096 + 4 * (100000 + 8) + 8 * 8 * 8);
+  EXPECT_EQ(point->note, "");
+  EXPECT_GE(f.program_time_us, 8 * 2.0);  // the compute alone
+  const int64_t printed = Otf2PrintEvents(c.workload.file);
+  if (printed >= 0) {
+    EXPECT_EQ(printed, 4 * 8 * 6);
+  }
+}
+
 // ---- Point-to-point ---------------------------------------------------------------------------
 
 TEST(Otf2, PointToPointMatchesByCommunicatorSourceAndTagInPostOrder) {
