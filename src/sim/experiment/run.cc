@@ -237,22 +237,9 @@ Status RunCycles(Network& net, const ProgressFn& progress, Outcome* out) {
 
 // The fault-tolerance figures of PointResult (point_result.h).
 void FaultStats(const Network& net, const Sample& s, PointResult* r) {
-  const double measured = static_cast<double>(std::max<int64_t>(1, r->messages_measured));
   r->bandwidth_mbytes_per_second = r->accepted_bytes_per_second * net.topology().NumNodes() / 1e6;
-  r->recovered_messages = s.recovered;
-  r->recovery_ratio = static_cast<double>(s.recovered) / measured;
-  r->table_messages = s.table;
-  r->table_ratio = static_cast<double>(s.table) / measured;
-  r->misrouted_hops = s.misrouted;
-  r->avg_misrouted_hops = static_cast<double>(s.misrouted) / measured;
-  r->undeliverable_messages = net.messages_undeliverable();
+  RoutingFaultFigures(net, {r->messages_measured, s.recovered, s.table, s.misrouted}, r);
   r->not_generated_messages = net.messages_not_generated();
-  r->retransmitted_messages = net.messages_retransmitted();
-  r->discarded_messages = net.messages_discarded();
-  r->reconfigurations = net.reconfigurations();
-  r->reconfiguration_cycles = net.reconfiguration_cycles();
-  r->reconfiguration_regions = net.reconfiguration_regions();
-  r->cancelled_root_candidates = net.cancelled_root_candidates();
 }
 
 // Zero-load latency of a message over the point's mean hop count (docs/simulator.md:
@@ -362,5 +349,22 @@ Result<PointResult> RunPointUnguarded(const SimConfig& config, const ProgressFn&
 }
 
 }  // namespace
+
+void RoutingFaultFigures(const Network& net, const RoutingCounts& c, PointResult* r) {
+  const double measured = static_cast<double>(std::max<int64_t>(1, c.measured));
+  r->recovered_messages = c.recovered;
+  r->recovery_ratio = static_cast<double>(c.recovered) / measured;
+  r->table_messages = c.table;
+  r->table_ratio = static_cast<double>(c.table) / measured;
+  r->misrouted_hops = c.misrouted;
+  r->avg_misrouted_hops = static_cast<double>(c.misrouted) / measured;
+  r->undeliverable_messages = net.messages_undeliverable();
+  r->retransmitted_messages = net.messages_retransmitted();
+  r->discarded_messages = net.messages_discarded();
+  r->reconfigurations = net.reconfigurations();
+  r->reconfiguration_cycles = net.reconfiguration_cycles();
+  r->reconfiguration_regions = net.reconfiguration_regions();
+  r->cancelled_root_candidates = net.cancelled_root_candidates();
+}
 
 }  // namespace ukai::sim

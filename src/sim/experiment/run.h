@@ -23,6 +23,16 @@ using ProgressFn = std::function<void(int64_t cycle, int64_t measured)>;
 
 Result<PointResult> RunPoint(const SimConfig& config, const ProgressFn& progress = {});
 
+class Network;
+// Counts over the measured messages' routing states (routing/route_state.h).
+struct RoutingCounts {
+  int64_t measured = 0, recovered = 0, table = 0, misrouted = 0;
+};
+// The routing and fault figures of a PointResult (recovered_messages ... misrouted, and the
+// network's undeliverable, retransmitted, discarded and reconfiguration counters); shared by
+// RunPoint and the trace workloads (workload/run_workload.h).
+void RoutingFaultFigures(const Network& net, const RoutingCounts& counts, PointResult* r);
+
 }  // namespace ukai::sim
 
 #endif  // UKAI_SIM_EXPERIMENT_RUN_H_

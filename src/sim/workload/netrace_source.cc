@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/workload/slot_pool.h"
+
 namespace ukai::sim {
 
 Result<std::unique_ptr<NetraceSource>> NetraceSource::Open(const WorkloadConfig& config,
@@ -111,14 +113,7 @@ void NetraceSource::AddPacket(Workload* workload) {
     for (uint32_t q : p.deps) waiters_[q].blocked = true;
     return;
   }
-  uint32_t index;
-  if (!free_live_.empty()) {
-    index = free_live_.back();
-    free_live_.pop_back();
-  } else {
-    index = static_cast<uint32_t>(live_.size());
-    live_.emplace_back();
-  }
+  const uint32_t index = TakeSlot(&live_, &free_live_);
   m.user = index;
   const WorkMessageId id = workload->Add(this, m, after);
   if (keep_add_log_) add_log_.emplace_back(p.id, id);

@@ -17,13 +17,14 @@ namespace {
   X(Unknown)                                                                                       \
   X(BufferFlush)                                                                                   \
   X(MeasurementOnOff)                                                                              \
-  X(Enter) X(Leave) X(MpiSend) X(MpiIsend) X(MpiIsendComplete) X(MpiIrecvRequest) X(MpiRecv) X(    \
-      MpiIrecv) X(MpiRequestTest) X(MpiRequestCancelled) X(MpiCollectiveBegin) X(MpiCollectiveEnd) \
-      X(OmpFork) X(OmpJoin) X(OmpAcquireLock) X(OmpReleaseLock) X(OmpTaskCreate) X(                \
-          OmpTaskSwitch) X(OmpTaskComplete) X(Metric) X(ParameterString) X(ParameterInt)           \
-          X(ParameterUnsignedInt) X(RmaWinCreate) X(RmaWinDestroy) X(RmaCollectiveBegin) X(        \
-              RmaCollectiveEnd) X(RmaGroupSync) X(RmaRequestLock) X(RmaAcquireLock) X(RmaTryLock)  \
-              X(RmaReleaseLock) X(RmaSync) X(RmaWaitChange) X(RmaPut) X(RmaGet) X(RmaAtomic) X(    \
+  X(Enter)                                                                                         \
+  X(Leave) X(MpiSend) X(MpiIsend) X(MpiIsendComplete) X(MpiIrecvRequest) X(MpiRecv) X(MpiIrecv) X( \
+      MpiRequestTest) X(MpiRequestCancelled) X(MpiCollectiveBegin) X(MpiCollectiveEnd) X(OmpFork)  \
+      X(OmpJoin) X(OmpAcquireLock) X(OmpReleaseLock) X(OmpTaskCreate) X(OmpTaskSwitch) X(          \
+          OmpTaskComplete) X(Metric) X(ParameterString) X(ParameterInt) X(ParameterUnsignedInt)    \
+          X(RmaWinCreate) X(RmaWinDestroy) X(RmaCollectiveBegin) X(RmaCollectiveEnd) X(            \
+              RmaGroupSync) X(RmaRequestLock) X(RmaAcquireLock) X(RmaTryLock) X(RmaReleaseLock)    \
+              X(RmaSync) X(RmaWaitChange) X(RmaPut) X(RmaGet) X(RmaAtomic) X(                      \
                   RmaOpCompleteBlocking) X(RmaOpCompleteNonBlocking) X(RmaOpTest)                  \
                   X(RmaOpCompleteRemote) X(ThreadFork) X(ThreadJoin) X(ThreadTeamBegin) X(         \
                       ThreadTeamEnd) X(ThreadAcquireLock) X(ThreadReleaseLock) X(ThreadTaskCreate) \

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "sim/workload/otf2_replay.h"
+#include "sim/workload/slot_pool.h"
 
 namespace ukai::sim {
 namespace {
@@ -183,14 +184,7 @@ Status Otf2Replay::ArriveCollective(int loc, const CollInfo& info) {
 // A new instance of a collective, its schedule sized from the first member's record.
 int32_t Otf2Replay::NewCollective(const CollInfo& info, std::pair<uint64_t, int64_t> key,
                                   std::vector<int> members, int me, const std::string& call) {
-  int32_t idx;
-  if (!free_colls_.empty()) {
-    idx = free_colls_.back();
-    free_colls_.pop_back();
-  } else {
-    idx = static_cast<int32_t>(colls_.size());
-    colls_.emplace_back();
-  }
+  const int32_t idx = TakeSlot(&colls_, &free_colls_);
   coll_index_[key] = idx;
   CollInstance& c = colls_[static_cast<size_t>(idx)];
   c = CollInstance();

@@ -5,18 +5,12 @@
 #include <algorithm>
 
 #include "sim/workload/otf2_replay.h"
+#include "sim/workload/slot_pool.h"
 
 namespace ukai::sim {
 
 int32_t Otf2Replay::NewRequest(int owner, bool is_send) {
-  int32_t i;
-  if (!free_requests_.empty()) {
-    i = free_requests_.back();
-    free_requests_.pop_back();
-  } else {
-    i = static_cast<int32_t>(requests_.size());
-    requests_.emplace_back();
-  }
+  const int32_t i = TakeSlot(&requests_, &free_requests_);
   Request& q = requests_[static_cast<size_t>(i)];
   q = Request();
   q.live = true;
@@ -68,14 +62,7 @@ Status Otf2Replay::PostSend(int loc, const Otf2Event& e, bool blocking) {
   Result<int> dst = WorldRank(loc, e.comm, e.peer, "a send");
   if (!dst.ok()) return dst.status();
   Location& l = locs_[static_cast<size_t>(loc)];
-  int32_t ti;
-  if (!free_transfers_.empty()) {
-    ti = free_transfers_.back();
-    free_transfers_.pop_back();
-  } else {
-    ti = static_cast<int32_t>(transfers_.size());
-    transfers_.emplace_back();
-  }
+  const int32_t ti = TakeSlot(&transfers_, &free_transfers_);
   const int32_t q = NewRequest(loc, true);
   Transfer& t = transfers_[static_cast<size_t>(ti)];
   t = Transfer();

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/workload/otf2_replay.h"
+#include "sim/workload/slot_pool.h"
 
 namespace ukai::sim {
 
@@ -15,14 +16,7 @@ Status Otf2Replay::Rma(int loc, const Otf2Event& e) {
   Result<int> target = WorldRank(loc, *comm, e.peer, "an RMA operation");
   if (!target.ok()) return target.status();
   Location& l = locs_[static_cast<size_t>(loc)];
-  int32_t i;
-  if (!free_rma_.empty()) {
-    i = free_rma_.back();
-    free_rma_.pop_back();
-  } else {
-    i = static_cast<int32_t>(rma_.size());
-    rma_.emplace_back();
-  }
+  const int32_t i = TakeSlot(&rma_, &free_rma_);
   RmaOp& op = rma_[static_cast<size_t>(i)];
   op = RmaOp();
   op.live = true;

@@ -102,20 +102,8 @@ void NetworkFigures(const Network& net, const Workload& w, double clock, PointRe
   r->avg_network_latency_cycles = s.packet_network_latency.mean();
   r->avg_hops = s.packet_hops.mean();
   r->cycles = net.now();
-  const double measured = static_cast<double>(std::max<int64_t>(1, s.packets_delivered));
-  r->recovered_messages = s.packets_recovered;
-  r->recovery_ratio = static_cast<double>(s.packets_recovered) / measured;
-  r->table_messages = s.packets_table;
-  r->table_ratio = static_cast<double>(s.packets_table) / measured;
-  r->misrouted_hops = s.misrouted_hops;
-  r->avg_misrouted_hops = static_cast<double>(s.misrouted_hops) / measured;
-  r->undeliverable_messages = net.messages_undeliverable();
-  r->retransmitted_messages = net.messages_retransmitted();
-  r->discarded_messages = net.messages_discarded();
-  r->reconfigurations = net.reconfigurations();
-  r->reconfiguration_cycles = net.reconfiguration_cycles();
-  r->reconfiguration_regions = net.reconfiguration_regions();
-  r->cancelled_root_candidates = net.cancelled_root_candidates();
+  RoutingFaultFigures(
+      net, {s.packets_delivered, s.packets_recovered, s.packets_table, s.misrouted_hops}, r);
 }
 
 }  // namespace
