@@ -78,6 +78,16 @@ TEST_F(WorkloadCliTest, NetraceJsonHasTheTraceFieldsAndLatencyByType) {
   EXPECT_TRUE(j["latency_by_type"].contains("ReadReq"));
   EXPECT_EQ(j["note"], "");
 
+  // Without measure.max_cycles the trace runs to its end; with it, it stops there.
+  ASSERT_EQ(
+      Run(Netrace(Data("tests/data/netrace/example.tra.bz2")), "json", {"measure.max_cycles=1000"}),
+      kExitOk);
+  const nlohmann::json capped = nlohmann::json::parse(out_.str());
+  EXPECT_EQ(capped["cycles"], 1000);
+  EXPECT_LT(capped["trace_packets"].get<int64_t>(), 175);
+  EXPECT_THAT(capped["note"].get<std::string>(),
+              HasSubstr("measure.max_cycles = 1000 reached before the trace finished"));
+
   ASSERT_EQ(Run(Netrace(Data("tests/data/netrace/shrtex.tra.bz2")), "table"), kExitOk);
   EXPECT_THAT(out_.str(), HasSubstr("trace_packets"));
   EXPECT_THAT(out_.str(), HasSubstr("slowdown"));

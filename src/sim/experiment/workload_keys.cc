@@ -256,6 +256,7 @@ void ReadWorkloadConfig(const config::ConfigValues& values, WorkloadConfig* w,
   ReadNodeMap(values, "workload.rank_map",
               {{"linear", NodeMapKind::kLinear}, {"random", NodeMapKind::kRandom}}, &w->rank_map,
               &w->rank_list, errors);
+  w->capped = values.Find("measure.max_cycles") != nullptr;
   CheckUnused(values, *w, errors);
 }
 

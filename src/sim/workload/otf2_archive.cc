@@ -18,7 +18,8 @@ namespace {
   X(BufferFlush)                                                                                   \
   X(MeasurementOnOff)                                                                              \
   X(Enter)                                                                                         \
-  X(Leave) X(MpiSend) X(MpiIsend) X(MpiIsendComplete) X(MpiIrecvRequest) X(MpiRecv) X(MpiIrecv) X( \
+  X(Leave)                                                                                         \
+  X(MpiSend) X(MpiIsend) X(MpiIsendComplete) X(MpiIrecvRequest) X(MpiRecv) X(MpiIrecv) X(          \
       MpiRequestTest) X(MpiRequestCancelled) X(MpiCollectiveBegin) X(MpiCollectiveEnd) X(OmpFork)  \
       X(OmpJoin) X(OmpAcquireLock) X(OmpReleaseLock) X(OmpTaskCreate) X(OmpTaskSwitch) X(          \
           OmpTaskComplete) X(Metric) X(ParameterString) X(ParameterInt) X(ParameterUnsignedInt)    \

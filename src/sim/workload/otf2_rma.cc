@@ -104,9 +104,11 @@ std::string Otf2Replay::DescribeWait(int loc) const {
     case Wait::kCollective: {
       const CollInstance& c = colls_[static_cast<size_t>(l.wait_on)];
       const int missing = static_cast<int>(std::count(c.caller.begin(), c.caller.end(), -1));
-      return fmt::format("{} waits in {} on '{}' ({} of {} members never arrived)", who,
-                         CollectiveOpName(c.info.op), archive_->CommName(c.info.comm), missing,
-                         c.p);
+      return fmt::format("{} waits in {} on '{}' ({})", who, CollectiveOpName(c.info.op),
+                         archive_->CommName(c.info.comm),
+                         missing > 0
+                             ? fmt::format("{} of {} members never reached it", missing, c.p)
+                             : "every member reached it; its messages were in flight");
     }
     case Wait::kRma:
       return who + " waits for an RMA operation";

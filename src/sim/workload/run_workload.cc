@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -59,12 +60,18 @@ struct Ending {
 };
 
 // Steps the network until the workload is done, stuck or capped.
+// The cycle a trace replay stops at: measure.max_cycles when it was set, else none.
+int64_t CycleLimit(const SimConfig& c) {
+  return c.workload.capped ? c.measure.max_cycles : std::numeric_limits<int64_t>::max() / 4;
+}
+
 Status Drive(Network& net, Workload& w, const ProgressFn& progress, Ending* end) {
   const MeasureConfig& mc = net.config().measure;
+  const int64_t limit = CycleLimit(net.config());
   int64_t next_progress = 8192;
   for (;;) {
     if (w.Done()) return Status::Ok();
-    if (net.now() >= mc.max_cycles) {
+    if (net.now() >= limit) {
       end->capped = true;
       return Status::Ok();
     }
@@ -72,7 +79,7 @@ Status Drive(Network& net, Workload& w, const ProgressFn& progress, Ending* end)
       end->stuck = true;
       return Status::Ok();
     }
-    if (net.SkipIdle(mc.max_cycles) && net.now() >= mc.max_cycles) continue;
+    if (net.SkipIdle(limit) && net.now() >= limit) continue;
     net.Step();
     UKAI_RETURN_IF_ERROR(w.status());
     if (net.Stalled(mc.watchdog_cycles)) return net.DeadlockStatus(mc.watchdog_cycles);

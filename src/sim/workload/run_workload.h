@@ -2,7 +2,8 @@
 // the network of the config, the workload layer (workload/workload.h) as its message
 // source, and the trace's source from the table of trace kinds. The run lasts until every
 // message of the trace has been delivered (or lost), until nothing can happen any more
-// (messages wait for lost ones), or until measure.max_cycles; the deadlock watchdog
+// (messages wait for lost ones), or until measure.max_cycles if the config sets it (a
+// finite trace always ends, so by default the replay runs to its end); the deadlock watchdog
 // (measure.watchdog_cycles) applies as in a synthetic run.
 //
 // Figures: the PointResult's usual fields over the trace's packets (latency from a

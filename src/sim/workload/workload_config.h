@@ -45,6 +45,9 @@ struct WorkloadConfig {
   // Both trace kinds.
   int64_t packet_bytes = 4096;  // largest packet a message is cut into
   int64_t control_bytes = 8;    // a rendezvous request, a barrier token, a 0-byte message
+  // Whether measure.max_cycles was set: a trace replay then stops there; otherwise it runs to
+  // the trace's end (a finite trace always ends; the watchdog still catches a deadlock).
+  bool capped = false;
 
   bool active() const { return kind != WorkloadKind::kSynthetic; }
 };
