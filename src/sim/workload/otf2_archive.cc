@@ -13,34 +13,27 @@ namespace {
 
 // Every event record of OTF2 3.0, in one list: the name table and the generic callbacks
 // are generated from it.
-#define UKAI_OTF2_EVENTS(X)                                                                        \
-  X(Unknown)                                                                                       \
-  X(BufferFlush)                                                                                   \
-  X(MeasurementOnOff)                                                                              \
-  X(Enter)                                                                                         \
-  X(Leave)                                                                                         \
-  X(MpiSend) X(MpiIsend) X(MpiIsendComplete) X(MpiIrecvRequest) X(MpiRecv) X(MpiIrecv) X(          \
-      MpiRequestTest) X(MpiRequestCancelled) X(MpiCollectiveBegin) X(MpiCollectiveEnd) X(OmpFork)  \
-      X(OmpJoin) X(OmpAcquireLock) X(OmpReleaseLock) X(OmpTaskCreate) X(OmpTaskSwitch) X(          \
-          OmpTaskComplete) X(Metric) X(ParameterString) X(ParameterInt) X(ParameterUnsignedInt)    \
-          X(RmaWinCreate) X(RmaWinDestroy) X(RmaCollectiveBegin) X(RmaCollectiveEnd) X(            \
-              RmaGroupSync) X(RmaRequestLock) X(RmaAcquireLock) X(RmaTryLock) X(RmaReleaseLock)    \
-              X(RmaSync) X(RmaWaitChange) X(RmaPut) X(RmaGet) X(RmaAtomic) X(                      \
-                  RmaOpCompleteBlocking) X(RmaOpCompleteNonBlocking) X(RmaOpTest)                  \
-                  X(RmaOpCompleteRemote) X(ThreadFork) X(ThreadJoin) X(ThreadTeamBegin) X(         \
-                      ThreadTeamEnd) X(ThreadAcquireLock) X(ThreadReleaseLock) X(ThreadTaskCreate) \
-                      X(ThreadTaskSwitch) X(ThreadTaskComplete) X(ThreadCreate) X(ThreadBegin)     \
-                          X(ThreadWait) X(ThreadEnd) X(CallingContextEnter) X(CallingContextLeave) \
-                              X(CallingContextSample) X(IoCreateHandle) X(IoDestroyHandle)         \
-                                  X(IoDuplicateHandle) X(IoSeek) X(IoChangeStatusFlags)            \
-                                      X(IoDeleteFile) X(IoOperationBegin) X(IoOperationTest)       \
-                                          X(IoOperationIssued) X(IoOperationComplete)              \
-                                              X(IoOperationCancelled) X(IoAcquireLock)             \
-                                                  X(IoReleaseLock) X(IoTryLock) X(ProgramBegin)    \
-                                                      X(ProgramEnd)                                \
-                                                          X(NonBlockingCollectiveRequest)          \
-                                                              X(NonBlockingCollectiveComplete)     \
-                                                                  X(CommCreate) X(CommDestroy)
+// clang-format off
+#define UKAI_OTF2_EVENTS(X) \
+  X(Unknown) X(BufferFlush) X(MeasurementOnOff) X(Enter) X(Leave) X(MpiSend) X(MpiIsend) \
+  X(MpiIsendComplete) X(MpiIrecvRequest) X(MpiRecv) X(MpiIrecv) X(MpiRequestTest) \
+  X(MpiRequestCancelled) X(MpiCollectiveBegin) X(MpiCollectiveEnd) X(OmpFork) X(OmpJoin) \
+  X(OmpAcquireLock) X(OmpReleaseLock) X(OmpTaskCreate) X(OmpTaskSwitch) \
+  X(OmpTaskComplete) X(Metric) X(ParameterString) X(ParameterInt) X(ParameterUnsignedInt) \
+  X(RmaWinCreate) X(RmaWinDestroy) X(RmaCollectiveBegin) X(RmaCollectiveEnd) \
+  X(RmaGroupSync) X(RmaRequestLock) X(RmaAcquireLock) X(RmaTryLock) X(RmaReleaseLock) \
+  X(RmaSync) X(RmaWaitChange) X(RmaPut) X(RmaGet) X(RmaAtomic) X(RmaOpCompleteBlocking) \
+  X(RmaOpCompleteNonBlocking) X(RmaOpTest) X(RmaOpCompleteRemote) X(ThreadFork) \
+  X(ThreadJoin) X(ThreadTeamBegin) X(ThreadTeamEnd) X(ThreadAcquireLock) \
+  X(ThreadReleaseLock) X(ThreadTaskCreate) X(ThreadTaskSwitch) X(ThreadTaskComplete) \
+  X(ThreadCreate) X(ThreadBegin) X(ThreadWait) X(ThreadEnd) X(CallingContextEnter) \
+  X(CallingContextLeave) X(CallingContextSample) X(IoCreateHandle) X(IoDestroyHandle) \
+  X(IoDuplicateHandle) X(IoSeek) X(IoChangeStatusFlags) X(IoDeleteFile) \
+  X(IoOperationBegin) X(IoOperationTest) X(IoOperationIssued) X(IoOperationComplete) \
+  X(IoOperationCancelled) X(IoAcquireLock) X(IoReleaseLock) X(IoTryLock) X(ProgramBegin) \
+  X(ProgramEnd) X(NonBlockingCollectiveRequest) X(NonBlockingCollectiveComplete) \
+  X(CommCreate) X(CommDestroy)
+// clang-format on
 
 #define UKAI_OTF2_NAME(name) #name,
 constexpr std::string_view kNames[] = {UKAI_OTF2_EVENTS(UKAI_OTF2_NAME)};
