@@ -122,8 +122,9 @@ Status NetraceReader::SeekRegion(int region) {
   if (region == 0 && count == 0) return Status::Ok();
   if (region < 0 || region >= count) {
     return Status::InvalidArgument(
-        fmt::format("workload.region: {} has no region {} (it has {}: 0..{})", name_, region, count,
-                    count - 1));
+               fmt::format("workload.region: {} has no region {} (it has {}: 0..{})", name_, region,
+                           count, count - 1))
+        .WithKey("workload.region");
   }
   uint64_t skip_packets = 0;
   for (int i = 0; i < region; ++i) {

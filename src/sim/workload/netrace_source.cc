@@ -13,7 +13,8 @@ Result<std::unique_ptr<NetraceSource>> NetraceSource::Open(const WorkloadConfig&
                                                            const Topology& topology) {
   Result<std::unique_ptr<NetraceReader>> reader = NetraceReader::Open(config.file);
   if (!reader.ok()) {
-    return Status(reader.status().code(), "workload.file: " + reader.status().message());
+    return Status(reader.status().code(), "workload.file: " + reader.status().message())
+        .WithKey("workload.file");
   }
   return FromReader(std::move(*reader), config, topology);
 }
@@ -27,23 +28,29 @@ Result<std::unique_ptr<NetraceSource>> NetraceSource::FromReader(
   if (config.node_map == NodeMapKind::kList) {
     if (static_cast<int>(config.node_list.size()) < trace_nodes) {
       return Status::InvalidArgument(
-          fmt::format("workload.node_map: lists {} network nodes but the trace {} has {} nodes",
-                      config.node_list.size(), reader->name(), trace_nodes));
+                 fmt::format(
+                     "workload.node_map: lists {} network nodes but the trace {} has {} nodes",
+                     config.node_list.size(), reader->name(), trace_nodes))
+          .WithKey("workload.node_map");
     }
     for (size_t i = 0; i < config.node_list.size(); ++i) {
       if (config.node_list[i] >= nodes) {
         return Status::InvalidArgument(
-            fmt::format("workload.node_map: item {} is node {}, but the network has nodes 0..{}", i,
-                        config.node_list[i], nodes - 1));
+                   fmt::format(
+                       "workload.node_map: item {} is node {}, but the network has nodes 0..{}", i,
+                       config.node_list[i], nodes - 1))
+            .WithKey("workload.node_map");
       }
     }
     s->node_of_.assign(config.node_list.begin(), config.node_list.begin() + trace_nodes);
   } else {
     if (trace_nodes > nodes) {
-      return Status::InvalidArgument(fmt::format(
-          "workload.file: the trace {} has {} nodes but the network has only {} (use a larger "
-          "network, or map the trace's nodes with workload.node_map)",
-          reader->name(), trace_nodes, nodes));
+      return Status::InvalidArgument(
+                 fmt::format("workload.file: the trace {} has {} nodes but the network has only {} "
+                             "(use a larger "
+                             "network, or map the trace's nodes with workload.node_map)",
+                             reader->name(), trace_nodes, nodes))
+          .WithKey("workload.file");
     }
     for (int i = 0; i < trace_nodes; ++i) s->node_of_.push_back(i);
   }

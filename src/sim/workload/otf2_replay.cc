@@ -60,23 +60,27 @@ Result<std::vector<int>> Otf2Replay::MapRanks(const SimConfig& config,
   if (config_.rank_map == NodeMapKind::kList) {
     if (static_cast<int>(config_.rank_list.size()) < n) {
       return Status::InvalidArgument(
-          fmt::format("workload.rank_map: lists {} nodes but the archive {} has {} ranks",
-                      config_.rank_list.size(), config_.file, n));
+                 fmt::format("workload.rank_map: lists {} nodes but the archive {} has {} ranks",
+                             config_.rank_list.size(), config_.file, n))
+          .WithKey("workload.rank_map");
     }
     for (size_t i = 0; i < config_.rank_list.size(); ++i) {
       if (config_.rank_list[i] >= nodes) {
         return Status::InvalidArgument(
-            fmt::format("workload.rank_map: item {} is node {}, but the network has nodes 0..{}", i,
-                        config_.rank_list[i], nodes - 1));
+                   fmt::format(
+                       "workload.rank_map: item {} is node {}, but the network has nodes 0..{}", i,
+                       config_.rank_list[i], nodes - 1))
+            .WithKey("workload.rank_map");
       }
     }
     return std::vector<int>(config_.rank_list.begin(), config_.rank_list.begin() + n);
   }
   if (n > nodes) {
     return Status::InvalidArgument(
-        fmt::format("workload.file: the archive {} has {} ranks but the network has only {} "
-                    "nodes (use a larger network)",
-                    config_.file, n, nodes));
+               fmt::format("workload.file: the archive {} has {} ranks but the network has only {} "
+                           "nodes (use a larger network)",
+                           config_.file, n, nodes))
+        .WithKey("workload.file");
   }
   std::vector<int> all(static_cast<size_t>(nodes));
   std::iota(all.begin(), all.end(), 0);
@@ -94,7 +98,9 @@ Status Otf2Replay::Init(const SimConfig& config, const Topology& topology, doubl
   config_ = config.workload;
   clock_mhz_ = clock_mhz;
   Result<std::unique_ptr<Otf2Archive>> a = Otf2Archive::Open(config_.file);
-  if (!a.ok()) return Status(a.status().code(), "workload.file: " + a.status().message());
+  if (!a.ok())
+    return Status(a.status().code(), "workload.file: " + a.status().message())
+        .WithKey("workload.file");
   archive_ = std::move(*a);
   cycles_per_tick_ = clock_mhz * 1e6 / static_cast<double>(archive_->timer_resolution());
   Result<std::vector<int>> nodes = MapRanks(config, topology);

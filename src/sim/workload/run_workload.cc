@@ -131,7 +131,8 @@ WorkloadOptions WorkloadOptionsFor(const SimConfig& c) {
 Result<std::unique_ptr<TraceSource>> OpenTraceSource(const SimConfig& c, const Topology& topology,
                                                      double clock_mhz) {
   const TraceKind* kind = FindKind(c.workload.kind);
-  if (kind == nullptr) return Status::NotFound("workload.kind: not a trace workload");
+  if (kind == nullptr)
+    return Status::NotFound("workload.kind: not a trace workload").WithKey("workload.kind");
   return kind->open(c, topology, clock_mhz);
 }
 

@@ -12,7 +12,7 @@
 
 #include "netrace_writer.h"
 #include "scratch_path.h"
-#include "sim/experiment/config_schema.h"
+#include "sim/experiment/front_door.h"
 #include "sim/experiment/run.h"
 #include "sim/sim_test_util.h"
 #include "sim/workload/netrace_source.h"
