@@ -10,6 +10,7 @@
 #define UKAI_SIM_EXPERIMENT_RUN_H_
 
 #include <functional>
+#include <string>
 
 #include "core/status.h"
 #include "sim/experiment/point_result.h"
@@ -35,6 +36,10 @@ struct RoutingCounts {
 // network's undeliverable, retransmitted, discarded and reconfiguration counters); shared by
 // RunPoint and the trace workloads (workload/run_workload.h).
 void RoutingFaultFigures(const Network& net, const RoutingCounts& counts, PointResult* r);
+
+// Appends to `note` ("; "-separated) that timed faults.events came after the end of the run
+// and did not happen, if any did not.
+void NotePendingFaults(const Network& net, std::string* note);
 
 }  // namespace ukai::sim
 

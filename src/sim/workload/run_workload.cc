@@ -180,6 +180,7 @@ Result<PointResult> RunWorkloadPoint(const SimConfig& config, const ProgressFn& 
   }
   (*source)->Report(w, {net.now(), clock, w.Done()}, &f, &notes);
   for (const std::string& n : notes) r.note += (r.note.empty() ? "" : "; ") + n;
+  NotePendingFaults(net, &r.note);
   r.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;
