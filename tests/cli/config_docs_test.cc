@@ -163,6 +163,17 @@ TEST(OutputFieldsTest, RecordsFollowTheDeclarations) {
   SimConfig torus;
   PointResult plain;
   EXPECT_EQ(Names(PointRecord(0, torus, plain)), Declared(flit, conditional));
+  // The conditional fields of each case: the group topology's, the gateway's, a trace's.
+  std::set<std::string_view> workload, netrace, otf2;
+  for (const output::FieldSpec& f : flit) {
+    if (f.when.find("workload.kind") == std::string_view::npos) continue;
+    if (f.when.find("\"netrace\"") != std::string_view::npos) netrace.insert(f.name);
+    if (f.when.find("\"otf2\"") != std::string_view::npos) otf2.insert(f.name);
+  }
+  for (std::string_view n : netrace) {
+    if (otf2.count(n)) workload.insert(n);
+  }
+  ASSERT_FALSE(workload.empty());
   SimConfig group = torus;
   group.network.topology = TopologyKind::kGroup;
   PointResult gateway;
@@ -179,17 +190,29 @@ TEST(OutputFieldsTest, RecordsFollowTheDeclarations) {
     return out;
   };
   EXPECT_EQ(Names(PointRecord(0, group, gateway)),
-            Declared(flit, when({"\"tree\"", "\"graph\"", "SSS-CORE"})));
+            Declared(flit, when({"\"tree\"", "\"graph\"", "SSS-CORE", "workload.kind"})));
   PointResult sss;
   sss.sss.present = true;
   SimConfig tree = torus;
   tree.network.topology = TopologyKind::kTree;
-  EXPECT_EQ(Names(PointRecord(0, tree, sss)),
-            Declared(flit, when({"\"group\"", "\"graph\"", "gateway", "booksim"})));
+  EXPECT_EQ(
+      Names(PointRecord(0, tree, sss)),
+      Declared(flit, when({"\"group\"", "\"graph\"", "gateway", "booksim", "workload.kind"})));
   SimConfig graph = torus;
   graph.network.topology = TopologyKind::kGraph;
   EXPECT_EQ(Names(PointRecord(0, graph, sss)),
-            Declared(flit, when({"\"group\"", "\"tree\"", "gateway", "booksim"})));
+            Declared(flit, when({"\"group\"", "\"tree\"", "gateway", "booksim", "workload.kind"})));
+
+  // A trace workload (docs/workloads.md): the common fields and its kind's own.
+  for (WorkloadKind kind : {WorkloadKind::kNetrace, WorkloadKind::kOtf2}) {
+    SimConfig trace;
+    trace.workload.kind = kind;
+    PointResult figures;
+    figures.workload.present = true;
+    std::set<std::string_view> absent = conditional;
+    for (std::string_view n : kind == WorkloadKind::kNetrace ? netrace : otf2) absent.erase(n);
+    EXPECT_EQ(Names(PointRecord(0, trace, figures)), Declared(flit, absent));
+  }
 
   fullmesh::FullMeshConfig c;
   c.Normalize();
@@ -214,6 +237,19 @@ TEST(OutputFieldsTest, TableColumnsComeFromTheDeclarations) {
   for (const output::TableColumn& col : FlitTableColumns({point})) headers.push_back(col.header);
   EXPECT_THAT(headers, ::testing::Contains("interval"));
   EXPECT_THAT(headers, ::testing::Not(::testing::Contains("rate")));
+  // Under a trace: its kind's columns, none of the synthetic load's.
+  point.workload.kind = WorkloadKind::kOtf2;
+  headers.clear();
+  for (const output::TableColumn& col : FlitTableColumns({point})) headers.push_back(col.header);
+  EXPECT_THAT(headers, ::testing::Contains("program_us"));
+  EXPECT_THAT(headers, ::testing::Not(::testing::Contains("trace_packets")));
+  EXPECT_THAT(headers, ::testing::Not(::testing::Contains("offered")));
+  EXPECT_EQ(headers.back(), "note");
+  point.workload.kind = WorkloadKind::kNetrace;
+  headers.clear();
+  for (const output::TableColumn& col : FlitTableColumns({point})) headers.push_back(col.header);
+  EXPECT_THAT(headers, ::testing::Contains("slowdown"));
+  EXPECT_THAT(headers, ::testing::Not(::testing::Contains("program_us")));
   const std::vector<output::FieldSpec> mesh = fullmesh::FullMeshFields();
   EXPECT_EQ(fullmesh::FullMeshTableColumns().size(), output::TableColumnsOf(mesh).size());
 }

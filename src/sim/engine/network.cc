@@ -381,6 +381,7 @@ void Network::Step() {
   if (next_event_ < events_.size() && events_[next_event_].cycle <= now_) ApplyDueEvents();
   if (reconfiguring_) AdvanceReconfiguration();
   if (injection_ != nullptr && !traffic_stopped_) CreateTrafficMessages();
+  if (source_ != nullptr) source_->CreateMessages(now_, this);
   // Every router first, then every PE: a PE only touches its own router's injection VCs,
   // which no other router's evaluation reads, so this is the same as router + PE per node.
   if (now_ >= next_rebase_) {
@@ -432,6 +433,7 @@ void Network::Step() {
     ++messages_delivered_;
     if (--m.copies <= 0) messages_.Release(e.flit.msg());
   }
+  if (source_ != nullptr) source_->Delivered(deliveries_, undeliverable_tags_, now_);
   ++now_;
 }
 
@@ -461,8 +463,9 @@ bool Network::AnyActive() const {
 }
 
 bool Network::SkipIdle(int64_t limit) {
-  if (schedule_.empty() || AnyActive() || reconfiguring_) return false;
-  int64_t next = std::min(schedule_.Next(now_), limit);
+  if ((schedule_.empty() && source_ == nullptr) || AnyActive() || reconfiguring_) return false;
+  int64_t next = std::min(schedule_.empty() ? MessageSource::kNever : schedule_.Next(now_), limit);
+  if (source_ != nullptr) next = std::min(next, source_->NextCycle(now_));
   if (next_event_ < events_.size()) next = std::min(next, events_[next_event_].cycle);
   if (next <= now_) return false;
   now_ = next;

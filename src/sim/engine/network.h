@@ -18,6 +18,8 @@
 //      destination-node order, so results do not depend on evaluation order.
 // Nodes with nothing to do are not visited; when no node is active, SkipIdle() jumps the
 // clock to the next message creation (or timed fault event).
+// A MessageSource (engine/message_source.h; the workload layer) set with SetMessageSource()
+// creates its messages right after step 1 and hears of the cycle's deliveries after step 3.
 //
 // Faults (faults.*, topology/faults.h): the initial faults are applied before the routing
 // function is built; a timed event is applied at the start of its cycle (topology,
@@ -44,6 +46,7 @@
 #include "core/status.h"
 #include "sim/engine/creation_schedule.h"
 #include "sim/engine/message.h"
+#include "sim/engine/message_source.h"
 #include "sim/engine/pe_gate.h"
 #include "sim/engine/reconfiguration.h"
 #include "sim/experiment/sim_config.h"
@@ -124,6 +127,9 @@ class Network {
   bool AdvanceIdle(int64_t cycle);
   // router.switching = vct-saf / saf: heads stored whole (Fabric::packets_stored()).
   int64_t packets_stored() const { return fabric_->packets_stored(); }
+  // Sets (or with nullptr removes) the source called in every Step()
+  // (engine/message_source.h); not owned, it must outlive the Steps.
+  void SetMessageSource(MessageSource* source) { source_ = source; }
   // Tags of tagged messages that became undeliverable during the last Step() (so that
   // their owner can count them as lost).
   const std::vector<int64_t>& undeliverable_tags() const { return undeliverable_tags_; }
@@ -278,6 +284,7 @@ class Network {
   std::unique_ptr<SelectionFunction> selection_;
   std::unique_ptr<TrafficPattern> pattern_;
   std::unique_ptr<InjectionProcess> injection_;
+  MessageSource* source_ = nullptr;  // not owned (SetMessageSource)
   MessagePool messages_;
   std::unique_ptr<Fabric> fabric_;
   std::vector<Pe> pe_;

@@ -16,6 +16,7 @@
 #include "sim/experiment/memory_budget.h"
 #include "sim/experiment/nic_job_config.h"
 #include "sim/experiment/sss_keys.h"
+#include "sim/experiment/workload_keys.h"
 #include "sim/nic/gateway.h"
 #include "sim/nic/sss_nic.h"
 #include "sim/routing/registry.h"
@@ -24,6 +25,7 @@
 #include "sim/topology/kary_ncube.h"
 #include "sim/traffic/injection.h"
 #include "sim/traffic/pattern.h"
+#include "sim/workload/run_workload.h"
 
 namespace ukai::sim {
 namespace {
@@ -679,6 +681,7 @@ config::Schema SimConfigSchema() {
   for (config::KeySpec& k : NicJobKeySpecs()) keys.push_back(std::move(k));
   for (config::KeySpec& k : BooksimKeySpecs()) keys.push_back(std::move(k));
   for (config::KeySpec& k : SssStructuredKeySpecs()) keys.push_back(std::move(k));
+  for (config::KeySpec& k : WorkloadKeySpecs()) keys.push_back(std::move(k));
   return config::Schema(std::move(keys));
 }
 
@@ -799,6 +802,7 @@ Status CheckSupported(const SimConfig& c, const Topology& topology) {
     }
   }
   UKAI_RETURN_IF_ERROR((*routing)->supports(topology, c));
+  if (c.workload.active()) return CheckWorkload(c, topology);  // workload/run_workload.h
   if (c.nic.active()) {  // the gateway model's nodes and MACs (nic/gateway.h)
     Result<NicNodes> nic = ResolveNicConfig(c, topology);
     if (!nic.ok()) return nic.status();
@@ -864,6 +868,7 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
   ReadNicJobConfig(values, &base.nic, &errors);
   ReadBooksimModelConfig(values, &base);
   ReadSssStructured(values, &base, &errors);
+  ReadWorkloadConfig(values, &base.workload, &errors);
   CheckNetwork(values, &base, &errors);
   CheckUnusedSweeps(values, base, &errors);
   size_t total = 1;

@@ -1,12 +1,14 @@
 #include "sim/experiment/flit_fields.h"
 
 #include <algorithm>
+#include <set>
 #include <span>
 #include <string>
 
 #include "sim/experiment/booksim_model.h"
 #include "sim/experiment/config_schema.h"
 #include "sim/experiment/sss_keys.h"
+#include "sim/experiment/workload_keys.h"
 
 namespace ukai::sim {
 namespace {
@@ -38,6 +40,13 @@ const SssFigures& Sss(P p) { return p.result->sss; }
 bool HasGateway(P p) { return p.result->gateway.present; }
 Field Text(std::string_view s) { return std::string(s); }
 const GatewayFigures& Gw(P p) { return p.result->gateway; }
+// A trace drives the network (workload.kind netrace | otf2; docs/workloads.md): the
+// synthetic traffic keys mean nothing then.
+bool IsTrace(P p) { return p.config->workload.active(); }
+bool HasWorkload(P p) { return p.result->workload.present; }
+bool HasNetrace(P p) { return HasWorkload(p) && p.config->workload.kind == WorkloadKind::kNetrace; }
+bool HasOtf2(P p) { return HasWorkload(p) && p.config->workload.kind == WorkloadKind::kOtf2; }
+const WorkloadFigures& Wl(P p) { return p.result->workload; }
 
 constexpr size_t kNum = 9;  // doubles print with 5 significant digits: at most 9 characters
 constexpr std::string_view kIfGroup = "with network.topology = \"group\"";
@@ -46,6 +55,11 @@ constexpr std::string_view kIfGraph = "with network.topology = \"graph\"";
 constexpr std::string_view kIfSss =
     "when the SSS-CORE NIC model runs (traffic.operation = write or read; docs/sss.md)";
 constexpr std::string_view kIfNic = "when the gateway model runs (nic.*; docs/gateway.md)";
+constexpr std::string_view kIfTrace =
+    "when a trace drives the network (workload.kind = \"netrace\" or \"otf2\"; "
+    "docs/workloads.md)";
+constexpr std::string_view kIfNetrace = "with workload.kind = \"netrace\"";
+constexpr std::string_view kIfOtf2 = "with workload.kind = \"otf2\"";
 
 constexpr F kConfigFields[] = {
     {{"point", "", "0-based index of the point in sweep order"},
@@ -89,22 +103,39 @@ constexpr F kConfigFields[] = {
      &IsGraph},
     {{"routing", "", "routing.algorithm", "routing"},
      [](P p) -> Field { return p.config->routing.algorithm; }},
-    {{"pattern", "", "traffic.pattern", "pattern"},
-     [](P p) -> Field { return p.config->traffic.pattern; }},
-    {{"message_bytes", "bytes", "traffic.message_bytes", "bytes"},
-     [](P p) -> Field { return int64_t{p.config->traffic.message_bytes}; }},
-    {{"injection", "", "traffic.injection"},
-     [](P p) -> Field { return Text(InjectionName(p.config->traffic.injection)); }},
+    {{"pattern", "",
+      "traffic.pattern; the workload.kind (netrace, otf2) when a trace drives the network",
+      "pattern"},
+     [](P p) -> Field {
+       if (IsTrace(p)) return Text(WorkloadKindName(p.config->workload.kind));
+       return p.config->traffic.pattern;
+     }},
+    {{"message_bytes", "bytes", "traffic.message_bytes; no value under a trace workload", "bytes"},
+     [](P p) -> Field {
+       if (IsTrace(p)) return output::kNoValue;
+       return int64_t{p.config->traffic.message_bytes};
+     }},
+    {{"injection", "", "traffic.injection; no value under a trace workload"},
+     [](P p) -> Field {
+       if (IsTrace(p)) return output::kNoValue;
+       return Text(InjectionName(p.config->traffic.injection));
+     }},
     {{"rate", "flits/node/cycle",
       "traffic.rate (used by bernoulli injection; the table shows it when the first point "
-      "uses bernoulli)",
+      "uses bernoulli); no value under a trace workload",
       "rate"},
-     [](P p) -> Field { return p.config->traffic.rate; }},
+     [](P p) -> Field {
+       if (IsTrace(p)) return output::kNoValue;
+       return p.config->traffic.rate;
+     }},
     {{"interval", "cycles",
       "traffic.interval (used by interval injection; the table shows it when the first point "
-      "uses interval)",
+      "uses interval); no value under a trace workload",
       "interval"},
-     [](P p) -> Field { return p.config->traffic.interval; }},
+     [](P p) -> Field {
+       if (IsTrace(p)) return output::kNoValue;
+       return p.config->traffic.interval;
+     }},
     {{"seed", "", "seed"}, [](P p) -> Field { return static_cast<int64_t>(p.config->seed); }},
     {{"vcs", "", "router.vcs"}, [](P p) -> Field { return int64_t{p.config->router.vcs}; }},
     {{"vc_buffer_flits", "flits", "router.vc_buffer_flits"},
@@ -355,6 +386,113 @@ constexpr F kSssFields[] = {
       kIfSss},
      [](P p) -> Field { return Sss(p).receive_ring_peak_bytes; },
      &HasSss},
+};
+
+// A trace workload's figures (docs/workloads.md, "Result fields of a trace workload"): the
+// common ones, then those of netrace, then those of OTF2.
+constexpr F kWorkloadFields[] = {
+    {{"workload", "", "workload.kind of the trace: netrace or otf2", "", 0, kIfTrace},
+     [](P p) -> Field { return Wl(p).kind; },
+     &HasWorkload},
+    {{"workload_file", "", "workload.file: the trace (resolved path)", "", 0, kIfTrace},
+     [](P p) -> Field { return p.config->workload.file; },
+     &HasWorkload},
+    {{"workload_messages", "messages", "workload messages delivered", "", 0, kIfTrace},
+     [](P p) -> Field { return Wl(p).messages; },
+     &HasWorkload},
+    {{"workload_lost_messages", "messages", "workload messages that became undeliverable (faults)",
+      "", 0, kIfTrace},
+     [](P p) -> Field { return Wl(p).lost_messages; },
+     &HasWorkload},
+    {{"workload_blocked_messages", "messages",
+      "workload messages never started: they waited for a lost message, or the run stopped "
+      "first",
+      "", 0, kIfTrace},
+     [](P p) -> Field { return Wl(p).blocked_messages; },
+     &HasWorkload},
+    {{"avg_message_latency_cycles", "cycles",
+      "mean workload message latency: creation to its last packet's delivery", "", 0, kIfTrace},
+     [](P p) -> Field { return Wl(p).avg_message_latency_cycles; },
+     &HasWorkload},
+    {{"p99_message_latency_cycles", "cycles", "99th-percentile workload message latency", "", 0,
+      kIfTrace},
+     [](P p) -> Field { return Wl(p).p99_message_latency_cycles; },
+     &HasWorkload},
+};
+
+constexpr F kNetraceFields[] = {
+    {{"trace_packets", "packets", "packets read from the trace (each delivered exactly once)",
+      "trace_packets", 0, kIfNetrace},
+     [](P p) -> Field { return Wl(p).trace_packets; },
+     &HasNetrace},
+    {{"trace_cycles", "cycles", "the replayed packets' span in the trace (network cycles)",
+      "trace_cycles", 0, kIfNetrace},
+     [](P p) -> Field { return Wl(p).trace_cycles; },
+     &HasNetrace},
+    {{"runtime_cycles", "cycles",
+      "cycle of the last delivery (never less than the trace's last packet cycle)",
+      "runtime_cycles", 0, kIfNetrace},
+     [](P p) -> Field { return Wl(p).runtime_cycles; },
+     &HasNetrace},
+    {{"slowdown", "", "runtime_cycles / trace_cycles", "slowdown", kNum, kIfNetrace},
+     [](P p) -> Field { return Wl(p).slowdown; },
+     &HasNetrace},
+    {{"trace_missing_dependencies", "", "dependency ids of the trace that never appear", "", 0,
+      kIfNetrace},
+     [](P p) -> Field { return Wl(p).missing_dependencies; },
+     &HasNetrace},
+    {{"latency_by_type", "",
+      "per packet type: packets, bytes, avg / p99 / max latency in cycles (a JSON object; its "
+      "text in CSV)",
+      "", 0, kIfNetrace},
+     [](P p) -> Field { return output::JsonText{Wl(p).latency_by_type}; },
+     &HasNetrace},
+};
+
+constexpr F kOtf2Fields[] = {
+    {{"ranks", "", "MPI ranks of the archive", "", 0, kIfOtf2},
+     [](P p) -> Field { return Wl(p).ranks; },
+     &HasOtf2},
+    {{"program_time_us", "us", "simulated end of the last rank", "program_us", kNum, kIfOtf2},
+     [](P p) -> Field { return Wl(p).program_time_us; },
+     &HasOtf2},
+    {{"communication_time_us", "us",
+      "mean over ranks of the main location's time not spent computing", "comm_us", kNum, kIfOtf2},
+     [](P p) -> Field { return Wl(p).communication_time_us; },
+     &HasOtf2},
+    {{"replayed_messages", "messages",
+      "messages the network carried (rendezvous requests, collective and RMA messages "
+      "included)",
+      "replayed", 0, kIfOtf2},
+     [](P p) -> Field { return Wl(p).replayed_messages; },
+     &HasOtf2},
+    {{"replayed_bytes", "bytes", "payload bytes the network carried", "replayed_bytes", 0, kIfOtf2},
+     [](P p) -> Field { return Wl(p).replayed_bytes; },
+     &HasOtf2},
+    {{"p2p_messages", "messages", "point-to-point sends replayed", "", 0, kIfOtf2},
+     [](P p) -> Field { return Wl(p).p2p_messages; },
+     &HasOtf2},
+    {{"collectives", "", "collective operations replayed", "", 0, kIfOtf2},
+     [](P p) -> Field { return Wl(p).collectives; },
+     &HasOtf2},
+    {{"rma_operations", "", "RMA puts, gets and atomics replayed", "", 0, kIfOtf2},
+     [](P p) -> Field { return Wl(p).rma_operations; },
+     &HasOtf2},
+    {{"rank_finish_us", "us", "per rank: its simulated end (a JSON array; `;`-separated in CSV)",
+      "", 0, kIfOtf2},
+     [](P p) -> Field { return Wl(p).rank_finish_us; },
+     &HasOtf2},
+    {{"rank_communication_us", "us",
+      "per rank: its time not spent computing (a JSON array; `;`-separated in CSV)", "", 0,
+      kIfOtf2},
+     [](P p) -> Field { return Wl(p).rank_communication_us; },
+     &HasOtf2},
+    {{"unmodelled_events", "",
+      "event record name -> count, for the records the replay does not model (a JSON object; "
+      "its text in CSV)",
+      "", 0, kIfOtf2},
+     [](P p) -> Field { return output::JsonText{Wl(p).unmodelled_events}; },
+     &HasOtf2},
 };
 
 // The gateway model's figures (docs/gateway.md).
@@ -628,9 +766,9 @@ constexpr BooksimLine kBooksimLines[] = {
 };
 
 // Every part, in record order.
-constexpr std::span<const F> kParts[] = {kConfigFields, kFigureFields, kFaultFields,
-                                         kOptionFields, kSssFields,    kGatewayFields,
-                                         kBooksimFields};
+constexpr std::span<const F> kParts[] = {
+    kConfigFields,  kFigureFields, kFaultFields, kOptionFields,  kWorkloadFields,
+    kNetraceFields, kOtf2Fields,   kSssFields,   kGatewayFields, kBooksimFields};
 
 }  // namespace
 
@@ -664,12 +802,33 @@ std::vector<output::TableColumn> FlitTableColumns(const std::vector<SimConfig>& 
   std::vector<output::FieldSpec> fields = FlitFields();
   // The gateway model's columns only in a sweep where it runs.
   std::erase_if(fields, [&](const output::FieldSpec& f) { return !gateway && f.when == kIfNic; });
+  // Under a trace (docs/workloads.md) the table shows its kind's columns instead of the
+  // synthetic load's, then wall_s and the note.
+  const WorkloadKind kind =
+      points.empty() ? WorkloadKind::kSynthetic : points.front().workload.kind;
+  std::set<std::string_view> skip = {bernoulli ? "interval" : "rate"};
+  for (const output::FieldSpec& f : output::SpecsOf<PointContext>(kNetraceFields)) {
+    if (kind != WorkloadKind::kNetrace) skip.insert(f.name);
+  }
+  for (const output::FieldSpec& f : output::SpecsOf<PointContext>(kOtf2Fields)) {
+    if (kind != WorkloadKind::kOtf2) skip.insert(f.name);
+  }
+  if (kind != WorkloadKind::kSynthetic) {
+    skip.insert({"message_bytes", "rate", "interval", "offered_flits_per_node_cycle",
+                 "accepted_flits_per_node_cycle", "avg_network_latency_cycles", "saturated",
+                 "bandwidth_mbytes_per_second", "recovery_ratio", "wall_seconds"});
+  }
   std::vector<output::TableColumn> columns;
   for (output::TableColumn& c : output::TableColumnsOf(fields)) {
-    if (c.field == (bernoulli ? "interval" : "rate")) continue;
+    if (skip.count(c.field)) continue;
     if (c.field == "routing") c.min_width = std::max(c.min_width, routing);
     if (c.field == "pattern") c.min_width = std::max(c.min_width, pattern);
     columns.push_back(std::move(c));
+  }
+  if (kind != WorkloadKind::kSynthetic) {
+    for (output::TableColumn& c : output::TableColumnsOf(fields)) {
+      if (c.field == "wall_seconds") columns.push_back(std::move(c));
+    }
   }
   // The note, whose text varies most, last.
   std::stable_partition(columns.begin(), columns.end(),

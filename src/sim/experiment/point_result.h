@@ -84,6 +84,39 @@ struct SssFigures {
   int64_t receive_ring_peak_bytes = 0;         // whole run: the fullest receive ring
 };
 
+// A trace workload's figures (workload.kind = "netrace" | "otf2"; docs/workloads.md),
+// present when a trace drove the network. Cycles are router cycles; times are
+// microseconds at PointResult::clock_mhz.
+struct WorkloadFigures {
+  bool present = false;
+  std::string kind;                       // workload: "netrace" | "otf2"
+  int64_t messages = 0;                   // workload_messages: trace messages delivered
+  int64_t lost_messages = 0;              // workload_lost_messages: undeliverable (faults)
+  int64_t blocked_messages = 0;           // workload_blocked_messages: never started (waited for a
+                                          // lost message, or the run stopped first)
+  double avg_message_latency_cycles = 0;  // avg_message_latency_cycles: creation to delivery
+  double p99_message_latency_cycles = 0;  // p99_message_latency_cycles
+  // netrace.
+  int64_t trace_packets = 0;         // trace_packets: packets read (each delivered exactly once)
+  int64_t trace_cycles = 0;          // trace_cycles: span of the replayed packets, network cycles
+  int64_t runtime_cycles = 0;        // runtime_cycles: cycle of the last delivery
+  double slowdown = 0;               // slowdown = runtime_cycles / trace_cycles
+  int64_t missing_dependencies = 0;  // trace_missing_dependencies: ids never seen
+  std::string latency_by_type;       // latency_by_type: JSON object, per packet type
+  // OTF2.
+  int64_t ranks = 0;                          // ranks
+  double program_time_us = 0;                 // program_time_us: end of the last rank
+  std::vector<double> rank_finish_us;         // rank_finish_us: per rank
+  std::vector<double> rank_communication_us;  // rank_communication_us: per rank, not compute
+  double communication_time_us = 0;           // communication_time_us: mean over ranks
+  int64_t replayed_messages = 0;              // replayed_messages: what the network carried
+  int64_t replayed_bytes = 0;                 // replayed_bytes
+  int64_t p2p_messages = 0;                   // p2p_messages: sends replayed
+  int64_t collectives = 0;                    // collectives: operations replayed
+  int64_t rma_operations = 0;                 // rma_operations: puts, gets, atomics
+  std::string unmodelled_events;              // unmodelled_events: JSON object, name -> count
+};
+
 struct PointResult {
   double offered_flits_per_node_cycle = 0;   // offered_flits_per_node_cycle
   double accepted_flits_per_node_cycle = 0;  // accepted_flits_per_node_cycle
@@ -126,9 +159,11 @@ struct PointResult {
   // note: why the point stopped before its measurement completed (e.g. the source-queue
   // backlog bound of experiment/memory_budget.h), or why a figure is missing; "" otherwise.
   std::string note;
-  GatewayFigures gateway;  // nic.*: frames_in, frames_delivered, ...
-  BooksimFigures booksim;  // measure.mode = booksim*: packet_latency_avg, ...
-  SssFigures sss;          // traffic.operation = write / read: payload_bytes, wire_bytes, ...
+  GatewayFigures gateway;    // nic.*: frames_in, frames_delivered, ...
+  BooksimFigures booksim;    // measure.mode = booksim*: packet_latency_avg, ...
+  SssFigures sss;            // traffic.operation = write / read: payload_bytes, wire_bytes, ...
+  GatewayFigures gateway;    // nic.*: frames_in, frames_delivered, ...
+  WorkloadFigures workload;  // workload.*: trace_packets, program_time_us, ...
 };
 
 }  // namespace ukai::sim

@@ -17,6 +17,7 @@
 #include "sim/nic/run_sss.h"
 #include "sim/routing/registry.h"
 #include "sim/routing/route_state.h"
+#include "sim/workload/run_workload.h"
 
 namespace ukai::sim {
 namespace {
@@ -322,8 +323,9 @@ Result<PointResult> RunPoint(const SimConfig& config, const ProgressFn& progress
 namespace {
 
 Result<PointResult> RunPointUnguarded(const SimConfig& config, const ProgressFn& progress) {
-  if (config.nic.active()) return RunGatewayPoint(config, progress);  // docs/gateway.md
-  if (config.sss.active()) return RunSssPoint(config, progress);      // docs/sss.md
+  if (config.nic.active()) return RunGatewayPoint(config, progress);        // docs/gateway.md
+  if (config.sss.active()) return RunSssPoint(config, progress);            // docs/sss.md
+  if (config.workload.active()) return RunWorkloadPoint(config, progress);  // docs/workloads.md
   const auto wall_start = std::chrono::steady_clock::now();
   UKAI_RETURN_IF_ERROR(CheckMemory(config));
   Result<std::unique_ptr<Network>> made = Network::Create(config);

@@ -18,6 +18,7 @@
 #include "sim/nic/sss_config.h"
 #include "sim/topology/fault_spec.h"
 #include "sim/topology/graph_spec.h"
+#include "sim/workload/workload_config.h"
 
 namespace ukai::sim {
 
@@ -165,8 +166,9 @@ struct SimConfig {
   FaultConfig faults;  // faults.* (topology/fault_spec.h)
 
   RunConfig run;
-  NicConfig nic;  // nic.* (nic/nic_config.h): the gateway model
-  SssConfig sss;  // the SSS-CORE NIC model's keys (nic/sss_config.h, docs/sss.md)
+  NicConfig nic;            // nic.* (nic/nic_config.h): the gateway model
+  SssConfig sss;            // the SSS-CORE NIC model's keys (nic/sss_config.h, docs/sss.md)
+  WorkloadConfig workload;  // workload.* (workload/workload_config.h): trace replay
 };
 
 }  // namespace ukai::sim
