@@ -56,7 +56,8 @@ class BooksimSummaryWriter : public output::RecordWriter {
                           Num(NumberOf(rec.Find("injected_flit_rate_avg")) / sent_p));
       text += fmt::format("Accepted packet size average = {} (1 samples)\n",
                           Num(NumberOf(rec.Find("accepted_flit_rate_avg")) / acc_p));
-      text += fmt::format("Hops average = {} (1 samples)\n", Num(NumberOf(rec.Find("router_hops_avg"))));
+      text += fmt::format("Hops average = {} (1 samples)\n",
+                          Num(NumberOf(rec.Find("router_hops_avg"))));
     }
     text += fmt::format("Total run time {}\n", Num(NumberOf(rec.Find("wall_seconds"))));
     out_ << text << std::flush;

@@ -28,9 +28,7 @@ class UniformPattern final : public TrafficPattern {
 class UniformSelfPattern final : public TrafficPattern {
  public:
   explicit UniformSelfPattern(int nodes) : nodes_(nodes) {}
-  int Destination(int, Rng& rng) const override {
-    return static_cast<int>(rng.Uniform(nodes_));
-  }
+  int Destination(int, Rng& rng) const override { return static_cast<int>(rng.Uniform(nodes_)); }
   bool Idle(int) const override { return false; }
 
  private:
