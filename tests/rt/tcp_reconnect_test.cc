@@ -221,8 +221,10 @@ TEST(TcpReconnect, AResetLosesAndRepeatsNothing) {
   }));
   EXPECT_EQ(a.events.load(), 0) << a.last_event;
   EXPECT_EQ(b.events.load(), 0) << b.last_event;
-  EXPECT_TRUE(a.rt->Finalize().ok());
-  EXPECT_TRUE(b.rt->Finalize().ok());
+  const Status fa = a.rt->Finalize();
+  EXPECT_TRUE(fa.ok()) << fa.ToString();
+  const Status fb = b.rt->Finalize();
+  EXPECT_TRUE(fb.ok()) << fb.ToString();
 }
 
 TEST(TcpReconnect, APeerNotBackInTimeFailsAndTheLossIsReported) {
