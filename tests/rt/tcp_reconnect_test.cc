@@ -5,8 +5,9 @@
 //
 // A proxy between the two runtimes (the dialer's startpoint of the listener names the
 // proxy's port) forwards bytes both ways and resets both connections (SO_LINGER 0) when
-// told to.
+// told to; an orderly close (FIN) it passes on as one.
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -64,6 +65,7 @@ class ResetProxy {
       ::close(fd);
     }
     a_ = b_ = -1;
+    eof_[0] = eof_[1] = false;
   }
   void Run() {
     uint8_t buf[16384];
@@ -72,7 +74,8 @@ class ResetProxy {
         ::close(lfd_);
         lfd_ = -1;
       }
-      pollfd p[3] = {{lfd_, POLLIN, 0}, {a_, POLLIN, 0}, {b_, POLLIN, 0}};
+      pollfd p[3] = {
+          {lfd_, POLLIN, 0}, {eof_[0] ? -1 : a_, POLLIN, 0}, {eof_[1] ? -1 : b_, POLLIN, 0}};
       if (::poll(p, 3, 10) <= 0) continue;
       if (lfd_ >= 0 && (p[0].revents & POLLIN)) {
         const int a = ::accept(lfd_, nullptr, nullptr);
@@ -92,6 +95,15 @@ class ResetProxy {
         if (p[i].revents == 0 || a_ < 0) continue;
         const int from = i == 1 ? a_ : b_, to = i == 1 ? b_ : a_;
         const ssize_t n = ::recv(from, buf, sizeof buf, MSG_DONTWAIT);
+        if (n == 0 && !eof_[i - 1]) {
+          // An orderly close passes on as one (FIN, not RST: a reset would make the other
+          // side's kernel drop what it has not read yet, a goodbye among it).
+          eof_[i - 1] = true;
+          ::shutdown(to, SHUT_WR);
+          if (eof_[0] && eof_[1]) CloseAll();
+          continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
         if (n <= 0) {
           CloseAll();
           break;
@@ -114,6 +126,7 @@ class ResetProxy {
 
   const uint16_t target_;
   int lfd_ = -1, a_ = -1, b_ = -1;
+  bool eof_[2] = {false, false};  // the dialer's / the listener's side sent FIN
   uint16_t port_ = 0;
   std::atomic<bool> stop_{false}, stop_listening_{false};
   std::atomic<uint64_t> forwarded_{0}, reset_at_{0};

@@ -167,9 +167,34 @@ void TcpSession::Close() {
   ctrl_.insert(ctrl_.end(), bye.begin(), bye.end());
   for (;;) {
     Result<bool> done = WriteLocked();
-    if (!done.ok() || (*done && ctrl_.empty())) break;
+    if (!done.ok()) return;
+    if (*done && ctrl_.empty()) break;
     pollfd p{conn_->fd(), POLLOUT, 0};
-    if (::poll(&p, 1, kCloseFlushMs) <= 0) break;
+    if (::poll(&p, 1, kCloseFlushMs) <= 0) return;  // the goodbye did not go out
+  }
+  DrainUntilPeerCloses(conn_->fd());
+}
+
+// Closing a socket with unread bytes in its receive queue (acknowledgements the peer sent
+// after our progress thread stopped) sends RST, and an RST makes the peer's kernel discard
+// what the peer has not read yet: our goodbye among it, and the peer would then report as
+// lost frames we took. So half-close, read and drop until the peer closes its side (it does
+// on our goodbye) or kCloseFlushMs pass.
+void TcpSession::DrainUntilPeerCloses(int fd) {
+  if (::shutdown(fd, SHUT_WR) != 0) return;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kCloseFlushMs);
+  uint8_t sink[16384];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return;
+    pollfd p{fd, POLLIN, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return;
+    const ssize_t n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+    if (n == 0) return;  // the peer closed: nothing is left to reset
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return;
   }
 }
 

@@ -148,6 +148,9 @@ class TcpSession final : public CommObject {
   // Under mu_: writes ctrl_ then out_ from the cursor; false on EAGAIN (EPOLLOUT armed),
   // an error Status when the connection broke.
   Result<bool> WriteLocked();
+  // After the goodbye: half-closes `fd` and reads until the peer closes or the flush
+  // timeout passes, so that our close does not reset the connection (see the .cc).
+  static void DrainUntilPeerCloses(int fd);
   Result<bool> WriteBytes(const uint8_t* p, size_t n, size_t* off);
   void ArmWrite(bool on);
   void QueueControl(std::span<const uint8_t> frame);
