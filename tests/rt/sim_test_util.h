@@ -15,18 +15,23 @@
 
 namespace ukai::rt::testing {
 
+// The machine of config `text`; null (and a test failure) on error.
+inline std::shared_ptr<SimFabric> SimFabricOf(const std::string& text, int processes = 0) {
+  Result<std::shared_ptr<SimFabric>> f = NewSimFabricFromString(text, "test.toml", {}, processes);
+  EXPECT_TRUE(f.ok()) << f.status().ToString();
+  return f.ok() ? *f : nullptr;
+}
+
 // A 4x4 torus (dimension-order routing, 16-byte flits, 1 GHz), communication only
-// (sim.cpu_scale = 0), with `extra` config lines appended; null (and a test failure) on error.
+// (sim.cpu_scale = 0), with `extra` config lines appended (inside the [sim] table).
 inline std::shared_ptr<SimFabric> SimTestFabric(const std::string& extra = "", int processes = 0) {
-  const std::string text =
+  return SimFabricOf(
       "[network]\ntopology = \"torus\"\nk = 4\nn = 2\n"
       "[router]\nflit_bytes = 16\nclock_mhz = 1000\n"
       "[routing]\nalgorithm = \"dor\"\n"
       "[sim]\ncpu_scale = 0.0\n" +
-      extra;
-  Result<std::shared_ptr<SimFabric>> f = NewSimFabricFromString(text, "test.toml", {}, processes);
-  EXPECT_TRUE(f.ok()) << f.status().ToString();
-  return f.ok() ? *f : nullptr;
+          extra,
+      processes);
 }
 
 // The simulated machine (SimTestFabric) of the runtimes a fixture starts with one inproc

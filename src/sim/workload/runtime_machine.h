@@ -9,7 +9,7 @@
 // and is called only while every process that could still send has reached that cycle
 // (conservative); Skip() jumps over idle cycles. A message added with earliest < now() is
 // created at the next stepped cycle (a process reacting to a delivery of cycle d sends at
-// d + 1 at the earliest).
+// d, the network's now() after that step, at the earliest).
 //
 // Ownership: owns its Network and Workload. Thread safety: none; the caller serialises.
 #ifndef UKAI_SIM_WORKLOAD_RUNTIME_MACHINE_H_

@@ -261,10 +261,22 @@ void SimFabric::ThreadCall(RuntimeId rt, const char* call) {
 }
 
 int64_t SimFabric::NowCycles(RuntimeId rt) {
-  ThreadCall(rt, "Now");
   std::lock_guard<std::mutex> lock(mu_);
   Member* m = FindMember(rt);
   Thread* t = ThreadRecord(false);
+  // A program thread's call (its clock moves on); on a thread the fabric does not know
+  // (the progress thread running a handler) only a read of the runtime's clock.
+  if (t != nullptr && m != nullptr) {
+    ChargeCpu(t);
+    t->idle = false;
+    t->last_call = "Now";
+    t->last_wall = std::chrono::steady_clock::now();
+    if (std::find(t->holds.begin(), t->holds.end(), rt) == t->holds.end()) t->holds.push_back(rt);
+    for (RuntimeId h : t->holds) {
+      if (Member* o = FindMember(h)) t->clock = std::max(t->clock, o->clock);
+    }
+    m->clock = std::max(m->clock, t->clock);
+  }
   if (m != nullptr) return m->clock;
   for (const SimProcessTimes& d : departed_) {
     if (d.runtime == rt) return d.finish_cycle;
@@ -544,6 +556,7 @@ void SimFabric::Run() {
   auto progressed = std::chrono::steady_clock::now();
   int64_t last_now = -1;
   uint64_t last_seq = 0;
+  uint64_t steps = 0;
   while (!stop_) {
     if (!status_.ok()) {
       cv_.wait(lock, [&] { return stop_; });
@@ -551,10 +564,18 @@ void SimFabric::Run() {
     }
     const int64_t horizon = Horizon();
     const int64_t now = net_->now();
-    const bool work = net_->Busy() || !ready_.empty() || next_failure_ < failures_.size();
+    // Nothing happens before the first process joins (nor after the last one left): the
+    // machine's time starts with its processes.
+    const bool work =
+        !members_.empty() && (net_->Busy() || !ready_.empty() || next_failure_ < failures_.size());
     if (now < horizon && work) {
       Status st = Advance(lock, horizon);
       if (!st.ok()) StopRun(st);
+      if ((++steps & 63) == 0) {  // let senders and leavers in (std::mutex is not fair)
+        lock.unlock();
+        std::this_thread::yield();
+        lock.lock();
+      }
       if (net_->now() != last_now) {
         last_now = net_->now();
         progressed = std::chrono::steady_clock::now();
