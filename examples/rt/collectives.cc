@@ -138,7 +138,12 @@ int main(int argc, char** argv) {
   half = ukai::Result<std::unique_ptr<rt::Group>>(std::unique_ptr<rt::Group>());
 
   st = world.Barrier();  // nobody leaves while others still need it
-  made_world->reset();
+  made_world->reset();  // says goodbye to the other members (a message each)
+  // Nobody closes its context (Finalize) while another member's goodbye may still be on its
+  // way: it would be refused, and the refusal would reach a process that has left (a message
+  // sent and never received, in an OTF2 recording of the job).
+  const ukai::Status left = r.Barrier();
+  if (st.ok()) st = left;
   const ukai::Status fin = r.Finalize();
   if (!fin.ok()) std::fprintf(stderr, "rank %d: %s\n", rank, fin.ToString().c_str());
   if (rank == 0)
