@@ -32,7 +32,8 @@ The drawing functions (import ukai_sim_plot; matplotlib is imported by pyplot())
   bar_plot(ax, categories, series, annotate=True)
       grouped bars per category, each bar's value written above it
   reference_line(ax, xs, ys, label, style="k--")
-      a reference curve drawn exactly as given (e.g. 2/K, never clipped to the data)
+      a reference curve drawn exactly as given (e.g. 2/K, never clipped to the data), above
+      the series
   finish(ax, xlabel, ylabel, title, legend=True, fontsize=8)
       labels, grid and legend
   save(fig, path, dpi=90)
@@ -234,8 +235,9 @@ def bar_plot(ax, categories, series, annotate=True):
 
 
 def reference_line(ax, xs, ys, label, style="k--"):
-    """A reference curve exactly as given (not clipped)."""
-    ax.plot(list(xs), list(ys), style, label=label, zorder=1)
+    """A reference curve exactly as given (not clipped), thin and above the series so that it
+    stays visible where a series follows it."""
+    ax.plot(list(xs), list(ys), style, label=label, linewidth=1.2, zorder=1000)
 
 
 def finish(ax, xlabel=None, ylabel=None, title=None, legend=True, fontsize=8):
