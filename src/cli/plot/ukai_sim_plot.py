@@ -31,7 +31,7 @@ The drawing functions (import ukai_sim_plot; matplotlib is imported by pyplot())
       side by side within a category; annotate = a format ("{:.0f}") writes each value
   bar_plot(ax, categories, series, annotate=True)
       grouped bars per category, each bar's value written above it
-  reference_line(ax, xs, ys, label, style="k--")
+  reference_line(ax, xs, ys, label, style="k--", **kwargs)
       a reference curve drawn exactly as given (e.g. 2/K, never clipped to the data), above
       the series
   finish(ax, xlabel, ylabel, title, legend=True, fontsize=8)
@@ -234,10 +234,10 @@ def bar_plot(ax, categories, series, annotate=True):
     ax.set_xticks(range(len(categories)), categories)
 
 
-def reference_line(ax, xs, ys, label, style="k--"):
+def reference_line(ax, xs, ys, label, style="k--", **kwargs):
     """A reference curve exactly as given (not clipped), thin and above the series so that it
-    stays visible where a series follows it."""
-    ax.plot(list(xs), list(ys), style, label=label, linewidth=1.2, zorder=1000)
+    stays visible where a series follows it; kwargs go to matplotlib (markersize, ...)."""
+    ax.plot(list(xs), list(ys), style, label=label, **{"linewidth": 1.2, "zorder": 1000, **kwargs})
 
 
 def finish(ax, xlabel=None, ylabel=None, title=None, legend=True, fontsize=8):
