@@ -207,14 +207,14 @@ void Recorder::Check(int otf2_error, const char* what) {
 
 // ---- events ----
 
-void Recorder::RecordSentLocked(Location* loc, RuntimeId to, uint32_t tag, uint64_t bytes,
-                                uint64_t answer_request) {
+void Recorder::RecordSentLocked(Location* loc, RuntimeId to, uint32_t comm, uint32_t tag,
+                                uint64_t bytes, uint64_t answer_request) {
   if (loc->writer_ == nullptr) return;
   const int64_t rank = RankOf(to);
   if (rank < 0) return;
   const uint64_t t = Stamp(loc);
-  Check(OTF2_EvtWriter_MpiSend(loc->writer_, nullptr, t, static_cast<uint32_t>(rank), kWorldComm,
-                               tag, bytes),
+  Check(OTF2_EvtWriter_MpiSend(loc->writer_, nullptr, t, static_cast<uint32_t>(rank), comm, tag,
+                               bytes),
         "MpiSend");
   if (answer_request == 0) return;
   loc->answers_.insert(answer_request);
@@ -260,15 +260,15 @@ void Recorder::PostAnswer(Location* loc, uint64_t request, RuntimeId from) {
         "MpiIrecvRequest");
 }
 
-void Recorder::CompleteReceive(Location* loc, uint64_t request, RuntimeId from, uint32_t tag,
-                               uint64_t bytes) {
+void Recorder::CompleteReceive(Location* loc, uint64_t request, RuntimeId from, uint32_t comm,
+                               uint32_t tag, uint64_t bytes) {
   if (loc == nullptr || request == 0) return;
   std::lock_guard<std::mutex> lock(loc->mu_);
   if (loc->writer_ == nullptr || loc->answers_.erase(request) == 0) return;
   const int64_t rank = RankOf(from);
   if (rank < 0) return;
   Check(OTF2_EvtWriter_MpiIrecv(loc->writer_, nullptr, Stamp(loc), static_cast<uint32_t>(rank),
-                                kWorldComm, tag, bytes, request),
+                                comm, tag, bytes, request),
         "MpiIrecv");
 }
 
@@ -280,7 +280,7 @@ void Recorder::CancelReceive(Location* loc, uint64_t request) {
         "MpiRequestCancelled");
 }
 
-void Recorder::Arrival(Location* loc, RuntimeId from, uint32_t tag, uint64_t bytes) {
+void Recorder::Arrival(Location* loc, RuntimeId from, uint32_t comm, uint32_t tag, uint64_t bytes) {
   if (loc == nullptr) return;
   std::lock_guard<std::mutex> lock(loc->mu_);
   if (loc->writer_ == nullptr) return;
@@ -289,8 +289,8 @@ void Recorder::Arrival(Location* loc, RuntimeId from, uint32_t tag, uint64_t byt
   const uint64_t t = Stamp(loc);
   const uint64_t id = loc->next_request_++;
   Check(OTF2_EvtWriter_MpiIrecvRequest(loc->writer_, nullptr, t, id), "MpiIrecvRequest");
-  Check(OTF2_EvtWriter_MpiIrecv(loc->writer_, nullptr, t, static_cast<uint32_t>(rank), kWorldComm,
-                                tag, bytes, id),
+  Check(OTF2_EvtWriter_MpiIrecv(loc->writer_, nullptr, t, static_cast<uint32_t>(rank), comm, tag,
+                                bytes, id),
         "MpiIrecv");
 }
 
