@@ -11,8 +11,8 @@
 #include <string>
 #include <tuple>
 
-#include "rt/core/virtual_time.h"
 #include "rt/core/thread_pool.h"
+#include "rt/core/virtual_time.h"
 #include "rt/multicast/mc_route.h"
 #include "ukai/rt/multicast.hpp"
 
