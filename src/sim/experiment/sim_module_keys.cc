@@ -19,9 +19,9 @@ std::vector<KeySpec> SimModuleKeySpecs() {
                "uses between runtime calls (0: only communication takes time; "
                "docs/sim-module.md)"),
       KeySpec::Make("sim.node_map", ValueType::kStructured)
-          .Default("[] (process i on node i)")
+          .Default("[]")
           .Doc("the runtime's sim module: a list [n0, n1, ...]: process i runs on network "
-               "node n_i (several processes may share a node)"),
+               "node n_i (several processes may share a node); [] : process i on node i"),
       KeySpec::Make("sim.stall_ms", ValueType::kInt)
           .Unit("ms")
           .Min(1)
@@ -56,7 +56,7 @@ void ReadSimModuleConfig(const config::ConfigValues& values, SimModuleConfig* ou
   const Tree& t = v->tree;
   out->node_map_where = t.origin.Where();
   const std::string form = "expected a list of network node numbers [n0, n1, ...]";
-  if (t.kind != Tree::Kind::kList || t.items.empty()) {
+  if (t.kind != Tree::Kind::kList) {
     errors->push_back(config::KeyError("sim.node_map", form, t.origin).message());
     return;
   }
