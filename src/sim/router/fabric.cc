@@ -31,13 +31,14 @@ double Fabric::StateBytes(int64_t routers, int ports, const RouterConfig& config
   const double per_vc = sizeof(Flit) * double(1 << Log2Ceil(config.vc_buffer_flits)) +
                         sizeof(InVc) + 2.0 * ports * sizeof(RouteCandidate) +
                         sizeof(OutputVcState) + sizeof(int32_t);
-  const double per_pi = sizeof(RoundRobin) + 2 * sizeof(uint32_t) + sizeof(Transfer);
+  const double per_pi = sizeof(RoundRobin) + 2 * sizeof(uint32_t) + sizeof(Transfer) + 1;
   const double per_router = words * sizeof(Masks) + sizeof(uint32_t) + sizeof(Ejected);
   return nvc * per_vc + npi * per_pi + static_cast<double>(routers) * per_router;
 }
 
 Fabric::Fabric(const Topology& topology, const RouterConfig& config, const RoutingFunction* routing,
-               const SelectionFunction* selection, MessagePool* messages)
+               const SelectionFunction* selection, MessagePool* messages, const PartitionPlan* plan,
+               int first_part, int lanes)
     : routing_(routing),
       selection_(selection),
       max_credit_(dynamic_cast<const MaxCreditSelection*>(selection) != nullptr),
@@ -68,42 +69,76 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       table_ports_(config.table_read_ports),
       net_vc_mask_(LowMask(config.vcs)) {
   assert(nodes_ <= MaxRouters(ports_, config));
+  const PartitionPlan single = plan == nullptr ? PartitionPlan::Single(nodes_) : PartitionPlan();
+  if (plan == nullptr) {
+    plan = &single;
+    first_part = 0;
+    lanes = 1;
+  }
+  owner_ = plan->owners();
+  first_part_ = first_part;
+  for (int l = 0; l < lanes; ++l) {
+    for (const NodeRun& run : plan->runs(first_part + l)) local_.push_back(run);
+  }
+  std::sort(local_.begin(), local_.end(),
+            [](const NodeRun& a, const NodeRun& b) { return a.begin < b.begin; });
   const size_t npi = static_cast<size_t>(nodes_) << pshift_;
   const size_t nvc = npi << vshift_;
-  buf_.resize(nvc << dshift_);
-  // `up` stays negative where no upstream feeds the VC (PE port, mesh edge).
-  in_.assign(nvc, InVc{0, 0, kIdle, 0, 0, 0, 0, -1, -1, -1, 0});
-  cand_.resize(nvc * cand_stride_);
-  out_.assign(nvc, OutputVcState{-1, 0, 0});
-  va_rr_.assign(nvc, 0);
-  rr_.assign(npi, RoundRobin{0, 0});
-  masks_.assign(static_cast<size_t>(nodes_) * words_, Masks{0, 0, 0, 0});
-  valid_vcs_.assign(npi, 0);
-  down_ivc_.assign(npi, -1);
-  epoch_.assign(nodes_, 0);
-  dead_.assign(nodes_, 0);
-  tx_.resize(npi);
-  ej_.resize(static_cast<size_t>(nodes_) * eject_flits_);
-  if (bubble_cycles_ > 0) last_sent_.assign(npi, LastSent{-1, INT64_MIN / 2});
+  buf_.Reset(nvc << dshift_);
+  in_.Reset(nvc);
+  cand_.Reset(nvc * cand_stride_);
+  out_.Reset(nvc);
+  va_rr_.Reset(nvc);
+  rr_.Reset(npi);
+  masks_.Reset(static_cast<size_t>(nodes_) * words_);
+  valid_vcs_.Reset(npi);
+  down_ivc_.Reset(npi);
+  remote_.Reset(npi);
+  epoch_.Reset(nodes_);
+  dead_.Reset(nodes_);
+  if (bubble_cycles_ > 0) last_sent_.Reset(npi);
   if (shared_headers_) {
-    header_free_.assign(npi, 0);
-    header_rr_.assign(npi, 0);
+    header_free_.Reset(npi);
+    header_rr_.Reset(npi);
   }
-
-  for (int r = 0; r < nodes_; ++r) {
-    for (int p = 0; p < ports_ - 1; ++p) {
-      const PortRef far = topology.Neighbor(r, p);
-      if (!far.valid()) continue;
-      valid_vcs_[Pi(r, p)] = LowMask(config.vcs);
-      down_ivc_[Pi(r, p)] = Ivc(far.node, far.port, 0);
-      // Our input port p is fed by the neighbour's output port far.port.
-      for (int v = 0; v < config.vcs; ++v) in_[Ivc(r, p, v)].up = Ivc(far.node, far.port, v);
-      for (int v = 0; v < config.vcs; ++v) out_[Ivc(r, p, v)].credits = depth_;
-    }
-    valid_vcs_[Pi(r, pe_port())] = LowMask(config.pe_vcs);
-    for (int v = 0; v < config.pe_vcs; ++v) out_[Ivc(r, pe_port(), v)].credits = kEjectCredits;
+  lanes_.resize(static_cast<size_t>(lanes));
+  for (int l = 0; l < lanes; ++l) {
+    Lane& lane = lanes_[static_cast<size_t>(l)];
+    lane.part = first_part + l;
+    const int64_t routers = plan->NodesOf(first_part + l);
+    lane.tx.resize(static_cast<size_t>(routers) << pshift_);
+    lane.ej.resize(static_cast<size_t>(routers * eject_flits_));
+    lane.out.resize(static_cast<size_t>(plan->count()));
+  }
+  for (const NodeRun& run : local_) {
+    const size_t v0 = static_cast<size_t>(run.begin) << rshift_;
+    const size_t v1 = static_cast<size_t>(run.end) << rshift_;
+    // `up` stays negative where no upstream feeds the VC (PE port, mesh edge).
+    in_.Fill(v0, v1, InVc{0, 0, kIdle, 0, 0, 0, 0, -1, -1, -1, 0});
+    out_.Fill(v0, v1, OutputVcState{-1, 0, 0});
+    down_ivc_.Fill(v0 >> vshift_, v1 >> vshift_, -1);
+    if (bubble_cycles_ > 0)
+      last_sent_.Fill(v0 >> vshift_, v1 >> vshift_, LastSent{-1, INT64_MIN / 2});
+  }
+  for (const NodeRun& run : local_) {
+    for (int r = run.begin; r < run.end; ++r) InitRouter(topology, config, r);
   }
   InitHot();
+}
+
+void Fabric::InitRouter(const Topology& topology, const RouterConfig& config, int32_t r) {
+  for (int p = 0; p < ports_ - 1; ++p) {
+    const PortRef far = topology.Neighbor(r, p);
+    if (!far.valid()) continue;
+    valid_vcs_[Pi(r, p)] = LowMask(config.vcs);
+    down_ivc_[Pi(r, p)] = Ivc(far.node, far.port, 0);
+    remote_[Pi(r, p)] = owner_[far.node] != owner_[r] ? 1 : 0;
+    // Our input port p is fed by the neighbour's output port far.port.
+    for (int v = 0; v < config.vcs; ++v) in_[Ivc(r, p, v)].up = Ivc(far.node, far.port, v);
+    for (int v = 0; v < config.vcs; ++v) out_[Ivc(r, p, v)].credits = depth_;
+  }
+  valid_vcs_[Pi(r, pe_port())] = LowMask(config.pe_vcs);
+  for (int v = 0; v < config.pe_vcs; ++v) out_[Ivc(r, pe_port(), v)].credits = kEjectCredits;
 }
 
 void Fabric::SetPortAlive(int32_t router, int port, bool alive) {
@@ -112,22 +147,26 @@ void Fabric::SetPortAlive(int32_t router, int port, bool alive) {
 }
 
 void Fabric::ForgetRoutes() {
-  for (size_t ivc = 0; ivc < in_.size(); ++ivc) {
-    const uint64_t bit = Bit(static_cast<int32_t>(ivc));
-    if (in_[ivc].state != kIdle && (masks_[ivc >> mshift_].active & bit) == 0) {
-      in_[ivc].state = kIdle;
+  for (const NodeRun& run : local_) {
+    for (int32_t ivc = run.begin << rshift_; ivc < run.end << rshift_; ++ivc) {
+      const uint64_t bit = Bit(ivc);
+      if (in_[ivc].state != kIdle && (masks_[ivc >> mshift_].active & bit) == 0) {
+        in_[ivc].state = kIdle;
+      }
     }
   }
 }
 
 void Fabric::InitHot() {
-  hot_ = Hot{buf_.data(),   in_.data(),       out_.data(),    masks_.data(),   rr_.data(),
-             epoch_.data(), down_ivc_.data(), tx_.data(),     ej_.data(),      ports_,
-             ports_ - 1,    pshift_,          vshift_,        dshift_,         mshift_,
-             link_cycles_,  slot_mask_,       grant_options_, shared_headers_, table_ports_};
+  hot_ = Hot{
+      buf_.data(),      in_.data(),     out_.data(),    masks_.data(),   rr_.data(),  epoch_.data(),
+      down_ivc_.data(), remote_.data(), nullptr,        nullptr,         nullptr,     0,
+      ports_,           ports_ - 1,     pshift_,        vshift_,         dshift_,     mshift_,
+      link_cycles_,     slot_mask_,     grant_options_, shared_headers_, table_ports_};
 }
 
 int32_t Fabric::buffered(int32_t router) const {
+  if (LaneOf(owner_[router]) < 0) return 0;  // another rank's router
   int32_t total = 0;
   for (int p = 0; p < ports_; ++p) {
     for (int v = 0; v < vstride_; ++v) total += in_[Ivc(router, p, v)].count;
@@ -197,43 +236,53 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
 }
 
 void Fabric::RebaseArrivals(int64_t now) {
-  for (size_t ivc = 0; ivc < in_.size(); ++ivc) {
-    const InVc& q = in_[ivc];
-    for (int k = 0; k < q.count; ++k) {
-      Flit& f = buf_[(ivc << dshift_) + ((q.head + static_cast<uint32_t>(k)) & slot_mask_)];
-      if (f.ArrivedBy(now)) f.set_arrival(now);
+  for (const NodeRun& run : local_) {
+    for (size_t ivc = size_t(run.begin) << rshift_; ivc < size_t(run.end) << rshift_; ++ivc) {
+      const InVc& q = in_[ivc];
+      for (int k = 0; k < q.count; ++k) {
+        Flit& f = buf_[(ivc << dshift_) + ((q.head + static_cast<uint32_t>(k)) & slot_mask_)];
+        if (f.ArrivedBy(now)) f.set_arrival(now);
+      }
     }
   }
 }
 
-void Fabric::Commit(int64_t now, uint8_t* active, std::vector<Ejection>* tails) {
-  if (ntx_ == 0 && nej_ == 0) return;
+void Fabric::Commit(int lane_index, int64_t /*now*/, uint8_t* active) {
+  Lane& lane = lanes_[static_cast<size_t>(lane_index)];
+  // Entries of the other lanes of this process and of other ranks for this lane.
+  // (The lane's own box for itself holds credits whose flit crossed out.)
+  for (const Lane& other : lanes_) {
+    if (!other.out[static_cast<size_t>(lane.part)].empty()) {
+      CommitInbox(other.out[static_cast<size_t>(lane.part)], active);
+    }
+  }
+  if (!lane.remote_in.empty()) {
+    CommitInbox(lane.remote_in, active);
+    lane.remote_in.clear();
+  }
+  if (lane.ntx == 0 && lane.nej == 0) return;
   // Shifts as constants for the spec's router (4 VCs) and 5-8 VCs, 8-port stride.
   const int layout = !constant_layouts_ || pshift_ != 3 ? 0 : vshift_;
   if (needs_room_) {
     if (layout == 2) {
-      CommitStaged<true, 2, 3>(now, active, tails);
+      CommitStaged<true, 2, 3>(lane, active);
     } else if (layout == 3) {
-      CommitStaged<true, 3, 3>(now, active, tails);
+      CommitStaged<true, 3, 3>(lane, active);
     } else {
-      CommitStaged<true, -1, -1>(now, active, tails);
+      CommitStaged<true, -1, -1>(lane, active);
     }
   } else if (layout == 2) {
-    CommitStaged<false, 2, 3>(now, active, tails);
+    CommitStaged<false, 2, 3>(lane, active);
   } else if (layout == 3) {
-    CommitStaged<false, 3, 3>(now, active, tails);
+    CommitStaged<false, 3, 3>(lane, active);
   } else {
-    CommitStaged<false, -1, -1>(now, active, tails);
+    CommitStaged<false, -1, -1>(lane, active);
   }
-  flits_ejected_ += nej_;
-  flits_moved_ += ntx_ + nej_;
-  flit_hops_ += ntx_;  // every staged transfer crossed a router-to-router channel
-  ntx_ = nej_ = 0;
-  last_move_cycle_ = now;
+  lane.ntx = lane.nej = 0;
 }
 
 template <bool kRoom, int kVshift, int kPshift>
-void Fabric::CommitStaged(int64_t now, uint8_t* __restrict active, std::vector<Ejection>* tails) {
+void Fabric::CommitStaged(const Lane& lane, uint8_t* __restrict active) {
   const int rshift = kVshift >= 0 && kPshift >= 0 ? kVshift + kPshift : rshift_;
   const int mshift = rshift < 6 ? rshift : 6;
   const uint32_t bmask = (1u << mshift) - 1;
@@ -249,8 +298,8 @@ void Fabric::CommitStaged(int64_t now, uint8_t* __restrict active, std::vector<E
     }
     if (kRoom) ++epoch[c >> rshift];  // a head waiting for room may now find it
   };
-  const Transfer* tx = tx_.data();
-  for (int i = 0, n = ntx_; i < n; ++i) {
+  const Transfer* tx = lane.tx.data();
+  for (int i = 0, n = lane.ntx; i < n; ++i) {
     const Transfer t = tx[i];
     if (t.credit >= 0) credit(t.credit);
     const int32_t ivc = t.dst;
@@ -258,10 +307,24 @@ void Fabric::CommitStaged(int64_t now, uint8_t* __restrict active, std::vector<E
     masks[ivc >> mshift].nonempty |= uint64_t{1} << (static_cast<uint32_t>(ivc) & bmask);
     active[ivc >> rshift] = 1;
   }
-  for (int i = 0; i < nej_; ++i) {
-    const Ejected& t = ej_[i];
-    if (t.credit >= 0) credit(t.credit);
-    if (t.flit.tail()) tails->push_back({t.dst, now + 1, t.flit});
+  const Ejected* ej = lane.ej.data();
+  for (int i = 0, n = lane.nej; i < n; ++i) {
+    if (ej[i].credit >= 0) credit(ej[i].credit);
+  }
+}
+
+void Fabric::CommitInbox(const std::vector<BoundaryEntry>& entries, uint8_t* active) {
+  for (const BoundaryEntry& e : entries) {
+    if (e.credit >= 0) {
+      OutputVcState& o = out_[e.credit];
+      if (o.credits++ == 0 && o.owner >= 0) masks_[o.owner >> mshift_].credit |= Bit(o.owner);
+      if (needs_room_) ++epoch_[e.credit >> rshift_];
+    }
+    if (e.dst >= 0) {
+      ++in_[e.dst].count;
+      masks_[e.dst >> mshift_].nonempty |= Bit(e.dst);
+      active[e.dst >> rshift_] = 1;
+    }
   }
 }
 
