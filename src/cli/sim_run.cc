@@ -8,10 +8,12 @@
 #include <fstream>
 #include <memory>
 #include <new>
+#include <sstream>
 #include <string>
 
 #include "cli/fullmesh_command.h"
 #include "core/progress.h"
+#include "sim/engine/rank_group.h"
 #include "sim/experiment/config_schema.h"
 #include "sim/nic/pcap_io.h"
 
@@ -212,23 +214,71 @@ Result<std::ostream*> OpenRunOutput(const std::string& out_path, const CliIo& io
 }
 
 int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io) {
+  Result<std::unique_ptr<sim::RankGroup>> joined = sim::JoinRankGroup();
+  if (!joined.ok()) {
+    *io.err << "ukai sim run: " << joined.status().ToString() << '\n' << std::flush;
+    return kExitUsage;
+  }
+  sim::RankGroup* ranks = joined->get();
+  // Rank 0 writes the results and says what went wrong; the others stay silent.
+  const bool writes = ranks == nullptr || ranks->writes_output();
+  std::ostringstream discard;
+  CliIo rank_io = io;
+  if (!writes) {
+    rank_io.out = &discard;
+    rank_io.err = &discard;
+    rank_io.err_is_terminal = false;
+  }
+  return RunSimPointsOnRank(options, run_point, rank_io, ranks);
+}
+
+namespace {
+
+// Whether every rank of an MPI job reports this failure alike (so that all can end
+// normally): config errors and deadlocks come from state every rank shares.
+bool FailsOnEveryRank(const Status& st) {
+  return IsConfigError(st.code()) || st.code() == StatusCode::kDeadlock;
+}
+
+}  // namespace
+
+int RunSimPointsOnRank(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io,
+                       sim::RankGroup* ranks) {
   auto fail = [&io](int code, const std::string& message) {
     *io.err << "ukai sim run: " << message << '\n' << std::flush;
     return code;
   };
   Result<output::Format> format = output::ParseFormat(options.format);
   if (!format.ok()) return fail(kExitUsage, "--format: " + format.status().message());
-  if (std::optional<int> code = MaybeRunFullMesh(options, *format, io)) return *code;
-  Result<std::vector<sim::SimConfig>> points =
-      sim::LoadSimConfigs(options.config_path, options.sets);
+  const bool writes = ranks == nullptr || ranks->writes_output();
+  SimRunOptions fullmesh = options;
+  if (!writes) fullmesh.out_path.clear();  // rank 0 alone writes the --out file
+  if (std::optional<int> code = MaybeRunFullMesh(fullmesh, *format, io)) {
+    if (options.threads > 1 || ranks != nullptr) {
+      *io.err << "ukai sim run: the full-mesh message-level model is not partitioned: it ran "
+                 "on one thread"
+              << (ranks != nullptr ? " (every MPI rank ran it whole; rank 0 wrote the results)"
+                                   : "")
+              << '\n'
+              << std::flush;
+    }
+    return *code;
+  }
+  std::vector<std::string> sets = options.sets;
+  if (options.threads >= 0) sets.push_back("run.threads=" + std::to_string(options.threads));
+  Result<std::vector<sim::SimConfig>> points = sim::LoadSimConfigs(options.config_path, sets);
   if (!points.ok()) return fail(kExitUsage, points.status().ToString());
+  for (sim::SimConfig& p : *points) p.run.ranks = ranks;
 
   std::ofstream file;
-  Result<std::ostream*> opened = OpenRunOutput(options.out_path, io, &file);
+  std::ostringstream no_file;
+  Result<std::ostream*> opened = &no_file;
+  if (writes) opened = OpenRunOutput(options.out_path, io, &file);
   if (!opened.ok()) return fail(kExitUsage, opened.status().message());
   std::ostream* out = *opened;
   std::unique_ptr<output::RecordWriter> writer = MakeWriter(*format, out, *points);
   ProgressLine progress(io.err, io.err_is_terminal);
+  std::string last_note;
   const size_t total = points->size();
   for (size_t i = 0; i < total; ++i) {
     const sim::SimConfig& point = (*points)[i];
@@ -240,6 +290,16 @@ int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, con
     };
     Result<sim::PointResult> result = RunGuarded(run_point, point, on_progress);
     progress.Clear();
+    if (!result.ok() && ranks != nullptr && ranks->size() > 1 &&
+        !FailsOnEveryRank(result.status())) {
+      ranks->Abort(
+          fmt::format("point {} of {} ({}): {}", i + 1, total, label, result.status().ToString()));
+    }
+    if (result.ok() && !result->partition_note.empty() && result->partition_note != last_note) {
+      *io.err << "ukai sim run: point " << i + 1 << ": " << result->partition_note << '\n'
+              << std::flush;
+      last_note = result->partition_note;
+    }
     if (!result.ok()) {
       int code = IsConfigError(result.status().code()) ? kExitUsage : kExitRunFailed;
       return fail(code, fmt::format("point {} of {} ({}): {}{}", i + 1, total, label,

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <thread>
 
@@ -32,24 +33,30 @@ double CutChannels(const NetworkConfig& c, int nodes, int d, int p) {
   return cross * (c.topology == TopologyKind::kTorus ? p : p - 1);
 }
 
-// The block factorisation of `count` that cuts the fewest channels (ties: the higher
-// dimensions split first, i.e. the lexicographically largest factors from dimension n-1).
+// The block factorisation of `count` that cuts the fewest channels (ties: the smallest
+// largest factor — a block of every dimension — then the higher dimensions split first).
+// Empty when no factorisation fits the radices.
 std::vector<int> BlockFactors(const NetworkConfig& c, int nodes, int count) {
   const int n = c.n;
   std::vector<int> best, cur(static_cast<size_t>(n), 1);
   double best_cut = -1;
+  int best_max = 0;
   std::function<void(int, int)> search = [&](int d, int left) {
     if (d < 0) {
       if (left != 1) return;
       double cut = 0;
       for (int i = 0; i < n; ++i) cut += CutChannels(c, nodes, i, cur[static_cast<size_t>(i)]);
+      const int max_p = *std::max_element(cur.begin(), cur.end());
       bool better = best_cut < 0 || cut < best_cut - 1e-9;
       if (!better && std::abs(cut - best_cut) <= 1e-9) {
-        better = std::lexicographical_compare(best.rbegin(), best.rend(), cur.rbegin(), cur.rend());
+        better = max_p < best_max ||
+                 (max_p == best_max && std::lexicographical_compare(best.rbegin(), best.rend(),
+                                                                    cur.rbegin(), cur.rend()));
       }
       if (better) {
         best = cur;
         best_cut = cut;
+        best_max = max_p;
       }
       return;
     }
@@ -94,8 +101,14 @@ Result<PartitionPlan> PartitionPlan::Make(const NetworkConfig& c, int nodes, int
   PartitionPlan plan;
   plan.owner_.assign(static_cast<size_t>(nodes), 0);
   const bool cube = IsCube(c) && static_cast<int>(c.k.size()) == c.n;
-  if (shape == PartitionShape::kBlock && cube) {
-    const std::vector<int> p = BlockFactors(c, nodes, count);
+  if (shape == PartitionShape::kBlock && !cube) {
+    return Status::InvalidArgument(
+        "run.partition: \"block\" needs network.topology = \"mesh\" or \"torus\" (use \"slab\")");
+  }
+  // No factorisation of `count` fits the radices (a prime above every k): slabs instead.
+  const std::vector<int> p =
+      shape == PartitionShape::kBlock ? BlockFactors(c, nodes, count) : std::vector<int>();
+  if (!p.empty()) {
     std::vector<int> coord(static_cast<size_t>(c.n), 0);
     for (int node = 0; node < nodes; ++node) {
       int part = 0;
@@ -113,9 +126,6 @@ Result<PartitionPlan> PartitionPlan::Make(const NetworkConfig& c, int nodes, int
     for (int d = 0; d < c.n; ++d)
       dims += (d ? " x " : "") + std::to_string(p[static_cast<size_t>(d)]);
     plan.description_ = fmt::format("{} blocks ({} per dimension)", count, dims);
-  } else if (shape == PartitionShape::kBlock) {
-    return Status::InvalidArgument(
-        "run.partition: \"block\" needs network.topology = \"mesh\" or \"torus\" (use \"slab\")");
   } else {
     // Units: the blocks of the slowest dimensions, the fewest that give every partition one.
     int64_t units = nodes;

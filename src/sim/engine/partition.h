@@ -11,7 +11,8 @@
 //   are cut into contiguous ranges of node numbers.
 // - block: a block of every dimension: P = p_0 x ... x p_{n-1} (p_d <= k_d) chosen to cut
 //   the fewest channels (ties: the higher dimensions split first), coordinate ranges
-//   [j*k_d/p_d, (j+1)*k_d/p_d) per dimension. Needs a mesh or a torus.
+//   [j*k_d/p_d, (j+1)*k_d/p_d) per dimension. Needs a mesh or a torus; a count that no
+//   factorisation fits (a prime above every k_d) is cut in slabs instead.
 // Partition numbers follow the node order of their first node's block (the highest
 // dimension slowest), so with slab the nodes of a rank are one range of node numbers.
 //
