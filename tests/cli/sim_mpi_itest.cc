@@ -128,8 +128,8 @@ TEST_F(SimMpiTest, StaticFaultsCyclesModeAndThreadsInsideRanks) {
       "[network]\ntopology = \"mesh\"\nn = 3\nk = 4\n[routing]\n"
       "algorithm = \"updown\"\n[faults]\nnodes = [[1, 1, 1], [2, 3, 0]]\n"
       "[traffic]\npattern = \"hotspot\"\nhotspot_nodes = [5]\nrate = 0.15\n"
-      "[measure]\nmode = \"cycles\"\nwarmup_cycles = 1000\nsample_cycles = "
-      "1000\nmax_cycles = 12000\n",
+      "[measure]\nmode = \"cycles\"\nwarmup_cycles = 500\nsample_cycles = "
+      "500\nmax_cycles = 3000\n",
       "--threads 2");
 }
 
@@ -144,10 +144,13 @@ TEST_F(SimMpiTest, GatewayWithPcapInAndOut) {
   const std::string out_mpi = ScratchPath("mpi_out_ranks.pcap");
   const std::string cfg = ScratchPath("mpi_gw.toml");
   auto toml = [&](const std::string& out) {
-    return std::string("[network]\ntopology = \"group\"\n[routing]\nalgorithm = \"dor-detour\"\n"
-           "[router]\nflit_bytes = 32\n[nic]\ningress_pcap = \"" + in +
+    return std::string(
+               "[network]\ntopology = \"group\"\n[routing]\nalgorithm = \"dor-detour\"\n"
+               "[router]\nflit_bytes = 32\n[nic]\ningress_pcap = \"") +
+           in +
            "\"\ningress_fcs = true\negress_rate = 0.001\negress_frames = 50\n"
-           "egress_frame_bytes = 300\negress_pcap = \"" + out + "\"\n" + kRun;
+           "egress_frame_bytes = 300\negress_pcap = \"" +
+           out + "\"\n" + kRun;
   };
   Write(cfg, toml(out_serial));
   const Outcome serial = Shell(kUkai + " sim run " + cfg + " --format json");

@@ -339,11 +339,12 @@ void Network::CollectDeliveries(Part& part) {
   }
 }
 
-// The topology's liveness into this process's routers.
+// The topology's liveness into the routers: every node's (a head checks its destination's)
+// and the ports of this process's routers.
 void Network::ApplyFaultState() {
+  for (int r = 0; r < topology_->NumNodes(); ++r) fabric_->SetNodeAlive(r, topology_->NodeAlive(r));
   for (const NodeRun& run : fabric_->local_routers()) {
     for (int r = run.begin; r < run.end; ++r) {
-      fabric_->SetNodeAlive(r, topology_->NodeAlive(r));
       for (int p = 0; p < topology_->NumNetworkPorts(); ++p) {
         fabric_->SetPortAlive(r, p, topology_->ChannelAlive(r, p));
       }

@@ -118,7 +118,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
     out_.Fill(v0, v1, OutputVcState{-1, 0, 0});
     down_ivc_.Fill(v0 >> vshift_, v1 >> vshift_, -1);
     if (bubble_cycles_ > 0)
-      last_sent_.Fill(v0 >> vshift_, v1 >> vshift_, LastSent{-1, INT64_MIN / 2});
+      last_sent_.Fill(v0 >> vshift_, v1 >> vshift_, LastSent{~uint64_t{0}, INT64_MIN / 2});
   }
   for (const NodeRun& run : local_) {
     for (int r = run.begin; r < run.end; ++r) InitRouter(topology, config, r);

@@ -464,9 +464,10 @@ class Fabric {
   // 1 when the channel of this port joins two partitions (flits out and credits back
   // cross it).
   LazyArray<uint8_t> remote_;
-  // With bubble_cycles_ > 0: the message of the last flit an output port sent and when.
+  // With bubble_cycles_ > 0: the message (Message::uid(): pool indices are reused and
+  // differ between partitions) of the last flit an output port sent, and when.
   struct LastSent {
-    int32_t msg;
+    uint64_t uid;
     int64_t cycle;
   };
   LazyArray<LastSent> last_sent_;
@@ -474,7 +475,7 @@ class Fabric {
   // unit takes a new head, and the VC it offers the next VC-allocation request first.
   LazyArray<int64_t> header_free_;
   LazyArray<uint8_t> header_rr_;
-  LazyArray<uint8_t> dead_;  // per router: 1 while the node is faulty
+  LazyArray<uint8_t> dead_;  // per node (every one: heads check their destination's): faulty
   uint32_t net_vc_mask_;     // the VCs of a live network port
   // Per router.
   LazyArray<Masks> masks_;     // words_ per router (index ivc >> mshift_)

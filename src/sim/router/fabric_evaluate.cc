@@ -226,14 +226,14 @@ __attribute__((noinline)) void Fabric::GrantWithOptions(const Hot& h, int32_t r,
   LastSent* last = bubble ? &last_sent_[rpi + op] : nullptr;
   auto front_msg = [&](int ip) {
     const int32_t ivc = ((rpi + ip) << h.vshift) | s.nom_v[ip];
-    return h.buf[(static_cast<size_t>(ivc) << h.dshift) + h.in[ivc].head].msg();
+    return (*messages_)[h.buf[(static_cast<size_t>(ivc) << h.dshift) + h.in[ivc].head].msg()].uid();
   };
   for (int grants = wide ? eject_flits_ : 1; grants > 0 && req != 0; --grants) {
     int ip = PickRoundRobin(req, h.rr[rpi + op].out);
-    if (bubble && now <= last->cycle + bubble_cycles_ && front_msg(ip) != last->msg) {
+    if (bubble && now <= last->cycle + bubble_cycles_ && front_msg(ip) != last->uid) {
       ip = -1;  // within the bubble: only the last message may go on
       for (uint32_t m = req; m != 0; m &= m - 1) {
-        if (front_msg(Ctz(m)) == last->msg) ip = Ctz(m);
+        if (front_msg(Ctz(m)) == last->uid) ip = Ctz(m);
       }
       if (ip < 0) return;
     }
