@@ -129,7 +129,7 @@ TEST_F(SimMpiTest, StaticFaultsCyclesModeAndThreadsInsideRanks) {
       "algorithm = \"updown\"\n[faults]\nnodes = [[1, 1, 1], [2, 3, 0]]\n"
       "[traffic]\npattern = \"hotspot\"\nhotspot_nodes = [5]\nrate = 0.15\n"
       "[measure]\nmode = \"cycles\"\nwarmup_cycles = 500\nsample_cycles = "
-      "500\nmax_cycles = 3000\n",
+      "500\nmax_cycles = 1500\n",
       "--threads 2");
 }
 

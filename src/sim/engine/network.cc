@@ -100,7 +100,8 @@ double Network::StateBytes(const SimConfig& config) {
                           sizeof(Rng) + sizeof(std::pair<int64_t, int32_t>) + sizeof(int);
   const double fixed = 4096 * sizeof(Message) + 1024 * sizeof(std::vector<int32_t>);
   // Under MPI each rank holds its share of the routers and PEs (engine/partition.h).
-  const int ranks = config.run.ranks == nullptr ? 1 : config.run.ranks->size();
+  const int ranks =
+      config.run.ranks == nullptr ? MpiJobSizeFromEnvironment() : config.run.ranks->size();
   const double share = std::max(1.0, nodes / ranks);
   const double routers = std::min(share, double(int64_t{1} << 40));
   return topology + share * per_node + fixed +

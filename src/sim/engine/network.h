@@ -98,6 +98,11 @@ class Network {
 
   ~Network();
 
+  // Bytes of state this Network reserved outside the heap (its arrays at full size,
+  // touched or not, and the message pool up to its high-water mark): with the heap it
+  // uses, what StateBytes() estimates.
+  double ReservedBytes() const;
+
   // Advances one cycle.
   void Step();
   // When no node is active, jumps the clock forward to the next message creation, but not

@@ -29,6 +29,15 @@ int64_t PoolCapacity() {
 
 }  // namespace
 
+double Network::ReservedBytes() const {
+  double bytes =
+      fabric_->ReservedBytes() + static_cast<double>(messages_->capacity() * sizeof(Message));
+  bytes +=
+      static_cast<double>(pe_.size() * sizeof(Pe) + pe_busy_.size() + rng_.size() * sizeof(Rng) +
+                          paused_until_.size() * sizeof(int64_t) + active_flags_.size());
+  return bytes;
+}
+
 void Network::Counters::Add(const Counters& o) {
   flits_injected += o.flits_injected;
   flits_ejected += o.flits_ejected;

@@ -9,13 +9,15 @@ namespace ukai::sim {
 
 std::unique_ptr<RankGroup> NewMpiRankGroup(Status* status);  // rank_group_mpi.cc
 
-bool StartedByMpirunWithPeers() {
+int MpiJobSizeFromEnvironment() {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
     const char* v = std::getenv(name);
-    if (v != nullptr && std::atoi(v) > 1) return true;
+    if (v != nullptr && std::atoi(v) > 1) return std::atoi(v);
   }
-  return false;
+  return 1;
 }
+
+bool StartedByMpirunWithPeers() { return MpiJobSizeFromEnvironment() > 1; }
 
 #ifndef UKAI_HAVE_MPI
 std::unique_ptr<RankGroup> NewMpiRankGroup(Status* status) {

@@ -45,6 +45,10 @@ Result<std::unique_ptr<RankGroup>> JoinRankGroup();
 
 // Whether this process was started by mpirun as one of several (environment only).
 bool StartedByMpirunWithPeers();
+// The number of processes mpirun started in this job (1 when not under mpirun), from the
+// environment: what a config's memory check divides the network by before the job is
+// joined.
+int MpiJobSizeFromEnvironment();
 
 }  // namespace ukai::sim
 

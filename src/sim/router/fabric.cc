@@ -141,6 +141,30 @@ void Fabric::InitRouter(const Topology& topology, const RouterConfig& config, in
   for (int v = 0; v < config.pe_vcs; ++v) out_[Ivc(r, pe_port(), v)].credits = kEjectCredits;
 }
 
+double Fabric::ReservedBytes() const {
+  double bytes = 0;
+  auto add = [&bytes](const auto& a) { bytes += static_cast<double>(a.size() * sizeof(a[0])); };
+  add(buf_);
+  add(in_);
+  add(cand_);
+  add(out_);
+  add(va_rr_);
+  add(rr_);
+  add(valid_vcs_);
+  add(down_ivc_);
+  add(remote_);
+  add(last_sent_);
+  add(header_free_);
+  add(header_rr_);
+  add(dead_);
+  add(masks_);
+  add(epoch_);
+  for (const Lane& l : lanes_) {
+    bytes += static_cast<double>(l.tx.size() * sizeof(Transfer) + l.ej.size() * sizeof(Ejected));
+  }
+  return bytes;
+}
+
 void Fabric::SetPortAlive(int32_t router, int port, bool alive) {
   if (down_ivc_[Pi(router, port)] < 0) return;  // unconnected
   valid_vcs_[Pi(router, port)] = alive ? net_vc_mask_ : 0;

@@ -259,6 +259,9 @@ class Fabric {
   // The routers this Fabric evaluates (all lanes).
   const std::vector<NodeRun>& local_routers() const { return local_; }
 
+  // Bytes of router state this Fabric reserved (its arrays at full size, whether or not
+  // their pages were touched yet): what StateBytes() estimates.
+  double ReservedBytes() const;
   // Largest router count the index layout supports for this topology and config (input
   // VC indices are int32 with a power-of-two port and VC stride).
   static int64_t MaxRouters(int ports, const RouterConfig& config);
