@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <algorithm>
+
 namespace ukai::sim {
 namespace {
 
@@ -11,13 +13,20 @@ inline void Pause() {
 #endif
 }
 
-// Spin this many pauses (a few microseconds), then yield this many times, then sleep.
-constexpr int kSpins = 2000;
+// A waiter spins at most this many pauses, then yields this many times, then sleeps. The
+// spin budget adapts per thread: it doubles (up to kMaxSpins, about a millisecond) while
+// the waits end during the spin (the other threads are running: a hand-off costs well
+// under a microsecond, and a thread that never gives its core away keeps it on a busy
+// machine) and halves when a wait had to yield (more threads than cores: spinning would
+// only delay the thread being waited for).
+constexpr int kMinSpins = 64;
+constexpr int kMaxSpins = 1 << 17;
 constexpr int kYields = 50;
 
 }  // namespace
 
-WorkerPool::WorkerPool(int threads) : size_(threads < 1 ? 1 : threads) {
+WorkerPool::WorkerPool(int threads)
+    : size_(threads < 1 ? 1 : threads), spins_(static_cast<size_t>(size_), Budget{kMinSpins * 16}) {
   for (int i = 1; i < size_; ++i) threads_.emplace_back([this, i] { Worker(i); });
 }
 
@@ -28,11 +37,15 @@ WorkerPool::~WorkerPool() {
   for (std::thread& t : threads_) t.join();
 }
 
-void WorkerPool::WaitChange(const std::atomic<uint32_t>& word, uint32_t seen) {
-  for (int i = 0; i < kSpins; ++i) {
-    if (word.load(std::memory_order_acquire) != seen) return;
+void WorkerPool::WaitChange(const std::atomic<uint32_t>& word, uint32_t seen, int* spins) {
+  for (int i = 0; i < *spins; ++i) {
+    if (word.load(std::memory_order_acquire) != seen) {
+      *spins = std::min(kMaxSpins, *spins * 2);
+      return;
+    }
     Pause();
   }
+  *spins = std::max(kMinSpins, *spins / 2);
   for (int i = 0; i < kYields; ++i) {
     if (word.load(std::memory_order_acquire) != seen) return;
     sched_yield();
@@ -51,10 +64,10 @@ void WorkerPool::Run(const std::function<void(int)>& job) {
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
   job(0);
-  WaitChange(done_gen_, done);
+  WaitChange(done_gen_, done, &spins_[0].spins);
 }
 
-void WorkerPool::Barrier() {
+void WorkerPool::Barrier(int index) {
   if (size_ == 1) return;
   const uint32_t gen = barrier_gen_.load(std::memory_order_acquire);
   if (barrier_count_.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(size_)) {
@@ -63,13 +76,13 @@ void WorkerPool::Barrier() {
     barrier_gen_.notify_all();
     return;
   }
-  WaitChange(barrier_gen_, gen);
+  WaitChange(barrier_gen_, gen, &spins_[static_cast<size_t>(index)].spins);
 }
 
 void WorkerPool::Worker(int index) {
   uint32_t seen = 0;
   for (;;) {
-    WaitChange(generation_, seen);
+    WaitChange(generation_, seen, &spins_[static_cast<size_t>(index)].spins);
     seen = generation_.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_relaxed)) return;
     (*job_)(index);

@@ -4,9 +4,10 @@
 // each until all have reached it (the two-phase cycle: evaluate, barrier, commit).
 //
 // A simulated cycle lasts microseconds, so the hand-offs spin first (with a pause
-// instruction), then yield the core, and only then sleep on a futex
-// (std::atomic::wait): on an idle machine a hand-off costs well under a microsecond, on a
-// loaded one a waiting thread gives its core away instead of burning it.
+// instruction, an adaptive budget: worker_pool.cc), then yield the core, and only then
+// sleep on a futex (std::atomic::wait): while the threads have cores a hand-off costs well
+// under a microsecond; with more threads than cores a waiting thread soon gives its core
+// to the one it waits for.
 //
 // Ownership: owns its threads (joined by the destructor). Thread safety: Run() from one
 // thread at a time.
@@ -30,14 +31,19 @@ class WorkerPool {
 
   int size() const { return size_; }
   void Run(const std::function<void(int)>& job);
-  void Barrier();
+  // Called by job(index), every job of a Run() the same number of times.
+  void Barrier(int index);
 
  private:
-  // Waits until `word` differs from `seen`.
-  static void WaitChange(const std::atomic<uint32_t>& word, uint32_t seen);
+  // Waits until `word` differs from `seen`; `spins`: the waiting thread's spin budget.
+  static void WaitChange(const std::atomic<uint32_t>& word, uint32_t seen, int* spins);
   void Worker(int index);
 
   const int size_;
+  struct alignas(64) Budget {
+    int spins;
+  };
+  std::vector<Budget> spins_;  // per thread index (each touched by its own thread only)
   std::vector<std::thread> threads_;
   const std::function<void(int)>* job_ = nullptr;
   alignas(64) std::atomic<uint32_t> generation_{0};  // a new Run()
