@@ -57,6 +57,22 @@ def main():
     def deliveries(n, rate):
         return n * rate / flits_per_msg
 
+    def block_factors(r):
+        # The most balanced p0 x p1 x p2 = r (what run.partition = "block" picks on a cube).
+        best = None
+        for p0 in range(1, r + 1):
+            if r % p0:
+                continue
+            for p1 in range(p0, r // p0 + 1):
+                if (r // p0) % p1:
+                    continue
+                p2 = r // p0 // p1
+                if p2 < p1:
+                    continue
+                if best is None or p2 < best[2]:
+                    best = (p0, p1, p2)
+        return best
+
     def boundary_flits(k, r, rate, shape):
         # Flits per cycle over one rank's boundary channels (both directions): uniform
         # traffic loads each channel with rate * (mean hops per dimension) / 2 flits.
@@ -66,8 +82,12 @@ def main():
         if shape == "slab":
             channels = 2 * 2 * k * k
         else:
-            q = round(r ** (1 / 3))
-            channels = 6 * 2 * (k / q) ** 2
+            p = block_factors(r)
+            side = [k / q for q in p]
+            channels = 0.0
+            for d in range(3):
+                if p[d] > 1:  # two faces of side[d'] x side[d''] channels, both ways
+                    channels += 2 * 2 * side[(d + 1) % 3] * side[(d + 2) % 3]
         return channels * per_channel
 
     # Fit c on each serial run (it varies with the load and the network's cache footprint).
@@ -106,7 +126,7 @@ def main():
         serial = c64 * n
         for r in (1, 16, 64, 256, 1024):
             for shape in ("slab", "block"):
-                if shape == "block" and round(r ** (1 / 3)) ** 3 != r:
+                if r == 1 and shape == "block":
                     continue
                 if shape == "slab" and r > k:
                     continue
