@@ -45,6 +45,9 @@ def main():
     p.add_argument("--gbytes-per-s", type=float, default=5.59,
                    help="MPI bandwidth between ranks (GB/s)")
     p.add_argument("--rate", type=float, default=0.05, help="projected load, flits/node/cycle")
+    p.add_argument("--sync-us", type=float, default=-1,
+                   help="use this fixed cost s per cycle (us) instead of the fit (e.g. 0: "
+                        "ranks that never wait for a core)")
     p.add_argument("--flit-hops-per-node", type=float, default=0,
                    help="flit hops per node-cycle at the projected load (default: rate x "
                         "the mean hop count 3k/4 of uniform traffic)")
@@ -116,6 +119,9 @@ def main():
         print(f"  2 threads, 16^3: measured {tt * 1e6:.1f} us, "
               f"s_threads = {(tt - c16 * n16 / 2) * 1e6:.1f} us")
     s = max(s, 0.0)
+    if args.sync_us >= 0:
+        s = args.sync_us * 1e-6
+        print(f"  s set to {args.sync_us} us (--sync-us)")
     print(f"  a = {a * 1e6:.2f} us per message (sent + received), b = {b * 1e9:.3f} ns/byte")
     print()
     print(f"Projection at rate {args.rate} (uniform, 16-flit messages), c = {c64 * 1e9:.1f} ns:")
