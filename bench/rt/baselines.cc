@@ -47,13 +47,16 @@ double Median(std::vector<double>& samples) {
   return samples[samples.size() / 2];
 }
 
+std::string OpenMpiSettings(const std::string& btl) { return "--mca pml ob1 --mca btl " + btl; }
+
 std::string MpirunPrefix(const std::string& mca) {
   return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun -n 2 "
          "--oversubscribe --bind-to core " +
          mca;
 }
 
-Figures RunOpenMpi(const std::string& btl, const std::vector<size_t>& sizes, double seconds) {
+Figures RunOpenMpi(const std::string& btl, const std::vector<size_t>& sizes, double seconds,
+                   bool thread_multiple) {
   Figures f;
   const std::string helper = SelfDirectory() + "/ukai_rt_mpi_pingpong";
   if (access(helper.c_str(), X_OK) != 0) {
@@ -67,8 +70,8 @@ Figures RunOpenMpi(const std::string& btl, const std::vector<size_t>& sizes, dou
   }
   char budget[32];
   std::snprintf(budget, sizeof budget, "%.3f", seconds);
-  const std::string cmd = MpirunPrefix("--mca pml ob1 --mca btl " + btl) + " " + helper + " -s " +
-                          list + " -t " + budget;
+  const std::string cmd = MpirunPrefix(OpenMpiSettings(btl)) + " " + helper + " -s " + list +
+                          " -t " + budget + (thread_multiple ? " -m 1" : "");
   Result<std::string> out = RunCapture(cmd);
   if (!out.ok()) {
     f.note = out.status().message();

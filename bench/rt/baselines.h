@@ -13,8 +13,14 @@
 namespace ukai::bench {
 
 // `btl` is "self,vader" (shared memory) or "self,tcp" (TCP loopback); the ob1 PML is forced
-// so the BTL is really the one used. `seconds` is the time budget per size and test.
-Figures RunOpenMpi(const std::string& btl, const std::vector<size_t>& sizes, double seconds);
+// so the BTL is really the one used (OpenMpiSettings). `seconds` is the time budget per
+// size and test. `thread_multiple`: the helper initialises MPI with MPI_THREAD_MULTIPLE.
+Figures RunOpenMpi(const std::string& btl, const std::vector<size_t>& sizes, double seconds,
+                   bool thread_multiple = false);
+
+// The mpirun MCA settings of the Open MPI baselines for `btl`: "--mca pml ob1 --mca btl
+// BTL" (the ukai mpi series runs under the same ones).
+std::string OpenMpiSettings(const std::string& btl);
 
 // `tls` is the UCX_TLS value ("sm,self" or "tcp,self").
 Figures RunUcx(const std::string& tls, const std::vector<size_t>& sizes, bool quick);

@@ -10,7 +10,9 @@
  * a window divided by its time (send of the first message to the ack).
  *
  * Options: -s size,size,...  (default 8,64,512,4096,32768,262144,1048576)
- *          -t seconds budget per size and test (default 0.5), -w window (default 64). */
+ *          -t seconds budget per size and test (default 0.5), -w window (default 64),
+ *          -m 1: initialise with MPI_Init_thread(MPI_THREAD_MULTIPLE), the thread level the
+ *          ukai mpi module runs at (default 0: MPI_Init). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,7 +122,20 @@ static double Bandwidth(int rank, char* buf, int size, int window, double budget
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  int multiple = 0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "-m") == 0) multiple = atoi(argv[i + 1]);
+  }
+  if (multiple) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+      fprintf(stderr, "mpi_pingpong: MPI_THREAD_MULTIPLE not provided\n");
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   int rank = 0, nranks = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
@@ -136,6 +151,8 @@ int main(int argc, char** argv) {
       budget = atof(argv[i + 1]);
     } else if (strcmp(argv[i], "-w") == 0) {
       window = atoi(argv[i + 1]);
+    } else if (strcmp(argv[i], "-m") == 0) {
+      /* read above */
     } else {
       if (rank == 0) fprintf(stderr, "mpi_pingpong: unknown option %s\n", argv[i]);
       MPI_Abort(MPI_COMM_WORLD, 2);

@@ -114,6 +114,9 @@ int Main(int argc, char** argv) {
   std::vector<Job> jobs = {
       {"ompi shm (vader)", Class::kShm, true,
        [&] { return RunOpenMpi("self,vader", o.sizes, o.seconds); }},
+      // Raw MPI at the thread level the ukai mpi module needs (MPI_THREAD_MULTIPLE).
+      {"ompi shm (vader, thread multiple)", Class::kShm, true,
+       [&] { return RunOpenMpi("self,vader", o.sizes, o.seconds, /*thread_multiple=*/true); }},
       {"ompi tcp (loopback)", Class::kTcp, true,
        [&] { return RunOpenMpi("self,tcp", o.sizes, o.seconds); }},
       {"ucx sm", Class::kShm, true, [&] { return RunUcx("sm,self", o.sizes, o.quick); }},

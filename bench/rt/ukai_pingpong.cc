@@ -221,7 +221,8 @@ Figures RunLaunched(const std::string& module, const std::vector<size_t>& sizes,
 Figures RunUnderMpirun(const std::vector<size_t>& sizes, double seconds,
                        const std::vector<std::string>& runtime_args) {
   const std::string out = TempPath("mpi");
-  const std::string cmd = MpirunPrefix("") + " " + SelfDirectory() +
+  // The same Open MPI settings as the "ompi shm (vader)" baseline.
+  const std::string cmd = MpirunPrefix(OpenMpiSettings("self,vader")) + " " + SelfDirectory() +
                           "/ukai_rt_bench --worker=mpi --out=" + out + " --sizes=" + Join(sizes) +
                           " --seconds=" + std::to_string(seconds) + JoinArgs(runtime_args);
   Result<std::string> r = RunCapture(cmd);

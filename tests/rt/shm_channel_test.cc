@@ -55,9 +55,9 @@ struct Channels {
 };
 
 // `cma_bytes`: frames of this size or more go by cross-memory attach (0 = never).
-Channels Make(FakeHost* host, size_t cma_bytes = 0) {
+Channels Make(FakeHost* host, size_t cma_bytes = 0, size_t ring_bytes = 1 << 16) {
   Channels c;
-  auto seg = ShmSegment::Create(1 << 16);
+  auto seg = ShmSegment::Create(ring_bytes);
   EXPECT_TRUE(seg.ok());
   auto att = ShmSegment::Attach((*seg)->name());
   EXPECT_TRUE(att.ok());
@@ -153,6 +153,86 @@ TEST(ShmChannelTest, PollBatchStartsAtOneAndGrowsWhileStreaming) {
   EXPECT_EQ(c.receiver->Poll(&host, 64), 1);
   EXPECT_EQ(c.receiver->Poll(&host, 1), 1);  // the caller's budget still caps it
   EXPECT_EQ(host.headers.size(), 8u);
+}
+
+ByteBlock Numbered(const wire::FrameHeader& h, uint32_t n) {
+  std::vector<uint8_t> p(4);
+  wire::PutLe32(p.data(), n);
+  return Frame(h, p);
+}
+
+std::vector<uint32_t> Numbers(const FakeHost& host) {
+  std::vector<uint32_t> out;
+  for (const auto& p : host.payloads) out.push_back(p.size() == 4 ? wire::GetLe32(p.data()) : ~0u);
+  return out;
+}
+
+// Coalescing: after a poll that drained the ring, kSkipPolls polls leave it alone; what
+// arrived meanwhile comes in one batch, in send order, and the channel never lets its
+// engine sleep on a pending record (PrepareIdle), nor keeps the sender's ring space or
+// blocks past a ReleaseDelivered (the engine's last step before it blocks).
+TEST(ShmChannelTest, CoalescingPollsKeepOrderAndNeverSleepOnARecord) {
+  FakeHost host;
+  Channels c = Make(&host);
+  wire::FrameHeader h;
+  h.source = 1;
+  h.target = 2;
+  ASSERT_TRUE(c.sender->Send(Numbered(h, 0)).ok());
+  ASSERT_TRUE(c.sender->Send(Numbered(h, 1)).ok());
+  ASSERT_EQ(c.receiver->Poll(&host, 64, nullptr, true), 1);
+  ASSERT_EQ(c.receiver->Poll(&host, 64, nullptr, true), 1);  // drained: the skipping starts
+  for (uint32_t i = 2; i < 7; ++i) ASSERT_TRUE(c.sender->Send(Numbered(h, i)).ok());
+  EXPECT_FALSE(c.receiver->PrepareIdle()) << "would sleep with five records pending";
+  c.receiver->EndIdle();
+  c.receiver->ReleaseDelivered();
+  EXPECT_EQ(c.sender->Outstanding().frames, 5u) << "the delivered frames were not released";
+  for (int i = 0; i < ShmChannel::kSkipPolls; ++i)
+    EXPECT_EQ(c.receiver->Poll(&host, 64, nullptr, true), 0);
+  EXPECT_EQ(c.receiver->Poll(&host, 64, nullptr, true), 1);  // batch back to 1 after the drain
+  EXPECT_EQ(c.receiver->Poll(&host, 64, nullptr, true), 2);
+  EXPECT_EQ(c.receiver->Poll(&host, 64, nullptr, true), 2);
+  c.receiver->ReleaseDelivered();
+  EXPECT_EQ(c.sender->Outstanding().frames, 0u);
+  EXPECT_EQ(Numbers(host), (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_TRUE(c.receiver->PrepareIdle());  // nothing pending: it may sleep now
+  c.receiver->EndIdle();
+  // A poll without coalescing (a draining loop) reads the ring even while skipping.
+  ASSERT_TRUE(c.sender->Send(Numbered(h, 7)).ok());
+  EXPECT_EQ(c.receiver->Poll(&host, 64), 1);
+  EXPECT_EQ(Numbers(host).back(), 7u);
+}
+
+// The sender's flow accounting (Outstanding: frames and bytes the receiver has not taken)
+// stays exact past the initial capacity of its queue of frame ends (1024), while the
+// receiver takes the frames a few at a time.
+TEST(ShmChannelTest, FlowAccountingIsExactPastTheEndQueueGrowth) {
+  FakeHost host;
+  Channels c = Make(&host, 0, size_t{1} << 20);
+  wire::FrameHeader h;
+  h.source = 1;
+  h.target = 2;
+  constexpr uint32_t kFrames = 3000;  // one 64-byte record each: 3000 of 16384 lines
+  for (uint32_t i = 0; i < kFrames; ++i) ASSERT_TRUE(c.sender->Send(Numbered(h, i)).ok());
+  CommObject::Unconfirmed u = c.sender->Outstanding();
+  EXPECT_EQ(u.frames, kFrames);
+  EXPECT_EQ(u.bytes, uint64_t{kFrames} * 64);
+  EXPECT_EQ(c.sender->QueuedBytes(), 0u);  // in the ring, not queued
+  uint32_t taken = 0;
+  while (taken < 1000) taken += static_cast<uint32_t>(c.receiver->Poll(&host, 1000 - taken));
+  c.receiver->ReleaseDelivered();
+  u = c.sender->Outstanding();
+  EXPECT_EQ(u.frames, kFrames - 1000);
+  EXPECT_EQ(u.bytes, uint64_t{kFrames - 1000} * 64);
+  for (int i = 0; i < 100000 && taken < kFrames; ++i) {
+    taken += static_cast<uint32_t>(c.receiver->Poll(&host, 64));
+  }
+  c.receiver->ReleaseDelivered();
+  EXPECT_EQ(taken, kFrames);
+  EXPECT_EQ(c.sender->Outstanding().frames, 0u);
+  EXPECT_EQ(c.sender->Outstanding().bytes, 0u);
+  std::vector<uint32_t> want(kFrames);
+  for (uint32_t i = 0; i < kFrames; ++i) want[i] = i;
+  EXPECT_EQ(Numbers(host), want);
 }
 
 // Pool frames (shm_pool.h): a frame whose storage lies in the sender's pool crosses as a
@@ -309,6 +389,79 @@ TEST(ShmChannelTest, FailedPeerReleasesHeldPoolBlocks) {
   EXPECT_EQ(ps.pool->stats().blocks_in_use, 0u);
   EXPECT_EQ(c.sender->Send(PoolFrame(ps.pool, h, 4000, 1)).code(), StatusCode::kUnavailable);
   EXPECT_EQ(ps.pool->stats().blocks_in_use, 0u);
+}
+
+// Heap frames by cross-memory attach (the receiver copies them out of the sender's
+// memory): a receiver that stalls keeps them held and counted (QueuedBytes, Outstanding),
+// then gets every byte intact; one that fails releases them at once; a record naming
+// memory the receiver cannot read is rejected and counted, and the channel goes on.
+TEST(ShmChannelTest, CmaHeapFramesUnderAStalledThenFailedReceiver) {
+  FakeHost host;
+  Channels c = Make(&host, /*cma_bytes=*/2048);
+  wire::FrameHeader h;
+  h.source = 1;
+  h.target = 2;
+  ASSERT_TRUE(c.sender->Send(Frame(h, {1})).ok());
+  ASSERT_EQ(c.receiver->Poll(&host, 10), 1);  // probes CMA
+  c.receiver->ReleaseDelivered();
+  ASSERT_TRUE(c.sender->segment_for_test()->PeerCanReadUs()) << "process_vm_readv refused";
+  constexpr size_t kPayload = 100000;
+  wire::FrameHeader big = h;
+  big.payload_len = kPayload;
+  for (uint8_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(c.sender->Send(Frame(big, std::vector<uint8_t>(kPayload, 0x40 + i))).ok());
+  }
+  // Stalled: nothing copied yet, all four held and counted.
+  EXPECT_EQ(c.sender->HeldForTest(), 4u);
+  EXPECT_EQ(c.sender->QueuedBytes(), 4 * (wire::kHeaderSize + kPayload));
+  EXPECT_EQ(c.sender->Outstanding().frames, 4u);
+  int got = 0;
+  for (int i = 0; i < 100 && got < 4; ++i) got += c.receiver->Poll(&host, 10);
+  ASSERT_EQ(got, 4);
+  for (uint8_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(host.payloads[1 + i], std::vector<uint8_t>(kPayload, 0x40 + i)) << int{i};
+  }
+  c.receiver->ReleaseDelivered();
+  EXPECT_EQ(c.sender->HeldForTest(), 0u);
+  EXPECT_EQ(c.sender->QueuedBytes(), 0u);
+  EXPECT_EQ(c.sender->Outstanding().frames, 0u);
+  // A receiver that dies with frames held: they go at once.
+  Channels d = Make(&host, /*cma_bytes=*/2048);
+  ASSERT_TRUE(d.sender->Send(Frame(h, {1})).ok());
+  ASSERT_EQ(d.receiver->Poll(&host, 10), 1);
+  ASSERT_TRUE(d.sender->segment_for_test()->PeerCanReadUs());
+  for (uint8_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(d.sender->Send(Frame(big, std::vector<uint8_t>(kPayload, i))).ok());
+  }
+  EXPECT_EQ(d.sender->HeldForTest(), 3u);
+  EXPECT_TRUE(d.sender->MarkFailed());  // the receiver died
+  EXPECT_EQ(d.sender->HeldForTest(), 0u);
+  EXPECT_EQ(d.sender->QueuedBytes(), 0u);
+  EXPECT_EQ(d.sender->Send(Frame(big, std::vector<uint8_t>(kPayload, 9))).code(),
+            StatusCode::kUnavailable);
+}
+
+TEST(ShmChannelTest, CmaRecordOfUnreadableMemoryIsRejectedAndTheChannelGoesOn) {
+  FakeHost host;
+  Channels c = Make(&host, /*cma_bytes=*/2048);
+  // A compact RSR record (context, endpoint, handler, flags 0) with the payload byte 5.
+  static constexpr uint8_t kOneRsr[17] = {1, 0, 0, 0, 1, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 5};
+  RingProducer raw = c.sender->segment_for_test()->MakeProducer();
+  uint8_t rec[24] = {};
+  wire::PutLe64(rec, 8);  // address 8: never mapped
+  wire::PutLe64(rec + 8, 4096);
+  wire::PutLe64(rec + 16, 7);
+  ASSERT_TRUE(raw.TryWrite({reinterpret_cast<const std::byte*>(rec), 24}, {}, kCmaFrame));
+  EXPECT_EQ(c.receiver->Poll(&host, 10), 0);
+  EXPECT_EQ(host.rejected, 1);
+  // The sender may free what it named (ids complete whatever happened).
+  EXPECT_EQ(c.receiver->segment_for_test()->CmaDoneOfOurConsumer().load(), 7u);
+  // The channel goes on: a record written after it is delivered.
+  ASSERT_TRUE(
+      raw.TryWrite({reinterpret_cast<const std::byte*>(kOneRsr), sizeof kOneRsr}, {}, kCompactRsr));
+  EXPECT_EQ(c.receiver->Poll(&host, 10), 1);
+  ASSERT_EQ(host.payloads.size(), 1u);
+  EXPECT_EQ(host.payloads[0], std::vector<uint8_t>{5});
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -189,8 +190,10 @@ int Wait(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// Two processes stream `total` records one way and echo a checksum back.
-void StreamBetweenProcesses(bool sleepy_consumer) {
+// Two processes stream `total` records one way and echo a checksum back. `light`: the
+// producer (this process) uses light barriers (shm_ring.h); the sleepy consumer then waits
+// up to 2 s per sleep, and a sleep that lasts that long (a lost wake-up) fails the child.
+void StreamBetweenProcesses(bool sleepy_consumer, bool light = false) {
   auto seg = ShmSegment::Create(65536);
   ASSERT_TRUE(seg.ok()) << seg.status().ToString();
   const std::string name = (*seg)->name();
@@ -206,8 +209,14 @@ void StreamBetweenProcesses(bool sleepy_consumer) {
           RecordView v;
           while (!in.Peek(&v)) {
             if (sleepy_consumer && in.PrepareWait()) {
-              in.WaitFutex(50'000'000);
+              const auto t0 = std::chrono::steady_clock::now();
+              in.WaitFutex(light ? 2'000'000'000 : 50'000'000);
               in.EndWait();
+              if (light &&
+                  std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(1900) &&
+                  !in.Peek(&v)) {
+                return 12;  // slept through a record: a lost wake-up
+              }
             }
           }
           if (v.payload.size() != SizeOf(seq, 1500) || !Check(v.payload, seq)) return 11;
@@ -221,6 +230,7 @@ void StreamBetweenProcesses(bool sleepy_consumer) {
       },
       &pid);
   RingProducer out = (*seg)->MakeProducer();
+  if (light) out.UseLightBarrier();
   RingConsumer in = (*seg)->MakeConsumer();
   uint64_t wakes = 0;
   for (uint64_t seq = 0; seq < total; ++seq) {
@@ -255,6 +265,14 @@ void StreamBetweenProcesses(bool sleepy_consumer) {
 TEST(ShmSegmentTest, TwoProcessesStreamInOrder) { StreamBetweenProcesses(false); }
 
 TEST(ShmSegmentTest, TwoProcessesWithFutexDoorbell) { StreamBetweenProcesses(true); }
+
+// Light barriers: the producer's tag stores are plain release stores and its check of the
+// sleep flag a plain load; the consumer's membarrier before it sleeps must still make every
+// wake-up arrive (a lost one would stall the child for 2 s: it fails instead).
+TEST(ShmSegmentTest, TwoProcessesWithLightBarriersLoseNoWakeUp) {
+  if (!EnableLightBarriers()) GTEST_SKIP() << "no membarrier GLOBAL_EXPEDITED here";
+  StreamBetweenProcesses(true, /*light=*/true);
+}
 
 bool NameExists(const std::string& name) { return std::filesystem::exists("/dev/shm" + name); }
 

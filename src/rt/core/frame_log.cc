@@ -14,7 +14,7 @@ bool IsAnswerHandler(HandlerId handler) {
 
 Status FrameLog::Send(CommObject& object, FrameClass cls, ByteBlock&& frame) {
   const uint64_t bytes = frame.size();
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinMutex> lock(mu_);
   Status st = object.Send(std::move(frame));
   if (!st.ok()) return st;
   if (!runs_.empty() && runs_.back().cls == cls) {
@@ -29,7 +29,7 @@ Status FrameLog::Send(CommObject& object, FrameClass cls, ByteBlock&& frame) {
 
 FrameLog::Split FrameLog::Newest(uint64_t frames, uint64_t bytes) const {
   Split s;
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinMutex> lock(mu_);
   uint64_t left = frames;
   for (auto it = runs_.rbegin(); it != runs_.rend() && left > 0; ++it) {
     const uint64_t n = std::min(left, it->frames);

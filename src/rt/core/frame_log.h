@@ -16,6 +16,7 @@
 #include <mutex>
 
 #include "rt/core/module.h"
+#include "rt/core/spin_mutex.h"
 #include "ukai/rt/runtime.hpp"
 
 namespace ukai::rt::internal {
@@ -47,7 +48,9 @@ class FrameLog {
     uint64_t frames;
     uint64_t bytes;
   };
-  mutable std::mutex mu_;
+  // A spin lock: held around one CommObject::Send on every RSR (std::mutex cost two locked
+  // instructions and a call per RSR).
+  mutable SpinMutex mu_;
   std::deque<Run> runs_;  // oldest first
 };
 

@@ -75,6 +75,9 @@ struct ModuleCaps {
   uint64_t max_payload_bytes = 0;     // largest RSR payload one Send() accepts
   bool detects_peer_failure = false;  // failed peers are noticed (else sends just vanish)
   bool multi_process = false;         // can connect runtimes in different processes
+  // Smallest capacity AllocateBlock can serve (UINT64_MAX: none); the runtime skips the
+  // module for smaller requests (Runtime::NewBuffer of a small message costs no call).
+  uint64_t min_block_bytes = UINT64_MAX;
   // Future operations (spec/rma-nic.md): the runtime emulates them over RSRs when false.
   bool rma = false;
   bool atomics = false;

@@ -113,6 +113,7 @@ Status RuntimeImpl::LoadModules() {
     return a.second.latency_us < b.second.latency_us;
   });
   for (auto& [m, caps] : loaded) {
+    min_block_bytes_ = std::min(min_block_bytes_, caps.min_block_bytes);
     modules_.push_back(std::move(m));
     caps_.push_back(caps);
   }
@@ -153,6 +154,7 @@ std::vector<std::string> RuntimeImpl::module_names() const {
 }
 
 ByteBlock RuntimeImpl::AllocateBlock(size_t capacity) {
+  if (capacity < min_block_bytes_) return ByteBlock();
   for (const auto& m : modules_) {
     ByteBlock b = m->AllocateBlock(capacity);
     if (b.capacity() >= capacity && b.capacity() != 0) return b;
@@ -370,6 +372,16 @@ thread_local PeerCache tls_peer_cache;
 
 }  // namespace
 
+Peer* RuntimeImpl::CachedPeer(RuntimeId rid) const {
+  const PeerCache& cache = tls_peer_cache;
+  if (cache.runtime != this || cache.self != id_ || cache.peer != rid) return nullptr;
+  Peer* p = cache.entry;
+  if (p->failed.load(std::memory_order_acquire) || p->closed.load(std::memory_order_acquire)) {
+    return nullptr;  // PeerFor says why
+  }
+  return p;
+}
+
 Result<Peer*> RuntimeImpl::PeerFor(const Startpoint& target) {
   const RuntimeId rid = target.runtime();
   PeerCache& cache = tls_peer_cache;
@@ -439,31 +451,39 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
     ++send_errors_;
     return Status::InvalidArgument("SendRsr: null startpoint");
   }
-  Result<Peer*> peer = PeerFor(target);
-  if (!peer.ok()) {
-    ++send_errors_;
-    return peer.status();
+  // Fast path: the peer this thread sent to last, working (no Status built on the way).
+  Peer* p = CachedPeer(target.runtime());
+  if (p == nullptr) {
+    Result<Peer*> peer = PeerFor(target);
+    if (!peer.ok()) {
+      ++send_errors_;
+      return peer.status();
+    }
+    p = *peer;
   }
   const size_t payload = frame.size() - wire::kHeaderSize;
-  if (payload > (*peer)->max_payload) {
+  if (payload > p->max_payload) {
     ++send_errors_;
     return Status::OutOfRange("SendRsr: payload of " + std::to_string(payload) +
-                              " bytes exceeds the " + std::string((*peer)->module->name()) +
-                              " limit of " + std::to_string((*peer)->max_payload));
+                              " bytes exceeds the " + std::string(p->module->name()) +
+                              " limit of " + std::to_string(p->max_payload));
   }
-  if (Status room = AwaitRoom(**peer, target.runtime(), wait_for_room); !room.ok()) {
-    ++send_errors_;
-    return room;
+  const uint64_t limit = options_.send_queue_bytes;
+  if (limit != 0 && p->object->QueuedBytes() >= limit) {
+    if (Status room = AwaitRoom(*p, target.runtime(), wait_for_room); !room.ok()) {
+      ++send_errors_;
+      return room;
+    }
   }
   EncodeRsrHeader(&frame, target, handler, /*flags=*/0, payload);
-  Status st = (*peer)->log.Send(*(*peer)->object,
-                                IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser,
-                                std::move(frame));
+  Status st =
+      p->log.Send(*p->object, IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser,
+                  std::move(frame));
   if (!st.ok()) {
     ++send_errors_;
     return st;
   }
-  ++rsr_sent_;
+  rsr_sent_.fetch_add(1, std::memory_order_relaxed);
   return st;
 }
 

@@ -206,6 +206,9 @@ class RuntimeImpl final : public ModuleHost {
   Status CheckParams(const std::vector<std::string>& loaded) const;
   Result<Module*> Choose(const DescriptorTable& table, std::string* why);
   Result<Peer*> PeerFor(const Startpoint& target);
+  // The working peer entry of `rid` when it is this thread's cached one (see PeerFor),
+  // else nullptr (then PeerFor finds, connects or says why not). No lock, no Status.
+  Peer* CachedPeer(RuntimeId rid) const;
   Result<Peer*> ConnectPeer(const Startpoint& target);
   void DispatchDelivered();
   void Dispatch(Delivered& d);
@@ -330,6 +333,7 @@ class RuntimeImpl final : public ModuleHost {
   std::unique_ptr<Bootstrap> bootstrap_;
   std::vector<std::unique_ptr<Module>> modules_;  // preference order (lowest latency first)
   std::vector<ModuleCaps> caps_;
+  uint64_t min_block_bytes_ = UINT64_MAX;  // smallest ModuleCaps::min_block_bytes
   std::shared_ptr<const DescriptorTable> table_;
   std::vector<DescriptorTable> world_;  // bootstrap tables, index = rank
   bool finalized_ = false;

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -13,6 +14,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "wire/rsr_frame.h"
 
@@ -21,6 +24,17 @@ namespace {
 
 constexpr uint8_t kDescriptorVersion = 1;
 constexpr int kRecvBudget = 64;
+// Receives posted ahead (MPI_ANY_SOURCE, kMpiFrameTag), each into a slot of kSlotBytes:
+// a frame that fits lands in a slot on arrival (MPI matches it to the oldest posted
+// receive: no unexpected-message copy, no probe) and is delivered from there in place.
+constexpr int kSlots = 16;
+constexpr size_t kSlotBytes = size_t{64} << 10;
+// A larger frame goes as two messages: its header on kMpiFrameTag (the "head": a message
+// shorter than the frame its header announces) and the rest on kMpiTailTag, received with
+// MPI_Mprobe + MPI_Mrecv from that source straight into the frame's block. Heads and tails
+// of one sender are sent in the same order (split_mu_), so the next tail of a source is
+// the one of its head; small frames need no such order (they are on the other tag).
+constexpr int kMpiTailTag = kMpiFrameTag + 1;
 
 std::string JobId() {
   for (const char* v : {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"}) {
@@ -62,9 +76,11 @@ class SendTable {
     }
     std::lock_guard<std::mutex> lock(mu_);
     pending_.push_back({r, std::move(b), std::move(counted)});
+    size_.store(pending_.size(), std::memory_order_release);
   }
   // Completes what MPI finished; returns how many are still pending.
   size_t Test() {
+    if (size_.load(std::memory_order_acquire) == 0) return 0;  // no lock on an idle pass
     std::lock_guard<std::mutex> lock(mu_);
     while (!pending_.empty()) {
       int done = 0;
@@ -76,6 +92,7 @@ class SendTable {
       }
       pending_.pop_front();
     }
+    size_.store(pending_.size(), std::memory_order_release);
     return pending_.size();
   }
 
@@ -87,23 +104,32 @@ class SendTable {
   };
   std::mutex mu_;
   std::deque<Pending> pending_;
+  std::atomic<size_t> size_{0};  // pending_.size(), read without the lock
 };
 
 class MpiChannel final : public CommObject {
  public:
-  MpiChannel(RuntimeId peer, int rank, SendTable* sends)
-      : peer_(peer), rank_(rank), sends_(sends) {}
+  MpiChannel(RuntimeId peer, int rank, SendTable* sends, std::mutex* split_mu)
+      : peer_(peer), rank_(rank), sends_(sends), split_mu_(split_mu) {}
   Status Send(ByteBlock&& frame) override {
-    if (state_.load() != CommState::kOk) return Status::Unavailable("mpi: connection closed");
-    if (frame.size() > static_cast<size_t>(INT32_MAX)) {
-      return Status::InvalidArgument("mpi: frame too large");
+    if (state_.load(std::memory_order_acquire) != CommState::kOk) {
+      return Status::Unavailable("mpi: connection closed");
     }
+    if (frame.size() > static_cast<size_t>(INT32_MAX) || frame.size() < wire::kHeaderSize) {
+      return Status::InvalidArgument("mpi: frame of " + std::to_string(frame.size()) +
+                                     " bytes (header size to 2 GiB)");
+    }
+    if (frame.size() > kSlotBytes) return SendSplit(std::move(frame));
     MPI_Request req;
     if (MPI_Isend(frame.data(), static_cast<int>(frame.size()), MPI_BYTE, rank_, kMpiFrameTag,
                   MPI_COMM_WORLD, &req) != MPI_SUCCESS) {
       return Status::Unavailable("mpi: MPI_Isend to rank " + std::to_string(rank_) + " failed");
     }
-    sends_->Add(req, std::move(frame), in_flight_);
+    // A small send usually completes at once (copied into MPI's eager buffers): then the
+    // block goes now and the send table is not touched.
+    int done = 0;
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (!done) sends_->Add(req, std::move(frame), in_flight_);
     return Status::Ok();
   }
   void Close() override { state_.store(CommState::kClosed); }
@@ -126,9 +152,33 @@ class MpiChannel final : public CommObject {
   void MarkFailed() { state_.store(CommState::kFailed); }
 
  private:
+  // A frame larger than a receive slot: its header on kMpiFrameTag, the rest on
+  // kMpiTailTag (see kSlotBytes). The frame's block is held with the tail's request.
+  Status SendSplit(ByteBlock&& frame) {
+    std::lock_guard<std::mutex> lock(*split_mu_);
+    MPI_Request head, tail;
+    if (MPI_Isend(frame.data(), static_cast<int>(wire::kHeaderSize), MPI_BYTE, rank_, kMpiFrameTag,
+                  MPI_COMM_WORLD, &head) != MPI_SUCCESS) {
+      return Status::Unavailable("mpi: MPI_Isend to rank " + std::to_string(rank_) + " failed");
+    }
+    sends_->Add(head, ByteBlock());
+    if (MPI_Isend(frame.data() + wire::kHeaderSize,
+                  static_cast<int>(frame.size() - wire::kHeaderSize), MPI_BYTE, rank_, kMpiTailTag,
+                  MPI_COMM_WORLD, &tail) != MPI_SUCCESS) {
+      // The head went: the peer waits for this tail. Nothing sensible is left to do with
+      // this peer; fail the channel so that later sends say so.
+      state_.store(CommState::kFailed);
+      return Status::Unavailable("mpi: MPI_Isend of a frame's tail to rank " +
+                                 std::to_string(rank_) + " failed");
+    }
+    sends_->Add(tail, std::move(frame), in_flight_);
+    return Status::Ok();
+  }
+
   const RuntimeId peer_;
   const int rank_;
   SendTable* sends_;
+  std::mutex* split_mu_;
   std::atomic<CommState> state_{CommState::kOk};
   std::shared_ptr<InFlight> in_flight_ = std::make_shared<InFlight>();
 };
@@ -257,6 +307,8 @@ class MpiModule final : public Module {
     job_ = JobId();
     one_sided_ = MpiOneSided::Create();  // collective (see MpiOneSided::Create)
     if (!one_sided_) host_->Trace("mpi: no one-sided window (MPI refused it)");
+    taken_ = kSlots;  // every slot: post them all
+    Repost();
     return Status::Ok();
   }
   OneSided* one_sided() override { return one_sided_.get(); }
@@ -288,7 +340,7 @@ class MpiModule final : public Module {
       return Status::Unsupported("mpi: peer " + std::to_string(peer) + " is not in this MPI job");
     }
     const int rank = DecodeDescriptor(descriptor)->rank;
-    auto channel = std::make_shared<MpiChannel>(peer, rank, &sends_);
+    auto channel = std::make_shared<MpiChannel>(peer, rank, &sends_, &split_mu_);
     {
       std::lock_guard<std::mutex> lock(channels_mu_);
       channels_.push_back(channel);
@@ -297,27 +349,22 @@ class MpiModule final : public Module {
   }
   int Progress() override {
     delivered_.clear();  // the previous pass's frames were dispatched by now
+    Repost();            // so were the slots it delivered in place
     const size_t pending = sends_.Test();
     int n = 0;
-    while (n < kRecvBudget) {
+    // At most every slot once per pass: a taken slot is posted again only by the next one.
+    while (n < kRecvBudget && taken_ < kSlots) {
+      Slot& slot = slots_[next_];
       int flag = 0;
-      MPI_Message msg;
       MPI_Status st;
-      MPI_Improbe(MPI_ANY_SOURCE, kMpiFrameTag, MPI_COMM_WORLD, &flag, &msg, &st);
+      MPI_Test(&slot.req, &flag, &st);
       if (!flag) break;
+      slot.req = MPI_REQUEST_NULL;
+      next_ = (next_ + 1) % kSlots;
+      ++taken_;
       int count = 0;
       MPI_Get_count(&st, MPI_BYTE, &count);
-      delivered_.emplace_back(static_cast<size_t>(count));
-      ByteBlock& b = delivered_.back();
-      b.Resize(static_cast<size_t>(count));
-      MPI_Mrecv(b.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-      Result<wire::FrameHeader> h = wire::DecodeHeader(b.span());
-      if (h.ok() && h->kind == wire::FrameKind::kBye) {
-        PeerLeft(*h, st.MPI_SOURCE);
-        ++n;
-      } else if (host_->DeliverFrame(b.span(), &b).ok()) {
-        ++n;
-      }
+      if (ReceiveFrame({slot.buf.data(), static_cast<size_t>(count)}, st.MPI_SOURCE)) ++n;
     }
     return n + (pending > 0 ? 1 : 0);
   }
@@ -344,6 +391,13 @@ class MpiModule final : public Module {
     // Let sends in flight finish (bounded), so the peers get what we sent before leaving.
     for (int i = 0; i < 100000 && sends_.Test() > 0; ++i) {
     }
+    // Withdraw the posted receives (what they matched meanwhile is not delivered: the
+    // engine has stopped).
+    for (Slot& slot : slots_) {
+      if (slot.req == MPI_REQUEST_NULL) continue;
+      MPI_Cancel(&slot.req);
+      MPI_Wait(&slot.req, MPI_STATUS_IGNORE);
+    }
     one_sided_.reset();  // collective, like the MPI_Finalize that follows
   }
 
@@ -363,7 +417,88 @@ class MpiModule final : public Module {
                       Status::Unavailable("mpi: rank " + std::to_string(rank) + " said goodbye"));
   }
 
+  // Posts the receive of every slot the last pass took (they were delivered in place and
+  // dispatched since), in the order they were taken: slots are posted, completed and taken
+  // in one circular order, so MPI's matching order (oldest posted receive first, messages
+  // of one source in send order) is the delivery order.
+  void Repost() {
+    for (; taken_ > 0; --taken_) {
+      Slot& slot = slots_[(next_ + kSlots - taken_) % kSlots];
+      if (MPI_Irecv(slot.buf.data(), static_cast<int>(kSlotBytes), MPI_BYTE, MPI_ANY_SOURCE,
+                    kMpiFrameTag, MPI_COMM_WORLD, &slot.req) != MPI_SUCCESS) {
+        slot.req = MPI_REQUEST_NULL;  // MPI_Test of a null request completes: not delivered
+      }
+    }
+  }
+  // One message from a slot: a whole frame (delivered in place), a head (its tail is
+  // received here, into an owned block) or a goodbye. True when a frame was delivered.
+  bool ReceiveFrame(std::span<const uint8_t> bytes, int source) {
+    if (bytes.size() >= wire::kHeaderSize) {
+      const uint64_t frame_size = uint64_t{wire::GetLe16(bytes.data() + 6)} +
+                                  wire::GetLe32(bytes.data() + 12);  // header_len + payload_len
+      // A head is exactly a valid header announcing more than a slot (what SendSplit sends);
+      // anything else shorter than it announces is a malformed frame (rejected below).
+      if (bytes.size() == wire::kHeaderSize && frame_size > kSlotBytes &&
+          wire::DecodeHeader(bytes).ok()) {
+        return ReceiveSplit(bytes, frame_size, source);
+      }
+      if (bytes[5] == static_cast<uint8_t>(wire::FrameKind::kBye)) {
+        Result<wire::FrameHeader> h = wire::DecodeHeader(bytes);
+        if (h.ok()) {
+          PeerLeft(*h, source);
+          return true;
+        }
+      }
+    }
+    // In place: the slot is posted again at the next Progress() (threaded handlers and
+    // booting contexts get a copy from the runtime).
+    return host_->DeliverFrame(bytes, nullptr).ok();  // a malformed frame is counted there
+  }
+  bool ReceiveSplit(std::span<const uint8_t> head, uint64_t frame_size, int source) {
+    // The sender sent the tail right after the head: it is on its way. A peer that never
+    // sends it (a bug, not a protocol state) costs at most kTailWait, then the head is
+    // rejected (a late tail then fails the size check of a later head and is rejected too).
+    constexpr auto kTailWait = std::chrono::seconds(5);
+    MPI_Message msg;
+    MPI_Status st;
+    int found = 0;
+    const auto deadline = std::chrono::steady_clock::now() + kTailWait;
+    while (MPI_Improbe(source, kMpiTailTag, MPI_COMM_WORLD, &found, &msg, &st) == MPI_SUCCESS &&
+           !found && std::chrono::steady_clock::now() < deadline) {
+    }
+    if (!found) {
+      host_->RejectFrame(Status::Unavailable("mpi: the tail of a " + std::to_string(frame_size) +
+                                             "-byte frame from rank " + std::to_string(source) +
+                                             " did not come"));
+      return false;
+    }
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    const bool fits = frame_size <= wire::kHeaderSize + wire::kMaxPayloadBytes &&
+                      head.size() + static_cast<uint64_t>(count) == frame_size;
+    ByteBlock& b = delivered_.emplace_back(fits ? frame_size : static_cast<size_t>(count));
+    b.Resize(fits ? frame_size : static_cast<size_t>(count));
+    if (fits) std::memcpy(b.data(), head.data(), head.size());
+    MPI_Mrecv(b.data() + (fits ? head.size() : 0), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    if (!fits) {  // the tail is taken (the stream stays in step) and the frame rejected
+      host_->RejectFrame(
+          Status::ParseError("mpi: frame from rank " + std::to_string(source) + " announces " +
+                             std::to_string(frame_size) + " bytes, head and tail carry " +
+                             std::to_string(head.size() + static_cast<uint64_t>(count))));
+      return false;
+    }
+    return host_->DeliverFrame(b.span(), &b).ok();
+  }
+
+  struct Slot {
+    std::vector<uint8_t> buf = std::vector<uint8_t>(kSlotBytes);
+    MPI_Request req = MPI_REQUEST_NULL;
+  };
+  std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
+  int next_ = 0;   // the slot whose receive was posted first (progress thread)
+  int taken_ = 0;  // slots before next_ taken by the last pass, to post again
   SendTable sends_;
+  std::mutex split_mu_;  // a split frame's head and tail go out together (SendSplit)
   std::unique_ptr<MpiOneSided> one_sided_;
   std::deque<ByteBlock> delivered_;
   std::mutex channels_mu_;

@@ -28,6 +28,7 @@ ShmChannel::ShmChannel(RuntimeId self, RuntimeId peer, std::unique_ptr<ShmSegmen
       segment_(std::move(segment)),
       socket_(socket),
       peer_efd_(peer_efd),
+      max_record_(MaxRecordPayload(segment_->ring_capacity())),
       chunk_bytes_(chunk_bytes),
       cma_bytes_(cma_bytes),
       host_(host),
@@ -130,7 +131,7 @@ size_t ShmChannel::WriteSome(const ByteBlock& frame, size_t offset) {
     producer_.Commit(24, kCmaFrame);
     return size;  // the caller hands the block to cma_held_
   }
-  const size_t max_record = MaxRecordPayload(segment_->ring_capacity());
+  const size_t max_record = max_record_;
   if (offset == 0 && size <= max_record && frame.data()[5] == uint8_t(wire::FrameKind::kRsr) &&
       wire::GetLe16(frame.data() + 6) == wire::kHeaderSize) {
     return WriteCompact(frame) ? size : 0;
@@ -154,19 +155,28 @@ size_t ShmChannel::WriteSome(const ByteBlock& frame, size_t offset) {
 
 bool ShmChannel::WriteCompact(const ByteBlock& frame) {
   // The runtime encoded the header (wire/rsr_frame.h layout): copy the four routing words
-  // (context, endpoint, handler at 32..43; flags at 8) and the address when present.
+  // (context, endpoint, handler at 32..43; flags at 8) and the address when present,
+  // straight into the record.
   const uint8_t* h = frame.data();
-  uint8_t compact[kCompactHeader + 8];
-  std::memcpy(compact, h + 32, 12);
-  std::memcpy(compact + 12, h + 8, 4);
-  size_t n = kCompactHeader;
-  if ((wire::GetLe32(h + 8) & wire::kFlagHasAddress) != 0) {
-    std::memcpy(compact + kCompactHeader, h + 48, 8);
-    n += 8;
+  const size_t head =
+      (wire::GetLe32(h + 8) & wire::kFlagHasAddress) != 0 ? kCompactHeader + 8 : kCompactHeader;
+  const uint8_t* payload = h + wire::kHeaderSize;
+  const size_t n = frame.size() - wire::kHeaderSize;
+  std::span<std::byte> area = producer_.TryReserve(head + n);
+  if (area.empty()) return false;
+  auto* out = reinterpret_cast<uint8_t*>(area.data());
+  // Bytes past the record's first cache line first, the first line last (see Commit).
+  size_t first = n;
+  if (head + n > kFirstLinePayload) {
+    first = kFirstLinePayload > head ? kFirstLinePayload - head : 0;
+    std::memcpy(out + head + first, payload + first, n - first);
   }
-  const std::span<const std::byte> payload(
-      reinterpret_cast<const std::byte*>(h + wire::kHeaderSize), frame.size() - wire::kHeaderSize);
-  return producer_.TryWrite({reinterpret_cast<const std::byte*>(compact), n}, payload, kCompactRsr);
+  std::memcpy(out, h + 32, 12);
+  std::memcpy(out + 12, h + 8, 4);
+  if (head != kCompactHeader) std::memcpy(out + kCompactHeader, h + 48, 8);
+  if (first != 0) std::memcpy(out + head, payload, first);
+  producer_.Commit(head + n, kCompactRsr);
+  return true;
 }
 
 bool ShmChannel::DeliverCompact(ModuleHost* host, const RecordView& v) {
@@ -278,17 +288,23 @@ void ShmChannel::Hold(uint64_t id, ByteBlock&& frame) {
   cma_pending_.store(true, std::memory_order_release);
 }
 
+void EndQueue::Grow() {
+  std::vector<uint64_t> bigger(2 * buf_.size());
+  for (size_t i = 0; i < count_; ++i) bigger[i] = buf_[(head_ + i) & (buf_.size() - 1)];
+  buf_.swap(bigger);
+  head_ = 0;
+}
+
 void ShmChannel::InRing() {
-  ends_.push_back(producer_.position());
-  if (ends_.size() < 1024) return;  // a lagging peer: forget what it consumed
-  const uint64_t tail = producer_.ConsumedUpTo();
-  while (!ends_.empty() && ends_.front() <= tail) ends_.pop_front();
+  // A full queue: forget what the (lagging) peer consumed before growing it.
+  if (ends_.full()) ends_.PopUpTo(producer_.ConsumedUpTo());
+  ends_.Push(producer_.position());
 }
 
 CommObject::Unconfirmed ShmChannel::CountLocked() {
   if (lost_counted_) return lost_;
   const uint64_t tail = producer_.ConsumedUpTo();
-  while (!ends_.empty() && ends_.front() <= tail) ends_.pop_front();
+  ends_.PopUpTo(tail);
   Unconfirmed u{queue_.size() + cma_held_.size() + ends_.size(), producer_.position() - tail};
   for (const ByteBlock& b : queue_) u.bytes += b.size();
   for (const auto& [id, b] : cma_held_) u.bytes += b.size();
@@ -481,7 +497,7 @@ Status ShmChannel::ReassembleChunk(const RecordView& v, ByteBlock* complete) {
   }
 }
 
-int ShmChannel::Poll(ModuleHost* host, int budget, int* records) {
+int ShmChannel::Poll(ModuleHost* host, int budget, int* records, bool coalesce) {
   ReleaseDelivered();
   // Frames the runtime did not take (non-threaded handlers read them in place) are kept
   // for reuse: a fresh multi-megabyte block costs a page fault per 4 KiB.
@@ -494,6 +510,18 @@ int ShmChannel::Poll(ModuleHost* host, int budget, int* records) {
   if (!probed_ && segment_->peer_pid() > 0) {
     probed_ = true;
     segment_->ProbePeerMemory();
+  }
+  // Coalescing: right after a poll that delivered frames and then found the ring empty,
+  // the next few polls leave the ring alone. A consumer that keeps reading the line the
+  // producer writes next takes it away from the producer once per record (each record then
+  // costs the producer a cache-line transfer, paid in full at its next locked instruction);
+  // left alone for a moment, the producer writes several records into lines it owns and
+  // the next poll takes them as one batch. An answer to what we just delivered cannot come
+  // back within those few passes (a round trip between cores takes longer), so a ping-pong
+  // loses nothing.
+  if (coalesce && skip_polls_ > 0) {
+    --skip_polls_;
+    return 0;
   }
   // Adaptive batch: peeking at the next record touches a cache line the producer owns (a
   // transfer between cores) and would delay the dispatch of the frame just delivered. Stop
@@ -514,6 +542,7 @@ int ShmChannel::Poll(ModuleHost* host, int budget, int* records) {
     if (records != nullptr) ++*records;
   }
   batch_ = delivered == budget ? std::min(2 * batch_, kMaxBatch) : 1;
+  if (coalesce && delivered > 0 && delivered < budget) skip_polls_ = kSkipPolls;  // drained
   return delivered;
 }
 

@@ -73,6 +73,31 @@ struct ShmCounters {
   std::atomic<uint64_t> pool_frames_received{0};
 };
 
+// Ring positions where the frames written into the ring end, oldest first (the sender's
+// flow accounting: a frame is unconfirmed until the consumer's tail passed its end). A
+// power-of-two circular array that doubles when full: a push is a store and an add.
+class EndQueue {
+ public:
+  bool full() const { return count_ == buf_.size(); }
+  size_t size() const { return count_; }
+  void Push(uint64_t end) {
+    if (full()) Grow();
+    buf_[(head_ + count_++) & (buf_.size() - 1)] = end;
+  }
+  // Forgets the ends at or before `tail` (frames the consumer took).
+  void PopUpTo(uint64_t tail) {
+    while (count_ != 0 && buf_[head_] <= tail) {
+      head_ = (head_ + 1) & (buf_.size() - 1);
+      --count_;
+    }
+  }
+
+ private:
+  void Grow();
+  std::vector<uint64_t> buf_ = std::vector<uint64_t>(1024);
+  size_t head_ = 0, count_ = 0;
+};
+
 class ShmChannel final : public CommObject {
  public:
   // `socket` is the connected unix socket (owned). `peer_efd` is -1 until known (the
@@ -99,6 +124,9 @@ class ShmChannel final : public CommObject {
                      std::shared_ptr<ShmCounters> counters);
   // The peer's pool, mapped read-only (listener side: from the hello; before sharing).
   void SetPeerPool(std::unique_ptr<PeerPool> pool);
+  // Our ring's producer uses light barriers (shm_ring.h); only when this process's
+  // EnableLightBarriers() succeeded. Before the channel is shared.
+  void UseLightBarrier() { producer_.UseLightBarrier(); }
   const ShmCounters& counters() const { return *counters_; }
   // Progress thread, when the runtime no longer needs what the last Poll() delivered (the
   // engine is about to block): frees the ring records and tells the peer its pool frames
@@ -106,6 +134,8 @@ class ShmChannel final : public CommObject {
   void ReleaseDelivered();
   // Blocks held for the peer (pool and CMA frames it has not finished with).
   size_t HeldForTest();
+  // Polls that leave the ring alone after one that drained it (coalescing, see Poll).
+  static constexpr int kSkipPolls = 4;
 
   int socket() const { return socket_; }
   bool handshake_done() const { return peer_efd_.load(std::memory_order_acquire) >= 0; }
@@ -115,8 +145,11 @@ class ShmChannel final : public CommObject {
 
   // Progress thread: frees records delivered by the previous Poll, then delivers up to
   // `budget` frames to `host`. Returns the number delivered; adds the records consumed
-  // (chunks included) to *records when given.
-  int Poll(ModuleHost* host, int budget, int* records = nullptr);
+  // (chunks included) to *records when given. `coalesce` (the module's progress passes):
+  // after a poll that delivered frames and emptied the ring, the next kSkipPolls coalescing
+  // polls only free what was delivered and leave the ring alone (see Poll); a poll without
+  // it (draining loops) always reads the ring.
+  int Poll(ModuleHost* host, int budget, int* records = nullptr, bool coalesce = false);
   // Progress thread: pushes queued frames into the ring. Returns true when the queue is
   // non-empty afterwards (the caller keeps the progress engine busy).
   bool Flush();
@@ -164,6 +197,7 @@ class ShmChannel final : public CommObject {
   std::unique_ptr<ShmSegment> segment_;
   const int socket_;
   std::atomic<int> peer_efd_;
+  const size_t max_record_;  // MaxRecordPayload of our ring
   const size_t chunk_bytes_;
   const size_t cma_bytes_;   // 0: never use cross-memory attach
   ModuleHost* const host_;   // woken when a send is queued (its progress engine flushes)
@@ -188,7 +222,7 @@ class ShmChannel final : public CommObject {
   // cma_held_; ring positions where frames written into the ring end, until the peer
   // consumed them; what was lost when the channel failed or closed.
   std::atomic<size_t> held_bytes_{0};
-  std::deque<uint64_t> ends_;
+  EndQueue ends_;
   Unconfirmed lost_;
   bool lost_counted_ = false;
 
@@ -205,7 +239,8 @@ class ShmChannel final : public CommObject {
   uint64_t done_id_ = 0;       // last CMA/pool id completed
   bool done_pending_ = false;  // done_id_ not yet published (pool frames in use)
   static constexpr int kMaxBatch = 64;
-  int batch_ = 1;  // records the next Poll may deliver (see Poll)
+  int batch_ = 1;       // records the next Poll may deliver (see Poll)
+  int skip_polls_ = 0;  // polls that leave the ring alone (coalescing, see Poll)
 };
 
 }  // namespace ukai::rt::shm

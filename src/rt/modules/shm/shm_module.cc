@@ -32,9 +32,10 @@ constexpr uint8_t kDescriptorVersion = 1;
 // Frames from this size on go by cross-memory attach (shm.cma_bytes; 0 = never); unset =
 // frames too large for one ring record (instead of chunks: one copy instead of two).
 constexpr size_t kCmaAuto = ~size_t{0};
-constexpr uint64_t kListenTag = 0, kEventTag = 1;  // epoll tags; channels use 2, 3, ...
-constexpr int kPollBudget = 64;                    // frames per channel per Progress()
-constexpr uint64_t kHousekeepingNs = 200000;       // accept and hang-up checks while busy-idle
+constexpr size_t kDefaultCmaBytes = size_t{64} << 10;  // shm.cma_bytes by default
+constexpr uint64_t kListenTag = 0, kEventTag = 1;      // epoll tags; channels use 2, 3, ...
+constexpr int kPollBudget = 64;                        // frames per channel per Progress()
+constexpr uint64_t kHousekeepingNs = 200000;           // accept and hang-up checks while busy-idle
 constexpr size_t kDefaultPoolBytes = size_t{256} << 20;
 constexpr size_t kDefaultPoolMinBytes = size_t{16} << 10;
 
@@ -102,6 +103,7 @@ class ShmModule final : public Module {
     c.max_payload_bytes = wire::kMaxPayloadBytes;
     c.detects_peer_failure = true;
     c.multi_process = true;
+    if (pool_ != nullptr) c.min_block_bytes = pool_min_bytes_;
     return c;
   }
   Result<std::vector<uint8_t>> MakeDescriptor() override;
@@ -140,6 +142,7 @@ class ShmModule final : public Module {
   size_t cma_bytes_ = 0;
   shm::ShmPool* pool_ = nullptr;  // our reference, set by Init; nullptr: no pool
   size_t pool_min_bytes_ = kDefaultPoolMinBytes;
+  bool light_barriers_ = false;  // this process registered for membarrier (shm_ring.h)
   std::shared_ptr<shm::ShmCounters> counters_ = std::make_shared<shm::ShmCounters>();
 
   std::mutex mu_;  // guards channels_, next_tag_, version_
@@ -197,10 +200,19 @@ Status ShmModule::Init(ModuleHost* host) {
                                    ": must be a power of two in [4096, 2^30]");
   }
   ring_bytes_ = *ring;
-  cma_bytes_ = *cma == kCmaAuto ? shm::MaxRecordPayload(ring_bytes_) + 1 : *cma;
+  // Default: heap frames of kDefaultCmaBytes or more (or larger than a record, in small
+  // rings) are read by the receiver from our memory: one copy instead of two (the sender's
+  // copy into the ring, the pack aside).
+  cma_bytes_ =
+      *cma == kCmaAuto ? std::min(kDefaultCmaBytes, shm::MaxRecordPayload(ring_bytes_) + 1) : *cma;
   chunk_bytes_ = std::min(*chunk, shm::MaxRecordPayload(ring_bytes_));
   if (chunk_bytes_ < 1024) return Status::InvalidArgument("shm.chunk_bytes must be >= 1024");
   shm::SweepStaleSegments();
+  light_barriers_ = shm::EnableLightBarriers();  // our producers skip a fence per record
+  if (host_->tracing()) {
+    host_->Trace(light_barriers_ ? "shm: light barriers (membarrier)"
+                                 : "shm: no membarrier: a fence per record");
+  }
   host_key_ = HostKey();
   std::random_device rd;
   socket_name_ = "ukai-shm-" + std::to_string(getpid()) + "-" + std::to_string(rd()) + "-" +
@@ -278,6 +290,7 @@ Result<std::shared_ptr<CommObject>> ShmModule::Connect(RuntimeId peer,
                                          chunk_bytes_, cma_bytes_, host_);
   // The peer maps our pool before it reads our first record, or refuses the connection.
   ch->ConfigurePool(pool_, pool_min_bytes_, /*peer_mapped=*/true, counters_);
+  if (light_barriers_) ch->UseLightBarrier();
   Register(ch);
   // Our progress engine may be blocked in poll(): it must take the new channel into its
   // snapshot (and keep polling until its doorbell is armed) before the peer answers.
@@ -341,6 +354,7 @@ void ShmModule::Accept() {
                                            peer_efd, chunk_bytes_, cma_bytes_, host_);
     // The connector maps our pool when it reads the reply, before it reads our records.
     ch->ConfigurePool(pool_, pool_min_bytes_, /*peer_mapped=*/true, counters_);
+    if (light_barriers_) ch->UseLightBarrier();
     if (peer_pool) ch->SetPeerPool(std::move(peer_pool));
     Register(ch);
     if (host_->tracing()) host_->Trace("shm: accepted " + shm::IdString(hello->from));
@@ -456,7 +470,7 @@ int ShmModule::Progress() {
   for (auto& [tag, ch] : snapshot_) {
     if (ch->HasQueued()) queued |= ch->Flush();
     ch->ReapCma();
-    n += ch->Poll(host_, kPollBudget, &records);
+    n += ch->Poll(host_, kPollBudget, &records, /*coalesce=*/true);
   }
   if (records > 0 || queued) {
     idle_passes_ = 0;

@@ -1,6 +1,7 @@
 #include "rt/modules/shm/shm_ring.h"
 
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +37,17 @@ long Futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* ts
 bool ValidRingCapacity(size_t capacity) {
   return capacity >= 4096 && capacity <= (size_t{1} << 30) && (capacity & (capacity - 1)) == 0;
 }
+
+bool EnableLightBarriers() {
+  const long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+  if (cmds < 0 || (cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0 ||
+      (cmds & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0) {
+    return false;
+  }
+  return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+}
+
+bool HeavyBarrier() { return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) == 0; }
 
 RingProducer::RingProducer(RingControl* control, std::byte* data, size_t capacity)
     : control_(control), data_(data), capacity_(capacity) {
@@ -82,16 +94,18 @@ void RingProducer::Commit(size_t payload, uint32_t flags) {
   meta->flags = flags & ~kRecordSkip;
   // The last tag store is seq_cst (an xchg on x86): with the seq_cst load in NeedsWake and
   // the consumer's seq_cst store/load in PrepareWait it forms the Dekker pair that makes
-  // lost wake-ups impossible, without a separate full fence.
+  // lost wake-ups impossible, without a separate full fence. With light barriers it is a
+  // release store; the consumer's HeavyBarrier() stands in for the fence.
+  const std::memory_order last = light_ ? std::memory_order_release : std::memory_order_seq_cst;
   if (at == skip_at) {
-    TagAt(data_, capacity_, at)->store(at + 1, std::memory_order_seq_cst);
+    TagAt(data_, capacity_, at)->store(at + 1, last);
   } else {
     TagAt(data_, capacity_, at)->store(at + 1, std::memory_order_release);
     // The skip record is published last so the consumer finds the record right after it.
     RecordMeta* skip_meta = MetaAt(data_, capacity_, skip_at);
     skip_meta->length = static_cast<uint32_t>(at - skip_at);
     skip_meta->flags = kRecordSkip;
-    TagAt(data_, capacity_, skip_at)->store(skip_at + 1, std::memory_order_seq_cst);
+    TagAt(data_, capacity_, skip_at)->store(skip_at + 1, last);
   }
   pos_ = next;
   control_->head.store(pos_, std::memory_order_relaxed);
@@ -121,8 +135,22 @@ bool RingProducer::TryWrite(std::span<const std::byte> a, std::span<const std::b
 }
 
 bool RingProducer::NeedsWake() {
-  if (control_->consumer_waiting.load(std::memory_order_seq_cst) == 0) return false;
+  if (light_) {
+    // The light side of the asymmetric Dekker pair: only the compiler must keep the tag
+    // store before this load; the consumer's HeavyBarrier() orders the processor.
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (control_->consumer_waiting.load(std::memory_order_relaxed) == 0) return false;
+  } else if (control_->consumer_waiting.load(std::memory_order_seq_cst) == 0) {
+    return false;
+  }
   return control_->consumer_waiting.exchange(0, std::memory_order_acq_rel) != 0;
+}
+
+void RingProducer::UseLightBarrier() {
+  // seq_cst: a consumer that announced its sleep and then read 0 here is seen by our later
+  // loads of consumer_waiting (it did not issue the heavy barrier, but it does not need to).
+  control_->light_barrier.store(1, std::memory_order_seq_cst);
+  light_ = true;
 }
 
 void RingProducer::FutexWake() {
@@ -164,6 +192,12 @@ void RingConsumer::Publish() { control_->tail.store(pos_, std::memory_order_rele
 bool RingConsumer::PrepareWait() {
   wait_seq_ = control_->futex_word.load(std::memory_order_acquire);
   control_->consumer_waiting.store(1, std::memory_order_seq_cst);
+  // A producer with light barriers needs the heavy side here; if the system refuses it,
+  // do not sleep (the caller keeps polling).
+  if (control_->light_barrier.load(std::memory_order_seq_cst) != 0 && !HeavyBarrier()) {
+    control_->consumer_waiting.store(0, std::memory_order_relaxed);
+    return false;
+  }
   const uint64_t tag = TagAt(data_, capacity_, pos_)->load(std::memory_order_seq_cst);
   if (tag == pos_ + 1) {
     control_->consumer_waiting.store(0, std::memory_order_relaxed);

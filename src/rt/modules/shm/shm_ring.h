@@ -22,8 +22,19 @@
 // Doorbell: a consumer about to sleep sets `consumer_waiting` and re-checks the ring; a
 // producer calls NeedsWake() after Commit(), which tells whether the consumer may be asleep,
 // and then wakes it (FutexWake on `futex_word`, or the owner's eventfd). Both sides are
-// Dekker-style with seq_cst operations: the producer's last tag store and its load of
-// `consumer_waiting`, the consumer's store of `consumer_waiting` and its load of the tag.
+// Dekker-style: the producer's last tag store and its load of `consumer_waiting`, the
+// consumer's store of `consumer_waiting` and its load of the tag. By default both sides use
+// seq_cst operations (the producer's tag store is an xchg on x86: it waits until the store
+// buffer drained, i.e. until the record's cache line, which a polling consumer keeps
+// stealing, came back: a stall per record). A producer whose process registered for
+// asymmetric barriers (EnableLightBarriers, Linux membarrier GLOBAL_EXPEDITED) calls
+// UseLightBarrier(): its tag stores are plain release stores and NeedsWake a plain load,
+// and it says so in the ring (`light_barrier`); a consumer about to sleep then issues the
+// heavy side, HeavyBarrier(), between its store of `consumer_waiting` and its load of the
+// tag: the kernel makes every running thread of registered processes execute a full
+// barrier, so either the producer's tag store is visible to the consumer's load or the
+// producer's load sees `consumer_waiting` (the classic asymmetric Dekker; one system call
+// per sleep instead of a locked instruction per record).
 //
 // Thread safety: one RingProducer and one RingConsumer per ring, each used by one thread at a
 // time (they may live in different processes). Units: bytes.
@@ -46,6 +57,7 @@ struct RingControl {
   alignas(kCacheLine) std::atomic<uint64_t> tail;              // consumer: bytes released so far
   alignas(kCacheLine) std::atomic<uint32_t> consumer_waiting;  // consumer: 1 while it may sleep
   alignas(kCacheLine) std::atomic<uint32_t> futex_word;        // producer: bumped on each wake
+  std::atomic<uint32_t> light_barrier;             // producer: 1 when it uses UseLightBarrier()
   alignas(kCacheLine) std::atomic<uint64_t> head;  // producer: bytes committed (diagnostics)
 };
 static_assert(sizeof(RingControl) == 4 * kCacheLine);
@@ -67,6 +79,14 @@ constexpr size_t MaxRecordPayload(size_t capacity) {
 
 // True when `capacity` is a valid ring size (power of two, >= 4 KiB, <= 1 GiB).
 bool ValidRingCapacity(size_t capacity);
+
+// Registers this process for asymmetric barriers (membarrier GLOBAL_EXPEDITED): true when
+// the kernel supports them and registration succeeded (then its producers may use
+// UseLightBarrier). Idempotent; thread safe.
+bool EnableLightBarriers();
+// The heavy side: a full barrier on every running thread of every registered process.
+// False when the system call failed (the caller must then not rely on it).
+bool HeavyBarrier();
 
 class RingProducer {
  public:
@@ -90,6 +110,9 @@ class RingProducer {
   bool NeedsWake();
   // Wakes a consumer sleeping in RingConsumer::WaitFutex.
   void FutexWake();
+  // Light barriers from now on (see the header comment); call only when this process's
+  // EnableLightBarriers() returned true. Before the producer is shared.
+  void UseLightBarrier();
   // Bytes free now according to the cached tail (diagnostics and tests).
   size_t CachedFree() const { return capacity_ - (pos_ - cached_tail_); }
   // Absolute position after the last committed record, and how far the consumer released
@@ -106,6 +129,7 @@ class RingProducer {
   uint64_t cached_tail_ = 0;  // last tail seen
   uint64_t reserved_at_ = 0;  // position of the open reservation
   size_t reserved_ = 0;       // payload bytes of the open reservation (0: none)
+  bool light_ = false;        // UseLightBarrier()
 };
 
 // One record as the consumer sees it, in place in the shared mapping. Valid until Release().

@@ -1,0 +1,136 @@
+// ukai_rt_cost: the cost of one small RSR on the send path and on the receive path, without
+// a second core: two runtimes of this process (progress threads off) joined by one module
+// (shm by default); one thread sends `--count` RSRs of `--bytes` payload bytes from A to a
+// non-threaded counting handler of B in windows of `--window` (a Progress() of A after every
+// 8th send, as ukai_rt_bench's streaming loop does), then drives B's Progress() until the
+// window arrived. Prints the wall time per RSR of each side; run it under
+// `valgrind --tool=callgrind --toggle-collect=...` for instruction counts per RSR (see
+// docs/performance.md, "Issue 22").
+//
+//   ukai_rt_cost [--module=shm|tcp] [--count=N] [--bytes=N] [--window=N] [--heap] [--ukai-...]
+// --heap sends plain heap Buffers (else Runtime::NewBuffer, as the bench's default series).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "ukai/ukai.hpp"
+
+namespace rt = ukai::rt;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string module = "shm";
+  long count = 200000;
+  size_t bytes = 8;
+  int window = 64;
+  bool heap = false;
+  std::vector<std::string> runtime_args;
+};
+
+// The two measured loops live in functions of their own so that callgrind can toggle on them.
+__attribute__((noinline)) void SendWindow(rt::Runtime& a, const rt::Startpoint& to, int n,
+                                          const std::vector<uint8_t>& data, bool heap) {
+  const rt::HandlerId sink = rt::HandlerId::Of("cost.sink");
+  for (int i = 0; i < n; ++i) {
+    rt::Buffer b = heap ? rt::Buffer() : a.NewBuffer(data.size() + 5);
+    b.PutBytes(data);
+    if (!a.SendRsr(std::move(b), to, sink).ok()) std::abort();
+    if ((i & 7) == 7) a.Progress();
+  }
+}
+
+__attribute__((noinline)) void ReceiveWindow(rt::Runtime& b, const uint64_t* got, uint64_t want) {
+  while (*got < want) b.Progress();
+}
+
+int Main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string s = argv[i];
+    if (s.rfind("--module=", 0) == 0) {
+      o.module = s.substr(9);
+    } else if (s.rfind("--count=", 0) == 0) {
+      o.count = std::atol(s.c_str() + 8);
+    } else if (s.rfind("--bytes=", 0) == 0) {
+      o.bytes = std::strtoull(s.c_str() + 8, nullptr, 10);
+    } else if (s.rfind("--window=", 0) == 0) {
+      o.window = std::atoi(s.c_str() + 9);
+    } else if (s == "--heap") {
+      o.heap = true;
+    } else if (s.rfind("--ukai-", 0) == 0) {
+      o.runtime_args.push_back(s);
+    } else {
+      std::fprintf(stderr, "ukai_rt_cost: unknown argument '%s'\n", s.c_str());
+      return 2;
+    }
+  }
+  if (o.count < 1 || o.window < 1 || o.bytes > (size_t{1} << 26)) {
+    std::fprintf(stderr, "ukai_rt_cost: --count and --window >= 1, --bytes <= 64 MiB\n");
+    return 2;
+  }
+  std::unique_ptr<rt::Runtime> ra, rb;
+  for (auto* slot : {&ra, &rb}) {
+    rt::RuntimeOptions opt;
+    opt.bootstrap = "single";
+    opt.modules = {o.module};
+    opt.progress_thread = false;
+    opt.params["tcp.listen"] = "127.0.0.1:0";
+    std::vector<char*> args = {argv[0]};
+    for (auto& s : o.runtime_args) args.push_back(s.data());
+    int n = static_cast<int>(args.size());
+    args.push_back(nullptr);
+    if (ukai::Status st = rt::ParseRuntimeArgs(n, args.data(), &opt); !st.ok()) {
+      std::fprintf(stderr, "ukai_rt_cost: %s\n", st.ToString().c_str());
+      return 2;
+    }
+    auto r = rt::Runtime::Init(opt);
+    if (!r.ok()) {
+      std::fprintf(stderr, "ukai_rt_cost: %s\n", r.status().ToString().c_str());
+      return 1;
+    }
+    *slot = std::move(*r);
+  }
+  uint64_t got = 0;
+  rt::Endpoint* ep = nullptr;
+  auto cb =
+      rb->CreateContext({.name = "b", .init = [&](rt::Context& c) -> ukai::Status {
+                           ep = *c.CreateEndpoint();
+                           return ep
+                               ->RegisterHandler("cost.sink", rt::HandlerKind::kNonThreaded,
+                                                 [&](rt::Rsr& m) { got += m.payload().size(); })
+                               .status();
+                         }});
+  if (!cb.ok()) return 1;
+  const rt::Startpoint to = ep->MakeStartpoint();
+  std::vector<uint8_t> data(o.bytes, 7);
+  const uint64_t per = o.bytes + 5;  // payload bytes of one RSR (PutBytes: tag + length)
+  // Warm up (connection set-up), then measure.
+  SendWindow(*ra, to, o.window, data, o.heap);
+  ReceiveWindow(*rb, &got, per * o.window);
+  got = 0;
+  double send_s = 0, recv_s = 0;
+  for (long done = 0; done < o.count; done += o.window) {
+    const int n = static_cast<int>(std::min<long>(o.window, o.count - done));
+    const auto t0 = Clock::now();
+    SendWindow(*ra, to, n, data, o.heap);
+    const auto t1 = Clock::now();
+    ReceiveWindow(*rb, &got, got + per * n);
+    const auto t2 = Clock::now();
+    send_s += std::chrono::duration<double>(t1 - t0).count();
+    recv_s += std::chrono::duration<double>(t2 - t1).count();
+  }
+  std::printf("module %s, %ld RSRs of %zu bytes (%s): send %.1f ns/RSR, receive %.1f ns/RSR\n",
+              o.module.c_str(), o.count, o.bytes, o.heap ? "heap Buffer" : "NewBuffer",
+              send_s / o.count * 1e9, recv_s / o.count * 1e9);
+  [[maybe_unused]] ukai::Status s1 = ra->Finalize(), s2 = rb->Finalize();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return Main(argc, argv); }
