@@ -2,8 +2,10 @@
 // across two MPI ranks gives results identical to the serial run's, field by field, over a
 // matrix of configs (routings, patterns, switching, both measurement modes, static and
 // timed faults with the reconfiguration protocol, the gateway NIC with pcap in and out,
-// threads within the ranks); rank 0 alone writes; a rank that dies makes the job stop with
-// a clear error instead of hanging. The tests start mpirun themselves.
+// 2 and 3 threads within the ranks, slabs and blocks); rank 0 alone writes; a rank that
+// dies makes the job stop with a clear error instead of hanging. The tests start mpirun
+// themselves. The same matrix on ranks played by threads of one process (no mpirun, the
+// watchdog's report included) is tests/sim/parallel_ranks_test.cc.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -110,7 +112,7 @@ TEST_F(SimMpiTest, DorDuatoUniformTransposeAndVct) {
       "[routing]\nalgorithm = \"duato\"\n[traffic]\nmessage_bytes = 32\n"
       "rate = 0.9\n[measure]\nwarmup_messages = 300\nmeasure_messages = "
       "1200\nmax_cycles = 5000\n",
-      "--set run.partition=\"block\"");
+      "--threads 3 --set run.partition=\"block\"");
 }
 
 TEST_F(SimMpiTest, TimedFaultsWithTheReconfigurationProtocol) {

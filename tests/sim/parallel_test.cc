@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "parallel_test_util.h"
 #include "point_result_equal.h"
 #include "scratch_path.h"
 #include "sim/engine/network.h"
@@ -26,6 +27,7 @@ namespace ukai::sim {
 namespace {
 
 using testing::NodeNumber;
+using testing::ReadFile;
 using testing::ResultDifferences;
 
 // Runs `c` serially, then with 2 threads in slabs and 3 in blocks (every partition
@@ -86,28 +88,11 @@ TEST(ParallelTest, UpDownOnAMeshWithStaticFaults) {
   ExpectSameAtEveryThreadCount(c, "updown faults");
 }
 
-// Detour-UD with timed faults and the reconfiguration protocol: discards (messages on the
-// UD-VC), retransmissions from the source, table commits node by node, paused PEs.
+// Detour-UD with timed faults and the reconfiguration protocol, both discard rules.
 TEST(ParallelTest, DetourUdTimedFaultsWithTheReconfigurationProtocol) {
   for (ReconfigConfig::Discard discard :
        {ReconfigConfig::Discard::kRecovering, ReconfigConfig::Discard::kAll}) {
-    SimConfig c = testing::SmallConfig(TopologyKind::kTorus, {8, 8}, "detour-ud");
-    c.router.vcs = 2;
-    c.routing.timeout_cycles = 16;
-    c.traffic.rate = 0.35;
-    c.faults.reconfig.discard = discard;
-    FaultEventSpec fail, fail2, repair;
-    fail.cycle = 600;
-    fail.node = NodeNumber(18);
-    fail2 = fail;
-    fail2.cycle = 700;
-    fail2.node = NodeNumber(45);
-    repair = fail;
-    repair.cycle = 2500;
-    repair.kind = FaultEventSpec::Kind::kRepairNode;
-    c.faults.events = {fail, fail2, repair};
-    c.measure.warmup_messages = 300;
-    c.measure.measure_messages = 2500;
+    const SimConfig c = testing::DetourUdReconfigConfig(discard);
     ExpectSameAtEveryThreadCount(
         c, discard == ReconfigConfig::Discard::kAll ? "reconfig all" : "reconfig recovering");
   }
@@ -219,32 +204,15 @@ TEST(ParallelTest, WatchdogReportsTheSameDeadlock) {
   EXPECT_EQ(reports[0], reports[2]);
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// The gateway NIC (group topology, dor-detour with via nodes, tagged messages) with an
-// ingress capture and an egress capture, and a node failure during the run.
+// The gateway NIC with an ingress capture and an egress capture.
 TEST(ParallelTest, GatewayWithPcapInAndOut) {
   const std::string in = testing_util::ScratchPath("par_in.pcap");
-  std::vector<Mac> macs;
-  for (int i = 0; i < 24; ++i) macs.push_back(0x020000000000ULL | static_cast<uint64_t>(i));
-  ASSERT_TRUE(WriteSyntheticPcap(in, macs, 40, 600, 0.002, true, 0.05, 1e9, 5).ok());
+  ASSERT_TRUE(testing::WriteGatewayIngress(in).ok());
   std::string captures[3];
   PointResult results[3];
   for (int threads = 1; threads <= 3; ++threads) {
-    SimConfig c;
-    c.network.topology = TopologyKind::kGroup;
-    c.routing.algorithm = "dor-detour";
-    c.router.flit_bytes = 32;
-    c.nic.ingress_pcap = in;
-    c.nic.ingress_fcs = true;
-    c.nic.egress_rate = 0.001;
-    c.nic.egress_frames = 20;
-    c.nic.egress_frame_bytes = 300;
     const std::string out = testing_util::ScratchPath("par_out" + std::to_string(threads));
-    c.nic.egress_pcap = out;
+    SimConfig c = testing::GatewayConfig(in, out);
     c.run.threads = threads;
     c.run.partition_min_nodes = 1;
     Result<PointResult> r = RunGatewayPoint(c, {});

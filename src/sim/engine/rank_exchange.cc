@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/engine/network.h"
 #include "sim/engine/rank_group.h"
@@ -206,31 +209,63 @@ int64_t Network::SumOverRanks(int64_t value) const {
   return sum;
 }
 
+// Every rank's first `limit` lines (each in node order) hold the first `limit` lines of the
+// whole network: they are merged by node (a node's lines stay in port and VC order) and
+// cut as the serial run's are, "..." when any line is left out.
 std::vector<std::string> Network::BlockedChannels(size_t limit) const {
-  std::vector<std::string> lines = fabric_->DescribeBlocked(*topology_, limit);
-  if (ranks_ == nullptr) return lines;
-  std::string mine;
-  for (const std::string& l : lines) mine += l + "\n";
+  if (ranks_ == nullptr) return fabric_->DescribeBlocked(*topology_, limit);
+  std::vector<int32_t> nodes;
+  std::vector<std::string> lines = fabric_->DescribeBlocked(*topology_, limit, &nodes);
+  bool more = lines.size() > nodes.size();  // the trailing "..."
+  std::vector<char> text;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    text.insert(text.end(), lines[i].begin(), lines[i].end());
+    text.push_back('\n');
+  }
   std::vector<std::vector<uint8_t>> out(static_cast<size_t>(ranks_->size())), in;
   for (int r = 0; r < ranks_->size(); ++r) {
-    if (r != ranks_->rank()) out[static_cast<size_t>(r)].assign(mine.begin(), mine.end());
+    if (r == ranks_->rank()) continue;
+    WireWriter w(&out[static_cast<size_t>(r)]);
+    w.Put<uint8_t>(more ? 1 : 0);
+    w.PutAll(nodes);
+    w.PutAll(text);
   }
   SendToRanks(out, &in);
-  in[static_cast<size_t>(ranks_->rank())].assign(mine.begin(), mine.end());
-  std::vector<std::string> all;
-  for (const std::vector<uint8_t>& b : in) {
-    std::string text(b.begin(), b.end());
-    for (size_t at = 0; at < text.size();) {
-      const size_t nl = text.find('\n', at);
-      if (all.size() >= limit) {
-        all.push_back("...");
-        return all;
+  std::vector<std::pair<int32_t, std::string>> all;
+  for (size_t i = 0; i < nodes.size(); ++i) all.emplace_back(nodes[i], std::move(lines[i]));
+  for (int r = 0; r < ranks_->size(); ++r) {
+    if (r == ranks_->rank()) continue;
+    WireReader rd(in[static_cast<size_t>(r)], r);
+    more |= rd.Get<uint8_t>() != 0;
+    std::vector<int32_t> their_nodes;
+    std::vector<char> their_text;
+    rd.GetAll(&their_nodes);
+    rd.GetAll(&their_text);
+    if (rd.bad()) FailRanks("malformed blocked-channel list from rank " + std::to_string(r));
+    size_t at = 0;
+    for (int32_t node : their_nodes) {
+      const auto nl =
+          std::find(their_text.begin() + static_cast<std::ptrdiff_t>(at), their_text.end(), '\n');
+      if (nl == their_text.end()) {
+        FailRanks("malformed blocked-channel list from rank " + std::to_string(r));
       }
-      all.push_back(text.substr(at, nl - at));
-      at = nl == std::string::npos ? text.size() : nl + 1;
+      const size_t end = static_cast<size_t>(nl - their_text.begin());
+      all.emplace_back(node, std::string(their_text.data() + at, end - at));
+      at = end + 1;
     }
   }
-  return all;
+  std::stable_sort(all.begin(), all.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> merged;
+  for (auto& [node, line] : all) {
+    if (merged.size() >= limit) {
+      more = true;
+      break;
+    }
+    merged.push_back(std::move(line));
+  }
+  if (more) merged.push_back("...");
+  return merged;
 }
 
 std::vector<Network::DiscardInfo> Network::AllRanksDiscards(std::vector<DiscardInfo> mine) const {

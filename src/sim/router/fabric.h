@@ -253,9 +253,12 @@ class Fabric {
   // Debug checks: credit conservation on every channel VC, buffer/mask agreement,
   // ownership consistency. Returns "" when all hold, else a description.
   std::string CheckInvariants() const;
-  // One line per non-empty input VC of this Fabric's routers: "node N port P vc V: M
-  // flits, head of message S->D ...".
-  std::vector<std::string> DescribeBlocked(const Topology& topology, size_t limit) const;
+  // One line per non-empty input VC of this Fabric's routers, in node order: "node N port
+  // P vc V: M flits, head of message S->D ..."; past `limit` lines a last "...". With
+  // `nodes`, also the node of every line but the "..." (an MPI rank's lines are merged
+  // with the others' in node order).
+  std::vector<std::string> DescribeBlocked(const Topology& topology, size_t limit,
+                                           std::vector<int32_t>* nodes = nullptr) const;
   // The routers this Fabric evaluates (all lanes).
   const std::vector<NodeRun>& local_routers() const { return local_; }
 

@@ -89,7 +89,8 @@ void Fabric::CheckRouter(int32_t r, const std::function<void(const std::string&)
   }
 }
 
-std::vector<std::string> Fabric::DescribeBlocked(const Topology& topology, size_t limit) const {
+std::vector<std::string> Fabric::DescribeBlocked(const Topology& topology, size_t limit,
+                                                 std::vector<int32_t>* nodes) const {
   std::vector<std::string> lines;
   for (const NodeRun& run : local_) {
     for (int r = run.begin; r < run.end; ++r) {
@@ -120,6 +121,7 @@ std::vector<std::string> Fabric::DescribeBlocked(const Topology& topology, size_
             line += ", waiting for an output VC";
           }
           lines.push_back(std::move(line));
+          if (nodes != nullptr) nodes->push_back(r);
         }
       }
     }
