@@ -25,6 +25,7 @@
 
 #include "sim/engine/network.h"
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/front_door.h"
 
 namespace ukai::sim {
 namespace {
@@ -64,7 +65,7 @@ int LiveChannels(const Network& net) {
   return live;
 }
 
-int RunPoint(const SimConfig& config, int64_t cycles) {
+int RunLoadPoint(const SimConfig& config, int64_t cycles) {
   Result<std::unique_ptr<Network>> made = Network::Create(config);
   if (!made.ok()) {
     std::fprintf(stderr, "%s\n", made.status().ToString().c_str());
@@ -130,7 +131,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (const ukai::sim::SimConfig& c : *configs) {
-    if (const int rc = ukai::sim::RunPoint(c, cycles); rc != 0) return rc;
+    if (const int rc = ukai::sim::RunLoadPoint(c, cycles); rc != 0) return rc;
   }
   return 0;
 }

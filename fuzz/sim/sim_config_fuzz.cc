@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/front_door.h"
 #include "sim/experiment/run.h"
 
 namespace {

@@ -74,15 +74,25 @@ class Status {
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
 
+  // The config key the error is about ("router.vcs"), or "" when it is not about one key.
+  // Config checks set it (WithKey) so that a caller can find where the key was written
+  // without reading the message; the message still names the key for people. Not sent on
+  // the wire (a runtime reply carries code and message only).
+  const std::string& key() const { return key_; }
+
   // "invalid argument: router.vcs: must be >= 1 (got 0) at quick.toml:4:7"; "OK" when ok.
   std::string ToString() const;
 
-  // Returns a copy whose message is "context: message" (no-op when ok).
+  // Returns a copy whose message is "context: message" (no-op when ok); the key is kept.
   Status WithContext(std::string_view context) const;
+
+  // Returns a copy that carries `key` as key() (no-op when ok); the message is unchanged.
+  Status WithKey(std::string key) const;
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::string key_;
 };
 
 // Thrown by Result<T>::value() (and *, ->) on a Result that holds an error: a programming

@@ -16,15 +16,16 @@ void RegisterSimCommand(CLI::App* sim, CommandContext* context) {
 
   CLI::App* run = sim->add_subcommand("run", "run every point of a config and print the results");
   auto options = std::make_shared<SimRunOptions>();
-  run->add_option("config", options->config_path, "TOML config file (keys: ukai sim describe)")
+  run->add_option("config", options->config_path, "config file (keys: ukai sim describe)")
       ->required();
   run->add_option("--set", options->sets,
                   "override a config key, e.g. --set router.vcs=4 or "
                   "--set traffic.rate=[0.1,0.2] (value in TOML; repeatable)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
-  run->add_option("--format", options->format, "output format: table, csv or json (JSON Lines)")
-      ->capture_default_str();
+  run->add_option("--format", options->format,
+                  "output format: table, csv or json (JSON Lines); default: the config "
+                  "reader's (table for TOML)");
   run->add_option("--out", options->out_path, "write the results to FILE instead of stdout")
       ->type_name("FILE");
   run->add_option("--threads", options->threads,
@@ -44,7 +45,7 @@ void RegisterSimCommand(CLI::App* sim, CommandContext* context) {
                           "prove the routing's escape/recovery sub-function deadlock-free (channel "
                           "dependency graph acyclic and connected) or print a cycle / dead end");
   auto check_options = std::make_shared<SimCheckOptions>();
-  check->add_option("config", check_options->config_path, "TOML config file")->required();
+  check->add_option("config", check_options->config_path, "config file")->required();
   check->add_option("--set", check_options->sets, "override a config key (as for run)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
@@ -52,7 +53,9 @@ void RegisterSimCommand(CLI::App* sim, CommandContext* context) {
       [check_options, context] { context->exit_code = CheckSim(*check_options, context->io); });
 
   CLI::App* describe =
-      sim->add_subcommand("describe", "print every config key: type, unit, default, range, doc");
+      sim->add_subcommand("describe",
+                          "print every machine model's config keys (type, unit, default, range, "
+                          "doc) and result fields (unit, meaning)");
   auto markdown = std::make_shared<bool>(false);
   describe->add_flag("--markdown", *markdown, "print Markdown tables (as in docs/config.md)");
   describe->callback(

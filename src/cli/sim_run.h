@@ -1,10 +1,11 @@
 // The work behind `ukai sim run` and `ukai sim describe`, kept free of CLI11 so that it can
-// be tested with a fake point runner.
+// be tested with a fake point runner. Both go through the front door
+// (sim/experiment/front_door.h): the CLI has no branch per machine model.
 //
-// RunSimPoints loads the config (with --set overrides), opens the output, then runs each
-// point in sweep order and writes its record as soon as it is done (table, CSV or JSON
-// Lines), so earlier points survive a failure later on. A progress line is drawn on
-// io.err when io.err_is_terminal.
+// RunSimPoints loads the config (with --set overrides) through the front door, opens the
+// output, then runs the model's experiment, which writes each record as soon as it is done
+// (table, CSV or JSON Lines), so earlier results survive a failure later on. A progress
+// line is drawn on io.err when io.err_is_terminal.
 //
 // Under `mpirun -n R` (R > 1) the process joins the MPI job (sim::JoinRankGroup()) and
 // every rank runs every point together (docs/simulator.md, "Parallel simulation"); rank 0
@@ -12,9 +13,9 @@
 // (not a config error or a deadlock, which every rank reports alike) ends the whole job.
 //
 // Exit status: kExitOk; kExitUsage for a bad --format, a config error, an --out file that
-// cannot be opened, or a config the simulator rejects (RunPoint's kInvalidArgument,
-// kNotFound, kUnsupported); kExitRunFailed for any other simulation error (e.g. kDeadlock).
-// The message goes to io.err.
+// cannot be opened, or a config the simulator rejects while running (kInvalidArgument,
+// kNotFound, kUnsupported); kExitRunFailed for any other error (e.g. kDeadlock, a failed
+// data check, a failed write). The message goes to io.err.
 #ifndef UKAI_CLI_SIM_RUN_H_
 #define UKAI_CLI_SIM_RUN_H_
 
@@ -26,7 +27,6 @@
 #include "cli/commands.h"
 #include "core/output/writer.h"
 #include "core/status.h"
-#include "sim/experiment/point_result.h"
 #include "sim/experiment/run.h"
 #include "sim/experiment/sim_config.h"
 
@@ -35,14 +35,13 @@ namespace ukai::cli {
 struct SimRunOptions {
   std::string config_path;
   std::vector<std::string> sets;  // "key=value", applied in order
-  std::string format = "table";   // table | csv | json
+  std::string format;             // table | csv | json; "": the config reader's default
   std::string out_path;           // empty: io.out
   int threads = -1;               // --threads N: run.threads = N (after the --set list)
 };
 
-// Runs one point; sim::RunPoint in the real command.
-using PointRunner =
-    std::function<Result<sim::PointResult>(const sim::SimConfig&, const sim::ProgressFn&)>;
+// Runs one point of the flit-level model; empty: sim::RunPoint (sim::RunEnv::run_point).
+using PointRunner = sim::PointRunner;
 
 int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io);
 // RunSimPoints() on a rank of an MPI job (`ranks`; null: alone) that has joined it.
@@ -70,16 +69,6 @@ struct GenPcapOptions {
   uint64_t seed = 1;
 };
 int GenPcap(const GenPcapOptions& options, const CliIo& io);
-
-// The output record of one point: its config (topology, k, n, routing, pattern,
-// message_bytes, injection, rate, interval, seed, router parameters) then every PointResult
-// field under its JSON name. `index` is the 0-based point number.
-output::Record PointRecord(size_t index, const sim::SimConfig& config,
-                           const sim::PointResult& result);
-
-// The columns of the text table (a readable subset of PointRecord), wide enough for every
-// point's names; shows traffic.rate or traffic.interval, whichever the injection uses.
-std::vector<output::TableColumn> SimTableColumns(const std::vector<sim::SimConfig>& points);
 
 }  // namespace ukai::cli
 

@@ -51,7 +51,16 @@ Status Status::WithContext(std::string_view context) const {
   std::string m(context);
   m += ": ";
   m += message_;
-  return Status(code_, std::move(m));
+  Status out(code_, std::move(m));
+  out.key_ = key_;
+  return out;
+}
+
+Status Status::WithKey(std::string key) const {
+  if (ok()) return *this;
+  Status out = *this;
+  out.key_ = std::move(key);
+  return out;
 }
 
 }  // namespace ukai

@@ -12,6 +12,7 @@
 #include "core/config/toml_reader.h"
 #include "scratch_path.h"
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/front_door.h"
 
 namespace ukai::sim {
 namespace {
@@ -80,10 +81,11 @@ INSTANTIATE_TEST_SUITE_P(
                   "[traffic]\nmessage_bytes = [64, 0]\n",
                   {},
                   "traffic.message_bytes: value 0 out of range [1, 1073741824] at exp.toml:2:17"},
-        BadConfig{"BadEnum",
-                  "[network]\ntopology = \"ring\"\n",
-                  {},
-                  "network.topology: 'ring' is not one of mesh, torus, group at exp.toml:2:12"},
+        BadConfig{
+            "BadEnum",
+            "[network]\ntopology = \"ring\"\n",
+            {},
+            "network.topology: 'ring' is not one of mesh, torus, group, fullmesh at exp.toml:2:12"},
         BadConfig{"BadEnumSuggestion",
                   "[router]\nswitching = \"wormhol\"\n",
                   {},

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/front_door.h"
 
 namespace ukai::sim {
 namespace {

@@ -62,5 +62,19 @@ TEST(SimCheckTest, ConfigErrorIsUsage) {
   EXPECT_THAT(err, HasSubstr("not fault tolerant"));
 }
 
+// The full mesh comes through the same front door; its model has no checker.
+TEST(SimCheckTest, ModelWithoutACheckerIsUsage) {
+  std::string out, err;
+  EXPECT_EQ(Check("[network]\ntopology = \"fullmesh\"\n[workload]\noperation = \"p2p\"\n"
+                  "bytes = [8]\n",
+                  &out, &err),
+            kExitUsage);
+  EXPECT_THAT(err, HasSubstr("unsupported: network.topology = \"fullmesh\" is a message-level "
+                             "model"));
+  EXPECT_EQ(Check("[network]\ntopology = \"fullmesh\"\n[router]\nvcs = 4\n", &out, &err),
+            kExitUsage);
+  EXPECT_THAT(err, HasSubstr("router.vcs: is not used by network.topology = \"fullmesh\""));
+}
+
 }  // namespace
 }  // namespace ukai::cli

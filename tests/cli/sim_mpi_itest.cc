@@ -193,6 +193,27 @@ TEST_F(SimMpiTest, RankZeroWritesAndConfigErrorsAreReportedOnce) {
   for (const std::string& f : {cfg, out}) std::remove(f.c_str());
 }
 
+// The full-mesh model is not partitioned: --threads is refused naming the key and the
+// topologies that take it; under mpirun every rank runs it whole, rank 0 alone writes, and
+// the run says so.
+TEST_F(SimMpiTest, FullMeshIsNotPartitionedAndSaysSo) {
+  const std::string cfg = ScratchPath("mpi_fullmesh.toml");
+  Write(cfg,
+        "[network]\ntopology = \"fullmesh\"\n[fullmesh]\nnodes = 4\n[workload]\n"
+        "ops = [\"at=0 op=p2p root=0 dest=1 bytes=20000\", \"at=0 op=scatter root=1 "
+        "bytes=20000\"]\n");
+  Outcome o = Shell(kUkai + " sim run " + cfg + " --format json --threads 2");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("run.threads: is not used by network.topology = \"fullmesh\""));
+  const Outcome serial = Shell(kUkai + " sim run " + cfg + " --format json");
+  ASSERT_EQ(serial.exit_code, 0) << serial.err;
+  o = Shell(Mpirun(2) + kUkai + " sim run " + cfg + " --format json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, serial.out);
+  EXPECT_THAT(o.err, HasSubstr("the fullmesh model is not split across MPI ranks"));
+  std::remove(cfg.c_str());
+}
+
 // Rank 1 is killed (SIGKILL) a few seconds into a long run: the job ends with an error
 // naming what happened, well before the run would have finished.
 TEST_F(SimMpiTest, ADyingRankStopsTheOthers) {

@@ -14,6 +14,7 @@
 #include "cli/json_fields.h"
 #include "cli/sim_run.h"
 #include "scratch_path.h"
+#include "sim/experiment/flit_fields.h"
 
 namespace ukai::cli {
 namespace {
@@ -251,7 +252,7 @@ TEST_F(SimRunTest, OutThatCannotBeOpenedExits2BeforeRunning) {
 TEST_F(SimRunTest, RecordHasEveryPointResultField) {
   sim::SimConfig c;
   sim::PointResult r;
-  output::Record rec = PointRecord(7, c, r);
+  output::Record rec = sim::PointRecord(7, c, r);
   for (const char* f :
        {"offered_flits_per_node_cycle", "accepted_flits_per_node_cycle",
         "accepted_bytes_per_second", "clock_mhz", "avg_latency_cycles", "p50_latency_cycles",
@@ -269,7 +270,7 @@ TEST_F(SimRunTest, RecordShowsTheTopologysOwnShape) {
   c.network.topology = sim::TopologyKind::kGroup;
   c.network.groups = 5;
   c.network.group_size = 3;
-  output::Record rec = PointRecord(0, c, sim::PointResult());
+  output::Record rec = sim::PointRecord(0, c, sim::PointResult());
   EXPECT_TRUE(std::holds_alternative<output::NoValue>(*rec.Find("k")));
   EXPECT_TRUE(std::holds_alternative<output::NoValue>(*rec.Find("n")));
   EXPECT_EQ(std::get<int64_t>(*rec.Find("groups")), 5);
@@ -282,7 +283,7 @@ TEST_F(SimRunTest, RecordShowsTheTopologysOwnShape) {
   c.network.topology = sim::TopologyKind::kMesh;
   c.network.k = {4, 4};
   c.network.n = 2;
-  rec = PointRecord(0, c, sim::PointResult());
+  rec = sim::PointRecord(0, c, sim::PointResult());
   EXPECT_EQ(std::get<std::vector<int64_t>>(*rec.Find("k")), (std::vector<int64_t>{4, 4}));
   EXPECT_EQ(std::get<int64_t>(*rec.Find("n")), 2);
   EXPECT_EQ(rec.Find("groups"), nullptr);
@@ -295,7 +296,7 @@ TEST_F(SimRunTest, RecordHasTheRouterOptions) {
   c.router.switch_bubble_cycles = 1;
   c.traffic.source_queue = 1;
   c.routing.dor_tie = sim::DorTieRule::kParity;
-  output::Record rec = PointRecord(0, c, sim::PointResult());
+  output::Record rec = sim::PointRecord(0, c, sim::PointResult());
   EXPECT_EQ(std::get<int64_t>(*rec.Find("eject_flits")), 1);
   EXPECT_EQ(std::get<int64_t>(*rec.Find("switch_bubble_cycles")), 1);
   EXPECT_EQ(std::get<std::string>(*rec.Find("header_units")), "per_port");

@@ -29,6 +29,16 @@ TEST(StatusTest, ErrorCarriesCodeAndMessage) {
   EXPECT_EQ(s.WithContext("config").message(), "config: routing 'foo'");
 }
 
+// A config error carries its key as a field; context keeps it, the message is unchanged.
+TEST(StatusTest, KeyIsAFieldThatContextKeeps) {
+  EXPECT_EQ(Status::InvalidArgument("x").key(), "");
+  Status s = Status::InvalidArgument("router.vcs: must be >= 1").WithKey("router.vcs");
+  EXPECT_EQ(s.key(), "router.vcs");
+  EXPECT_EQ(s.message(), "router.vcs: must be >= 1");
+  EXPECT_EQ(s.WithContext("point 1").key(), "router.vcs");
+  EXPECT_EQ(Status::Ok().WithKey("router.vcs").key(), "");
+}
+
 TEST(ResultTest, ValueAndError) {
   Result<int> a = Half(8);
   ASSERT_TRUE(a.ok());

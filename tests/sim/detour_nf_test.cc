@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/front_door.h"
 #include "sim/experiment/run.h"
 #include "sim/topology/faults.h"
 #include "sim_test_util.h"

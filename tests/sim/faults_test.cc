@@ -15,6 +15,7 @@
 #include "sim/engine/network.h"
 #include "sim/experiment/config_schema.h"
 #include "sim/experiment/fault_config.h"
+#include "sim/experiment/front_door.h"
 #include "sim/topology/kary_ncube.h"
 #include "sim_test_util.h"
 

@@ -13,6 +13,7 @@
 #include "core/rng.h"
 #include "gateway_test_util.h"
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/front_door.h"
 #include "sim/nic/detour_search.h"
 #include "sim/nic/frame_source.h"
 #include "sim/nic/gateway.h"

@@ -12,6 +12,7 @@
 
 #include "sim/engine/network.h"
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/front_door.h"
 #include "sim/routing/detour.h"
 #include "sim/routing/dor_planner.h"
 #include "sim/topology/faults.h"

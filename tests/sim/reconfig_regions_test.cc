@@ -12,6 +12,7 @@
 #include "sim/engine/network.h"
 #include "sim/engine/reconfiguration.h"
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/front_door.h"
 #include "sim/experiment/run.h"
 #include "sim/routing/detour_ud.h"
 #include "sim/routing/registry.h"

@@ -212,7 +212,41 @@ std::string Schema::Suggest(std::string_view key) const {
 }
 
 Status KeyError(std::string_view key, std::string_view message, const Origin& origin) {
-  return Status::InvalidArgument(fmt::format("{}: {} {}", key, message, origin.Where()));
+  return Status::InvalidArgument(fmt::format("{}: {} {}", key, message, origin.Where()))
+      .WithKey(std::string(key));
+}
+
+void Schema::Refuse(std::string key, std::string why) {
+  refused_.emplace_back(std::move(key), std::move(why));
+}
+
+const std::string* Schema::RefusalOf(std::string_view key) const {
+  for (const auto& [k, why] : refused_) {
+    if (k == key) return &why;
+  }
+  return nullptr;
+}
+
+std::string_view Tree::KindName() const {
+  switch (kind) {
+    case Kind::kTable:
+      return "a table";
+    case Kind::kList:
+      return "a list";
+    case Kind::kOther:
+      return other;
+    case Kind::kScalar:
+      break;
+  }
+  return "a value";
+}
+
+Status UnknownKey(const Schema& schema, std::string_view key, const Origin& origin) {
+  if (const std::string* why = schema.RefusalOf(key)) return KeyError(key, *why, origin);
+  std::string suggestion = schema.Suggest(key);
+  std::string msg = "unknown key";
+  if (!suggestion.empty()) msg += fmt::format(" (did you mean '{}'?)", suggestion);
+  return KeyError(key, msg, origin);
 }
 
 const Tree* Tree::Field(std::string_view name) const {
@@ -232,6 +266,13 @@ Status ErrorList(const std::vector<std::string>& errors) {
                         shown);
   }
   return Status::InvalidArgument(std::move(text));
+}
+
+Status CombineErrors(const std::vector<Status>& errors) {
+  if (errors.size() == 1) return errors[0];
+  std::vector<std::string> messages;
+  for (const Status& st : errors) messages.push_back(st.message());
+  return ErrorList(messages);
 }
 
 Status CheckValue(const KeySpec& spec, Value* value) {

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -94,17 +95,33 @@ struct Origin {
   std::string Where() const;
 };
 
-// A structured value (ValueType::kStructured) as written: a scalar, a list or an inline
-// table, each part with the place it came from.
+// A value as written, before any schema check: a scalar, a list or a table, each part with
+// the place it came from. A whole config as read (config/raw_config.h) is a kTable; a
+// structured value (ValueType::kStructured) keeps its Tree as written.
 struct Tree {
-  enum class Kind { kScalar, kList, kTable };
+  enum class Kind {
+    kScalar,
+    kList,
+    kTable,
+    kOther,  // a value no key takes (a TOML date or time): `other` says what it is
+  };
   Kind kind = Kind::kScalar;
-  Scalar scalar;                   // kScalar
-  std::vector<Tree> items;         // kList: the elements; kTable: the field values
-  std::vector<std::string> names;  // kTable: the field names (same order as items)
+  Scalar scalar;                     // kScalar
+  std::vector<Tree> items;           // kList: the elements; kTable: the field values
+  std::vector<std::string> names;    // kTable: the field names (same order as items)
+  std::vector<Origin> name_origins;  // kTable: where each name was written (may be empty)
+  std::string other;                 // kOther: "a date", "a time", "a date-time"
   Origin origin;
+  // An empty tree of `kind` (an empty table to fill, for a reader).
+  static Tree Of(Kind kind) {
+    Tree t;
+    t.kind = kind;
+    return t;
+  }
   // The field called `name` of a table, or nullptr.
   const Tree* Field(std::string_view name) const;
+  // What the value is, for messages: "a table", "a list", "a date", or "a value" (a scalar).
+  std::string_view KindName() const;
 };
 
 // A value as written: one item, or a list of items (kStructured: `tree`, no items).
@@ -130,12 +147,26 @@ class Schema {
   // "" when none is close.
   std::string Suggest(std::string_view key) const;
 
+  // A key this schema does not take but recognises: it is refused with `why` ("needs
+  // network.topology = \"fullmesh\"") instead of "unknown key". The front door
+  // (sim/experiment/front_door.h) adds the keys of the other machine models.
+  void Refuse(std::string key, std::string why);
+  // The reason `key` is refused, or nullptr.
+  const std::string* RefusalOf(std::string_view key) const;
+  // Every refused key with its reason.
+  const std::vector<std::pair<std::string, std::string>>& refusals() const { return refused_; }
+
  private:
   std::vector<KeySpec> keys_;
+  std::vector<std::pair<std::string, std::string>> refused_;
 };
 
-// "key: message where" (the format of every config error).
+// "key: message where" (the format of every config error), carrying `key` as Status::key().
 Status KeyError(std::string_view key, std::string_view message, const Origin& origin);
+
+// "key: unknown key (did you mean 'router.vcs'?) where", or the schema's refusal of the key
+// ("key: needs network.topology = \"fullmesh\" where").
+Status UnknownKey(const Schema& schema, std::string_view key, const Origin& origin);
 
 // At most this many problems are listed; the rest are counted ("... and 12 more errors").
 inline constexpr size_t kMaxListedErrors = 30;
@@ -143,6 +174,9 @@ inline constexpr size_t kMaxListedErrors = 30;
 // kInvalidArgument listing `errors` one per line (the first kMaxListedErrors, then how many
 // more there were); Ok when `errors` is empty.
 Status ErrorList(const std::vector<std::string>& errors);
+// ErrorList for Status values: one error is returned as it is (with its key()); several are listed
+// one per line as above.
+Status CombineErrors(const std::vector<Status>& errors);
 
 // Checks `value` against `spec` (shape, item types, ranges, enum names) and converts
 // integer items of float keys to double. Returns the error naming key and origin.

@@ -1,11 +1,7 @@
 #include "core/config/toml_reader.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -52,105 +48,31 @@ bool ToScalar(const toml::node& node, Scalar* out) {
   return true;
 }
 
-// Converts any node (nested arrays and inline tables included) to a Tree.
-Status ConvertTree(const KeySpec& spec, const toml::node& node, const Origin& origin,
-                   const std::string& source_name, int depth, Tree* out) {
-  out->origin = origin;
-  if (depth > 16) return KeyError(spec.key, "nested too deeply (more than 16 levels)", origin);
+// Converts any node (tables, arrays, scalars) to a Tree with the place of every part.
+Tree ToTree(const toml::node& node, const std::string& source_name) {
+  Tree out;
+  out.origin = OriginOf(node.source(), source_name);
   if (const toml::array* arr = node.as_array()) {
-    out->kind = Tree::Kind::kList;
-    for (const toml::node& elem : *arr) {
-      out->items.emplace_back();
-      UKAI_RETURN_IF_ERROR(ConvertTree(spec, elem, OriginOf(elem.source(), source_name),
-                                       source_name, depth + 1, &out->items.back()));
-    }
+    out.kind = Tree::Kind::kList;
+    for (const toml::node& elem : *arr) out.items.push_back(ToTree(elem, source_name));
   } else if (const toml::table* tab = node.as_table()) {
-    out->kind = Tree::Kind::kTable;
+    out.kind = Tree::Kind::kTable;
     for (auto&& [k, v] : *tab) {
-      out->names.emplace_back(k.str());
-      out->items.emplace_back();
-      UKAI_RETURN_IF_ERROR(ConvertTree(spec, v, OriginOf(v.source(), source_name), source_name,
-                                       depth + 1, &out->items.back()));
+      out.names.emplace_back(k.str());
+      out.name_origins.push_back(OriginOf(k.source(), source_name));
+      out.items.push_back(ToTree(v, source_name));
     }
-  } else if (!ToScalar(node, &out->scalar)) {
-    return KeyError(spec.key, fmt::format("unsupported value: {}", NodeTypeName(node.type())),
-                    origin);
+  } else if (!ToScalar(node, &out.scalar)) {
+    out.kind = Tree::Kind::kOther;
+    out.other = std::string(NodeTypeName(node.type()));
   }
-  return Status::Ok();
+  return out;
 }
 
-// Converts a value node (scalar or flat array) to a Value, checking it against `spec`.
-Status ConvertValue(const KeySpec& spec, const toml::node& node, const Origin& origin,
-                    const std::string& source_name, Value* out) {
-  out->origin = origin;
-  if (spec.type == ValueType::kStructured) {
-    out->is_list = node.is_array();
-    return ConvertTree(spec, node, origin, source_name, 0, &out->tree);
-  }
-  if (const toml::array* arr = node.as_array()) {
-    out->is_list = true;
-    for (const toml::node& elem : *arr) {
-      Scalar s;
-      if (!ToScalar(elem, &s)) {
-        return KeyError(
-            spec.key,
-            fmt::format("list items must be plain values, got {}", NodeTypeName(elem.type())),
-            OriginOf(elem.source(), source_name));
-      }
-      out->items.push_back(std::move(s));
-    }
-  } else {
-    Scalar s;
-    if (!ToScalar(node, &s)) {
-      return KeyError(spec.key, fmt::format("unsupported value: {}", NodeTypeName(node.type())),
-                      origin);
-    }
-    out->items.push_back(std::move(s));
-  }
-  return CheckValue(spec, out);
-}
+}  // namespace
 
-Status UnknownKey(const Schema& schema, const std::string& key, const Origin& origin) {
-  std::string suggestion = schema.Suggest(key);
-  std::string msg = "unknown key";
-  if (!suggestion.empty()) msg += fmt::format(" (did you mean '{}'?)", suggestion);
-  return KeyError(key, msg, origin);
-}
-
-// Walks `table`, checking every key; appends errors to `errors`.
-void WalkTable(const toml::table& table, const std::string& prefix, const Schema& schema,
-               const std::string& source_name, ConfigValues* values,
-               std::vector<std::string>* errors) {
-  for (auto&& [k, node] : table) {
-    std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
-    Origin key_origin = OriginOf(k.source(), source_name);
-    Status st;
-    if (const KeySpec* spec = schema.Find(key)) {
-      Value value;
-      if (node.is_table() && spec->type != ValueType::kStructured) {
-        st = KeyError(key, fmt::format("expected {}, got a table", spec->TypeName()), key_origin);
-      } else {
-        st = ConvertValue(*spec, node, OriginOf(node.source(), source_name), source_name, &value);
-      }
-      if (st.ok()) values->Set(key, std::move(value));
-    } else if (const toml::table* sub = node.as_table()) {
-      if (sub->empty() && !schema.IsTable(key)) {
-        st = UnknownKey(schema, key, key_origin);
-      } else {
-        WalkTable(*sub, key, schema, source_name, values, errors);
-      }
-    } else if (schema.IsTable(key)) {
-      st = KeyError(key, fmt::format("is a table of keys, got {}", NodeTypeName(node.type())),
-                    key_origin);
-    } else {
-      st = UnknownKey(schema, key, key_origin);
-    }
-    if (!st.ok()) errors->push_back(st.message());
-  }
-}
-
-Result<ConfigValues> ParseAndCheck(std::string_view text, const std::string& source_name,
-                                   const Schema& schema) {
+Result<RawConfig> ParseToml(std::string_view text, const std::string& source_name) {
+  UKAI_RETURN_IF_ERROR(CheckConfigSize(text, source_name));
   toml::table root;
   try {
     root = toml::parse(text, source_name);
@@ -159,49 +81,23 @@ Result<ConfigValues> ParseAndCheck(std::string_view text, const std::string& sou
     return Status::ParseError(fmt::format("TOML syntax error at {}:{}:{}: {}", source_name, p.line,
                                           p.column, e.description()));
   }
-  ConfigValues values;
-  std::vector<std::string> errors;
-  WalkTable(root, "", schema, source_name, &values, &errors);
-  if (!errors.empty()) return ErrorList(errors);
-  return values;
+  RawConfig raw;
+  raw.source = source_name;
+  raw.root = ToTree(root, source_name);
+  return raw;
 }
 
-}  // namespace
-
 Result<ConfigValues> ReadTomlFile(const std::string& path, const Schema& schema) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
-    return Status::IoError(
-        fmt::format("cannot read config file '{}': {}", path, std::strerror(errno)));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    return Status::IoError(fmt::format("config file '{}' is {}, not a regular file", path,
-                                       S_ISDIR(st.st_mode) ? "a directory" : "a special file"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::IoError(
-        fmt::format("cannot read config file '{}': {}", path, std::strerror(errno)));
-  }
-  // Read at most one byte more than the cap (the size stat() gives may be 0 for /proc files).
-  std::string text(kMaxConfigBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) {
-    return Status::IoError(fmt::format("cannot read config file '{}': read error", path));
-  }
-  text.resize(static_cast<size_t>(in.gcount()));
-  return ReadTomlString(text, path, schema);
+  Result<std::string> text = ReadConfigText(path);
+  if (!text.ok()) return text.status();
+  return ReadTomlString(*text, path, schema);
 }
 
 Result<ConfigValues> ReadTomlString(std::string_view text, const std::string& source_name,
                                     const Schema& schema) {
-  if (text.size() > kMaxConfigBytes) {
-    return Status::InvalidArgument(
-        fmt::format("config '{}' is larger than {} bytes, the most "
-                    "ukai reads (a config is a few hundred bytes)",
-                    source_name, kMaxConfigBytes));
-  }
-  return ParseAndCheck(text, source_name, schema);
+  Result<RawConfig> raw = ParseToml(text, source_name);
+  if (!raw.ok()) return raw.status();
+  return CheckRawConfig(*raw, schema);
 }
 
 Status ApplySetArgument(std::string_view arg, const Schema& schema, ConfigValues* values) {
@@ -248,7 +144,9 @@ Status ApplySetArgument(std::string_view arg, const Schema& schema, ConfigValues
   } else if (node->is_table()) {
     return KeyError(key, fmt::format("expected {}, got a table", spec->TypeName()), origin);
   } else {
-    UKAI_RETURN_IF_ERROR(ConvertValue(*spec, *node, origin, where, &value));
+    Tree tree = ToTree(*node, where);
+    tree.origin = origin;
+    UKAI_RETURN_IF_ERROR(ConvertTree(*spec, tree, &value));
   }
   values->Set(key, std::move(value));
   return Status::Ok();
@@ -263,7 +161,7 @@ Status ApplySetArguments(const std::vector<std::string>& args, const Schema& sch
     while (!key.empty() && key.back() == ' ') key.pop_back();
     return key;
   };
-  std::vector<std::string> errors;
+  std::vector<Status> errors;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string key = key_of(args[i]);
     bool replaced = false;
@@ -272,9 +170,9 @@ Status ApplySetArguments(const std::vector<std::string>& args, const Schema& sch
     }
     if (replaced) continue;
     Status st = ApplySetArgument(args[i], schema, values);
-    if (!st.ok()) errors.push_back(st.message());
+    if (!st.ok()) errors.push_back(st);
   }
-  return ErrorList(errors);
+  return CombineErrors(errors);
 }
 
 }  // namespace ukai::config

@@ -1,5 +1,7 @@
-// Reading a config from TOML text and from `--set key=value` arguments, checked key by key
-// against a Schema (config/schema.h). This is the one place that includes toml++.
+// Reading a config from TOML text and from `--set key=value` arguments. This is the one
+// place that includes toml++. ParseToml() turns text into a RawConfig (config/raw_config.h)
+// without a schema, for the front door that chooses the schema from the config itself; the
+// Read* functions parse and check against a given Schema in one go.
 //
 // Every problem is returned as a Status (never an exception) whose message names the key and
 // the file:line:column (or the --set argument). All problems of one document are reported
@@ -14,13 +16,16 @@
 #include <string_view>
 #include <vector>
 
+#include "core/config/raw_config.h"
 #include "core/config/schema.h"
 #include "core/status.h"
 
 namespace ukai::config {
 
-// The largest config text read (a file of more is refused without being read whole).
-inline constexpr size_t kMaxConfigBytes = size_t{1} << 20;
+// Parses TOML `text` (at most kMaxConfigBytes) into a RawConfig; `source_name` is the file
+// name in messages and origins. Errors: kInvalidArgument when too large, kParseError for
+// TOML syntax ("TOML syntax error at FILE:LINE:COLUMN: ...").
+Result<RawConfig> ParseToml(std::string_view text, const std::string& source_name);
 
 // Reads and checks the TOML file at `path`. Errors: kIoError when the file cannot be read
 // or is not a regular file (a directory, a device such as /dev/zero, a pipe),

@@ -19,7 +19,8 @@ namespace {
 Status Range(const char* key, int64_t value, int64_t lo, int64_t hi) {
   if (value >= lo && value <= hi) return Status::Ok();
   return Status::InvalidArgument(std::string(key) + ": must be in [" + std::to_string(lo) + ", " +
-                                 std::to_string(hi) + "] (got " + std::to_string(value) + ")");
+                                 std::to_string(hi) + "] (got " + std::to_string(value) + ")")
+      .WithKey(std::string(key));
 }
 
 }  // namespace
@@ -37,7 +38,8 @@ Status ValidateConfig(const SimConfig& c) {
   UKAI_RETURN_IF_ERROR(Range("router.switch_bubble_cycles", r.switch_bubble_cycles, 0, 1000000));
   UKAI_RETURN_IF_ERROR(Range("router.table_read_ports", r.table_read_ports, 0, 32));
   if (!(r.clock_mhz >= 0.0)) {
-    return Status::InvalidArgument("router.clock_mhz: must be >= 0 (0: the routing default)");
+    return Status::InvalidArgument("router.clock_mhz: must be >= 0 (0: the routing default)")
+        .WithKey("router.clock_mhz");
   }
   UKAI_RETURN_IF_ERROR(Range("traffic.message_bytes", c.traffic.message_bytes, 1, 1 << 30));
   UKAI_RETURN_IF_ERROR(Range("traffic.source_queue", c.traffic.source_queue, 0, INT32_MAX));
@@ -45,30 +47,34 @@ Status ValidateConfig(const SimConfig& c) {
       (static_cast<int64_t>(c.traffic.message_bytes) + r.flit_bytes - 1) / r.flit_bytes;
   if (flits > 32767) {
     return Status::InvalidArgument(
-        "traffic.message_bytes: at most 32767 flits per message (" + std::to_string(flits) +
-        " with router.flit_bytes = " + std::to_string(r.flit_bytes) + ")");
+               "traffic.message_bytes: at most 32767 flits per message (" + std::to_string(flits) +
+               " with router.flit_bytes = " + std::to_string(r.flit_bytes) + ")")
+        .WithKey("traffic.message_bytes");
   }
   if (r.switching == Switching::kVirtualCutThrough && flits > r.vc_buffer_flits) {
     return Status::InvalidArgument(
-        "router.switching = 'vct' needs a whole message in one VC buffer: "
-        "traffic.message_bytes gives " +
-        std::to_string(flits) +
-        " flits but router.vc_buffer_flits = " + std::to_string(r.vc_buffer_flits));
+               "router.switching = 'vct' needs a whole message in one VC buffer: "
+               "traffic.message_bytes gives " +
+               std::to_string(flits) +
+               " flits but router.vc_buffer_flits = " + std::to_string(r.vc_buffer_flits))
+        .WithKey("router.switching");
   }
   // With a bounded source queue (traffic.source_queue > 0) the sender waits for the PE, so
   // a shorter interval only means "as fast as the PE takes them" (the paper's waiting sender).
   if (c.traffic.injection == InjectionKind::kInterval && c.traffic.source_queue == 0 &&
       c.traffic.interval < flits) {
     return Status::InvalidArgument(
-        "traffic.interval = " + std::to_string(c.traffic.interval) +
-        " cycles between messages of " + std::to_string(flits) +
-        " flits (traffic.message_bytes = " + std::to_string(c.traffic.message_bytes) +
-        ", router.flit_bytes = " + std::to_string(r.flit_bytes) + ") offers " +
-        fmt::format("{:g}", static_cast<double>(flits) / static_cast<double>(c.traffic.interval)) +
-        " flits/node/cycle, but a node injects at most 1 flit per cycle: set "
-        "traffic.interval >= " +
-        std::to_string(flits) +
-        ", send shorter messages, or bound the sender with traffic.source_queue");
+               "traffic.interval = " + std::to_string(c.traffic.interval) +
+               " cycles between messages of " + std::to_string(flits) +
+               " flits (traffic.message_bytes = " + std::to_string(c.traffic.message_bytes) +
+               ", router.flit_bytes = " + std::to_string(r.flit_bytes) + ") offers " +
+               fmt::format("{:g}",
+                           static_cast<double>(flits) / static_cast<double>(c.traffic.interval)) +
+               " flits/node/cycle, but a node injects at most 1 flit per cycle: set "
+               "traffic.interval >= " +
+               std::to_string(flits) +
+               ", send shorter messages, or bound the sender with traffic.source_queue")
+        .WithKey("traffic.interval");
   }
   const MeasureConfig& m = c.measure;
   UKAI_RETURN_IF_ERROR(Range("measure.warmup_messages", m.warmup_messages, 0, int64_t{1} << 50));
@@ -78,7 +84,8 @@ Status ValidateConfig(const SimConfig& c) {
   UKAI_RETURN_IF_ERROR(Range("measure.max_cycles", m.max_cycles, 1, int64_t{1} << 50));
   UKAI_RETURN_IF_ERROR(Range("measure.watchdog_cycles", m.watchdog_cycles, 1, int64_t{1} << 50));
   if (!(m.convergence > 0.0 && m.convergence < 1.0)) {
-    return Status::InvalidArgument("measure.convergence: must be in (0, 1)");
+    return Status::InvalidArgument("measure.convergence: must be in (0, 1)")
+        .WithKey("measure.convergence");
   }
   return Status::Ok();
 }
@@ -122,9 +129,10 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   const int nodes = net->topology_->NumNodes();
   if (nodes > Fabric::MaxRouters(net->topology_->NumNetworkPorts() + 1, config.router)) {
     return Status::InvalidArgument(
-        "network.k: network too large for the router state index (" + std::to_string(nodes) +
-        " nodes with router.vcs = " + std::to_string(config.router.vcs) +
-        ", router.pe_vcs = " + std::to_string(config.router.pe_vcs) + ")");
+               "network.k: network too large for the router state index (" + std::to_string(nodes) +
+               " nodes with router.vcs = " + std::to_string(config.router.vcs) +
+               ", router.pe_vcs = " + std::to_string(config.router.pe_vcs) + ")")
+        .WithKey("network.k");
   }
   net->faults_ = std::make_unique<FaultState>(*net->topology_);
   if (config.faults.any()) {
@@ -138,7 +146,8 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   for (const NodeRef& ref : config.faults.reconfig.root_priority) {
     Result<int> node = net->topology_->ParseNode(ref);
     if (!node.ok())
-      return Status::InvalidArgument("reconfig.root_priority: " + node.status().message());
+      return Status::InvalidArgument("reconfig.root_priority: " + node.status().message())
+          .WithKey("reconfig.root_priority");
     net->root_priority_.push_back(*node);
   }
   if (routing == nullptr) {

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "core/config/enum_names.h"
-#include "core/config/toml_reader.h"
 #include "sim/engine/network.h"
 #include "sim/experiment/fault_config.h"
 #include "sim/experiment/memory_budget.h"
@@ -45,9 +44,6 @@ using config::EnumName;
 using config::FromName;
 using config::Names;
 using config::ToName;
-constexpr EnumName<TopologyKind> kTopologies[] = {{TopologyKind::kMesh, "mesh"},
-                                                  {TopologyKind::kTorus, "torus"},
-                                                  {TopologyKind::kGroup, "group"}};
 constexpr EnumName<DetourPolicy> kDetourPolicies[] = {{DetourPolicy::kNone, "none"},
                                                       {DetourPolicy::kLearned, "learned"},
                                                       {DetourPolicy::kManaged, "managed"},
@@ -91,6 +87,12 @@ struct Binding {
   std::string (*show)(const SimConfig& c);
 };
 
+std::vector<std::string> TopologyNames() {
+  std::vector<std::string> out;
+  for (const TopologyEntry& e : Topologies()) out.emplace_back(e.name);
+  return out;
+}
+
 std::vector<std::string> RoutingNames() {
   std::vector<std::string> out;
   for (const RoutingEntry& e : RoutingAlgorithms()) out.emplace_back(e.name);
@@ -107,11 +109,11 @@ std::vector<Binding> NetworkAndRouterBindings() {
   using VT = ValueType;
   return {
       {KeySpec::Make("network.topology", VT::kEnum)
-           .Allowed(Names(kTopologies))
-           .Doc("k-ary n-cube kind: mesh (no wrap-around links) or torus; or group: "
-                "network.groups groups of network.group_size fully connected nodes, rings "
-                "across groups (docs/gateway.md)"),
-       [](const Items& v, SimConfig* c) { c->network.topology = FromName(kTopologies, v[0]); },
+           .Allowed(TopologyNames())
+           .Doc("the network: mesh or torus (k-ary n-cubes: network.k, network.n), or group "
+                "(network.groups groups of network.group_size fully connected nodes, rings "
+                "across groups: docs/gateway.md); it also chooses the machine model"),
+       [](const Items& v, SimConfig* c) { c->network.topology = FindTopology(Str(v[0]))->kind; },
        [](const SimConfig& c) { return std::string(TopologyName(c.network.topology)); }},
       {KeySpec::Make("network.n", VT::kInt).Min(1).Max(15).Doc("number of dimensions"),
        [](const Items& v, SimConfig* c) { c->network.n = I32(v[0]); },
@@ -660,7 +662,10 @@ std::vector<Binding> Bindings() {
 
 }  // namespace
 
-std::string_view TopologyName(TopologyKind t) { return ToName(kTopologies, t); }
+std::string_view TopologyName(TopologyKind t) {
+  const TopologyEntry* e = FindTopology(t);
+  return e == nullptr ? std::string_view("?") : e->name;
+}
 std::string_view SwitchingName(Switching s) { return ToName(kSwitchings, s); }
 std::string_view InjectionName(InjectionKind i) { return ToName(kInjections, i); }
 std::string_view MeasureModeName(MeasureMode m) { return ToName(kMeasureModes, m); }
@@ -774,12 +779,6 @@ void CheckUnusedSweeps(const config::ConfigValues& values, const SimConfig& c,
   }
 }
 
-// The key an engine message starts with ("routing.algorithm = ..." -> routing.algorithm).
-std::string LeadingKey(const std::string& message) {
-  size_t end = message.find_first_not_of("abcdefghijklmnopqrstuvwxyz_.");
-  return message.substr(0, end == std::string::npos ? message.size() : end);
-}
-
 // What only the simulator knows, for one point on an already built topology.
 Status CheckSupported(const SimConfig& c, const Topology& topology) {
   UKAI_RETURN_IF_ERROR(ValidateConfig(c));
@@ -820,7 +819,8 @@ void CheckPointsSupported(const config::ConfigValues& values, const std::vector<
     if (st.ok() || std::find(seen.begin(), seen.end(), st.message()) != seen.end()) continue;
     seen.push_back(st.message());
     std::string where;
-    if (const config::Value* v = values.Find(LeadingKey(st.message()))) {
+    // The key the simulator's error is about (Status::key()) gives the place in the file.
+    if (const config::Value* v = st.key().empty() ? nullptr : values.Find(st.key())) {
       where = fmt::format(" {}", v->origin.Where());
     }
     std::string point;
@@ -887,32 +887,11 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
   return points;
 }
 
-Result<std::vector<SimConfig>> LoadSimConfigsFromString(std::string_view text,
-                                                        const std::string& source_name,
-                                                        const std::vector<std::string>& overrides) {
-  const config::Schema schema = SimConfigSchema();
-  Result<config::ConfigValues> values = config::ReadTomlString(text, source_name, schema);
-  if (!values.ok()) return values.status();
-  UKAI_RETURN_IF_ERROR(config::ApplySetArguments(overrides, schema, &*values));
-  return ExpandSimConfigs(*values);
-}
-
-Result<std::vector<SimConfig>> LoadSimConfigs(const std::string& path,
-                                              const std::vector<std::string>& overrides) {
-  const config::Schema schema = SimConfigSchema();
-  Result<config::ConfigValues> values = config::ReadTomlFile(path, schema);
-  if (!values.ok()) return values.status();
-  UKAI_RETURN_IF_ERROR(config::ApplySetArguments(overrides, schema, &*values));
-  return ExpandSimConfigs(*values);
-}
-
-std::string DescribeSimConfig(bool markdown) {
-  const config::Schema schema = SimConfigSchema();
+std::string DescribeSimLists(bool markdown) {
   std::string out;
-  std::string sweep = fmt::format("{}", fmt::join(kSweepOrder, ", "));
+  const std::string sweep = fmt::format("{}", fmt::join(kSweepOrder, ", "));
   if (markdown) {
-    out += config::DescribeMarkdown(schema);
-    out += fmt::format("\nSweep keys, outermost first: {}.\n", sweep);
+    out += fmt::format("Sweep keys, outermost first: {}.\n", sweep);
     out += "\n| routing.algorithm | default clock (MHz) | description |\n|---|---|---|\n";
     for (const RoutingEntry& e : RoutingAlgorithms()) {
       out += fmt::format("| `{}` | {} | {} |\n", e.name, e.default_clock_mhz, e.doc);
@@ -923,12 +902,8 @@ std::string DescribeSimConfig(bool markdown) {
     }
     return out;
   }
-  out +=
-      "Keys of a `ukai sim run` config (TOML tables [network] [router] [routing] [traffic]\n"
-      "[measure] [run]; seed is top level). Override any key with --set key=value.\n";
   out += fmt::format("Sweep keys may be lists; every combination runs, outermost first:\n  {}\n\n",
                      sweep);
-  out += config::DescribeText(schema);
   out += "Routing algorithms (routing.algorithm):\n";
   for (const RoutingEntry& e : RoutingAlgorithms()) {
     out += fmt::format("  {:<10} {} (default clock {} MHz)\n", e.name, e.doc, e.default_clock_mhz);

@@ -1,8 +1,8 @@
-// The config schema of a simulation point: every SimConfig field as a TOML key with its
-// type, unit, default (taken from SimConfig's own defaults), range and meaning; reading a
-// config file plus `--set key=value` overrides into one SimConfig per point of a sweep; and
-// `ukai sim describe`, which prints the schema (it is the config reference; docs/config.md
-// holds the same table).
+// The config schema of the flit-level model (experiment/flit_model.h): every SimConfig field
+// as a key with its type, unit, default (taken from SimConfig's own defaults), range and
+// meaning, and the expansion of checked values into one SimConfig per point of a sweep.
+// Files are read by the front door (experiment/front_door.h: LoadSimConfigs); `ukai sim
+// describe` prints the schema (docs/config.md holds the same table).
 //
 // Sweeps: routing.algorithm, traffic.pattern, traffic.message_bytes, traffic.interval,
 // traffic.rate and seed may each be a list. Every combination is run (the cross product),
@@ -27,8 +27,8 @@
 // point that has it.
 //
 // Adding a SimConfig field: one Binding row (spec, setter, default printer) in
-// config_schema.cc, then regenerate the table in docs/config.md with
-// `ukai sim describe --markdown` (tests/cli/config_docs_test.cc fails until the key is there).
+// config_schema.cc, then regenerate the reference in docs/config.md
+// (tools/update_reference_docs.py; tests/cli/config_docs_test.cc fails until it is there).
 //
 // Thread safety: free functions without shared state.
 #ifndef UKAI_SIM_EXPERIMENT_CONFIG_SCHEMA_H_
@@ -51,25 +51,13 @@ config::Schema SimConfigSchema();
 // The keys that may be lists giving one point per value, outermost (slowest) first.
 std::span<const std::string_view> SweepKeyOrder();
 
-// Reads `path`, applies `overrides` ("key=value", in order; a later one wins), checks
-// everything and expands sweeps. Errors (kIoError, kParseError, kInvalidArgument) name
-// the key and file:line:column or the --set argument.
-Result<std::vector<SimConfig>> LoadSimConfigs(const std::string& path,
-                                              const std::vector<std::string>& overrides);
-
-// Same from TOML text; `source_name` stands for the file name in messages.
-Result<std::vector<SimConfig>> LoadSimConfigsFromString(std::string_view text,
-                                                        const std::string& source_name,
-                                                        const std::vector<std::string>& overrides);
-
 // Turns checked values into SimConfigs (defaults for absent keys), expands sweeps and
 // checks every point as described above.
 Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& values);
 
-// The reference printed by `ukai sim describe`: every key with type, unit, default, range
-// and meaning, then the sweep order and the registered routing algorithms and traffic
-// patterns. Plain text, or Markdown tables when `markdown`.
-std::string DescribeSimConfig(bool markdown);
+// The reference after the keys in `ukai sim describe`: the sweep order, the registered
+// routing algorithms and traffic patterns. Plain text, or Markdown tables when `markdown`.
+std::string DescribeSimLists(bool markdown);
 
 // Config names of the enums ("torus", "vct", "interval", "cycles").
 std::string_view TopologyName(TopologyKind t);

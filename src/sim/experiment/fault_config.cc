@@ -24,6 +24,8 @@ std::string Render(const Tree& t) {
         s += (i ? ", " : "") + t.names[i] + " = " + Render(t.items[i]);
       return s + "}";
     }
+    case Tree::Kind::kOther:  // refused by the schema check before any consumer sees it
+      return t.other;
   }
   return "?";
 }

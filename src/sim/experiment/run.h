@@ -21,6 +21,9 @@ namespace ukai::sim {
 // used for the progress line on a terminal. May be empty.
 using ProgressFn = std::function<void(int64_t cycle, int64_t measured)>;
 
+// Runs one point: RunPoint, or a fake in tests (experiment/machine_model.h, RunEnv).
+using PointRunner = std::function<Result<PointResult>(const SimConfig&, const ProgressFn&)>;
+
 Result<PointResult> RunPoint(const SimConfig& config, const ProgressFn& progress = {});
 
 }  // namespace ukai::sim

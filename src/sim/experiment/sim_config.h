@@ -1,8 +1,9 @@
 // SimConfig: the typed configuration of one simulation point (LevelDB Options style: every
-// field has its default written here). The TOML reader (experiment/config_schema.h) fills
-// it and `ukai sim describe` prints the same schema; RunPoint() (experiment/run.h)
-// consumes it. Sweeps (a list in the TOML for traffic.rate, traffic.interval or
-// traffic.message_bytes) are expanded by the reader into one SimConfig per point.
+// field has its default written here). The flit-level model's schema
+// (experiment/config_schema.h) fills it from a config read by the front door
+// (experiment/front_door.h), and `ukai sim describe` prints the same schema; RunPoint()
+// (experiment/run.h) consumes it. Sweeps (a list for traffic.rate, traffic.interval or
+// traffic.message_bytes, ...) are expanded into one SimConfig per point.
 //
 // Units: cycles are router clock cycles; sizes are bytes unless the name says flits.
 // Thread safety: a plain value.

@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include "core/config/enum_names.h"
-#include "sim/experiment/config_schema.h"
 #include "sim/fullmesh/machine.h"
 
 namespace ukai::sim::fullmesh {
@@ -264,12 +263,6 @@ Status ReadGroups(const config::Value& v, FullMeshConfig* c) {
   return Status::Ok();
 }
 
-// The sim keys a full-mesh config may hold (the rest belong to the k-ary n-cube model).
-bool SharedKey(const std::string& key) { return key == "network.topology" || key == "seed"; }
-bool FullMeshKey(const std::string& key) {
-  return key.rfind("fullmesh.", 0) == 0 || key.rfind("workload.", 0) == 0;
-}
-
 Result<std::vector<Operation>> ReadWorkload(const config::ConfigValues& values,
                                             const FullMeshConfig& c, bool* sweep) {
   const config::Value* ops = values.Find("workload.ops");
@@ -401,47 +394,27 @@ Result<Operation> ParseOperation(const std::string& text, const FullMeshConfig& 
 }
 
 config::Schema FullMeshSchema() {
-  std::vector<KeySpec> keys;
+  std::vector<KeySpec> keys = {
+      KeySpec::Make("network.topology", ValueType::kEnum)
+          .Allowed({"fullmesh"})
+          .Default("fullmesh")
+          .Doc("the optical full mesh with 1-hop relays (this model)"),
+      KeySpec::Make("seed", ValueType::kInt)
+          .Min(0)
+          .Default(std::to_string(FullMeshConfig().seed))
+          .Doc("seeds the data contents of the operations"),
+  };
   for (Binding& b : AllBindings()) keys.push_back(std::move(b.spec));
   for (KeySpec& k : WorkloadKeys()) keys.push_back(std::move(k));
   return config::Schema(std::move(keys));
 }
 
-config::Schema CombinedSchema() {
-  const config::Schema sim = SimConfigSchema();
-  const config::Schema mesh = FullMeshSchema();
-  std::vector<KeySpec> keys = sim.keys();
-  for (KeySpec& k : keys) {
-    if (k.key == "network.topology") k.allowed.push_back("fullmesh");
-  }
-  keys.insert(keys.end(), mesh.keys().begin(), mesh.keys().end());
-  return config::Schema(std::move(keys));
-}
-
-bool IsFullMesh(const config::ConfigValues& values) {
-  const config::Value* t = values.Find("network.topology");
-  return t != nullptr && std::get<std::string>(t->items[0]) == "fullmesh";
-}
-
 Result<FullMeshRun> MakeFullMeshRun(const config::ConfigValues& values) {
-  const bool fullmesh = IsFullMesh(values);
-  for (const auto& [key, value] : values.values()) {
-    if (fullmesh && !SharedKey(key) && !FullMeshKey(key)) {
-      return config::KeyError(key, "is not used by network.topology = \"fullmesh\"", value.origin);
-    }
-    if (!fullmesh && FullMeshKey(key)) {
-      return config::KeyError(key, "needs network.topology = \"fullmesh\"", value.origin);
-    }
-  }
   FullMeshRun run;
   for (const Binding& b : AllBindings()) {
     if (const config::Value* v = values.Find(b.spec.key)) b.set(v->items, &run.config);
   }
   if (const config::Value* s = values.Find("seed")) {
-    if (s->items.size() > 1) {
-      return config::KeyError("seed", "takes one value with network.topology = \"fullmesh\"",
-                              s->origin);
-    }
     run.config.seed = static_cast<uint64_t>(std::get<int64_t>(s->items[0]));
   }
   run.config.Normalize();
@@ -450,15 +423,10 @@ Result<FullMeshRun> MakeFullMeshRun(const config::ConfigValues& values) {
   Result<std::vector<Operation>> ops = ReadWorkload(values, run.config, &run.sweep);
   if (!ops.ok()) return ops.status();
   run.ops = std::move(*ops);
-  Status valid = ValidateFullMesh(run.config, run.ops);
-  if (!valid.ok() && run.sweep) {  // name the sweep's keys, not workload.ops
-    std::string m = valid.message();
-    const std::string from = "workload.ops: operation ";
-    if (m.rfind(from, 0) == 0)
-      m = "workload.operation: at workload.bytes item " + m.substr(from.size());
-    return Status::InvalidArgument(m);
-  }
-  UKAI_RETURN_IF_ERROR(valid);
+  // A sweep's operations are named by its own keys, not workload.ops.
+  const OpNaming naming =
+      run.sweep ? OpNaming{"workload.operation", "at workload.bytes item"} : OpNaming{};
+  UKAI_RETURN_IF_ERROR(ValidateFullMesh(run.config, run.ops, naming));
   return run;
 }
 

@@ -29,19 +29,12 @@ struct FullMeshRun {
   bool sweep = false;          // a sweep: each of ops runs alone
 };
 
-// The fullmesh.* and workload.* keys.
+// Every key of the full-mesh model: network.topology (= "fullmesh"), seed, the fullmesh.*
+// and workload.* keys.
 config::Schema FullMeshSchema();
 
-// The simulator's schema plus the full-mesh keys, with "fullmesh" added to
-// network.topology: what a config file is read against before it is dispatched.
-config::Schema CombinedSchema();
-
-// True when the values ask for the full mesh.
-bool IsFullMesh(const config::ConfigValues& values);
-
-// Turns checked values (read against CombinedSchema) into a run. Errors: keys of the other
-// topology, a malformed operation or group, both or neither workload form, and every
-// ValidateFullMesh error.
+// Turns values checked against FullMeshSchema() into a run. Errors: a malformed operation or
+// group, both or neither workload form, and every ValidateFullMesh error.
 Result<FullMeshRun> MakeFullMeshRun(const config::ConfigValues& values);
 
 // Parses one item of workload.ops against the config's communicators.

@@ -1,12 +1,9 @@
 // `ukai sim run` for the full mesh: runs a FullMeshRun and writes one record per operation.
 //
-// Record fields (CSV header / JSON names), in this order: index, operation, nodes, bytes,
-// policy, relays (K used), direct (0/1), relay_mode, time_us (arrival to last delivery,
-// waiting included), baseline_us (the same operation alone on the plain full mesh),
-// speedup (baseline_us / time_us), then relay, t1_us, bandwidth_gbps, decision, tables,
-// planes, fibres (2N per plane when fullmesh.awg checked the cyclic-AWG plan, else 0), comm, root,
-// dest, at_us, start_us, wait_us, tree_us (binomial tree on the plain full mesh; 0 when not a tree
-// collective), data_ok (1 checked and right, -1 not checked).
+// The record's fields are declared once, in fullmesh_run.cc (name, unit, meaning, table
+// column): index, operation, nodes, bytes, policy, relays, direct, relay_mode, time_us,
+// baseline_us, speedup, relay, t1_us, bandwidth_gbps, decision, tables, planes, fibres, comm,
+// root, dest, at_us, start_us, wait_us, tree_us, data_ok (`ukai sim describe` prints them).
 //
 // A data check that fails is an error (kInternal) after the records before it.
 // Thread safety: none beyond the writer's.
@@ -15,12 +12,16 @@
 
 #include <vector>
 
+#include "core/output/fields.h"
 #include "core/output/writer.h"
 #include "core/status.h"
 #include "sim/fullmesh/fullmesh_config.h"
 #include "sim/fullmesh/machine.h"
 
 namespace ukai::sim::fullmesh {
+
+// Every field of a record, in record order.
+std::vector<output::FieldSpec> FullMeshFields();
 
 output::Record FullMeshRecord(size_t index, const FullMeshConfig& config, const Operation& op,
                               const OpResult& result);

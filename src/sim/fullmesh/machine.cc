@@ -32,30 +32,36 @@ Status CheckComms(const FullMeshConfig& c) {
     const Communicator& comm = c.comms[g];
     if (comm.members.size() < 2) {
       return Status::InvalidArgument(
-          fmt::format("fullmesh.groups: group '{}' has {} node(s); a communicator needs at least 2",
-                      comm.name, comm.members.size()));
+                 fmt::format(
+                     "fullmesh.groups: group '{}' has {} node(s); a communicator needs at least 2",
+                     comm.name, comm.members.size()))
+          .WithKey("fullmesh.groups");
     }
     for (size_t i = 0; i < comm.members.size(); ++i) {
       const int m = comm.members[i];
       if (m < 0 || m >= c.nodes) {
         return Status::InvalidArgument(
-            fmt::format("fullmesh.groups: group '{}' names node {}, but the nodes are 0..{}",
-                        comm.name, m, c.nodes - 1));
+                   fmt::format("fullmesh.groups: group '{}' names node {}, but the nodes are 0..{}",
+                               comm.name, m, c.nodes - 1))
+            .WithKey("fullmesh.groups");
       }
       if (i > 0 && comm.members[i - 1] >= m) {
-        return Status::InvalidArgument(fmt::format(
-            "fullmesh.groups: group '{}' must list distinct nodes (node {} repeats or is out "
-            "of order)",
-            comm.name, m));
+        return Status::InvalidArgument(fmt::format("fullmesh.groups: group '{}' must list distinct "
+                                                   "nodes (node {} repeats or is out "
+                                                   "of order)",
+                                                   comm.name, m))
+            .WithKey("fullmesh.groups");
       }
     }
   }
   return Status::Ok();
 }
 
-Status CheckOp(const FullMeshConfig& c, const Operation& op, size_t i) {
-  auto bad = [i](const std::string& what) {
-    return Status::InvalidArgument(fmt::format("workload.ops: operation {}: {}", i + 1, what));
+Status CheckOp(const FullMeshConfig& c, const Operation& op, size_t i, const OpNaming& naming) {
+  auto bad = [i, &naming](const std::string& what) {
+    return Status::InvalidArgument(
+               fmt::format("{}: {} {}: {}", naming.key, naming.item, i + 1, what))
+        .WithKey(std::string(naming.key));
   };
   if (op.comm < 0 || op.comm >= static_cast<int>(c.comms.size()))
     return bad("unknown communicator");
@@ -80,10 +86,11 @@ Status CheckOp(const FullMeshConfig& c, const Operation& op, size_t i) {
   if (!(op.at_us >= 0) || !std::isfinite(op.at_us)) return bad("the time must be >= 0");
   const int max_k = MaxRelays(c, op, n);
   if (c.policy == Policy::kVariableK && max_k >= 0 && c.k_min > max_k) {
-    return Status::InvalidArgument(fmt::format(
-        "fullmesh.k_min: {} is out of range for operation {} ({} over {} nodes has at most "
-        "{} relays)",
-        c.k_min, i + 1, OpTypeName(op.type), n, max_k));
+    return Status::InvalidArgument(fmt::format("fullmesh.k_min: {} is out of range for operation "
+                                               "{} ({} over {} nodes has at most "
+                                               "{} relays)",
+                                               c.k_min, i + 1, OpTypeName(op.type), n, max_k))
+        .WithKey("fullmesh.k_min");
   }
   const double factor =
       op.type == OpType::kScatter || op.type == OpType::kGather || op.type == OpType::kAllgather
@@ -98,24 +105,31 @@ Status CheckOp(const FullMeshConfig& c, const Operation& op, size_t i) {
 
 }  // namespace
 
-Status ValidateFullMesh(const FullMeshConfig& config, const std::vector<Operation>& ops) {
+Status ValidateFullMesh(const FullMeshConfig& config, const std::vector<Operation>& ops,
+                        const OpNaming& naming) {
   FullMeshConfig c = config;
   c.Normalize();
   if (c.nodes < 3 || c.nodes > 4096) {
     return Status::InvalidArgument(
-        fmt::format("fullmesh.nodes: {} is out of range [3, 4096]", c.nodes));
+               fmt::format("fullmesh.nodes: {} is out of range [3, 4096]", c.nodes))
+        .WithKey("fullmesh.nodes");
   }
   if (c.planes < 1 || c.planes > 2) {
-    return Status::InvalidArgument(fmt::format("fullmesh.planes: {} must be 1 or 2", c.planes));
+    return Status::InvalidArgument(fmt::format("fullmesh.planes: {} must be 1 or 2", c.planes))
+        .WithKey("fullmesh.planes");
   }
   if (c.k_max > c.nodes) {
     return Status::InvalidArgument(
-        fmt::format("fullmesh.k_max: {} is out of range (no operation has more than N = {} relays)",
-                    c.k_max, c.nodes));
+               fmt::format(
+                   "fullmesh.k_max: {} is out of range (no operation has more than N = {} relays)",
+                   c.k_max, c.nodes))
+        .WithKey("fullmesh.k_max");
   }
   if (c.k_max > 0 && c.k_min > c.k_max) {
     return Status::InvalidArgument(
-        fmt::format("fullmesh.k_min: {} is larger than fullmesh.k_max = {}", c.k_min, c.k_max));
+               fmt::format("fullmesh.k_min: {} is larger than fullmesh.k_max = {}", c.k_min,
+                           c.k_max))
+        .WithKey("fullmesh.k_min");
   }
   if (!(c.T1() > 0) || !(c.t0_us >= 0) || !(c.bandwidth_gbps > 0)) {
     return Status::InvalidArgument(
@@ -126,7 +140,7 @@ Status ValidateFullMesh(const FullMeshConfig& config, const std::vector<Operatio
     Result<int64_t> fibres = CheckCyclicAwgPlan(c.nodes, c.planes);
     if (!fibres.ok()) return fibres.status();
   }
-  for (size_t i = 0; i < ops.size(); ++i) UKAI_RETURN_IF_ERROR(CheckOp(c, ops[i], i));
+  for (size_t i = 0; i < ops.size(); ++i) UKAI_RETURN_IF_ERROR(CheckOp(c, ops[i], i, naming));
   return Status::Ok();
 }
 

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <queue>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -40,9 +41,18 @@ struct OpResult {
   double time_us() const { return finish_us - arrival_us; }
 };
 
+// How errors about one operation name it: "{key}: {item} {i + 1}: ...", with `key` as
+// Status::key(). A list workload: "workload.ops: operation 3: ..."; a size sweep names its
+// own keys: "workload.operation: at workload.bytes item 3: ...".
+struct OpNaming {
+  std::string_view key = "workload.ops";
+  std::string_view item = "operation";
+};
+
 // Checks a config and a workload; errors name the key ("fullmesh.k_min", "workload.ops")
-// and, for an operation, its position.
-Status ValidateFullMesh(const FullMeshConfig& config, const std::vector<Operation>& ops);
+// and, for an operation, its position (as `naming` says).
+Status ValidateFullMesh(const FullMeshConfig& config, const std::vector<Operation>& ops,
+                        const OpNaming& naming = {});
 
 // The cyclic-AWG wavelength plan: node i reaches node j on wavelength (j - i) mod N (1..N-1)
 // through its own fibre pair. Checks that every ordered pair has its own (input fibre,

@@ -21,7 +21,7 @@ Result<int> ParseNodeName(const Topology& t, const std::string& key, const std::
   ref.text = "\"" + name + "\"";
   ref.where = "in " + key;
   Result<int> node = t.ParseNode(ref);
-  if (!node.ok()) return Status::InvalidArgument(key + ": " + node.status().message());
+  if (!node.ok()) return Status::InvalidArgument(key + ": " + node.status().message()).WithKey(key);
   return node;
 }
 
@@ -50,7 +50,8 @@ Status ResolveMacs(const Topology& t, const std::vector<std::string>& entries, N
     }
     if (!ok || digits != 12 || entry.size() - eq != 18) {
       return Status::InvalidArgument("nic.macs: \"" + entry + "\" is not NODE=aa:bb:cc:dd:ee:ff" +
-                                     (node.ok() ? "" : " (" + node.status().message() + ")"));
+                                     (node.ok() ? "" : " (" + node.status().message() + ")"))
+          .WithKey("nic.macs");
     }
     macs[*node] = mac;
   }
@@ -58,7 +59,8 @@ Status ResolveMacs(const Topology& t, const std::vector<std::string>& entries, N
   for (int i = 0; i < t.NumNodes(); ++i) {
     if (!owner.emplace(macs[i], i).second) {
       return Status::InvalidArgument("nic.macs: nodes " + t.NodeName(owner[macs[i]]) + " and " +
-                                     t.NodeName(i) + " have the same MAC");
+                                     t.NodeName(i) + " have the same MAC")
+          .WithKey("nic.macs");
     }
   }
   return Status::Ok();
@@ -71,12 +73,16 @@ Status ResolveJobs(const SimConfig& c, const Topology& t, NicNodes* out) {
     std::vector<int> nics;
     for (const std::string& name : job.enabled) {
       Result<int> node = ParseNodeName(t, "nic.jobs", name);
-      if (!node.ok()) return Status::InvalidArgument(node.status().message() + " " + job.where);
+      if (!node.ok()) {
+        return Status::InvalidArgument(node.status().message() + " " + job.where)
+            .WithKey(node.status().key());
+      }
       auto it = std::find(out->all.begin(), out->all.end(), *node);
       const int k = static_cast<int>(it - out->all.begin());
       if (it == out->all.end()) out->all.push_back(*node);
       if (std::find(nics.begin(), nics.end(), k) != nics.end()) {
-        return Status::InvalidArgument("nic.jobs: node " + name + " listed twice " + job.where);
+        return Status::InvalidArgument("nic.jobs: node " + name + " listed twice " + job.where)
+            .WithKey("nic.jobs");
       }
       nics.push_back(k);
     }
@@ -90,17 +96,21 @@ Status ResolveJobs(const SimConfig& c, const Topology& t, NicNodes* out) {
 Result<NicNodes> ResolveNicConfig(const SimConfig& c, const Topology& t) {
   if (c.routing.algorithm != "dor-detour") {
     return Status::InvalidArgument(
-        "routing.algorithm: the gateway model (nic.*) needs 'dor-detour' (via-node detours), "
-        "got '" +
-        c.routing.algorithm + "'");
+               "routing.algorithm: the gateway model (nic.*) needs 'dor-detour' (via-node "
+               "detours), "
+               "got '" +
+               c.routing.algorithm + "'")
+        .WithKey("routing.algorithm");
   }
   NicNodes out;
-  if (c.nic.enabled.empty()) return Status::InvalidArgument("nic.enabled: no NIC enabled");
+  if (c.nic.enabled.empty())
+    return Status::InvalidArgument("nic.enabled: no NIC enabled").WithKey("nic.enabled");
   for (const std::string& name : c.nic.enabled) {
     Result<int> node = ParseNodeName(t, "nic.enabled", name);
     if (!node.ok()) return node.status();
     if (std::find(out.enabled.begin(), out.enabled.end(), *node) != out.enabled.end()) {
-      return Status::InvalidArgument("nic.enabled: node " + name + " listed twice");
+      return Status::InvalidArgument("nic.enabled: node " + name + " listed twice")
+          .WithKey("nic.enabled");
     }
     out.enabled.push_back(*node);
   }
@@ -145,7 +155,8 @@ Status Gateway::Init(const SimConfig& config) {
   for (size_t k = 0; k < nodes->enabled.size(); ++k) {
     if (known_faulty_[nic_nodes_[k]] != 0) {
       return Status::InvalidArgument("nic.enabled: I/O node " + t.NodeName(nic_nodes_[k]) +
-                                     " is faulty at boot");
+                                     " is faulty at boot")
+          .WithKey("nic.enabled");
     }
   }
   nic_queue_.resize(nic_nodes_.size());

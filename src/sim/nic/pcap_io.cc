@@ -98,14 +98,15 @@ Result<std::unique_ptr<FrameSource>> OpenPcapSource(const std::string& path,
   char err[PCAP_ERRBUF_SIZE] = {};
   FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) {
-    return Status::IoError("nic.ingress_pcap: " + path + ": " + std::strerror(errno));
+    return Status::IoError("nic.ingress_pcap: " + path + ": " + std::strerror(errno))
+        .WithKey("nic.ingress_pcap");
   }
   std::setvbuf(file, nullptr, _IOFBF, kReadBufferBytes);
   // On success the pcap_t owns `file` (pcap_close() closes it).
   pcap_t* p = pcap_fopen_offline_with_tstamp_precision(file, PCAP_TSTAMP_PRECISION_NANO, err);
   if (p == nullptr) {
     std::fclose(file);
-    return Status::IoError("nic.ingress_pcap: " + path + ": " + err);
+    return Status::IoError("nic.ingress_pcap: " + path + ": " + err).WithKey("nic.ingress_pcap");
   }
   if (pcap_datalink(p) != DLT_EN10MB) {
     const std::string name = pcap_datalink_val_to_name(pcap_datalink(p))
@@ -113,7 +114,8 @@ Result<std::unique_ptr<FrameSource>> OpenPcapSource(const std::string& path,
                                  : std::to_string(pcap_datalink(p));
     pcap_close(p);
     return Status::ParseError("nic.ingress_pcap: " + path + ": link type " + name +
-                              ", not Ethernet (EN10MB)");
+                              ", not Ethernet (EN10MB)")
+        .WithKey("nic.ingress_pcap");
   }
   return std::unique_ptr<FrameSource>(new PcapSource(p, path, cycles_per_second, has_fcs));
 }
@@ -126,7 +128,7 @@ Result<std::unique_ptr<FrameSink>> OpenPcapSink(const std::string& path, double 
   if (d == nullptr) {
     const std::string err = pcap_geterr(p);
     pcap_close(p);
-    return Status::IoError("nic.egress_pcap: " + path + ": " + err);
+    return Status::IoError("nic.egress_pcap: " + path + ": " + err).WithKey("nic.egress_pcap");
   }
   return std::unique_ptr<FrameSink>(new PcapSink(p, d, cycles_per_second));
 }

@@ -551,7 +551,8 @@ Result<CdgReport> CheckDeadlockFreedom(const SimConfig& config) {
   }
   if (entry == nullptr) {
     return Status::InvalidArgument("routing.algorithm: no deadlock checker for '" +
-                                   config.routing.algorithm + "' (checkers: " + known + ")");
+                                   config.routing.algorithm + "' (checkers: " + known + ")")
+        .WithKey("routing.algorithm");
   }
   Result<std::unique_ptr<KaryNCube>> topo = KaryNCube::Create(config.network);
   if (!topo.ok()) return topo.status();

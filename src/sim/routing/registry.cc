@@ -20,7 +20,8 @@ const KaryNCube* AsCube(const Topology& topology) {
 Status NeedCube(const Topology& topology, std::string_view name) {
   if (AsCube(topology) != nullptr) return Status::Ok();
   return Status::InvalidArgument("routing.algorithm: '" + std::string(name) +
-                                 "' needs a k-ary n-cube (network.topology mesh or torus)");
+                                 "' needs a k-ary n-cube (network.topology mesh or torus)")
+      .WithKey("routing.algorithm");
 }
 
 // `name` is not fault tolerant: any faults.* setting is an error.
@@ -28,7 +29,8 @@ Status NoFaults(const SimConfig& config, std::string_view name) {
   if (!config.faults.any()) return Status::Ok();
   return Status::InvalidArgument("routing.algorithm: '" + std::string(name) +
                                  "' is not fault tolerant; remove the faults.* settings or use "
-                                 "a fault-tolerant algorithm (updown, detour-ud, detour-nf)");
+                                 "a fault-tolerant algorithm (updown, detour-ud, detour-nf)")
+      .WithKey("routing.algorithm");
 }
 
 Status DorSupports(const Topology& topology, const SimConfig& config) {
@@ -38,18 +40,21 @@ Status DorSupports(const Topology& topology, const SimConfig& config) {
     UKAI_RETURN_IF_ERROR(NoFaults(config, "dor"));
     if (planner->classes() == 2 && config.router.vcs < 2) {
       return Status::InvalidArgument(
-          "routing.algorithm = 'dor' on the group topology's ring needs router.vcs >= 2 (two "
-          "dateline classes), got router.vcs = " +
-          std::to_string(config.router.vcs));
+                 "routing.algorithm = 'dor' on the group topology's ring needs router.vcs >= 2 "
+                 "(two "
+                 "dateline classes), got router.vcs = " +
+                 std::to_string(config.router.vcs))
+          .WithKey("routing.algorithm");
     }
     return Status::Ok();
   }
   UKAI_RETURN_IF_ERROR(NoFaults(config, "dor"));
   if (AsCube(topology)->torus() && config.router.vcs < 2) {
     return Status::InvalidArgument(
-        "routing.algorithm = 'dor' on a torus needs router.vcs >= 2 (two dateline classes), "
-        "got router.vcs = " +
-        std::to_string(config.router.vcs));
+               "routing.algorithm = 'dor' on a torus needs router.vcs >= 2 (two dateline classes), "
+               "got router.vcs = " +
+               std::to_string(config.router.vcs))
+        .WithKey("routing.algorithm");
   }
   return Status::Ok();
 }
@@ -67,15 +72,19 @@ Status DetourSupports(const Topology& topology, const SimConfig& config) {
   std::unique_ptr<DorPlanner> planner = DorPlanner::For(topology);
   if (planner == nullptr) {
     return Status::InvalidArgument(
-        "routing.algorithm: 'dor-detour' needs a topology with a dimension order (mesh, torus, "
-        "group)");
+               "routing.algorithm: 'dor-detour' needs a topology with a dimension order (mesh, "
+               "torus, "
+               "group)")
+        .WithKey("routing.algorithm");
   }
   const int need = 2 * planner->classes();
   if (config.router.vcs < need) {
     return Status::InvalidArgument(
-        "routing.algorithm = 'dor-detour' on the " + topology.Describe() + " needs router.vcs >= " +
-        std::to_string(need) + " (2 VC layers of " + std::to_string(planner->classes()) +
-        " class(es)), got router.vcs = " + std::to_string(config.router.vcs));
+               "routing.algorithm = 'dor-detour' on the " + topology.Describe() +
+               " needs router.vcs >= " + std::to_string(need) + " (2 VC layers of " +
+               std::to_string(planner->classes()) +
+               " class(es)), got router.vcs = " + std::to_string(config.router.vcs))
+        .WithKey("routing.algorithm");
   }
   return Status::Ok();
 }
@@ -94,9 +103,11 @@ Status DuatoSupports(const Topology& topology, const SimConfig& config) {
   const int need = torus ? 3 : 2;
   if (config.router.vcs < need) {
     return Status::InvalidArgument(
-        std::string("routing.algorithm = 'duato' on a ") + (torus ? "torus" : "mesh") +
-        " needs router.vcs >= " + std::to_string(need) + " (" + (torus ? "2 escape" : "1 escape") +
-        " + at least 1 adaptive VC), got router.vcs = " + std::to_string(config.router.vcs));
+               std::string("routing.algorithm = 'duato' on a ") + (torus ? "torus" : "mesh") +
+               " needs router.vcs >= " + std::to_string(need) + " (" +
+               (torus ? "2 escape" : "1 escape") +
+               " + at least 1 adaptive VC), got router.vcs = " + std::to_string(config.router.vcs))
+        .WithKey("routing.algorithm");
   }
   return Status::Ok();
 }
@@ -119,9 +130,11 @@ Status DetourUdSupports(const Topology& topology, const SimConfig& config) {
   UKAI_RETURN_IF_ERROR(UpDownSupports(topology, config.routing.root));
   if (config.router.vcs < 2) {
     return Status::InvalidArgument(
-        "routing.algorithm = 'detour-ud' needs router.vcs >= 2 (1 UD-VC + at least 1 FA-VC), "
-        "got router.vcs = " +
-        std::to_string(config.router.vcs));
+               "routing.algorithm = 'detour-ud' needs router.vcs >= 2 (1 UD-VC + at least 1 "
+               "FA-VC), "
+               "got router.vcs = " +
+               std::to_string(config.router.vcs))
+        .WithKey("routing.algorithm");
   }
   return Status::Ok();
 }
@@ -137,18 +150,20 @@ Status DetourNfSupports(const Topology& topology, const SimConfig& config) {
   const int need = torus ? 4 : 3;
   if (config.router.vcs < need) {
     return Status::InvalidArgument(
-        std::string("routing.algorithm = 'detour-nf' on a ") + (torus ? "torus" : "mesh") +
-        " needs router.vcs >= " + std::to_string(need) + " (" + (torus ? "2" : "1") +
-        " escape + 1 Negative-First + at least 1 adaptive VC), got router.vcs = " +
-        std::to_string(config.router.vcs));
+               std::string("routing.algorithm = 'detour-nf' on a ") + (torus ? "torus" : "mesh") +
+               " needs router.vcs >= " + std::to_string(need) + " (" + (torus ? "2" : "1") +
+               " escape + 1 Negative-First + at least 1 adaptive VC), got router.vcs = " +
+               std::to_string(config.router.vcs))
+        .WithKey("routing.algorithm");
   }
   if (topology.AnyFault()) {
     const std::string bad = DetourNfRouting(*AsCube(topology), config.router.vcs).Unroutable();
     if (!bad.empty()) {
       return Status::InvalidArgument(
-          "routing.algorithm: 'detour-nf' cannot handle this fault "
-          "placement (faults.*): " +
-          bad);
+                 "routing.algorithm: 'detour-nf' cannot handle this fault "
+                 "placement (faults.*): " +
+                 bad)
+          .WithKey("routing.algorithm");
     }
   }
   return Status::Ok();
@@ -219,7 +234,8 @@ Result<const RoutingEntry*> FindRoutingAlgorithm(std::string_view name) {
     known += (known.empty() ? "" : ", ") + std::string(e.name);
   }
   return Status::NotFound("routing.algorithm: unknown algorithm '" + std::string(name) +
-                          "' (known: " + known + ")");
+                          "' (known: " + known + ")")
+      .WithKey("routing.algorithm");
 }
 
 Result<std::unique_ptr<RoutingFunction>> MakeRouting(const Topology& topology,

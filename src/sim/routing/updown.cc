@@ -76,12 +76,14 @@ Status UpDownSupports(const Topology& topology, int root) {
     return Status::InvalidArgument("network.k: up*/down* routing tables support at most " +
                                    std::to_string(UpDownTables::kMaxNodes) +
                                    " nodes (the network has " +
-                                   std::to_string(topology.NumNodes()) + ")");
+                                   std::to_string(topology.NumNodes()) + ")")
+        .WithKey("network.k");
   }
   if (root >= topology.NumNodes()) {
     return Status::InvalidArgument("routing.root: node " + std::to_string(root) +
                                    " does not exist (the network has nodes 0.." +
-                                   std::to_string(topology.NumNodes() - 1) + ")");
+                                   std::to_string(topology.NumNodes() - 1) + ")")
+        .WithKey("routing.root");
   }
   return Status::Ok();
 }

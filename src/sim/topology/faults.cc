@@ -13,7 +13,9 @@ constexpr uint64_t kFaultStream = uint64_t{1} << 40;
 
 Result<int> Resolve(const Topology& topology, const NodeRef& ref, const char* key) {
   Result<int> node = topology.ParseNode(ref);
-  if (!node.ok()) return Status::InvalidArgument(std::string(key) + ": " + node.status().message());
+  if (!node.ok())
+    return Status::InvalidArgument(std::string(key) + ": " + node.status().message())
+        .WithKey(std::string(key));
   return node;
 }
 
@@ -29,7 +31,8 @@ Result<Channel> ResolveChannel(const Topology& topology, const ChannelRef& ref, 
   if (PortsBetween(topology, *a, *b).empty()) {
     return Status::InvalidArgument(std::string(key) + ": nodes " + ref.a.text + " and " +
                                    ref.b.text + " " + ref.where +
-                                   " are not neighbours (a channel joins two adjacent nodes)");
+                                   " are not neighbours (a channel joins two adjacent nodes)")
+        .WithKey(std::string(key));
   }
   return Channel{*a, *b};
 }
@@ -45,7 +48,8 @@ Status DrawRandom(const FaultConfig& config, uint64_t seed, FaultState* state) {
   if (config.random_nodes > static_cast<int>(nodes.size()) - 1) {
     return Status::InvalidArgument("faults.random_nodes: " + std::to_string(config.random_nodes) +
                                    " faulty nodes would leave fewer than 1 healthy node of " +
-                                   std::to_string(t.NumNodes()));
+                                   std::to_string(t.NumNodes()))
+        .WithKey("faults.random_nodes");
   }
   Rng rng = Rng::Stream(seed, kFaultStream);
   for (int attempt = 0; attempt < kMaxFaultDraws; ++attempt) {
@@ -68,8 +72,10 @@ Status DrawRandom(const FaultConfig& config, uint64_t seed, FaultState* state) {
     }
     if (config.random_channels > static_cast<int>(chans.size())) {
       return Status::InvalidArgument(
-          "faults.random_channels: " + std::to_string(config.random_channels) +
-          " faulty channels asked for but only " + std::to_string(chans.size()) + " are usable");
+                 "faults.random_channels: " + std::to_string(config.random_channels) +
+                 " faulty channels asked for but only " + std::to_string(chans.size()) +
+                 " are usable")
+          .WithKey("faults.random_channels");
     }
     for (int i = 0; i < config.random_channels; ++i) {
       const size_t j = i + rng.Uniform(chans.size() - i);
@@ -81,11 +87,13 @@ Status DrawRandom(const FaultConfig& config, uint64_t seed, FaultState* state) {
       return Status::Ok();
     }
   }
+  const std::string key =
+      config.random_nodes > 0 ? "faults.random_nodes" : "faults.random_channels";
   return Status::InvalidArgument(
-      (config.random_nodes > 0 ? "faults.random_nodes" : "faults.random_channels") +
-      std::string(": no placement of ") + std::to_string(config.random_nodes) + " node and " +
-      std::to_string(config.random_channels) + " channel fault(s) keeping the healthy " +
-      t.Describe() + " connected was found in " + std::to_string(kMaxFaultDraws) + " draws");
+             key + ": no placement of " + std::to_string(config.random_nodes) + " node and " +
+             std::to_string(config.random_channels) + " channel fault(s) keeping the healthy " +
+             t.Describe() + " connected was found in " + std::to_string(kMaxFaultDraws) + " draws")
+      .WithKey(key);
 }
 
 Result<FaultEvent> ResolveEvent(const Topology& topology, const FaultEventSpec& spec) {

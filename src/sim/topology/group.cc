@@ -22,23 +22,28 @@ bool ParseDigits(const std::string& s, int* out) {
 Result<std::unique_ptr<GroupTopology>> GroupTopology::Create(int groups, int group_size) {
   if (groups < 1) {
     return Status::InvalidArgument("network.groups: must be >= 1 (got " + std::to_string(groups) +
-                                   ")");
+                                   ")")
+        .WithKey("network.groups");
   }
   if (group_size < 1) {
     return Status::InvalidArgument("network.group_size: must be >= 1 (got " +
-                                   std::to_string(group_size) + ")");
+                                   std::to_string(group_size) + ")")
+        .WithKey("network.group_size");
   }
   if (static_cast<int64_t>(groups) * group_size < 2) {
     return Status::InvalidArgument(
-        "network.groups: the group topology needs at least 2 nodes (network.groups x "
-        "network.group_size = 1)");
+               "network.groups: the group topology needs at least 2 nodes (network.groups x "
+               "network.group_size = 1)")
+        .WithKey("network.groups");
   }
   if (group_size > 30) {
     return Status::InvalidArgument("network.group_size: at most 30 nodes per group (got " +
-                                   std::to_string(group_size) + ")");
+                                   std::to_string(group_size) + ")")
+        .WithKey("network.group_size");
   }
   if (static_cast<int64_t>(groups) * group_size > kMaxNodes) {
-    return Status::InvalidArgument("network.groups: network too large (more than 2^20 nodes)");
+    return Status::InvalidArgument("network.groups: network too large (more than 2^20 nodes)")
+        .WithKey("network.groups");
   }
   return std::unique_ptr<GroupTopology>(new GroupTopology(groups, group_size));
 }

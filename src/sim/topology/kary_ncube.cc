@@ -8,27 +8,31 @@ namespace ukai::sim {
 
 Result<std::unique_ptr<KaryNCube>> KaryNCube::Create(const NetworkConfig& config) {
   if (config.n < 1) {
-    return Status::InvalidArgument("network.n: must be >= 1 (got " + std::to_string(config.n) +
-                                   ")");
+    return Status::InvalidArgument("network.n: must be >= 1 (got " + std::to_string(config.n) + ")")
+        .WithKey("network.n");
   }
   std::vector<int> k = config.k;
   if (k.size() == 1 && config.n > 1) k.assign(config.n, k[0]);  // one k for all dimensions
   if (static_cast<int>(k.size()) != config.n) {
     return Status::InvalidArgument("network.k: needs 1 or network.n (" + std::to_string(config.n) +
-                                   ") values (got " + std::to_string(k.size()) + ")");
+                                   ") values (got " + std::to_string(k.size()) + ")")
+        .WithKey("network.k");
   }
   int64_t nodes = 1;
   for (size_t d = 0; d < k.size(); ++d) {
     if (k[d] < 2) {
       return Status::InvalidArgument("network.k: every radix must be >= 2 (dimension " +
-                                     std::to_string(d) + " has " + std::to_string(k[d]) + ")");
+                                     std::to_string(d) + " has " + std::to_string(k[d]) + ")")
+          .WithKey("network.k");
     }
     nodes *= k[d];
     if (nodes > (int64_t{1} << 26)) {
-      return Status::InvalidArgument("network.k: network too large (more than 2^26 nodes)");
+      return Status::InvalidArgument("network.k: network too large (more than 2^26 nodes)")
+          .WithKey("network.k");
     }
   }
-  if (config.n > 15) return Status::InvalidArgument("network.n: at most 15 dimensions");
+  if (config.n > 15)
+    return Status::InvalidArgument("network.n: at most 15 dimensions").WithKey("network.n");
   return std::unique_ptr<KaryNCube>(
       new KaryNCube(config.topology == TopologyKind::kTorus, std::move(k)));
 }

@@ -40,14 +40,16 @@ Result<std::unique_ptr<InjectionProcess>> MakeInjection(const TrafficConfig& con
   if (config.injection == InjectionKind::kBernoulli) {
     if (!(config.rate > 0.0 && config.rate <= 1.0)) {
       return Status::InvalidArgument("traffic.rate: must be in (0, 1] flits/node/cycle (got " +
-                                     std::to_string(config.rate) + ")");
+                                     std::to_string(config.rate) + ")")
+          .WithKey("traffic.rate");
     }
     return std::unique_ptr<InjectionProcess>(
         std::make_unique<BernoulliInjection>(config.rate, message_flits));
   }
   if (config.interval < 1) {
     return Status::InvalidArgument("traffic.interval: must be >= 1 cycle (got " +
-                                   std::to_string(config.interval) + ")");
+                                   std::to_string(config.interval) + ")")
+        .WithKey("traffic.interval");
   }
   return std::unique_ptr<InjectionProcess>(
       std::make_unique<IntervalInjection>(config.interval, message_flits));

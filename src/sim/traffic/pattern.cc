@@ -56,7 +56,8 @@ class HotspotPattern final : public TrafficPattern {
 };
 
 Status Err(std::string_view pattern, const std::string& why) {
-  return Status::InvalidArgument("traffic.pattern: '" + std::string(pattern) + "' " + why);
+  return Status::InvalidArgument("traffic.pattern: '" + std::string(pattern) + "' " + why)
+      .WithKey("traffic.pattern");
 }
 
 const KaryNCube* AsCube(const Topology& t) { return dynamic_cast<const KaryNCube*>(&t); }
@@ -149,16 +150,19 @@ Result<std::unique_ptr<TrafficPattern>> MakeNeighbor(const Topology& t, const Tr
 
 Result<std::unique_ptr<TrafficPattern>> MakeHotspot(const Topology& t, const TrafficConfig& c) {
   if (c.hotspot_nodes.empty()) {
-    return Status::InvalidArgument("traffic.hotspot_nodes: needs at least one node");
+    return Status::InvalidArgument("traffic.hotspot_nodes: needs at least one node")
+        .WithKey("traffic.hotspot_nodes");
   }
   for (int h : c.hotspot_nodes) {
     if (h < 0 || h >= t.NumNodes()) {
       return Status::InvalidArgument("traffic.hotspot_nodes: node " + std::to_string(h) +
-                                     " outside 0.." + std::to_string(t.NumNodes() - 1));
+                                     " outside 0.." + std::to_string(t.NumNodes() - 1))
+          .WithKey("traffic.hotspot_nodes");
     }
   }
   if (!(c.hotspot_fraction >= 0.0 && c.hotspot_fraction <= 1.0)) {
-    return Status::InvalidArgument("traffic.hotspot_fraction: must be in [0, 1]");
+    return Status::InvalidArgument("traffic.hotspot_fraction: must be in [0, 1]")
+        .WithKey("traffic.hotspot_fraction");
   }
   return std::unique_ptr<TrafficPattern>(
       std::make_unique<HotspotPattern>(t.NumNodes(), c.hotspot_nodes, c.hotspot_fraction));
@@ -199,7 +203,8 @@ Result<std::unique_ptr<TrafficPattern>> MakePattern(const Topology& topology,
     known += (known.empty() ? "" : ", ") + std::string(e.name);
   }
   return Status::NotFound("traffic.pattern: unknown pattern '" + config.pattern +
-                          "' (known: " + known + ")");
+                          "' (known: " + known + ")")
+      .WithKey("traffic.pattern");
 }
 
 }  // namespace ukai::sim

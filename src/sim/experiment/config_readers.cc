@@ -1,0 +1,26 @@
+#include "sim/experiment/config_readers.h"
+
+#include "core/config/toml_reader.h"
+
+namespace ukai::sim {
+namespace {
+
+bool AnyText(std::string_view) { return true; }
+
+constexpr ConfigReader kReaders[] = {
+    {"toml", "TOML: [table] headers and key = value lines (docs/config.md)", "table", &AnyText,
+     &config::ParseToml},
+};
+
+}  // namespace
+
+std::span<const ConfigReader> ConfigReaders() { return kReaders; }
+
+const ConfigReader& FindConfigReader(std::string_view text) {
+  for (const ConfigReader& r : kReaders) {
+    if (r.recognises(text)) return r;
+  }
+  return kReaders[std::size(kReaders) - 1];
+}
+
+}  // namespace ukai::sim
