@@ -141,6 +141,37 @@ TEST(ParallelRanksTest, GatewayWithPcapInAndOut) {
   for (const std::string& f : {in, out_serial, out_ranks}) std::remove(f.c_str());
 }
 
+// A network too small for one partition per rank: every rank simulates it whole, with no
+// exchange, and says so; the results are the serial ones on both ranks.
+TEST(ParallelRanksTest, TooFewNodesForTheRanksRunsWholeOnEach) {
+  SimConfig c = testing::SmallConfig(TopologyKind::kTorus, {6, 6}, "dor");
+  c.traffic.rate = 0.3;
+  c.measure.warmup_messages = 100;
+  c.measure.measure_messages = 400;
+  Result<PointResult> serial = RunPoint(c);
+  ASSERT_TRUE(serial.ok()) << serial.status().ToString();
+  c.run.partition_min_nodes = 64;
+  ThreadRanks group(2);
+  std::optional<Result<PointResult>> other;
+  std::thread t([&] {
+    SimConfig p = c;
+    p.run.ranks = group.member(1);
+    other = RunPoint(p);
+  });
+  SimConfig p = c;
+  p.run.ranks = group.member(0);
+  Result<PointResult> mine = RunPoint(p);
+  t.join();
+  for (const Result<PointResult>* r : {&mine, &*other}) {
+    ASSERT_TRUE(r->ok()) << r->status().ToString();
+    EXPECT_EQ(ResultDifferences(*serial, **r), "");
+    EXPECT_NE((*r)->partition_note.find("every rank simulates the whole network"),
+              std::string::npos)
+        << (*r)->partition_note;
+  }
+  EXPECT_EQ(group.exchanges(), 0) << "a replicated run exchanges nothing";
+}
+
 // Always "+x" on VC 0: a cyclic channel dependency on every x ring.
 class PlusXOnly final : public RoutingFunction {
  public:

@@ -6,7 +6,9 @@
 // partition edge cases (more partitions than slabs, a partition of faulty nodes only,
 // k = 2 rings). The MPI ranks' version of the matrix is tests/cli/sim_mpi_itest.cc.
 #include <gtest/gtest.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -248,6 +250,26 @@ TEST(ParallelTest, SmallNetworkFallsBackToFewerPartitions) {
   Result<PointResult> r = RunPoint(c);
   ASSERT_TRUE(r.ok());
   EXPECT_NE(r->partition_note.find("running 1 thread"), std::string::npos) << r->partition_note;
+}
+
+// run.threads = 0: one thread per core this process may run on (as many as the network
+// fills), the results the serial ones.
+TEST(ParallelTest, ZeroThreadsMeansOnePerCore) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  const int cores = CPU_COUNT(&set);
+  SimConfig c = Short(testing::SmallConfig(TopologyKind::kTorus, {8, 8}, "dor"));
+  c.run.threads = 0;
+  c.run.partition_min_nodes = 1;
+  Result<std::unique_ptr<Network>> net = Network::Create(c);
+  ASSERT_TRUE(net.ok()) << net.status().ToString();
+  EXPECT_EQ((*net)->threads(), std::min(cores, 64));
+  SimConfig serial = c;
+  serial.run.threads = 1;
+  Result<PointResult> a = RunPoint(serial), b = RunPoint(c);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(ResultDifferences(*a, *b), "");
 }
 
 TEST(ParallelTest, BlockPartitionsCutTheFewestChannels) {
