@@ -27,9 +27,14 @@ Status NeedCube(const Topology& topology, std::string_view name) {
 // `name` is not fault tolerant: any faults.* setting is an error.
 Status NoFaults(const SimConfig& config, std::string_view name) {
   if (!config.faults.any()) return Status::Ok();
+  std::string tolerant;
+  for (const RoutingEntry& e : RoutingAlgorithms()) {
+    if (e.fault_tolerant) tolerant += (tolerant.empty() ? "" : ", ") + std::string(e.name);
+  }
   return Status::InvalidArgument("routing.algorithm: '" + std::string(name) +
                                  "' is not fault tolerant; remove the faults.* settings or use "
-                                 "a fault-tolerant algorithm (updown, detour-ud, detour-nf)")
+                                 "a fault-tolerant algorithm (" +
+                                 tolerant + ")")
       .WithKey("routing.algorithm");
 }
 
@@ -196,7 +201,8 @@ constexpr RoutingEntry kAlgorithms[] = {
      {},
      48.0,
      &UpDownEntrySupports,
-     &UpDownCreate},
+     &UpDownCreate,
+     true},
     {"detour-ud",
      "Detour-UD: fully adaptive minimal routing on the FA-VCs (table-free outside the fault "
      "region, the torus table inside it), deadlock recovery after routing.timeout_cycles "
@@ -204,7 +210,8 @@ constexpr RoutingEntry kAlgorithms[] = {
      {},
      48.0,
      &DetourUdSupports,
-     &DetourUdCreate},
+     &DetourUdCreate,
+     true},
     {"detour-nf",
      "Detour-NF: Duato's fully adaptive routing (escape: dimension order with dateline VCs "
      "where its path is fault-free) plus a Negative-First VC for detours round faults; "
@@ -212,7 +219,8 @@ constexpr RoutingEntry kAlgorithms[] = {
      {},
      52.0,
      &DetourNfSupports,
-     &DetourNfCreate},
+     &DetourNfCreate,
+     true},
     {"dor-detour",
      "dimension-order routing (mesh, torus, group) with via-node detours round faulty nodes "
      "(gateway patent); routing.detour_switch says where a message switches; needs 2 VC "
@@ -220,7 +228,8 @@ constexpr RoutingEntry kAlgorithms[] = {
      {},
      79.0,
      &DetourSupports,
-     &DetourCreate},
+     &DetourCreate,
+     true},
 };
 
 }  // namespace
