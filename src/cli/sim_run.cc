@@ -11,6 +11,8 @@
 
 #include "core/progress.h"
 #include "sim/engine/rank_group.h"
+#include "sim/experiment/booksim_reader.h"
+#include "sim/experiment/booksim_summary.h"
 #include "sim/experiment/front_door.h"
 #include "sim/nic/pcap_io.h"
 
@@ -31,6 +33,8 @@ std::unique_ptr<output::RecordWriter> MakeWriter(output::Format format, std::ost
       return output::MakeCsvWriter(out);
     case output::Format::kJson:
       return output::MakeJsonWriter(out);
+    case output::Format::kBooksim:
+      return sim::MakeBooksimSummaryWriter(out);
   }
   return nullptr;
 }
@@ -52,6 +56,25 @@ class TrackingWriter : public output::RecordWriter {
   Status failure_;
 };
 
+// `ukai booksim FILE [key=value ...]`: the file with BookSim2's command-line overrides
+// appended, read by the BookSim reader only.
+Result<sim::LoadedConfig> LoadBooksimConfig(const SimRunOptions& options,
+                                            const std::vector<std::string>& sets) {
+  Result<std::string> text = config::ReadConfigText(options.config_path);
+  if (!text.ok()) return text.status();
+  Result<std::string> with = sim::AppendBooksimOverrides(*text, options.booksim_overrides);
+  if (!with.ok()) return with.status();
+  if (sim::FindConfigReader(*with).name != "booksim") {
+    Result<std::vector<sim::BooksimStatement>> parsed =
+        sim::ParseBooksimStatements(*with, options.config_path);
+    return parsed.ok() ? Status::InvalidArgument(
+                             fmt::format("{}: not a BookSim2 config (no `key = value;` statement)",
+                                         options.config_path))
+                       : parsed.status();
+  }
+  return sim::LoadConfigFromString(*with, options.config_path, sets);
+}
+
 }  // namespace
 
 Result<std::ostream*> OpenRunOutput(const std::string& out_path, const CliIo& io,
@@ -68,7 +91,9 @@ Result<std::ostream*> OpenRunOutput(const std::string& out_path, const CliIo& io
 int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io) {
   Result<std::unique_ptr<sim::RankGroup>> joined = sim::JoinRankGroup();
   if (!joined.ok()) {
-    *io.err << "ukai sim run: " << joined.status().ToString() << '\n' << std::flush;
+    *io.err << (options.booksim ? "ukai booksim: " : "ukai sim run: ")
+            << joined.status().ToString() << '\n'
+            << std::flush;
     return kExitUsage;
   }
   sim::RankGroup* ranks = joined->get();
@@ -96,8 +121,9 @@ bool FailsOnEveryRank(const Status& st) {
 
 int RunSimPointsOnRank(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io,
                        sim::RankGroup* ranks) {
-  auto fail = [&io](int code, const std::string& message) {
-    *io.err << "ukai sim run: " << message << '\n' << std::flush;
+  auto fail = [&io, &options](int code, const std::string& message) {
+    *io.err << (options.booksim ? "ukai booksim: " : "ukai sim run: ") << message << '\n'
+            << std::flush;
     return code;
   };
   // A --format given is checked before the config is read; without one the reader's
@@ -109,7 +135,8 @@ int RunSimPointsOnRank(const SimRunOptions& options, const PointRunner& run_poin
   }
   std::vector<std::string> sets = options.sets;
   if (options.threads >= 0) sets.push_back("run.threads=" + std::to_string(options.threads));
-  Result<sim::LoadedConfig> loaded = sim::LoadConfig(options.config_path, sets);
+  Result<sim::LoadedConfig> loaded = options.booksim ? LoadBooksimConfig(options, sets)
+                                                     : sim::LoadConfig(options.config_path, sets);
   if (!loaded.ok()) return fail(kExitUsage, loaded.status().ToString());
   if (options.format.empty()) {
     format = output::ParseFormat(loaded->reader->default_format);

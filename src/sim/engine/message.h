@@ -70,14 +70,26 @@ struct Message {
   // This copy went stale: the head crossed to another MPI rank, which holds the live copy
   // (this one stays for the body flits still here; sim/engine/rank_exchange.h).
   bool forwarded = false;
+  // Cut-through through the PE (chained multicast; Network::Forward): the PE injects this
+  // message's flits only as the message feeding it arrives.
+  bool gated = false;
+  int8_t inject_vc = -1;      // the injection VC the PE must use (-1: the emptiest)
   int16_t via_count = 0;      // via nodes of a detour (routing/detour.h), 0: none
   int32_t via[kMaxVia] = {};  // the via nodes, in order
-  int64_t tag = -1;           // owner's tag (the NIC model's frame id), -1: none
+  // Source routing (routing/source_routing.h): the route the sender wrote into the header;
+  // -1: the routing function's own choice from its table.
+  int32_t route = -1;
+  int64_t tag = -1;  // owner's tag (the NIC model's frame id), -1: none
+  // A multicast (dst == -1) is delivered at every node where its routing ejects it: the
+  // number of copies still to deliver (1 for a message with a destination).
+  int32_t copies = 1;
+  int64_t head_arrival = -1;  // cycle its head reached the destination PE
+  int64_t arrival_sum = 0;    // sum of the arrival cycles of its flits at the PE so far
 
   // The global order of messages: by source, then by creation at that source.
   uint64_t uid() const { return uint64_t(uint32_t(src)) << 32 | seq; }
 };
-static_assert(sizeof(Message) == 72);
+static_assert(sizeof(Message) == 104);
 
 // Messages of one Network, in a pool shared by its partitions' threads (engine/partition.h).
 // Indices are stable: the storage is reserved once (LazyArray, pages backed when first

@@ -43,6 +43,8 @@ Status ValidateConfig(const SimConfig& c) {
   }
   UKAI_RETURN_IF_ERROR(Range("traffic.message_bytes", c.traffic.message_bytes, 1, 1 << 30));
   UKAI_RETURN_IF_ERROR(Range("traffic.source_queue", c.traffic.source_queue, 0, INT32_MAX));
+  // The SSS NIC model splits its operations into packets and checks those (nic/sss_nic.h).
+  if (c.sss.active()) return ValidateMeasure(c.measure);
   const int64_t flits =
       (static_cast<int64_t>(c.traffic.message_bytes) + r.flit_bytes - 1) / r.flit_bytes;
   if (flits > 32767) {
@@ -51,10 +53,10 @@ Status ValidateConfig(const SimConfig& c) {
                " with router.flit_bytes = " + std::to_string(r.flit_bytes) + ")")
         .WithKey("traffic.message_bytes");
   }
-  if (r.switching == Switching::kVirtualCutThrough && flits > r.vc_buffer_flits) {
+  if (r.switching != Switching::kWormhole && flits > r.vc_buffer_flits) {
     return Status::InvalidArgument(
-               "router.switching = 'vct' needs a whole message in one VC buffer: "
-               "traffic.message_bytes gives " +
+               "router.switching = 'vct', 'vct-saf' and 'saf' need a whole message in one VC "
+               "buffer: traffic.message_bytes gives " +
                std::to_string(flits) +
                " flits but router.vc_buffer_flits = " + std::to_string(r.vc_buffer_flits))
         .WithKey("router.switching");
@@ -76,7 +78,10 @@ Status ValidateConfig(const SimConfig& c) {
                ", send shorter messages, or bound the sender with traffic.source_queue")
         .WithKey("traffic.interval");
   }
-  const MeasureConfig& m = c.measure;
+  return ValidateMeasure(c.measure);
+}
+
+Status ValidateMeasure(const MeasureConfig& m) {
   UKAI_RETURN_IF_ERROR(Range("measure.warmup_messages", m.warmup_messages, 0, int64_t{1} << 50));
   UKAI_RETURN_IF_ERROR(Range("measure.measure_messages", m.measure_messages, 1, int64_t{1} << 50));
   UKAI_RETURN_IF_ERROR(Range("measure.warmup_cycles", m.warmup_cycles, 0, int64_t{1} << 50));
@@ -92,6 +97,9 @@ Status ValidateConfig(const SimConfig& c) {
 
 double Network::StateBytes(const SimConfig& config) {
   const NetworkConfig& nc = config.network;
+  if (nc.topology == TopologyKind::kGraph || nc.topology == TopologyKind::kTree) {
+    return GraphStateBytes(config);
+  }
   double nodes = 1;
   for (int d = 0; d < nc.n; ++d) {
     nodes *= nc.k.empty() ? 1 : nc.k[std::min<size_t>(static_cast<size_t>(d), nc.k.size() - 1)];
@@ -117,16 +125,34 @@ double Network::StateBytes(const SimConfig& config) {
 
 Network::~Network() = default;
 
+// The graph topologies (topology/graph.h): the same items for the built topology (0 when it
+// cannot be built: that error is reported where the network is made).
+double Network::GraphStateBytes(const SimConfig& config) {
+  Result<std::unique_ptr<Topology>> t = MakeTopology(config.network);
+  if (!t.ok()) return 0;
+  const double nodes = (*t)->NumNodes();
+  const int ports = (*t)->NumNetworkPorts() + 1;
+  const double per_node = sizeof(Pe) + 2 * sizeof(uint8_t) + 2 * sizeof(int32_t) + sizeof(Rng) +
+                          sizeof(std::pair<int64_t, int32_t>) + sizeof(int) +
+                          (ports - 1) * (sizeof(PortRef) + sizeof(int) + 1);
+  const double fixed = 1024 * sizeof(Message) + 1024 * sizeof(std::vector<int32_t>);
+  return nodes * per_node + fixed +
+         Fabric::StateBytes(static_cast<int64_t>(nodes), ports, config.router);
+}
+
 Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
                                                  std::unique_ptr<RoutingFunction> routing,
                                                  bool with_traffic) {
   UKAI_RETURN_IF_ERROR(ValidateConfig(config));
   std::unique_ptr<Network> net(new Network());
   net->config_ = config;
+  net->endpoint_cycles_ = config.router.model == RouterModel::kBooksim ? kBooksimEndpointCycles : 0;
   Result<std::unique_ptr<Topology>> topo = MakeTopology(config.network);
   if (!topo.ok()) return topo.status();
   net->topology_ = std::move(*topo);
   const int nodes = net->topology_->NumNodes();
+  net->sent_flits_.assign(static_cast<size_t>(nodes), 0);
+  net->sent_packets_.assign(static_cast<size_t>(nodes), 0);
   if (nodes > Fabric::MaxRouters(net->topology_->NumNetworkPorts() + 1, config.router)) {
     return Status::InvalidArgument(
                "network.k: network too large for the router state index (" + std::to_string(nodes) +
@@ -177,7 +203,8 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
       if (Part* part = net->PartOf(i))
         part->schedule.Push(net->injection_->First(net->rng_[i]), i, 0);
     }
-    net->offered_ = net->injection_->OfferedFlitsPerCycle() * net->sending_nodes_ / nodes;
+    net->offered_ = net->injection_->OfferedFlitsPerCycle() * net->sending_nodes_ /
+                    net->topology_->NumTerminals();  // averaged over the end nodes
   }
   UKAI_RETURN_IF_ERROR(net->ExchangeInitial());
   return net;
@@ -208,6 +235,8 @@ int32_t Network::CreateMessage(int src, int dst, int flits, std::span<const int>
   // all of them, the message is queued by the rank holding `src`.
   ++totals_.backlog;
   ++totals_.messages_created;
+  totals_.inflight_flits += flits;
+  totals_.inflight_created_sum += now_ * static_cast<int64_t>(flits);
   totals_.any_active = 1;
   Part* part = PartOf(src);
   if (part == nullptr) return -1;
@@ -223,6 +252,11 @@ int32_t Network::QueueMessage(Part& part, int src, int dst, int flits, std::span
   m.length = flits;
   m.created = created;
   m.tag = tag;
+  // BookSim2's in-flight count takes a message from the cycle it is queued (a resend too).
+  part.c.inflight_flits += flits;
+  part.c.inflight_created_sum += now_ * static_cast<int64_t>(flits);
+  // routing.in_order: a pair's messages share one injection VC (and one route and VC).
+  if (config_.routing.in_order) m.inject_vc = static_cast<int8_t>(dst % config_.router.pe_vcs);
   m.via_count = static_cast<int16_t>(std::min<size_t>(via.size(), Message::kMaxVia));
   std::copy_n(via.begin(), m.via_count, m.via);
   EnqueueMessage(part, id);
@@ -247,13 +281,7 @@ void Network::CreateTrafficMessage(Part& part, int32_t node) {
   Rng& rng = rng_[node];
   const int dst = pattern_->Destination(node, rng);
   if (dst >= 0 && topology_->NodeAlive(node) && topology_->NodeAlive(dst)) {
-    const int32_t id = messages_->Allocate(part.lane);
-    Message& m = (*messages_)[id];
-    m.src = node;
-    m.dst = dst;
-    m.length = message_flits_;
-    m.created = now_;
-    EnqueueMessage(part, id);
+    QueueMessage(part, node, dst, message_flits_, {}, -1, now_);
   } else if (dst >= 0) {
     ++part.c.not_generated;
   }
@@ -278,7 +306,8 @@ bool Network::StartMessage(Part& part, int32_t node, Pe& pe) {
       best = v;
     }
   }
-  pe.vc = best;
+  const int fixed = (*messages_)[pe.current].inject_vc;
+  pe.vc = fixed >= 0 ? fixed % vcs : best;
   pe.rr = (pe.rr + 1) % vcs;
   return true;
 }
@@ -287,14 +316,22 @@ bool Network::StartMessage(Part& part, int32_t node, Pe& pe) {
 __attribute__((always_inline)) inline void Network::PeStep(Part& part, int32_t node, Pe& pe) {
   if (pe.current < 0 && !StartMessage(part, node, pe)) return;
   if (fabric_->InjectionFree(node, pe.vc) <= 0) return;
+  if (__builtin_expect(gates_, false) && !MayPush(node, pe)) return;
   const bool head = pe.seq == 0;
   if (head && Paused(node)) return;  // no message enters a node paused by a reconfiguration
   const Flit f = Flit::Make(now_ + 1, pe.current, head, pe.seq == pe.length - 1);
   fabric_->Inject(node, pe.vc, f);
   if (head) (*messages_)[pe.current].injected = now_ + 1;
+  part.c.messages_injected += head;
+  ++sent_flits_[node];
+  sent_packets_[node] += head;
   ++part.c.flits_injected;
   part.c.last_progress = now_;
   if (++pe.seq == pe.length) {
+    if (__builtin_expect(gates_, false) && (*messages_)[pe.current].gated) {
+      (*messages_)[pe.current].gated = false;
+      available_.erase(pe.current);
+    }
     pe.current = -1;
     --pe.held;
     if (pe.waiting) {  // only with a bounded source queue
@@ -307,7 +344,9 @@ __attribute__((always_inline)) inline void Network::PeStep(Part& part, int32_t n
 
 // One partition's share of a cycle before the exchange (network_parallel.cc runs it).
 void Network::EvaluatePart(Part& part) {
-  if (injection_ != nullptr) CreateTrafficMessages(part);
+  if (injection_ != nullptr && !traffic_stopped_) CreateTrafficMessages(part);
+  // A message source needs a network of one partition (SetMessageSource).
+  if (source_ != nullptr) source_->CreateMessages(now_, this);
   CollectActive(part);
   fabric_->Evaluate(part.lane, part.active.data(), static_cast<size_t>(part.num_active), now_);
   // Run the PEs and keep only busy nodes active (Commit() then adds the ones that receive
@@ -328,25 +367,43 @@ void Network::EvaluatePart(Part& part) {
   CollectDeliveries(part);
 }
 
-// The tails this partition's ejection ports handed to PEs, as deliveries in node order
-// (a router's ejections are consecutive, routers in ascending order).
+// The flits this partition's ejection ports handed to PEs, their tails as deliveries in
+// node order (a router's ejections are consecutive, routers in ascending order).
 void Network::CollectDeliveries(Part& part) {
   part.deliveries.clear();
   part.tags.clear();
   for (const EjectedFlit& e : fabric_->Ejections(part.lane)) {
-    if (!e.flit.tail()) continue;
-    const int32_t id = e.flit.msg();
-    const Message& m = (*messages_)[id];
-    if (m.undeliverable || e.node != m.dst || !topology_->NodeAlive(m.dst)) {
-      ++part.c.undeliverable;
-      if (m.tag >= 0) part.tags.push_back({e.node, m.tag});
-    } else {
-      part.deliveries.push_back({m.src, m.dst, m.length, m.hops, m.created, m.injected, now_ + 1,
-                                 m.routing_state, m.tag});
-      ++part.c.messages_delivered;
-    }
-    messages_->Release(id, part.lane);
+    Message& m = (*messages_)[e.flit.msg()];  // for BookSim2's flit latency, fragmentation
+    if (e.flit.head()) m.head_arrival = now_ + 1;
+    m.arrival_sum += now_ + 1;
+    if (watch_) watched_.push_back({e.node, now_ + 1, e.flit});  // one partition (the NICs)
+    if (e.flit.tail()) Eject(part, e);
   }
+}
+
+// The tail of a message reached the PE of `e.node`: a delivery (a multicast's copy: once
+// per node its routing ejects it at) or, drained by a router, an undeliverable message.
+void Network::Eject(Part& part, const EjectedFlit& e) {
+  const int32_t id = e.flit.msg();
+  Message& m = (*messages_)[id];
+  if (m.undeliverable || (m.dst >= 0 && e.node != m.dst) || !topology_->NodeAlive(e.node)) {
+    ++part.c.undeliverable;
+    if (m.tag >= 0) part.tags.push_back({e.node, m.tag});
+  } else {
+    const int64_t end = endpoint_cycles_;  // router.model = booksim: the PE channels
+    part.deliveries.push_back({m.src, e.node, m.length, m.hops, m.created, m.injected,
+                               now_ + 1 + end, m.routing_state, m.tag, m.head_arrival + end,
+                               m.arrival_sum + end * m.length});
+    ++part.c.messages_delivered;
+    if (m.copies > 1) {  // not the last copy: the message stays in the network
+      --m.copies;
+      return;
+    }
+  }
+  if (--m.copies > 0) return;
+  part.c.inflight_flits -= m.length;
+  part.c.inflight_created_sum -= m.created * m.length;
+  messages_->Release(id, part.lane);
 }
 
 // The topology's liveness into the routers: every node's (a head checks its destination's)
@@ -414,6 +471,7 @@ void Network::ActivateNodesWithFlits() {
 
 void Network::Step() {
   deliveries_.clear();
+  watched_.clear();
   undeliverable_tags_.clear();
   serial_tags_.clear();
   if (next_event_ < events_.size() && events_[next_event_].cycle <= now_) ApplyDueEvents();
@@ -423,6 +481,7 @@ void Network::Step() {
     next_rebase_ = now_ + Fabric::kRebaseInterval;
   }
   RunParts();  // network_parallel.cc
+  if (source_ != nullptr) source_->Delivered(deliveries_, undeliverable_tags_, now_);
   ++now_;
 }
 
@@ -464,8 +523,11 @@ int Network::active_nodes() const {
 }
 
 bool Network::SkipIdle(int64_t limit) {
-  if (!totals_.scheduled || totals_.any_active || reconfiguring_) return false;
-  int64_t next = std::min(totals_.next_creation, limit);
+  if ((!totals_.scheduled && source_ == nullptr) || totals_.any_active || reconfiguring_) {
+    return false;
+  }
+  int64_t next = std::min(totals_.scheduled ? totals_.next_creation : MessageSource::kNever, limit);
+  if (source_ != nullptr) next = std::min(next, source_->NextCycle(now_));
   if (next_event_ < events_.size()) next = std::min(next, events_[next_event_].cycle);
   if (next <= now_) return false;
   now_ = next;
@@ -474,7 +536,7 @@ bool Network::SkipIdle(int64_t limit) {
 
 int64_t Network::PipelineCycles() const {
   const RouterConfig& r = config_.router;
-  return int64_t{r.link_cycles} + r.hop_cycles + r.table_lookup_cycles + 1;
+  return int64_t{fabric_->max_link_cycles()} + r.hop_cycles + r.table_lookup_cycles + 1;
 }
 
 bool Network::Stalled(int64_t cycles) const {

@@ -18,6 +18,8 @@
 //      destination-node order, so results do not depend on evaluation order.
 // Nodes with nothing to do are not visited; when no node is active, SkipIdle() jumps the
 // clock to the next message creation (or timed fault event).
+// A MessageSource (engine/message_source.h; the workload layer) set with SetMessageSource()
+// creates its messages right after step 1 and hears of the cycle's deliveries after step 3.
 //
 // Faults (faults.*, topology/faults.h): the initial faults are applied before the routing
 // function is built; a timed event is applied at the start of its cycle (topology,
@@ -50,6 +52,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/lazy_array.h"
@@ -57,7 +60,9 @@
 #include "core/status.h"
 #include "sim/engine/creation_schedule.h"
 #include "sim/engine/message.h"
+#include "sim/engine/message_source.h"
 #include "sim/engine/partition.h"
+#include "sim/engine/pe_gate.h"
 #include "sim/engine/reconfiguration.h"
 #include "sim/experiment/sim_config.h"
 #include "sim/router/fabric.h"
@@ -74,12 +79,35 @@ class RankGroup;   // rank_group.h
 class WorkerPool;  // worker_pool.h
 struct RankState;  // rank_exchange.h
 
+// A message the NIC models create (CreateMessage(const NewMessage&)).
+struct NewMessage {
+  int src = 0;
+  int dst = 0;  // -1: a multicast, delivered wherever its routing ejects it
+  int flits = 1;
+  int64_t tag = -1;       // reported in its Delivery
+  int32_t route = -1;     // Message::route (source routing)
+  int32_t copies = 1;     // deliveries of a multicast
+  int inject_vc = -1;     // the PE's injection VC (-1: the emptiest)
+  bool gated = false;     // the PE injects flits only as SetAvailable() allows (cut-through)
+  int32_t available = 0;  // with gated: flits injectable from the start
+  bool urgent = false;    // queued at the front of the PE's source queue
+};
+
+// A flit handed to the PE of `node`, visible to the PE at `cycle`.
+struct Ejection {
+  int32_t node;
+  int64_t cycle;
+  Flit flit;
+};
+
 // A message whose tail reached its destination PE.
 struct Delivery {
   int32_t src, dst, length, hops;
   int64_t created, injected, delivered;  // cycles; latency = delivered - created
   uint32_t routing_state;                // the message's final routing state word
   int64_t tag = -1;                      // Message::tag (-1: synthetic traffic)
+  int64_t head_delivered = 0;            // cycle the head reached the PE
+  int64_t flit_arrival_sum = 0;          // sum of the arrival cycles of its flits
 };
 
 class Network {
@@ -118,6 +146,27 @@ class Network {
   // message's pool index (valid until it is delivered or dropped; -1 on a rank that does
   // not hold `src`).
   int32_t CreateMessage(int src, int dst, int flits, std::span<const int> via, int64_t tag);
+  // The NIC models' form (network_nic.cc): any destination, a multicast, a route, a gate.
+  int32_t CreateMessage(const NewMessage& spec);
+  // A gated message may inject `flits` of its flits so far (-1: all; the gate is gone).
+  void SetAvailable(int32_t msg, int32_t flits);
+  // Every flit handed to a PE during the last Step() (when WatchEjections(true)).
+  void WatchEjections(bool on);
+  const std::vector<Ejection>& ejected_flits() const { return watched_; }
+  // The PE gate asked before every flit a PE pushes (nullptr: none). Not owned.
+  void SetPeGate(PeGate* gate);
+  // A bounded receive side at `node` (Fabric::SetEjectCredits / ReturnEjectCredits).
+  void SetEjectCredits(int node, int32_t flits) { fabric_->SetEjectCredits(node, flits); }
+  void ReturnEjectCredits(int node, int32_t flits) { fabric_->ReturnEjectCredits(node, flits); }
+  // When no node is active, moves the clock to `cycle` (the NIC models' idle skipping);
+  // returns whether it moved.
+  bool AdvanceIdle(int64_t cycle);
+  // router.switching = vct-saf / saf: heads stored whole (Fabric::packets_stored()).
+  int64_t packets_stored() const { return fabric_->packets_stored(); }
+  // Sets (or with nullptr removes) the source called in every Step()
+  // (engine/message_source.h); not owned, it must outlive the Steps.
+  // Needs a network of one partition (CheckPartitionable() refuses workloads otherwise).
+  void SetMessageSource(MessageSource* source);
   // Tags of tagged messages that became undeliverable during the last Step() (so that
   // their owner can count them as lost).
   const std::vector<int64_t>& undeliverable_tags() const { return undeliverable_tags_; }
@@ -151,12 +200,26 @@ class Network {
 
   // Counters (of the whole network, on every rank).
   int64_t flits_in_network() const {
-    return totals_.flits_injected - totals_.flits_ejected - totals_.flits_discarded;
+    return totals_.flits_injected + totals_.flits_copied - totals_.flits_ejected -
+           totals_.flits_discarded;
   }
   int64_t flits_injected() const { return totals_.flits_injected; }
   int64_t flits_ejected() const { return totals_.flits_ejected; }
   int64_t flit_hops() const { return totals_.flit_hops; }
   int64_t messages_created() const { return totals_.messages_created; }
+  int64_t messages_injected() const { return totals_.messages_injected; }
+  // Per node: flits and heads injected since the start (this process's nodes: under MPI
+  // the others' stay 0).
+  const std::vector<int64_t>& sent_flits() const { return sent_flits_; }
+  const std::vector<int64_t>& sent_packets() const { return sent_packets_; }
+  // Stops the creation of traffic messages (BookSim2's drain of the remaining packets).
+  void StopTraffic() { traffic_stopped_ = true; }
+  // BookSim2's in-flight flits: created (source queue included) and not yet delivered, and
+  // the sum of their ages at the current cycle (each flit counts its message's age).
+  int64_t inflight_flits() const { return totals_.inflight_flits; }
+  int64_t inflight_age_sum() const {
+    return totals_.inflight_flits * now_ - totals_.inflight_created_sum;
+  }
   int64_t messages_delivered() const { return totals_.messages_delivered; }
   // Faults: messages not created because an end node was faulty, messages that became
   // undeliverable (drained or dropped from a failed node's queue), events applied.
@@ -208,6 +271,8 @@ class Network {
 
   // Full consistency check (flit and credit conservation, buffer bookkeeping); slow.
   Status CheckInvariants() const;
+  // Fabric::CheckNoMidwayStop at the current cycle, as a Status (kInternal when broken).
+  Status CheckNoMidwayStop() const;
 
   // Tests and tracing: called for every head leaving a router. Needs a network of one
   // partition (run.threads = 1, one rank): with more, it would run on several threads.
@@ -230,6 +295,11 @@ class Network {
   // Counters of a partition, a rank or (totals_) the whole network.
   struct Counters {
     int64_t flits_injected = 0, flits_ejected = 0, flit_hops = 0, flits_discarded = 0;
+    int64_t flits_copied = 0;       // into the extra branches of forks (Fabric::flits_copied)
+    int64_t messages_injected = 0;  // heads injected
+    // Created and not yet delivered (BookSim2's in-flight flits): flits, and the sum of
+    // their messages' creation cycles.
+    int64_t inflight_flits = 0, inflight_created_sum = 0;
     int64_t messages_created = 0, messages_delivered = 0, backlog = 0;
     int64_t not_generated = 0, undeliverable = 0, retransmitted = 0, discarded = 0;
     int64_t last_progress = 0;  // last cycle a flit moved or was injected
@@ -277,6 +347,7 @@ class Network {
     int64_t created;
   };
 
+  static double GraphStateBytes(const SimConfig& config);
   void CreateTrafficMessages(Part& part);
   void ApplyFaultState();
   void ApplyDueEvents();
@@ -309,6 +380,14 @@ class Network {
   void CreateTrafficMessage(Part& part, int32_t node);
   bool StartMessage(Part& part, int32_t node, Pe& pe);
   void PeStep(Part& part, int32_t node, Pe& pe);
+  // The gates of PeStep() (network_nic.cc): a gated message's available flits, the PeGate.
+  bool MayPush(int32_t node, const Pe& pe);
+  void EnqueueFront(Part& part, int32_t id);
+  // A message's end at its destination PE (or as undeliverable); `part` ejected it.
+  void Eject(Part& part, const EjectedFlit& e);
+  // The features a partitioned run cannot simulate yet: an error naming the key
+  // (run.threads, or the MPI ranks) when the config uses one of them.
+  Status CheckPartitionable(int threads, int ranks) const;
   // One cycle of one partition, before and after the exchange (network_parallel.cc).
   void EvaluatePart(Part& part);
   void CollectDeliveries(Part& part);
@@ -343,6 +422,7 @@ class Network {
   std::unique_ptr<SelectionFunction> selection_;
   std::unique_ptr<TrafficPattern> pattern_;
   std::unique_ptr<InjectionProcess> injection_;
+  MessageSource* source_ = nullptr;  // not owned (SetMessageSource)
   std::unique_ptr<MessagePool> messages_;
   std::unique_ptr<Fabric> fabric_;
   // Per node (global numbers; only this process's nodes are touched: LazyArray).
@@ -367,6 +447,11 @@ class Network {
   std::unique_ptr<RankState> rank_state_;
   std::vector<RankSummary> summaries_;  // every rank's, this cycle
 
+  std::vector<Ejection> watched_;  // every flit handed to a PE (WatchEjections)
+  bool watch_ = false;
+  bool gates_ = false;             // some message is gated or a PeGate is set
+  PeGate* pe_gate_ = nullptr;
+  std::unordered_map<int32_t, int32_t> available_;  // gated message -> flits injectable
   std::vector<Delivery> deliveries_;
   std::vector<int64_t> undeliverable_tags_;
   // Undeliverable tags of this cycle's serial part (dropped queues), with the index of the
@@ -382,6 +467,11 @@ class Network {
   // Counters of the serial parts of a cycle (discards, dropped queues, messages created
   // by CreateMessage()) not yet in a partition's: added to this rank's at the next merge.
   Counters serial_;
+  // Per node: flits and heads injected (written by the partition holding the node).
+  std::vector<int64_t> sent_flits_, sent_packets_;
+  // router.model = booksim: the 1-cycle injection and ejection channels added at delivery.
+  int64_t endpoint_cycles_ = 0;
+  bool traffic_stopped_ = false;
   std::unique_ptr<FaultState> faults_;
   std::vector<FaultEvent> events_;  // timed faults, in cycle order
   size_t next_event_ = 0;
@@ -404,6 +494,8 @@ class Network {
 // Validates the parts of `config` the engine itself needs (router.*, traffic sizes,
 // measure.*); errors name the key.
 Status ValidateConfig(const SimConfig& config);
+// The measure.* part of it.
+Status ValidateMeasure(const MeasureConfig& measure);
 
 }  // namespace ukai::sim
 

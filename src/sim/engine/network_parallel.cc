@@ -4,7 +4,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "sim/engine/network.h"
 #include "sim/engine/rank_exchange.h"
@@ -43,6 +47,10 @@ void Network::Counters::Add(const Counters& o) {
   flits_ejected += o.flits_ejected;
   flit_hops += o.flit_hops;
   flits_discarded += o.flits_discarded;
+  flits_copied += o.flits_copied;
+  messages_injected += o.messages_injected;
+  inflight_flits += o.inflight_flits;
+  inflight_created_sum += o.inflight_created_sum;
   messages_created += o.messages_created;
   messages_delivered += o.messages_delivered;
   backlog += o.backlog;
@@ -63,6 +71,7 @@ Status Network::SetUpPartitions() {
   const PartitionChoice choice = ChoosePartitions(config_.run, nodes, ranks);
   partition_note_ = choice.note;
   partitions_ = choice.threads * choice.ranks;
+  UKAI_RETURN_IF_ERROR(CheckPartitionable(choice.threads, choice.ranks));
   Result<PartitionPlan> plan =
       PartitionPlan::Make(config_.network, nodes, partitions_, config_.run.partition);
   if (!plan.ok()) return plan.status();
@@ -91,6 +100,49 @@ Status Network::SetUpPartitions() {
   if (choice.threads > 1) workers_ = std::make_unique<WorkerPool>(choice.threads);
   if (ranks_ != nullptr) rank_state_ = std::make_unique<RankState>();
   return Status::Ok();
+}
+
+// What a partitioned run cannot simulate yet. Each of these keeps state that one
+// partition's thread or rank would have to share with the others during a cycle (a fork
+// copies flits into several partitions and its multicast is released by the last of them;
+// a message source and the NIC models create messages on the calling thread; BookSim2's
+// per-node counts live on every rank) or has no partition plan yet (graph topologies):
+// the run says so instead of giving a different answer.
+Status Network::CheckPartitionable(int threads, int ranks) const {
+  if (threads <= 1 && ranks <= 1) return Status::Ok();
+  const std::string key = threads > 1 ? "run.threads" : "run.ranks";
+  const std::string how = threads > 1 ? fmt::format("run.threads = {} partitions", threads)
+                                      : fmt::format("{} MPI ranks", ranks);
+  auto refuse = [&](const std::string& what) {
+    return Status::InvalidArgument(
+               fmt::format("{}: {} cannot be split into partitions yet ({}); run it with "
+                           "run.threads = 1 in one process",
+                           key, what, how))
+        .WithKey(key);
+  };
+  const NetworkConfig& nc = config_.network;
+  if (config_.sss.active()) return refuse("the SSS-CORE NIC model (sss.operation)");
+  if (config_.workload.active()) return refuse("a workload (workload.kind, trace replay)");
+  if (nc.topology == TopologyKind::kGraph || nc.topology == TopologyKind::kTree) {
+    return refuse("a graph topology (network.topology = graph / tree / anynet)");
+  }
+  if (routing_->MayFork()) {
+    return refuse("a routing that forks messages (multicast, routing.algorithm = '" +
+                  config_.routing.algorithm + "')");
+  }
+  const MeasureMode mode = config_.measure.mode;
+  if (ranks > 1 && (mode == MeasureMode::kBooksim || mode == MeasureMode::kBooksimThroughput)) {
+    return refuse("BookSim2's measurement (measure.mode = booksim / booksim-throughput)");
+  }
+  return Status::Ok();
+}
+
+void Network::SetMessageSource(MessageSource* source) {
+  if (source != nullptr && partitions_ > 1) {
+    std::fprintf(stderr, "ukai sim: a message source needs a network of one partition\n");
+    std::abort();
+  }
+  source_ = source;
 }
 
 // One cycle of every partition: evaluate in parallel, exchange with the other ranks, commit
@@ -125,6 +177,7 @@ Network::Counters Network::LocalCounters(int64_t next_cycle) const {
     c.last_progress = std::max(c.last_progress, fabric_->last_move_cycle(part.lane));
   }
   c.flits_discarded = fabric_->flits_discarded();
+  c.flits_copied = fabric_->flits_copied();
   c.scheduled = 0;
   c.next_creation = INT64_MAX;
   for (const Part& part : parts_) {

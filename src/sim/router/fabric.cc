@@ -32,7 +32,8 @@ double Fabric::StateBytes(int64_t routers, int ports, const RouterConfig& config
                         sizeof(InVc) + 2.0 * ports * sizeof(RouteCandidate) +
                         sizeof(OutputVcState) + sizeof(int32_t);
   const double per_pi = sizeof(RoundRobin) + 2 * sizeof(uint32_t) + sizeof(Transfer) + 1;
-  const double per_router = words * sizeof(Masks) + sizeof(uint32_t) + sizeof(Ejected);
+  const double per_router =
+      words * sizeof(Masks) + sizeof(uint32_t) + sizeof(Ejected) + sizeof(int64_t);
   return nvc * per_vc + npi * per_pi + static_cast<double>(routers) * per_router;
 }
 
@@ -57,7 +58,10 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       hop_cycles_(config.hop_cycles),
       link_cycles_(config.link_cycles),
       table_lookup_cycles_(config.table_lookup_cycles),
-      vct_(config.switching == Switching::kVirtualCutThrough),
+      vct_(config.switching != Switching::kWormhole),
+      saf_(config.switching == Switching::kVctSaf            ? kSafFallback
+           : config.switching == Switching::kStoreAndForward ? kSafAlways
+                                                             : 0),
       reroute_(routing->ReRouteWhileBlocked()),
       atomic_vcs_(vct_ ? 0u : routing->AtomicVcMask()),
       needs_room_(vct_ || atomic_vcs_ != 0),
@@ -97,6 +101,14 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   epoch_.Reset(nodes_);
   dead_.Reset(nodes_);
   if (bubble_cycles_ > 0) last_sent_.Reset(npi);
+  if (saf_ != 0) stored_count_.Reset(nodes_);
+  if (routing->MayFork()) {
+    forking_ = true;
+    fork_n_.assign(nvc, 0);
+    fork_got_.assign(nvc, 0);
+    fork_.resize(nvc * kMaxBranches);
+    copied_count_.assign(nodes_, 0);
+  }
   if (shared_headers_) {
     header_free_.Reset(npi);
     header_rr_.Reset(npi);
@@ -114,7 +126,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
     const size_t v0 = static_cast<size_t>(run.begin) << rshift_;
     const size_t v1 = static_cast<size_t>(run.end) << rshift_;
     // `up` stays negative where no upstream feeds the VC (PE port, mesh edge).
-    in_.Fill(v0, v1, InVc{0, 0, kIdle, 0, 0, 0, 0, -1, -1, -1, 0});
+    in_.Fill(v0, v1, InVc{0, 0, kIdle, 0, 0, 0, 0, 0, -1, -1, -1, 0});
     out_.Fill(v0, v1, OutputVcState{-1, 0, 0});
     down_ivc_.Fill(v0 >> vshift_, v1 >> vshift_, -1);
     if (bubble_cycles_ > 0)
@@ -123,6 +135,20 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   for (const NodeRun& run : local_) {
     for (int r = run.begin; r < run.end; ++r) InitRouter(topology, config, r);
   }
+  // Per-channel latencies (graph topologies): every router's, so that max_link_cycles() is
+  // the network's on every rank.
+  max_link_cycles_ = config.link_cycles;
+  for (int r = 0; r < nodes_; ++r) {
+    for (int p = 0; p < ports_ - 1; ++p) {
+      const int own = topology.LinkCycles(r, p);
+      if (own < 0 || own == config.link_cycles) continue;
+      if (link_port_.empty()) link_port_.assign(npi, config.link_cycles);
+      link_port_[Pi(r, p)] = own;
+      max_link_cycles_ = std::max(max_link_cycles_, own);
+    }
+  }
+  max_link_cycles_ = config.link_cycles;
+  for (int32_t l : link_port_) max_link_cycles_ = std::max(max_link_cycles_, l);
   InitHot();
 }
 
@@ -165,6 +191,43 @@ double Fabric::ReservedBytes() const {
   return bytes;
 }
 
+void Fabric::SetEjectCredits(int32_t router, int32_t credits) {
+  if (eject_bounded_.empty()) {
+    eject_bounded_.assign(nodes_, 0);
+    InitHot();  // hot_.extras
+  }
+  eject_bounded_[router] = 1;
+  for (int v = 0; v < vstride_; ++v) {
+    OutputVcState& o = out_[Ivc(router, pe_port(), v)];
+    o.credits = v == 0 ? credits : 0;
+    if (o.owner >= 0 && o.credits == 0) masks_[o.owner >> mshift_].credit &= ~Bit(o.owner);
+  }
+  ++epoch_[router];
+}
+
+void Fabric::ReturnEjectCredits(int32_t router, int32_t credits) {
+  OutputVcState& o = out_[Ivc(router, pe_port(), 0)];
+  if (o.credits == 0 && credits > 0 && o.owner >= 0)
+    masks_[o.owner >> mshift_].credit |= Bit(o.owner);
+  o.credits += credits;
+  ++epoch_[router];  // a head waiting for room may now find it
+}
+
+int64_t Fabric::flits_copied() const {
+  int64_t total = 0;
+  for (int64_t n : copied_count_) total += n;
+  return total;
+}
+
+int64_t Fabric::packets_stored() const {
+  int64_t total = 0;
+  if (saf_ == 0) return 0;
+  for (const NodeRun& run : local_) {
+    for (int r = run.begin; r < run.end; ++r) total += stored_count_[r];
+  }
+  return total;
+}
+
 void Fabric::SetPortAlive(int32_t router, int port, bool alive) {
   if (down_ivc_[Pi(router, port)] < 0) return;  // unconnected
   valid_vcs_[Pi(router, port)] = alive ? net_vc_mask_ : 0;
@@ -182,11 +245,33 @@ void Fabric::ForgetRoutes() {
 }
 
 void Fabric::InitHot() {
-  hot_ = Hot{
-      buf_.data(),      in_.data(),     out_.data(),    masks_.data(),   rr_.data(),  epoch_.data(),
-      down_ivc_.data(), remote_.data(), nullptr,        nullptr,         nullptr,     0,
-      ports_,           ports_ - 1,     pshift_,        vshift_,         dshift_,     mshift_,
-      link_cycles_,     slot_mask_,     grant_options_, shared_headers_, table_ports_};
+  Hot h{};
+  h.buf = buf_.data();
+  h.in = in_.data();
+  h.out = out_.data();
+  h.masks = masks_.data();
+  h.rr = rr_.data();
+  h.epoch = epoch_.data();
+  h.down_ivc = down_ivc_.data();
+  h.remote = remote_.data();
+  h.tx = nullptr;  // the lane's, set by Evaluate()
+  h.ej = nullptr;
+  h.route = nullptr;
+  h.lane = 0;
+  h.link_port = link_port_.empty() ? nullptr : link_port_.data();
+  h.ports = ports_;
+  h.pe = ports_ - 1;
+  h.pshift = pshift_;
+  h.vshift = vshift_;
+  h.dshift = dshift_;
+  h.mshift = mshift_;
+  h.link = link_cycles_;
+  h.slot_mask = slot_mask_;
+  h.grant_options = grant_options_;
+  h.shared_headers = shared_headers_;
+  h.table_ports = table_ports_;
+  h.extras = forking_ || saf_ != 0 || !link_port_.empty() || !eject_bounded_.empty();
+  hot_ = h;
 }
 
 int32_t Fabric::buffered(int32_t router) const {
@@ -212,11 +297,12 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
   };
   int extra = 0;
   bool read_table = false;
+  bool fork = false;
   const auto sink = [&] {
     add({static_cast<int16_t>(pe_port()), 0, valid_vcs_[Pi(r, pe_port())]});
   };
-  if (m.dst == r || dead_[m.dst]) {
-    if (dead_[m.dst]) m.undeliverable = true;
+  if (m.dst == r || (m.dst >= 0 && dead_[m.dst])) {
+    if (m.dst != r) m.undeliverable = true;
     sink();
   } else {
     RouteRequest req;
@@ -232,16 +318,22 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     req.message_state = &m.routing_state;
     req.via = m.via;
     req.via_count = m.via_count;
+    req.route = m.route;
     result->Clear();
     routing_->Route(req, result);
     assert(result->size() <= cand_stride_);
     for (int i = 0; i < result->size() && n < cand_stride_; ++i) {
       RouteCandidate c = (*result)[i];
-      if (c.port < 0 || c.port >= ports_ - 1) continue;
+      if (c.port == RouteResult::kEjectPort) {
+        c.port = static_cast<int16_t>(pe_port());
+      } else if (c.port < 0 || c.port >= ports_ - 1) {
+        continue;
+      }
       c.vc_mask &= valid_vcs_[Pi(r, c.port)];
       if (c.vc_mask != 0) add(c);
     }
     read_table = result->table_lookup();
+    fork = result->fork();
     if (read_table) extra = table_lookup_cycles_;
     if (n == 0 && !hold_unroutable_) {  // no live way on: drain it here (faults), never a hang
       m.undeliverable = true;
@@ -249,6 +341,10 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     }
   }
   InVc& q = in_[ivc];
+  if (forking_) {
+    fork_n_[ivc] = static_cast<uint8_t>(n > 1 && fork ? n : 0);
+    fork_got_[ivc] = 0;
+  }
   q.cand_count = static_cast<uint8_t>(n);
   if (n == 1) {
     q.cand_port = static_cast<uint8_t>(first.port);

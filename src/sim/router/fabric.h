@@ -189,6 +189,14 @@ class Fabric {
     masks_[ivc >> mshift_].nonempty |= Bit(ivc);
   }
 
+  // A bounded ejection (the SSS NIC's receive ring, nic/sss_nic.h): ejection VC 0 of
+  // `router` gets `credits` flits of room, its other ejection VCs none; an ejected flit
+  // takes one, ReturnEjectCredits() gives them back (between cycles). Virtual cut-through
+  // then ejects a message only when the room holds all of it.
+  void SetEjectCredits(int32_t router, int32_t credits);
+  void ReturnEjectCredits(int32_t router, int32_t credits);
+  int32_t EjectCredits(int32_t router) const { return out_[Ivc(router, pe_port(), 0)].credits; }
+
   // Faults (topology/faults.h): a dead port is offered to no new head (messages already
   // holding one of its output VCs finish crossing it); a head whose routing leaves no live
   // candidate, or whose destination node is dead, is drained into this router's ejection
@@ -242,6 +250,15 @@ class Fabric {
     const Lane& l = lanes_[static_cast<size_t>(lane)];
     return l.ntx > 0 || l.boundary_flits > 0;
   }
+  // Flits copied into the extra branches of forks (hierarchical multicast): flits in the
+  // network = injected + copied - ejected - discarded.
+  int64_t flits_copied() const;
+  // router.switching = vct-saf: heads that found no free output when their hop pipeline
+  // ended and were stored whole before going on; saf: every head stored (network input
+  // ports, not the ejection). This Fabric's routers.
+  int64_t packets_stored() const;
+  // The longest channel latency of the network (cycles).
+  int max_link_cycles() const { return max_link_cycles_; }
 
   void SetHopObserver(std::function<void(const HopEvent&)> observer) {
     observer_ = std::move(observer);
@@ -253,6 +270,12 @@ class Fabric {
   // Debug checks: credit conservation on every channel VC, buffer/mask agreement,
   // ownership consistency. Returns "" when all hold, else a description.
   std::string CheckInvariants() const;
+  // Cut-through without midway stops (the SSS-CORE switch, docs/sss.md): every input VC
+  // that holds an output VC of a network port and has already sent its message's head has
+  // the next flit in place at `now` (so it sends it this cycle). Returns "" when that holds,
+  // else the first VC that breaks it. Meaningful with one VC per port (router.vcs = 1,
+  // router.pe_vcs = 1): VCs of one port otherwise share it flit by flit.
+  std::string CheckNoMidwayStop(int64_t now) const;
   // One line per non-empty input VC of this Fabric's routers, in node order: "node N port
   // P vc V: M flits, head of message S->D ..."; past `limit` lines a last "...". With
   // `nodes`, also the node of every line but the "..." (an MPI rank's lines are merged
@@ -286,7 +309,10 @@ class Fabric {
     uint8_t cand_port;
     // Active: 1 when a departing flit or its credit crosses into another partition (set
     // at VC allocation from remote_); Traverse() then takes the boundary path.
-    uint8_t remote;
+    uint8_t remote : 1;
+    // router.switching = vct-saf / saf: 1 once the head has fallen back to (or always does)
+    // store-and-forward: it selects an output only when its whole message is here.
+    uint8_t stored : 1;
     uint32_t cand_mask;
     int32_t out;  // owned output VC (global index), when active
     // Active: where the flits go (the downstream input VC, or this router for the
@@ -336,11 +362,18 @@ class Fabric {
     Ejected* __restrict ej;
     RouteResult* route;  // the lane's RouteHead() scratch
     int lane;
+    // Per router port (index Pi): the latency of the channel it feeds, when the topology
+    // gives channels their own latencies (topology/graph.h); nullptr: `link` everywhere.
+    const int32_t* __restrict link_port;
     int ports, pe, pshift, vshift, dshift, mshift, link;
     uint32_t slot_mask;
     bool grant_options;   // grant_options_
     bool shared_headers;  // router.header_units = per_port
     int table_ports;      // router.table_read_ports
+    // Forks, store-and-forward, per-port link latencies or a bounded ejection are in use:
+    // the hot paths test this one flag first (false on the constant-layout paths, which
+    // then compile those features out).
+    bool extras;
   };
   // Per-router scratch of one Evaluate.
   struct VaReq {
@@ -407,6 +440,23 @@ class Fabric {
   void GrantWithOptions(const Hot& h, int32_t r, int32_t rpi, int op, uint32_t req, int64_t now,
                         Scratch& s);
   void HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_t now, Scratch& s);
+  // Store-and-forward (router.switching = vct-saf / saf): false while the head of `ivc`
+  // must wait for the rest of its message; `failed` after a failed selection.
+  // These take no Hot or Scratch (they use hot_): the address of Evaluate()'s locals must
+  // not escape into calls, or their fields can no longer be kept in registers.
+  bool MaySelect(int32_t r, int32_t ivc, int64_t now);
+  void StoreAfterFailure(int32_t r, int32_t ivc);
+  // Forks (RouteResult::Fork(); fabric_fork.cc): acquire the routed head's branches in
+  // order (each port whole), copy a departing flit to the branches after the first,
+  // release every branch after the tail; ForkHolds(): whether `ovc` is one of the
+  // branches `ivc` holds (its other VCs too; for the invariant check).
+  // CopyToBranches() appends the copies to lane `lane`'s tx / ej lists after `ntx` / `nej`
+  // entries and returns the new counts as (ntx << 32 | nej).
+  void ForkAcquire(int32_t r, int32_t ivc);
+  uint64_t CopyToBranches(int32_t r, int32_t ivc, Flit f, int64_t now, int ntx, int nej,
+                          int lane);
+  void ReleaseFork(int32_t r, int32_t ivc);
+  bool ForkHolds(int32_t ivc, int32_t ovc) const;
   // ScanRouter()'s head loop with router.header_units = per_port.
   void HandleHeadsShared(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s);
   void AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scratch& s);
@@ -442,6 +492,8 @@ class Fabric {
   int mshift_, words_;   // Masks word of ivc = ivc >> mshift_; words_ per router
   int hop_cycles_, link_cycles_, table_lookup_cycles_;
   bool vct_;
+  int saf_;  // 0: no store-and-forward; kSafFallback (vct-saf); kSafAlways (saf)
+  static constexpr int kSafFallback = 1, kSafAlways = 2;
   bool reroute_;  // routing_->ReRouteWhileBlocked()
   // Wormhole: routing_->AtomicVcMask(), the VCs that are free only when empty; VCT: 0.
   uint32_t atomic_vcs_;
@@ -482,7 +534,24 @@ class Fabric {
   LazyArray<int64_t> header_free_;
   LazyArray<uint8_t> header_rr_;
   LazyArray<uint8_t> dead_;  // per node (every one: heads check their destination's): faulty
-  uint32_t net_vc_mask_;     // the VCs of a live network port
+  // Forks: per input VC the branches of its routed head (0: none) and those acquired, and
+  // kMaxBranches slots of (output VC, downstream input VC or this router for the PE).
+  // Forks, bounded ejection and per-channel latencies need a Fabric of one partition
+  // (Network::CheckPartitionable()); those vectors then span the whole network.
+  struct ForkBranch {
+    int32_t ovc, aux;
+  };
+  static constexpr int kMaxBranches = 32;
+  bool forking_ = false;  // routing_->MayFork(): the vectors below exist
+  std::vector<uint8_t> fork_n_, fork_got_;
+  std::vector<ForkBranch> fork_;
+  std::vector<int64_t> copied_count_;   // per router: flits copied (flits_copied())
+  std::vector<int32_t> link_port_;      // per router port: channel latency (see Hot)
+  std::vector<uint8_t> eject_bounded_;  // per router: SetEjectCredits() was called
+  // With store-and-forward, per router (written by its lane only): heads stored.
+  LazyArray<int64_t> stored_count_;
+  int max_link_cycles_ = 0;
+  uint32_t net_vc_mask_;  // the VCs of a live network port
   // Per router.
   LazyArray<Masks> masks_;     // words_ per router (index ivc >> mshift_)
   LazyArray<uint32_t> epoch_;  // changes whenever an output VC may have become free

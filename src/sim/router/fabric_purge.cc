@@ -101,6 +101,7 @@ int Fabric::PurgeVc(int32_t ivc, const std::function<bool(int32_t msg)>& discard
     mk.credit &= ~Bit(ivc);
   }
   q.state = kIdle;
+  q.stored = 0;
   return removed;
 }
 

@@ -1,5 +1,7 @@
 #include "sim/routing/cdg_check.h"
 
+#include "sim/routing/source_check.h"
+
 #include <algorithm>
 #include <string_view>
 #include <unordered_map>
@@ -11,6 +13,7 @@
 #include "sim/routing/escape_functions.h"
 #include "sim/routing/registry.h"
 #include "sim/routing/route_state.h"
+#include "sim/routing/source_check.h"
 #include "sim/topology/faults.h"
 #include "sim/topology/kary_ncube.h"
 
@@ -540,6 +543,15 @@ constexpr CheckerEntry kCheckers[] = {
     {"dor-detour", nullptr, &CheckDorDetour},
 };
 
+struct RouteSetChecker {
+  std::string_view algorithm;
+  Result<CdgReport> (*check)(const SimConfig& config);
+};
+
+constexpr RouteSetChecker kRouteSetCheckers[] = {
+    {"source", &CheckSourceRoutes},
+};
+
 }  // namespace
 
 std::vector<int64_t> FindShortCycle(const std::vector<std::vector<int64_t>>& adj) {
@@ -552,12 +564,17 @@ CdgReport CheckEscape(const Topology& t, int vcs, const EscapeFunction& escape,
 }
 
 Result<CdgReport> CheckDeadlockFreedom(const SimConfig& config) {
+  // Routings whose routes are fixed paths are checked on their route sets.
+  for (const RouteSetChecker& e : kRouteSetCheckers) {
+    if (e.algorithm == config.routing.algorithm) return e.check(config);
+  }
   const CheckerEntry* entry = nullptr;
   std::string known;
   for (const CheckerEntry& e : kCheckers) {
     if (e.algorithm == config.routing.algorithm) entry = &e;
     known += (known.empty() ? "" : ", ") + std::string(e.algorithm);
   }
+  for (const RouteSetChecker& e : kRouteSetCheckers) known += ", " + std::string(e.algorithm);
   if (entry == nullptr) {
     return Status::InvalidArgument("routing.algorithm: no deadlock checker for '" +
                                    config.routing.algorithm + "' (checkers: " + known + ")")

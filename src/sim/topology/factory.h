@@ -1,6 +1,8 @@
 // The topologies of the flit-level model, in one explicit table keyed by network.topology
-// (factory.cc): a k-ary n-cube (mesh, torus: topology/kary_ncube.h) or the group topology
-// (topology/group.h). MakeTopology builds the one a NetworkConfig names.
+// (factory.cc): a k-ary n-cube (mesh, torus: topology/kary_ncube.h), the group topology
+// (topology/group.h), or a graph of end nodes and switches (graph: an anynet file or TOML
+// links; tree: the generated hierarchy; topology/graph.h, docs/sss.md). MakeTopology builds
+// the one a NetworkConfig names.
 //
 // Adding a topology: a TopologyKind value (experiment/sim_config.h), its files under
 // topology/, and one row in factory.cc; it is then a network.topology value of the flit-level

@@ -52,6 +52,15 @@ class Topology {
   // The PE (injection/ejection) port number.
   int PePort() const { return NumNetworkPorts(); }
 
+  // End nodes (traffic sources and sinks) are nodes 0..NumTerminals()-1: every node by
+  // default; the graph topology (graph.h) numbers its end nodes first, its switches after.
+  virtual int NumTerminals() const { return NumNodes(); }
+  // Whether a route may pass through `node` on its way elsewhere (false for the graph
+  // topology's end nodes).
+  virtual bool Forwards(int /*node*/) const { return true; }
+  // Latency in cycles of the channel leaving `node` on `port`; -1: router.link_cycles.
+  virtual int LinkCycles(int /*node*/, int /*port*/) const { return -1; }
+
   // Channel liveness (all alive by default). `Neighbor()` ignores liveness.
   bool ChannelAlive(int node, int port) const {
     return alive_.empty() || alive_[static_cast<size_t>(node) * NumNetworkPorts() + port];
