@@ -2,7 +2,8 @@
 // field of every point is bit-identical at 1, 2 and 3 threads, slab and block partitions,
 // over a matrix of configs — routing algorithms, switching modes, patterns, both
 // measurement modes, static and timed faults with the reconfiguration protocol, the
-// paper's router options, the watchdog, the gateway NIC with pcap in and out — and the
+// paper's router options, the watchdog, the gateway NIC with pcap in and out, store-and-
+// forward switching, a BookSim2 config with its measurement, routing.in_order — and the
 // partition edge cases (more partitions than slabs, a partition of faulty nodes only,
 // k = 2 rings). The MPI ranks' version of the matrix is tests/cli/sim_mpi_itest.cc.
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include "scratch_path.h"
 #include "sim/engine/network.h"
 #include "sim/engine/partition.h"
+#include "sim/experiment/front_door.h"
 #include "sim/experiment/run.h"
 #include "sim/nic/pcap_io.h"
 #include "sim/nic/run_gateway.h"
@@ -135,6 +137,36 @@ SimConfig Tiny(SimConfig c) {
   c.measure.warmup_messages = 100;
   c.measure.measure_messages = 400;
   return c;
+}
+
+// Issue 21's store-and-forward switching: vct-saf (stored after a failed selection) and saf
+// (every head stored) keep their per-VC state in the router that evaluates it.
+TEST(ParallelTest, StoreAndForwardSwitching) {
+  for (Switching sw : {Switching::kVctSaf, Switching::kStoreAndForward}) {
+    SimConfig c = Short(testing::SmallConfig(TopologyKind::kTorus, {6, 6}, "duato"));
+    c.router.switching = sw;
+    c.traffic.message_bytes = 32;
+    c.traffic.rate = 0.4;
+    c.measure.max_cycles = 4000;
+    ExpectSameAtEveryThreadCount(c, sw == Switching::kVctSaf ? "vct-saf" : "saf");
+  }
+}
+
+// Issue 23's BookSim2 config: router.model = booksim (its endpoint channels) and BookSim2's
+// measurement (warm-up and sample periods, per-node sent counts, in-flight flits in the
+// drain), and routing.in_order (a pair's messages on one injection VC).
+TEST(ParallelTest, BooksimConfigAndInOrder) {
+  Result<std::vector<SimConfig>> points = LoadSimConfigsFromString(
+      "topology = torus; k = 8; n = 2; routing_function = dim_order; num_vcs = 4; "
+      "traffic = uniform; packet_size = 4; injection_rate = 0.2; sample_period = 500; "
+      "warmup_periods = 1; max_samples = 4; seed = 5;",
+      "t.cfg", {});
+  ASSERT_TRUE(points.ok()) << points.status().ToString();
+  ExpectSameAtEveryThreadCount(points->front(), "booksim");
+  SimConfig c = Short(testing::SmallConfig(TopologyKind::kTorus, {8, 8}, "dor"));
+  c.routing.in_order = true;
+  c.traffic.rate = 0.3;
+  ExpectSameAtEveryThreadCount(c, "in_order");
 }
 
 TEST(ParallelTest, KEqualsTwoRings) {

@@ -1,5 +1,6 @@
 // Field-by-field comparison of two PointResults (every result field of point_result.h,
-// the gateway figures included; wall_seconds and partition_note are not results): "" when
+// the gateway and BookSim2 figures included (a partitioned run refuses the SSS and
+// workload models, network.h); wall_seconds and partition_note are not results): "" when
 // they are identical, else the fields that differ with both values.
 #ifndef UKAI_TESTS_SIM_POINT_RESULT_EQUAL_H_
 #define UKAI_TESTS_SIM_POINT_RESULT_EQUAL_H_
@@ -76,6 +77,18 @@ inline std::string ResultDifferences(const PointResult& a, const PointResult& b)
   UKAI_CMP(gateway.egress_retransmitted);
   UKAI_CMP(gateway.table_rows_cleared);
   UKAI_CMP(gateway.management_messages_lost);
+  UKAI_CMP(booksim.present);
+  UKAI_CMP(booksim.unstable);
+  UKAI_CMP(booksim.hops);
+  UKAI_CMP(booksim.log);
+  for (int i = 0; i < BooksimFigures::kStats; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      if (a.booksim.stat[i][j] != b.booksim.stat[i][j]) {
+        out << "booksim.stat[" << i << "][" << j << "]: " << a.booksim.stat[i][j]
+            << " != " << b.booksim.stat[i][j] << "; ";
+      }
+    }
+  }
 #undef UKAI_CMP
   vec("gateway.nic_frames", a.gateway.nic_frames, b.gateway.nic_frames);
   vec("gateway.io_cpu_busy_cycles", a.gateway.io_cpu_busy_cycles, b.gateway.io_cpu_busy_cycles);
