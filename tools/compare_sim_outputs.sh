@@ -3,7 +3,9 @@
 # that a refactoring changed no result: every config of experiments/fullmesh as table, CSV and
 # JSON (compared byte for byte), and experiments/quickstart.toml, experiments/detour-ud,
 # experiments/gateway and experiments/reconfig as JSON (byte for byte once the one field that
-# differs between two runs, wall_seconds, is removed).
+# differs between two runs, wall_seconds, is removed); when both sides run serially, also
+# experiments/sss, experiments/workloads and bench/booksim/configs (QUICK=1: fewer SSS
+# operations, the *_long BookSim2 configs left out).
 #
 # Usage: tools/compare_sim_outputs.sh BEFORE_UKAI AFTER_UKAI [WORK_DIR]
 #   BEFORE_UKAI may also be the WORK_DIR/before folder of an earlier comparison: its
@@ -92,5 +94,22 @@ for cfg in "$root"/experiments/detour-ud/*.toml "$root"/experiments/reconfig/*.t
   name=$(basename "$(dirname "$cfg")")_$(basename "$cfg" .toml)
   run "$name" json "$cfg" "${quick[@]}"
 done
+# The models main added around the engine (the SSS-CORE NIC, trace workloads, BookSim2
+# configs) run on one partition only: compared serial against serial (a partitioned run
+# refuses the first two, docs/simulator.md).
+if [ "$compare_err" = 1 ] && [ "${FLIT_ONLY:-0}" != 1 ]; then
+  sss_quick=()
+  [ "${QUICK:-0}" = 1 ] && sss_quick=(--set measure.measure_messages=40)
+  for cfg in "$root"/experiments/sss/*.toml; do
+    run "sss_$(basename "$cfg" .toml)" json "$cfg" "${sss_quick[@]}"
+  done
+  for cfg in "$root"/experiments/workloads/*.toml; do
+    run "workloads_$(basename "$cfg" .toml)" json "$cfg"
+  done
+  for cfg in "$root"/bench/booksim/configs/*.cfg; do
+    case "$cfg" in *_long.cfg) [ "${QUICK:-0}" = 1 ] && continue ;; esac
+    run "booksim_$(basename "$cfg" .cfg)" json "$cfg"
+  done
+fi
 echo "compared $compared outputs in $work: $([ $fail = 0 ] && echo identical || echo DIFFERENT)"
 exit $fail

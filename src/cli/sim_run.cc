@@ -91,8 +91,8 @@ Result<std::ostream*> OpenRunOutput(const std::string& out_path, const CliIo& io
 int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io) {
   Result<std::unique_ptr<sim::RankGroup>> joined = sim::JoinRankGroup();
   if (!joined.ok()) {
-    *io.err << (options.booksim ? "ukai booksim: " : "ukai sim run: ")
-            << joined.status().ToString() << '\n'
+    *io.err << (options.booksim ? "ukai booksim: " : "ukai sim run: ") << joined.status().ToString()
+            << '\n'
             << std::flush;
     return kExitUsage;
   }

@@ -449,7 +449,7 @@ class Network {
 
   std::vector<Ejection> watched_;  // every flit handed to a PE (WatchEjections)
   bool watch_ = false;
-  bool gates_ = false;             // some message is gated or a PeGate is set
+  bool gates_ = false;  // some message is gated or a PeGate is set
   PeGate* pe_gate_ = nullptr;
   std::unordered_map<int32_t, int32_t> available_;  // gated message -> flits injectable
   std::vector<Delivery> deliveries_;

@@ -453,8 +453,7 @@ class Fabric {
   // CopyToBranches() appends the copies to lane `lane`'s tx / ej lists after `ntx` / `nej`
   // entries and returns the new counts as (ntx << 32 | nej).
   void ForkAcquire(int32_t r, int32_t ivc);
-  uint64_t CopyToBranches(int32_t r, int32_t ivc, Flit f, int64_t now, int ntx, int nej,
-                          int lane);
+  uint64_t CopyToBranches(int32_t r, int32_t ivc, Flit f, int64_t now, int ntx, int nej, int lane);
   void ReleaseFork(int32_t r, int32_t ivc);
   bool ForkHolds(int32_t ivc, int32_t ovc) const;
   // ScanRouter()'s head loop with router.header_units = per_port.
