@@ -79,6 +79,8 @@ constexpr EnumName<DorDateline> kDorDatelines[] = {{DorDateline::kShared, "share
                                                    {DorDateline::kSplit, "split"}};
 constexpr EnumName<HeaderUnits> kHeaderUnits[] = {{HeaderUnits::kPerVc, "per_vc"},
                                                   {HeaderUnits::kPerPort, "per_port"}};
+constexpr EnumName<PartitionShape> kPartitionShapes[] = {{PartitionShape::kSlab, "slab"},
+                                                         {PartitionShape::kBlock, "block"}};
 constexpr EnumName<DuatoAtomic> kDuatoAtomics[] = {{DuatoAtomic::kAdaptive, "adaptive"},
                                                    {DuatoAtomic::kAll, "all"},
                                                    {DuatoAtomic::kEscape, "escape"},
@@ -453,6 +455,34 @@ std::vector<Binding> RunBindings() {
                 "0 = half of the physical memory (and of ulimit -v, if set)"),
        [](const Items& v, SimConfig* c) { c->run.memory_limit = I64(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.run.memory_limit); }},
+      // Parallel simulation (docs/simulator.md, "Parallel simulation"; engine/partition.h).
+      {KeySpec::Make("run.threads", ValueType::kInt)
+           .Min(0)
+           .Max(4096)
+           .Doc("threads per process, each evaluating one partition of the network (under "
+                "mpirun: per rank); 0 = one per core this process may run on. Results are "
+                "identical for every count; a network too small for them runs on fewer "
+                "(run.partition_min_nodes) and says so"),
+       [](const Items& v, SimConfig* c) { c->run.threads = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.run.threads); }},
+      {KeySpec::Make("run.partition", ValueType::kEnum)
+           .Allowed(Names(kPartitionShapes))
+           .Doc("how the network is cut into partitions: slab = contiguous blocks along the "
+                "highest dimension (fewest messages between partitions on a ring of slabs; "
+                "best for up to about k partitions), block = a block of every dimension "
+                "(fewer boundary channels per partition for many partitions; mesh or torus "
+                "only)"),
+       [](const Items& v, SimConfig* c) { c->run.partition = FromName(kPartitionShapes, v[0]); },
+       [](const SimConfig& c) { return std::string(ToName(kPartitionShapes, c.run.partition)); }},
+      {KeySpec::Make("run.partition_min_nodes", ValueType::kInt)
+           .Unit("nodes")
+           .Min(1)
+           .Max(kIntMax)
+           .Doc("fewest nodes a partition may have: with fewer per thread (or rank), fewer "
+                "partitions are used and the run says so on stderr (a small network gains "
+                "nothing from more threads: they wait for each other every cycle)"),
+       [](const Items& v, SimConfig* c) { c->run.partition_min_nodes = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.run.partition_min_nodes); }},
   };
 }
 

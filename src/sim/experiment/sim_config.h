@@ -152,8 +152,22 @@ struct MeasureConfig {
 };
 
 // Resource bounds of a point (experiment/memory_budget.h).
+// Parallel simulation (engine/partition.h): how the network is cut into partitions.
+enum class PartitionShape { kSlab, kBlock };
+class RankGroup;  // engine/rank_group.h
+
 struct RunConfig {
   int64_t memory_limit = 0;  // bytes a point may use; 0: half of the physical memory
+  // Parallel simulation (docs/simulator.md, "Parallel simulation"): partitions evaluated
+  // by this many threads per process (0: one per core this process may run on), cut in
+  // this shape, each with at least partition_min_nodes nodes (fewer partitions otherwise).
+  int threads = 1;
+  PartitionShape partition = PartitionShape::kSlab;
+  int partition_min_nodes = 64;
+  // The MPI ranks the network is split across: set by the program that joined the MPI
+  // job (`ukai sim run` under mpirun), not a config key; null: this process alone. Not
+  // owned; outlives every point run with it.
+  RankGroup* ranks = nullptr;
 };
 
 struct SimConfig {
