@@ -89,11 +89,12 @@ Status ValidateConfig(const SimConfig& c) {
 double Network::StateBytes(const SimConfig& config) {
   const NetworkConfig& nc = config.network;
   double nodes = 1;
-  for (int d = 0; d < nc.n; ++d) {
-    nodes *= nc.k.empty() ? 1 : nc.k[std::min<size_t>(static_cast<size_t>(d), nc.k.size() - 1)];
+  int net_ports = 2 * nc.n;
+  if (const TopologyEntry* entry = FindTopology(nc.topology); entry != nullptr) {
+    entry->size(nc, &nodes, &net_ports);
   }
-  const int ports = 2 * nc.n + 1;
-  // KaryNCube: coordinates and neighbours per node, the channel alive mask.
+  const int ports = net_ports + 1;
+  // The topology: coordinates and neighbours per node, the channel alive mask.
   const double topology = nodes * (nc.n * sizeof(int32_t) + (ports - 1) * (sizeof(PortRef) + 1));
   // Per node: PE, busy and active flags, active list, RNG stream, one scheduled creation,
   // a destination-table entry of the traffic pattern.
@@ -169,12 +170,14 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   net->rng_.reserve(nodes);
   for (int i = 0; i < nodes; ++i) net->rng_.push_back(Rng::Stream(config.seed, i));
   if (with_traffic) {
-    for (int i = 0; i < nodes; ++i) {
+    // Only terminals send (the routers of an indirect topology are nodes too).
+    const int terminals = net->topology_->NumTerminals();
+    for (int i = 0; i < terminals; ++i) {
       if (net->pattern_->Idle(i)) continue;
       ++net->sending_nodes_;
       net->schedule_.Push(net->injection_->First(net->rng_[i]), i, 0);
     }
-    net->offered_ = net->injection_->OfferedFlitsPerCycle() * net->sending_nodes_ / nodes;
+    net->offered_ = net->injection_->OfferedFlitsPerCycle() * net->sending_nodes_ / terminals;
   }
   return net;
 }

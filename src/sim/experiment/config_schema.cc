@@ -108,9 +108,12 @@ std::vector<Binding> NetworkAndRouterBindings() {
   return {
       {KeySpec::Make("network.topology", VT::kEnum)
            .Allowed(TopologyNames())
-           .Doc("the network: mesh or torus (k-ary n-cubes: network.k, network.n), or group "
+           .Doc("the network: mesh or torus (k-ary n-cubes: network.k, network.n), group "
                 "(network.groups groups of network.group_size fully connected nodes, rings "
-                "across groups: docs/gateway.md); it also chooses the machine model"),
+                "across groups: docs/gateway.md), or an indirect topology whose routers "
+                "serve terminals: cmesh, flatfly (network.k, network.n, "
+                "network.concentration), fattree (network.k, network.n), dragonfly "
+                "(network.dragonfly_p, _a, _h); it also chooses the machine model"),
        [](const Items& v, SimConfig* c) { c->network.topology = FindTopology(Str(v[0]))->kind; },
        [](const SimConfig& c) { return std::string(TopologyName(c.network.topology)); }},
       {KeySpec::Make("network.n", VT::kInt).Min(1).Max(15).Doc("number of dimensions"),
@@ -127,6 +130,36 @@ std::vector<Binding> NetworkAndRouterBindings() {
          for (const Scalar& s : v) c->network.k.push_back(I32(s));
        },
        [](const SimConfig& c) { return IntList(c.network.k); }},
+      {KeySpec::Make("network.concentration", VT::kInt)
+           .Unit("terminals")
+           .Min(1)
+           .Max(64)
+           .Doc("cmesh, flatfly: terminals per router (BookSim2's c)"),
+       [](const Items& v, SimConfig* c) { c->network.concentration = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.network.concentration); }},
+      {KeySpec::Make("network.dragonfly_p", VT::kInt)
+           .Unit("terminals")
+           .Min(1)
+           .Max(64)
+           .Doc("dragonfly: terminals per router (BookSim2's k for dragonfly)"),
+       [](const Items& v, SimConfig* c) { c->network.dragonfly_p = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.network.dragonfly_p); }},
+      {KeySpec::Make("network.dragonfly_a", VT::kInt)
+           .Unit("routers")
+           .Min(0)
+           .Max(64)
+           .Doc("dragonfly: routers per group (fully connected); 0: 2 * network.dragonfly_p "
+                "(BookSim2's choice)"),
+       [](const Items& v, SimConfig* c) { c->network.dragonfly_a = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.network.dragonfly_a); }},
+      {KeySpec::Make("network.dragonfly_h", VT::kInt)
+           .Unit("channels")
+           .Min(0)
+           .Max(64)
+           .Doc("dragonfly: global channels per router; 0: network.dragonfly_p (BookSim2's "
+                "choice); the network has a*h + 1 groups"),
+       [](const Items& v, SimConfig* c) { c->network.dragonfly_h = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.network.dragonfly_h); }},
       {KeySpec::Make("router.vcs", VT::kInt)
            .Min(1)
            .Max(32)
@@ -676,6 +709,11 @@ void CheckNetwork(const config::ConfigValues& values, SimConfig* c,
                                      k->items.size(), dims, n ? "" : " (the default)"),
                          k->origin)
             .message());
+    return;
+  }
+  const TopologyKind kind = c->network.topology;
+  if (kind != TopologyKind::kMesh && kind != TopologyKind::kTorus) {  // indirect: MakeTopology
+    if (Status st = CheckMemory(*c); !st.ok()) errors->push_back(st.message());
     return;
   }
   int64_t nodes = 1;

@@ -188,7 +188,7 @@ bool Converged(const std::vector<Summary>& windows, const Network& net, const Sa
   for (size_t i = 0; i < n / 2; ++i) early.Merge(windows[i]), late.Merge(windows[n - 1 - i]);
   const double accepted =
       static_cast<double>(sample.flits) /
-      (net.topology().NumNodes() * static_cast<double>(std::max<int64_t>(1, cycles)));
+      (net.topology().NumTerminals() * static_cast<double>(std::max<int64_t>(1, cycles)));
   return accepted >=
              (1 - AcceptedShortfall(sample.latency.count())) * net.offered_flits_per_node_cycle() &&
          Trend(early, late) <= kSaturationTrend;
@@ -237,7 +237,8 @@ Status RunCycles(Network& net, const ProgressFn& progress, Outcome* out) {
 // The fault-tolerance figures of PointResult (point_result.h).
 void FaultStats(const Network& net, const Sample& s, PointResult* r) {
   const double measured = static_cast<double>(std::max<int64_t>(1, r->messages_measured));
-  r->bandwidth_mbytes_per_second = r->accepted_bytes_per_second * net.topology().NumNodes() / 1e6;
+  r->bandwidth_mbytes_per_second =
+      r->accepted_bytes_per_second * net.topology().NumTerminals() / 1e6;
   r->recovered_messages = s.recovered;
   r->recovery_ratio = static_cast<double>(s.recovered) / measured;
   r->table_messages = s.table;
@@ -331,7 +332,7 @@ Result<PointResult> RunPointUnguarded(const SimConfig& config, const ProgressFn&
   }
 
   PointResult r;
-  const double nodes = net.topology().NumNodes();
+  const double nodes = net.topology().NumTerminals();  // per terminal (= node)
   const double window = static_cast<double>(out.window_cycles);
   r.offered_flits_per_node_cycle = net.offered_flits_per_node_cycle();
   r.accepted_flits_per_node_cycle = static_cast<double>(out.sample.flits) / (nodes * window);

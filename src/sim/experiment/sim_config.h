@@ -19,7 +19,7 @@
 
 namespace ukai::sim {
 
-enum class TopologyKind { kMesh, kTorus, kGroup };
+enum class TopologyKind { kMesh, kTorus, kGroup, kCMesh, kFlatFly, kFatTree, kDragonfly };
 enum class Switching { kWormhole, kVirtualCutThrough };
 enum class InjectionKind { kBernoulli, kInterval };
 enum class MeasureMode { kMessages, kCycles };
@@ -39,6 +39,11 @@ struct NetworkConfig {
   std::vector<int> k = {10, 10};  // radix per dimension (size n), each >= 2
   int groups = 6;                 // group topology: groups G (ring length), >= 1
   int group_size = 4;             // group topology: nodes S per group (fully connected)
+  // Indirect topologies (terminals on routers: topology/switch_topology.h).
+  int concentration = 4;  // cmesh, flatfly: terminals per router, >= 1
+  int dragonfly_p = 2;    // dragonfly: terminals per router, >= 1
+  int dragonfly_a = 0;    // dragonfly: routers per group; 0: 2 * dragonfly_p
+  int dragonfly_h = 0;    // dragonfly: global channels per router; 0: dragonfly_p
 };
 
 struct RouterConfig {

@@ -4,12 +4,14 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "sim/routing/class_routing.h"
 #include "sim/routing/detour_nf.h"
 #include "sim/routing/detour_ud.h"
 #include "sim/routing/duato.h"
 #include "sim/routing/escape_functions.h"
 #include "sim/routing/registry.h"
 #include "sim/routing/route_state.h"
+#include "sim/topology/factory.h"
 #include "sim/topology/faults.h"
 #include "sim/topology/kary_ncube.h"
 
@@ -146,7 +148,7 @@ std::string Cdg::Explore(int d) {
     (s.adaptive ? ada_slot_ : esc_slot_)[static_cast<size_t>(s.id)] = -1;
   states_.clear();
   work_.clear();
-  for (int v = 0; v < t_.NumNodes(); ++v) {
+  for (int v = 0; v < t_.NumTerminals(); ++v) {  // messages enter at terminals only
     if (v == d || !t_.NodeAlive(v)) continue;
     State entry{-1, false, {}, {}};
     std::string problem = Expand(v, P_, 0, d, &entry, "entering at " + t_.NodeName(v));
@@ -307,7 +309,7 @@ CdgReport Cdg::Run() {
   Bits reach;
   for (int pass = 0; pass < (queue_ ? 2 : 1); ++pass) {
     if (pass == 1) queue_rows_.resize(static_cast<size_t>(nch_));
-    for (int d = 0; d < t_.NumNodes(); ++d) {
+    for (int d = 0; d < t_.NumTerminals(); ++d) {  // and are addressed to terminals
       if (!t_.NodeAlive(d)) continue;
       const std::string problem = Explore(d);
       if (!problem.empty()) {
@@ -542,7 +544,29 @@ CdgReport CheckEscape(const Topology& t, int vcs, const EscapeFunction& escape,
   return Cdg(t, vcs, escape, options).Run();
 }
 
+// The indirect topologies: every routing is a ClassRouting with its own checker view.
+Result<CdgReport> CheckSwitchTopology(const SimConfig& config) {
+  Result<std::unique_ptr<Topology>> topo = MakeTopology(config.network);
+  if (!topo.ok()) return topo.status();
+  Result<const RoutingEntry*> algo = FindRoutingAlgorithm(config.routing.algorithm);
+  if (!algo.ok()) return algo.status();
+  UKAI_RETURN_IF_ERROR((*algo)->supports(**topo, config));
+  const std::unique_ptr<RoutingFunction> routing = (*algo)->create(**topo, config);
+  const auto* classed = dynamic_cast<const ClassRouting*>(routing.get());
+  if (classed == nullptr) {
+    return Status::InvalidArgument("routing.algorithm: no deadlock checker for '" +
+                                   config.routing.algorithm + "' on the " + (*topo)->Describe())
+        .WithKey("routing.algorithm");
+  }
+  return CheckEscape(**topo, config.router.vcs, *classed->Escape());
+}
+
 Result<CdgReport> CheckDeadlockFreedom(const SimConfig& config) {
+  if (config.network.topology != TopologyKind::kMesh &&
+      config.network.topology != TopologyKind::kTorus &&
+      config.network.topology != TopologyKind::kGroup) {
+    return CheckSwitchTopology(config);
+  }
   const CheckerEntry* entry = nullptr;
   std::string known;
   for (const CheckerEntry& e : kCheckers) {

@@ -7,8 +7,10 @@
 #include "sim/routing/detour_ud.h"
 #include "sim/routing/dor.h"
 #include "sim/routing/duato.h"
+#include "sim/routing/switch_routings.h"
 #include "sim/routing/updown.h"
 #include "sim/topology/kary_ncube.h"
+#include "sim/topology/switch_topology.h"
 
 namespace ukai::sim {
 namespace {
@@ -33,7 +35,28 @@ Status NoFaults(const SimConfig& config, std::string_view name) {
       .WithKey("routing.algorithm");
 }
 
+// The routings of the indirect topologies (switch_routings.h), one pair per name.
+template <const char* kName>
+Status SwitchSupports(const Topology& topology, const SimConfig& config) {
+  return SwitchRoutingSupports(topology, config, kName);
+}
+template <const char* kName>
+std::unique_ptr<RoutingFunction> SwitchCreate(const Topology& topology, const SimConfig& config) {
+  return MakeSwitchRouting(topology, config, kName);
+}
+constexpr char kMin[] = "min";
+constexpr char kValiant[] = "valiant";
+constexpr char kUgal[] = "ugal";
+constexpr char kNca[] = "nca";
+constexpr char kAnca[] = "anca";
+constexpr char kDor[] = "dor";
+
+bool IsSwitchTopology(const Topology& topology) {
+  return dynamic_cast<const SwitchTopology*>(&topology) != nullptr;
+}
+
 Status DorSupports(const Topology& topology, const SimConfig& config) {
+  if (IsSwitchTopology(topology)) return SwitchSupports<kDor>(topology, config);
   if (AsCube(topology) == nullptr) {  // the group topology: dimension order via its planner
     std::unique_ptr<DorPlanner> planner = DorPlanner::For(topology);
     if (planner == nullptr) return NeedCube(topology, "dor");
@@ -60,6 +83,7 @@ Status DorSupports(const Topology& topology, const SimConfig& config) {
 }
 
 std::unique_ptr<RoutingFunction> DorCreate(const Topology& topology, const SimConfig& config) {
+  if (IsSwitchTopology(topology)) return SwitchCreate<kDor>(topology, config);
   if (AsCube(topology) == nullptr) {
     return std::make_unique<PlannedDorRouting>(DorPlanner::For(topology), config.router.vcs);
   }
@@ -176,7 +200,8 @@ std::unique_ptr<RoutingFunction> DetourNfCreate(const Topology& topology, const 
 constexpr RoutingEntry kAlgorithms[] = {
     {"dor",
      "dimension-order routing (lowest dimension first); dateline VC classes on a torus "
-     "(needs router.vcs >= 2 there; routing.dor_tie, routing.dor_dateline)",
+     "(needs router.vcs >= 2 there; routing.dor_tie, routing.dor_dateline); also on the "
+     "group topology and a cmesh (BookSim2's dor_no_express_cmesh)",
      {},
      79.0,
      &DorSupports,
@@ -221,6 +246,44 @@ constexpr RoutingEntry kAlgorithms[] = {
      79.0,
      &DetourSupports,
      &DetourCreate},
+    {"min",
+     "minimal routing of the indirect topologies: dragonfly (local, global, local hop; 2 VC "
+     "classes: BookSim2's min_dragonflynew), flatfly (dimension order, 1 class: "
+     "ran_min_flatfly); clock: dor's",
+     {},
+     79.0,
+     &SwitchSupports<kMin>,
+     &SwitchCreate<kMin>},
+    {"ugal",
+     "UGAL-L: at the source router minimal or Valiant by the used credits of the two "
+     "outputs; dragonfly (random intermediate group, 3 VC classes: ugal_dragonflynew's rule "
+     "q_min <= 2 q_nonmin + 30), flatfly (2 classes: ugal_flatfly's rule h_min q_min <= "
+     "h_nonmin q_nonmin + 2); clock: dor's",
+     {},
+     79.0,
+     &SwitchSupports<kUgal>,
+     &SwitchCreate<kUgal>},
+    {"valiant",
+     "Valiant: dimension order to a random intermediate router, then to the destination; "
+     "flatfly (2 VC classes: BookSim2's valiant_flatfly); clock: dor's",
+     {},
+     79.0,
+     &SwitchSupports<kValiant>,
+     &SwitchCreate<kValiant>},
+    {"nca",
+     "fattree: up through a random up port to the nearest common ancestor, then down (1 VC "
+     "class: BookSim2's nca_fattree); clock: dor's",
+     {},
+     79.0,
+     &SwitchSupports<kNca>,
+     &SwitchCreate<kNca>},
+    {"anca",
+     "fattree: up through the up port with most credits to the nearest common ancestor, then "
+     "down (1 VC class: BookSim2's anca_fattree); clock: dor's",
+     {},
+     79.0,
+     &SwitchSupports<kAnca>,
+     &SwitchCreate<kAnca>},
 };
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The topologies of the flit-level model, in one explicit table keyed by network.topology
 // (factory.cc): a k-ary n-cube (mesh, torus: topology/kary_ncube.h) or the group topology
-// (topology/group.h). MakeTopology builds the one a NetworkConfig names.
+// (topology/group.h), or an indirect topology whose routers serve terminals (cmesh, flatfly,
+// fattree, dragonfly: topology/switch_topology.h). MakeTopology builds the one a NetworkConfig
+// names.
 //
 // Adding a topology: a TopologyKind value (experiment/sim_config.h), its files under
 // topology/, and one row in factory.cc; it is then a network.topology value of the flit-level
@@ -25,6 +27,9 @@ struct TopologyEntry {
   std::string_view doc;  // what it builds and from which keys
   // Builds it; errors (kInvalidArgument) name the network.* key.
   Result<std::unique_ptr<Topology>> (*create)(const NetworkConfig& config);
+  // Nodes (terminals + routers) and network ports per node of `config`, from arithmetic
+  // alone (the memory estimate before anything is built; may exceed int).
+  void (*size)(const NetworkConfig& config, double* nodes, int* ports);
 };
 
 // Every topology, in the order describe lists them.

@@ -35,6 +35,9 @@ class Topology {
   virtual ~Topology() = default;
 
   virtual int NumNodes() const = 0;
+  // Nodes 0..NumTerminals()-1 are terminals: they send and receive traffic. The others
+  // (routers of the indirect topologies, switch_topology.h) only forward. All by default.
+  virtual int NumTerminals() const { return NumNodes(); }
   virtual int NumNetworkPorts() const = 0;
   // The input port at the far end of output port `port` of `node`, or {-1,-1}.
   virtual PortRef Neighbor(int node, int port) const = 0;

@@ -77,7 +77,7 @@ std::unique_ptr<TrafficPattern> FromTable(std::vector<int> dst) {
 }
 
 Result<std::unique_ptr<TrafficPattern>> MakeUniform(const Topology& t, const TrafficConfig&) {
-  return std::unique_ptr<TrafficPattern>(std::make_unique<UniformPattern>(t.NumNodes()));
+  return std::unique_ptr<TrafficPattern>(std::make_unique<UniformPattern>(t.NumTerminals()));
 }
 
 Result<std::unique_ptr<TrafficPattern>> MakeTranspose(const Topology& t, const TrafficConfig&) {
@@ -99,13 +99,13 @@ Result<std::unique_ptr<TrafficPattern>> MakeTranspose(const Topology& t, const T
 
 Result<std::unique_ptr<TrafficPattern>> MakeBits(const Topology& t, std::string_view name,
                                                  int (*map)(int, int)) {
-  const int bits = Log2IfPow2(t.NumNodes());
+  const int bits = Log2IfPow2(t.NumTerminals());
   if (bits < 0) {
-    return Err(name, "needs a power-of-two node count (network.k gives " +
-                         std::to_string(t.NumNodes()) + " nodes)");
+    return Err(name, "needs a power-of-two terminal count (the network has " +
+                         std::to_string(t.NumTerminals()) + " terminals)");
   }
-  std::vector<int> dst(t.NumNodes());
-  for (int s = 0; s < t.NumNodes(); ++s) dst[s] = map(s, bits);
+  std::vector<int> dst(t.NumTerminals());
+  for (int s = 0; s < t.NumTerminals(); ++s) dst[s] = map(s, bits);
   return FromTable(std::move(dst));
 }
 
@@ -154,9 +154,9 @@ Result<std::unique_ptr<TrafficPattern>> MakeHotspot(const Topology& t, const Tra
         .WithKey("traffic.hotspot_nodes");
   }
   for (int h : c.hotspot_nodes) {
-    if (h < 0 || h >= t.NumNodes()) {
+    if (h < 0 || h >= t.NumTerminals()) {
       return Status::InvalidArgument("traffic.hotspot_nodes: node " + std::to_string(h) +
-                                     " outside 0.." + std::to_string(t.NumNodes() - 1))
+                                     " outside 0.." + std::to_string(t.NumTerminals() - 1))
           .WithKey("traffic.hotspot_nodes");
     }
   }
@@ -165,7 +165,7 @@ Result<std::unique_ptr<TrafficPattern>> MakeHotspot(const Topology& t, const Tra
         .WithKey("traffic.hotspot_fraction");
   }
   return std::unique_ptr<TrafficPattern>(
-      std::make_unique<HotspotPattern>(t.NumNodes(), c.hotspot_nodes, c.hotspot_fraction));
+      std::make_unique<HotspotPattern>(t.NumTerminals(), c.hotspot_nodes, c.hotspot_fraction));
 }
 
 constexpr PatternEntry kPatterns[] = {
@@ -196,7 +196,7 @@ Result<std::unique_ptr<TrafficPattern>> MakePattern(const Topology& topology,
       Result<std::unique_ptr<TrafficPattern>> p = e.create(topology, config);
       if (!p.ok()) return p;
       bool any = false;
-      for (int s = 0; s < topology.NumNodes() && !any; ++s) any = !(*p)->Idle(s);
+      for (int s = 0; s < topology.NumTerminals() && !any; ++s) any = !(*p)->Idle(s);
       if (!any) return Err(e.name, "gives no node a destination on " + topology.Describe());
       return p;
     }
