@@ -311,29 +311,34 @@ CdgReport Cdg::Run() {
     if (pass == 1) queue_rows_.resize(static_cast<size_t>(nch_));
     for (int d = 0; d < t_.NumTerminals(); ++d) {  // and are addressed to terminals
       if (!t_.NodeAlive(d)) continue;
-      const std::string problem = Explore(d);
-      if (!problem.empty()) {
-        rep.text = "NOT connected: " + e_.Describe() + ": " + problem;
-        return rep;
-      }
-      if (pass == 1) {  // queue edges: what any message in a reachable adaptive buffer needs
-        Closure(any_.data(), &reach);
-        AddIndirect(d, reach, true);
-        continue;
-      }
-      for (const State& s : states_) {
-        if (!s.adaptive) {
-          auto& a = direct_[static_cast<size_t>(s.id)];
-          a.insert(a.end(), s.esc_next.begin(), s.esc_next.end());
+      // A per-message random choice (EscapeFunction::Variants()) stays fixed on a path:
+      // each variant is explored on its own and their dependencies are unioned.
+      for (int variant = 0; variant < e_.Variants(); ++variant) {
+        e_.SelectVariant(variant);
+        const std::string problem = Explore(d);
+        if (!problem.empty()) {
+          rep.text = "NOT connected: " + e_.Describe() + ": " + problem;
+          return rep;
         }
-      }
-      if (!adaptive_) continue;
-      Closure(nullptr, &reach);
-      AddIndirect(d, reach, false);
-      for (size_t i = 0; queue_ && i < states_.size(); ++i) {
-        if (!states_[i].adaptive) continue;
-        OrInto(any_.data() + static_cast<size_t>(states_[i].id) * words_, reach.data() + i * words_,
-               words_);
+        if (pass == 1) {  // queue edges: what any message in a reachable adaptive buffer needs
+          Closure(any_.data(), &reach);
+          AddIndirect(d, reach, true);
+          continue;
+        }
+        for (const State& s : states_) {
+          if (!s.adaptive) {
+            auto& a = direct_[static_cast<size_t>(s.id)];
+            a.insert(a.end(), s.esc_next.begin(), s.esc_next.end());
+          }
+        }
+        if (!adaptive_) continue;
+        Closure(nullptr, &reach);
+        AddIndirect(d, reach, false);
+        for (size_t i = 0; queue_ && i < states_.size(); ++i) {
+          if (!states_[i].adaptive) continue;
+          OrInto(any_.data() + static_cast<size_t>(states_[i].id) * words_,
+                 reach.data() + i * words_, words_);
+        }
       }
     }
   }

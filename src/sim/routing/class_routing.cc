@@ -81,9 +81,12 @@ class ClassEscape final : public EscapeFunction {
  public:
   explicit ClassEscape(const ClassRouting& r) : r_(r) {}
   std::string Describe() const override { return r_.describe_; }
+  int Variants() const override { return r_.ChoicePerHop() ? 1 : r_.Choices(); }
+  void SelectVariant(int variant) const override { variant_ = variant; }
   std::string Rationale() const override {
-    return "every VC; hops unioned over every routing state of the arriving VC's class, every "
-           "random choice and both adaptive decisions";
+    return "every VC; hops unioned over every routing state of the arriving VC's class and "
+           "both adaptive decisions; a per-message random choice fixed per exploration, one "
+           "exploration per choice";
   }
   void Next(int node, int in_port, int in_vc, int dst, std::vector<EscapeHop>* out) const override {
     const SwitchTopology& t = r_.topo_;
@@ -107,6 +110,7 @@ class ClassEscape final : public EscapeFunction {
     for (uint32_t s = 0; s < 16; ++s) {
       if (fresh ? s != 0 : r_.StateClass(s) != cls) continue;
       for (int choice = 0; choice < r_.Choices(); ++choice) {
+        if (!r_.ChoicePerHop() && choice != variant_) continue;
         for (int decision = 0; decision < 2; ++decision) {
           const ClassRouting::At at{router, dst, dst_router, -1, fresh, choice, decision, &request};
           uint32_t state = s;
@@ -133,6 +137,7 @@ class ClassEscape final : public EscapeFunction {
   }
 
   const ClassRouting& r_;
+  mutable int variant_ = 0;  // the choice of the exploration under way
 };
 
 std::unique_ptr<EscapeFunction> ClassRouting::Escape() const {

@@ -10,33 +10,34 @@
 namespace ukai::sim {
 namespace {
 
-// Dragonfly state: bits 0-1 global channels taken (the class), bit 2 Valiant (UGAL).
+// Dragonfly state: the VC class of the last hop, which tells the way on. min: 0 in the
+// source group, 1 from the global channel on. ugal: 0 Valiant before its first global
+// channel (towards the intermediate group), 1 on the way to the destination group's
+// global channel (minimal from the source, or Valiant from the intermediate group), 2 in
+// the destination group (also for a message that stays in its group). A global hop adds 1.
 class DragonflyRouting final : public ClassRouting {
  public:
   DragonflyRouting(const Dragonfly& t, int vcs, bool ugal)
       : ClassRouting(t, vcs, ugal ? 3 : 2,
-                     ugal ? "dragonfly UGAL (class = global channels taken, 3 classes)"
+                     ugal ? "dragonfly UGAL (3 classes: Valiant in the source group, towards "
+                            "the destination group, in it)"
                           : "dragonfly minimal (2 classes: source group, then the rest)"),
         t_(t),
         ugal_(ugal) {}
 
  protected:
   int StateClass(uint32_t s) const override {
-    const int globals = static_cast<int>(s & 3u);
-    if ((s & 8u) != 0 || globals >= classes() || (!ugal_ && (s & 4u) != 0)) return -1;
-    return globals;
+    return static_cast<int>(s) < classes() ? static_cast<int>(s) : -1;
   }
   int Choices() const override { return ugal_ ? t_.groups() - 2 : 1; }
 
   void RouteAt(const At& at, uint32_t* state, RouteResult* result) const override {
     const int g = t_.GroupOf(at.router), gd = t_.GroupOf(at.dst_router);
-    if (ugal_ && at.fresh && g != gd) {
-      *state = Decide(at, g, gd) ? 4u : 0u;
-    }
-    const bool valiant = (*state & 4u) != 0 && (*state & 3u) == 0;
-    const int target = valiant ? Intermediate(at.choice, g, gd) : gd;
+    if (ugal_ && at.fresh) *state = g == gd ? 2u : (Decide(at, g, gd) ? 0u : 1u);
+    const int target = ugal_ && *state == 0 ? Intermediate(at.choice, g, gd) : gd;
     result->Clear();
-    AddHop(PortTowards(at.router, target, at.dst_router, state), *state, result);
+    const int port = PortTowards(at.router, target, at.dst_router, state);  // may count a hop
+    AddHop(port, *state, result);
   }
 
  private:

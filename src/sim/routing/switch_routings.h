@@ -9,12 +9,12 @@
 //              ugal    UGAL-L at the source router: minimal, or Valiant through a random
 //                      intermediate group (neither the source's nor the destination's),
 //                      minimal when its output's used credits q_min <= 2 q_nonmin + 30
-//                      (BookSim2's ugal_dragonflynew rule). 3 classes: the number of global
-//                      channels taken so far (counting the one being taken). BookSim2
-//                      routes to a random intermediate router and changes class at it,
-//                      which lets a local channel of the intermediate group depend on
-//                      another of the same class in its own group (a cyclic dependency
-//                      graph); an intermediate group needs at most one local hop there.
+//                      (BookSim2's ugal_dragonflynew rule). 3 classes, as BookSim2's
+//                      phases: 0 Valiant before its first global channel, 1 on the way to
+//                      the destination group's global channel (a minimal message from its
+//                      source), 2 in the destination group. BookSim2 routes to a random
+//                      intermediate router; here to a random intermediate group (at most
+//                      one local hop there), so the class tells the way on.
 //   flatfly    min     dimension order (lowest differing dimension first), one hop per
 //                      dimension; 1 class (BookSim2's ran_min_flatfly routes the same way).
 //              valiant to a random intermediate router in dimension order (class 0, the
