@@ -32,6 +32,7 @@ class Dragonfly final : public SwitchTopology {
 
   std::string Describe() const override;
   std::string PortName(int port) const override;
+  // Hops of the minimal route (local, global, local: at most 3); see SwitchTopology.
   int RouterDistance(int a, int b) const override;
 
   int p() const { return p_; }

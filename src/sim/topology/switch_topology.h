@@ -49,8 +49,10 @@ class SwitchTopology : public Topology {
   int DestinationRouter(int node) const {
     return IsTerminal(node) ? TerminalRouter(node) : RouterOf(node);
   }
-  // Router hops (router-to-router channels) from router a to router b on shortest paths
-  // (breadth-first search here; the topologies with a formula override it).
+  // Router hops (router-to-router channels) from router a to router b on the topology's
+  // minimal routes: shortest paths (breadth-first search here; the topologies with a
+  // formula override it), except on the dragonfly, whose minimal routes take one global
+  // channel (local, global, local) where the graph may have shorter paths through two.
   virtual int RouterDistance(int a, int b) const;
   // Channels on a shortest path between nodes (terminal channels included).
   int Distance(int a, int b) const;
