@@ -116,14 +116,19 @@ std::vector<Binding> NetworkAndRouterBindings() {
                 "(network.dragonfly_p, _a, _h); it also chooses the machine model"),
        [](const Items& v, SimConfig* c) { c->network.topology = FindTopology(Str(v[0]))->kind; },
        [](const SimConfig& c) { return std::string(TopologyName(c.network.topology)); }},
-      {KeySpec::Make("network.n", VT::kInt).Min(1).Max(15).Doc("number of dimensions"),
+      {KeySpec::Make("network.n", VT::kInt)
+           .Min(1)
+           .Max(15)
+           .Doc("number of dimensions (mesh, torus; cmesh, flatfly: of the router grid); "
+                "fattree: number of levels"),
        [](const Items& v, SimConfig* c) { c->network.n = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.network.n); }},
       {KeySpec::Make("network.k", VT::kInt, Shape::kList)
            .Unit("nodes")
            .Min(2)
            .Max(1 << 16)
-           .Doc("radix: nodes per dimension; one int for every dimension or a list of "
+           .Doc("radix: nodes per dimension (cmesh, flatfly: routers per dimension; "
+                "fattree: the arity k, one value); one int for every dimension or a list of "
                 "network.n ints (dimension 0 first)"),
        [](const Items& v, SimConfig* c) {
          c->network.k.clear();
