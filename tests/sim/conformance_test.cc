@@ -46,8 +46,9 @@ std::string Name(const ::testing::TestParamInfo<Case>& info) {
 }
 
 bool MinimalClaimed(const Case& c) {
-  return c.faults == 0 && (c.algorithm == "dor" || c.algorithm == "duato" ||
-                           c.algorithm == "detour-nf" || c.algorithm == "detour-ud");
+  return c.faults == 0 &&
+         (c.algorithm == "dor" || c.algorithm == "duato" || c.algorithm == "romm" ||
+          c.algorithm == "detour-nf" || c.algorithm == "detour-ud");
 }
 
 class ConformanceTest : public ::testing::TestWithParam<Case> {};
@@ -134,13 +135,16 @@ std::vector<Case> AllCases() {
   for (const RoutingEntry& e : RoutingAlgorithms()) {
     if (!RunsOnCubes(e)) continue;
     const std::string a(e.name);
-    const bool tolerant = a != "dor" && a != "duato";
+    const bool tolerant = a != "dor" && a != "duato" && a != "valiant" && a != "romm";
     for (TopologyKind kind : {TopologyKind::kMesh, TopologyKind::kTorus}) {
       for (std::vector<int> k : {std::vector<int>{4, 4}, std::vector<int>{5, 3}}) {
         for (int faults : {0, 1, 2, 4}) {
           if (faults > 0 && !tolerant) continue;
           out.push_back({a, kind, k, 4, faults});
           if (a == "detour-ud") out.push_back({a, kind, k, 2, faults});  // 1 FA + 1 UD
+          if ((a == "valiant" || a == "romm") && kind == TopologyKind::kMesh) {
+            out.push_back({a, kind, k, 2, faults});  // one VC per phase
+          }
         }
       }
     }

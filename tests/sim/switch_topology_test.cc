@@ -221,6 +221,25 @@ TEST(SwitchTopologyTest, DeadlockCheckerProvesEveryAlgorithm) {
   }
 }
 
+// valiant and romm on meshes and tori (routing/valiant.h): proved with their fewest VCs.
+TEST(SwitchTopologyTest, DeadlockCheckerProvesTwoPhaseOnCubes) {
+  for (const char* a : {"valiant", "romm"}) {
+    for (TopologyKind kind : {TopologyKind::kMesh, TopologyKind::kTorus}) {
+      SimConfig c;
+      c.network.topology = kind;
+      c.network.n = 2;
+      c.network.k = {4, 5};
+      c.routing.algorithm = a;
+      c.router.vcs = kind == TopologyKind::kTorus ? 4 : 2;
+      Result<CdgReport> rep = CheckDeadlockFreedom(c);
+      ASSERT_TRUE(rep.ok()) << a << ": " << rep.status().ToString();
+      EXPECT_TRUE(rep->ok) << a << ": " << rep->text;
+      c.router.vcs -= 1;  // too few: refused, naming the key
+      EXPECT_EQ(CheckDeadlockFreedom(c).status().key(), "routing.algorithm") << a;
+    }
+  }
+}
+
 // A short run with uniform traffic on each topology: messages delivered, no stall.
 TEST(SwitchTopologyTest, ShortRunDelivers) {
   const std::pair<NetworkConfig, const char*> cases[] = {

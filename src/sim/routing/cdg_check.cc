@@ -11,6 +11,7 @@
 #include "sim/routing/escape_functions.h"
 #include "sim/routing/registry.h"
 #include "sim/routing/route_state.h"
+#include "sim/routing/valiant.h"
 #include "sim/topology/factory.h"
 #include "sim/topology/faults.h"
 #include "sim/topology/kary_ncube.h"
@@ -540,6 +541,14 @@ constexpr CheckerEntry kCheckers[] = {
            t, tables, AllVcs(c), "up*/down* (root " + t.NodeName(tables.root()) + ") on every VC"));
      }},
     {"detour-ud", &DetourUdEscape},
+    {"valiant",
+     [](const KaryNCube&, const SimConfig&, const RoutingFunction& r) {
+       return static_cast<const TwoPhaseRouting&>(r).Escape();
+     }},
+    {"romm",
+     [](const KaryNCube&, const SimConfig&, const RoutingFunction& r) {
+       return static_cast<const TwoPhaseRouting&>(r).Escape();
+     }},
 };
 
 }  // namespace

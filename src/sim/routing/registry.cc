@@ -9,6 +9,7 @@
 #include "sim/routing/duato.h"
 #include "sim/routing/switch_routings.h"
 #include "sim/routing/updown.h"
+#include "sim/routing/valiant.h"
 #include "sim/topology/kary_ncube.h"
 #include "sim/topology/switch_topology.h"
 
@@ -53,6 +54,38 @@ constexpr char kDor[] = "dor";
 
 bool IsSwitchTopology(const Topology& topology) {
   return dynamic_cast<const SwitchTopology*>(&topology) != nullptr;
+}
+
+// valiant, romm on a k-ary n-cube (routing/valiant.h); valiant also on a flatfly.
+Status TwoPhaseSupports(const Topology& topology, const SimConfig& config, const char* name) {
+  if (AsCube(topology) == nullptr) {
+    if (std::string_view(name) == "valiant") return SwitchSupports<kValiant>(topology, config);
+    return NeedCube(topology, name);
+  }
+  UKAI_RETURN_IF_ERROR(NoFaults(config, name));
+  const int need = AsCube(topology)->torus() ? 4 : 2;
+  if (config.router.vcs < need) {
+    return Status::InvalidArgument(std::string("routing.algorithm = '") + name + "' on a " +
+                                   (need == 4 ? "torus" : "mesh") +
+                                   " needs router.vcs >= " + std::to_string(need) + " (2 phases" +
+                                   (need == 4 ? " x 2 dateline classes" : "") +
+                                   "), got router.vcs = " + std::to_string(config.router.vcs))
+        .WithKey("routing.algorithm");
+  }
+  return Status::Ok();
+}
+Status ValiantSupports(const Topology& topology, const SimConfig& config) {
+  return TwoPhaseSupports(topology, config, "valiant");
+}
+Status RommSupports(const Topology& topology, const SimConfig& config) {
+  return TwoPhaseSupports(topology, config, "romm");
+}
+std::unique_ptr<RoutingFunction> ValiantCreate(const Topology& topology, const SimConfig& config) {
+  if (AsCube(topology) == nullptr) return SwitchCreate<kValiant>(topology, config);
+  return std::make_unique<TwoPhaseRouting>(*AsCube(topology), config.router.vcs, false);
+}
+std::unique_ptr<RoutingFunction> RommCreate(const Topology& topology, const SimConfig& config) {
+  return std::make_unique<TwoPhaseRouting>(*AsCube(topology), config.router.vcs, true);
 }
 
 Status DorSupports(const Topology& topology, const SimConfig& config) {
@@ -264,12 +297,22 @@ constexpr RoutingEntry kAlgorithms[] = {
      &SwitchSupports<kUgal>,
      &SwitchCreate<kUgal>},
     {"valiant",
-     "Valiant: dimension order to a random intermediate router, then to the destination; "
-     "flatfly (2 VC classes: BookSim2's valiant_flatfly); clock: dor's",
+     "Valiant: dimension order to a random intermediate node (router), then to the "
+     "destination; each phase on half of the VCs: mesh (router.vcs >= 2), torus (dateline "
+     "classes in each half: >= 4), flatfly (BookSim2's valiant_mesh, valiant_torus, "
+     "valiant_flatfly); clock: dor's",
      {},
      79.0,
-     &SwitchSupports<kValiant>,
-     &SwitchCreate<kValiant>},
+     &ValiantSupports,
+     &ValiantCreate},
+    {"romm",
+     "ROMM: dimension order to a random node of the minimal box between source and "
+     "destination, then to the destination (minimal); phases on VC halves as valiant; mesh "
+     "(router.vcs >= 2), torus (>= 4) (BookSim2's romm_mesh); clock: dor's",
+     {},
+     79.0,
+     &RommSupports,
+     &RommCreate},
     {"nca",
      "fattree: up through a random up port to the nearest common ancestor, then down (1 VC "
      "class: BookSim2's nca_fattree); clock: dor's",
