@@ -48,7 +48,7 @@ std::string Name(const ::testing::TestParamInfo<Case>& info) {
 bool MinimalClaimed(const Case& c) {
   return c.faults == 0 &&
          (c.algorithm == "dor" || c.algorithm == "duato" || c.algorithm == "romm" ||
-          c.algorithm == "detour-nf" || c.algorithm == "detour-ud");
+          c.algorithm == "min_adapt" || c.algorithm == "detour-nf" || c.algorithm == "detour-ud");
 }
 
 class ConformanceTest : public ::testing::TestWithParam<Case> {};
@@ -135,7 +135,8 @@ std::vector<Case> AllCases() {
   for (const RoutingEntry& e : RoutingAlgorithms()) {
     if (!RunsOnCubes(e)) continue;
     const std::string a(e.name);
-    const bool tolerant = a != "dor" && a != "duato" && a != "valiant" && a != "romm";
+    const bool tolerant =
+        a != "dor" && a != "duato" && a != "min_adapt" && a != "valiant" && a != "romm";
     for (TopologyKind kind : {TopologyKind::kMesh, TopologyKind::kTorus}) {
       for (std::vector<int> k : {std::vector<int>{4, 4}, std::vector<int>{5, 3}}) {
         for (int faults : {0, 1, 2, 4}) {

@@ -221,16 +221,18 @@ TEST(SwitchTopologyTest, DeadlockCheckerProvesEveryAlgorithm) {
   }
 }
 
-// valiant and romm on meshes and tori (routing/valiant.h): proved with their fewest VCs.
+// valiant, romm (routing/valiant.h) and min_adapt on meshes and tori: proved with their
+// fewest VCs.
 TEST(SwitchTopologyTest, DeadlockCheckerProvesTwoPhaseOnCubes) {
-  for (const char* a : {"valiant", "romm"}) {
+  for (const char* a : {"valiant", "romm", "min_adapt"}) {
     for (TopologyKind kind : {TopologyKind::kMesh, TopologyKind::kTorus}) {
       SimConfig c;
       c.network.topology = kind;
       c.network.n = 2;
       c.network.k = {4, 5};
       c.routing.algorithm = a;
-      c.router.vcs = kind == TopologyKind::kTorus ? 4 : 2;
+      const bool adaptive = std::string(a) == "min_adapt";  // 1 or 2 escape VCs + 1
+      c.router.vcs = kind == TopologyKind::kTorus ? (adaptive ? 3 : 4) : 2;
       Result<CdgReport> rep = CheckDeadlockFreedom(c);
       ASSERT_TRUE(rep.ok()) << a << ": " << rep.status().ToString();
       EXPECT_TRUE(rep->ok) << a << ": " << rep->text;

@@ -533,6 +533,7 @@ constexpr CheckerEntry kCheckers[] = {
            std::make_unique<DorEscape>(t, c.router.vcs, c.routing.dor_dateline, c.routing.dor_tie));
      }},
     {"duato", &DuatoEscape},
+    {"min_adapt", &DuatoEscape},
     {"detour-nf", &DetourNfEscape},
     {"updown",
      [](const KaryNCube& t, const SimConfig& c, const RoutingFunction& r) {

@@ -154,19 +154,24 @@ std::unique_ptr<RoutingFunction> DetourCreate(const Topology& topology, const Si
 }
 
 Status DuatoSupports(const Topology& topology, const SimConfig& config) {
-  UKAI_RETURN_IF_ERROR(NeedCube(topology, "duato"));
-  UKAI_RETURN_IF_ERROR(NoFaults(config, "duato"));
+  UKAI_RETURN_IF_ERROR(NeedCube(topology, config.routing.algorithm));
+  UKAI_RETURN_IF_ERROR(NoFaults(config, config.routing.algorithm));
   const bool torus = AsCube(topology)->torus();
   const int need = torus ? 3 : 2;
   if (config.router.vcs < need) {
     return Status::InvalidArgument(
-               std::string("routing.algorithm = 'duato' on a ") + (torus ? "torus" : "mesh") +
-               " needs router.vcs >= " + std::to_string(need) + " (" +
+               "routing.algorithm = '" + config.routing.algorithm + "' on a " +
+               (torus ? "torus" : "mesh") + " needs router.vcs >= " + std::to_string(need) + " (" +
                (torus ? "2 escape" : "1 escape") +
                " + at least 1 adaptive VC), got router.vcs = " + std::to_string(config.router.vcs))
         .WithKey("routing.algorithm");
   }
   return Status::Ok();
+}
+
+std::unique_ptr<RoutingFunction> MinAdaptCreate(const Topology& topology, const SimConfig& config) {
+  return std::make_unique<DuatoRouting>(*AsCube(topology), config.router.vcs,
+                                        config.routing.duato_atomic, /*sticky_escape=*/true);
 }
 
 std::unique_ptr<RoutingFunction> DuatoCreate(const Topology& topology, const SimConfig& config) {
@@ -247,6 +252,15 @@ constexpr RoutingEntry kAlgorithms[] = {
      55.0,
      &DuatoSupports,
      &DuatoCreate},
+    {"min_adapt",
+     "minimal adaptive routing as BookSim2's min_adapt_mesh / min_adapt_torus: Duato's VCs "
+     "(escape: dimension order, 1 VC on a mesh, 2 dateline VCs on a torus; the rest "
+     "adaptive), but a message that took an escape VC stays on the escape VCs; "
+     "routing.duato_atomic applies; router.vcs >= 3 on a torus, >= 2 on a mesh",
+     {},
+     55.0,
+     &DuatoSupports,
+     &MinAdaptCreate},
     {"updown",
      "up*/down* over a BFS spanning tree of the healthy network (any topology, faults "
      "allowed; root routing.root); per-node tables of shortest legal paths, read on every "
