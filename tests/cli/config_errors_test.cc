@@ -85,7 +85,8 @@ INSTANTIATE_TEST_SUITE_P(
             "BadEnum",
             "[network]\ntopology = \"ring\"\n",
             {},
-            "network.topology: 'ring' is not one of mesh, torus, group, fullmesh at exp.toml:2:12"},
+            "network.topology: 'ring' is not one of mesh, torus, group, cmesh, flatfly, fattree, "
+            "dragonfly, fullmesh at exp.toml:2:12"},
         BadConfig{"BadEnumSuggestion",
                   "[router]\nswitching = \"wormhol\"\n",
                   {},
