@@ -9,8 +9,8 @@ PACKAGES    := $(shell sed -e 's/\#.*//' tools/debian-packages.txt)
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FORMAT_SRC   = $(shell git ls-files '*.h' '*.cc' '*.hpp' 2>/dev/null)
 
-.PHONY: all deps build run test test-unit test-asan format format-check bench clean \
-        reproduce-detour-ud
+.PHONY: all deps build build-ukai run test test-unit test-asan format format-check bench clean \
+        reproduce reproduce-detour-ud reproduce-fullmesh reproduce-gateway
 
 all: build
 
@@ -31,8 +31,13 @@ $(BUILD)/build.ninja: | deps
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
+# Only the `ukai` command (what `make run` and the reproductions need; `make test` builds
+# the rest).
+build-ukai: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target ukai_exe
+
 # The default experiment: DOR vs Duato on a 10x10 torus, uniform and transpose traffic.
-run: build
+run: build-ukai
 	$(BUILD)/src/cli/ukai sim run experiments/quickstart.toml
 
 # Every test: the full suite in the release build, the unit tests again under ASan+UBSan,
@@ -59,10 +64,19 @@ format-check:
 	clang-format --dry-run -Werror $(FORMAT_SRC)
 	@echo "format-check: clean"
 
-# Figs. 7-12 of the Detour-UD paper (experiments/detour-ud/README.md): CSVs and PNGs in
+# The reproductions (experiments/*/REPORT.md): each writes its CSVs and PNGs beside its
+# REPORT. Their plots need a Python with matplotlib: tools/find_python.sh finds it (PYTHON
+# overrides; Debian python3-matplotlib is installed by `make deps`).
+reproduce: reproduce-detour-ud reproduce-fullmesh reproduce-gateway
+
+# Figs. 7-12 of the Detour-UD paper and the ablation of its table read: CSVs and PNGs in
 # experiments/detour-ud/results/.
-reproduce-detour-ud: build
+reproduce-detour-ud: build-ukai
 	experiments/detour-ud/run.sh $(BUILD)/src/cli/ukai experiments/detour-ud/results
+
+# The gateway NIC experiments (experiments/gateway/REPORT.md): results.csv and the PNGs.
+reproduce-gateway: build-ukai
+	python=$$(tools/find_python.sh) && "$$python" experiments/gateway/run.py --ukai $(BUILD)/src/cli/ukai
 
 # Every benchmark driver in bench/ (each prints its own table of figures).
 bench: build
@@ -74,7 +88,5 @@ clean:
 
 # The full-mesh reproduction (experiments/fullmesh/REPORT.md): every figure's CSVs, PNGs and
 # summary.md from the built `ukai`; 10-30 s on 2 cores after the build.
-.PHONY: reproduce-fullmesh
-reproduce-fullmesh: deps $(BUILD)/build.ninja
-	cmake --build $(BUILD) -j $(JOBS) --target ukai_exe
+reproduce-fullmesh: build-ukai
 	UKAI=$(BUILD)/src/cli/ukai experiments/fullmesh/run.sh

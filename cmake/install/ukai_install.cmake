@@ -53,6 +53,8 @@ install(TARGETS ukai_shared ukai_static EXPORT ukaiTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 if(TARGET ukai_exe)
   install(TARGETS ukai_exe RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(PROGRAMS ${PROJECT_SOURCE_DIR}/src/cli/plot/ukai_sim_plot.py
+          DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 install(EXPORT ukaiTargets NAMESPACE ukai:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ukai)
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/ukaiConfig.cmake.in

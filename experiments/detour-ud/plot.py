@@ -10,8 +10,11 @@ Each CSV is the `ukai sim run --format csv` output of the config of the same nam
 - latency: avg_latency_cycles / clock_mhz (microseconds), against the offered bandwidth
   offered_flits_per_node_cycle x flit_bytes x nodes x clock_mhz (MB/s); points the
   simulator marks saturated are drawn hollow;
-- recovery: recovery_ratio (share of measured messages that entered deadlock recovery).
-A missing file or algorithm is skipped (e.g. detour-nf before it is registered).
+- recovery: recovery_ratio (share of measured messages that entered deadlock recovery);
+- ablation: Detour-UD's bandwidth with the 5-cycle table read (the figure's config), without
+  it (ablation_*_lookup0) and without it and the read-port limit (ablation_*_lookup0_ports0),
+  beside Detour-NF, in MB/s and in MB/s per MHz (bytes per cycle: the clock taken out).
+A missing file or algorithm is skipped.
 """
 import csv
 import glob
@@ -153,6 +156,50 @@ def recovery_figure(results, fig_no, pattern):
     save(fig, os.path.join(results, f"fig{fig_no:02d}_{pattern}_recovery.png"))
 
 
+ABLATION_STYLES = [  # (file suffix or None for the figure's own file, label, colour, style)
+    (None, "Detour-UD (5-cycle table read, 2 read ports)", "tab:red", "-"),
+    ("lookup0", "Detour-UD, table_lookup_cycles = 0", "tab:purple", "--"),
+    ("lookup0_ports0", "Detour-UD, lookup 0 and no read-port limit", "tab:brown", ":"),
+]
+
+
+def ablation_figure(results):
+    panels = []
+    for path in sorted(glob.glob(os.path.join(results, "ablation_*_lookup0.csv"))):
+        m = re.search(r"ablation_(\w+?)_bandwidth_f(\d+)_lookup0\.csv$", path)
+        if m:
+            panels.append((m.group(1), int(m.group(2))))
+    if not panels:
+        return
+    panels.sort(key=lambda p: (p[0] != "transpose", p[1]))
+    fig, axes = plt.subplots(2, len(panels), figsize=(5 * len(panels), 7.5), squeeze=False)
+    for col, (pattern, faults) in enumerate(panels):
+        fig_no = 7 if pattern == "transpose" else 9
+        base = os.path.join(results, f"fig{fig_no:02d}_{pattern}_bandwidth_f{faults}.csv")
+        if not os.path.exists(base):
+            continue
+        series = [(LABELS["detour-nf"], COLORS["detour-nf"], "-",
+                   [r for r in read(base) if r["routing"] == "detour-nf"])]
+        for suffix, name, color, style in ABLATION_STYLES:
+            path = base if suffix is None else os.path.join(
+                results, f"ablation_{pattern}_bandwidth_f{faults}_{suffix}.csv")
+            if os.path.exists(path):
+                series.append((name, color, style,
+                               [r for r in read(path) if r["routing"] == "detour-ud"]))
+        for row, per_mhz in enumerate((False, True)):
+            ax = axes[row][col]
+            for name, color, style, rows in series:
+                rows.sort(key=lambda r: int(r["message_bytes"]))
+                ax.plot([int(r["message_bytes"]) for r in rows],
+                        [float(r["bandwidth_mbytes_per_second"]) /
+                         (float(r["clock_mhz"]) if per_mhz else 1.0) for r in rows],
+                        style, marker="o", ms=3, color=color, label=name)
+            label(ax, "message size (bytes)",
+                  "MB/s per MHz (bytes per cycle)" if per_mhz else "bandwidth (MB/s)",
+                  f"{pattern}, {faults} faulty" + (", per MHz" if per_mhz else ""))
+    save(fig, os.path.join(results, "ablation_bandwidth.png"))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: plot.py RESULTS_DIR")
@@ -163,6 +210,7 @@ def main():
     latency_figure(results, 10, "uniform")
     recovery_figure(results, 11, "transpose")
     recovery_figure(results, 12, "uniform")
+    ablation_figure(results)
 
 
 if __name__ == "__main__":

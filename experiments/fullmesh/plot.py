@@ -20,6 +20,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+MARKERS = "osD^vP*X"
+
+
 def load(path):
     with open(path) as f:
         return list(csv.DictReader(f))
@@ -60,13 +63,18 @@ def KSweep(results, out):
     lines = ["", "## Embodiment 6 against K (4 MiB, N = 8)", "",
              "| operation-mode | K=1 | K=2 | K=3 | K=4 | K=5 | K=6 | K=7 |",
              "|---|---|---|---|---|---|---|---|"]
-    for series, pts in sorted(points.items()):
+    for i, (series, pts) in enumerate(sorted(points.items())):
         pts.sort()
-        ax.plot([p[0] for p in pts], [p[2] for p in pts], "o-", label=series)
-        lines.append(f"| {series} | " + " | ".join(f"{p[2]:.4f} (K={p[1]})" for p in pts) + " |")
+        # Series that coincide (multicast and reduce) stay visible: each has its own marker,
+        # and earlier series are drawn wider underneath the later ones.
+        ax.plot([p[0] for p in pts], [p[2] for p in pts], "-", marker=MARKERS[i % len(MARKERS)],
+                markersize=9 - i, linewidth=3.5 - 0.4 * i, alpha=0.8, label=series)
+        by_k = {p[0]: p for p in pts}
+        cells = [f"{by_k[k][2]:.4f} (K={by_k[k][1]})" if k in by_k else "–" for k in range(1, 8)]
+        lines.append(f"| {series} | " + " | ".join(cells) + " |")
     ks = list(range(1, 8))
     ax.plot(ks, [1 / k for k in ks], "k:", label="1/K")
-    ax.plot(ks, [min(1, 2 / k) for k in ks], "k--", label="2/K")
+    ax.plot(ks, [2 / k for k in ks], "k--", label="2/K")
     ax.set_xlabel("K (fullmesh.k_max)")
     ax.set_ylabel("time / plain full mesh")
     ax.set_title("embodiment 6, 4 MiB, N = 8")
@@ -76,6 +84,29 @@ def KSweep(results, out):
     f.savefig(os.path.join(out, "ksweep.png"), dpi=90)
     plt.close(f)
     return lines
+
+
+def E6Burst(results):
+    """e6burst_<policy>.csv: the burst of eight p2p and the lone allreduce -> a summary table."""
+    lines = []
+    for path in sorted(glob.glob(os.path.join(results, "e6burst_*.csv"))):
+        variant = os.path.basename(path)[len("e6burst_"):-4]
+        rows = load(path)
+        burst = [r for r in rows if r["operation"] == "p2p"]
+        other = [r for r in rows if r["operation"] != "p2p"]
+        waits = [float(r["wait_us"]) for r in burst]
+        times = [float(r["time_us"]) for r in burst]
+        finish = max(float(r["start_us"]) + float(r["time_us"]) - float(r["wait_us"])
+                     for r in burst)
+        lines.append(f"| {variant} | {sum(waits) / len(waits):.2f} | {max(waits):.2f} | "
+                     f"{sum(times) / len(times):.2f} | {finish:.2f} | "
+                     + " ".join(r["relays"] for r in burst) + " | "
+                     + " ".join(f"{float(r['time_us']):.2f}" for r in other) + " |")
+    if not lines:
+        return []
+    return ["", "## Embodiment 6: a burst of eight 1 MB p2p on N = 8, then a lone allreduce",
+            "", "| variant | mean wait (us) | max wait (us) | mean time (us) | last finish (us) | "
+            "K per p2p | allreduce time (us) |", "|---|---|---|---|---|---|---|"] + lines
 
 
 def main():
@@ -102,13 +133,17 @@ def main():
         f, axes = plt.subplots(1, len(modes), figsize=(6 * len(modes), 4.5), squeeze=False)
         for ax, mode in zip(axes[0], modes):
             baselines = {}
+            drawn = 0
             for label, rows in vs:
                 if rows[0]["relay_mode"] != mode:
                     continue
                 x = [float(r["bytes"]) * 8 / 1000 for r in rows]
                 y = [float(r["time_us"]) for r in rows]
                 style = "--" if label.endswith("always") else "-"
-                ax.plot(x, y, style, label=label)
+                # Curves that coincide stay visible: own marker, earlier ones wider beneath.
+                ax.plot(x, y, style, marker=MARKERS[drawn % len(MARKERS)], markevery=6,
+                        markersize=6, linewidth=max(1.0, 3.0 - 0.5 * drawn), label=label)
+                drawn += 1
                 baselines.setdefault(rows[0]["nodes"] + rows[0]["operation"], (x, rows))
             for key, (x, rows) in baselines.items():
                 ax.plot(x, [float(r["baseline_us"]) for r in rows], "k:",
@@ -133,6 +168,13 @@ def main():
                 f"| {fig} | {label} | {last['operation']} | {last['nodes']} | "
                 f"{last['relay_mode']} | {last['relays']} | {ratio:.4f} | {cb} | {ck} |")
     lines += KSweep(results, out)
+    lines += E6Burst(results)
+    bg2 = [(os.path.basename(p)[len("bg2_"):-4], load(p)[0])
+           for p in sorted(glob.glob(os.path.join(results, "bg2_*.csv")))]
+    if bg2:
+        lines += ["", "## [0003]: scatter and gather, 125000-byte blocks, N = 8", "",
+                  "| operation | time (us) |", "|---|---|"]
+        lines += [f"| {op} | {float(r['time_us']):.2f} |" for op, r in bg2]
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 

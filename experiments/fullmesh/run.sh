@@ -58,11 +58,26 @@ done
 for mode in pipelined store-and-forward; do
   tag=${mode%%-*}
   for op in p2p multicast reduce; do
-    for k in 1 2 3 4 5 6 7; do
+    # A p2p on N = 8 has at most N - 2 = 6 relays (a larger fullmesh.k_max is an error).
+    ks="1 2 3 4 5 6 7"
+    [ "$op" = p2p ] && ks="1 2 3 4 5 6"
+    for k in $ks; do
       run "ksweep_$op-$tag-k$k" k_sweep_emb6 "fullmesh.relay_mode=\"$mode\"" \
         "workload.operation=\"$op\"" fullmesh.k_max=$k
     done
   done
 done
-# The Debian python3 (python3-matplotlib); PYTHON overrides it.
-"${PYTHON:-/usr/bin/python3}" "$here/plot.py" "$out" "$here"
+# Embodiment 6's claim that variable K cuts the waiting of communications arriving together
+# (E6.16-17): the same burst under both policies.
+for policy in fixed-k variable-k; do
+  run "e6burst_$policy" e6_burst "fullmesh.policy=\"$policy\""
+done
+# Embodiment 7 (E7.1): the same burst with two switch planes.
+run "e6burst_fixed-k-planes2" e6_burst 'fullmesh.policy="fixed-k"' fullmesh.planes=2
+# [0003] (BG2): scatter and gather of 125000-byte blocks on N = 8 take the same time.
+for op in scatter gather; do
+  run "bg2_$op" e6_burst "workload.ops=[\"op=$op root=0 bytes=125000\"]"
+done
+# The Python with matplotlib that tools/find_python.sh names (PYTHON overrides it).
+python=$("$here/../../tools/find_python.sh")
+"$python" "$here/plot.py" "$out" "$here"

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/sim_check.h"
+#include "cli/sim_plot.h"
 #include "cli/sim_run.h"
 #include "sim/experiment/run.h"
 
@@ -55,6 +56,16 @@ void RegisterSimCommand(CLI::App* sim, CommandContext* context) {
   describe->add_flag("--markdown", *markdown, "print Markdown tables (as in docs/config.md)");
   describe->callback(
       [markdown, context] { context->exit_code = DescribeSim(*markdown, context->io); });
+
+  // `ukai sim plot`: latency and accepted load against offered load (or full-mesh time
+  // against size) as a PNG, drawn by matplotlib (sim_plot.h).
+  CLI::App* plot = sim->add_subcommand(
+      "plot", "draw the results of `ukai sim run` (CSV or JSON) as a PNG with matplotlib");
+  auto p = std::make_shared<SimPlotOptions>();
+  plot->add_option("results", p->results_path, "results file (--format csv or json)")->required();
+  plot->add_option("-o,--out", p->out_path, "PNG file to write")->required()->type_name("FILE");
+  plot->add_option("--title", p->title, "plot title (default: the results file's name)");
+  plot->callback([p, context] { context->exit_code = PlotSim(*p, context->io); });
 
   // `ukai sim gen-pcap`: a valid synthetic capture for the gateway model (docs/gateway.md).
   CLI::App* gen = sim->add_subcommand(

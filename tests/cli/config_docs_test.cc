@@ -195,5 +195,25 @@ TEST(OutputFieldsTest, TableColumnsComeFromTheDeclarations) {
   EXPECT_EQ(fullmesh::FullMeshTableColumns().size(), output::TableColumnsOf(mesh).size());
 }
 
+// The gateway model's columns appear only in a sweep where it runs, and the note stays last.
+TEST(OutputFieldsTest, GatewayColumnsOnlyWhenTheGatewayRuns) {
+  SimConfig plain;
+  auto headers = [](const std::vector<SimConfig>& points) {
+    std::vector<std::string> out;
+    for (const output::TableColumn& col : FlitTableColumns(points)) out.push_back(col.header);
+    return out;
+  };
+  EXPECT_THAT(headers({plain}), ::testing::Not(::testing::Contains("frame_lat")));
+  SimConfig gateway = plain;
+  gateway.nic.frames = 100;
+  ASSERT_TRUE(gateway.nic.active());
+  const std::vector<std::string> with = headers({plain, gateway});
+  for (const char* h : {"frames_in", "fcs_bad", "delivered", "lost", "frame_lat", "cpu_load"}) {
+    EXPECT_THAT(with, ::testing::Contains(h));
+  }
+  EXPECT_EQ(with.back(), "note");
+  EXPECT_EQ(headers({plain}).back(), "note");
+}
+
 }  // namespace
 }  // namespace ukai::sim

@@ -84,6 +84,34 @@ TEST_F(FullMeshCliTest, OperationListInJsonHasTheFieldsAndWaits) {
   EXPECT_THAT(out_.str(), HasSubstr("\"fibres\":16"));
 }
 
+// The relay kind is per operation type: a reduce never sums in a plain switch relay unit.
+TEST_F(FullMeshCliTest, ReductionsTakeTheReduceRelay) {
+  const std::string toml =
+      "[network]\ntopology = \"fullmesh\"\n[fullmesh]\nnodes = 4\nrelay = \"switch\"\n"
+      "decision = \"always\"\n[workload]\nops = [\"op=multicast root=0 bytes=40000\", "
+      "\"at=100 op=reduce root=0 bytes=40000\"]\n";
+  auto rows = [&](std::vector<std::string> sets) {
+    EXPECT_EQ(Run(toml, "json", std::move(sets)), kExitOk) << err_.str();
+    std::istringstream in(out_.str());
+    std::vector<nlohmann::json> out;
+    for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+    return out;
+  };
+  std::vector<nlohmann::json> automatic = rows({});
+  ASSERT_EQ(automatic.size(), 2u);
+  EXPECT_EQ(automatic[0]["relay"], "switch");
+  EXPECT_EQ(automatic[0]["t1_us"], 2.1);
+  EXPECT_EQ(automatic[1]["relay"], "memory");  // auto: the switch relay unit has no adder
+  EXPECT_EQ(automatic[1]["t1_us"], 4.0);
+  EXPECT_EQ(automatic[0]["relay_nodes"], "0 1 2 3");  // fixed-k multicast: K = N with the sender
+  std::vector<nlohmann::json> in_switch = rows({"fullmesh.reduce_relay=\"switch-reduce\""});
+  ASSERT_EQ(in_switch.size(), 2u);
+  EXPECT_EQ(in_switch[1]["relay"], "switch-reduce");
+  EXPECT_EQ(in_switch[1]["t1_us"], 2.4);
+  EXPECT_LT(in_switch[1]["time_us"].get<double>(), automatic[1]["time_us"].get<double>());
+  EXPECT_EQ(in_switch[0]["time_us"], automatic[0]["time_us"]);  // the multicast is unchanged
+}
+
 TEST_F(FullMeshCliTest, BadSettingsAreErrorsNamingTheKey) {
   const struct {
     std::vector<std::string> sets;
@@ -97,6 +125,13 @@ TEST_F(FullMeshCliTest, BadSettingsAreErrorsNamingTheKey) {
       {{"router.vcs=4"}, "router.vcs: is not used by network.topology = \"fullmesh\""},
       {{"seed=[1, 2]"}, "seed: expected a single int, got a list in --set seed=[1, 2]"},
       {{"fullmesh.nods=3"}, "fullmesh.nods: unknown key (did you mean 'fullmesh.nodes'?)"},
+      // A K an operation cannot have is an error for k_max as for k_min, never clamped.
+      {{"fullmesh.k_max=7"},
+       "fullmesh.k_max: 7 is out of range for operation 1 (p2p over 8 "
+       "nodes has at most 6 relays)"},
+      {{"workload.operation=\"multicast\"", "workload.dest=3"},
+       "workload.dest: only a p2p has a receiver; a multicast goes to its communicator"},
+      {{"fullmesh.reduce_relay=\"switch\""}, "fullmesh.reduce_relay"},
   };
   for (const auto& c : cases) {
     EXPECT_EQ(Run(kSweep, "csv", c.sets), kExitUsage) << c.want;
@@ -111,6 +146,9 @@ TEST_F(FullMeshCliTest, BadSettingsAreErrorsNamingTheKey) {
   EXPECT_EQ(Run(list, "csv", {"workload.ops=[\"op=reduce bytes=6\"]"}), kExitUsage);
   EXPECT_THAT(err_.str(),
               HasSubstr("workload.ops: operation 1: reduce bytes = 6 is not a multiple of 4"));
+  EXPECT_EQ(Run(list, "csv", {"workload.ops=[\"op=scatter root=0 dest=1 bytes=4\"]"}), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("dest: only a p2p has a receiver; a scatter goes to its "
+                                    "communicator"));
   EXPECT_EQ(Run(kSweep, "csv", {"workload.ops=[\"op=p2p root=0 dest=1 bytes=4\"]"}), kExitUsage);
   EXPECT_THAT(err_.str(), HasSubstr("not both"));
   // A torus config with a full-mesh key.

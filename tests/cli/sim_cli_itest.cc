@@ -210,6 +210,45 @@ TEST_F(SimCliTest, ProgressLineOnATerminalOnly) {
   std::remove(tty.c_str());
 }
 
+// `ukai sim plot` draws a sweep of this config and a full-mesh sweep; bad input and a
+// missing Python are clear errors.
+TEST_F(SimCliTest, PlotDrawsResultsAndExplainsFailures) {
+  const std::string csv = ScratchPath("plot.csv"), json = ScratchPath("plot.json");
+  const std::string png = ScratchPath("plot.png");
+  ASSERT_EQ(Ukai({"sim", "run", config_, "--format", "csv", "--out", csv}).exit_code, 0);
+  ASSERT_EQ(Ukai({"sim", "run", config_, "--format", "json", "--out", json}).exit_code, 0);
+  for (const std::string& results : {csv, json}) {
+    std::remove(png.c_str());
+    Outcome o = Ukai({"sim", "plot", results, "-o", png});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_EQ(ReadFile(png).substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << results;
+  }
+  const std::string mesh = ScratchPath("plot_mesh.csv");
+  ASSERT_EQ(Ukai({"sim", "run",
+                  std::string(UKAI_SOURCE_DIR) + "/experiments/fullmesh/fig03_p2p_emb1.toml",
+                  "--format", "csv", "--out", mesh, "--set", "workload.bytes=[1000, 100000]"})
+                .exit_code,
+            0);
+  std::remove(png.c_str());
+  EXPECT_EQ(Ukai({"sim", "plot", mesh, "-o", png}).exit_code, 0);
+  EXPECT_EQ(ReadFile(png).substr(1, 3), "PNG");
+  const std::string bad = ScratchPath("plot_bad.csv");
+  Write(bad, "point,routing\n0,dor\n");
+  Outcome o = Ukai({"sim", "plot", bad, "-o", png});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("not flit-level results of ukai sim run: no field "
+                               "'offered_flits_per_node_cycle'"));
+  o = Ukai({"sim", "plot", ScratchPath("plot_missing.csv"), "-o", png});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("cannot read"));
+  setenv("UKAI_PYTHON", "/nonexistent/python3", 1);
+  o = Ukai({"sim", "plot", csv, "-o", png});
+  unsetenv("UKAI_PYTHON");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("needs Python 3 with matplotlib"));
+  for (const std::string& f : {csv, json, png, mesh, bad}) std::remove(f.c_str());
+}
+
 TEST_F(SimCliTest, DescribeListsKeys) {
   Outcome o = Ukai({"sim", "describe"});
   ASSERT_EQ(o.exit_code, 0) << o.err;

@@ -284,6 +284,52 @@ TEST(GatewayTest, RetransmissionAndTheCpuBaseline) {
   }
 }
 
+// The Fig. 1 baseline's CPU handles egress frames too (nic.cpu_directions = "both", the
+// patent's I/O node passes both directions through its CPU): an egress frame leaves the
+// NIC only after its CPU time; with "ingress" at once. Busy cycles count every frame the
+// CPU handled.
+TEST(GatewayTest, TheFig1CpuHandlesBothDirections) {
+  struct Sink final : FrameSink {
+    std::vector<int64_t>* cycles;
+    Status Write(int64_t cycle, std::span<const uint8_t>) override {
+      cycles->push_back(cycle);
+      return Status::Ok();
+    }
+  };
+  for (CpuDirections d : {CpuDirections::kBoth, CpuDirections::kIngress}) {
+    const bool both = d == CpuDirections::kBoth;
+    SimConfig c = Group24(DetourPolicy::kManaged);
+    c.nic.enabled = {"3G0"};
+    c.nic.cpu_cycles_per_frame = 1000;
+    c.nic.cpu_directions = d;
+    std::vector<int64_t> sent;
+    auto sink = std::make_unique<Sink>();
+    sink->cycles = &sent;
+    auto g = std::move(Gateway::Create(c, {}, std::move(sink)).value());
+    g->SendEgress(3, BuildFrame(kExternalMacBase, g->MacOf(3), 0, 300, false));
+    RunToEnd(*g);
+    ASSERT_EQ(sent.size(), 1u);
+    EXPECT_EQ(g->counters().egress_frames, 1);
+    EXPECT_EQ(g->counters().cpu_busy[0], both ? 1000 : 0);
+    if (both) {
+      EXPECT_GE(sent[0], 1000) << "the CPU's 1000 cycles come before the NIC sends";
+    } else {
+      EXPECT_LT(sent[0], 1000);
+    }
+    // Ingress and egress together: every frame through the I/O node costs its CPU.
+    c.nic.frames = 40;
+    c.nic.ingress_rate = 0.001;
+    c.nic.egress_rate = 0.0005;
+    c.nic.egress_frames = 20;
+    auto h = std::move(Gateway::Create(c).value());
+    RunToEnd(*h);
+    const GatewayCounters& k = h->counters();
+    EXPECT_EQ(k.frames_delivered, 40);
+    EXPECT_EQ(k.egress_frames, 20);
+    EXPECT_EQ(k.cpu_busy[0], (40 + (both ? 20 : 0)) * 1000);
+  }
+}
+
 TEST(GatewayTest, ConfigCheckNamesTheKeyAndPlace) {
   auto error = [](const std::string& nic) {
     return LoadSimConfigsFromString(

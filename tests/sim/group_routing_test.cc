@@ -315,7 +315,10 @@ TEST(DetourRegistryTest, NeedsTwoLayers) {
   EXPECT_THAT(net.status().message(), HasSubstr("router.vcs >= 4"));
   cfg.routing.algorithm = "dor";
   cfg.faults.nodes = {Name("2G2")};
-  EXPECT_THAT(Network::Create(cfg, {}, false).status().message(), HasSubstr("not fault tolerant"));
+  // The error names every algorithm that accepts faults, dor-detour among them.
+  EXPECT_THAT(Network::Create(cfg, {}, false).status().message(),
+              HasSubstr("not fault tolerant; remove the faults.* settings or use a "
+                        "fault-tolerant algorithm (updown, detour-ud, detour-nf, dor-detour)"));
 }
 
 }  // namespace

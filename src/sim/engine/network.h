@@ -133,6 +133,14 @@ class Network {
   int64_t messages_not_generated() const { return messages_not_generated_; }
   int64_t messages_undeliverable() const { return messages_undeliverable_; }
   int64_t fault_events_applied() const { return next_event_; }
+  // Timed events still to come and the first one's cycle (-1: none); at the end of a run
+  // these are the events that did not happen.
+  int64_t fault_events_pending() const {
+    return static_cast<int64_t>(events_.size() - next_event_);
+  }
+  int64_t next_fault_event_cycle() const {
+    return next_event_ < events_.size() ? events_[next_event_].cycle : -1;
+  }
   // The current fault state (all healthy without faults.*).
   const FaultState& faults() const { return *faults_; }
   // Messages waiting in source queues (not yet started).

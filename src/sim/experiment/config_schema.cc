@@ -48,6 +48,8 @@ constexpr EnumName<DetourPolicy> kDetourPolicies[] = {{DetourPolicy::kNone, "non
                                                       {DetourPolicy::kLearned, "learned"},
                                                       {DetourPolicy::kManaged, "managed"},
                                                       {DetourPolicy::kPreloaded, "preloaded"}};
+constexpr EnumName<CpuDirections> kCpuDirections[] = {{CpuDirections::kBoth, "both"},
+                                                      {CpuDirections::kIngress, "ingress"}};
 constexpr EnumName<DetourSwitchKind> kDetourSwitches[] = {
     {DetourSwitchKind::kAware, "aware"}, {DetourSwitchKind::kDetector, "detector"}};
 constexpr EnumName<Switching> kSwitchings[] = {{Switching::kWormhole, "wormhole"},
@@ -601,6 +603,14 @@ std::vector<Binding> NicBindings() {
                 "(one frame at a time); 0: the patent's NIC on the router"),
        [](const Items& v, SimConfig* c) { c->nic.cpu_cycles_per_frame = I64(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.nic.cpu_cycles_per_frame); }},
+      {KeySpec::Make("nic.cpu_directions", VT::kEnum)
+           .Allowed(Names(kCpuDirections))
+           .Doc("the frames the Fig. 1 baseline's I/O CPU handles: both (ingress and egress, "
+                "as the patent's Fig. 1) or ingress (inbound frames only)"),
+       [](const Items& v, SimConfig* c) { c->nic.cpu_directions = FromName(kCpuDirections, v[0]); },
+       [](const SimConfig& c) {
+         return std::string(ToName(kCpuDirections, c.nic.cpu_directions));
+       }},
       {KeySpec::Make("nic.retransmit", VT::kBool)
            .Doc("re-send lost frames from their source, as TCP would: ingress frames from the "
                 "external switch, egress frames from their compute node"),

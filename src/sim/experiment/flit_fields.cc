@@ -234,18 +234,19 @@ constexpr F kGatewayFields[] = {
     {{"nic_detours", "", "nic.detours", "", 0, kIfNic},
      [](P p) -> Field { return Text(DetourPolicyName(p.config->nic.detours)); },
      &HasGateway},
-    {{"frames_in", "frames", "ingress frames that reached the external switch (first tries)", "", 0,
-      kIfNic},
+    {{"frames_in", "frames", "ingress frames that reached the external switch (first tries)",
+      "frames_in", 0, kIfNic},
      [](P p) -> Field { return Gw(p).frames_in; },
      &HasGateway},
-    {{"frames_fcs_discarded", "frames", "ingress frames discarded for a bad FCS (S33)", "", 0,
-      kIfNic},
+    {{"frames_fcs_discarded", "frames", "ingress frames discarded for a bad FCS (S33)", "fcs_bad",
+      0, kIfNic},
      [](P p) -> Field { return Gw(p).frames_fcs_discarded; },
      &HasGateway},
-    {{"frames_delivered", "frames", "ingress frames kept by their owner node", "", 0, kIfNic},
+    {{"frames_delivered", "frames", "ingress frames kept by their owner node", "delivered", 0,
+      kIfNic},
      [](P p) -> Field { return Gw(p).frames_delivered; },
      &HasGateway},
-    {{"frames_lost", "frames", "good frames whose owner is healthy and never got them", "", 0,
+    {{"frames_lost", "frames", "good frames whose owner is healthy and never got them", "lost", 0,
       kIfNic},
      [](P p) -> Field { return Gw(p).frames_lost; },
      &HasGateway},
@@ -263,22 +264,23 @@ constexpr F kGatewayFields[] = {
     {{"broadcasts", "frames", "broadcast frames (S37)", "", 0, kIfNic},
      [](P p) -> Field { return Gw(p).broadcasts; },
      &HasGateway},
-    {{"egress_frames", "frames", "egress frames sent to the outside through the NICs", "", 0,
+    {{"egress_frames", "frames", "egress frames sent to the outside through the NICs", "egress", 0,
       kIfNic},
      [](P p) -> Field { return Gw(p).egress_frames; },
      &HasGateway},
     {{"egress_bytes", "bytes", "bytes of those egress frames", "", 0, kIfNic},
      [](P p) -> Field { return Gw(p).egress_bytes; },
      &HasGateway},
-    {{"egress_lost", "frames", "egress frames lost (after the last try with nic.retransmit)", "", 0,
-      kIfNic},
+    {{"egress_lost", "frames", "egress frames lost (after the last try with nic.retransmit)",
+      "egr_lost", 0, kIfNic},
      [](P p) -> Field { return Gw(p).egress_lost; },
      &HasGateway},
     {{"table_updates_sent", "messages", "address-table updates sent to the NICs", "", 0, kIfNic},
      [](P p) -> Field { return Gw(p).table_updates_sent; },
      &HasGateway},
     {{"avg_frame_latency_cycles", "cycles",
-      "mean ingress frame latency: switch arrival to being kept by the owner", "", 0, kIfNic},
+      "mean ingress frame latency: switch arrival to being kept by the owner", "frame_lat", 9,
+      kIfNic},
      [](P p) -> Field { return Gw(p).avg_frame_latency_cycles; },
      &HasGateway},
     {{"p99_frame_latency_cycles", "cycles", "99th-percentile ingress frame latency", "", 0, kIfNic},
@@ -297,7 +299,7 @@ constexpr F kGatewayFields[] = {
       kIfNic},
      [](P p) -> Field { return Gw(p).io_cpu_busy_cycles; },
      &HasGateway},
-    {{"max_io_cpu_load", "", "the busiest I/O CPU's busy share of the run", "", 0, kIfNic},
+    {{"max_io_cpu_load", "", "the busiest I/O CPU's busy share of the run", "cpu_load", 9, kIfNic},
      [](P p) -> Field { return Gw(p).max_io_cpu_load; },
      &HasGateway},
     {{"job_launches", "", "nic.jobs launches applied by the management node", "", 0, kIfNic},
@@ -363,7 +365,11 @@ std::vector<output::TableColumn> FlitTableColumns(const std::vector<SimConfig>& 
   }
   const bool bernoulli =
       points.empty() || points.front().traffic.injection == InjectionKind::kBernoulli;
-  const std::vector<output::FieldSpec> fields = FlitFields();
+  const bool gateway =
+      std::any_of(points.begin(), points.end(), [](const SimConfig& p) { return p.nic.active(); });
+  std::vector<output::FieldSpec> fields = FlitFields();
+  // The gateway model's columns only in a sweep where it runs.
+  std::erase_if(fields, [&](const output::FieldSpec& f) { return !gateway && f.when == kIfNic; });
   std::vector<output::TableColumn> columns;
   for (output::TableColumn& c : output::TableColumnsOf(fields)) {
     if (c.field == (bernoulli ? "interval" : "rate")) continue;
@@ -371,6 +377,9 @@ std::vector<output::TableColumn> FlitTableColumns(const std::vector<SimConfig>& 
     if (c.field == "pattern") c.min_width = std::max(c.min_width, pattern);
     columns.push_back(std::move(c));
   }
+  // The note, whose text varies most, last.
+  std::stable_partition(columns.begin(), columns.end(),
+                        [](const output::TableColumn& c) { return c.field != "note"; });
   return columns;
 }
 

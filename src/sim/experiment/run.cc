@@ -236,23 +236,10 @@ Status RunCycles(Network& net, const ProgressFn& progress, Outcome* out) {
 
 // The fault-tolerance figures of PointResult (point_result.h).
 void FaultStats(const Network& net, const Sample& s, PointResult* r) {
-  const double measured = static_cast<double>(std::max<int64_t>(1, r->messages_measured));
   r->bandwidth_mbytes_per_second =
       r->accepted_bytes_per_second * net.topology().NumTerminals() / 1e6;
-  r->recovered_messages = s.recovered;
-  r->recovery_ratio = static_cast<double>(s.recovered) / measured;
-  r->table_messages = s.table;
-  r->table_ratio = static_cast<double>(s.table) / measured;
-  r->misrouted_hops = s.misrouted;
-  r->avg_misrouted_hops = static_cast<double>(s.misrouted) / measured;
-  r->undeliverable_messages = net.messages_undeliverable();
+  RoutingFaultFigures(net, {r->messages_measured, s.recovered, s.table, s.misrouted}, r);
   r->not_generated_messages = net.messages_not_generated();
-  r->retransmitted_messages = net.messages_retransmitted();
-  r->discarded_messages = net.messages_discarded();
-  r->reconfigurations = net.reconfigurations();
-  r->reconfiguration_cycles = net.reconfiguration_cycles();
-  r->reconfiguration_regions = net.reconfiguration_regions();
-  r->cancelled_root_candidates = net.cancelled_root_candidates();
 }
 
 // Zero-load latency of a message over the point's mean hop count (docs/simulator.md:
@@ -264,20 +251,35 @@ double ZeroLoad(const SimConfig& c, const PointResult& r) {
 }
 
 // The saturation rule (docs/simulator.md, "Saturation"): the network does not keep up
-// with the offered load. Reaching measure.max_cycles alone is not saturation.
-bool Saturated(const SimConfig& c, const PointResult& r, const Outcome& out, int sending_nodes) {
-  if (!out.note.empty()) return true;  // stopped at the backlog bound
+// with the offered load. Returns why ("" when it keeps up); reaching measure.max_cycles
+// alone is not saturation. Messages that became undeliverable (a fault on their path) are
+// no shortfall of the network: their share of the messages created is taken off the
+// offered load.
+std::string Saturation(const SimConfig& c, const PointResult& r, const Outcome& out,
+                       const Network& net) {
+  if (!out.note.empty()) return "saturated: stopped at the source-queue backlog bound";
+  const double lost = static_cast<double>(net.messages_undeliverable()) /
+                      static_cast<double>(std::max<int64_t>(1, net.messages_created()));
+  const double offered = r.offered_flits_per_node_cycle * (1 - lost);
   if (r.messages_measured > 0 &&
-      r.accepted_flits_per_node_cycle <
-          (1 - AcceptedShortfall(r.messages_measured)) * r.offered_flits_per_node_cycle) {
-    return true;
+      r.accepted_flits_per_node_cycle < (1 - AcceptedShortfall(r.messages_measured)) * offered) {
+    return fmt::format("saturated: accepted {:.4g} flits/node/cycle, below the offered {:.4g}{}",
+                       r.accepted_flits_per_node_cycle, offered,
+                       lost > 0 ? " (less the undeliverable messages' share)" : "");
   }
   if (r.latency_trend > kSaturationTrend &&
       r.avg_latency_cycles > kSaturationLatency * ZeroLoad(c, r)) {
-    return true;
+    return fmt::format(
+        "saturated: the later half's mean latency is {:.0f} % above the earlier "
+        "half's",
+        100 * r.latency_trend);
   }
-  return static_cast<double>(out.backlog_growth) >
-         BacklogTolerance(r.messages_measured, sending_nodes);
+  if (static_cast<double>(out.backlog_growth) >
+      BacklogTolerance(r.messages_measured, net.sending_nodes())) {
+    return fmt::format("saturated: the source queues grew by {} messages during the measurement",
+                       out.backlog_growth);
+  }
+  return "";
 }
 
 // PointResult::note: why the point stopped early and why figures are missing.
@@ -352,8 +354,11 @@ Result<PointResult> RunPointUnguarded(const SimConfig& config, const ProgressFn&
   r.messages_measured = out.sample.latency.count();
   r.cycles = net.now();
   r.latency_trend = Trend(out.early, out.late);
-  r.saturated = Saturated(config, r, out, net.sending_nodes());
+  const std::string saturation = Saturation(config, r, out, net);
+  r.saturated = !saturation.empty();
   r.note = Note(config, r, out);
+  if (r.saturated && out.note.empty()) r.note += (r.note.empty() ? "" : "; ") + saturation;
+  NotePendingFaults(net, &r.note);
   FaultStats(net, out.sample, &r);
   r.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -361,5 +366,32 @@ Result<PointResult> RunPointUnguarded(const SimConfig& config, const ProgressFn&
 }
 
 }  // namespace
+
+void RoutingFaultFigures(const Network& net, const RoutingCounts& c, PointResult* r) {
+  const double measured = static_cast<double>(std::max<int64_t>(1, c.measured));
+  r->recovered_messages = c.recovered;
+  r->recovery_ratio = static_cast<double>(c.recovered) / measured;
+  r->table_messages = c.table;
+  r->table_ratio = static_cast<double>(c.table) / measured;
+  r->misrouted_hops = c.misrouted;
+  r->avg_misrouted_hops = static_cast<double>(c.misrouted) / measured;
+  r->undeliverable_messages = net.messages_undeliverable();
+  r->retransmitted_messages = net.messages_retransmitted();
+  r->discarded_messages = net.messages_discarded();
+  r->reconfigurations = net.reconfigurations();
+  r->reconfiguration_cycles = net.reconfiguration_cycles();
+  r->reconfiguration_regions = net.reconfiguration_regions();
+  r->cancelled_root_candidates = net.cancelled_root_candidates();
+}
+
+void NotePendingFaults(const Network& net, std::string* note) {
+  const int64_t pending = net.fault_events_pending();
+  if (pending == 0) return;
+  *note += fmt::format(
+      "{}faults.events: {} timed event{} after the end of the run did not happen (the first "
+      "at cycle {}; the run ended at cycle {})",
+      note->empty() ? "" : "; ", pending, pending == 1 ? "" : "s", net.next_fault_event_cycle(),
+      net.now());
+}
 
 }  // namespace ukai::sim

@@ -10,6 +10,7 @@
 #define UKAI_SIM_EXPERIMENT_RUN_H_
 
 #include <functional>
+#include <string>
 
 #include "core/status.h"
 #include "sim/experiment/point_result.h"
@@ -25,6 +26,20 @@ using ProgressFn = std::function<void(int64_t cycle, int64_t measured)>;
 using PointRunner = std::function<Result<PointResult>(const SimConfig&, const ProgressFn&)>;
 
 Result<PointResult> RunPoint(const SimConfig& config, const ProgressFn& progress = {});
+
+class Network;
+// Counts over the measured messages' routing states (routing/route_state.h).
+struct RoutingCounts {
+  int64_t measured = 0, recovered = 0, table = 0, misrouted = 0;
+};
+// The routing and fault figures of a PointResult (recovered_messages ... misrouted, and the
+// network's undeliverable, retransmitted, discarded and reconfiguration counters); shared by
+// RunPoint and the trace workloads (workload/run_workload.h).
+void RoutingFaultFigures(const Network& net, const RoutingCounts& counts, PointResult* r);
+
+// Appends to `note` ("; "-separated) that timed faults.events came after the end of the run
+// and did not happen, if any did not.
+void NotePendingFaults(const Network& net, std::string* note);
 
 }  // namespace ukai::sim
 

@@ -18,6 +18,8 @@ Controller::Controller(const FullMeshConfig& config)
   timing_.t1_us = config_.T1();
   timing_.mode = config_.relay_mode;
   timing_.chunk_bytes = config_.chunk_bytes;
+  reduce_timing_ = timing_;
+  reduce_timing_.t1_us = config_.T1For(OpType::kReduce);
 }
 
 CommRow Controller::MakeRow(int64_t op_index, const Operation& op) const {
@@ -91,12 +93,12 @@ bool Controller::UseRelays(const Operation& op, Plan& direct, Plan& relayed) {
       return static_cast<double>(op.bytes) >
              PrintedThresholdBytes(op.type, static_cast<int>(relayed.relays.size()),
                                    config_.policy == Policy::kFixedK, timing_.bytes_per_us,
-                                   timing_.t0_us, timing_.t1_us);
+                                   timing_.t0_us, timing(op.type).t1_us);
     case Decision::kFirstPrinciples:
       break;
   }
-  relayed.predicted_us = timer_.Duration(relayed, timing_);
-  direct.predicted_us = last_direct_us_ = timer_.Duration(direct, timing_);
+  relayed.predicted_us = timer_.Duration(relayed, timing(op.type));
+  direct.predicted_us = last_direct_us_ = timer_.Duration(direct, timing(op.type));
   return relayed.predicted_us < direct.predicted_us;
 }
 

@@ -55,7 +55,8 @@ class Controller {
   const LinkTable& link_table() const { return links_; }
   int relay_units_busy(int node) const { return relay_busy_[node]; }
   size_t queued_outside() const { return overflow_.size(); }
-  const TimingParams& timing() const { return timing_; }
+  // The timing of operations of type `t` (reductions have their own relay kind and T1).
+  const TimingParams& timing(OpType t) const { return IsReduction(t) ? reduce_timing_ : timing_; }
   PlanTimer* timer() { return &timer_; }
 
  private:
@@ -82,7 +83,8 @@ class Controller {
   CommRow MakeRow(int64_t op_index, const Operation& op) const;
 
   FullMeshConfig config_;
-  TimingParams timing_;
+  TimingParams timing_;         // p2p, multicast, scatter, gather, ...: T1 of fullmesh.relay
+  TimingParams reduce_timing_;  // reduce, allreduce: T1 of the reduce relay
   CommTable comm_;
   LinkTable links_;
   std::vector<int> relay_busy_;

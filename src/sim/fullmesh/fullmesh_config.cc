@@ -83,6 +83,19 @@ std::vector<Binding> MachineBindings() {
            .Doc("where relays turn data around; sets T1, the whole 1-hop latency: memory 4 us "
                 "(emb 1, 4), switch 2.1 us (emb 2, 3), switch-reduce 2.4 us (emb 5)"),
        [](const Items& v, FullMeshConfig* c) { c->relay = config::FromName(kRelays, v[0]); }},
+      {KeySpec::Make("fullmesh.reduce_relay", VT::kEnum)
+           .Allowed({"auto", "memory", "switch-reduce"})
+           .Default("auto")
+           .Doc("where relays of reduce and allreduce sum: memory 4 us (emb 4), switch-reduce "
+                "2.4 us (emb 5); auto = fullmesh.relay when it can sum, else memory (the switch "
+                "relay unit of emb 2, 3 and 6 has no adder)"),
+       [](const Items& v, FullMeshConfig* c) {
+         if (std::get<std::string>(v[0]) == "auto") {
+           c->reduce_relay.reset();
+         } else {
+           c->reduce_relay = config::FromName(kRelays, v[0]);
+         }
+       }},
       {KeySpec::Make("fullmesh.t1_us", VT::kFloat)
            .Unit("us")
            .Min(0)
@@ -299,7 +312,16 @@ Result<std::vector<Operation>> ReadWorkload(const config::ConfigValues& values,
   base.broadcast_name = std::get<std::string>(op->items[0]) == "broadcast";
   if (const config::Value* v = values.Find("workload.root")) base.root = I32(v->items[0]);
   base.dest = 1;
-  if (const config::Value* v = values.Find("workload.dest")) base.dest = I32(v->items[0]);
+  if (const config::Value* v = values.Find("workload.dest")) {
+    if (base.type != OpType::kP2p) {
+      return config::KeyError("workload.dest",
+                              fmt::format("only a p2p has a receiver; a {} goes to its "
+                                          "communicator (remove workload.dest)",
+                                          std::get<std::string>(op->items[0])),
+                              v->origin);
+    }
+    base.dest = I32(v->items[0]);
+  }
   if (const config::Value* v = values.Find("workload.comm")) {
     const std::string& name = std::get<std::string>(v->items[0]);
     base.comm = -1;
@@ -389,6 +411,10 @@ Result<Operation> ParseOperation(const std::string& text, const FullMeshConfig& 
   }
   if (op.type == OpType::kP2p && op.dest < 0) {
     return Status::InvalidArgument("a p2p needs dest=NODE");
+  }
+  if (op.type != OpType::kP2p && op.dest >= 0) {
+    return Status::InvalidArgument(fmt::format(
+        "dest: only a p2p has a receiver; a {} goes to its communicator", OpTypeName(op.type)));
   }
   return op;
 }

@@ -1,6 +1,7 @@
 #include "sim/fullmesh/fullmesh_run.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <span>
 #include <string>
@@ -53,10 +54,13 @@ constexpr F kFields[] = {
        const double time = p.result->time_us();
        return time > 0 ? p.result->baseline_us / time : 0.0;
      }},
-    {{"relay", "", "fullmesh.relay"},
-     [](P p) -> Field { return Text(RelayKindName(p.config->relay)); }},
-    {{"t1_us", "us", "T1, the whole 1-hop latency used (fullmesh.t1_us or the relay's)"},
-     [](P p) -> Field { return p.config->T1(); }},
+    {{"relay", "",
+      "the relay kind of this operation: fullmesh.relay, or for reduce and allreduce "
+      "fullmesh.reduce_relay"},
+     [](P p) -> Field { return Text(RelayKindName(p.config->RelayFor(p.op->type))); }},
+    {{"t1_us", "us",
+      "T1, the whole 1-hop latency this operation used (fullmesh.t1_us or its relay kind's)"},
+     [](P p) -> Field { return p.config->T1For(p.op->type); }},
     {{"bandwidth_gbps", "Gb/s", "fullmesh.bandwidth_gbps"},
      [](P p) -> Field { return p.config->bandwidth_gbps; }},
     {{"decision", "", "fullmesh.decision"},
@@ -88,6 +92,10 @@ constexpr F kFields[] = {
      [](P p) -> Field {
        return int64_t{p.result->data_checked ? (p.result->data_ok ? 1 : 0) : -1};
      }},
+    {{"relay_nodes", "",
+      "the relay nodes the operation used (node numbers from 0, ascending, separated by spaces; "
+      "empty when it used none)"},
+     [](P p) -> Field { return fmt::format("{}", fmt::join(p.result->relay_nodes, " ")); }},
 };
 
 }  // namespace

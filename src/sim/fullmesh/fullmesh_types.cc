@@ -2,8 +2,9 @@
 
 namespace ukai::sim::fullmesh {
 
-double FullMeshConfig::T1() const {
-  if (t1_us > 0) return t1_us;
+namespace {
+
+double KindT1(RelayKind relay) {
   switch (relay) {
     case RelayKind::kMemory:
       return 4.0;
@@ -14,6 +15,21 @@ double FullMeshConfig::T1() const {
   }
   return 2.1;
 }
+
+}  // namespace
+
+double FullMeshConfig::T1() const { return t1_us > 0 ? t1_us : KindT1(relay); }
+
+RelayKind FullMeshConfig::ReduceRelay() const {
+  if (reduce_relay.has_value()) return *reduce_relay;
+  return relay == RelayKind::kSwitch ? RelayKind::kMemory : relay;
+}
+
+RelayKind FullMeshConfig::RelayFor(OpType t) const {
+  return IsReduction(t) ? ReduceRelay() : relay;
+}
+
+double FullMeshConfig::T1For(OpType t) const { return t1_us > 0 ? t1_us : KindT1(RelayFor(t)); }
 
 void FullMeshConfig::Normalize() {
   if (!comms.empty() && comms[0].name == "WORLD") return;

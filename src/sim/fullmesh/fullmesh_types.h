@@ -8,6 +8,7 @@
 #define UKAI_SIM_FULLMESH_FULLMESH_TYPES_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,8 +85,12 @@ struct FullMeshConfig {
   int nodes = 8;
   double bandwidth_gbps = 25;  // B: the document's header example (20 is its other example)
   double t0_us = 2;            // direct-link latency
-  RelayKind relay = RelayKind::kSwitch;
-  double t1_us = 0;         // whole 1-hop latency; 0 = the relay kind's value
+  RelayKind relay = RelayKind::kSwitch;  // relays of p2p, multicast, scatter, gather, ...
+  // Relays of reduce and allreduce: memory (emb 4) or switch-reduce (emb 5); nullopt (auto) =
+  // `relay` when it can sum (memory, switch-reduce), else memory: the switch relay unit of
+  // embodiments 2, 3 and 6 forwards and copies but has no adder.
+  std::optional<RelayKind> reduce_relay;
+  double t1_us = 0;         // whole 1-hop latency of every relay kind; 0 = the kind's value
   int relays_per_node = 1;  // M: concurrent relayed communications per node and plane
   int planes = 1;           // 1 or 2 switch planes (embodiment 7)
   bool awg = false;         // check the cyclic-AWG wavelength plan
@@ -103,7 +108,10 @@ struct FullMeshConfig {
   uint64_t seed = 1;                     // data contents
   std::vector<Communicator> comms = {};  // [0] = WORLD, filled by Normalize()
 
-  double T1() const;
+  double T1() const;  // T1 of `relay`
+  RelayKind ReduceRelay() const;
+  RelayKind RelayFor(OpType t) const;
+  double T1For(OpType t) const;  // T1 of the relay kind operations of type `t` use
   double BytesPerUs() const { return bandwidth_gbps * 1e3 / 8.0; }
   // Fills comms[0] = WORLD when absent.
   void Normalize();

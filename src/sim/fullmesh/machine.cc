@@ -92,6 +92,12 @@ Status CheckOp(const FullMeshConfig& c, const Operation& op, size_t i, const OpN
                                                c.k_min, i + 1, OpTypeName(op.type), n, max_k))
         .WithKey("fullmesh.k_min");
   }
+  if (c.policy == Policy::kVariableK && max_k >= 0 && c.k_max > max_k) {
+    return Status::InvalidArgument(fmt::format("fullmesh.k_max: {} is out of range for operation "
+                                               "{} ({} over {} nodes has at most {} relays)",
+                                               c.k_max, i + 1, OpTypeName(op.type), n, max_k))
+        .WithKey("fullmesh.k_max");
+  }
   const double factor =
       op.type == OpType::kScatter || op.type == OpType::kGather || op.type == OpType::kAllgather
           ? 2.0 * n
@@ -239,17 +245,18 @@ void Machine::Launch(std::vector<Started>* started) {
     r.arrival_us = op.at_us;
     r.start_us = now_;
     r.relays = static_cast<int>(s.plan.relays.size());
+    r.relay_nodes = s.plan.relays;
     r.direct = s.plan.direct;
     r.transfers = static_cast<int64_t>(s.plan.segments.size());
     const double duration = s.plan.predicted_us >= 0
                                 ? s.plan.predicted_us
-                                : timer.Duration(s.plan, controller_->timing());
+                                : timer.Duration(s.plan, controller_->timing(op.type));
     r.finish_us = now_ + sheet_us_ + duration;
     r.baseline_us = s.baseline_us >= 0
                         ? s.baseline_us
-                        : timer.Duration(DirectPlan(op, members), controller_->timing());
+                        : timer.Duration(DirectPlan(op, members), controller_->timing(op.type));
     const Plan tree = TreePlan(op, members);
-    r.tree_us = !HasTreePlan(op.type) ? 0 : timer.Duration(tree, controller_->timing());
+    r.tree_us = !HasTreePlan(op.type) ? 0 : timer.Duration(tree, controller_->timing(op.type));
     if (config_.data) {
       const uint64_t seed = config_.seed * 1000003u + static_cast<uint64_t>(s.op_index);
       r.data_checked = true;

@@ -31,11 +31,12 @@ namespace ukai::sim::fullmesh {
 struct OpResult {
   int64_t op_index = -1;
   double arrival_us = 0, start_us = 0, finish_us = 0;
-  int relays = 0;          // K used
-  int64_t transfers = 0;   // link segments of its plan (what its cost grows with)
-  bool direct = false;     // the direct link carried data
-  double baseline_us = 0;  // the same operation alone on the plain full mesh
-  double tree_us = 0;      // binomial tree on the plain full mesh (0: not a tree operation)
+  int relays = 0;                // K used
+  std::vector<int> relay_nodes;  // the K relay nodes, ascending
+  int64_t transfers = 0;         // link segments of its plan (what its cost grows with)
+  bool direct = false;           // the direct link carried data
+  double baseline_us = 0;        // the same operation alone on the plain full mesh
+  double tree_us = 0;            // binomial tree on the plain full mesh (0: not a tree operation)
   bool data_checked = false;
   bool data_ok = false;
   double time_us() const { return finish_us - arrival_us; }

@@ -160,6 +160,7 @@ Status Gateway::Init(const SimConfig& config) {
     }
   }
   nic_queue_.resize(nic_nodes_.size());
+  egress_cpu_queue_.resize(nic_nodes_.size());
   cpu_free_.assign(nic_nodes_.size(), 0);
   counters_.nic_frames.assign(nic_nodes_.size(), 0);
   counters_.cpu_busy.assign(nic_nodes_.size(), 0);
@@ -232,7 +233,20 @@ void Gateway::InjectIngress(IngressFrame frame) {
   f.frame = std::move(frame);
   frames_.emplace(id, std::move(f));
   ++counters_.frames_in;
+  if (counters_.first_arrival < 0) counters_.first_arrival = net_->now();
+  counters_.last_arrival = net_->now();
   AtSwitch(id);
+  counters_.backlog_at_last_arrival = counters_.frames_in - counters_.frames_settled;
+}
+
+// Fig. 1: the cycle a frame arriving now at NIC `k`'s I/O node leaves its CPU (one frame
+// at a time); now when there is no CPU cost.
+int64_t Gateway::CpuReady(int k) {
+  const int64_t cost = config_.nic.cpu_cycles_per_frame;
+  if (cost <= 0) return net_->now();
+  cpu_free_[k] = std::max(net_->now(), cpu_free_[k]) + cost;
+  counters_.cpu_busy[k] += cost;
+  return cpu_free_[k];
 }
 
 // The external learning switch hands the frame to one NIC (its CPU first in Fig. 1).
@@ -247,13 +261,7 @@ void Gateway::AtSwitch(int64_t id) {
   const int k = it != switch_table_.end() ? it->second
                                           : ports_up_[f.dst % static_cast<Mac>(ports_up_.size())];
   ++counters_.nic_frames[k];
-  int64_t ready = net_->now();
-  if (config_.nic.cpu_cycles_per_frame > 0) {
-    ready = std::max(ready, cpu_free_[k]) + config_.nic.cpu_cycles_per_frame;
-    cpu_free_[k] = ready;
-    counters_.cpu_busy[k] += config_.nic.cpu_cycles_per_frame;
-  }
-  nic_queue_[k].emplace_back(ready, id);
+  nic_queue_[k].emplace_back(CpuReady(k), id);
 }
 
 void Gateway::AtNic(int k, int64_t id) {
@@ -262,6 +270,7 @@ void Gateway::AtNic(int k, int64_t id) {
   nics_[k]->Receive(f.frame.bytes, f.frame.has_fcs, &in);
   if (in.discarded) {
     ++counters_.frames_fcs_discarded;
+    if (!f.settled) ++counters_.frames_settled;
     frames_.erase(id);
     return;
   }
@@ -354,6 +363,8 @@ void Gateway::Finish(int64_t id, bool delivered) {
   auto it = frames_.find(id);
   if (it == frames_.end()) return;
   Frame& f = it->second;
+  if (!f.settled) ++counters_.frames_settled;
+  f.settled = true;
   if (delivered) {
     ++counters_.frames_delivered;
     counters_.latency.Add(net_->now() - f.arrived);
@@ -390,13 +401,13 @@ Status Gateway::HandleDeliveries() {
           EgressLost(std::move(t));
           break;
         }
-        Result<std::vector<uint8_t>> frame = nics_[t.nic]->Transmit(t.bytes);
-        if (!frame.ok()) return frame.status();
-        switch_table_[ReadMac(frame->data() + 6)] = t.nic;  // the switch learns
-        ++counters_.nic_frames[t.nic];
-        ++counters_.egress_frames;
-        counters_.egress_bytes += static_cast<int64_t>(frame->size());
-        if (sink_ != nullptr) UKAI_RETURN_IF_ERROR(sink_->Write(d.delivered, *frame));
+        if (config_.nic.cpu_cycles_per_frame > 0 &&
+            config_.nic.cpu_directions == CpuDirections::kBoth) {  // Fig. 1: the CPU first
+          const int k = t.nic;
+          egress_cpu_queue_[k].emplace_back(CpuReady(k), std::move(t));
+          break;
+        }
+        UKAI_RETURN_IF_ERROR(TransmitEgress(std::move(t), d.delivered));
         break;
       }
       case Tagged::kUpdate:
@@ -408,6 +419,18 @@ Status Gateway::HandleDeliveries() {
         break;
     }
   }
+  return Status::Ok();
+}
+
+// S1-S3: the NIC sends an egress packet's frame to the outside at `cycle`.
+Status Gateway::TransmitEgress(Tagged t, int64_t cycle) {
+  Result<std::vector<uint8_t>> frame = nics_[t.nic]->Transmit(t.bytes);
+  if (!frame.ok()) return frame.status();
+  switch_table_[ReadMac(frame->data() + 6)] = t.nic;  // the switch learns
+  ++counters_.nic_frames[t.nic];
+  ++counters_.egress_frames;
+  counters_.egress_bytes += static_cast<int64_t>(frame->size());
+  if (sink_ != nullptr) UKAI_RETURN_IF_ERROR(sink_->Write(cycle, *frame));
   return Status::Ok();
 }
 
@@ -444,6 +467,11 @@ Status Gateway::Step() {
       nic_queue_[k].pop_front();
       AtNic(static_cast<int>(k), id);
     }
+    while (!egress_cpu_queue_[k].empty() && egress_cpu_queue_[k].front().first <= now) {
+      Tagged t = std::move(egress_cpu_queue_[k].front().second);
+      egress_cpu_queue_[k].pop_front();
+      UKAI_RETURN_IF_ERROR(TransmitEgress(std::move(t), now));
+    }
   }
   GenerateEgress();
   net_->Step();
@@ -456,8 +484,10 @@ bool Gateway::Done() const {
   const NicConfig& c = config_.nic;
   const bool egress_done =
       c.egress_rate <= 0 || (c.egress_frames > 0 && egress_sent_ >= c.egress_frames);
+  const bool cpu_idle = std::all_of(egress_cpu_queue_.begin(), egress_cpu_queue_.end(),
+                                    [](const auto& q) { return q.empty(); });
   return source_done_ && !have_pending_ && frames_.empty() && tagged_.empty() && retries_.empty() &&
-         egress_retries_.empty() && egress_done;
+         egress_retries_.empty() && egress_done && cpu_idle;
 }
 
 }  // namespace ukai::sim

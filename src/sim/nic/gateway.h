@@ -23,8 +23,11 @@
 //   node whose I/O node or detours change an assignment message; at a job launch it sets
 //   the enable register and sends each NIC whose state changes an enable/disable command.
 //   Every one travels through the interconnect and applies on arrival.
-// - Fig. 1 baseline (nic.cpu_cycles_per_frame > 0): every frame through an I/O node
-//   occupies that node's CPU for that many cycles, one frame at a time.
+// - Fig. 1 baseline (nic.cpu_cycles_per_frame > 0): every frame through an I/O node, in
+//   both directions (nic.cpu_directions = "both", the default: an ingress frame before the
+//   NIC hands it to the interconnect, an egress frame after it arrived and before the NIC
+//   sends it), or ingress frames only ("ingress"), occupies that node's CPU for that many
+//   cycles, one frame at a time in arrival order.
 //
 // Thread safety: none; one thread drives a Gateway.
 #ifndef UKAI_SIM_NIC_GATEWAY_H_
@@ -84,6 +87,12 @@ struct GatewayCounters {
   IntHistogram latency;             // ingress: switch arrival -> kept by the owner, cycles
   std::vector<int64_t> nic_frames;  // per NIC (nic_nodes() order): frames in + out
   std::vector<int64_t> cpu_busy;    // per NIC: the I/O CPU's busy cycles (Fig. 1)
+  // Ingress arrivals, for the saturation rule (run_gateway.h): the cycles of the first and
+  // the last first-try arrival at the switch (-1: none), and how many frames had arrived
+  // but not yet been settled (delivered, discarded, or lost / handed to retransmission)
+  // just after the last one arrived.
+  int64_t first_arrival = -1, last_arrival = -1, backlog_at_last_arrival = 0;
+  int64_t frames_settled = 0;  // frames with a first outcome so far
 
   // The management node's runtime work (management.cc).
   int64_t table_rows_cleared = 0;        // rows whose detour a repair made unneeded
@@ -153,7 +162,8 @@ class Gateway {
     Mac dst = 0;
     int owner = -1;  // node owning dst, -1: none
     int tries = 1;
-    int copies = 0;  // broadcast copies not yet delivered or lost
+    int copies = 0;        // broadcast copies not yet delivered or lost
+    bool settled = false;  // its first outcome is counted in frames_settled
   };
   // What a tagged gateway message carries.
   struct Tagged {
@@ -198,6 +208,8 @@ class Gateway {
   void UpdateLost(const Tagged& t);
   void EgressLost(Tagged t);
   void SendEgressTry(int node, std::span<const uint8_t> frame, int tries);
+  Status TransmitEgress(Tagged t, int64_t cycle);
+  int64_t CpuReady(int k);
   Status ResendEgress();
   Status PullIngress();
   void AtSwitch(int64_t id);
@@ -246,6 +258,9 @@ class Gateway {
   std::unordered_map<int64_t, Tagged> tagged_;                      // live gateway messages
   std::vector<std::deque<std::pair<int64_t, int64_t>>> nic_queue_;  // (ready, frame)
   std::vector<int64_t> cpu_free_;
+  // Fig. 1 with nic.cpu_directions = "both": egress packets at their I/O node's CPU, per NIC,
+  // as (ready cycle, packet).
+  std::vector<std::deque<std::pair<int64_t, Tagged>>> egress_cpu_queue_;
   std::deque<std::pair<int64_t, int64_t>> retries_;  // (cycle, frame)
   IngressFrame pending_;
   InboundPacket inbound_;  // AtNic()'s, reused frame after frame

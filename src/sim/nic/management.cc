@@ -277,6 +277,12 @@ void Gateway::SetNicUp(int k, bool up) {
     ++counters_.frames_dropped_disabled;
     Finish(id, false);
   }
+  while (!egress_cpu_queue_[k].empty()) {  // Fig. 1: egress frames at the I/O node's CPU
+    Tagged t = std::move(egress_cpu_queue_[k].front().second);
+    egress_cpu_queue_[k].pop_front();
+    ++counters_.egress_dropped_disabled;
+    EgressLost(std::move(t));
+  }
 }
 
 // A table update the interconnect could not deliver: its rows are sent again.

@@ -14,6 +14,11 @@ namespace ukai::sim {
 
 enum class DetourPolicy { kNone, kLearned, kManaged, kPreloaded };
 
+// Which frames the I/O node's CPU handles in the Fig. 1 baseline (nic.cpu_cycles_per_frame
+// > 0): kBoth, as the patent's Fig. 1 I/O node passes every frame between the Ethernet NIC
+// and the interconnect through its CPU; kIngress, inbound frames only.
+enum class CpuDirections { kBoth, kIngress };
+
 // One job launch during the run (nic.jobs): at `cycle` the management node sets the
 // enable register to `enabled` and hands every compute node its I/O node (management.cc).
 struct NicJobLaunch {
@@ -26,15 +31,16 @@ struct NicConfig {
   std::vector<std::string> enabled = {"3G0", "3G1"};  // the enable register: I/O nodes
   std::string management_node = "2G2";                // node the management node is attached to
   DetourPolicy detours = DetourPolicy::kManaged;      // where the NICs' detours come from
-  int64_t frames = 0;                         // ingress frames generated internally (0: none)
-  double ingress_rate = 0.001;                // internal ingress frames per cycle (machine-wide)
-  int ingress_frame_bytes = 1514;             // internal ingress frame size, FCS excluded
-  double bad_fcs_fraction = 0;                // share of internal ingress frames with a wrong FCS
-  double egress_rate = 0;                     // frames per node per cycle sent to the outside
-  int egress_frame_bytes = 1514;              // egress frame size, FCS excluded
-  int64_t egress_frames = 0;                  // stop generating egress after this many (0: no cap)
-  int64_t notify_delay_cycles = 1000;         // fault -> management node notified
-  int64_t cpu_cycles_per_frame = 0;           // > 0: Fig. 1 baseline, the I/O node's CPU works
+  int64_t frames = 0;                  // ingress frames generated internally (0: none)
+  double ingress_rate = 0.001;         // internal ingress frames per cycle (machine-wide)
+  int ingress_frame_bytes = 1514;      // internal ingress frame size, FCS excluded
+  double bad_fcs_fraction = 0;         // share of internal ingress frames with a wrong FCS
+  double egress_rate = 0;              // frames per node per cycle sent to the outside
+  int egress_frame_bytes = 1514;       // egress frame size, FCS excluded
+  int64_t egress_frames = 0;           // stop generating egress after this many (0: no cap)
+  int64_t notify_delay_cycles = 1000;  // fault -> management node notified
+  int64_t cpu_cycles_per_frame = 0;    // > 0: Fig. 1 baseline, the I/O node's CPU works
+  CpuDirections cpu_directions = CpuDirections::kBoth;  // the frames the CPU handles
   bool retransmit = false;                    // re-send lost ingress frames from their source
   int64_t retransmit_timeout_cycles = 20000;  // after this long without delivery
   int retransmit_max = 3;                     // tries per frame before it counts as lost

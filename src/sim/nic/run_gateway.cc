@@ -2,12 +2,56 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
+#include <fmt/format.h>
+
+#include "sim/experiment/run.h"
 #include "sim/nic/pcap_io.h"
 #include "sim/routing/registry.h"
+#include "sim/routing/route_state.h"
 
 namespace ukai::sim {
 namespace {
+
+// The internal traffic's messages (traffic.*) over the whole run.
+struct InternalSample {
+  IntHistogram latency;
+  Summary network_latency, hops;
+  int64_t flits = 0, bytes = 0, recovered = 0, table = 0, misrouted = 0;
+
+  void Add(const Delivery& d, int message_bytes) {
+    latency.Add(d.delivered - d.created);
+    network_latency.Add(static_cast<double>(d.delivered - d.injected));
+    hops.Add(d.hops);
+    flits += d.length;
+    bytes += message_bytes;
+    recovered += (d.routing_state & kRecoveryBit) != 0;
+    table += (d.routing_state & kUsedTableBit) != 0;
+    misrouted += MisroutedHops(d.routing_state);
+  }
+};
+
+// The saturation rule of a gateway point (docs/gateway.md, "Saturation"): the NICs' path
+// does not keep up with the ingress frames. Returns why ("" when it keeps up).
+std::string FrameSaturation(const Gateway& g, const SimConfig& config, bool capped) {
+  const GatewayCounters& c = g.counters();
+  if (capped) {
+    return fmt::format(
+        "saturated: measure.max_cycles = {} reached with {} of {} ingress frames "
+        "not yet settled (delivered, discarded or lost)",
+        config.measure.max_cycles, c.frames_in - c.frames_settled, c.frames_in);
+  }
+  if (c.frames_in == 0) return "";
+  const double share =
+      static_cast<double>(c.backlog_at_last_arrival) / static_cast<double>(c.frames_in);
+  const double bound = std::max(0.05, 3 / std::sqrt(static_cast<double>(c.frames_in)));
+  if (share <= bound) return "";
+  return fmt::format(
+      "saturated: when the last of the {} ingress frames arrived (cycle {}) {} "
+      "({:.1f} %, more than {:.1f} %) were still waiting to be settled",
+      c.frames_in, c.last_arrival, c.backlog_at_last_arrival, 100 * share, 100 * bound);
+}
 
 void FillGateway(const Gateway& g, int64_t cycles, GatewayFigures* f) {
   const GatewayCounters& c = g.counters();
@@ -69,8 +113,7 @@ Result<PointResult> RunGatewayPoint(const SimConfig& config,
   Gateway& g = **made;
   Network& net = g.network();
   const MeasureConfig& mc = config.measure;
-  IntHistogram latency;
-  int64_t flits = 0;
+  InternalSample sample;
   bool capped = false;
   while (!g.Done()) {
     if (net.now() >= mc.max_cycles) {
@@ -81,29 +124,38 @@ Result<PointResult> RunGatewayPoint(const SimConfig& config,
     if (net.Stalled(mc.watchdog_cycles)) return net.DeadlockStatus(mc.watchdog_cycles);
     for (const Delivery& d : net.deliveries()) {
       if (d.tag >= 0) continue;  // gateway messages are counted by the gateway
-      latency.Add(d.delivered - d.created);
-      flits += d.length;
+      sample.Add(d, config.traffic.message_bytes);
     }
     if (progress && (net.now() & 8191) == 0) progress(net.now(), g.counters().frames_delivered);
   }
   PointResult r;
   r.cycles = net.now();
   const double nodes = net.topology().NumNodes();
+  const double cycles = static_cast<double>(std::max<int64_t>(1, r.cycles));
   r.offered_flits_per_node_cycle =
       config.nic.internal_traffic ? net.offered_flits_per_node_cycle() : 0.0;
-  r.accepted_flits_per_node_cycle =
-      static_cast<double>(flits) / (nodes * static_cast<double>(std::max<int64_t>(1, r.cycles)));
+  r.accepted_flits_per_node_cycle = static_cast<double>(sample.flits) / (nodes * cycles);
   r.clock_mhz = config.router.clock_mhz;
   if (r.clock_mhz <= 0) {
     Result<const RoutingEntry*> entry = FindRoutingAlgorithm(config.routing.algorithm);
     r.clock_mhz = entry.ok() ? (*entry)->default_clock_mhz : 0.0;
   }
-  r.avg_latency_cycles = latency.Mean();
-  r.p50_latency_cycles = static_cast<double>(latency.Percentile(0.5));
-  r.p99_latency_cycles = static_cast<double>(latency.Percentile(0.99));
-  r.max_latency_cycles = static_cast<double>(latency.Max());
-  r.messages_measured = latency.count();
-  r.saturated = capped;
+  r.accepted_bytes_per_second =
+      static_cast<double>(sample.bytes) / (nodes * cycles) * r.clock_mhz * 1e6;
+  r.bandwidth_mbytes_per_second = r.accepted_bytes_per_second * nodes / 1e6;
+  r.avg_latency_cycles = sample.latency.Mean();
+  r.p50_latency_cycles = static_cast<double>(sample.latency.Percentile(0.5));
+  r.p99_latency_cycles = static_cast<double>(sample.latency.Percentile(0.99));
+  r.max_latency_cycles = static_cast<double>(sample.latency.Max());
+  r.avg_network_latency_cycles = sample.network_latency.mean();
+  r.avg_hops = sample.hops.mean();
+  r.messages_measured = sample.latency.count();
+  RoutingFaultFigures(net, {r.messages_measured, sample.recovered, sample.table, sample.misrouted},
+                      &r);
+  r.not_generated_messages = net.messages_not_generated();
+  r.note = FrameSaturation(g, config, capped);
+  r.saturated = !r.note.empty();
+  NotePendingFaults(net, &r.note);
   FillGateway(g, r.cycles, &r.gateway);
   r.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

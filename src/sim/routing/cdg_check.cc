@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "sim/routing/class_routing.h"
+#include "sim/routing/detour_check.h"
 #include "sim/routing/detour_nf.h"
 #include "sim/routing/detour_ud.h"
 #include "sim/routing/duato.h"
@@ -520,10 +521,13 @@ std::unique_ptr<EscapeFunction> DetourUdEscape(const KaryNCube& t, const SimConf
 
 constexpr int64_t kMaxExtendedMbytes = 1024;
 
+// One checker: an escape function on a k-ary n-cube (`build`), or a check of its own that
+// builds the topology itself (`check`).
 struct CheckerEntry {
   std::string_view algorithm;
   std::unique_ptr<EscapeFunction> (*build)(const KaryNCube& t, const SimConfig& c,
                                            const RoutingFunction& routing);
+  Result<CdgReport> (*check)(const SimConfig& config) = nullptr;
 };
 
 constexpr CheckerEntry kCheckers[] = {
@@ -550,9 +554,14 @@ constexpr CheckerEntry kCheckers[] = {
      [](const KaryNCube&, const SimConfig&, const RoutingFunction& r) {
        return static_cast<const TwoPhaseRouting&>(r).Escape();
      }},
+    {"dor-detour", nullptr, &CheckDorDetour},
 };
 
 }  // namespace
+
+std::vector<int64_t> FindShortCycle(const std::vector<std::vector<int64_t>>& adj) {
+  return Shorten(adj, FindCycle(adj));
+}
 
 CdgReport CheckEscape(const Topology& t, int vcs, const EscapeFunction& escape,
                       const CdgOptions& options) {
@@ -593,6 +602,7 @@ Result<CdgReport> CheckDeadlockFreedom(const SimConfig& config) {
                                    config.routing.algorithm + "' (checkers: " + known + ")")
         .WithKey("routing.algorithm");
   }
+  if (entry->check != nullptr) return entry->check(config);
   Result<std::unique_ptr<KaryNCube>> topo = KaryNCube::Create(config.network);
   if (!topo.ok()) return topo.status();
   KaryNCube& t = **topo;

@@ -13,6 +13,9 @@
 //   detour-ud  the UD-VC with the up*/down* table (recovery may start at any node); a
 //              message on it never requests an FA-VC (checked), so its extended CDG is its
 //              direct CDG
+//   dor-detour the via-node detours' VC layers (routing/detour_check.h: every dimension-order
+//              leg on its layer and every new leg one layer up; its own graph, not an
+//              escape function, because a message's next hop depends on its via list)
 // duato, detour-nf and detour-ud are read from the registry's routing object itself
 // (RoutedEscape: RoutingFunction::Route() split into escape and adaptive VCs), so the check
 // follows the code and its options.
@@ -109,6 +112,10 @@ struct CdgReport {
 // Checks `escape` with `vcs` VCs per port on `topology` (faults applied).
 CdgReport CheckEscape(const Topology& topology, int vcs, const EscapeFunction& escape,
                       const CdgOptions& options = {});
+
+// A dependency cycle of the graph `adj` (successors per vertex), shortened to the shortest
+// cycle through one of its vertices for a readable report; empty when `adj` is acyclic.
+std::vector<int64_t> FindShortCycle(const std::vector<std::vector<int64_t>>& adj);
 
 // Builds the topology and faults of `config`, the algorithm's sub-function, and checks it.
 // kInvalidArgument when the config cannot be built or the algorithm has no checker.

@@ -19,6 +19,10 @@ DetourRouting::DetourRouting(const Topology& topology, std::unique_ptr<DorPlanne
   per_class_ = std::max(1, vcs / (layers_ * c));
 }
 
+uint32_t DetourRouting::DetourState(int layer, int passed) {
+  return kOnDetour | static_cast<uint32_t>(passed) | (static_cast<uint32_t>(layer) << kLayerShift);
+}
+
 bool DetourRouting::Blocked(int node, int dst) const {
   if (!topo_.AnyFault()) return false;
   if (mode_ == DetourSwitch::kAware) return planner_->PathBlocked(topo_, node, dst);

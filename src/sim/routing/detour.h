@@ -51,6 +51,9 @@ class DetourRouting final : public RoutingFunction {
   void Route(const RouteRequest& request, RouteResult* result) const override;
 
   int layers() const { return layers_; }
+  // The state word of a message on its detour, on VC layer `layer`, having passed `passed`
+  // of its via nodes (the deadlock checker, detour_check.h, routes such messages).
+  static uint32_t DetourState(int layer, int passed);
 
  private:
   uint32_t Mask(int layer, int cls) const {

@@ -30,9 +30,14 @@ Status NeedCube(const Topology& topology, std::string_view name) {
 // `name` is not fault tolerant: any faults.* setting is an error.
 Status NoFaults(const SimConfig& config, std::string_view name) {
   if (!config.faults.any()) return Status::Ok();
+  std::string tolerant;
+  for (const RoutingEntry& e : RoutingAlgorithms()) {
+    if (e.fault_tolerant) tolerant += (tolerant.empty() ? "" : ", ") + std::string(e.name);
+  }
   return Status::InvalidArgument("routing.algorithm: '" + std::string(name) +
                                  "' is not fault tolerant; remove the faults.* settings or use "
-                                 "a fault-tolerant algorithm (updown, detour-ud, detour-nf)")
+                                 "a fault-tolerant algorithm (" +
+                                 tolerant + ")")
       .WithKey("routing.algorithm");
 }
 
@@ -260,7 +265,8 @@ constexpr RoutingEntry kAlgorithms[] = {
      {},
      55.0,
      &DuatoSupports,
-     &MinAdaptCreate},
+     &MinAdaptCreate,
+     false},
     {"updown",
      "up*/down* over a BFS spanning tree of the healthy network (any topology, faults "
      "allowed; root routing.root); per-node tables of shortest legal paths, read on every "
@@ -268,7 +274,8 @@ constexpr RoutingEntry kAlgorithms[] = {
      {},
      48.0,
      &UpDownEntrySupports,
-     &UpDownCreate},
+     &UpDownCreate,
+     true},
     {"detour-ud",
      "Detour-UD: fully adaptive minimal routing on the FA-VCs (table-free outside the fault "
      "region, the torus table inside it), deadlock recovery after routing.timeout_cycles "
@@ -276,7 +283,8 @@ constexpr RoutingEntry kAlgorithms[] = {
      {},
      48.0,
      &DetourUdSupports,
-     &DetourUdCreate},
+     &DetourUdCreate,
+     true},
     {"detour-nf",
      "Detour-NF: Duato's fully adaptive routing (escape: dimension order with dateline VCs "
      "where its path is fault-free) plus a Negative-First VC for detours round faults; "
@@ -284,7 +292,8 @@ constexpr RoutingEntry kAlgorithms[] = {
      {},
      52.0,
      &DetourNfSupports,
-     &DetourNfCreate},
+     &DetourNfCreate,
+     true},
     {"dor-detour",
      "dimension-order routing (mesh, torus, group) with via-node detours round faulty nodes "
      "(gateway patent); routing.detour_switch says where a message switches; needs 2 VC "
@@ -292,7 +301,8 @@ constexpr RoutingEntry kAlgorithms[] = {
      {},
      79.0,
      &DetourSupports,
-     &DetourCreate},
+     &DetourCreate,
+     true},
     {"min",
      "minimal routing of the indirect topologies: dragonfly (local, global, local hop; 2 VC "
      "classes: BookSim2's min_dragonflynew), flatfly (dimension order, 1 class: "
@@ -300,7 +310,8 @@ constexpr RoutingEntry kAlgorithms[] = {
      {},
      79.0,
      &SwitchSupports<kMin>,
-     &SwitchCreate<kMin>},
+     &SwitchCreate<kMin>,
+     false},
     {"ugal",
      "UGAL-L: at the source router minimal or Valiant by the used credits of the two "
      "outputs; dragonfly (random intermediate group, 3 VC classes: ugal_dragonflynew's rule "
@@ -309,7 +320,8 @@ constexpr RoutingEntry kAlgorithms[] = {
      {},
      79.0,
      &SwitchSupports<kUgal>,
-     &SwitchCreate<kUgal>},
+     &SwitchCreate<kUgal>,
+     false},
     {"valiant",
      "Valiant: dimension order to a random intermediate node (router), then to the "
      "destination; each phase on half of the VCs: mesh (router.vcs >= 2), torus (dateline "
@@ -318,7 +330,8 @@ constexpr RoutingEntry kAlgorithms[] = {
      {},
      79.0,
      &ValiantSupports,
-     &ValiantCreate},
+     &ValiantCreate,
+     false},
     {"romm",
      "ROMM: dimension order to a random node of the minimal box between source and "
      "destination, then to the destination (minimal); phases on VC halves as valiant; mesh "
@@ -326,21 +339,24 @@ constexpr RoutingEntry kAlgorithms[] = {
      {},
      79.0,
      &RommSupports,
-     &RommCreate},
+     &RommCreate,
+     false},
     {"nca",
      "fattree: up through a random up port to the nearest common ancestor, then down (1 VC "
      "class: BookSim2's nca_fattree); clock: dor's",
      {},
      79.0,
      &SwitchSupports<kNca>,
-     &SwitchCreate<kNca>},
+     &SwitchCreate<kNca>,
+     false},
     {"anca",
      "fattree: up through the up port with most credits to the nearest common ancestor, then "
      "down (1 VC class: BookSim2's anca_fattree); clock: dor's",
      {},
      79.0,
      &SwitchSupports<kAnca>,
-     &SwitchCreate<kAnca>},
+     &SwitchCreate<kAnca>,
+     false},
 };
 
 }  // namespace

@@ -38,6 +38,8 @@ struct RoutingEntry {
   Status (*supports)(const Topology& topology, const SimConfig& config);
   // Builds the routing function; `topology` must outlive it. Call supports() first.
   std::unique_ptr<RoutingFunction> (*create)(const Topology& topology, const SimConfig& config);
+  // Accepts faults.* (the "not fault tolerant" error of the others lists these).
+  bool fault_tolerant = false;
 };
 
 // Every registered algorithm, in a fixed order.
