@@ -4,13 +4,14 @@
 JOBS        ?= $(shell nproc)
 BUILD       ?= build
 ASAN_BUILD  ?= build-asan
+CLANG_BUILD ?= build-clang
 CMAKE_FLAGS ?=
 PACKAGES    := $(shell sed -e 's/\#.*//' tools/debian-packages.txt)
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FORMAT_SRC   = $(shell git ls-files '*.h' '*.cc' '*.hpp' 2>/dev/null)
 
-.PHONY: all deps build build-ukai run test test-unit test-asan format format-check bench clean \
-        reproduce reproduce-detour-ud reproduce-fullmesh reproduce-gateway
+.PHONY: all deps build build-ukai run test test-unit test-asan test-clang format format-check \
+        bench clean reproduce reproduce-detour-ud reproduce-fullmesh reproduce-gateway reproduce-sss
 
 all: build
 
@@ -41,10 +42,11 @@ run: build-ukai
 	$(BUILD)/src/cli/ukai sim run experiments/quickstart.toml
 
 # Every test: the full suite in the release build, the unit tests again under ASan+UBSan,
-# and the formatting check.
+# the clang build (compile only) and the formatting check.
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
 	$(MAKE) test-asan
+	$(MAKE) test-clang
 	$(MAKE) format-check
 
 test-unit: build
@@ -57,6 +59,15 @@ test-asan: deps
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) -L unit --timeout 600
 
+# The whole project, fuzz targets included, built with Debian's clang so that it keeps
+# building with clang as well as gcc (fuzz/CMakeLists.txt). Compile and link only, -O0 and
+# no debug info to keep it cheap; nothing is run.
+test-clang: deps
+	[ -f $(CLANG_BUILD)/build.ninja ] || CC=clang CXX=clang++ cmake -S . -B $(CLANG_BUILD) -G Ninja \
+	  -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS=-O0 -DCMAKE_CXX_FLAGS=-O0 -DUKAI_FUZZ=ON \
+	  $(CMAKE_FLAGS)
+	cmake --build $(CLANG_BUILD) -j $(JOBS)
+
 format:
 	clang-format -i $(FORMAT_SRC)
 
@@ -67,7 +78,7 @@ format-check:
 # The reproductions (experiments/*/REPORT.md): each writes its CSVs and PNGs beside its
 # REPORT. Their plots need a Python with matplotlib: tools/find_python.sh finds it (PYTHON
 # overrides; Debian python3-matplotlib is installed by `make deps`).
-reproduce: reproduce-detour-ud reproduce-fullmesh reproduce-gateway
+reproduce: reproduce-detour-ud reproduce-fullmesh reproduce-gateway reproduce-sss
 
 # Figs. 7-12 of the Detour-UD paper and the ablation of its table read: CSVs and PNGs in
 # experiments/detour-ud/results/.
@@ -78,13 +89,19 @@ reproduce-detour-ud: build-ukai
 reproduce-gateway: build-ukai
 	python=$$(tools/find_python.sh) && "$$python" experiments/gateway/run.py --ukai $(BUILD)/src/cli/ukai
 
+# The SSS-CORE network's experiments (experiments/sss/REPORT.md): CSVs, PNGs and tables.md
+# in experiments/sss/results/.
+reproduce-sss: build-ukai
+	experiments/sss/run.sh $(BUILD)/src/cli/ukai experiments/sss/results
+
 # Every benchmark driver in bench/ (each prints its own table of figures).
 bench: build
 	@set -e; for b in $(BUILD)/bench/ukai_*_bench; do echo "== $$b"; $$b; done
 	@echo "== bench/gateway_bench.sh"; sh bench/gateway_bench.sh $(BUILD)
+	@echo "== bench/booksim/compare.py"; python3 bench/booksim/compare.py $(BUILD)/src/cli/ukai
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(CLANG_BUILD)
 
 # The full-mesh reproduction (experiments/fullmesh/REPORT.md): every figure's CSVs, PNGs and
 # summary.md from the built `ukai`; 10-30 s on 2 cores after the build.

@@ -23,6 +23,7 @@ add_library(ukai_pkg_objects OBJECT ${ukai_pkg_srcs})
 set_target_properties(ukai_pkg_objects PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_include_directories(ukai_pkg_objects PRIVATE ${PROJECT_SOURCE_DIR}/src
                                                     ${PROJECT_SOURCE_DIR}/include)
+target_link_libraries(ukai_pkg_objects PRIVATE PkgConfig::SODIUM PkgConfig::OTF2)
 if(MPI_FOUND)
   target_compile_definitions(ukai_pkg_objects PRIVATE UKAI_HAVE_MPI=1)
   target_link_libraries(ukai_pkg_objects PRIVATE MPI::MPI_C)
@@ -38,7 +39,10 @@ foreach(kind shared static)
                              $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
                              $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_compile_features(ukai_${kind} INTERFACE cxx_std_20)
-  target_link_libraries(ukai_${kind} PRIVATE Threads::Threads)
+  # libsodium and libotf2 by path too: the exported static target needs no pkg-config at
+  # the user.
+  target_link_libraries(ukai_${kind} PRIVATE Threads::Threads ${SODIUM_LINK_LIBRARIES}
+                        ${OTF2_LINK_LIBRARIES})
   if(MPI_FOUND)  # by path: the exported static target then needs no FindMPI (C) at the user
     target_link_libraries(ukai_${kind} PRIVATE ${MPI_C_LIBRARIES})
   endif()
@@ -68,8 +72,9 @@ install(FILES ${CMAKE_BINARY_DIR}/pkg/ukaiConfig.cmake ${CMAKE_BINARY_DIR}/pkg/u
 # ukai.pc: prefix relative to the file, so `--prefix` at install time is honoured.
 string(REGEX REPLACE "[^/]+" ".." UKAI_PC_UP "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
 set(UKAI_PC_PRIVATE "-pthread")
+set(UKAI_PC_REQUIRES_PRIVATE "libsodium otf2")
 if(MPI_FOUND)
-  set(UKAI_PC_REQUIRES_PRIVATE "ompi-c")
+  string(APPEND UKAI_PC_REQUIRES_PRIVATE " ompi-c")
 endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/ukai.pc.in ${CMAKE_BINARY_DIR}/pkg/ukai.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/pkg/ukai.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -6,7 +6,10 @@ row per data size). summary.md lists, per variant, the large-size ratio time_us/
 the largest size and the crossover: for an "always" variant (relays at every size) the size
 where its time falls below the plain full mesh (interpolated between the two sweep points
 around it, log size), otherwise the smallest size at which the controller chose relays.
-Sizes are also given in kbit (1 kbit = 1000 bits), the document's unit.
+Sizes are also given in kbit (1 kbit = 1000 bits), the document's unit. The same figures, at
+full precision, go to RESULTS_DIR/summary.csv (one row per variant: figure, variant, operation,
+nodes, relay_mode, decision, relays_at_max, bytes_at_max, ratio_at_max, crossover_bytes,
+crossover_kbit; "none" where the curve never crosses), which REPORT.md cites.
 """
 import csv
 import glob
@@ -127,6 +130,9 @@ def main():
         "crossover (bytes) | crossover (kbit) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    summary = [["figure", "variant", "operation", "nodes", "relay_mode", "decision",
+                "relays_at_max", "bytes_at_max", "ratio_at_max", "crossover_bytes",
+                "crossover_kbit"]]
     for fig, vs in sorted(variants.items()):
         fig_path = os.path.join(out, fig + ".png")
         modes = sorted({rows[0]["relay_mode"] for _, rows in vs})
@@ -167,6 +173,12 @@ def main():
             lines.append(
                 f"| {fig} | {label} | {last['operation']} | {last['nodes']} | "
                 f"{last['relay_mode']} | {last['relays']} | {ratio:.4f} | {cb} | {ck} |")
+            summary.append([fig, label, last["operation"], last["nodes"], last["relay_mode"],
+                            last["decision"], last["relays"], last["bytes"], repr(ratio),
+                            "none" if c is None else repr(c),
+                            "none" if c is None else repr(c * 8 / 1000)])
+    with open(os.path.join(results, "summary.csv"), "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(summary)
     lines += KSweep(results, out)
     lines += E6Burst(results)
     bg2 = [(os.path.basename(p)[len("bg2_"):-4], load(p)[0])

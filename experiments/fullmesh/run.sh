@@ -3,7 +3,8 @@
 # (or UKAI=path/to/ukai experiments/fullmesh/run.sh). Each figure's config is a size sweep;
 # the variants below change one or two keys with --set. Results: results/<figure>_<variant>.csv
 # (one row per size: operation, nodes, bytes, policy, relays, direct, relay_mode, time_us,
-# baseline_us, speedup, ...), then plot.py draws figNN.png and writes summary.md.
+# baseline_us, speedup, ...), then plot.py draws figNN.png and writes summary.md and
+# results/summary.csv. The CSVs are committed: REPORT.md cites them (experiments/README.md).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ukai=${UKAI:-$here/../../build/src/cli/ukai}
@@ -78,6 +79,8 @@ run "e6burst_fixed-k-planes2" e6_burst 'fullmesh.policy="fixed-k"' fullmesh.plan
 for op in scatter gather; do
   run "bg2_$op" e6_burst "workload.ops=[\"op=$op root=0 bytes=125000\"]"
 done
+# The A/B/C walk-through of [0080]-[0086] as a config (REPORT.md quotes its rows).
+run abc_walkthrough abc_walkthrough
 # The Python with matplotlib that tools/find_python.sh names (PYTHON overrides it).
 python=$("$here/../../tools/find_python.sh")
 "$python" "$here/plot.py" "$out" "$here"

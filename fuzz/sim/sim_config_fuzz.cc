@@ -20,6 +20,7 @@
 #include "sim/experiment/config_schema.h"
 #include "sim/experiment/front_door.h"
 #include "sim/experiment/run.h"
+#include "sim/topology/factory.h"
 
 namespace {
 
@@ -46,7 +47,15 @@ std::vector<std::string> SetLines(std::string_view text) {
 bool Bound(ukai::sim::SimConfig* c) {
   int64_t nodes = 1;
   for (int k : c->network.k) nodes *= k;
+  const ukai::sim::TopologyKind kind = c->network.topology;
+  if (kind == ukai::sim::TopologyKind::kGraph || kind == ukai::sim::TopologyKind::kTree) {
+    ukai::Result<std::unique_ptr<ukai::sim::Topology>> t = ukai::sim::MakeTopology(c->network);
+    if (!t.ok()) return false;
+    nodes = (*t)->NumNodes();
+  }
   if (nodes > kMaxNodes) return false;
+  c->sss.operations = std::min<int64_t>(
+      c->sss.operations == 0 ? kMaxMeasured * 2 : c->sss.operations, kMaxMeasured * 2);
   ukai::sim::MeasureConfig& m = c->measure;
   m.max_cycles = std::min(m.max_cycles, kMaxCycles);
   m.warmup_messages = std::min(m.warmup_messages, kMaxMeasured);

@@ -13,6 +13,9 @@
 #ifndef UKAI_STATUS_HPP_
 #define UKAI_STATUS_HPP_
 
+#include "ukai/requires_cxx20.hpp"
+#if __cplusplus >= 202002L
+
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -139,8 +142,10 @@ class Result {
     return std::get<T>(std::move(v_));
   }
 
+  // On an rvalue (`*Rma::Create(ctx)`, `*std::move(r)`) the value is moved out.
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
@@ -159,5 +164,7 @@ class Result {
     ::ukai::Status ukai_status_ = (expr);        \
     if (!ukai_status_.ok()) return ukai_status_; \
   } while (0)
+
+#endif  // __cplusplus >= 202002L
 
 #endif  // UKAI_STATUS_HPP_

@@ -23,6 +23,11 @@ void RegisterLaunchCommand(CLI::App* launch, CommandContext* context) {
   launch->add_flag("--keep-going", options->keep_going,
                    "a failing process does not stop the others (they get the peer event and "
                    "go on); report who died and exit non-zero at the end");
+  launch
+      ->add_option("--otf2", options->otf2,
+                   "record the job's communication into the OTF2 archive DIR/traces.otf2 "
+                   "(docs/otf2-recording.md); DIR must hold no archive yet")
+      ->type_name("DIR");
   launch->add_option("--timeout", options->timeout_s, "kill the job after S seconds (exit 124)")
       ->type_name("S")
       ->check(CLI::NonNegativeNumber);
@@ -30,10 +35,12 @@ void RegisterLaunchCommand(CLI::App* launch, CommandContext* context) {
   launch->prefix_command();
   launch->footer(
       "PROGRAM [ARGS...] follows the options; every process gets UKAI_BOOTSTRAP=launcher, "
-      "UKAI_RANK, UKAI_SIZE, UKAI_LAUNCH_ADDR (and UKAI_MODULES, UKAI_TRACE). Exit status: 0 "
+      "UKAI_RANK, UKAI_SIZE, UKAI_LAUNCH_ADDR (and UKAI_MODULES, UKAI_TRACE, UKAI_OTF2). Exit "
+      "status: 0 "
       "when all succeed, else the first failing process's code (128 + signal; the others are "
       "stopped unless --keep-going), 124 on "
-      "--timeout, 2 usage error, 3 when the job cannot start.");
+      "--timeout, 2 usage error (an --otf2 DIR that holds an archive too), 3 when the job "
+      "cannot start or its OTF2 archive cannot be written or merged.");
   launch->callback([launch, options, context] {
     options->command = launch->remaining();
     if (options->command.empty()) {

@@ -7,6 +7,7 @@
 
 #include "cli/sim_check.h"
 #include "cli/sim_plot.h"
+#include "cli/sim_routes.h"
 #include "cli/sim_run.h"
 #include "sim/experiment/run.h"
 
@@ -47,6 +48,21 @@ void RegisterSimCommand(CLI::App* sim, CommandContext* context) {
       ->allow_extra_args(false);
   check->callback(
       [check_options, context] { context->exit_code = CheckSim(*check_options, context->io); });
+
+  CLI::App* routes = sim->add_subcommand(
+      "routes", "print the route tables of source routing (what each NIC writes into headers)");
+  auto routes_options = std::make_shared<SimRoutesOptions>();
+  routes->add_option("config", routes_options->config_path, "TOML config file")->required();
+  routes->add_option("--set", routes_options->sets, "override a config key (as for run)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  routes->add_option("--from", routes_options->from, "only the routes of this end node (name)")
+      ->type_name("NODE");
+  routes->add_option("--format", routes_options->format, "text, csv or json (JSON Lines)")
+      ->capture_default_str();
+  routes->callback([routes_options, context] {
+    context->exit_code = PrintRoutes(*routes_options, context->io);
+  });
 
   CLI::App* describe =
       sim->add_subcommand("describe",

@@ -9,6 +9,8 @@
 #include <string>
 
 #include "core/progress.h"
+#include "sim/experiment/booksim_reader.h"
+#include "sim/experiment/booksim_summary.h"
 #include "sim/experiment/front_door.h"
 #include "sim/nic/pcap_io.h"
 
@@ -29,6 +31,8 @@ std::unique_ptr<output::RecordWriter> MakeWriter(output::Format format, std::ost
       return output::MakeCsvWriter(out);
     case output::Format::kJson:
       return output::MakeJsonWriter(out);
+    case output::Format::kBooksim:
+      return sim::MakeBooksimSummaryWriter(out);
   }
   return nullptr;
 }
@@ -50,6 +54,24 @@ class TrackingWriter : public output::RecordWriter {
   Status failure_;
 };
 
+// `ukai booksim FILE [key=value ...]`: the file with BookSim2's command-line overrides
+// appended, read by the BookSim reader only.
+Result<sim::LoadedConfig> LoadBooksimConfig(const SimRunOptions& options) {
+  Result<std::string> text = config::ReadConfigText(options.config_path);
+  if (!text.ok()) return text.status();
+  Result<std::string> with = sim::AppendBooksimOverrides(*text, options.booksim_overrides);
+  if (!with.ok()) return with.status();
+  if (sim::FindConfigReader(*with).name != "booksim") {
+    Result<std::vector<sim::BooksimStatement>> parsed =
+        sim::ParseBooksimStatements(*with, options.config_path);
+    return parsed.ok() ? Status::InvalidArgument(
+                             fmt::format("{}: not a BookSim2 config (no `key = value;` statement)",
+                                         options.config_path))
+                       : parsed.status();
+  }
+  return sim::LoadConfigFromString(*with, options.config_path, options.sets);
+}
+
 }  // namespace
 
 Result<std::ostream*> OpenRunOutput(const std::string& out_path, const CliIo& io,
@@ -64,8 +86,9 @@ Result<std::ostream*> OpenRunOutput(const std::string& out_path, const CliIo& io
 }
 
 int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io) {
-  auto fail = [&io](int code, const std::string& message) {
-    *io.err << "ukai sim run: " << message << '\n' << std::flush;
+  auto fail = [&io, &options](int code, const std::string& message) {
+    *io.err << (options.booksim ? "ukai booksim: " : "ukai sim run: ") << message << '\n'
+            << std::flush;
     return code;
   };
   // A --format given is checked before the config is read; without one the reader's
@@ -75,7 +98,9 @@ int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, con
     format = output::ParseFormat(options.format);
     if (!format.ok()) return fail(kExitUsage, "--format: " + format.status().message());
   }
-  Result<sim::LoadedConfig> loaded = sim::LoadConfig(options.config_path, options.sets);
+  Result<sim::LoadedConfig> loaded = options.booksim
+                                         ? LoadBooksimConfig(options)
+                                         : sim::LoadConfig(options.config_path, options.sets);
   if (!loaded.ok()) return fail(kExitUsage, loaded.status().ToString());
   if (options.format.empty()) {
     format = output::ParseFormat(loaded->reader->default_format);

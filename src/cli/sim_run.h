@@ -32,6 +32,10 @@ struct SimRunOptions {
   std::vector<std::string> sets;  // "key=value", applied in order
   std::string format;             // table | csv | json; "": the config reader's default
   std::string out_path;           // empty: io.out
+  // `ukai booksim`: the file must be a BookSim2 config; these BookSim2 `key=value`
+  // command-line overrides are appended to it (sim/experiment/booksim_reader.h).
+  bool booksim = false;
+  std::vector<std::string> booksim_overrides;
 };
 
 // Runs one point of the flit-level model; empty: sim::RunPoint (sim::RunEnv::run_point).

@@ -1,16 +1,22 @@
 #include "wire/rsr_frame.h"
 
+#include <cstdio>
 #include <string>
 
 namespace ukai::wire {
 namespace {
 
 bool KnownKind(uint8_t k) {
-  return k == static_cast<uint8_t>(FrameKind::kRsr) ||
-         k == static_cast<uint8_t>(FrameKind::kHello) || k == static_cast<uint8_t>(FrameKind::kBye);
+  return k >= static_cast<uint8_t>(FrameKind::kRsr) && k <= static_cast<uint8_t>(FrameKind::kAck);
 }
 
 Status Bad(const std::string& what) { return Status::ParseError("rsr frame: " + what); }
+
+std::string Hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(v));
+  return buf;
+}
 
 }  // namespace
 
@@ -38,7 +44,7 @@ Result<FrameHeader> DecodeHeader(std::span<const uint8_t> in, uint32_t max_paylo
   }
   const uint8_t* p = in.data();
   if (GetLe32(p) != kMagic)
-    return Bad("bad magic 0x" + std::to_string(GetLe32(p)) + " at offset 0");
+    return Bad("bad magic " + Hex32(GetLe32(p)) + " at offset 0 (want " + Hex32(kMagic) + ")");
   if (p[4] != kVersion) {
     return Bad("unsupported version " + std::to_string(p[4]) + " at offset 4 (want " +
                std::to_string(kVersion) + ")");
@@ -57,7 +63,7 @@ Result<FrameHeader> DecodeHeader(std::span<const uint8_t> in, uint32_t max_paylo
   }
   h.flags = GetLe32(p + 8);
   if ((h.flags & ~kKnownFlags) != 0) {
-    return Bad("unknown flag bits 0x" + std::to_string(h.flags & ~kKnownFlags) + " at offset 8");
+    return Bad("unknown flag bits " + Hex32(h.flags & ~kKnownFlags) + " at offset 8");
   }
   h.payload_len = GetLe32(p + 12);
   if (h.payload_len > max_payload) {

@@ -40,8 +40,14 @@ inline constexpr uint32_t kMaxPayloadBytes = (64u << 20) + (64u << 10);
 // operations (spec/rma-nic.md) so those are additions, not format changes.
 enum class FrameKind : uint8_t {
   kRsr = 1,    // remote service request: run handler `handler` at context/endpoint
-  kHello = 2,  // first frame on a stream connection; payload = sender's descriptor table
+  kHello = 2,  // first frame on a stream connection (tcp: the dialer's nonce, tcp_hello.h)
   kBye = 3,    // orderly goodbye: the sender is finalizing; not a failure
+  // The tcp handshake and session (src/rt/modules/tcp/tcp_hello.h); other modules never
+  // carry them.
+  kChallenge = 4,  // listener -> dialer: the listener's nonce and proof
+  kProof = 5,      // dialer -> listener: the dialer's proof
+  kWelcome = 6,    // listener -> dialer: the connection is accepted (or why not)
+  kAck = 7,        // frames of the session received so far (the sender may free them)
 };
 
 inline constexpr uint32_t kFlagHasAddress = 1u << 0;  // `address` is meaningful

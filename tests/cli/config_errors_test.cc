@@ -81,17 +81,17 @@ INSTANTIATE_TEST_SUITE_P(
                   "[traffic]\nmessage_bytes = [64, 0]\n",
                   {},
                   "traffic.message_bytes: value 0 out of range [1, 1073741824] at exp.toml:2:17"},
-        BadConfig{
-            "BadEnum",
-            "[network]\ntopology = \"ring\"\n",
-            {},
-            "network.topology: 'ring' is not one of mesh, torus, group, cmesh, flatfly, fattree, "
-            "dragonfly, fullmesh at exp.toml:2:12"},
-        BadConfig{"BadEnumSuggestion",
-                  "[router]\nswitching = \"wormhol\"\n",
+        BadConfig{"BadEnum",
+                  "[network]\ntopology = \"ring\"\n",
                   {},
-                  "router.switching: 'wormhol' is not one of wormhole, vct (did you mean "
-                  "'wormhole'?) at exp.toml:2:13"},
+                  "network.topology: 'ring' is not one of mesh, torus, group, graph, tree, "
+                  "cmesh, flatfly, fattree, dragonfly, fullmesh at exp.toml:2:12"},
+        BadConfig{
+            "BadEnumSuggestion",
+            "[router]\nswitching = \"wormhol\"\n",
+            {},
+            "router.switching: 'wormhol' is not one of wormhole, vct, vct-saf, saf (did you mean "
+            "'wormhole'?) at exp.toml:2:13"},
         BadConfig{"UnknownRouting",
                   "[routing]\nalgorithm = \"dorr\"\n",
                   {},
@@ -99,7 +99,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"UnknownPattern",
                   "[traffic]\npattern = [\"uniform\", \"transpos\"]\n",
                   {},
-                  "traffic.pattern: 'transpos' is not one of uniform, transpose"},
+                  "traffic.pattern: 'transpos' is not one of uniform, uniform_self, transpose"},
         BadConfig{"KListLength",
                   "[network]\nn = 2\nk = [4, 4, 4]\n",
                   {},
@@ -180,7 +180,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"SetBadEnum",
                   "",
                   {"measure.mode=time"},
-                  "measure.mode: 'time' is not one of messages, cycles in --set measure.mode=time"},
+                  "measure.mode: 'time' is not one of messages, cycles, booksim, "
+                  "booksim_throughput in --set "
+                  "measure.mode=time"},
         BadConfig{"SetKLength",
                   "[network]\nn = 3\nk = 4\n",
                   {"network.k=[4,4]"},

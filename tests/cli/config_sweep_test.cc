@@ -98,6 +98,22 @@ watchdog_cycles = 60
   EXPECT_EQ(c.measure.watchdog_cycles, 60);
 }
 
+// The workload.* keys of one trace kind need that kind and a trace (docs/config.md, "Trace
+// workloads"): the lines that give them, and workload.file's own value.
+std::string WorkloadContext(const std::string& key, std::string* value) {
+  if (key.rfind("workload.", 0) != 0 || key == "workload.kind") return "";
+  const std::string dir = std::string(UKAI_SOURCE_DIR) + "/tests/data/";
+  const bool otf2 = key == "workload.eager_bytes" || key == "workload.collective_algorithm" ||
+                    key == "workload.compute" || key == "workload.rank_map";
+  const std::string file = otf2 ? dir + "otf2/ring4/traces.otf2" : dir + "netrace/shrtex.tra.bz2";
+  if (key == "workload.file") {
+    *value = "\"" + file + "\"";
+    return std::string("workload.kind = \"netrace\"\n");
+  }
+  return std::string("workload.kind = \"") + (otf2 ? "otf2" : "netrace") +
+         "\"\nworkload.file = \"" + file + "\"\n";
+}
+
 TEST(SimConfigLoadTest, SchemaCoversEveryBinding) {
   // Every schema key is accepted with its own default text as value.
   config::Schema schema = SimConfigSchema();
@@ -109,8 +125,8 @@ TEST(SimConfigLoadTest, SchemaCoversEveryBinding) {
         value.rfind('[', 0) != 0) {
       value = "\"" + value + "\"";
     }
-    Result<std::vector<SimConfig>> r =
-        LoadSimConfigsFromString(k.key + " = " + value + "\n", "d.toml", {});
+    Result<std::vector<SimConfig>> r = LoadSimConfigsFromString(
+        WorkloadContext(k.key, &value) + k.key + " = " + value + "\n", "d.toml", {});
     EXPECT_TRUE(r.ok()) << k.key << ": " << r.status().ToString();
   }
 }
@@ -194,9 +210,10 @@ TEST(SimConfigSweepTest, OneElementListIsOnePoint) {
 
 TEST(SimConfigSweepTest, SweepOrderIsDocumented) {
   std::vector<std::string> order(SweepKeyOrder().begin(), SweepKeyOrder().end());
-  EXPECT_EQ(order, (std::vector<std::string>{"routing.algorithm", "traffic.pattern",
-                                             "traffic.message_bytes", "traffic.interval",
-                                             "traffic.rate", "seed"}));
+  EXPECT_EQ(order, (std::vector<std::string>{
+                       "router.switching", "traffic.multicast", "traffic.acks",
+                       "traffic.multicast_group_size", "routing.algorithm", "traffic.pattern",
+                       "traffic.message_bytes", "traffic.interval", "traffic.rate", "seed"}));
   config::Schema schema = SimConfigSchema();
   for (const config::KeySpec& k : schema.keys()) {
     bool listed = std::find(order.begin(), order.end(), k.key) != order.end();

@@ -160,3 +160,40 @@ TEST(ExperimentConfigsTest, DetourUdFaultyNodesAreSeparateFaultRegions) {
 
 }  // namespace
 }  // namespace ukai::sim
+
+namespace ukai::sim {
+namespace {
+
+// experiments/sss/: every config loads and passes the simulator's checks, with the paper's
+// network: source-routed switches with one buffer per port, 2-byte flits of the 1.0625 Gb/s
+// 8b/10b link, 30 + 2 bytes of header, 4 KiB packets, the NIC's 67 and 200 MB/s.
+TEST(ExperimentConfigsTest, SssConfigsUseThePapersNetwork) {
+  std::vector<std::string> configs;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(UKAI_SOURCE_DIR) /
+                                                           "experiments/sss")) {
+    if (e.path().extension() == ".toml") configs.push_back(e.path());
+  }
+  ASSERT_GE(configs.size(), 5u);
+  for (const std::string& path : configs) {
+    Result<std::vector<SimConfig>> points = LoadSimConfigs(path, {});
+    ASSERT_TRUE(points.ok()) << path << ": " << points.status().ToString();
+    for (const SimConfig& c : *points) {
+      EXPECT_EQ(c.routing.algorithm, "source") << path;
+      EXPECT_EQ(c.router.vcs, 1) << path;
+      EXPECT_EQ(c.router.pe_vcs, 1) << path;
+      EXPECT_EQ(c.router.flit_bytes, 2) << path;
+      EXPECT_NE(c.router.switching, Switching::kWormhole) << path;
+      EXPECT_EQ(c.sss.operation, RmaOperation::kWrite) << path;
+      EXPECT_EQ(c.sss.raw_gbps, 1.0625) << path;
+      EXPECT_EQ(c.sss.header_bytes, 30) << path;
+      EXPECT_EQ(c.sss.per_switch_bytes, 2) << path;
+      EXPECT_EQ(c.sss.max_payload_bytes, 4096) << path;
+      EXPECT_EQ(c.sss.page_bytes, 4096) << path;
+      EXPECT_EQ(c.sss.bus_mbytes_per_s, 67) << path;
+      EXPECT_EQ(c.sss.buffer_mbytes_per_s, 200) << path;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ukai::sim

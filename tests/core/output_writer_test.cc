@@ -38,7 +38,7 @@ TEST(OutputFormatTest, Parse) {
   EXPECT_EQ(*ParseFormat("json"), Format::kJson);
   auto bad = ParseFormat("xml");
   ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(bad.status().message(), HasSubstr("'xml' (known: table, csv, json)"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("'xml' (known: table, csv, json, booksim)"));
 }
 
 TEST(OutputCsvTest, HeaderAndRows) {

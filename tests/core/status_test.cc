@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 namespace ukai {
 namespace {
 
@@ -47,6 +49,21 @@ TEST(ResultTest, ValueAndError) {
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(b.status().message(), "odd: 3");
+}
+
+// Move-only values come out of an rvalue Result: `*Make()` and `std::move(r).value()`.
+TEST(ResultTest, RvalueAccessMovesTheValueOut) {
+  auto make = [] { return Result<std::unique_ptr<int>>(std::make_unique<int>(7)); };
+  std::unique_ptr<int> a = *make();
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(*a, 7);
+  Result<std::unique_ptr<int>> r = make();
+  std::unique_ptr<int> b = *std::move(r);
+  EXPECT_EQ(*b, 7);
+  Result<std::unique_ptr<int>> r2 = make();
+  std::unique_ptr<int> c = std::move(r2).value();
+  EXPECT_EQ(*c, 7);
+  EXPECT_THROW((void)*Result<std::unique_ptr<int>>(Status::NotFound("x")), BadResultAccess);
 }
 
 TEST(ResultTest, ReturnIfErrorPropagates) {

@@ -107,6 +107,39 @@ TEST(FlowControl, SendRsrBlocksUntilThePeerTakesItsQueue) {
   EXPECT_TRUE(p.sender->Finalize().ok());
 }
 
+// SendOptions::timeout bounds the wait: kTimeout (the RSR not sent) after it, not before;
+// a request's wait for room counts against RequestOptions::timeout the same way.
+TEST(FlowControl, ABlockedSendRsrTimesOut) {
+  Pair p;
+  MakePair(&p, /*queue_limit=*/16 * kPayload, /*flush_timeout_ms=*/0);
+  const Startpoint sp = p.ep->MakeStartpoint();
+  for (int i = 0; i < 16; ++i)
+    ASSERT_TRUE(p.sender->SendRsr(Payload(), sp, HandlerId::Of("n")).ok());
+  const auto start = std::chrono::steady_clock::now();
+  const Status st = p.sender->SendRsr(Payload(), sp, HandlerId::Of("n"),
+                                      {.timeout = std::chrono::milliseconds(150)});
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(st.code(), StatusCode::kTimeout) << st.ToString();
+  EXPECT_NE(st.message().find("no room within 150 ms"), std::string::npos) << st.ToString();
+  EXPECT_GE(waited, std::chrono::milliseconds(150));
+  ReplyFuture f = p.sender->Request(Payload(), sp, HandlerId::Of("n"),
+                                    {.timeout = std::chrono::milliseconds(100)});
+  EXPECT_EQ(f.Wait().status().code(), StatusCode::kTimeout) << f.Wait().status().ToString();
+  EXPECT_EQ(
+      p.sender
+          ->SendRsr(Payload(), sp, HandlerId::Of("n"), {.timeout = std::chrono::milliseconds(-1)})
+          .code(),
+      StatusCode::kInvalidArgument);
+  // Nothing of the timed-out sends reached the queue: the receiver gets the 16.
+  ASSERT_TRUE(WaitFor([&] {
+    p.receiver->Progress();
+    return p.got.load() == 16;
+  }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  p.receiver->Progress();
+  EXPECT_EQ(p.got.load(), 16);
+}
+
 TEST(FlowControl, FinalizeReportsWhatThePeerNeverTook) {
   Pair p;
   MakePair(&p, /*queue_limit=*/0, /*flush_timeout_ms=*/100);  // no limit: 40 wait
@@ -119,6 +152,9 @@ TEST(FlowControl, FinalizeReportsWhatThePeerNeverTook) {
   EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
   EXPECT_NE(st.message().find("40 frames"), std::string::npos) << st.ToString();
   EXPECT_NE(st.message().find("flush_timeout_ms"), std::string::npos) << st.ToString();
+  // The time it actually waited, then the limit.
+  EXPECT_NE(st.message().find(" ms of 100 ms, flush_timeout_ms"), std::string::npos)
+      << st.ToString();
   EXPECT_TRUE(p.sender->Finalize().ok());  // idempotent
 }
 

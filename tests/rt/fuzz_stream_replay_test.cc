@@ -1,6 +1,6 @@
 // Replays the stream and protocol fuzz targets (fuzz/tcp_stream_fuzz.cc, shm_stream_fuzz.cc,
-// handshake_fuzz.cc, launch_protocol_fuzz.cc) under gcc (and ASan/UBSan in CI): a small
-// corpus of well-formed and broken inputs per target, every truncation of it, and seeded
+// handshake_fuzz.cc, tcp_hello_fuzz.cc, launch_protocol_fuzz.cc) under gcc (and ASan/UBSan in CI):
+// a small corpus of well-formed and broken inputs per target, every truncation of it, and seeded
 // mutations. A target traps on a broken invariant, so returning is the check.
 #include <gtest/gtest.h>
 
@@ -13,6 +13,8 @@
 #include "rt/launch/launch_protocol.h"
 #include "rt/modules/shm/shm_channel.h"
 #include "rt/modules/shm/shm_socket.h"
+#include "rt/modules/tcp/tcp_dial.h"
+#include "rt/modules/tcp/tcp_hello.h"
 #include "ukai/ukai.hpp"
 #include "wire/rsr_frame.h"
 
@@ -20,6 +22,7 @@ extern "C" int tcp_stream_fuzz_TestOneInput(const uint8_t* data, size_t size);
 extern "C" int shm_stream_fuzz_TestOneInput(const uint8_t* data, size_t size);
 extern "C" int handshake_fuzz_TestOneInput(const uint8_t* data, size_t size);
 extern "C" int launch_protocol_fuzz_TestOneInput(const uint8_t* data, size_t size);
+extern "C" int tcp_hello_fuzz_TestOneInput(const uint8_t* data, size_t size);
 
 namespace ukai::rt {
 namespace {
@@ -103,13 +106,43 @@ std::vector<Bytes> ShmCorpus() {
 std::vector<Bytes> HandshakeCorpus() {
   std::vector<Bytes> out;
   Bytes h = {0};
-  Append(&h, shm::EncodeHello({1, 2, "/ukai-shm-1-0123456789abcdef"}));
+  shm::Hello hello{1, 2, KeyKind::kJoin, {}, {}, "/ukai-shm-1-0123456789abcdef"};
+  hello.nonce.fill(7);
+  hello.mac.fill(9);
+  Append(&h, shm::EncodeHello(hello));
   out.push_back(h);
   Bytes r = {1};
-  Append(&r, shm::EncodeReply({0, 2, 1}));
+  Append(&r, shm::EncodeReply({0, 2, 1, {}}));
   out.push_back(r);
-  out.push_back({2, 0x39, 0x30, 3, 'a', 'b', 'c', 1, 'h'});    // tcp: port, host, hostname
+  Bytes t = {2};  // tcp: version, port, host, host identity, bind
+  Append(&t, tcp::EncodeTarget({0x3039, "127.0.0.1", "boot|net:[1]", tcp::Bind::kLoopback}));
+  out.push_back(t);
   out.push_back({3, 1, 3, 0, 'k', 'e', 'y', 2, 0, 's', 'n'});  // shm: version, key, name
+  return out;
+}
+
+std::vector<Bytes> TcpHelloCorpus() {
+  std::vector<Bytes> out;
+  auto with = [&](uint8_t selector, const Bytes& body) {
+    Bytes b = {selector};
+    Append(&b, body);
+    out.push_back(b);
+  };
+  tcp::Hello hello{tcp::kResume, {}};
+  hello.nonce.fill(3);
+  with(0, tcp::EncodeHello(hello));
+  tcp::Challenge ch;
+  ch.nonce.fill(4);
+  ch.mac.fill(5);
+  with(1, tcp::EncodeChallenge(ch));
+  with(2, tcp::EncodeProof({77, ch.mac}));
+  with(3, tcp::EncodeWelcome({tcp::WelcomeStatus::kSuperseded, 12, ch.mac}));
+  with(4, tcp::EncodeCount(1234));
+  with(5, tcp::Frame(wire::FrameKind::kHello, 1, 2, tcp::EncodeHello(hello)));
+  with(6, tcp::EncodeTarget({4321, "10.0.0.1", "boot|net:[4026531840]", tcp::Bind::kSpecific}));
+  Bytes both = tcp::EncodeChallenge(ch);
+  Append(&both, tcp::EncodeWelcome({tcp::WelcomeStatus::kAccepted, 0, ch.mac}));
+  with(7, both);
   return out;
 }
 
@@ -135,7 +168,10 @@ std::vector<Bytes> LaunchCorpus() {
     Append(&tables, table);
   }
   Bytes s = {3, 1};  // chunks of 4 bytes, 2 ranks
-  Append(&s, msg(launch::MsgType::kHello, {1, 0, 0, 0}));
+  Bytes hello_body = {1, 0, 0, 0};
+  const Mac proof = launch::HelloMac(SecretKey{}, 1);
+  hello_body.insert(hello_body.end(), proof.begin(), proof.end());
+  Append(&s, msg(launch::MsgType::kHello, hello_body));
   Append(&s, msg(launch::MsgType::kTable, table));
   Append(&s, msg(launch::MsgType::kTables, tables));
   Append(&s, msg(launch::MsgType::kBarrier, {}));
@@ -172,6 +208,9 @@ TEST(FuzzStreamReplay, TcpStream) { Replay(tcp_stream_fuzz_TestOneInput, TcpCorp
 TEST(FuzzStreamReplay, ShmStream) { Replay(shm_stream_fuzz_TestOneInput, ShmCorpus(), 150, 200); }
 TEST(FuzzStreamReplay, Handshake) {
   Replay(handshake_fuzz_TestOneInput, HandshakeCorpus(), 4000, 1000);
+}
+TEST(FuzzStreamReplay, TcpHello) {
+  Replay(tcp_hello_fuzz_TestOneInput, TcpHelloCorpus(), 20000, 1000);
 }
 TEST(FuzzStreamReplay, LaunchProtocol) {
   Replay(launch_protocol_fuzz_TestOneInput, LaunchCorpus(), 2000, 1000);

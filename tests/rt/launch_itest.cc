@@ -1,13 +1,17 @@
 // `ukai launch` end to end: the launcher (rt::Launch) starts this test binary N times with
 // a worker filter; each worker initialises a Runtime through the "launcher" bootstrap,
 // checks rank/size and the module chosen per peer, exchanges RSRs with every other rank and
-// meets the others in a barrier. Also: a failing rank stops the job and its exit code is
-// forwarded; an unknown program is an error.
+// meets the others in a barrier; the job secret reached it through a descriptor only. Also: a
+// failing rank stops the job and its exit code is forwarded; an unknown program is an error.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -37,6 +41,37 @@ class ScopedEnv {
   const char* name_;
 };
 
+// The whole of /proc/self/<name> (NUL-separated for environ and cmdline).
+std::string ProcSelf(const char* name) {
+  std::ifstream in(std::string("/proc/self/") + name, std::ios::binary);
+  std::stringstream all;
+  all << in.rdbuf();
+  return all.str();
+}
+
+// The job secret came down the descriptor UKAI_JOB_SECRET_FD names, which the runtime made
+// close-on-exec; neither it nor its hex form is in the environment or the command line.
+void CheckSecretHandedDownPrivately() {
+  const char* fd_text = std::getenv("UKAI_JOB_SECRET_FD");
+  ASSERT_NE(fd_text, nullptr);
+  const int fd = std::atoi(fd_text);
+  EXPECT_NE(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
+  std::string raw(32, '\0');
+  ASSERT_EQ(pread(fd, raw.data(), raw.size(), 0), 32);
+  std::string hex;
+  for (unsigned char c : raw) {
+    char two[3];
+    std::snprintf(two, sizeof two, "%02x", c);
+    hex += two;
+  }
+  for (const char* where : {"environ", "cmdline"}) {
+    const std::string text = ProcSelf(where);
+    EXPECT_FALSE(text.empty()) << where;
+    EXPECT_EQ(text.find(hex), std::string::npos) << where;
+    EXPECT_EQ(text.find(raw), std::string::npos) << where;
+  }
+}
+
 bool IsWorker(const char* role) {
   const char* r = std::getenv("UKAI_LAUNCH_ITEST_ROLE");
   return r != nullptr && std::string(r) == role;
@@ -58,6 +93,7 @@ TEST(LaunchWorker, AllToAll) {
   auto rt = Runtime::Init(argc, argv, base);
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();
   Runtime& r = **rt;
+  CheckSecretHandedDownPrivately();
   const int size = r.size();
   ASSERT_EQ(size, std::atoi(std::getenv("UKAI_SIZE")));
   ASSERT_EQ(r.rank(), std::atoi(std::getenv("UKAI_RANK")));

@@ -64,6 +64,15 @@ class Requests : public ::testing::TestWithParam<ConformanceModule> {
   Endpoint* ep_[2] = {nullptr, nullptr};
 };
 
+// `{}` as the options picks the future form (the callback form is a template that a braced
+// list cannot select): this compiles, and the future gets the reply.
+TEST_P(Requests, BracedDefaultOptionsMeanTheFutureForm) {
+  ReplyFuture f = rts_[0]->Request(Pair(1, 2), Sp(), HandlerId::Of("add"), {});
+  const Reply& r = f.Wait();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r.reader().GetU64(), 3u);
+}
+
 TEST_P(Requests, FutureGetsTheHandlersReply) {
   for (const char* h : {"add", "add_t"}) {
     for (uint64_t i = 0; i < 50; ++i) {

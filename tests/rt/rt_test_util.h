@@ -10,8 +10,10 @@
 #include <thread>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -44,7 +46,9 @@ inline int ConnectToTcp(const Runtime& rt) {
   if (d == nullptr) return -1;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_port = htons(wire::GetLe16(d->bytes.data()));
+  // The tcp descriptor (src/rt/modules/tcp/tcp_dial.h): u8 version, u16 port, ...
+  if (d->bytes.size() < 3) return -1;
+  addr.sin_port = htons(wire::GetLe16(d->bytes.data() + 1));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
@@ -112,14 +116,19 @@ inline ShmPair MakeShmPair(const std::map<std::string, std::string>& params) {
 // its startpoint on stdout; its endpoint has handlers "echo" (u64 v + startpoint reply ->
 // RSR "echo_reply" with v + 1 to reply), "sink" (counted; its u64 must be the count so far:
 // send order), "report" (prints "sink N bad M": RSRs sunk, of them out of order) and "quit".
-// Killed (SIGKILL) on destruction.
+// Killed (SIGKILL) on destruction. With `netns`, it runs in the network namespace
+// /run/netns/NETNS (netns_itest.cc).
 class PeerProcess {
  public:
-  explicit PeerProcess(std::vector<std::string> args) {
+  explicit PeerProcess(std::vector<std::string> args, const std::string& netns = "") {
     int out[2];
     if (::pipe(out) != 0) return;
     pid_ = ::fork();
     if (pid_ == 0) {
+      if (!netns.empty()) {
+        const int ns = ::open(("/run/netns/" + netns).c_str(), O_RDONLY | O_CLOEXEC);
+        if (ns < 0 || ::setns(ns, CLONE_NEWNET) != 0) ::_exit(126);
+      }
       ::dup2(out[1], 1);
       ::close(out[0]);
       std::vector<char*> argv;

@@ -14,6 +14,7 @@
 
 #include "rt/core/runtime_impl.h"
 #include "rt_test_util.h"
+#include "tcp_test_util.h"
 #include "wire/rsr_frame.h"
 
 namespace ukai::rt::testing {
@@ -40,13 +41,7 @@ uint64_t Counter(Runtime& rt, const std::string& name) {
 }
 
 std::vector<uint8_t> Hello(RuntimeId target) {
-  wire::FrameHeader h;
-  h.kind = wire::FrameKind::kHello;
-  h.source = 77;
-  h.target = target;
-  std::vector<uint8_t> b(wire::kHeaderSize);
-  wire::EncodeHeader(h, {b.data(), b.size()});
-  return b;
+  return tcp::Frame(wire::FrameKind::kHello, 77, target, tcp::EncodeHello({0, NewNonce()}));
 }
 
 TEST(TcpLimits, SilentAndHalfHelloConnectionsAreClosedAfterTheHandshakeDeadline) {
@@ -69,17 +64,11 @@ TEST(TcpLimits, SilentAndHalfHelloConnectionsAreClosedAfterTheHandshakeDeadline)
 TEST(TcpLimits, AHalfSentFrameFailsTheConnectionAfterTheFrameDeadline) {
   auto rt = Start({{"tcp.frame_timeout_ms", "200"}});
   ASSERT_TRUE(rt);
-  const int fd = ConnectToTcp(*rt);
+  const int fd = DialByHand(*rt, 77, JoinToken(*rt), tcp::kJoinKey);
   ASSERT_GE(fd, 0);
-  std::vector<uint8_t> bytes = Hello(rt->id());
-  wire::FrameHeader h;  // then an RSR of 100 payload bytes, of which 10 are sent
-  h.source = 77;
-  h.target = rt->id();
-  h.payload_len = 100;
-  std::vector<uint8_t> rsr(wire::kHeaderSize + 10);
-  wire::EncodeHeader(h, {rsr.data(), wire::kHeaderSize});
-  bytes.insert(bytes.end(), rsr.begin(), rsr.end());
-  ASSERT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  // An RSR of 100 payload bytes, of which 10 are sent.
+  const std::vector<uint8_t> rsr = RsrFrame(77, rt->id(), "x", std::vector<uint8_t>(100, 1));
+  ASSERT_EQ(::write(fd, rsr.data(), wire::kHeaderSize + 10), wire::kHeaderSize + 10);
   EXPECT_FALSE(ClosedWithin(fd, 100)) << "closed before the deadline";
   EXPECT_TRUE(ClosedWithin(fd, 5000));
   EXPECT_EQ(Counter(*rt, "frame_timeouts"), 1u);
@@ -89,10 +78,8 @@ TEST(TcpLimits, AHalfSentFrameFailsTheConnectionAfterTheFrameDeadline) {
 TEST(TcpLimits, AnIdleConnectionWithCompleteFramesStaysOpen) {
   auto rt = Start({{"tcp.handshake_timeout_ms", "100"}, {"tcp.frame_timeout_ms", "100"}});
   ASSERT_TRUE(rt);
-  const int fd = ConnectToTcp(*rt);
+  const int fd = DialByHand(*rt, 77, JoinToken(*rt), tcp::kJoinKey);
   ASSERT_GE(fd, 0);
-  const std::vector<uint8_t> hello = Hello(rt->id());
-  ASSERT_EQ(::write(fd, hello.data(), hello.size()), static_cast<ssize_t>(hello.size()));
   EXPECT_FALSE(ClosedWithin(fd, 500));
   EXPECT_EQ(Counter(*rt, "frame_timeouts") + Counter(*rt, "handshake_timeouts"), 0u);
   ::close(fd);
@@ -124,7 +111,8 @@ TEST(TcpLimits, ParametersAreRangeChecked) {
   for (const auto& [key, value] :
        std::vector<std::pair<std::string, std::string>>{{"tcp.handshake_timeout_ms", "0"},
                                                         {"tcp.frame_timeout_ms", "x"},
-                                                        {"tcp.max_connections", "-3"}}) {
+                                                        {"tcp.max_connections", "-3"},
+                                                        {"tcp.reconnect_ms", "-1"}}) {
     RuntimeOptions o = ModuleOptions("tcp", nullptr);
     o.params[key] = value;
     const Status st = Runtime::Init(o).status();

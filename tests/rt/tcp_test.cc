@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "rt_test_util.h"
+#include "tcp_test_util.h"
 #include "wire/rsr_frame.h"
 
 namespace ukai::rt::testing {
@@ -56,26 +57,19 @@ TEST_F(TcpBadInput, OversizedLengthAndTruncatedFrameDoNotHurtOthers) {
   auto ctx = rt_->CreateContext({.name = "c"});
   Endpoint* ep = *(*ctx)->CreateEndpoint();
   ASSERT_TRUE(ep->RegisterHandler("x", HandlerKind::kNonThreaded, [&](Rsr&) { ++got; }).ok());
-  // A hello, then a header claiming a 4 GiB payload.
-  int fd = ConnectToTcp(*rt_);
+  // An authenticated peer (it proves the join token), then a header claiming a 4 GiB
+  // payload.
+  int fd = DialByHand(*rt_, 99, JoinToken(*rt_), tcp::kJoinKey);
   ASSERT_GE(fd, 0);
-  uint8_t frames[2 * wire::kHeaderSize];
-  wire::FrameHeader hello;
-  hello.kind = wire::FrameKind::kHello;
-  hello.source = 99;
-  hello.target = rt_->id();
-  wire::EncodeHeader(hello, {frames, wire::kHeaderSize});
-  wire::FrameHeader big = hello;
-  big.kind = wire::FrameKind::kRsr;
-  wire::EncodeHeader(big, {frames + wire::kHeaderSize, wire::kHeaderSize});
-  wire::PutLe32(frames + wire::kHeaderSize + 12, 0xffffffffu);
-  ASSERT_EQ(::write(fd, frames, sizeof frames), static_cast<ssize_t>(sizeof frames));
+  std::vector<uint8_t> big = RsrFrame(99, rt_->id(), "x");
+  wire::PutLe32(big.data() + 12, 0xffffffffu);
+  ASSERT_TRUE(SendAll(fd, big));
   ASSERT_TRUE(WaitFor([&] { return rt_->stats().frames_rejected == 1; }));
-  // A second connection sends half a frame and disappears.
-  int fd2 = ConnectToTcp(*rt_);
-  hello.source = 100;
-  wire::EncodeHeader(hello, {frames, wire::kHeaderSize});
-  ASSERT_EQ(::write(fd2, frames, wire::kHeaderSize + 10), wire::kHeaderSize + 10);
+  // A second one sends half a frame and disappears.
+  int fd2 = DialByHand(*rt_, 100, JoinToken(*rt_), tcp::kJoinKey);
+  ASSERT_GE(fd2, 0);
+  const std::vector<uint8_t> rsr = RsrFrame(100, rt_->id(), "x", std::vector<uint8_t>(100, 1));
+  ASSERT_EQ(::write(fd2, rsr.data(), wire::kHeaderSize + 10), wire::kHeaderSize + 10);
   ::close(fd2);
   ::close(fd);
   // A well-behaved peer still gets through.
@@ -85,18 +79,13 @@ TEST_F(TcpBadInput, OversizedLengthAndTruncatedFrameDoNotHurtOthers) {
   ASSERT_TRUE(WaitFor([&] { return got.load() == 1; }));
 }
 
-// A startpoint to a made-up runtime whose tcp descriptor names 127.0.0.1:`port` (the
-// host name differs from ours, so the advertised address is used).
+// A startpoint to a made-up runtime whose tcp descriptor names 127.0.0.1:`port` (its host
+// identity differs from ours, so the advertised address is used).
 Startpoint TcpStartpoint(uint16_t port) {
   auto table = std::make_shared<DescriptorTable>();
   table->runtime = 0x1234567890abcdefULL;
-  std::vector<uint8_t> d(2);
-  wire::PutLe16(d.data(), port);
-  for (std::string s : {"127.0.0.1", "no-such-host-name"}) {
-    d.push_back(static_cast<uint8_t>(s.size()));
-    d.insert(d.end(), s.begin(), s.end());
-  }
-  table->entries.push_back({"tcp", d});
+  table->entries.push_back(
+      {"tcp", tcp::EncodeTarget({port, "127.0.0.1", "another-host|net:[1]", tcp::Bind::kAny})});
   return Startpoint(table, 1, 1);
 }
 

@@ -1,5 +1,6 @@
 // Conformance of every registered routing algorithm on small meshes and tori with 0, 1, 2
-// and 4 random faulty nodes (fault-tolerant algorithms only; dor and duato fault-free),
+// and 4 random faulty nodes (fault-tolerant algorithms only; dor, duato and source
+// fault-free),
 // many seeds: a burst of messages between random healthy nodes is all delivered (none
 // undeliverable; dor-detour, whose detours its sender supplies: delivered or counted
 // undeliverable), the watchdog never fires, flit and credit bookkeeping holds, and hops are
@@ -135,8 +136,8 @@ std::vector<Case> AllCases() {
   for (const RoutingEntry& e : RoutingAlgorithms()) {
     if (!RunsOnCubes(e)) continue;
     const std::string a(e.name);
-    const bool tolerant =
-        a != "dor" && a != "duato" && a != "min_adapt" && a != "valiant" && a != "romm";
+    const bool tolerant = a != "dor" && a != "duato" && a != "min_adapt" && a != "valiant" &&
+                          a != "romm" && a != "source";
     for (TopologyKind kind : {TopologyKind::kMesh, TopologyKind::kTorus}) {
       for (std::vector<int> k : {std::vector<int>{4, 4}, std::vector<int>{5, 3}}) {
         for (int faults : {0, 1, 2, 4}) {

@@ -98,7 +98,7 @@ TEST(TrafficTest, ConfigErrorsNameTheKey) {
        {Bad{{10, 10}, "bitcomp", "power-of-two"}, Bad{{10, 10}, "shuffle", "power-of-two"},
         Bad{{4, 8}, "transpose", "same network.k"}, Bad{{8}, "transpose", "network.n >= 2"},
         Bad{{2, 2}, "tornado", "gives no node a destination"},
-        Bad{{4, 4}, "zigzag", "known: uniform, transpose"}}) {
+        Bad{{4, 4}, "zigzag", "known: uniform, uniform_self, transpose"}}) {
     auto t = Cube(TopologyKind::kTorus, b.k);
     TrafficConfig c;
     c.pattern = b.pattern;

@@ -18,6 +18,9 @@
 #ifndef UKAI_RT_BUFFER_HPP_
 #define UKAI_RT_BUFFER_HPP_
 
+#include "ukai/requires_cxx20.hpp"
+#if __cplusplus >= 202002L
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -148,5 +151,7 @@ class Reader {
 };
 
 }  // namespace ukai::rt
+
+#endif  // __cplusplus >= 202002L
 
 #endif  // UKAI_RT_BUFFER_HPP_

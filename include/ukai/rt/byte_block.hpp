@@ -14,6 +14,9 @@
 #ifndef UKAI_RT_BYTE_BLOCK_HPP_
 #define UKAI_RT_BYTE_BLOCK_HPP_
 
+#include "ukai/requires_cxx20.hpp"
+#if __cplusplus >= 202002L
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -160,5 +163,7 @@ class ByteBlock {
 };
 
 }  // namespace ukai::rt
+
+#endif  // __cplusplus >= 202002L
 
 #endif  // UKAI_RT_BYTE_BLOCK_HPP_

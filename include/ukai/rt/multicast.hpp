@@ -31,6 +31,9 @@
 #ifndef UKAI_RT_MULTICAST_HPP_
 #define UKAI_RT_MULTICAST_HPP_
 
+#include "ukai/requires_cxx20.hpp"
+#if __cplusplus >= 202002L
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -127,5 +130,7 @@ class Multicaster {
 };
 
 }  // namespace ukai::rt
+
+#endif  // __cplusplus >= 202002L
 
 #endif  // UKAI_RT_MULTICAST_HPP_

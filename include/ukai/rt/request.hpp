@@ -17,6 +17,9 @@
 #ifndef UKAI_RT_REQUEST_HPP_
 #define UKAI_RT_REQUEST_HPP_
 
+#include "ukai/requires_cxx20.hpp"
+#if __cplusplus >= 202002L
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -37,7 +40,11 @@ class RequestTable;
 }  // namespace internal
 
 struct RequestOptions {
-  // The request fails with kTimeout when no reply came within this time (0 = no limit).
+  // The request fails with kTimeout when no reply came within this time (0, the default =
+  // no limit: a handler may take as long as it needs, and a failed or departed peer, or
+  // Finalize, completes the request anyway with kUnavailable). The wait for room in the
+  // send queue (flow control, SendOptions) counts against it: a request that could not be
+  // sent in time fails with kTimeout too.
   std::chrono::milliseconds timeout{0};
 };
 
@@ -116,5 +123,7 @@ class Replier {
 };
 
 }  // namespace ukai::rt
+
+#endif  // __cplusplus >= 202002L
 
 #endif  // UKAI_RT_REQUEST_HPP_

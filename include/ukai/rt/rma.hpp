@@ -48,6 +48,9 @@
 #ifndef UKAI_RT_RMA_HPP_
 #define UKAI_RT_RMA_HPP_
 
+#include "ukai/requires_cxx20.hpp"
+#if __cplusplus >= 202002L
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -274,5 +277,7 @@ class Rma {
 };
 
 }  // namespace ukai::rt
+
+#endif  // __cplusplus >= 202002L
 
 #endif  // UKAI_RT_RMA_HPP_

@@ -33,7 +33,12 @@
 #ifndef UKAI_RT_RUNTIME_HPP_
 #define UKAI_RT_RUNTIME_HPP_
 
+#include "ukai/requires_cxx20.hpp"
+#if __cplusplus >= 202002L
+
+#include <array>
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -184,6 +189,12 @@ struct RuntimeOptions {
   bool progress_thread = true;
   // --ukai-handler-threads=N: threads running threaded handlers (1..kMaxHandlerThreads).
   int handler_threads = 2;
+  // --ukai-handler-threads-max=N / UKAI_HANDLER_THREADS_MAX: how far the pool grows when
+  // every handler thread is blocked in a runtime wait (a nested Request's Wait, Barrier,
+  // an RMA fence, a SendRsr waiting for room) while handlers are queued
+  // (1..kMaxHandlerThreads; a value below handler_threads means handler_threads: no
+  // growth). Threads beyond handler_threads end after 1 s without work.
+  int handler_threads_max = 64;
   // --ukai-spin-us=N: how long the progress thread busy-polls after activity before it
   // blocks (microseconds; 0 = block at once; at most kMaxSpinUs).
   int spin_us = 200;
@@ -215,6 +226,23 @@ struct RuntimeOptions {
   // (modulo their number). "auto": only under `ukai launch` with no more processes than
   // CPUs (as mpirun binds by default); "core": always; "off": never.
   std::string pin = "auto";
+
+  // ---- Authentication (docs/runtime.md, "Authentication and confinement") ----
+  // The job secret to use instead of the bootstrap's (API only: never read from a command
+  // line or the environment). Runtimes with one secret are one job; a runtime of another
+  // job reaches them only through a startpoint of theirs (its join token).
+  std::optional<std::array<uint8_t, 32>> job_secret;
+  // --ukai-job-secret-file=PATH / UKAI_JOB_SECRET_FILE: read the job secret (64 hex digits)
+  // from PATH, which must belong to this user with mode 0600 or 0400.
+  std::string job_secret_file;
+  // ---- OTF2 recording (docs/otf2-recording.md) ----
+  // --ukai-otf2=DIR / UKAI_OTF2: record this process's communication (RSRs, requests and
+  // answers, barriers, RMA, multicast messages) into the job's OTF2 archive DIR/traces.otf2,
+  // one location per context. Empty (default) = off, which costs one branch per send and per
+  // handler. Init fails when DIR cannot be created or written, or already holds an archive.
+  // The processes' parts are merged by `ukai launch --otf2 DIR` after the job, else by rank 0
+  // in Finalize (after a barrier of all ranks).
+  std::string otf2;
 };
 
 // Bounds of the integer options (CheckRuntimeOptions, --ukai-*, UKAI_*).
@@ -230,7 +258,8 @@ Status ParseRuntimeArgs(int& argc, char** argv, RuntimeOptions* options);
 // OK when the numeric fields of `options` are in range (Runtime::Init checks it).
 Status CheckRuntimeOptions(const RuntimeOptions& options);
 // Applies the UKAI_* environment variables (UKAI_MODULES, UKAI_BOOTSTRAP, UKAI_TRACE,
-// UKAI_HANDLER_THREADS, UKAI_SPIN_US) to `options`.
+// UKAI_HANDLER_THREADS, UKAI_SPIN_US, UKAI_SEND_QUEUE_BYTES, UKAI_FLUSH_TIMEOUT_MS, UKAI_PIN,
+// UKAI_OTF2) to `options`.
 Status ApplyRuntimeEnv(RuntimeOptions* options);
 
 // Creates a fabric that runtimes in this process can share (RuntimeOptions::inproc_fabric).
@@ -249,6 +278,9 @@ struct RuntimeStats {
   // notices) that Finalize/ClosePeer could not hand to a peer that had left or failed: not
   // reported as lost RSRs (docs/runtime.md, "Flow control").
   uint64_t answers_lost = 0;
+  // The most threads the handler pool had at once (handler_threads, more when handlers
+  // blocked in runtime waits made it grow up to handler_threads_max).
+  uint64_t handler_threads_peak = 0;
 };
 
 struct ContextOptions {
@@ -319,6 +351,18 @@ class Context {
   internal::ContextState* state_;
 };
 
+// Options of one SendRsr.
+struct SendOptions {
+  // How long SendRsr may block waiting for room when the peer already holds
+  // RuntimeOptions::send_queue_bytes (flow control); then it returns kTimeout and the RSR is
+  // not sent. 0 (the default) = wait as long as the peer lives: the wait is back-pressure
+  // from a receiver that is slower than its senders, and a bound would turn that into
+  // failed sends each sender must retry; a peer that fails or leaves ends the wait
+  // (kUnavailable), and so does Finalize (kFailedPrecondition). Set a bound when a stalled
+  // but live peer must not hold the sender (mpi does not detect failed peers).
+  std::chrono::milliseconds timeout{0};
+};
+
 class Runtime {
  public:
   // Builds a runtime from `options` (environment not consulted except by "auto" bootstrap).
@@ -360,15 +404,21 @@ class Runtime {
   // payload. The moved-in overload hands the buffer's storage to the module (no payload
   // copy); the const& one copies. Thread safe. Returns when the module accepted the frame
   // (it may still be in flight). Errors: null startpoint, payload over the module's limit,
-  // no module reaches the target, peer failed (kUnavailable).
-  Status SendRsr(Buffer&& buffer, const Startpoint& target, HandlerId handler);
-  Status SendRsr(const Buffer& buffer, const Startpoint& target, HandlerId handler);
+  // no module reaches the target, peer failed (kUnavailable), no room in time (kTimeout,
+  // SendOptions::timeout). An RSR is one-way: when the handler throws or fails at the
+  // target, the sender is not told; the target's RuntimeOptions::on_error sees it
+  // (ErrorEvent) and counts it (stats().handler_errors). Use Request to learn the outcome.
+  Status SendRsr(Buffer&& buffer, const Startpoint& target, HandlerId handler,
+                 SendOptions options = {});
+  Status SendRsr(const Buffer& buffer, const Startpoint& target, HandlerId handler,
+                 SendOptions options = {});
   // Flow control: when the target peer already holds send_queue_bytes of accepted RSRs,
   // SendRsr blocks until the peer took enough of them (driving progress meanwhile; it returns
-  // kUnavailable if the peer fails first). A non-threaded handler or a peer-event callback
-  // (they run inside a progress pass and cannot wait for it) is never blocked: its sends
-  // are accepted over the limit. TrySendRsr never blocks: kWouldBlock and `buffer` left as
-  // it was when the queue is full; on OK the buffer's contents were sent (moved out).
+  // kUnavailable if the peer fails first, kTimeout after SendOptions::timeout). A
+  // non-threaded handler or a peer-event callback (they run inside a progress pass and
+  // cannot wait for it) is never blocked: its sends are accepted over the limit. TrySendRsr
+  // never blocks: kWouldBlock and `buffer` left as it was when the queue is full; on OK the
+  // buffer's contents were sent (moved out).
   Status TrySendRsr(Buffer& buffer, const Startpoint& target, HandlerId handler);
   // Closes the connection to the runtime `peer_of` names (any startpoint of it): from then
   // on sends to it are refused; what SendRsr accepted for it is handed over first, waiting
@@ -388,10 +438,16 @@ class Runtime {
   // Thread safe.
   ReplyFuture Request(Buffer&& request, const Startpoint& target, HandlerId handler,
                       RequestOptions options = {});
-  // The same with a completion callback (ReplyCallback: when and where it runs). Errors of
-  // the send itself are returned, and `done` is then never called.
-  Status Request(Buffer&& request, const Startpoint& target, HandlerId handler, ReplyCallback done,
-                 RequestOptions options = {});
+  // The same with a completion callback `done`, anything callable as void(Reply&)
+  // (ReplyCallback: when and where it runs). Errors of the send itself are returned, and
+  // `done` is then never called. (A template, so that `Request(buf, sp, h, {})` means the
+  // future overload with default RequestOptions.)
+  template <std::invocable<Reply&> F>
+  Status Request(Buffer&& request, const Startpoint& target, HandlerId handler, F&& done,
+                 RequestOptions options = {}) {
+    return RequestWithCallback(std::move(request), target, handler,
+                               ReplyCallback(std::forward<F>(done)), options);
+  }
 
   // An empty Buffer with room for `payload_capacity` payload bytes, its storage registered
   // memory where a loaded module offers it: the shm module's shared-memory pool
@@ -426,9 +482,13 @@ class Runtime {
   explicit Runtime(std::unique_ptr<internal::RuntimeImpl> impl);
 
  private:
+  Status RequestWithCallback(Buffer&& request, const Startpoint& target, HandlerId handler,
+                             ReplyCallback done, RequestOptions options);
   std::unique_ptr<internal::RuntimeImpl> impl_;
 };
 
 }  // namespace ukai::rt
+
+#endif  // __cplusplus >= 202002L
 
 #endif  // UKAI_RT_RUNTIME_HPP_

@@ -15,6 +15,9 @@
 #ifndef UKAI_RT_STARTPOINT_HPP_
 #define UKAI_RT_STARTPOINT_HPP_
 
+#include "ukai/requires_cxx20.hpp"
+#if __cplusplus >= 202002L
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -30,6 +33,10 @@ namespace ukai::rt {
 using RuntimeId = uint64_t;   // random 64-bit id of one Runtime instance (never 0)
 using ContextId = uint32_t;   // context id within its Runtime (never 0)
 using EndpointId = uint32_t;  // endpoint id within its Context (never 0)
+
+// A runtime id as every message and trace of the runtime prints it: "0x" and 16 lower-case
+// hex digits ("0x4ed83e95083f2a0a").
+std::string RuntimeIdString(RuntimeId id);
 
 // One module's descriptor: the module name and its opaque bytes (module-defined format).
 struct Descriptor {
@@ -102,5 +109,7 @@ class Startpoint {
 };
 
 }  // namespace ukai::rt
+
+#endif  // __cplusplus >= 202002L
 
 #endif  // UKAI_RT_STARTPOINT_HPP_

@@ -33,6 +33,9 @@
 #ifndef UKAI_RT_VNODE_HPP_
 #define UKAI_RT_VNODE_HPP_
 
+#include "ukai/requires_cxx20.hpp"
+#if __cplusplus >= 202002L
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -144,5 +147,7 @@ class VnodeTable {
 };
 
 }  // namespace ukai::rt
+
+#endif  // __cplusplus >= 202002L
 
 #endif  // UKAI_RT_VNODE_HPP_

@@ -18,8 +18,13 @@ class JsonWriter : public RecordWriter {
     for (const auto& [name, value] : r.fields()) {
       std::visit(
           [&obj, &n = name](const auto& v) {
-            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, NoValue>) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, NoValue>) {
               obj[n] = nullptr;
+            } else if constexpr (std::is_same_v<T, JsonText>) {
+              // Invalid text (a producer's bug) is written as a string rather than thrown.
+              obj[n] = nlohmann::ordered_json::parse(v.text, nullptr, /*allow_exceptions=*/false);
+              if (obj[n].is_discarded()) obj[n] = v.text;
             } else {
               obj[n] = v;
             }

@@ -120,8 +120,9 @@ Result<Format> ParseFormat(std::string_view name) {
   if (name == "table") return Format::kTable;
   if (name == "csv") return Format::kCsv;
   if (name == "json") return Format::kJson;
+  if (name == "booksim") return Format::kBooksim;
   return Status::InvalidArgument(
-      fmt::format("unknown output format '{}' (known: table, csv, json)", name));
+      fmt::format("unknown output format '{}' (known: table, csv, json, booksim)", name));
 }
 
 std::string FieldText(const Field& f, bool for_table) {
@@ -130,6 +131,8 @@ std::string FieldText(const Field& f, bool for_table) {
   if (auto* b = std::get_if<bool>(&f)) return *b ? "true" : "false";
   if (auto* s = std::get_if<std::string>(&f)) return *s;
   if (auto* l = std::get_if<std::vector<int64_t>>(&f)) return fmt::format("{}", fmt::join(*l, "x"));
+  if (auto* l = std::get_if<std::vector<double>>(&f)) return fmt::format("{}", fmt::join(*l, ";"));
+  if (auto* j = std::get_if<JsonText>(&f)) return j->text;
   double d = std::get<double>(f);
   if (!for_table || !std::isfinite(d)) return fmt::format("{}", d);
   if (std::fabs(d) >= 1e5) return fmt::format("{:.0f}", d);

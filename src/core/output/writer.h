@@ -9,7 +9,9 @@
 //
 // Rendering: doubles in CSV use the shortest text that reads back to the same value; in the
 // table they are rounded for reading (5 significant digits, no exponent below 1e5). Integer
-// lists (a radix per dimension) print as "10x10" in the table and CSV and as a JSON array.
+// lists (a radix per dimension) print as "10x10" in the table and CSV and as a JSON array;
+// lists of doubles (per-rank times) as "1.5;2.25" and as a JSON array; JsonText as its text
+// and as the JSON value it holds.
 // Booleans print as true/false. A field without a value (kNoValue: e.g. a latency when no
 // message was measured) is null in JSON, an empty cell in CSV and "-" in the table.
 //
@@ -36,7 +38,15 @@ namespace ukai::output {
 using NoValue = std::monostate;
 inline constexpr NoValue kNoValue{};
 
-using Field = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>, NoValue>;
+// A nested JSON value written as is (e.g. latency by packet type as an object): parsed
+// and embedded by the JSON writer, shown as its text in the table and CSV. The producer
+// makes it valid JSON.
+struct JsonText {
+  std::string text;
+};
+
+using Field = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>, NoValue,
+                           std::vector<double>, JsonText>;
 
 // An ordered list of named fields.
 class Record {
@@ -66,9 +76,11 @@ class Record {
   std::vector<std::pair<std::string, Field>> fields_;
 };
 
-enum class Format { kTable, kCsv, kJson };
+// kBooksim: BookSim2's summary lines (the flit-level model's writer: sim/experiment/
+// booksim_summary.h).
+enum class Format { kTable, kCsv, kJson, kBooksim };
 
-// "table", "csv", "json" -> Format; kInvalidArgument naming the allowed ones otherwise.
+// "table", "csv", "json", "booksim" -> Format; kInvalidArgument naming the allowed ones otherwise.
 Result<Format> ParseFormat(std::string_view name);
 
 // A column of the text table: the record field shown, its header (defaults to the field

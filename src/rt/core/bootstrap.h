@@ -9,6 +9,8 @@
 //   1. Create()            (the registry's factory; mpi calls MPI_Init here if needed)
 //   2. Start()             learns rank()/size() (before modules are initialised, so a
 //                          module may use them, e.g. via host params)
+//      Secret()            the job secret (rt/core/job_secret.h), once, right after
+//      OneHost()           whether the whole job runs on this host
 //   3. modules Init + MakeDescriptor -> this runtime's DescriptorTable
 //   4. Exchange(mine)      all-gather: returns every rank's table, index = rank
 //                          (entry [rank()] is `mine`)
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "rt/core/job_secret.h"
 #include "ukai/rt/startpoint.hpp"
 
 namespace ukai::rt {
@@ -41,6 +44,12 @@ class Bootstrap {
   virtual Status Start() = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // The job secret this process shares with the others of its job: "single" makes a fresh
+  // one; "launcher" reads the one `ukai launch` handed down; "mpi" takes rank 0's (a
+  // collective broadcast). Never printed.
+  virtual Result<JobSecret> Secret() { return JobSecret::Generate(); }
+  // True when every process of the job runs on this host (valid after Start()).
+  virtual bool OneHost() const { return true; }
   virtual Result<std::vector<DescriptorTable>> Exchange(const DescriptorTable& mine) = 0;
   virtual Status Barrier() = 0;
   virtual void Finish() = 0;

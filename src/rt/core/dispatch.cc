@@ -287,9 +287,18 @@ void RuntimeImpl::DrainEvents() {
                                                    (e.orderly ? " left" : " failed") + ": " +
                                                    e.reason.ToString()));
   }
-  if (options_.on_peer_event) {
+  std::vector<std::function<void(const PeerEvent&)>> listeners;
+  {
+    std::lock_guard<std::mutex> lock(listeners_mu_);
+    for (const auto& l : listeners_) listeners.push_back(l.second);
+  }
+  if (options_.on_peer_event || !listeners.empty()) {
     HandlerScope scope(nullptr, this);  // runs inside our pass (QuiesceProgress must know)
-    for (const PeerEvent& e : events) options_.on_peer_event(e);
+    TraceScope trace(recorder_ ? ProgressLocation() : nullptr);  // its sends (OTF2)
+    for (const PeerEvent& e : events) {
+      for (const auto& l : listeners) l(e);
+      if (options_.on_peer_event) options_.on_peer_event(e);
+    }
   }
 }
 

@@ -28,7 +28,8 @@ void Backoff(int round) {
 
 }  // namespace
 
-Status RuntimeImpl::AwaitRoom(Peer& peer, RuntimeId rid, bool wait) {
+Status RuntimeImpl::AwaitRoom(Peer& peer, RuntimeId rid, bool wait,
+                              std::chrono::milliseconds timeout) {
   const uint64_t limit = options_.send_queue_bytes;
   if (limit == 0 || peer.object->QueuedBytes() < limit) return Status::Ok();
   if (!wait) {
@@ -39,7 +40,16 @@ Status RuntimeImpl::AwaitRoom(Peer& peer, RuntimeId rid, bool wait) {
   // A pass of ours runs on this thread (non-threaded handler, peer-event callback): the
   // queue drains only when that pass ends, so waiting here could never end.
   if (InOwnProgressPass()) return Status::Ok();
+  WaitScope scope;  // a handler thread waiting here may make the pool grow (thread_pool.h)
+  const auto start = std::chrono::steady_clock::now();
   for (int round = 0; peer.object->QueuedBytes() >= limit; ++round) {
+    if (timeout.count() > 0 && (round & 63) == 0 &&
+        std::chrono::steady_clock::now() - start >= timeout) {
+      return Status::Timeout("SendRsr: no room within " + std::to_string(timeout.count()) +
+                             " ms in the send queue to peer " + Hex(rid) + " (it holds " +
+                             std::to_string(peer.object->QueuedBytes()) + " bytes, limit " +
+                             std::to_string(limit) + ", send_queue_bytes; SendOptions::timeout)");
+    }
     if (peer.failed.load(std::memory_order_acquire) || peer.object->state() != CommState::kOk) {
       return Status::Unavailable("peer runtime " + Hex(rid) +
                                  " failed while SendRsr waited for room in its send queue");
@@ -85,7 +95,8 @@ Status RuntimeImpl::FlushPeers() {
 Status RuntimeImpl::FlushObjects(const std::vector<FlushEntry>& objects,
                                  std::chrono::milliseconds timeout, const std::string& what,
                                  const std::string& timeout_name) {
-  const auto deadline = Clock::now() + timeout;
+  const auto start = Clock::now();
+  const auto deadline = start + timeout;
   for (int round = 0;; ++round) {
     CommObject::Unconfirmed total;  // user frames, and answers to peers still alive
     FrameLog::Split gone;           // answers to departed peers: not a user loss
@@ -136,11 +147,14 @@ Status RuntimeImpl::FlushObjects(const std::vector<FlushEntry>& objects,
       Trace(what + ": " + answers);
     }
     if (total.frames == 0) return Status::Ok();
-    return Status::Unavailable(what + ": " + std::to_string(total.frames) + " frames (" +
-                               std::to_string(total.bytes) +
-                               " bytes) that SendRsr accepted were not delivered (" + detail +
-                               "; waited " + std::to_string(timeout.count()) + " ms, " +
-                               timeout_name + ")" + (answers.empty() ? "" : "; also " + answers));
+    // The time actually waited: less than the limit when the peers failed or left first.
+    const auto waited =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    return Status::Unavailable(
+        what + ": " + std::to_string(total.frames) + " frames (" + std::to_string(total.bytes) +
+        " bytes) that SendRsr accepted were not delivered (" + detail + "; waited " +
+        std::to_string(waited) + " ms of " + std::to_string(timeout.count()) + " ms, " +
+        timeout_name + ")" + (answers.empty() ? "" : "; also " + answers));
   }
 }
 

@@ -5,10 +5,12 @@
 namespace ukai::rt::internal {
 
 bool IsAnswerHandler(HandlerId handler) {
-  // The answer handlers of src/rt/rma, src/rt/vnode and src/rt/multicast.
+  // The answer handlers of src/rt/rma, src/rt/vnode and src/rt/multicast, and the
+  // collectives' messages (src/rt/coll): a collective reports a member that left or failed
+  // in its own status, so what did not reach that member is not a silent loss.
   static constexpr HandlerId kAnswers[] = {
       HandlerId::Of("ukai.rma.reply"), HandlerId::Of("ukai.vn.moved"),
-      HandlerId::Of("ukai.vn.fail"), HandlerId::Of("ukai.mc.ack")};
+      HandlerId::Of("ukai.vn.fail"), HandlerId::Of("ukai.mc.ack"), HandlerId::Of("ukai.coll")};
   return std::find(std::begin(kAnswers), std::end(kAnswers), handler) != std::end(kAnswers);
 }
 

@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "rt/core/job_secret.h"
 #include "rt/core/one_sided.h"
 #include "ukai/rt/byte_block.hpp"
 #include "ukai/rt/startpoint.hpp"
@@ -147,6 +148,20 @@ class ModuleHost {
   // Thread safe: wakes the progress thread if it is blocked (for modules without a WaitFd
   // whose senders run in this process, like inproc).
   virtual void Wake() = 0;
+
+  // ---- Authentication and confinement (docs/runtime.md) ----
+  // This runtime's job secret (set before any module's Init; null only in test fakes, whose
+  // modules then refuse every peer). Any thread.
+  virtual const JobSecret* job_secret() const { return nullptr; }
+  // The key to prove when connecting to `peer`: the join token its startpoint carried when
+  // it is of another job, else the job secret. Any thread.
+  virtual PeerKey KeyFor(RuntimeId /*peer*/) const {
+    return job_secret() != nullptr ? job_secret()->KeyTowards(nullptr) : PeerKey{};
+  }
+  // True when every process of this runtime's job runs on this host (`ukai launch`, a
+  // single process, an mpirun job on one node): the tcp module then listens on 127.0.0.1
+  // unless tcp.listen says otherwise.
+  virtual bool job_on_one_host() const { return false; }
 };
 
 class Module {
@@ -157,6 +172,10 @@ class Module {
   virtual ModuleCaps Query() const = 0;
   virtual Result<std::vector<uint8_t>> MakeDescriptor() = 0;
   virtual bool CanReach(std::span<const uint8_t> descriptor) const = 0;
+  // Why CanReach(descriptor) is false, for the runtime's error message.
+  virtual std::string Unreachable(std::span<const uint8_t> /*descriptor*/) const {
+    return "unreachable";
+  }
   virtual Result<std::shared_ptr<CommObject>> Connect(RuntimeId peer,
                                                       std::span<const uint8_t> descriptor) = 0;
   virtual int Progress() = 0;

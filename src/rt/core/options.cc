@@ -69,6 +69,13 @@ Status ApplyOption(std::string_view name, std::string_view value, bool has_value
     Result<int> n = ParseInt(what, value, 1, kMaxHandlerThreads);
     if (!n.ok()) return n.status();
     o->handler_threads = *n;
+  } else if (name == "handler-threads-max") {
+    Result<int> n = ParseInt(what, value, 1, kMaxHandlerThreads);
+    if (!n.ok()) return n.status();
+    o->handler_threads_max = *n;
+  } else if (name == "job-secret-file") {
+    if (value.empty()) return Status::InvalidArgument(what + ": needs a path");
+    o->job_secret_file = std::string(value);
   } else if (name == "spin-us") {
     Result<int> n = ParseInt(what, value, 0, kMaxSpinUs);
     if (!n.ok()) return n.status();
@@ -90,6 +97,9 @@ Status ApplyOption(std::string_view name, std::string_view value, bool has_value
                                      std::string(value) + "'");
     }
     o->pin = std::string(value);
+  } else if (name == "otf2") {  // OTF2 recording (src/rt/trace/)
+    if (value.empty()) return Status::InvalidArgument(what + ": needs a directory");
+    o->otf2 = std::string(value);
   } else if (name == "flush-timeout-ms") {
     Result<int> n = ParseInt(what, value, 0);
     if (!n.ok()) return n.status();
@@ -98,8 +108,9 @@ Status ApplyOption(std::string_view name, std::string_view value, bool has_value
     return Status::InvalidArgument(
         "unknown option " + what +
         " (known: --ukai-modules, --ukai-bootstrap, --ukai-trace, --ukai-progress-thread, "
-        "--ukai-handler-threads, --ukai-spin-us, --ukai-param, --ukai-send-queue-bytes, "
-        "--ukai-flush-timeout-ms, --ukai-pin)");
+        "--ukai-handler-threads, --ukai-handler-threads-max, --ukai-spin-us, --ukai-param, "
+        "--ukai-send-queue-bytes, --ukai-flush-timeout-ms, --ukai-pin, "
+        "--ukai-job-secret-file, --ukai-otf2)");
   }
   return Status::Ok();
 }
@@ -111,6 +122,11 @@ Status CheckRuntimeOptions(const RuntimeOptions& o) {
     return Status::InvalidArgument("handler_threads must be in [1, " +
                                    std::to_string(kMaxHandlerThreads) + "] (got " +
                                    std::to_string(o.handler_threads) + ")");
+  }
+  if (o.handler_threads_max < 1 || o.handler_threads_max > kMaxHandlerThreads) {
+    return Status::InvalidArgument("handler_threads_max must be in [1, " +
+                                   std::to_string(kMaxHandlerThreads) + "] (got " +
+                                   std::to_string(o.handler_threads_max) + ")");
   }
   if (o.spin_us < 0 || o.spin_us > kMaxSpinUs) {
     return Status::InvalidArgument("spin_us must be in [0, " + std::to_string(kMaxSpinUs) +
@@ -157,10 +173,13 @@ Status ApplyRuntimeEnv(RuntimeOptions* options) {
                                   {"UKAI_BOOTSTRAP", "bootstrap"},
                                   {"UKAI_TRACE", "trace"},
                                   {"UKAI_HANDLER_THREADS", "handler-threads"},
+                                  {"UKAI_HANDLER_THREADS_MAX", "handler-threads-max"},
+                                  {"UKAI_JOB_SECRET_FILE", "job-secret-file"},
                                   {"UKAI_SPIN_US", "spin-us"},
                                   {"UKAI_SEND_QUEUE_BYTES", "send-queue-bytes"},
                                   {"UKAI_FLUSH_TIMEOUT_MS", "flush-timeout-ms"},
-                                  {"UKAI_PIN", "pin"}};
+                                  {"UKAI_PIN", "pin"},
+                                  {"UKAI_OTF2", "otf2"}};
   for (const Var& v : kVars) {
     const char* value = std::getenv(v.env);
     if (value == nullptr) continue;

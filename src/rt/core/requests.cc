@@ -1,14 +1,19 @@
 // Request/reply: the pending-request table, futures, repliers and Runtime::Request.
 #include "rt/core/requests.h"
 
+#include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "rt/core/runtime_impl.h"
+#include "rt/trace/recorder.h"
 
 namespace ukai::rt {
 namespace internal {
 
 void Finish(const std::shared_ptr<PendingRequest>& p, Reply reply) {
+  // A request that ends here without its answer recorded: its receive is cancelled (OTF2).
+  if (p->trace_request != 0 && p->runtime != nullptr) p->runtime->TraceRequestEnded(*p);
   ReplyCallback callback;
   {
     std::lock_guard<std::mutex> lock(p->mu);
@@ -19,6 +24,9 @@ void Finish(const std::shared_ptr<PendingRequest>& p, Reply reply) {
   }
   p->cv.notify_all();
   if (!callback) return;
+  // What the callback sends is recorded where its answer was received (OTF2).
+  std::optional<TraceScope> scope;
+  if (p->trace_request != 0) scope.emplace(p->trace_location);
   try {
     callback(p->reply);
   } catch (...) {  // documented: ignored
@@ -113,7 +121,9 @@ void RequestTable::TimerLoop() {
     }
     auto first = deadlines_.begin();
     if (Clock::now() < first->first) {
-      cv_.wait_until(lock, first->first);
+      // A copy: the wait releases the lock, and FailAll/Erase may free the map's node.
+      const Clock::time_point deadline = first->first;
+      cv_.wait_until(lock, deadline);
       continue;
     }
     const uint64_t id = first->second;
@@ -148,13 +158,32 @@ Result<std::shared_ptr<PendingRequest>> RuntimeImpl::SendRequest(ByteBlock&& fra
                               std::to_string((*peer)->max_payload));
   }
   // The same flow control as SendRsr (flow_control.cc): blocks while the peer's send
-  // queue is full, driving progress.
-  UKAI_RETURN_IF_ERROR(AwaitRoom(**peer, target.runtime(), /*wait=*/true));
-  std::shared_ptr<PendingRequest> p = requests_.Add(
-      target.runtime(), std::move(done), options.timeout, this, options_.progress_thread);
+  // queue is full, driving progress; that wait counts against the request's timeout.
+  const auto start = std::chrono::steady_clock::now();
+  UKAI_RETURN_IF_ERROR(AwaitRoom(**peer, target.runtime(), /*wait=*/true, options.timeout));
+  std::chrono::milliseconds left = options.timeout;
+  if (left.count() > 0) {
+    left -= std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  start);
+    left = std::max(left, std::chrono::milliseconds(1));
+  }
+  const bool callback = static_cast<bool>(done);
+  std::shared_ptr<PendingRequest> p =
+      requests_.Add(target.runtime(), std::move(done), left, this, options_.progress_thread);
   wire::PutLe64(frame.Extend(wire::kRequestTrailer), p->id);
   EncodeRsrHeader(&frame, target, handler, wire::kFlagRequest, payload);
-  Status st = (*peer)->log.Send(*(*peer)->object, FrameClass::kUser, std::move(frame));
+  uint64_t post_with_send = 0;
+  if (recorder_) {  // the answer's receive is posted with the send (docs/otf2-recording.md)
+    p->trace_request = p->id | trace::kAnswerRequestBit;
+    if (callback) {  // nobody waits for it: on the progress location, posted first
+      p->trace_location = ProgressLocation();
+      recorder_->PostAnswer(p->trace_location, p->trace_request, target.runtime());
+    } else {  // the requester waits for it: on its location, posted as the request leaves
+      p->trace_location = TraceLocation();
+      post_with_send = p->trace_request;
+    }
+  }
+  Status st = SendLogged(**peer, FrameClass::kUser, std::move(frame), post_with_send);
   if (!st.ok()) {
     {  // the caller gets `st`; the callback is not called
       std::lock_guard<std::mutex> lock(p->mu);
@@ -180,8 +209,11 @@ bool ReplyFuture::Ready() const {
 }
 
 bool ReplyFuture::WaitFor(std::chrono::nanoseconds timeout) const {
-  if (!state_) return true;
+  if (!state_ || Ready()) return true;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // A handler thread blocked here counts as waiting: when all are, the pool grows, or at
+  // its limit this thread runs queued handlers meanwhile (thread_pool.h).
+  internal::WaitScope scope;
   std::unique_lock<std::mutex> lock(state_->mu);
   while (!state_->done) {
     const auto now = std::chrono::steady_clock::now();
@@ -190,6 +222,15 @@ bool ReplyFuture::WaitFor(std::chrono::nanoseconds timeout) const {
       lock.unlock();
       if (state_->runtime->Progress() == 0) std::this_thread::yield();
       lock.lock();
+      continue;
+    }
+    if (scope.pool() != nullptr) {
+      lock.unlock();
+      const bool helped = scope.pool()->HelpWhileWaiting();
+      lock.lock();
+      if (!helped && !state_->done) {
+        state_->cv.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(1)));
+      }
       continue;
     }
     state_->cv.wait_until(lock, deadline);
@@ -286,8 +327,8 @@ ReplyFuture Runtime::Request(Buffer&& request, const Startpoint& target, Handler
   return ReplyFuture(std::move(failed));
 }
 
-Status Runtime::Request(Buffer&& request, const Startpoint& target, HandlerId handler,
-                        ReplyCallback done, RequestOptions options) {
+Status Runtime::RequestWithCallback(Buffer&& request, const Startpoint& target, HandlerId handler,
+                                    ReplyCallback done, RequestOptions options) {
   if (!done) return Status::InvalidArgument("Request: empty ReplyCallback");
   return impl_->SendRequest(request.TakeBlock(), target, handler, std::move(done), options)
       .status();

@@ -18,6 +18,10 @@
 
 #include "ukai/rt/request.hpp"
 
+namespace ukai::rt::trace {
+class Location;
+}  // namespace ukai::rt::trace
+
 namespace ukai::rt::internal {
 
 class RuntimeImpl;
@@ -32,6 +36,10 @@ struct PendingRequest {
   bool done = false;  // guarded by mu
   Reply reply;        // set once done
   ReplyCallback callback;
+  // OTF2 recording: the location and request id of the receive posted for the answer
+  // (trace_request 0: not recording). The recorder completes or cancels it once.
+  trace::Location* trace_location = nullptr;
+  uint64_t trace_request = 0;
 };
 
 class RequestTable {
@@ -54,10 +62,11 @@ class RequestTable {
   // Fails every pending request (Finalize) and stops the timer thread.
   void FailAll(const Status& why);
   size_t pending() const;
+  // Removes and returns request `id` when pending (and, if from != 0, sent to `from`); the
+  // caller completes it (Finish).
+  std::shared_ptr<PendingRequest> Take(uint64_t id, RuntimeId from);
 
  private:
-  // Removes and returns request `id` when pending (and, if from != 0, sent to `from`).
-  std::shared_ptr<PendingRequest> Take(uint64_t id, RuntimeId from);
   void TimerLoop();
 
   mutable std::mutex mu_;

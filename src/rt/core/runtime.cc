@@ -53,13 +53,16 @@ Result<Context*> Runtime::CreateContext(ContextOptions options) {
 Status Runtime::DestroyContext(Context* ctx) { return impl_->DestroyContext(ctx); }
 Context* Runtime::FindContext(ContextId id) const { return impl_->FindContext(id); }
 
-Status Runtime::SendRsr(Buffer&& buffer, const Startpoint& target, HandlerId handler) {
-  return impl_->Send(buffer.TakeBlock(), target, handler);
+Status Runtime::SendRsr(Buffer&& buffer, const Startpoint& target, HandlerId handler,
+                        SendOptions options) {
+  if (options.timeout.count() < 0) return Status::InvalidArgument("SendRsr: negative timeout");
+  return impl_->Send(buffer.TakeBlock(), target, handler, /*wait_for_room=*/true, options.timeout);
 }
 
-Status Runtime::SendRsr(const Buffer& buffer, const Startpoint& target, HandlerId handler) {
+Status Runtime::SendRsr(const Buffer& buffer, const Startpoint& target, HandlerId handler,
+                        SendOptions options) {
   Buffer copy(buffer);
-  return impl_->Send(copy.TakeBlock(), target, handler);
+  return SendRsr(std::move(copy), target, handler, options);
 }
 
 Status Runtime::TrySendRsr(Buffer& buffer, const Startpoint& target, HandlerId handler) {

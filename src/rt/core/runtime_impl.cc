@@ -14,14 +14,11 @@
 
 #include "rt/modules/inproc/inproc_module.h"
 #include "rt/modules/registry.h"
+#include "rt/trace/recorder.h"
 
 namespace ukai::rt::internal {
 
-std::string Hex(uint64_t v) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+std::string Hex(uint64_t v) { return RuntimeIdString(v); }
 
 RuntimeImpl::RuntimeImpl(RuntimeOptions options, RuntimeId id)
     : options_(std::move(options)), id_(id) {}
@@ -57,17 +54,21 @@ Status RuntimeImpl::Start(Runtime* self) {
   bootstrap_ = std::move(*boot);
   UKAI_RETURN_IF_ERROR(
       bootstrap_->Start().WithContext("bootstrap " + std::string(bootstrap_->name())));
+  UKAI_RETURN_IF_ERROR(LoadSecret());
+  one_host_ = bootstrap_->OneHost();
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) return Status::IoError("eventfd failed");
   UKAI_RETURN_IF_ERROR(LoadModules());
   Result<std::vector<DescriptorTable>> world = bootstrap_->Exchange(*table_);
   if (!world.ok()) return world.status().WithContext("bootstrap exchange");
   world_ = std::move(*world);
+  UKAI_RETURN_IF_ERROR(StartTracing());  // --ukai-otf2 (tracing.cc)
   Trace("bootstrap " + std::string(bootstrap_->name()) + ": rank " +
         std::to_string(bootstrap_->rank()) + " of " + std::to_string(bootstrap_->size()));
   UKAI_RETURN_IF_ERROR(ApplyPinning());  // before the threads start: they inherit it
   try {  // the system may refuse threads (limits): an error, not an abort
-    pool_ = std::make_unique<ThreadPool>(options_.handler_threads);
+    pool_ = std::make_unique<ThreadPool>(
+        options_.handler_threads, std::max(options_.handler_threads, options_.handler_threads_max));
     if (options_.progress_thread) progress_thread_ = std::thread([this] { ProgressLoop(); });
   } catch (const std::system_error& e) {
     if (pool_) pool_->Stop();
@@ -77,6 +78,34 @@ Status RuntimeImpl::Start(Runtime* self) {
   }
   started_ = true;
   return Status::Ok();
+}
+
+Status RuntimeImpl::LoadSecret() {
+  if (options_.job_secret) {
+    secret_ = std::make_unique<JobSecret>(JobSecret::FromKey(*options_.job_secret));
+    return Status::Ok();
+  }
+  Result<JobSecret> s = !options_.job_secret_file.empty()
+                            ? JobSecret::ReadFile(options_.job_secret_file)
+                            : bootstrap_->Secret();
+  if (!s.ok()) return s.status().WithContext("job secret");
+  secret_ = std::make_unique<JobSecret>(*s);
+  return Status::Ok();
+}
+
+void RuntimeImpl::NoteToken(const DescriptorTable& table) {
+  const Descriptor* d = table.Find(kAuthDescriptor);
+  if (d == nullptr || table.runtime == id_) return;
+  Result<SecretKey> token = DecodeAuthDescriptor(d->bytes);
+  if (!token.ok()) return;  // then the job secret is proved (and refused by another job)
+  std::lock_guard<std::mutex> lock(tokens_mu_);
+  tokens_[table.runtime] = *token;
+}
+
+PeerKey RuntimeImpl::KeyFor(RuntimeId peer) const {
+  std::lock_guard<std::mutex> lock(tokens_mu_);
+  auto it = tokens_.find(peer);
+  return secret_->KeyTowards(it == tokens_.end() ? nullptr : &it->second);
 }
 
 Status RuntimeImpl::LoadModules() {
@@ -117,6 +146,9 @@ Status RuntimeImpl::LoadModules() {
     modules_.push_back(std::move(m));
     caps_.push_back(caps);
   }
+  // The join token (rt/core/job_secret.h): a startpoint of ours lets its holder connect.
+  table->entries.push_back(
+      {std::string(kAuthDescriptor), EncodeAuthDescriptor(secret_->join_token())});
   table_ = std::move(table);
   return CheckParams(names);
 }
@@ -197,8 +229,9 @@ Status RuntimeImpl::Finalize() {
   for (auto& m : modules_) m->Close();
   // peers_ keeps its entries (closed objects) until the destructor: threads may hold
   // cached Peer pointers (PeerFor).
+  const Status traced = FinishTracing();  // the OTF2 part (and the merge on rank 0)
   bootstrap_->Finish();
-  return flushed;
+  return flushed.ok() ? traced : flushed;
 }
 
 // ---- contexts and endpoints ----
@@ -228,6 +261,9 @@ Result<Context*> RuntimeImpl::CreateContext(ContextOptions options) {
       contexts_.erase(id);
     }
     rsr_dropped_ += cs->held.size();
+    if (recorder_) {
+      for (const HeldFrame& f : cs->held) TraceArrival(f.header, f.payload.size());
+    }
     return st.WithContext("init routine of context '" + options.name + "'");
   }
   {
@@ -238,6 +274,7 @@ Result<Context*> RuntimeImpl::CreateContext(ContextOptions options) {
       cs->held.clear();
       has_reinject_.store(true);
     }
+    if (recorder_) cs->trace = recorder_->OpenContext(id, options.name);
     cs->phase.store(ContextState::Phase::kReady);
   }
   Wake();
@@ -275,6 +312,9 @@ void RuntimeImpl::DestroyContextState(const std::shared_ptr<ContextState>& cs) {
     std::lock_guard<std::mutex> lock(cs->mu);
     cs->phase.store(ContextState::Phase::kClosing);
     rsr_dropped_ += cs->held.size();
+    if (recorder_) {
+      for (const HeldFrame& f : cs->held) TraceArrival(f.header, f.payload.size());
+    }
     cs->held.clear();
   }
   {
@@ -287,8 +327,61 @@ void RuntimeImpl::DestroyContextState(const std::shared_ptr<ContextState>& cs) {
   // the phase).
   QuiesceProgress();
   while (cs->running.load() != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  if (recorder_) recorder_->CloseContext(cs->trace);
   Trace("context " + std::to_string(cs->context->id()) + " exiting");
   if (cs->exit) cs->exit(*cs->context);
+  std::map<std::string, std::shared_ptr<void>, std::less<>> slots;
+  {
+    std::lock_guard<std::mutex> lock(cs->mu);
+    slots.swap(cs->slots);
+  }
+  slots.clear();  // outside the lock: a slot's destructor may use the runtime
+}
+
+std::shared_ptr<void> RuntimeImpl::ContextSlot(ContextId ctx, std::string_view key) const {
+  std::shared_ptr<ContextState> cs;
+  {
+    std::shared_lock<std::shared_mutex> lock(contexts_mu_);
+    auto it = contexts_.find(ctx);
+    if (it == contexts_.end()) return nullptr;
+    cs = it->second;
+  }
+  std::lock_guard<std::mutex> lock(cs->mu);
+  auto it = cs->slots.find(key);
+  return it == cs->slots.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<void> RuntimeImpl::SetContextSlot(ContextId ctx, std::string_view key,
+                                                  std::shared_ptr<void> value) {
+  std::shared_ptr<ContextState> cs;
+  {
+    std::shared_lock<std::shared_mutex> lock(contexts_mu_);
+    auto it = contexts_.find(ctx);
+    if (it == contexts_.end()) return nullptr;
+    cs = it->second;
+  }
+  std::lock_guard<std::mutex> lock(cs->mu);
+  if (cs->phase.load() == ContextState::Phase::kClosing) return nullptr;
+  auto [it, added] = cs->slots.emplace(std::string(key), std::move(value));
+  return it->second;
+}
+
+uint64_t RuntimeImpl::AddPeerListener(std::function<void(const PeerEvent&)> fn) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  listeners_.emplace_back(next_listener_, std::move(fn));
+  return next_listener_++;
+}
+
+void RuntimeImpl::RemovePeerListener(uint64_t id) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  std::erase_if(listeners_, [id](const auto& l) { return l.first == id; });
+}
+
+Status RuntimeImpl::PeerHealth(RuntimeId peer) {
+  std::lock_guard<std::mutex> lock(peers_mu_);
+  auto it = peers_.find(peer);
+  if (it == peers_.end() || !it->second.failed.load()) return Status::Ok();
+  return Status::Unavailable("peer runtime " + Hex(peer) + " failed or left");
 }
 
 Result<Endpoint*> RuntimeImpl::CreateEndpoint(Context* ctx, ContextState* cs,
@@ -321,13 +414,15 @@ Result<Module*> RuntimeImpl::Choose(const DescriptorTable& table, std::string* w
       continue;
     }
     if (!m->CanReach(d->bytes)) {
-      *why += std::string(m->name()) + ": unreachable; ";
+      *why += std::string(m->name()) + ": " + m->Unreachable(d->bytes) + "; ";
       continue;
     }
     return m.get();
   }
   std::string theirs;
-  for (const Descriptor& d : table.entries) theirs += (theirs.empty() ? "" : ",") + d.module;
+  for (const Descriptor& d : table.entries) {
+    if (d.module != kAuthDescriptor) theirs += (theirs.empty() ? "" : ",") + d.module;
+  }
   return Status::Unavailable("no module reaches runtime " + Hex(table.runtime) +
                              " (its modules: " + theirs + "; " + *why + ")");
 }
@@ -429,6 +524,7 @@ Result<Peer*> RuntimeImpl::ConnectPeer(const Startpoint& target) {
   Result<Module*> m = Choose(target.descriptors(), &why);
   if (!m.ok()) return m.status();
   const Descriptor* d = target.descriptors().Find((*m)->name());
+  NoteToken(target.descriptors());
   Result<std::shared_ptr<CommObject>> obj = (*m)->Connect(rid, d->bytes);
   if (!obj.ok()) return obj.status().WithContext("connect to " + Hex(rid));
   Trace("peer " + Hex(rid) + " via " + std::string((*m)->name()) +
@@ -446,7 +542,7 @@ Result<Peer*> RuntimeImpl::ConnectPeer(const Startpoint& target) {
 }
 
 Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
-                         bool wait_for_room) {
+                         bool wait_for_room, std::chrono::milliseconds timeout) {
   if (!target.valid()) {
     ++send_errors_;
     return Status::InvalidArgument("SendRsr: null startpoint");
@@ -470,15 +566,14 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
   }
   const uint64_t limit = options_.send_queue_bytes;
   if (limit != 0 && p->object->QueuedBytes() >= limit) {
-    if (Status room = AwaitRoom(*p, target.runtime(), wait_for_room); !room.ok()) {
+    if (Status room = AwaitRoom(*p, target.runtime(), wait_for_room, timeout); !room.ok()) {
       ++send_errors_;
       return room;
     }
   }
   EncodeRsrHeader(&frame, target, handler, /*flags=*/0, payload);
-  Status st =
-      p->log.Send(*p->object, IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser,
-                  std::move(frame));
+  Status st = SendLogged(*p, IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser,
+                         std::move(frame));
   if (!st.ok()) {
     ++send_errors_;
     return st;
@@ -527,6 +622,7 @@ RuntimeStats RuntimeImpl::stats() const {
   s.handler_errors = handler_errors_.load();
   s.rsr_refused = rsr_refused_.load();
   s.answers_lost = answers_lost_.load();
+  if (pool_) s.handler_threads_peak = static_cast<uint64_t>(pool_->peak_threads());
   return s;
 }
 

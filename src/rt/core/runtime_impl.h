@@ -30,6 +30,11 @@
 #include "rt/core/thread_pool.h"
 #include "ukai/rt/runtime.hpp"
 
+namespace ukai::rt::trace {
+class Recorder;
+class Location;
+}  // namespace ukai::rt::trace
+
 namespace ukai::rt::internal {
 
 // "0123456789abcdef"-style 16-digit hex of a runtime id (traces, messages).
@@ -41,6 +46,19 @@ std::string Hex(uint64_t v);
 // order): allowed[rank % allowed.size()], or -1 for no pinning (fast_defaults.cc).
 int PinCpu(std::string_view pin, std::string_view bootstrap, int rank, int size,
            const std::vector<int>& allowed);
+
+// Makes `loc` the calling thread's OTF2 location for the scope (tracing.cc): request
+// callbacks and peer-event callbacks run on the progress location. No-op for null.
+class TraceScope {
+ public:
+  explicit TraceScope(trace::Location* loc);
+  ~TraceScope();
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+
+ private:
+  trace::Location* prev_;
+};
 
 class ContextState;
 // The context whose handler runs on this thread, or nullptr (DestroyContext uses it to
@@ -100,6 +118,11 @@ class ContextState {
   // Threaded handlers running or queued, and non-threaded ones dispatched on the slow path,
   // for this context (non-threaded ones on the route cache are covered by QuiesceProgress).
   std::atomic<int> running{0};
+  // State of the runtime's layers per context (RuntimeImpl::ContextSlot), under `mu`;
+  // dropped after the exit routine.
+  std::map<std::string, std::shared_ptr<void>, std::less<>> slots;
+  // Its OTF2 location while it is ready (null when not recording; tracing.cc).
+  trace::Location* trace = nullptr;
 
   EndpointState* FindEndpoint(EndpointId id) const {
     std::lock_guard<std::mutex> lock(mu);
@@ -152,15 +175,20 @@ class RuntimeImpl final : public ModuleHost {
   void PeerFailed(RuntimeId peer, std::string_view module, bool orderly,
                   const Status& why) override;
   void Wake() override;
+  const JobSecret* job_secret() const override { return secret_.get(); }
+  PeerKey KeyFor(RuntimeId peer) const override;
+  bool job_on_one_host() const override { return one_host_; }
 
   // Runtime API.
   Result<Context*> CreateContext(ContextOptions options);
   Status DestroyContext(Context* ctx);
   Context* FindContext(ContextId id) const;
   Result<Endpoint*> CreateEndpoint(Context* ctx, ContextState* state, EndpointOptions options);
-  // `wait_for_room` false: the caller (TrySend) checked the peer's queue already.
+  // `wait_for_room` false: the caller (TrySend) checked the peer's queue already; else
+  // it waits at most `timeout` for room (0 = no limit, SendOptions).
   Status Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
-              bool wait_for_room = true);
+              bool wait_for_room = true,
+              std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
   Result<std::string> SelectModule(const Startpoint& target);
   // The one-sided facility (rt/core/one_sided.h) of a loaded module (the first that has one),
   // or null; and that of the module carrying traffic to `target` with the target's descriptor
@@ -172,7 +200,8 @@ class RuntimeImpl final : public ModuleHost {
   std::pair<OneSided*, const Descriptor*> OneSidedTo(const Startpoint& target);
   int Progress();
   Result<Startpoint> WorldStartpoint(int rank, ContextId context, EndpointId endpoint) const;
-  Status Barrier() { return bootstrap_->Barrier(); }
+  // The bootstrap's barrier (recorded as a collective when recording; tracing.cc).
+  Status Barrier();
 
   RuntimeId id() const { return id_; }
   int rank() const { return bootstrap_->rank(); }
@@ -186,11 +215,30 @@ class RuntimeImpl final : public ModuleHost {
   // The named counters of loaded module `module` (Module::Counters; empty if not loaded).
   std::map<std::string, uint64_t> ModuleCounters(std::string_view module) const;
 
+  // ---- hooks for the runtime's layers (the collectives, src/rt/coll/) ----
+  // The object stored under `key` for context `ctx` (null: none yet, or no such context).
+  // SetContextSlot stores `value` unless the key is taken and returns what the slot holds
+  // then (null when the context is gone). Slots are dropped when the context is destroyed,
+  // after its exit routine. Thread safe.
+  std::shared_ptr<void> ContextSlot(ContextId ctx, std::string_view key) const;
+  std::shared_ptr<void> SetContextSlot(ContextId ctx, std::string_view key,
+                                       std::shared_ptr<void> value);
+  // Peer events for the layers, besides RuntimeOptions::on_peer_event: `fn` runs on the
+  // progress thread (after the peer's requests failed) and must not block. Thread safe.
+  uint64_t AddPeerListener(std::function<void(const PeerEvent&)> fn);
+  void RemovePeerListener(uint64_t id);
+  // OK, or kUnavailable when runtime `peer` is known to have failed or left.
+  Status PeerHealth(RuntimeId peer);
+
   // ---- handler errors, refusals, request/reply (service.cc) ----
   // Runs `he` for `rsr`: an exception it throws (BadResultAccess from a failed unpack, or
   // any other) is caught, counted in handler_errors and reported (ErrorEvent); a request is
   // then answered with the error. Any thread.
-  void InvokeHandler(const HandlerEntry* he, Rsr& rsr);
+  void InvokeHandler(const HandlerEntry* he, Rsr& rsr) {
+    if (recorder_) [[unlikely]]
+      return InvokeTraced(he, rsr);
+    InvokeHandlerBody(he, rsr);
+  }
   // Request/reply (requests.cc): registers and sends a request (frame = header room +
   // payload; the request trailer is appended here).
   Result<std::shared_ptr<PendingRequest>> SendRequest(ByteBlock&& frame, const Startpoint& target,
@@ -200,8 +248,23 @@ class RuntimeImpl final : public ModuleHost {
   Status SendAnswer(const Replier::State& r, ByteBlock&& body, const Status& status);
   RequestTable& requests() { return requests_; }
 
+  // ---- OTF2 recording (tracing.cc; docs/otf2-recording.md) ----
+  // The recorder, null when RuntimeOptions::otf2 is empty (then nothing below is called).
+  trace::Recorder* recorder() const { return recorder_.get(); }
+  // The location of the calling thread: its handler's context, else the location a
+  // TraceScope set (the progress location for callbacks), else the main location.
+  trace::Location* TraceLocation() const;
+  // The progress location (created when first needed).
+  trace::Location* ProgressLocation() const;
+  // A request ended without its answer (timeout, cancel, failure): its receive is cancelled.
+  void TraceRequestEnded(PendingRequest& p);
+
  private:
   Status LoadModules();
+  // The job secret: RuntimeOptions::job_secret, else job_secret_file, else the bootstrap's.
+  Status LoadSecret();
+  // Remembers the join token `table` carries (its "auth" entry) for KeyFor.
+  void NoteToken(const DescriptorTable& table);
   // Every --ukai-param key whose prefix names a loaded module must have been read by it.
   Status CheckParams(const std::vector<std::string>& loaded) const;
   Result<Module*> Choose(const DescriptorTable& table, std::string* why);
@@ -272,6 +335,31 @@ class RuntimeImpl final : public ModuleHost {
   void EncodeRsrHeader(ByteBlock* frame, const Startpoint& target, HandlerId handler,
                        uint32_t flags, size_t payload) const;
 
+  // ---- OTF2 recording (tracing.cc) ----
+  // Opens the recorder when options_.otf2 is set (after the bootstrap exchange).
+  Status StartTracing();
+  // Closes this process's part and, unless `ukai launch` merges, merges the archive on rank
+  // 0 after a barrier (Finalize, after the modules closed).
+  Status FinishTracing();
+  // Sends `frame` (its header encoded) to `peer` through its frame log, recording an MpiSend
+  // (and for a request the receive of its answer, id `answer`) when recording. Inline, and
+  // the recorded fields come from the frame's header: off, it costs one branch.
+  Status SendLogged(Peer& peer, FrameClass cls, ByteBlock&& frame, uint64_t answer = 0) {
+    if (recorder_) [[unlikely]]
+      return SendRecorded(peer, cls, std::move(frame), answer);
+    return peer.log.Send(*peer.object, cls, std::move(frame));
+  }
+  [[gnu::cold]] Status SendRecorded(Peer& peer, FrameClass cls, ByteBlock&& frame, uint64_t answer);
+  // A frame nobody posted a receive for arrived (dropped RSR, refusal, late answer);
+  // `payload` with its request trailer, if any.
+  void TraceArrival(const wire::FrameHeader& h, uint64_t payload);
+  // InvokeHandler when recording: the context's receive completes, the handler runs, the
+  // context posts its next receive.
+  void InvokeTraced(const HandlerEntry* he, Rsr& rsr);
+  void InvokeHandlerBody(const HandlerEntry* he, Rsr& rsr);
+  std::unique_ptr<trace::Recorder> recorder_;
+  bool launcher_merges_ = false;  // `ukai launch --otf2` merges the parts after the job
+
   // ---- Flow control and flushing (flow_control.cc) ----
  public:
   // SendRsr without blocking (Runtime::TrySendRsr).
@@ -283,7 +371,8 @@ class RuntimeImpl final : public ModuleHost {
  private:
   // OK when `peer` holds less than options_.send_queue_bytes, else waits (driving progress)
   // for room, or returns kWouldBlock when `wait` is false.
-  Status AwaitRoom(Peer& peer, RuntimeId rid, bool wait);
+  Status AwaitRoom(Peer& peer, RuntimeId rid, bool wait,
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
   // Waits up to flush_timeout_ms (driving progress) until every peer object took all that
   // was accepted for it; an error naming what was not taken otherwise.
   Status FlushPeers();
@@ -336,6 +425,10 @@ class RuntimeImpl final : public ModuleHost {
   uint64_t min_block_bytes_ = UINT64_MAX;  // smallest ModuleCaps::min_block_bytes
   std::shared_ptr<const DescriptorTable> table_;
   std::vector<DescriptorTable> world_;  // bootstrap tables, index = rank
+  std::unique_ptr<JobSecret> secret_;   // set by Start before the modules
+  bool one_host_ = true;                // bootstrap's OneHost()
+  mutable std::mutex tokens_mu_;
+  std::unordered_map<RuntimeId, SecretKey> tokens_;  // peers' join tokens (NoteToken)
   bool finalized_ = false;
   bool started_ = false;
 
@@ -369,6 +462,9 @@ class RuntimeImpl final : public ModuleHost {
   std::atomic<bool> has_reinject_{false};
   std::mutex events_mu_;
   std::vector<PeerEvent> events_;
+  std::mutex listeners_mu_;
+  std::vector<std::pair<uint64_t, std::function<void(const PeerEvent&)>>> listeners_;
+  uint64_t next_listener_ = 1;
   std::atomic<bool> has_events_{false};
 
   std::unique_ptr<ThreadPool> pool_;

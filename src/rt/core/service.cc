@@ -7,6 +7,7 @@
 
 #include "rt/core/runtime_impl.h"
 #include "rt/modules/inproc/inproc_module.h"
+#include "rt/trace/recorder.h"
 
 namespace ukai::rt::internal {
 
@@ -71,7 +72,7 @@ bool RuntimeImpl::CheckServiceFrame(const wire::FrameHeader& h, std::span<const 
   return true;
 }
 
-void RuntimeImpl::InvokeHandler(const HandlerEntry* he, Rsr& rsr) {
+void RuntimeImpl::InvokeHandlerBody(const HandlerEntry* he, Rsr& rsr) {
   Status failed;
   try {
     he->fn(rsr);
@@ -137,6 +138,7 @@ std::string RuntimeImpl::MissingTarget(const wire::FrameHeader& h) const {
 
 void RuntimeImpl::Refuse(const wire::FrameHeader& h, std::span<const uint8_t> payload) {
   if ((h.flags & wire::kFlagReply) != 0) return;
+  if (recorder_) TraceArrival(h, payload.size());  // dropped here: received, never handled
   const Status why = Status::NotFound("runtime " + Hex(id_) + " " + MissingTarget(h));
   Trace("refused RSR from " + Hex(h.source) + ": " + why.ToString());
   const uint64_t request = SplitRequest(h, &payload);
@@ -174,7 +176,7 @@ Status RuntimeImpl::SendReply(RuntimeId to, const wire::FrameHeader& of, uint64_
   h.endpoint = of.endpoint;
   h.handler = of.handler;
   wire::EncodeHeader(h, {frame.data(), wire::kHeaderSize});
-  return (*peer)->log.Send(*(*peer)->object, FrameClass::kAnswer, std::move(frame));
+  return SendLogged(**peer, FrameClass::kAnswer, std::move(frame));
 }
 
 Result<Peer*> RuntimeImpl::PeerById(RuntimeId rid) {
@@ -213,6 +215,7 @@ void RuntimeImpl::HandleReply(Delivered& d) {
         std::string(m, n));
   }
   if (request == 0) {  // the refusal of a plain RSR
+    if (recorder_) TraceArrival(h, n);
     rsr_refused_.fetch_add(1, std::memory_order_relaxed);
     if (status.ok()) status = Status::Internal("refusal without an error");
     ReportError(ErrorEvent{ErrorEvent::Kind::kRsrRefused, h.source, h.context, h.endpoint,
@@ -228,10 +231,17 @@ void RuntimeImpl::HandleReply(Delivered& d) {
     std::memcpy(storage.data(), body.data(), n);
     body = storage.span();
   }
-  if (!requests_.Complete(request, h.source, Reply(status, h.source, std::move(storage), body))) {
+  std::shared_ptr<PendingRequest> p = requests_.Take(request, h.source);
+  if (!p) {
+    if (recorder_) TraceArrival(h, n);  // late: the request ended before
     Trace("dropped a reply from " + Hex(h.source) + " for request " + std::to_string(request) +
           " (completed already, or not ours)");
+    return;
   }
+  if (recorder_) {
+    recorder_->CompleteReceive(p->trace_location, p->trace_request, h.source, h.handler, n);
+  }
+  Finish(p, Reply(status, h.source, std::move(storage), body));
 }
 
 }  // namespace ukai::rt::internal

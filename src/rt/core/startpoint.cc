@@ -67,6 +67,13 @@ void Put64(std::vector<uint8_t>* out, uint64_t v) {
 
 }  // namespace
 
+std::string RuntimeIdString(RuntimeId id) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s = "0x";
+  for (int shift = 60; shift >= 0; shift -= 4) s.push_back(kHex[(id >> shift) & 15]);
+  return s;
+}
+
 const Descriptor* DescriptorTable::Find(std::string_view module) const {
   for (const Descriptor& d : entries) {
     if (d.module == module) return &d;

@@ -39,6 +39,10 @@ Result<sockaddr_un> Address(const std::string& name, socklen_t* len) {
 
 }  // namespace
 
+Mac HelloMac(const SecretKey& secret, uint32_t rank) {
+  return ComputeMac(secret, "ukai launch v1 hello", {LeBytes(rank)});
+}
+
 Status SendMsg(int fd, MsgType type, const std::vector<uint8_t>& body) {
   std::vector<uint8_t> out(5 + body.size());
   wire::PutLe32(out.data(), static_cast<uint32_t>(body.size() + 1));

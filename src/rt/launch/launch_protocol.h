@@ -3,7 +3,7 @@
 // bootstrap). Messages: u32 length (of what follows, <= kMaxLaunchMessage), u8 type, body;
 // integers little-endian.
 //
-//   kHello    child -> launcher   u32 rank
+//   kHello    child -> launcher   u32 rank, HelloMac (32 bytes: the child holds the job secret)
 //   kTable    child -> launcher   the child's encoded DescriptorTable
 //   kTables   launcher -> child   u32 n, then n times (u32 length, encoded table); index = rank
 //   kBarrier  child -> launcher   (empty); the launcher answers kRelease once all ranks sent it
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "rt/core/job_secret.h"
 #include "ukai/rt/startpoint.hpp"
 
 namespace ukai::rt::launch {
@@ -38,6 +39,10 @@ struct Message {
   MsgType type = MsgType::kHello;
   std::vector<uint8_t> body;
 };
+
+// The proof in a kHello: HMAC-SHA-256(job secret, "ukai launch v1 hello" | u64 rank). The
+// launcher also accepts only connections of its own user (SO_PEERCRED).
+Mac HelloMac(const SecretKey& secret, uint32_t rank);
 
 // Blocking send of one whole message.
 Status SendMsg(int fd, MsgType type, const std::vector<uint8_t>& body);

@@ -1,21 +1,27 @@
 #include "rt/launch/launcher.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <random>
 
+#include "rt/core/job_secret.h"
 #include "rt/launch/launch_protocol.h"
 #include "rt/modules/shm/shm_segment.h"
+#include "rt/trace/archive.h"
 #include "wire/rsr_frame.h"
 
 extern char** environ;
@@ -48,6 +54,8 @@ class Job {
 
  private:
   std::vector<std::string> ChildEnv(int rank) const;
+  // The job secret in a sealed memfd the children inherit (UKAI_JOB_SECRET_FD names it).
+  Status MakeSecretFd();
   Status Spawn(int rank);
   void OnClientData(Client& c);
   void Handle(Client& c, const Message& m);
@@ -63,6 +71,8 @@ class Job {
   const LaunchOptions& o_;
   std::string addr_;
   int listen_fd_ = -1, signal_fd_ = -1;
+  const JobSecret secret_ = JobSecret::Generate();
+  int secret_fd_ = -1;
   sigset_t old_mask_{};
   std::vector<Client> clients_;
   std::vector<Child> children_;
@@ -79,6 +89,7 @@ Job::~Job() {
   }
   if (listen_fd_ >= 0) close(listen_fd_);
   if (signal_fd_ >= 0) close(signal_fd_);
+  if (secret_fd_ >= 0) close(secret_fd_);
   sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
 }
 
@@ -88,20 +99,27 @@ std::vector<std::string> Job::ChildEnv(int rank) const {
     const std::string_view kv = *e;
     const bool ours = kv.starts_with("UKAI_BOOTSTRAP=") || kv.starts_with("UKAI_RANK=") ||
                       kv.starts_with("UKAI_SIZE=") || kv.starts_with("UKAI_LAUNCH_ADDR=") ||
+                      kv.starts_with("UKAI_JOB_SECRET_FD=") ||
                       (!o_.modules.empty() && kv.starts_with("UKAI_MODULES=")) ||
-                      (o_.trace && kv.starts_with("UKAI_TRACE="));
+                      (o_.trace && kv.starts_with("UKAI_TRACE=")) || kv.starts_with("UKAI_OTF2=") ||
+                      kv.starts_with("UKAI_OTF2_LAUNCHER=");
     if (!ours) env.emplace_back(kv);
   }
   env.push_back("UKAI_BOOTSTRAP=launcher");
   env.push_back("UKAI_RANK=" + std::to_string(rank));
   env.push_back("UKAI_SIZE=" + std::to_string(o_.processes));
   env.push_back("UKAI_LAUNCH_ADDR=" + addr_);
+  env.push_back("UKAI_JOB_SECRET_FD=" + std::to_string(secret_fd_));  // the number, not the secret
   if (!o_.modules.empty()) {
     std::string list;
     for (const auto& m : o_.modules) list += (list.empty() ? "" : ",") + m;
     env.push_back("UKAI_MODULES=" + list);
   }
   if (o_.trace) env.push_back("UKAI_TRACE=1");
+  if (!o_.otf2.empty()) {  // absolute (Launch): the runtime compares it with its own
+    env.push_back("UKAI_OTF2=" + o_.otf2);
+    env.push_back("UKAI_OTF2_LAUNCHER=" + o_.otf2);
+  }
   return env;
 }
 
@@ -117,8 +135,14 @@ Status Job::Spawn(int rank) {
   posix_spawnattr_init(&attr);
   posix_spawnattr_setsigmask(&attr, &old_mask_);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  // The secret's memfd is close-on-exec here; dup2 onto itself clears that in the child only
+  // (glibc >= 2.29), so no other program the launcher's process runs ever inherits it.
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_adddup2(&files, secret_fd_, secret_fd_);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
+  const int rc = posix_spawnp(&pid, argv[0], &files, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     return Status::NotFound("ukai launch: cannot start '" + o_.command[0] +
@@ -143,6 +167,7 @@ Status Job::Start() {
   sigaddset(&mask, SIGTERM);
   sigprocmask(SIG_BLOCK, &mask, &old_mask_);
   signal_fd_ = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+  UKAI_RETURN_IF_ERROR(MakeSecretFd());
   std::random_device rd;
   addr_ = "ukai-launch-" + std::to_string(getpid()) + "-" + std::to_string(rd());
   Result<int> l = launch::ListenUnix(addr_);
@@ -155,6 +180,20 @@ Status Job::Start() {
       Reap();
       return s;
     }
+  }
+  return Status::Ok();
+}
+
+Status Job::MakeSecretFd() {
+  secret_fd_ = memfd_create("ukai-job-secret", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (secret_fd_ < 0) {
+    return Status::IoError(std::string("ukai launch: memfd_create: ") + std::strerror(errno));
+  }
+  const SecretKey& k = secret_.key();
+  if (write(secret_fd_, k.data(), k.size()) != static_cast<ssize_t>(k.size()) ||
+      fcntl(secret_fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) !=
+          0) {
+    return Status::IoError(std::string("ukai launch: job secret memfd: ") + std::strerror(errno));
   }
   return Status::Ok();
 }
@@ -219,8 +258,14 @@ void Job::Handle(Client& c, const Message& m) {
   const int n = o_.processes;
   switch (m.type) {
     case MsgType::kHello: {
-      const int rank = m.body.size() == 4 ? static_cast<int>(wire::GetLe32(m.body.data())) : -1;
+      const int rank =
+          m.body.size() == 4 + kMacBytes ? static_cast<int>(wire::GetLe32(m.body.data())) : -1;
       if (rank < 0 || rank >= n) return DropClient(c, "hello with a bad rank");
+      const Mac proof = launch::HelloMac(secret_.key(), static_cast<uint32_t>(rank));
+      if (!MacEqual(proof, std::span<const uint8_t>(m.body).subspan(4))) {
+        return DropClient(c, "hello for rank " + std::to_string(rank) +
+                                 " without a proof of the job secret: refused");
+      }
       c.rank = rank;
       return;
     }
@@ -309,6 +354,15 @@ int Job::Run() {
       for (;;) {
         const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) break;
+        // Abstract sockets have no file permissions: only this user's processes may talk.
+        ucred cred{};
+        socklen_t len = sizeof cred;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != geteuid()) {
+          std::fprintf(stderr, "ukai launch: refused a connection from uid %d (not ours)\n",
+                       static_cast<int>(cred.uid));
+          close(fd);
+          continue;
+        }
         clients_.push_back(Client{fd, -1, {}, false});
       }
     }
@@ -329,9 +383,28 @@ int Job::Run() {
 }  // namespace
 
 Result<int> Launch(const LaunchOptions& options) {
-  Job job(options);
+  LaunchOptions o = options;
+  if (!o.otf2.empty()) {  // checked before any process starts (docs/otf2-recording.md)
+    std::error_code ec;
+    o.otf2 = std::filesystem::absolute(o.otf2, ec).lexically_normal().string();
+    if (!o.otf2.empty() && o.otf2.size() > 1 && o.otf2.back() == '/') o.otf2.pop_back();
+    UKAI_RETURN_IF_ERROR(
+        trace::PrepareArchiveDir(o.otf2, /*no_parts=*/true).WithContext("ukai launch --otf2"));
+  }
+  Job job(o);
   UKAI_RETURN_IF_ERROR(job.Start());
-  return job.Run();
+  const int code = job.Run();
+  if (o.otf2.empty()) return code;
+  Result<trace::MergeReport> merged = trace::MergeArchive(o.otf2, o.processes);
+  if (merged.ok()) {
+    std::fprintf(stderr, "ukai launch: %s\n", trace::Describe(*merged).c_str());
+    return code;
+  }
+  if (code != 0) {  // the job's failure comes first; the merge's is only reported
+    std::fprintf(stderr, "ukai launch: %s\n", merged.status().ToString().c_str());
+    return code;
+  }
+  return merged.status().WithContext("ukai launch");
 }
 
 }  // namespace ukai::rt

@@ -11,9 +11,10 @@
 // SIGTERM (SIGKILL 3 s later) and Launch returns that first failure's code (128 + signal
 // for a signal); 0 when all succeeded. With keep_going the others are left running and the
 // code is returned when all have ended, after a summary of the failed ranks on stderr.
-// SIGINT/SIGTERM to the launcher are forwarded. With `timeout_s` > 0 the job is killed after that
-// many seconds (exit code 124). Afterwards the shared-memory names the children may have left
-// (crash during set-up) are removed.
+// SIGINT/SIGTERM to the launcher are forwarded. With `otf2` the children also get UKAI_OTF2
+// and UKAI_OTF2_LAUNCHER (both DIR, absolute: the runtime then leaves the merge to us). With
+// `timeout_s` > 0 the job is killed after that many seconds (exit code 124). Afterwards the
+// shared-memory names the children may have left (crash during set-up) are removed.
 //
 // Thread safety: Launch is blocking and uses the calling thread only; call it from a
 // single-threaded program (it blocks SIGINT/SIGTERM/SIGCHLD while it runs).
@@ -39,6 +40,12 @@ struct LaunchOptions {
   // process that fails before (or a program that never starts a runtime) ends the job, as
   // the others would wait for its descriptor table.
   bool keep_going = false;
+  // --otf2 DIR: every process records into the job's OTF2 archive DIR/traces.otf2 (UKAI_OTF2,
+  // docs/otf2-recording.md). DIR is checked before any process starts (created when missing;
+  // it must be writable and hold no archive); after the job the launcher merges the parts
+  // and prints a summary, or the merge's error (then, if the job itself succeeded, Launch
+  // returns that error).
+  std::string otf2;
   std::vector<std::string> command;  // PROGRAM and its arguments (PATH lookup)
 };
 

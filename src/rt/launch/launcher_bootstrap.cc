@@ -1,9 +1,11 @@
 #include "rt/launch/launcher_bootstrap.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "rt/launch/launch_protocol.h"
@@ -43,6 +45,18 @@ class LauncherBootstrap final : public Bootstrap {
     if (addr == nullptr || *addr == '\0') {
       return Status::InvalidArgument("UKAI_LAUNCH_ADDR is not set (start with `ukai launch`)");
     }
+    // The job secret, from the memfd the launcher handed down (its number is in the
+    // environment; the secret is not).
+    Result<int> secret_fd = EnvInt("UKAI_JOB_SECRET_FD", 0, 1 << 20);
+    if (!secret_fd.ok()) {
+      return secret_fd.status().WithContext("launcher bootstrap (start with `ukai launch`)");
+    }
+    Result<JobSecret> secret = JobSecret::ReadFd(*secret_fd);
+    if (!secret.ok()) return secret.status().WithContext("launcher bootstrap");
+    // Kept open (a later runtime of this process reads it too), but no program this process
+    // starts inherits it.
+    ::fcntl(*secret_fd, F_SETFD, ::fcntl(*secret_fd, F_GETFD) | FD_CLOEXEC);
+    secret_ = std::make_unique<JobSecret>(*secret);
     Result<int> fd = launch::ConnectUnix(addr);
     if (!fd.ok()) return fd.status();
     fd_ = *fd;
@@ -50,8 +64,11 @@ class LauncherBootstrap final : public Bootstrap {
     size_ = *size;
     std::vector<uint8_t> hello(4);
     wire::PutLe32(hello.data(), static_cast<uint32_t>(rank_));
+    const Mac proof = launch::HelloMac(secret_->key(), static_cast<uint32_t>(rank_));
+    hello.insert(hello.end(), proof.begin(), proof.end());
     return launch::SendMsg(fd_, MsgType::kHello, hello);
   }
+  Result<JobSecret> Secret() override { return *secret_; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
@@ -84,6 +101,7 @@ class LauncherBootstrap final : public Bootstrap {
 
  private:
   int fd_ = -1;
+  std::unique_ptr<JobSecret> secret_;
   int rank_ = 0;
   int size_ = 1;
   int timeout_ms_ = 60000;

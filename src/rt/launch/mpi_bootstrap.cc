@@ -35,7 +35,30 @@ class MpiBootstrap final : public Bootstrap {
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    // One host when the ranks sharing memory with us are all of them (collective).
+    MPI_Comm node;
+    int node_size = 0;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+      MPI_Comm_size(node, &node_size);
+      MPI_Comm_free(&node);
+    }
+    int all_one = node_size == size_ ? 1 : 0, one = 0;
+    MPI_Allreduce(&all_one, &one, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    one_host_ = one == 1;
     return Status::Ok();
+  }
+  bool OneHost() const override { return one_host_; }
+  // Rank 0's fresh secret, broadcast to the others (collective; MPI carries it like the
+  // descriptor tables, through the launcher's own trusted channels).
+  Result<JobSecret> Secret() override {
+    SecretKey k{};
+    if (rank_ == 0) k = JobSecret::Generate().key();
+    if (MPI_Bcast(k.data(), static_cast<int>(k.size()), MPI_BYTE, 0, MPI_COMM_WORLD) !=
+        MPI_SUCCESS) {
+      return Status::Unavailable("mpi bootstrap: MPI_Bcast of the job secret failed");
+    }
+    return JobSecret::FromKey(k);
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -86,6 +109,7 @@ class MpiBootstrap final : public Bootstrap {
  private:
   int rank_ = 0;
   int size_ = 1;
+  bool one_host_ = true;
   bool owns_mpi_ = false;
 };
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <tuple>
 
+#include "rt/core/thread_pool.h"
 #include "rt/multicast/mc_route.h"
 #include "ukai/rt/multicast.hpp"
 
@@ -420,6 +421,7 @@ Result<MulticastResult> Multicaster::Multicast(std::span<const Startpoint> group
     state_->pending[seq].members.resize(group.size());
   }
   state_->SendRound(seq, false, options, options.kind, route, data);
+  internal::WaitScope scope;  // a handler thread may wait here (thread_pool.h)
   std::unique_lock<std::mutex> lock(state_->ops_mu);
   Pending& p = state_->pending[seq];
   auto all = [&] { return p.resolved == group.size(); };

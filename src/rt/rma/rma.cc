@@ -1,12 +1,17 @@
 // The initiator side of RMA (splitting, sending, acks, waiting) and the Rma facade.
 #include "ukai/rt/rma.hpp"
 
+#include <otf2/OTF2_Events.h>
+
 #include <chrono>
 #include <cstring>
 #include <string>
 #include <thread>
 
+#include "rt/core/runtime_impl.h"
+#include "rt/core/thread_pool.h"
 #include "rt/rma/rma_core.h"
+#include "rt/trace/recorder.h"
 #include "wire/rsr_frame.h"
 
 namespace ukai::rt {
@@ -199,8 +204,10 @@ void RmaCore::OnReply(Rsr& m) {
 template <typename Pred>
 Status SpinUntil(Runtime& rt, int timeout_ms, const Pred& ready, const std::string& what) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  WaitScope scope;  // a handler thread fencing here may make the pool grow (thread_pool.h)
   for (uint32_t i = 0; !ready(); ++i) {
     // Busy-poll first (an ack usually comes within microseconds), then let others run.
+    if (scope.pool() != nullptr && scope.pool()->HelpWhileWaiting()) continue;
     if (rt.Progress() == 0 && i > (1u << 20)) std::this_thread::yield();
     if ((i & 1023) == 0 && std::chrono::steady_clock::now() > deadline) {
       return Status::Unavailable("rma: no ack within " + std::to_string(timeout_ms) + " ms for " +
@@ -224,8 +231,11 @@ Status RmaCore::WaitOp(uint64_t id, std::shared_ptr<OpState>* state) {
       *runtime_, options_.op_timeout_ms, [&] { return op->done.load(std::memory_order_acquire); },
       "op " + std::to_string(id));
   if (!s.ok()) return s;
-  std::lock_guard<std::mutex> lock(ops_mu_);
-  ops_.erase(id);
+  {
+    std::lock_guard<std::mutex> lock(ops_mu_);
+    ops_.erase(id);
+  }
+  TraceComplete(*op);
   std::lock_guard<std::mutex> op_lock(op->mu);
   if (state != nullptr) *state = op;
   return op->status;
@@ -258,17 +268,48 @@ Status RmaCore::Drain(const ProcessId* target) {
   Status s = SpinUntil(*runtime_, options_.op_timeout_ms, ready, "a fence/flush");
   if (!s.ok()) return s;
   Status first;
-  std::lock_guard<std::mutex> lock(ops_mu_);
-  for (auto it = ops_.begin(); it != ops_.end();) {
-    if (target == nullptr || it->second->target == *target) {
-      std::lock_guard<std::mutex> op_lock(it->second->mu);
-      if (first.ok() && !it->second->status.ok()) first = it->second->status;
-      it = ops_.erase(it);
-    } else {
-      ++it;
+  std::vector<std::shared_ptr<OpState>> reclaimed;
+  {
+    std::lock_guard<std::mutex> lock(ops_mu_);
+    for (auto it = ops_.begin(); it != ops_.end();) {
+      if (target == nullptr || it->second->target == *target) {
+        std::lock_guard<std::mutex> op_lock(it->second->mu);
+        if (first.ok() && !it->second->status.ok()) first = it->second->status;
+        if (it->second->trace_match != 0) reclaimed.push_back(it->second);
+        it = ops_.erase(it);
+      } else {
+        ++it;
+      }
     }
   }
+  for (const auto& op : reclaimed) TraceComplete(*op);
   return first;
+}
+
+void RmaCore::TraceIssue(uint64_t id, trace::RmaKind kind, RuntimeId target, uint64_t bytes_sent,
+                         uint64_t bytes_received, uint8_t atomic_type) {
+  trace::Recorder* rec = runtime_->impl()->recorder();
+  if (rec == nullptr) [[likely]]
+    return;
+  trace::Location* loc = runtime_->impl()->TraceLocation();
+  const uint64_t match = rec->RmaIssue(loc, kind, target, bytes_sent, bytes_received, atomic_type);
+  if (match == 0) return;
+  if (id != kDirectOpId) {
+    std::lock_guard<std::mutex> lock(ops_mu_);
+    auto it = ops_.find(id);
+    if (it != ops_.end()) {  // completed when Wait/Flush/Fence reclaims it
+      it->second->trace_match = match;
+      it->second->trace_location = loc;
+      return;
+    }
+  }
+  rec->RmaComplete(loc, match, /*blocking=*/true);  // done already
+}
+
+void RmaCore::TraceComplete(const OpState& op) {
+  if (op.trace_match == 0) [[likely]]
+    return;
+  runtime_->impl()->recorder()->RmaComplete(op.trace_location, op.trace_match, /*blocking=*/false);
 }
 
 }  // namespace internal
@@ -331,23 +372,70 @@ void Rma::Unblock(const ProcessId& process) {
   core_->PublishDirectLocked();
 }
 
+namespace {
+
+// The OTF2 type of an atomic request and its bytes each way (OTF2_RmaAtomicType values:
+// 1 increment... see OTF2_Events.h; a mixed sequence is a fetch-and-accumulate).
+struct AtomicTrace {
+  uint8_t type = OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE;
+  uint64_t sent = 0, received = 0;
+};
+AtomicTrace TraceOf(std::span<const AtomicOp> ops) {
+  AtomicTrace t;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const AtomicOp& a = ops[i];
+    uint8_t type = OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE;  // and, or, xor, min, max
+    if (a.code == AtomicOpcode::kAdd) type = OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ADD;
+    if (a.code == AtomicOpcode::kSwap) type = OTF2_RMA_ATOMIC_TYPE_SWAP;
+    if (a.code == AtomicOpcode::kCas) type = OTF2_RMA_ATOMIC_TYPE_COMPARE_AND_SWAP;
+    if (i != 0 && type != t.type) type = OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE;
+    t.type = type;
+    t.sent += a.width * (a.code == AtomicOpcode::kCas ? 2 : 1);
+    t.received += a.width;
+  }
+  return t;
+}
+
+// Put/Get by the first path that takes them: the direct path (rma_shared.cc: done at once),
+// the MPI one-sided path for large transfers to mpi peers (rma_onesided.cc), else packets.
+Result<RmaOp> PutPath(internal::RmaCore& core, const RemoteKey& key, uint64_t offset,
+                      std::span<const uint8_t> data, std::atomic<uint64_t>* flag) {
+  if (core.DirectPut(key, offset, data, flag)) return RmaOp{internal::kDirectOpId};
+  if (RmaOp op; core.OneSidedPut(key, offset, data, flag, &op)) return op;
+  return core.Start(key, internal::RmaWireOp::kPut, offset, data, {}, {}, {}, flag);
+}
+Result<RmaOp> GetPath(internal::RmaCore& core, const RemoteKey& key, uint64_t offset,
+                      std::span<uint8_t> out) {
+  if (core.DirectGet(key, offset, out)) return RmaOp{internal::kDirectOpId};
+  if (RmaOp op; core.OneSidedGet(key, offset, out, &op)) return op;
+  return core.Start(key, internal::RmaWireOp::kGet, offset, {}, out, {}, {}, nullptr);
+}
+
+}  // namespace
+
 Result<RmaOp> Rma::Put(const RemoteKey& key, uint64_t offset, std::span<const uint8_t> data,
                        std::atomic<uint64_t>* flag) {
-  // The direct path first (rma_shared.cc): done at once, or the software path below.
-  if (core_->DirectPut(key, offset, data, flag)) return RmaOp{internal::kDirectOpId};
-  // Then the MPI one-sided path for large puts to mpi peers (rma_onesided.cc).
-  if (RmaOp op; core_->OneSidedPut(key, offset, data, flag, &op)) return op;
-  return core_->Start(key, internal::RmaWireOp::kPut, offset, data, {}, {}, {}, flag);
+  Result<RmaOp> op = PutPath(*core_, key, offset, data, flag);
+  if (op.ok()) core_->TraceIssue(op->id, trace::RmaKind::kPut, key.process.runtime, data.size(), 0);
+  return op;
 }
 Result<RmaOp> Rma::Get(const RemoteKey& key, uint64_t offset, std::span<uint8_t> out) {
-  if (core_->DirectGet(key, offset, out)) return RmaOp{internal::kDirectOpId};
-  if (RmaOp op; core_->OneSidedGet(key, offset, out, &op)) return op;
-  return core_->Start(key, internal::RmaWireOp::kGet, offset, {}, out, {}, {}, nullptr);
+  Result<RmaOp> op = GetPath(*core_, key, offset, out);
+  if (op.ok()) core_->TraceIssue(op->id, trace::RmaKind::kGet, key.process.runtime, 0, out.size());
+  return op;
 }
 Result<RmaOp> Rma::Atomic(const RemoteKey& key, std::span<const AtomicOp> ops,
                           std::span<uint64_t> fetched) {
-  if (core_->DirectAtomic(key, ops, fetched)) return RmaOp{internal::kDirectOpId};
-  return core_->Start(key, internal::RmaWireOp::kAtomic, 0, {}, {}, ops, fetched, nullptr);
+  Result<RmaOp> op =
+      core_->DirectAtomic(key, ops, fetched)
+          ? Result<RmaOp>(RmaOp{internal::kDirectOpId})
+          : core_->Start(key, internal::RmaWireOp::kAtomic, 0, {}, {}, ops, fetched, nullptr);
+  if (op.ok()) {
+    const AtomicTrace t = TraceOf(ops);
+    core_->TraceIssue(op->id, trace::RmaKind::kAtomic, key.process.runtime, t.sent, t.received,
+                      t.type);
+  }
+  return op;
 }
 
 Status Rma::PutSync(const RemoteKey& key, uint64_t offset, std::span<const uint8_t> data) {

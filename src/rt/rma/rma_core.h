@@ -21,6 +21,11 @@
 #include "rt/rma/rma_wire.h"
 #include "ukai/rt/rma.hpp"
 
+namespace ukai::rt::trace {
+class Location;
+enum class RmaKind : uint8_t;
+}  // namespace ukai::rt::trace
+
 namespace ukai::rt::internal {
 
 inline constexpr HandlerId kRmaRequestHandler = HandlerId::Of("ukai.rma.request");
@@ -49,6 +54,10 @@ struct OpState {
   std::mutex mu;  // guards status
   Status status;
   uint64_t window = 0;  // one-sided ask: the granted window address (0 = use packets)
+  // OTF2 recording: the matching id of its RmaPut/RmaGet/RmaAtomic record and its location
+  // (0: not recorded); set under ops_mu_, read when the op is reclaimed.
+  uint64_t trace_match = 0;
+  trace::Location* trace_location = nullptr;
 };
 
 class RmaCore {
@@ -106,6 +115,12 @@ class RmaCore {
   // Waits until nothing is outstanding to `target` (all targets when null) and reclaims the
   // completed operations, returning the first error among them.
   Status Drain(const ProcessId* target);
+  // OTF2 recording (no-ops when the runtime does not record): the issue of op `id` (an
+  // RmaOp's id, kDirectOpId for one the direct path completed at once) to `target`.
+  void TraceIssue(uint64_t id, trace::RmaKind kind, RuntimeId target, uint64_t bytes_sent,
+                  uint64_t bytes_received, uint8_t atomic_type = 0);
+  // The reclaimed op's completion (Wait, Flush, Fence).
+  void TraceComplete(const OpState& op);
 
   Runtime& runtime() const { return *runtime_; }
   const ProcessId& self() const { return self_; }

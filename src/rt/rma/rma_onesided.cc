@@ -74,7 +74,7 @@ Result<uint64_t> RmaCore::Grant(const RmaRequest& r) {
   std::lock_guard<std::mutex> lock(mu_);
   if (r.segment == 0 || r.segment > segments_.size() || !segments_[r.segment - 1].live) {
     return Status::NotFound("rma: no registered segment " + std::to_string(r.segment) + " at " +
-                            std::to_string(self_.runtime) + ":" + std::to_string(self_.context));
+                            RuntimeIdString(self_.runtime) + ":" + std::to_string(self_.context));
   }
   const Segment& seg = segments_[r.segment - 1];
   UKAI_RETURN_IF_ERROR(InBounds(r, seg));

@@ -17,7 +17,7 @@ namespace ukai::rt::internal {
 namespace {
 
 std::string Name(const ProcessId& p) {
-  return std::to_string(p.runtime) + ":" + std::to_string(p.context);
+  return RuntimeIdString(p.runtime) + ":" + std::to_string(p.context);
 }
 
 }  // namespace
@@ -101,8 +101,8 @@ static Result<Startpoint> BindInitiator(RuntimeId source, const RmaRequest& r,
   if (r.init.runtime != source) {
     ++c->forged_rejected;
     return Status::FailedPrecondition("rma: request claims initiator runtime " +
-                                      std::to_string(r.init.runtime) + " but came from " +
-                                      std::to_string(source));
+                                      RuntimeIdString(r.init.runtime) + " but came from " +
+                                      RuntimeIdString(source));
   }
   if (r.flags & kReqHasReturn) {
     Result<Startpoint> sp = Startpoint::Deserialize(r.return_route);
@@ -110,7 +110,7 @@ static Result<Startpoint> BindInitiator(RuntimeId source, const RmaRequest& r,
         sp->endpoint() != kRmaEndpointId) {
       ++c->forged_rejected;
       return Status::FailedPrecondition("rma: bad reply route from runtime " +
-                                        std::to_string(source));
+                                        RuntimeIdString(source));
     }
     (*routes)[r.init] = *sp;
     return *sp;

@@ -286,7 +286,7 @@ Result<std::unique_ptr<VnodeTable>> VnodeTable::Attach(Context& context, VnodeRe
       {"ukai.vn.where", &State::OnWhere}};
   for (const auto& [name, fn] : handlers) {
     auto h = (*ep)->RegisterHandler(name, HandlerKind::kNonThreaded,
-                                    [state, fn](Rsr& m) { ((*state).*fn)(m); });
+                                    [state, fn = fn](Rsr& m) { ((*state).*fn)(m); });
     if (!h.ok()) return h.status();
   }
   return std::make_unique<VnodeTable>(std::move(state));

@@ -59,10 +59,22 @@ struct Message {
   int64_t injected = -1;       // cycle its head entered the router's injection buffer
   uint32_t routing_state = 0;  // owned by the routing function (RouteRequest)
   bool undeliverable = false;  // drained by a router: no live route (Fabric::SetPortAlive)
-  int32_t next = -1;           // source-queue / free-list link
-  int32_t via_count = 0;       // via nodes of a detour (routing/detour.h), 0: none
-  int32_t via[kMaxVia] = {};   // the via nodes, in order
-  int64_t tag = -1;            // owner's tag (the NIC model's frame id), -1: none
+  // Cut-through through the PE (chained multicast; Network::Forward): the PE injects this
+  // message's flits only as the message feeding it arrives.
+  bool gated = false;
+  int8_t inject_vc = -1;      // the injection VC the PE must use (-1: the emptiest)
+  int32_t next = -1;          // source-queue / free-list link
+  int32_t via_count = 0;      // via nodes of a detour (routing/detour.h), 0: none
+  int32_t via[kMaxVia] = {};  // the via nodes, in order
+  int64_t tag = -1;           // owner's tag (the NIC model's frame id), -1: none
+  // Source routing (routing/source_routing.h): the route the sender wrote into the header;
+  // -1: the routing function's own choice from its table.
+  int32_t route = -1;
+  // A multicast (dst == -1) is delivered at every node where its routing ejects it: the
+  // number of copies still to deliver (1 for a message with a destination).
+  int32_t copies = 1;
+  int64_t head_arrival = -1;  // cycle its head reached the destination PE
+  int64_t arrival_sum = 0;    // sum of the arrival cycles of its flits at the PE so far
 };
 
 class MessagePool {

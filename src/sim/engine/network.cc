@@ -39,6 +39,8 @@ Status ValidateConfig(const SimConfig& c) {
   }
   UKAI_RETURN_IF_ERROR(Range("traffic.message_bytes", c.traffic.message_bytes, 1, 1 << 30));
   UKAI_RETURN_IF_ERROR(Range("traffic.source_queue", c.traffic.source_queue, 0, INT32_MAX));
+  // The SSS NIC model splits its operations into packets and checks those (nic/sss_nic.h).
+  if (c.sss.active()) return ValidateMeasure(c.measure);
   const int64_t flits =
       (static_cast<int64_t>(c.traffic.message_bytes) + r.flit_bytes - 1) / r.flit_bytes;
   if (flits > 32767) {
@@ -47,10 +49,10 @@ Status ValidateConfig(const SimConfig& c) {
                " with router.flit_bytes = " + std::to_string(r.flit_bytes) + ")")
         .WithKey("traffic.message_bytes");
   }
-  if (r.switching == Switching::kVirtualCutThrough && flits > r.vc_buffer_flits) {
+  if (r.switching != Switching::kWormhole && flits > r.vc_buffer_flits) {
     return Status::InvalidArgument(
-               "router.switching = 'vct' needs a whole message in one VC buffer: "
-               "traffic.message_bytes gives " +
+               "router.switching = 'vct', 'vct-saf' and 'saf' need a whole message in one VC "
+               "buffer: traffic.message_bytes gives " +
                std::to_string(flits) +
                " flits but router.vc_buffer_flits = " + std::to_string(r.vc_buffer_flits))
         .WithKey("router.switching");
@@ -72,7 +74,10 @@ Status ValidateConfig(const SimConfig& c) {
                ", send shorter messages, or bound the sender with traffic.source_queue")
         .WithKey("traffic.interval");
   }
-  const MeasureConfig& m = c.measure;
+  return ValidateMeasure(c.measure);
+}
+
+Status ValidateMeasure(const MeasureConfig& m) {
   UKAI_RETURN_IF_ERROR(Range("measure.warmup_messages", m.warmup_messages, 0, int64_t{1} << 50));
   UKAI_RETURN_IF_ERROR(Range("measure.measure_messages", m.measure_messages, 1, int64_t{1} << 50));
   UKAI_RETURN_IF_ERROR(Range("measure.warmup_cycles", m.warmup_cycles, 0, int64_t{1} << 50));
@@ -88,9 +93,12 @@ Status ValidateConfig(const SimConfig& c) {
 
 double Network::StateBytes(const SimConfig& config) {
   const NetworkConfig& nc = config.network;
+  if (nc.topology == TopologyKind::kGraph || nc.topology == TopologyKind::kTree) {
+    return GraphStateBytes(config);
+  }
   double nodes = 1;
   int net_ports = 2 * nc.n;
-  if (const TopologyEntry* entry = FindTopology(nc.topology); entry != nullptr) {
+  if (const TopologyEntry* entry = FindTopology(nc.topology); entry && entry->size) {
     entry->size(nc, &nodes, &net_ports);
   }
   const int ports = net_ports + 1;
@@ -106,15 +114,33 @@ double Network::StateBytes(const SimConfig& config) {
          Fabric::StateBytes(static_cast<int64_t>(routers), ports, config.router);
 }
 
+// The graph topologies (topology/graph.h): the same items for the built topology (0 when it
+// cannot be built: that error is reported where the network is made).
+double Network::GraphStateBytes(const SimConfig& config) {
+  Result<std::unique_ptr<Topology>> t = MakeTopology(config.network);
+  if (!t.ok()) return 0;
+  const double nodes = (*t)->NumNodes();
+  const int ports = (*t)->NumNetworkPorts() + 1;
+  const double per_node = sizeof(Pe) + 2 * sizeof(uint8_t) + 2 * sizeof(int32_t) + sizeof(Rng) +
+                          sizeof(std::pair<int64_t, int32_t>) + sizeof(int) +
+                          (ports - 1) * (sizeof(PortRef) + sizeof(int) + 1);
+  const double fixed = 1024 * sizeof(Message) + 1024 * sizeof(std::vector<int32_t>);
+  return nodes * per_node + fixed +
+         Fabric::StateBytes(static_cast<int64_t>(nodes), ports, config.router);
+}
+
 Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
                                                  std::unique_ptr<RoutingFunction> routing,
                                                  bool with_traffic) {
   UKAI_RETURN_IF_ERROR(ValidateConfig(config));
   std::unique_ptr<Network> net(new Network());
   net->config_ = config;
+  net->endpoint_cycles_ = config.router.model == RouterModel::kBooksim ? kBooksimEndpointCycles : 0;
   Result<std::unique_ptr<Topology>> topo = MakeTopology(config.network);
   if (!topo.ok()) return topo.status();
   net->topology_ = std::move(*topo);
+  net->sent_flits_.assign(net->topology_->NumNodes(), 0);
+  net->sent_packets_.assign(net->topology_->NumNodes(), 0);
   if (net->topology_->NumNodes() >
       Fabric::MaxRouters(net->topology_->NumNetworkPorts() + 1, config.router)) {
     return Status::InvalidArgument("network.k: network too large for the router state index (" +
@@ -170,14 +196,13 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   net->rng_.reserve(nodes);
   for (int i = 0; i < nodes; ++i) net->rng_.push_back(Rng::Stream(config.seed, i));
   if (with_traffic) {
-    // Only terminals send (the routers of an indirect topology are nodes too).
-    const int terminals = net->topology_->NumTerminals();
-    for (int i = 0; i < terminals; ++i) {
+    for (int i = 0; i < nodes; ++i) {
       if (net->pattern_->Idle(i)) continue;
       ++net->sending_nodes_;
       net->schedule_.Push(net->injection_->First(net->rng_[i]), i, 0);
     }
-    net->offered_ = net->injection_->OfferedFlitsPerCycle() * net->sending_nodes_ / terminals;
+    net->offered_ = net->injection_->OfferedFlitsPerCycle() * net->sending_nodes_ /
+                    net->topology_->NumTerminals();  // averaged over the end nodes
   }
   return net;
 }
@@ -209,6 +234,10 @@ int32_t Network::CreateMessage(int src, int dst, int flits, std::span<const int>
   m.length = flits;
   m.created = now_;
   m.tag = tag;
+  inflight_flits_ += flits;
+  inflight_created_sum_ += now_ * static_cast<int64_t>(flits);
+  // routing.in_order: a pair's messages share one injection VC (and one route and VC).
+  if (config_.routing.in_order) m.inject_vc = static_cast<int8_t>(dst % config_.router.pe_vcs);
   m.via_count = static_cast<int32_t>(std::min<size_t>(via.size(), Message::kMaxVia));
   std::copy_n(via.begin(), m.via_count, m.via);
   EnqueueMessage(id);
@@ -258,7 +287,8 @@ bool Network::StartMessage(int32_t node, Pe& pe) {
       best = v;
     }
   }
-  pe.vc = best;
+  const int fixed = messages_[pe.current].inject_vc;
+  pe.vc = fixed >= 0 ? fixed % vcs : best;
   pe.rr = (pe.rr + 1) % vcs;
   return true;
 }
@@ -267,14 +297,22 @@ bool Network::StartMessage(int32_t node, Pe& pe) {
 __attribute__((always_inline)) inline void Network::PeStep(int32_t node, Pe& pe) {
   if (pe.current < 0 && !StartMessage(node, pe)) return;
   if (fabric_->InjectionFree(node, pe.vc) <= 0) return;
+  if (__builtin_expect(gates_, false) && !MayPush(node, pe)) return;
   const bool head = pe.seq == 0;
   if (head && Paused(node)) return;  // no message enters a node paused by a reconfiguration
   const Flit f = Flit::Make(now_ + 1, pe.current, head, pe.seq == pe.length - 1);
   fabric_->Inject(node, pe.vc, f);
   if (head) messages_[pe.current].injected = now_ + 1;
+  messages_injected_ += head;
+  ++sent_flits_[node];
+  sent_packets_[node] += head;
   ++flits_injected_;
   last_progress_ = now_;
   if (++pe.seq == pe.length) {
+    if (__builtin_expect(gates_, false) && messages_[pe.current].gated) {
+      messages_[pe.current].gated = false;
+      available_.erase(pe.current);
+    }
     pe.current = -1;
     --pe.held;
     if (pe.waiting) {  // only with a bounded source queue
@@ -339,10 +377,12 @@ void Network::ApplyDueEvents() {
 
 void Network::Step() {
   deliveries_.clear();
+  watched_.clear();
   undeliverable_tags_.clear();
   if (next_event_ < events_.size() && events_[next_event_].cycle <= now_) ApplyDueEvents();
   if (reconfiguring_) AdvanceReconfiguration();
-  if (injection_ != nullptr) CreateTrafficMessages();
+  if (injection_ != nullptr && !traffic_stopped_) CreateTrafficMessages();
+  if (source_ != nullptr) source_->CreateMessages(now_, this);
   // Every router first, then every PE: a PE only touches its own router's injection VCs,
   // which no other router's evaluation reads, so this is the same as router + PE per node.
   if (now_ >= next_rebase_) {
@@ -371,18 +411,30 @@ void Network::Step() {
               [](const Ejection& a, const Ejection& b) { return a.node < b.node; });
   }
   for (const Ejection& e : ejected_) {
-    const Message& m = messages_[e.flit.msg()];
-    if (m.undeliverable || e.node != m.dst || !topology_->NodeAlive(m.dst)) {
+    Message& m = messages_[e.flit.msg()];
+    // A multicast (dst -1) is delivered wherever its routing ejected it, once per copy.
+    if (m.undeliverable || (m.dst >= 0 && e.node != m.dst) || !topology_->NodeAlive(e.node)) {
       ++messages_undeliverable_;
       if (m.tag >= 0) undeliverable_tags_.push_back(m.tag);
-      messages_.Release(e.flit.msg());
+      if (--m.copies <= 0) {
+        inflight_flits_ -= m.length;
+        inflight_created_sum_ -= m.created * m.length;
+        messages_.Release(e.flit.msg());
+      }
       continue;
     }
-    deliveries_.push_back(
-        {m.src, m.dst, m.length, m.hops, m.created, m.injected, e.cycle, m.routing_state, m.tag});
+    const int64_t end = endpoint_cycles_;  // router.model = booksim: the PE channels
+    deliveries_.push_back({m.src, e.node, m.length, m.hops, m.created, m.injected, e.cycle + end,
+                           m.routing_state, m.tag, m.head_arrival + end,
+                           m.arrival_sum + end * m.length});
+    if (m.copies == 1) {  // the last copy: the message leaves the network
+      inflight_flits_ -= m.length;
+      inflight_created_sum_ -= m.created * m.length;
+    }
     ++messages_delivered_;
-    messages_.Release(e.flit.msg());
+    if (--m.copies <= 0) messages_.Release(e.flit.msg());
   }
+  if (source_ != nullptr) source_->Delivered(deliveries_, undeliverable_tags_, now_);
   ++now_;
 }
 
@@ -412,8 +464,9 @@ bool Network::AnyActive() const {
 }
 
 bool Network::SkipIdle(int64_t limit) {
-  if (schedule_.empty() || AnyActive() || reconfiguring_) return false;
-  int64_t next = std::min(schedule_.Next(now_), limit);
+  if ((schedule_.empty() && source_ == nullptr) || AnyActive() || reconfiguring_) return false;
+  int64_t next = std::min(schedule_.empty() ? MessageSource::kNever : schedule_.Next(now_), limit);
+  if (source_ != nullptr) next = std::min(next, source_->NextCycle(now_));
   if (next_event_ < events_.size()) next = std::min(next, events_[next_event_].cycle);
   if (next <= now_) return false;
   now_ = next;
@@ -422,7 +475,7 @@ bool Network::SkipIdle(int64_t limit) {
 
 int64_t Network::PipelineCycles() const {
   const RouterConfig& r = config_.router;
-  return int64_t{r.link_cycles} + r.hop_cycles + r.table_lookup_cycles + 1;
+  return int64_t{fabric_->max_link_cycles()} + r.hop_cycles + r.table_lookup_cycles + 1;
 }
 
 bool Network::Stalled(int64_t cycles) const {

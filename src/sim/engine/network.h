@@ -18,6 +18,8 @@
 //      destination-node order, so results do not depend on evaluation order.
 // Nodes with nothing to do are not visited; when no node is active, SkipIdle() jumps the
 // clock to the next message creation (or timed fault event).
+// A MessageSource (engine/message_source.h; the workload layer) set with SetMessageSource()
+// creates its messages right after step 1 and hears of the cycle's deliveries after step 3.
 //
 // Faults (faults.*, topology/faults.h): the initial faults are applied before the routing
 // function is built; a timed event is applied at the start of its cycle (topology,
@@ -37,12 +39,15 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/rng.h"
 #include "core/status.h"
 #include "sim/engine/creation_schedule.h"
 #include "sim/engine/message.h"
+#include "sim/engine/message_source.h"
+#include "sim/engine/pe_gate.h"
 #include "sim/engine/reconfiguration.h"
 #include "sim/experiment/sim_config.h"
 #include "sim/router/fabric.h"
@@ -55,12 +60,28 @@
 
 namespace ukai::sim {
 
+// A message the NIC models create (CreateMessage(const NewMessage&)).
+struct NewMessage {
+  int src = 0;
+  int dst = 0;  // -1: a multicast, delivered wherever its routing ejects it
+  int flits = 1;
+  int64_t tag = -1;       // reported in its Delivery
+  int32_t route = -1;     // Message::route (source routing)
+  int32_t copies = 1;     // deliveries of a multicast
+  int inject_vc = -1;     // the PE's injection VC (-1: the emptiest)
+  bool gated = false;     // the PE injects flits only as SetAvailable() allows (cut-through)
+  int32_t available = 0;  // with gated: flits injectable from the start
+  bool urgent = false;    // queued at the front of the PE's source queue
+};
+
 // A message whose tail reached its destination PE.
 struct Delivery {
   int32_t src, dst, length, hops;
   int64_t created, injected, delivered;  // cycles; latency = delivered - created
   uint32_t routing_state;                // the message's final routing state word
   int64_t tag = -1;                      // Message::tag (-1: synthetic traffic)
+  int64_t head_delivered = 0;            // cycle the head reached the PE
+  int64_t flit_arrival_sum = 0;          // sum of the arrival cycles of its flits
 };
 
 class Network {
@@ -89,6 +110,26 @@ class Network {
   // owner's tag reported in its Delivery (or its undeliverable record). Returns the
   // message's pool index (valid until it is delivered or dropped).
   int32_t CreateMessage(int src, int dst, int flits, std::span<const int> via, int64_t tag);
+  // The NIC models' form (network_nic.cc): any destination, a multicast, a route, a gate.
+  int32_t CreateMessage(const NewMessage& spec);
+  // A gated message may inject `flits` of its flits so far (-1: all; the gate is gone).
+  void SetAvailable(int32_t msg, int32_t flits);
+  // Every flit handed to a PE during the last Step() (when WatchEjections(true)).
+  void WatchEjections(bool on);
+  const std::vector<Ejection>& ejected_flits() const { return watched_; }
+  // The PE gate asked before every flit a PE pushes (nullptr: none). Not owned.
+  void SetPeGate(PeGate* gate);
+  // A bounded receive side at `node` (Fabric::SetEjectCredits / ReturnEjectCredits).
+  void SetEjectCredits(int node, int32_t flits) { fabric_->SetEjectCredits(node, flits); }
+  void ReturnEjectCredits(int node, int32_t flits) { fabric_->ReturnEjectCredits(node, flits); }
+  // When no node is active, moves the clock to `cycle` (the NIC models' idle skipping);
+  // returns whether it moved.
+  bool AdvanceIdle(int64_t cycle);
+  // router.switching = vct-saf / saf: heads stored whole (Fabric::packets_stored()).
+  int64_t packets_stored() const { return fabric_->packets_stored(); }
+  // Sets (or with nullptr removes) the source called in every Step()
+  // (engine/message_source.h); not owned, it must outlive the Steps.
+  void SetMessageSource(MessageSource* source) { source_ = source; }
   // Tags of tagged messages that became undeliverable during the last Step() (so that
   // their owner can count them as lost).
   const std::vector<int64_t>& undeliverable_tags() const { return undeliverable_tags_; }
@@ -121,12 +162,22 @@ class Network {
 
   // Counters.
   int64_t flits_in_network() const {
-    return flits_injected_ - flits_ejected() - fabric_->flits_discarded();
+    return flits_injected_ + fabric_->flits_copied() - flits_ejected() - fabric_->flits_discarded();
   }
   int64_t flits_injected() const { return flits_injected_; }
   int64_t flits_ejected() const { return fabric_->flits_ejected(); }
   int64_t flit_hops() const { return fabric_->flit_hops(); }
   int64_t messages_created() const { return messages_created_; }
+  int64_t messages_injected() const { return messages_injected_; }
+  // Per node: flits and heads injected since the start.
+  const std::vector<int64_t>& sent_flits() const { return sent_flits_; }
+  const std::vector<int64_t>& sent_packets() const { return sent_packets_; }
+  // Stops the creation of traffic messages (BookSim2's drain of the remaining packets).
+  void StopTraffic() { traffic_stopped_ = true; }
+  // BookSim2's in-flight flits: created (source queue included) and not yet delivered, and
+  // the sum of their ages at the current cycle (each flit counts its message's age).
+  int64_t inflight_flits() const { return inflight_flits_; }
+  int64_t inflight_age_sum() const { return inflight_flits_ * now_ - inflight_created_sum_; }
   int64_t messages_delivered() const { return messages_delivered_; }
   // Faults: messages not created because an end node was faulty, messages that became
   // undeliverable (drained or dropped from a failed node's queue), events applied.
@@ -175,6 +226,8 @@ class Network {
 
   // Full consistency check (flit and credit conservation, buffer bookkeeping); slow.
   Status CheckInvariants() const;
+  // Fabric::CheckNoMidwayStop at the current cycle, as a Status (kInternal when broken).
+  Status CheckNoMidwayStop() const;
 
   void SetHopObserver(std::function<void(const HopEvent&)> observer) {
     fabric_->SetHopObserver(std::move(observer));
@@ -184,6 +237,7 @@ class Network {
 
  private:
   Network() = default;
+  static double GraphStateBytes(const SimConfig& config);
   void CreateTrafficMessages();
   void ApplyFaultState();
   void ApplyDueEvents();
@@ -220,6 +274,9 @@ class Network {
   void CreateTrafficMessage(int32_t node);
   bool StartMessage(int32_t node, Pe& pe);
   void PeStep(int32_t node, Pe& pe);
+  // The gates of PeStep() (network_nic.cc): a gated message's available flits, the PeGate.
+  bool MayPush(int32_t node, const Pe& pe);
+  void EnqueueFront(int32_t id);
 
   SimConfig config_;
   std::unique_ptr<Topology> topology_;
@@ -227,6 +284,7 @@ class Network {
   std::unique_ptr<SelectionFunction> selection_;
   std::unique_ptr<TrafficPattern> pattern_;
   std::unique_ptr<InjectionProcess> injection_;
+  MessageSource* source_ = nullptr;  // not owned (SetMessageSource)
   MessagePool messages_;
   std::unique_ptr<Fabric> fabric_;
   std::vector<Pe> pe_;
@@ -242,6 +300,10 @@ class Network {
   std::vector<int32_t> active_;  // [0, num_active_): this cycle's active nodes, ascending
   int32_t num_active_ = 0;
   std::vector<Ejection> ejected_;  // tail flits handed to PEs in the current cycle
+  std::vector<Ejection> watched_;  // every flit handed to a PE (WatchEjections)
+  bool gates_ = false;             // some message is gated or a PeGate is set
+  PeGate* pe_gate_ = nullptr;
+  std::unordered_map<int32_t, int32_t> available_;  // gated message -> flits injectable
   std::vector<Delivery> deliveries_;
   std::vector<int64_t> undeliverable_tags_;
 
@@ -252,6 +314,13 @@ class Network {
   double offered_ = 0;
   int sending_nodes_ = 0;
   int64_t flits_injected_ = 0;
+  int64_t messages_injected_ = 0;                   // heads injected
+  std::vector<int64_t> sent_flits_, sent_packets_;  // per node: flits and heads injected
+  // Created and not yet delivered: flits, and the sum of their messages' creation cycles.
+  int64_t inflight_flits_ = 0, inflight_created_sum_ = 0;
+  // router.model = booksim: the 1-cycle injection and ejection channels added at delivery.
+  int64_t endpoint_cycles_ = 0;
+  bool traffic_stopped_ = false;
   int64_t messages_created_ = 0, messages_delivered_ = 0, backlog_ = 0;
   std::unique_ptr<FaultState> faults_;
   std::vector<FaultEvent> events_;  // timed faults, in cycle order
@@ -280,6 +349,8 @@ class Network {
 // Validates the parts of `config` the engine itself needs (router.*, traffic sizes,
 // measure.*); errors name the key.
 Status ValidateConfig(const SimConfig& config);
+// The measure.* part of it.
+Status ValidateMeasure(const MeasureConfig& measure);
 
 }  // namespace ukai::sim
 

@@ -1,6 +1,7 @@
 #include "sim/experiment/config_readers.h"
 
 #include "core/config/toml_reader.h"
+#include "sim/experiment/booksim_reader.h"
 
 namespace ukai::sim {
 namespace {
@@ -8,6 +9,10 @@ namespace {
 bool AnyText(std::string_view) { return true; }
 
 constexpr ConfigReader kReaders[] = {
+    {"booksim",
+     "BookSim2: key = value; statements with // comments (docs/booksim.md); prints BookSim2's "
+     "summary lines",
+     "booksim", &LooksLikeBooksim, &ReadBooksimConfig},
     {"toml", "TOML: [table] headers and key = value lines (docs/config.md)", "table", &AnyText,
      &config::ParseToml},
 };

@@ -10,16 +10,22 @@
 
 #include "core/config/enum_names.h"
 #include "sim/engine/network.h"
+#include "sim/experiment/booksim_model.h"
+#include "sim/experiment/config_binding.h"
 #include "sim/experiment/fault_config.h"
 #include "sim/experiment/memory_budget.h"
 #include "sim/experiment/nic_job_config.h"
+#include "sim/experiment/sss_keys.h"
+#include "sim/experiment/workload_keys.h"
 #include "sim/nic/gateway.h"
+#include "sim/nic/sss_nic.h"
 #include "sim/routing/registry.h"
 #include "sim/topology/factory.h"
 #include "sim/topology/faults.h"
 #include "sim/topology/kary_ncube.h"
 #include "sim/traffic/injection.h"
 #include "sim/traffic/pattern.h"
+#include "sim/workload/run_workload.h"
 
 namespace ukai::sim {
 namespace {
@@ -36,8 +42,11 @@ constexpr size_t kMaxPoints = 100000;
 constexpr double kCycleMax = double(int64_t{1} << 50);  // the engine's limit on counts
 
 constexpr std::string_view kSweepOrder[] = {
-    "routing.algorithm", "traffic.pattern", "traffic.message_bytes",
-    "traffic.interval",  "traffic.rate",    "seed",
+    "router.switching",      "traffic.multicast",
+    "traffic.acks",          "traffic.multicast_group_size",
+    "routing.algorithm",     "traffic.pattern",
+    "traffic.message_bytes", "traffic.interval",
+    "traffic.rate",          "seed",
 };
 
 using config::EnumName;
@@ -53,11 +62,17 @@ constexpr EnumName<CpuDirections> kCpuDirections[] = {{CpuDirections::kBoth, "bo
 constexpr EnumName<DetourSwitchKind> kDetourSwitches[] = {
     {DetourSwitchKind::kAware, "aware"}, {DetourSwitchKind::kDetector, "detector"}};
 constexpr EnumName<Switching> kSwitchings[] = {{Switching::kWormhole, "wormhole"},
-                                               {Switching::kVirtualCutThrough, "vct"}};
+                                               {Switching::kVirtualCutThrough, "vct"},
+                                               {Switching::kVctSaf, "vct-saf"},
+                                               {Switching::kStoreAndForward, "saf"}};
 constexpr EnumName<InjectionKind> kInjections[] = {{InjectionKind::kBernoulli, "bernoulli"},
                                                    {InjectionKind::kInterval, "interval"}};
-constexpr EnumName<MeasureMode> kMeasureModes[] = {{MeasureMode::kMessages, "messages"},
-                                                   {MeasureMode::kCycles, "cycles"}};
+constexpr EnumName<MeasureMode> kMeasureModes[] = {
+    {MeasureMode::kMessages, "messages"},
+    {MeasureMode::kCycles, "cycles"},
+    {MeasureMode::kBooksim, "booksim"},
+    {MeasureMode::kBooksimThroughput, "booksim_throughput"}};
+
 constexpr EnumName<DorTieRule> kDorTies[] = {
     {DorTieRule::kRandom, "random"}, {DorTieRule::kParity, "parity"}, {DorTieRule::kPlus, "plus"}};
 constexpr EnumName<DorDateline> kDorDatelines[] = {{DorDateline::kShared, "shared"},
@@ -81,11 +96,7 @@ std::string IntList(const std::vector<T>& v) {
 }
 
 // One key: its spec, how to store items into a SimConfig and how to show the default.
-struct Binding {
-  KeySpec spec;
-  void (*set)(const Items& items, SimConfig* c);
-  std::string (*show)(const SimConfig& c);
-};
+using Binding = ConfigBinding;
 
 std::vector<std::string> TopologyNames() {
   std::vector<std::string> out;
@@ -112,8 +123,10 @@ std::vector<Binding> NetworkAndRouterBindings() {
            .Allowed(TopologyNames())
            .Doc("the network: mesh or torus (k-ary n-cubes: network.k, network.n), group "
                 "(network.groups groups of network.group_size fully connected nodes, rings "
-                "across groups: docs/gateway.md), or an indirect topology whose routers "
-                "serve terminals: cmesh, flatfly (network.k, network.n, "
+                "across groups: docs/gateway.md), graph (end nodes and switches from "
+                "network.file, a BookSim2 anynet file, or network.links), tree (the "
+                "hierarchy of network.tree_*: docs/sss.md), or an indirect topology whose "
+                "routers serve terminals: cmesh, flatfly (network.k, network.n, "
                 "network.concentration), fattree (network.k, network.n), dragonfly "
                 "(network.dragonfly_p, _a, _h); it also chooses the machine model"),
        [](const Items& v, SimConfig* c) { c->network.topology = FindTopology(Str(v[0]))->kind; },
@@ -186,10 +199,12 @@ std::vector<Binding> NetworkAndRouterBindings() {
            .Doc("virtual channels of the PE (injection) interface"),
        [](const Items& v, SimConfig* c) { c->router.pe_vcs = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.router.pe_vcs); }},
-      {KeySpec::Make("router.switching", VT::kEnum)
+      {KeySpec::Make("router.switching", VT::kEnum, Shape::kSweep)
            .Allowed(Names(kSwitchings))
-           .Doc("wormhole, or virtual cut-through (a header advances only when the next "
-                "VC buffer can take the whole message)"),
+           .Doc("wormhole; vct: virtual cut-through (a header advances only when the next "
+                "VC buffer can take the whole message); vct-saf: vct that stores a message "
+                "whole when its output is busy at its header's arrival; saf: store-and-"
+                "forward at every router (docs/sss.md); a list runs each"),
        [](const Items& v, SimConfig* c) { c->router.switching = FromName(kSwitchings, v[0]); },
        [](const SimConfig& c) { return std::string(SwitchingName(c.router.switching)); }},
       {KeySpec::Make("router.hop_cycles", VT::kInt)
@@ -298,7 +313,8 @@ std::vector<Binding> MeasureBindings() {
            .Allowed(Names(kMeasureModes))
            .Doc("messages: skip warmup_messages deliveries, measure the next "
                 "measure_messages (the paper's method); cycles: warm-up cycles, then sample "
-                "windows until the mean latency converges"),
+                "windows until the mean latency converges; booksim, booksim_throughput: "
+                "BookSim2's method (sim_type = latency, throughput; docs/booksim.md)"),
        [](const Items& v, SimConfig* c) { c->measure.mode = FromName(kMeasureModes, v[0]); },
        [](const SimConfig& c) { return std::string(MeasureModeName(c.measure.mode)); }},
       {KeySpec::Make("measure.warmup_messages", VT::kInt)
@@ -669,8 +685,9 @@ std::vector<Binding> NicBindings() {
 
 std::vector<Binding> Bindings() {
   std::vector<Binding> all = NetworkAndRouterBindings();
-  for (auto* part : {&RoutingAndTrafficBindings, &MeasureBindings, &FaultRoutingBindings,
-                     &FidelityBindings, &RunBindings, &GatewayBindings, &NicBindings}) {
+  for (auto* part :
+       {&RoutingAndTrafficBindings, &MeasureBindings, &FaultRoutingBindings, &FidelityBindings,
+        &RunBindings, &GatewayBindings, &NicBindings, &SssBindings}) {
     for (Binding& b : part()) all.push_back(std::move(b));
   }
   const SimConfig defaults;
@@ -700,6 +717,9 @@ config::Schema SimConfigSchema() {
   for (Binding& b : Bindings()) keys.push_back(std::move(b.spec));
   for (config::KeySpec& k : FaultKeySpecs()) keys.push_back(std::move(k));
   for (config::KeySpec& k : NicJobKeySpecs()) keys.push_back(std::move(k));
+  for (config::KeySpec& k : BooksimKeySpecs()) keys.push_back(std::move(k));
+  for (config::KeySpec& k : SssStructuredKeySpecs()) keys.push_back(std::move(k));
+  for (config::KeySpec& k : WorkloadKeySpecs()) keys.push_back(std::move(k));
   return config::Schema(std::move(keys));
 }
 
@@ -712,6 +732,13 @@ void CheckNetwork(const config::ConfigValues& values, SimConfig* c,
   const config::Value* n = values.Find("network.n");
   const int dims = c->network.n;
   if (c->network.topology == TopologyKind::kGroup) return;  // MakeTopology checks it
+  if (c->network.topology == TopologyKind::kGraph || c->network.topology == TopologyKind::kTree) {
+    if (Status st = CheckMemory(*c); !st.ok()) {  // MakeTopology checks the rest
+      const config::Value* at = values.Find("run.memory_limit");
+      errors->push_back(at ? fmt::format("{} {}", st.message(), at->origin.Where()) : st.message());
+    }
+    return;
+  }
   if (k == nullptr) {
     c->network.k.assign(dims, SimConfig().network.k[0]);
   } else if (!k->is_list) {
@@ -728,7 +755,11 @@ void CheckNetwork(const config::ConfigValues& values, SimConfig* c,
   }
   const TopologyKind kind = c->network.topology;
   if (kind != TopologyKind::kMesh && kind != TopologyKind::kTorus) {  // indirect: MakeTopology
-    if (Status st = CheckMemory(*c); !st.ok()) errors->push_back(st.message());
+    if (Status st = CheckMemory(*c); !st.ok()) {
+      const config::Value* at = values.Find("run.memory_limit");
+      if (at == nullptr) at = k ? k : n;
+      errors->push_back(at ? fmt::format("{} {}", st.message(), at->origin.Where()) : st.message());
+    }
     return;
   }
   int64_t nodes = 1;
@@ -818,10 +849,12 @@ Status CheckSupported(const SimConfig& c, const Topology& topology) {
     }
   }
   UKAI_RETURN_IF_ERROR((*routing)->supports(topology, c));
+  if (c.workload.active()) return CheckWorkload(c, topology);  // workload/run_workload.h
   if (c.nic.active()) {  // the gateway model's nodes and MACs (nic/gateway.h)
     Result<NicNodes> nic = ResolveNicConfig(c, topology);
     if (!nic.ok()) return nic.status();
   }
+  if (c.sss.active()) return CheckSssConfig(c, topology);  // nic/sss_nic.h
   Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(topology, c.traffic);
   if (!pattern.ok()) return pattern.status();
   const int flits = static_cast<int>((int64_t{c.traffic.message_bytes} + c.router.flit_bytes - 1) /
@@ -880,6 +913,9 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
   std::vector<std::string> errors;
   ReadFaultConfig(values, &base.faults, &errors);
   ReadNicJobConfig(values, &base.nic, &errors);
+  ReadBooksimModelConfig(values, &base);
+  ReadSssStructured(values, &base, &errors);
+  ReadWorkloadConfig(values, &base.workload, &errors);
   CheckNetwork(values, &base, &errors);
   CheckUnusedSweeps(values, base, &errors);
   size_t total = 1;

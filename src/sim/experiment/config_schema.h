@@ -4,7 +4,8 @@
 // Files are read by the front door (experiment/front_door.h: LoadSimConfigs); `ukai sim
 // describe` prints the schema (docs/config.md holds the same table).
 //
-// Sweeps: routing.algorithm, traffic.pattern, traffic.message_bytes, traffic.interval,
+// Sweeps: router.switching, traffic.multicast, traffic.acks, traffic.multicast_group_size,
+// routing.algorithm, traffic.pattern, traffic.message_bytes, traffic.interval,
 // traffic.rate and seed may each be a list. Every combination is run (the cross product),
 // in SweepKeyOrder(): the first key varies slowest, the last fastest. For example
 //   routing.algorithm = ["dor", "duato"], traffic.rate = [0.1, 0.2]

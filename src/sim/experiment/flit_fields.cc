@@ -1,10 +1,14 @@
 #include "sim/experiment/flit_fields.h"
 
 #include <algorithm>
+#include <set>
 #include <span>
 #include <string>
 
+#include "sim/experiment/booksim_model.h"
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/sss_keys.h"
+#include "sim/experiment/workload_keys.h"
 
 namespace ukai::sim {
 namespace {
@@ -26,13 +30,36 @@ Field Measured(P p, double value) {
   return value;
 }
 bool IsGroup(P p) { return p.config->network.topology == TopologyKind::kGroup; }
+bool IsTree(P p) { return p.config->network.topology == TopologyKind::kTree; }
+bool IsGraph(P p) { return p.config->network.topology == TopologyKind::kGraph; }
+// k and n mean something only on a k-ary n-cube.
+bool NotCube(P p) { return IsGroup(p) || IsTree(p) || IsGraph(p); }
+bool HasSss(P p) { return p.result->sss.present; }
+bool HasMulticast(P p) { return p.config->sss.multicast != MulticastKind::kNone; }
+const SssFigures& Sss(P p) { return p.result->sss; }
 bool HasGateway(P p) { return p.result->gateway.present; }
 Field Text(std::string_view s) { return std::string(s); }
 const GatewayFigures& Gw(P p) { return p.result->gateway; }
+// A trace drives the network (workload.kind netrace | otf2; docs/workloads.md): the
+// synthetic traffic keys mean nothing then.
+bool IsTrace(P p) { return p.config->workload.active(); }
+bool HasWorkload(P p) { return p.result->workload.present; }
+bool HasNetrace(P p) { return HasWorkload(p) && p.config->workload.kind == WorkloadKind::kNetrace; }
+bool HasOtf2(P p) { return HasWorkload(p) && p.config->workload.kind == WorkloadKind::kOtf2; }
+const WorkloadFigures& Wl(P p) { return p.result->workload; }
 
 constexpr size_t kNum = 9;  // doubles print with 5 significant digits: at most 9 characters
 constexpr std::string_view kIfGroup = "with network.topology = \"group\"";
+constexpr std::string_view kIfTree = "with network.topology = \"tree\"";
+constexpr std::string_view kIfGraph = "with network.topology = \"graph\"";
+constexpr std::string_view kIfSss =
+    "when the SSS-CORE NIC model runs (traffic.operation = write or read; docs/sss.md)";
 constexpr std::string_view kIfNic = "when the gateway model runs (nic.*; docs/gateway.md)";
+constexpr std::string_view kIfTrace =
+    "when a trace drives the network (workload.kind = \"netrace\" or \"otf2\"; "
+    "docs/workloads.md)";
+constexpr std::string_view kIfNetrace = "with workload.kind = \"netrace\"";
+constexpr std::string_view kIfOtf2 = "with workload.kind = \"otf2\"";
 
 constexpr F kConfigFields[] = {
     {{"point", "", "0-based index of the point in sweep order"},
@@ -41,15 +68,15 @@ constexpr F kConfigFields[] = {
      [](P p) -> Field { return Text(TopologyName(p.config->network.topology)); }},
     {{"k", "nodes",
       "network.k, one radix per dimension (`10x10` in the table and CSV, a list in JSON); no "
-      "value with the group topology"},
+      "value with the group, tree and graph topologies"},
      [](P p) -> Field {
-       if (IsGroup(p)) return output::kNoValue;
+       if (NotCube(p)) return output::kNoValue;
        const std::vector<int>& k = p.config->network.k;
        return std::vector<int64_t>(k.begin(), k.end());
      }},
-    {{"n", "", "network.n; no value with the group topology"},
+    {{"n", "", "network.n; no value with the group, tree and graph topologies"},
      [](P p) -> Field {
-       if (IsGroup(p)) return output::kNoValue;
+       if (NotCube(p)) return output::kNoValue;
        return int64_t{p.config->network.n};
      }},
     {{"groups", "", "network.groups", "", 0, kIfGroup},
@@ -58,24 +85,57 @@ constexpr F kConfigFields[] = {
     {{"group_size", "nodes", "network.group_size", "", 0, kIfGroup},
      [](P p) -> Field { return int64_t{p.config->network.group_size}; },
      &IsGroup},
+    {{"tree_arity", "", "network.tree_arity", "", 0, kIfTree},
+     [](P p) -> Field { return int64_t{p.config->network.tree_arity}; },
+     &IsTree},
+    {{"tree_levels", "", "network.tree_levels", "", 0, kIfTree},
+     [](P p) -> Field { return int64_t{p.config->network.tree_levels}; },
+     &IsTree},
+    {{"tree_upper_bandwidth", "channels", "network.tree_upper_bandwidth", "", 0, kIfTree},
+     [](P p) -> Field { return int64_t{p.config->network.tree_upper_bandwidth}; },
+     &IsTree},
+    {{"file", "", "network.file, or where the network.links of the graph were written", "", 0,
+      kIfGraph},
+     [](P p) -> Field {
+       const NetworkConfig& n = p.config->network;
+       return n.file.empty() ? n.graph.origin : n.file;
+     },
+     &IsGraph},
     {{"routing", "", "routing.algorithm", "routing"},
      [](P p) -> Field { return p.config->routing.algorithm; }},
-    {{"pattern", "", "traffic.pattern", "pattern"},
-     [](P p) -> Field { return p.config->traffic.pattern; }},
-    {{"message_bytes", "bytes", "traffic.message_bytes", "bytes"},
-     [](P p) -> Field { return int64_t{p.config->traffic.message_bytes}; }},
-    {{"injection", "", "traffic.injection"},
-     [](P p) -> Field { return Text(InjectionName(p.config->traffic.injection)); }},
+    {{"pattern", "",
+      "traffic.pattern; the workload.kind (netrace, otf2) when a trace drives the network",
+      "pattern"},
+     [](P p) -> Field {
+       if (IsTrace(p)) return Text(WorkloadKindName(p.config->workload.kind));
+       return p.config->traffic.pattern;
+     }},
+    {{"message_bytes", "bytes", "traffic.message_bytes; no value under a trace workload", "bytes"},
+     [](P p) -> Field {
+       if (IsTrace(p)) return output::kNoValue;
+       return int64_t{p.config->traffic.message_bytes};
+     }},
+    {{"injection", "", "traffic.injection; no value under a trace workload"},
+     [](P p) -> Field {
+       if (IsTrace(p)) return output::kNoValue;
+       return Text(InjectionName(p.config->traffic.injection));
+     }},
     {{"rate", "flits/node/cycle",
       "traffic.rate (used by bernoulli injection; the table shows it when the first point "
-      "uses bernoulli)",
+      "uses bernoulli); no value under a trace workload",
       "rate"},
-     [](P p) -> Field { return p.config->traffic.rate; }},
+     [](P p) -> Field {
+       if (IsTrace(p)) return output::kNoValue;
+       return p.config->traffic.rate;
+     }},
     {{"interval", "cycles",
       "traffic.interval (used by interval injection; the table shows it when the first point "
-      "uses interval)",
+      "uses interval); no value under a trace workload",
       "interval"},
-     [](P p) -> Field { return p.config->traffic.interval; }},
+     [](P p) -> Field {
+       if (IsTrace(p)) return output::kNoValue;
+       return p.config->traffic.interval;
+     }},
     {{"seed", "", "seed"}, [](P p) -> Field { return static_cast<int64_t>(p.config->seed); }},
     {{"vcs", "", "router.vcs"}, [](P p) -> Field { return int64_t{p.config->router.vcs}; }},
     {{"vc_buffer_flits", "flits", "router.vc_buffer_flits"},
@@ -229,6 +289,212 @@ constexpr F kOptionFields[] = {
      [](P p) -> Field { return p.result->note; }},
 };
 
+// The SSS-CORE NIC model's settings and figures (docs/sss.md; experiment/point_result.h).
+constexpr F kSssFields[] = {
+    {{"operation", "", "traffic.operation", "", 0, kIfSss},
+     [](P p) -> Field { return Text(RmaOperationName(p.config->sss.operation)); },
+     &HasSss},
+    {{"multicast", "", "traffic.multicast", "", 0, kIfSss},
+     [](P p) -> Field { return Text(MulticastKindName(p.config->sss.multicast)); },
+     &HasSss},
+    {{"multicast_group_size", "nodes", "traffic.multicast_group_size", "", 0, kIfSss},
+     [](P p) -> Field { return int64_t{p.config->sss.multicast_group_size}; },
+     &HasSss},
+    {{"acks", "", "traffic.acks", "", 0, kIfSss},
+     [](P p) -> Field { return p.config->sss.acks; },
+     &HasSss},
+    {{"in_order", "", "routing.in_order", "", 0, kIfSss},
+     [](P p) -> Field { return p.config->routing.in_order; },
+     &HasSss},
+    {{"operations", "operations", "measured operations completed", "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).operations; },
+     &HasSss},
+    {{"payload_bytes", "bytes", "payload of the measured operations' packets (each packet once)",
+      "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).payload_bytes; },
+     &HasSss},
+    {{"wire_bytes", "bytes",
+      "bytes those packets put on the wire: payload, 30 bytes of header and trailer, 2 per "
+      "switch on the route (nic.header_bytes, nic.per_switch_bytes), each packet once",
+      "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).wire_bytes; },
+     &HasSss},
+    {{"link_efficiency", "", "payload_bytes / wire_bytes", "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).link_efficiency; },
+     &HasSss},
+    {{"line_efficiency", "", "the same against the line bits (8b/10b: x 8/10)", "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).line_efficiency; },
+     &HasSss},
+    {{"data_rate_mbps", "Mb/s", "the link's data rate after the line code (link.raw_gbps x 8/10)",
+      "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).data_rate_mbps; },
+     &HasSss},
+    {{"packets_per_second", "packets/s", "data packets into memory per second per sending NIC", "",
+      0, kIfSss},
+     [](P p) -> Field { return Sss(p).packets_per_second; },
+     &HasSss},
+    {{"upper_link_bytes", "bytes",
+      "bytes over channels between two switches (links above the lowest switch level), per "
+      "channel crossed",
+      "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).upper_link_bytes; },
+     &HasSss},
+    {{"upper_link_packets", "packets", "packets over those channels, per channel crossed", "", 0,
+      kIfSss},
+     [](P p) -> Field { return Sss(p).upper_link_packets; },
+     &HasSss},
+    {{"upper_link_bytes_per_operation", "bytes", "upper_link_bytes / operations", "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).upper_link_bytes_per_operation; },
+     &HasSss},
+    {{"multicast_completion_cycles", "cycles",
+      "mean multicast start to completion (every member has the data in memory; with acks the "
+      "initiator has its acks); no value without multicast",
+      "", 0, kIfSss},
+     [](P p) -> Field {
+       if (!HasMulticast(p)) return output::kNoValue;
+       return Sss(p).multicast_completion_cycles;
+     },
+     &HasSss},
+    {{"multicast_completion_p99_cycles", "cycles",
+      "99th percentile of the same; no value without multicast", "", 0, kIfSss},
+     [](P p) -> Field {
+       if (!HasMulticast(p)) return output::kNoValue;
+       return Sss(p).multicast_completion_p99_cycles;
+     },
+     &HasSss},
+    {{"acks_returned", "acks", "acks that reached the initiators (a combined ack counts once)", "",
+      0, kIfSss},
+     [](P p) -> Field { return Sss(p).acks_returned; },
+     &HasSss},
+    {{"ack_packets", "packets", "ack packets sent, combining steps included", "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).ack_packets; },
+     &HasSss},
+    {{"packets_stored", "packets", "store-and-forward fallbacks in the switches (whole run)", "", 0,
+      kIfSss},
+     [](P p) -> Field { return Sss(p).packets_stored; },
+     &HasSss},
+    {{"packets_dropped", "packets",
+      "packets lost anywhere (whole run): always 0, a run that loses one fails with an internal "
+      "error",
+      "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).packets_dropped; },
+     &HasSss},
+    {{"dma_bytes", "bytes", "bytes the NICs' buses moved (whole run)", "", 0, kIfSss},
+     [](P p) -> Field { return Sss(p).dma_bytes; },
+     &HasSss},
+    {{"receive_ring_peak_bytes", "bytes", "the fullest receive ring of any NIC (whole run)", "", 0,
+      kIfSss},
+     [](P p) -> Field { return Sss(p).receive_ring_peak_bytes; },
+     &HasSss},
+};
+
+// A trace workload's figures (docs/workloads.md, "Result fields of a trace workload"): the
+// common ones, then those of netrace, then those of OTF2.
+constexpr F kWorkloadFields[] = {
+    {{"workload", "", "workload.kind of the trace: netrace or otf2", "", 0, kIfTrace},
+     [](P p) -> Field { return Wl(p).kind; },
+     &HasWorkload},
+    {{"workload_file", "", "workload.file: the trace (resolved path)", "", 0, kIfTrace},
+     [](P p) -> Field { return p.config->workload.file; },
+     &HasWorkload},
+    {{"workload_messages", "messages", "workload messages delivered", "", 0, kIfTrace},
+     [](P p) -> Field { return Wl(p).messages; },
+     &HasWorkload},
+    {{"workload_lost_messages", "messages", "workload messages that became undeliverable (faults)",
+      "", 0, kIfTrace},
+     [](P p) -> Field { return Wl(p).lost_messages; },
+     &HasWorkload},
+    {{"workload_blocked_messages", "messages",
+      "workload messages never started: they waited for a lost message, or the run stopped "
+      "first",
+      "", 0, kIfTrace},
+     [](P p) -> Field { return Wl(p).blocked_messages; },
+     &HasWorkload},
+    {{"avg_message_latency_cycles", "cycles",
+      "mean workload message latency: creation to its last packet's delivery", "", 0, kIfTrace},
+     [](P p) -> Field { return Wl(p).avg_message_latency_cycles; },
+     &HasWorkload},
+    {{"p99_message_latency_cycles", "cycles", "99th-percentile workload message latency", "", 0,
+      kIfTrace},
+     [](P p) -> Field { return Wl(p).p99_message_latency_cycles; },
+     &HasWorkload},
+};
+
+constexpr F kNetraceFields[] = {
+    {{"trace_packets", "packets", "packets read from the trace (each delivered exactly once)",
+      "trace_packets", 0, kIfNetrace},
+     [](P p) -> Field { return Wl(p).trace_packets; },
+     &HasNetrace},
+    {{"trace_cycles", "cycles", "the replayed packets' span in the trace (network cycles)",
+      "trace_cycles", 0, kIfNetrace},
+     [](P p) -> Field { return Wl(p).trace_cycles; },
+     &HasNetrace},
+    {{"runtime_cycles", "cycles",
+      "cycle of the last delivery (never less than the trace's last packet cycle)",
+      "runtime_cycles", 0, kIfNetrace},
+     [](P p) -> Field { return Wl(p).runtime_cycles; },
+     &HasNetrace},
+    {{"slowdown", "", "runtime_cycles / trace_cycles", "slowdown", kNum, kIfNetrace},
+     [](P p) -> Field { return Wl(p).slowdown; },
+     &HasNetrace},
+    {{"trace_missing_dependencies", "", "dependency ids of the trace that never appear", "", 0,
+      kIfNetrace},
+     [](P p) -> Field { return Wl(p).missing_dependencies; },
+     &HasNetrace},
+    {{"latency_by_type", "",
+      "per packet type: packets, bytes, avg / p99 / max latency in cycles (a JSON object; its "
+      "text in CSV)",
+      "", 0, kIfNetrace},
+     [](P p) -> Field { return output::JsonText{Wl(p).latency_by_type}; },
+     &HasNetrace},
+};
+
+constexpr F kOtf2Fields[] = {
+    {{"ranks", "", "MPI ranks of the archive", "", 0, kIfOtf2},
+     [](P p) -> Field { return Wl(p).ranks; },
+     &HasOtf2},
+    {{"program_time_us", "us", "simulated end of the last rank", "program_us", kNum, kIfOtf2},
+     [](P p) -> Field { return Wl(p).program_time_us; },
+     &HasOtf2},
+    {{"communication_time_us", "us",
+      "mean over ranks of the main location's time not spent computing", "comm_us", kNum, kIfOtf2},
+     [](P p) -> Field { return Wl(p).communication_time_us; },
+     &HasOtf2},
+    {{"replayed_messages", "messages",
+      "messages the network carried (rendezvous requests, collective and RMA messages "
+      "included)",
+      "replayed", 0, kIfOtf2},
+     [](P p) -> Field { return Wl(p).replayed_messages; },
+     &HasOtf2},
+    {{"replayed_bytes", "bytes", "payload bytes the network carried", "replayed_bytes", 0, kIfOtf2},
+     [](P p) -> Field { return Wl(p).replayed_bytes; },
+     &HasOtf2},
+    {{"p2p_messages", "messages", "point-to-point sends replayed", "", 0, kIfOtf2},
+     [](P p) -> Field { return Wl(p).p2p_messages; },
+     &HasOtf2},
+    {{"collectives", "", "collective operations replayed", "", 0, kIfOtf2},
+     [](P p) -> Field { return Wl(p).collectives; },
+     &HasOtf2},
+    {{"rma_operations", "", "RMA puts, gets and atomics replayed", "", 0, kIfOtf2},
+     [](P p) -> Field { return Wl(p).rma_operations; },
+     &HasOtf2},
+    {{"rank_finish_us", "us", "per rank: its simulated end (a JSON array; `;`-separated in CSV)",
+      "", 0, kIfOtf2},
+     [](P p) -> Field { return Wl(p).rank_finish_us; },
+     &HasOtf2},
+    {{"rank_communication_us", "us",
+      "per rank: its time not spent computing (a JSON array; `;`-separated in CSV)", "", 0,
+      kIfOtf2},
+     [](P p) -> Field { return Wl(p).rank_communication_us; },
+     &HasOtf2},
+    {{"unmodelled_events", "",
+      "event record name -> count, for the records the replay does not model (a JSON object; "
+      "its text in CSV)",
+      "", 0, kIfOtf2},
+     [](P p) -> Field { return output::JsonText{Wl(p).unmodelled_events}; },
+     &HasOtf2},
+};
+
 // The gateway model's figures (docs/gateway.md).
 constexpr F kGatewayFields[] = {
     {{"nic_detours", "", "nic.detours", "", 0, kIfNic},
@@ -336,11 +602,177 @@ constexpr F kGatewayFields[] = {
      &HasGateway},
 };
 
+using BF = BooksimFigures;
+bool HasBooksim(P p) { return p.result->booksim.present; }
+template <int kStat, int kPart>
+Field Bs(P p) {
+  return p.result->booksim.stat[kStat][kPart];
+}
+constexpr std::string_view kIfBooksim = "with measure.mode = booksim or booksim_throughput";
+
+// BookSim2's statistics (docs/booksim.md); its summary lines are printed from these fields
+// (BooksimSummaryLines()).
+constexpr F kBooksimFields[] = {
+    {{"router_model", "", "router.model", "", 0, kIfBooksim},
+     [](P p) -> Field { return Text(RouterModelName(p.config->router.model)); },
+     &HasBooksim},
+    {{"packet_latency_avg", "cycles",
+      "BookSim2's packet latency: creation to tail arrival: average (of the measured packets)", "",
+      0, kIfBooksim},
+     &Bs<BF::kPacketLatency, BF::kAvg>,
+     &HasBooksim},
+    {{"packet_latency_min", "cycles",
+      "BookSim2's packet latency: creation to tail arrival: minimum (of the measured packets)", "",
+      0, kIfBooksim},
+     &Bs<BF::kPacketLatency, BF::kMin>,
+     &HasBooksim},
+    {{"packet_latency_max", "cycles",
+      "BookSim2's packet latency: creation to tail arrival: maximum (of the measured packets)", "",
+      0, kIfBooksim},
+     &Bs<BF::kPacketLatency, BF::kMax>,
+     &HasBooksim},
+    {{"network_latency_avg", "cycles",
+      "BookSim2's network latency: injection of the head into the injection channel to tail "
+      "arrival: average (of the measured packets)",
+      "", 0, kIfBooksim},
+     &Bs<BF::kNetworkLatency, BF::kAvg>,
+     &HasBooksim},
+    {{"network_latency_min", "cycles",
+      "BookSim2's network latency: injection of the head into the injection channel to tail "
+      "arrival: minimum (of the measured packets)",
+      "", 0, kIfBooksim},
+     &Bs<BF::kNetworkLatency, BF::kMin>,
+     &HasBooksim},
+    {{"network_latency_max", "cycles",
+      "BookSim2's network latency: injection of the head into the injection channel to tail "
+      "arrival: maximum (of the measured packets)",
+      "", 0, kIfBooksim},
+     &Bs<BF::kNetworkLatency, BF::kMax>,
+     &HasBooksim},
+    {{"flit_latency_avg", "cycles",
+      "BookSim2's flit latency: packet creation to the flit's arrival, over every flit of the "
+      "measured packets: average (of the measured packets)",
+      "", 0, kIfBooksim},
+     &Bs<BF::kFlitLatency, BF::kAvg>,
+     &HasBooksim},
+    {{"flit_latency_min", "cycles",
+      "BookSim2's flit latency: packet creation to the flit's arrival, over every flit of the "
+      "measured packets: minimum (of the measured packets)",
+      "", 0, kIfBooksim},
+     &Bs<BF::kFlitLatency, BF::kMin>,
+     &HasBooksim},
+    {{"flit_latency_max", "cycles",
+      "BookSim2's flit latency: packet creation to the flit's arrival, over every flit of the "
+      "measured packets: maximum (of the measured packets)",
+      "", 0, kIfBooksim},
+     &Bs<BF::kFlitLatency, BF::kMax>,
+     &HasBooksim},
+    {{"fragmentation_avg", "cycles",
+      "BookSim2's fragmentation: tail arrival minus head arrival minus (flits - 1): average (of "
+      "the measured packets)",
+      "", 0, kIfBooksim},
+     &Bs<BF::kFragmentation, BF::kAvg>,
+     &HasBooksim},
+    {{"fragmentation_min", "cycles",
+      "BookSim2's fragmentation: tail arrival minus head arrival minus (flits - 1): minimum (of "
+      "the measured packets)",
+      "", 0, kIfBooksim},
+     &Bs<BF::kFragmentation, BF::kMin>,
+     &HasBooksim},
+    {{"fragmentation_max", "cycles",
+      "BookSim2's fragmentation: tail arrival minus head arrival minus (flits - 1): maximum (of "
+      "the measured packets)",
+      "", 0, kIfBooksim},
+     &Bs<BF::kFragmentation, BF::kMax>,
+     &HasBooksim},
+    {{"injected_packet_rate_avg", "packets/node/cycle",
+      "BookSim2's injected packets per node and cycle: average (mean over nodes)", "", 0,
+      kIfBooksim},
+     &Bs<BF::kInjectedPacketRate, BF::kAvg>,
+     &HasBooksim},
+    {{"injected_packet_rate_min", "packets/node/cycle",
+      "BookSim2's injected packets per node and cycle: minimum (over nodes)", "", 0, kIfBooksim},
+     &Bs<BF::kInjectedPacketRate, BF::kMin>,
+     &HasBooksim},
+    {{"injected_packet_rate_max", "packets/node/cycle",
+      "BookSim2's injected packets per node and cycle: maximum (over nodes)", "", 0, kIfBooksim},
+     &Bs<BF::kInjectedPacketRate, BF::kMax>,
+     &HasBooksim},
+    {{"accepted_packet_rate_avg", "packets/node/cycle",
+      "BookSim2's accepted packets per node and cycle: average (mean over nodes)", "", 0,
+      kIfBooksim},
+     &Bs<BF::kAcceptedPacketRate, BF::kAvg>,
+     &HasBooksim},
+    {{"accepted_packet_rate_min", "packets/node/cycle",
+      "BookSim2's accepted packets per node and cycle: minimum (over nodes)", "", 0, kIfBooksim},
+     &Bs<BF::kAcceptedPacketRate, BF::kMin>,
+     &HasBooksim},
+    {{"accepted_packet_rate_max", "packets/node/cycle",
+      "BookSim2's accepted packets per node and cycle: maximum (over nodes)", "", 0, kIfBooksim},
+     &Bs<BF::kAcceptedPacketRate, BF::kMax>,
+     &HasBooksim},
+    {{"injected_flit_rate_avg", "flits/node/cycle",
+      "BookSim2's injected flits per node and cycle: average (mean over nodes)", "", 0, kIfBooksim},
+     &Bs<BF::kInjectedFlitRate, BF::kAvg>,
+     &HasBooksim},
+    {{"injected_flit_rate_min", "flits/node/cycle",
+      "BookSim2's injected flits per node and cycle: minimum (over nodes)", "", 0, kIfBooksim},
+     &Bs<BF::kInjectedFlitRate, BF::kMin>,
+     &HasBooksim},
+    {{"injected_flit_rate_max", "flits/node/cycle",
+      "BookSim2's injected flits per node and cycle: maximum (over nodes)", "", 0, kIfBooksim},
+     &Bs<BF::kInjectedFlitRate, BF::kMax>,
+     &HasBooksim},
+    {{"accepted_flit_rate_avg", "flits/node/cycle",
+      "BookSim2's accepted flits per node and cycle: average (mean over nodes)", "", 0, kIfBooksim},
+     &Bs<BF::kAcceptedFlitRate, BF::kAvg>,
+     &HasBooksim},
+    {{"accepted_flit_rate_min", "flits/node/cycle",
+      "BookSim2's accepted flits per node and cycle: minimum (over nodes)", "", 0, kIfBooksim},
+     &Bs<BF::kAcceptedFlitRate, BF::kMin>,
+     &HasBooksim},
+    {{"accepted_flit_rate_max", "flits/node/cycle",
+      "BookSim2's accepted flits per node and cycle: maximum (over nodes)", "", 0, kIfBooksim},
+     &Bs<BF::kAcceptedFlitRate, BF::kMax>,
+     &HasBooksim},
+    {{"router_hops_avg", "routers",
+      "BookSim2's Hops average: routers a measured packet crossed (avg_hops + 1)", "", 0,
+      kIfBooksim},
+     [](P p) -> Field { return p.result->booksim.hops; },
+     &HasBooksim},
+    {{"unstable", "",
+      "BookSim2's verdict: true when it would print \"Simulation unstable, ending ...\" (the "
+      "latency threshold was exceeded, or measure.max_samples periods did not converge)",
+      "", 0, kIfBooksim},
+     [](P p) -> Field { return p.result->booksim.unstable; },
+     &HasBooksim},
+    {{"booksim_log", "",
+      "BookSim2's progress lines that say how the run went (\"Warmed up ...\", \"Average "
+      "latency for class 0 exceeded ...\"), one per line",
+      "", 0, kIfBooksim},
+     [](P p) -> Field { return p.result->booksim.log; },
+     &HasBooksim},
+};
+
+constexpr BooksimLine kBooksimLines[] = {
+    {"Packet latency average", "packet_latency"},
+    {"Network latency average", "network_latency"},
+    {"Flit latency average", "flit_latency"},
+    {"Fragmentation average", "fragmentation"},
+    {"Injected packet rate average", "injected_packet_rate"},
+    {"Accepted packet rate average", "accepted_packet_rate"},
+    {"Injected flit rate average", "injected_flit_rate"},
+    {"Accepted flit rate average", "accepted_flit_rate"},
+};
+
 // Every part, in record order.
-constexpr std::span<const F> kParts[] = {kConfigFields, kFigureFields, kFaultFields, kOptionFields,
-                                         kGatewayFields};
+constexpr std::span<const F> kParts[] = {
+    kConfigFields,  kFigureFields, kFaultFields, kOptionFields,  kWorkloadFields,
+    kNetraceFields, kOtf2Fields,   kSssFields,   kGatewayFields, kBooksimFields};
 
 }  // namespace
+
+std::span<const BooksimLine> BooksimSummaryLines() { return kBooksimLines; }
 
 std::vector<output::FieldSpec> FlitFields() {
   std::vector<output::FieldSpec> out;
@@ -370,12 +802,33 @@ std::vector<output::TableColumn> FlitTableColumns(const std::vector<SimConfig>& 
   std::vector<output::FieldSpec> fields = FlitFields();
   // The gateway model's columns only in a sweep where it runs.
   std::erase_if(fields, [&](const output::FieldSpec& f) { return !gateway && f.when == kIfNic; });
+  // Under a trace (docs/workloads.md) the table shows its kind's columns instead of the
+  // synthetic load's, then wall_s and the note.
+  const WorkloadKind kind =
+      points.empty() ? WorkloadKind::kSynthetic : points.front().workload.kind;
+  std::set<std::string_view> skip = {bernoulli ? "interval" : "rate"};
+  for (const output::FieldSpec& f : output::SpecsOf<PointContext>(kNetraceFields)) {
+    if (kind != WorkloadKind::kNetrace) skip.insert(f.name);
+  }
+  for (const output::FieldSpec& f : output::SpecsOf<PointContext>(kOtf2Fields)) {
+    if (kind != WorkloadKind::kOtf2) skip.insert(f.name);
+  }
+  if (kind != WorkloadKind::kSynthetic) {
+    skip.insert({"message_bytes", "rate", "interval", "offered_flits_per_node_cycle",
+                 "accepted_flits_per_node_cycle", "avg_network_latency_cycles", "saturated",
+                 "bandwidth_mbytes_per_second", "recovery_ratio", "wall_seconds"});
+  }
   std::vector<output::TableColumn> columns;
   for (output::TableColumn& c : output::TableColumnsOf(fields)) {
-    if (c.field == (bernoulli ? "interval" : "rate")) continue;
+    if (skip.count(c.field)) continue;
     if (c.field == "routing") c.min_width = std::max(c.min_width, routing);
     if (c.field == "pattern") c.min_width = std::max(c.min_width, pattern);
     columns.push_back(std::move(c));
+  }
+  if (kind != WorkloadKind::kSynthetic) {
+    for (output::TableColumn& c : output::TableColumnsOf(fields)) {
+      if (c.field == "wall_seconds") columns.push_back(std::move(c));
+    }
   }
   // The note, whose text varies most, last.
   std::stable_partition(columns.begin(), columns.end(),

@@ -1,5 +1,5 @@
-// The result record of the flit-level model (network.topology mesh, torus, group): every
-// field of a point's record declared once (name, unit, meaning, table column) in
+// The result record of the flit-level model (network.topology mesh, torus, group, graph, tree):
+// every field of a point's record declared once (name, unit, meaning, table column) in
 // flit_fields.cc. The record (CSV/JSON), the text table and the field reference of
 // `ukai sim describe` and docs/cli.md come from that list.
 //
@@ -12,6 +12,8 @@
 #define UKAI_SIM_EXPERIMENT_FLIT_FIELDS_H_
 
 #include <cstddef>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "core/output/fields.h"
@@ -20,6 +22,14 @@
 #include "sim/experiment/sim_config.h"
 
 namespace ukai::sim {
+
+// A line of BookSim2's overall summary: its label and the fields (`field`_avg, _min, _max)
+// it prints ("Packet latency average = 20.5 (1 samples)", "\tminimum = ...", ...).
+struct BooksimLine {
+  std::string_view label;
+  std::string_view field;
+};
+std::span<const BooksimLine> BooksimSummaryLines();
 
 // Every field of a point's record, in record order.
 std::vector<output::FieldSpec> FlitFields();

@@ -9,6 +9,7 @@
 
 #include "sim/experiment/config_schema.h"
 #include "sim/experiment/flit_fields.h"
+#include "sim/experiment/workload_keys.h"
 #include "sim/routing/cdg_check.h"
 #include "sim/topology/factory.h"
 
@@ -95,6 +96,10 @@ class FlitExperiment : public Experiment {
 }  // namespace
 
 std::string PointLabel(const SimConfig& c) {
+  if (c.workload.active()) {  // docs/workloads.md
+    return fmt::format("routing={} workload={} file={} seed={}", c.routing.algorithm,
+                       WorkloadKindName(c.workload.kind), c.workload.file, c.seed);
+  }
   std::string load = c.traffic.injection == InjectionKind::kBernoulli
                          ? fmt::format("rate={}", c.traffic.rate)
                          : fmt::format("interval={}", c.traffic.interval);

@@ -1,6 +1,7 @@
 // The flit-level model of the machine-model table (experiment/machine_model.h): network.topology
-// mesh, torus (k-ary n-cubes) and group, with routers, routing, traffic, faults and the gateway
-// NIC (nic.*). Its keys are config_schema.h's (SimConfigSchema), its record flit_fields.h's.
+// mesh, torus (k-ary n-cubes), group, graph and tree, with routers, routing, traffic, faults,
+// the gateway NIC (nic.*) and the SSS-CORE NIC (docs/sss.md). Its keys are config_schema.h's
+// (SimConfigSchema), its record flit_fields.h's.
 //
 // Its Experiment holds the expanded points (one SimConfig per point of a sweep). Run() runs
 // them in sweep order with RunPoint (or RunEnv::run_point), writes each point's record as soon

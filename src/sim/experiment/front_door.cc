@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/config/toml_reader.h"
+#include "sim/experiment/booksim_reader.h"
 #include "sim/experiment/flit_model.h"
 
 namespace ukai::sim {
@@ -208,6 +209,7 @@ std::vector<ReferenceBlock> ReferenceBlocks() {
     const std::vector<output::FieldSpec> fields = m.fields();
     out.push_back({fmt::format("fields of {}", m.name), output::DescribeFieldsMarkdown(fields)});
   }
+  out.push_back({"booksim keys", DescribeBooksimKeysMarkdown()});  // docs/booksim.md
   return out;
 }
 

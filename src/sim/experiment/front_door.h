@@ -56,8 +56,8 @@ Result<config::ConfigValues> ReadConfigValues(std::string_view text, const std::
 // own keys, and every other model's keys refused with the network.topology they need.
 config::Schema FrontDoorSchema(const MachineModel& model, std::string_view topology);
 
-// The points of a flit-level config (mesh, torus, group), for the tools that run points
-// themselves (benchmarks, tests). A config of another model is an error naming
+// The points of a flit-level config (mesh, torus, group, graph, tree), for the tools that run
+// points themselves (benchmarks, tests). A config of another model is an error naming
 // network.topology.
 Result<std::vector<SimConfig>> LoadSimConfigs(const std::string& path,
                                               const std::vector<std::string>& overrides);
@@ -74,7 +74,8 @@ Result<std::vector<SimConfig>> LoadSimConfigsFromString(std::string_view text,
 std::string DescribeModels(bool markdown);
 
 // One generated Markdown block of DescribeModels(true): its name ("keys of flit", "fields of
-// fullmesh", "models") and its text between the markers.
+// fullmesh", "models", "booksim keys": the BookSim2 reader's key table, in docs/booksim.md)
+// and its text between the markers.
 struct ReferenceBlock {
   std::string name;
   std::string markdown;

@@ -15,10 +15,11 @@ namespace {
 
 // The machine models, keyed by the network.topology values each runs.
 constexpr MachineModel kModels[] = {
-    {"flit", "Flit-level network (network.topology = mesh, torus, group)",
+    {"flit", "Flit-level network (network.topology = mesh, torus, group, graph, tree)",
      "The cycle-accurate flit-level simulator: input-queued VC routers, routing algorithms, "
-     "traffic patterns, faults and reconfiguration, and the gateway NIC model (nic.*). One "
-     "record per point of a sweep.",
+     "traffic patterns, faults and reconfiguration, the gateway NIC model (nic.*) and the "
+     "SSS-CORE NIC model on graphs and trees (traffic.operation; docs/sss.md). One record per "
+     "point of a sweep.",
      &FlitTopologies, &SimConfigSchema, &PrepareFlit, &FlitFields, &DescribeFlitMore},
     {"fullmesh", "Optical full mesh (network.topology = \"fullmesh\")",
      "The message-level model of an optical full mesh with 1-hop relay links "

@@ -7,8 +7,8 @@
 //
 // Today:
 //   flit      the flit-level network simulator (experiment/flit_model.h): topologies mesh,
-//             torus (k-ary n-cubes) and group, routers, routing, traffic; the gateway NIC
-//             model is part of it (nic.*)
+//             torus (k-ary n-cubes), group, graph and tree, routers, routing, traffic; the
+//             gateway NIC model (nic.*) and the SSS-CORE NIC model (docs/sss.md) are part of it
 //   fullmesh  the message-level optical full mesh with 1-hop relays (fullmesh/fullmesh_model.h)
 //
 // Adding a model: its files (schema, prepare, an Experiment subclass, its fields) and one

@@ -12,9 +12,12 @@
 #include "core/stats.h"
 #include "sim/engine/network.h"
 #include "sim/experiment/memory_budget.h"
+#include "sim/experiment/run_booksim.h"
 #include "sim/nic/run_gateway.h"
+#include "sim/nic/run_sss.h"
 #include "sim/routing/registry.h"
 #include "sim/routing/route_state.h"
+#include "sim/workload/run_workload.h"
 
 namespace ukai::sim {
 namespace {
@@ -320,29 +323,42 @@ Result<PointResult> RunPoint(const SimConfig& config, const ProgressFn& progress
 namespace {
 
 Result<PointResult> RunPointUnguarded(const SimConfig& config, const ProgressFn& progress) {
-  if (config.nic.active()) return RunGatewayPoint(config, progress);  // docs/gateway.md
+  if (config.nic.active()) return RunGatewayPoint(config, progress);        // docs/gateway.md
+  if (config.sss.active()) return RunSssPoint(config, progress);            // docs/sss.md
+  if (config.workload.active()) return RunWorkloadPoint(config, progress);  // docs/workloads.md
   const auto wall_start = std::chrono::steady_clock::now();
   UKAI_RETURN_IF_ERROR(CheckMemory(config));
   Result<std::unique_ptr<Network>> made = Network::Create(config);
   if (!made.ok()) return made.status();
   Network& net = **made;
   Outcome out;
-  if (config.measure.mode == MeasureMode::kMessages) {
+  PointResult r;
+  const bool booksim = config.measure.mode == MeasureMode::kBooksim ||
+                       config.measure.mode == MeasureMode::kBooksimThroughput;
+  if (booksim) {  // BookSim2's method fills the figures itself (run_booksim.h)
+    UKAI_RETURN_IF_ERROR(RunBooksimMeasurement(net, progress, &r));
+  } else if (config.measure.mode == MeasureMode::kMessages) {
     UKAI_RETURN_IF_ERROR(RunMessages(net, progress, &out));
   } else {
     UKAI_RETURN_IF_ERROR(RunCycles(net, progress, &out));
   }
 
-  PointResult r;
-  const double nodes = net.topology().NumTerminals();  // per terminal (= node)
+  const double nodes = net.topology().NumTerminals();  // per end node
   const double window = static_cast<double>(out.window_cycles);
-  r.offered_flits_per_node_cycle = net.offered_flits_per_node_cycle();
-  r.accepted_flits_per_node_cycle = static_cast<double>(out.sample.flits) / (nodes * window);
   r.clock_mhz = config.router.clock_mhz;
   if (r.clock_mhz <= 0) {
     Result<const RoutingEntry*> entry = FindRoutingAlgorithm(config.routing.algorithm);
     r.clock_mhz = entry.ok() ? (*entry)->default_clock_mhz : 0.0;
   }
+  if (booksim) {
+    r.accepted_bytes_per_second =
+        r.accepted_flits_per_node_cycle * config.router.flit_bytes * r.clock_mhz * 1e6;
+    r.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    return r;
+  }
+  r.offered_flits_per_node_cycle = net.offered_flits_per_node_cycle();
+  r.accepted_flits_per_node_cycle = static_cast<double>(out.sample.flits) / (nodes * window);
   r.accepted_bytes_per_second =
       static_cast<double>(out.sample.bytes) / (nodes * window) * r.clock_mhz * 1e6;
   r.avg_latency_cycles = out.sample.latency.Mean();

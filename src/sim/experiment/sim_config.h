@@ -15,14 +15,36 @@
 #include <vector>
 
 #include "sim/nic/nic_config.h"
+#include "sim/nic/sss_config.h"
 #include "sim/topology/fault_spec.h"
+#include "sim/topology/graph_spec.h"
+#include "sim/workload/workload_config.h"
 
 namespace ukai::sim {
 
-enum class TopologyKind { kMesh, kTorus, kGroup, kCMesh, kFlatFly, kFatTree, kDragonfly };
-enum class Switching { kWormhole, kVirtualCutThrough };
+enum class TopologyKind {
+  kMesh,
+  kTorus,
+  kGroup,
+  kGraph,
+  kTree,
+  kCMesh,
+  kFlatFly,
+  kFatTree,
+  kDragonfly
+};
+// kVctSaf: virtual cut-through that falls back to store-and-forward (docs/sss.md): a head
+// that finds no free output when its hop pipeline ends waits until its whole message is in
+// the buffer. kStoreAndForward: every head waits for its whole message at every router.
+enum class Switching { kWormhole, kVirtualCutThrough, kVctSaf, kStoreAndForward };
 enum class InjectionKind { kBernoulli, kInterval };
-enum class MeasureMode { kMessages, kCycles };
+// kBooksim / kBooksimThroughput: BookSim2's method (sim_type = latency / throughput):
+// warm-up sample periods, sample periods until three in a row converge, the latency
+// threshold for an unstable run, then the drain of measured packets (docs/booksim.md).
+enum class MeasureMode { kMessages, kCycles, kBooksim, kBooksimThroughput };
+// The router's timing: ukai's (router.hop_cycles per hop) or BookSim2's iq router
+// (stage delays, 1-cycle injection and ejection channels: docs/booksim.md).
+enum class RouterModel { kUkai, kBooksim };
 // The paper's router as options (docs/simulator.md, "Router options"). DOR on a torus: how
 // a tie (destination exactly k/2 away) goes, and which dateline VC scheme it uses.
 enum class DorTieRule { kRandom, kParity, kPlus };
@@ -39,6 +61,16 @@ struct NetworkConfig {
   std::vector<int> k = {10, 10};  // radix per dimension (size n), each >= 2
   int groups = 6;                 // group topology: groups G (ring length), >= 1
   int group_size = 4;             // group topology: nodes S per group (fully connected)
+  // Graph topology (topology/graph.h, docs/sss.md): a BookSim2 anynet file (the path as
+  // resolved against the config file's folder), or the TOML lists network.nodes,
+  // network.switches and network.links.
+  std::string file;
+  GraphSpec graph;
+  // Tree topology: levels of switches of `tree_arity` children each; the link from a switch
+  // to its parent is tree_upper_bandwidth parallel channels.
+  int tree_arity = 4;
+  int tree_levels = 3;
+  int tree_upper_bandwidth = 1;
   // Indirect topologies (terminals on routers: topology/switch_topology.h).
   int concentration = 4;  // cmesh, flatfly: terminals per router, >= 1
   int dragonfly_p = 2;    // dragonfly: terminals per router, >= 1
@@ -61,9 +93,30 @@ struct RouterConfig {
   int switch_bubble_cycles = 0;  // idle cycles before an output port changes message
   HeaderUnits header_units = HeaderUnits::kPerVc;
   int table_read_ports = 0;  // routing-table reads a router starts per cycle; 0: no limit
+  // router.model = "booksim": BookSim2's iq router stages (cycles each) replace hop_cycles.
+  RouterModel model = RouterModel::kUkai;
+  int routing_delay = 1, vc_alloc_delay = 1, sw_alloc_delay = 1;
+  int st_prepare_delay = 0, st_final_delay = 1;
+  bool speculative = false;  // switch allocation beside VC allocation
 };
 
+// The header delay per router of router.model = "booksim": routing, VC and switch
+// allocation (in parallel when speculative), switch traversal; at least 1.
+inline int BooksimHopCycles(const RouterConfig& r) {
+  const int alloc =
+      r.speculative ? (r.vc_alloc_delay > r.sw_alloc_delay ? r.vc_alloc_delay : r.sw_alloc_delay)
+                    : r.vc_alloc_delay + r.sw_alloc_delay;
+  const int hop = r.routing_delay + alloc + r.st_prepare_delay + r.st_final_delay;
+  return hop < 1 ? 1 : hop;
+}
+// Cycles router.model = "booksim" adds to every message: its injection and ejection
+// channels of one cycle each.
+inline constexpr int kBooksimEndpointCycles = 2;
+
 enum class DetourSwitchKind { kAware, kDetector };
+// routing.source_routes: shortest paths, up*/down* paths, or auto (shortest on a network
+// whose switches form no cycle, up*/down* otherwise).
+enum class SourceRouteMode { kAuto, kShortest, kUpDown };
 
 struct RoutingConfig {
   std::string algorithm = "dor";  // a name in the routing registry (routing/registry.h)
@@ -76,6 +129,11 @@ struct RoutingConfig {
   int64_t timeout_cycles = 128;   // detour-ud: blocking time that starts deadlock recovery
   int fault_region_distance = 2;  // detour-ud: nodes within this distance of a fault
   DetourSwitchKind detour_switch = DetourSwitchKind::kAware;  // dor-detour: where to switch
+  // source (routing/source_routing.h): how the route tables are computed, how many routes
+  // a pair may use, and FIFO order between every pair of nodes.
+  SourceRouteMode source_routes = SourceRouteMode::kAuto;
+  int source_paths = 4;
+  bool in_order = false;
 };
 
 struct TrafficConfig {
@@ -99,6 +157,13 @@ struct MeasureConfig {
   double convergence = 0.02;        // cycles mode: relative change of mean latency to stop
   int64_t max_cycles = 2000000;     // both modes: cap; reaching it marks the point saturated
   int64_t watchdog_cycles = 20000;  // deadlock watchdog: no flit moved for this long
+  // booksim modes (BookSim2's warmup_periods, max_samples, latency_thres, stopping_thres,
+  // acc_stopping_thres; the sample period is sample_cycles).
+  int64_t warmup_periods = 3;
+  int64_t max_samples = 10;
+  double latency_threshold = 500;  // cycles; < 0: none
+  double stopping_threshold = 0.05;
+  double accepted_stopping_threshold = 0.05;
 };
 
 // Resource bounds of a point (experiment/memory_budget.h).
@@ -116,7 +181,9 @@ struct SimConfig {
   FaultConfig faults;  // faults.* (topology/fault_spec.h)
 
   RunConfig run;
-  NicConfig nic;  // nic.* (nic/nic_config.h): the gateway model
+  NicConfig nic;            // nic.* (nic/nic_config.h): the gateway model
+  SssConfig sss;            // the SSS-CORE NIC model's keys (nic/sss_config.h, docs/sss.md)
+  WorkloadConfig workload;  // workload.* (workload/workload_config.h): trace replay
 };
 
 }  // namespace ukai::sim

@@ -32,7 +32,8 @@ double Fabric::StateBytes(int64_t routers, int ports, const RouterConfig& config
                         sizeof(InVc) + 2.0 * ports * sizeof(RouteCandidate) +
                         sizeof(OutputVcState) + sizeof(int32_t);
   const double per_pi = sizeof(RoundRobin) + 2 * sizeof(uint32_t) + sizeof(Transfer);
-  const double per_router = words * sizeof(Masks) + sizeof(uint32_t) + sizeof(Ejected);
+  const double per_router =
+      words * sizeof(Masks) + sizeof(uint32_t) + sizeof(Ejected) + sizeof(int64_t);
   return nvc * per_vc + npi * per_pi + static_cast<double>(routers) * per_router;
 }
 
@@ -56,7 +57,10 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       hop_cycles_(config.hop_cycles),
       link_cycles_(config.link_cycles),
       table_lookup_cycles_(config.table_lookup_cycles),
-      vct_(config.switching == Switching::kVirtualCutThrough),
+      vct_(config.switching != Switching::kWormhole),
+      saf_(config.switching == Switching::kVctSaf            ? kSafFallback
+           : config.switching == Switching::kStoreAndForward ? kSafAlways
+                                                             : 0),
       reroute_(routing->ReRouteWhileBlocked()),
       atomic_vcs_(vct_ ? 0u : routing->AtomicVcMask()),
       needs_room_(vct_ || atomic_vcs_ != 0),
@@ -82,6 +86,14 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   down_ivc_.assign(npi, -1);
   epoch_.assign(nodes_, 0);
   dead_.assign(nodes_, 0);
+  stored_count_.assign(nodes_, 0);
+  if (routing->MayFork()) {
+    forking_ = true;
+    fork_n_.assign(nvc, 0);
+    fork_got_.assign(nvc, 0);
+    fork_.resize(nvc * kMaxBranches);
+    copied_count_.assign(nodes_, 0);
+  }
   tx_.resize(npi);
   ej_.resize(static_cast<size_t>(nodes_) * eject_flits_);
   if (bubble_cycles_ > 0) last_sent_.assign(npi, LastSent{-1, INT64_MIN / 2});
@@ -101,9 +113,51 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       for (int v = 0; v < config.vcs; ++v) out_[Ivc(r, p, v)].credits = depth_;
     }
     valid_vcs_[Pi(r, pe_port())] = LowMask(config.pe_vcs);
+    for (int p = 0; p < ports_ - 1; ++p) {
+      const int own = topology.LinkCycles(r, p);
+      if (own < 0 || own == config.link_cycles) continue;
+      if (link_port_.empty()) link_port_.assign(npi, config.link_cycles);
+      link_port_[Pi(r, p)] = own;
+    }
     for (int v = 0; v < config.pe_vcs; ++v) out_[Ivc(r, pe_port(), v)].credits = kEjectCredits;
   }
+  max_link_cycles_ = config.link_cycles;
+  for (int32_t l : link_port_) max_link_cycles_ = std::max(max_link_cycles_, l);
   InitHot();
+}
+
+void Fabric::SetEjectCredits(int32_t router, int32_t credits) {
+  if (eject_bounded_.empty()) {
+    eject_bounded_.assign(nodes_, 0);
+    InitHot();  // hot_.extras
+  }
+  eject_bounded_[router] = 1;
+  for (int v = 0; v < vstride_; ++v) {
+    OutputVcState& o = out_[Ivc(router, pe_port(), v)];
+    o.credits = v == 0 ? credits : 0;
+    if (o.owner >= 0 && o.credits == 0) masks_[o.owner >> mshift_].credit &= ~Bit(o.owner);
+  }
+  ++epoch_[router];
+}
+
+void Fabric::ReturnEjectCredits(int32_t router, int32_t credits) {
+  OutputVcState& o = out_[Ivc(router, pe_port(), 0)];
+  if (o.credits == 0 && credits > 0 && o.owner >= 0)
+    masks_[o.owner >> mshift_].credit |= Bit(o.owner);
+  o.credits += credits;
+  ++epoch_[router];  // a head waiting for room may now find it
+}
+
+int64_t Fabric::flits_copied() const {
+  int64_t total = 0;
+  for (int64_t n : copied_count_) total += n;
+  return total;
+}
+
+int64_t Fabric::packets_stored() const {
+  int64_t total = 0;
+  for (int64_t n : stored_count_) total += n;
+  return total;
 }
 
 void Fabric::SetPortAlive(int32_t router, int port, bool alive) {
@@ -121,10 +175,18 @@ void Fabric::ForgetRoutes() {
 }
 
 void Fabric::InitHot() {
-  hot_ = Hot{buf_.data(),   in_.data(),       out_.data(),    masks_.data(),   rr_.data(),
-             epoch_.data(), down_ivc_.data(), tx_.data(),     ej_.data(),      ports_,
-             ports_ - 1,    pshift_,          vshift_,        dshift_,         mshift_,
-             link_cycles_,  slot_mask_,       grant_options_, shared_headers_, table_ports_};
+  hot_ = Hot{
+      buf_.data(),      in_.data(),
+      out_.data(),      masks_.data(),
+      rr_.data(),       epoch_.data(),
+      down_ivc_.data(), tx_.data(),
+      ej_.data(),       link_port_.empty() ? nullptr : link_port_.data(),
+      ports_,           ports_ - 1,
+      pshift_,          vshift_,
+      dshift_,          mshift_,
+      link_cycles_,     slot_mask_,
+      grant_options_,   shared_headers_,
+      table_ports_,     forking_ || saf_ != 0 || !link_port_.empty() || !eject_bounded_.empty()};
 }
 
 int32_t Fabric::buffered(int32_t router) const {
@@ -149,11 +211,12 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
   };
   int extra = 0;
   bool read_table = false;
+  bool fork = false;
   const auto sink = [&] {
     add({static_cast<int16_t>(pe_port()), 0, valid_vcs_[Pi(r, pe_port())]});
   };
-  if (m.dst == r || dead_[m.dst]) {
-    if (dead_[m.dst]) m.undeliverable = true;
+  if (m.dst == r || (m.dst >= 0 && dead_[m.dst])) {
+    if (m.dst != r) m.undeliverable = true;
     sink();
   } else {
     RouteRequest req;
@@ -173,16 +236,22 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     req.out_vcs = &out_[Ivc(r, 0, 0)];
     req.out_vc_stride = 1 << vshift_;
     req.vc_depth = depth_;
+    req.route = m.route;
     result->Clear();
     routing_->Route(req, result);
     assert(result->size() <= cand_stride_);
     for (int i = 0; i < result->size() && n < cand_stride_; ++i) {
       RouteCandidate c = (*result)[i];
-      if (c.port < 0 || c.port >= ports_ - 1) continue;
+      if (c.port == RouteResult::kEjectPort) {
+        c.port = static_cast<int16_t>(pe_port());
+      } else if (c.port < 0 || c.port >= ports_ - 1) {
+        continue;
+      }
       c.vc_mask &= valid_vcs_[Pi(r, c.port)];
       if (c.vc_mask != 0) add(c);
     }
     read_table = result->table_lookup();
+    fork = result->fork();
     if (read_table) extra = table_lookup_cycles_;
     if (n == 0 && !hold_unroutable_) {  // no live way on: drain it here (faults), never a hang
       m.undeliverable = true;
@@ -190,6 +259,10 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     }
   }
   InVc& q = in_[ivc];
+  if (forking_) {
+    fork_n_[ivc] = static_cast<uint8_t>(n > 1 && fork ? n : 0);
+    fork_got_[ivc] = 0;
+  }
   q.cand_count = static_cast<uint8_t>(n);
   if (n == 1) {
     q.cand_port = static_cast<uint8_t>(first.port);
@@ -265,7 +338,11 @@ void Fabric::CommitStaged(int64_t now, uint8_t* __restrict active, std::vector<E
   for (int i = 0; i < nej_; ++i) {
     const Ejected& t = ej_[i];
     if (t.credit >= 0) credit(t.credit);
+    Message& m = (*messages_)[t.flit.msg()];  // for BookSim2's flit latency, fragmentation
+    if (t.flit.head()) m.head_arrival = now + 1;
+    m.arrival_sum += now + 1;
     if (t.flit.tail()) tails->push_back({t.dst, now + 1, t.flit});
+    if (watch_ != nullptr) watch_->push_back({t.dst, now + 1, t.flit});
   }
 }
 

@@ -132,6 +132,16 @@ class Fabric {
     masks_[ivc >> mshift_].nonempty |= Bit(ivc);
   }
 
+  // A bounded ejection (the SSS NIC's receive ring, nic/sss_nic.h): ejection VC 0 of
+  // `router` gets `credits` flits of room, its other ejection VCs none; an ejected flit
+  // takes one, ReturnEjectCredits() gives them back (between cycles). Virtual cut-through
+  // then ejects a message only when the room holds all of it.
+  void SetEjectCredits(int32_t router, int32_t credits);
+  void ReturnEjectCredits(int32_t router, int32_t credits);
+  int32_t EjectCredits(int32_t router) const { return out_[Ivc(router, pe_port(), 0)].credits; }
+  // When `all` is set, Commit() also appends every flit handed to a PE (not only tails).
+  void WatchEjections(std::vector<Ejection>* all) { watch_ = all; }
+
   // Faults (topology/faults.h): a dead port is offered to no new head (messages already
   // holding one of its output VCs finish crossing it); a head whose routing leaves no live
   // candidate, or whose destination node is dead, is drained into this router's ejection
@@ -164,6 +174,15 @@ class Fabric {
   // Flits buffered in router `router` (sums its VCs: for checks, not the hot path).
   int32_t buffered(int32_t router) const;
   int64_t flits_moved() const { return flits_moved_; }
+  // Flits copied into the extra branches of forks (hierarchical multicast): flits in the
+  // network = injected + copied - ejected - discarded.
+  int64_t flits_copied() const;
+  // router.switching = vct-saf: heads that found no free output when their hop pipeline
+  // ended and were stored whole before going on; saf: every head stored (network input
+  // ports, not the ejection).
+  int64_t packets_stored() const;
+  // The longest channel latency (cycles).
+  int max_link_cycles() const { return max_link_cycles_; }
   int64_t flits_ejected() const { return flits_ejected_; }
   int64_t flit_hops() const { return flit_hops_; }
   int64_t last_move_cycle() const { return last_move_cycle_; }
@@ -178,6 +197,12 @@ class Fabric {
   // Debug checks: credit conservation on every channel VC, buffer/mask agreement,
   // ownership consistency. Returns "" when all hold, else a description.
   std::string CheckInvariants() const;
+  // Cut-through without midway stops (the SSS-CORE switch, docs/sss.md): every input VC
+  // that holds an output VC of a network port and has already sent its message's head has
+  // the next flit in place at `now` (so it sends it this cycle). Returns "" when that holds,
+  // else the first VC that breaks it. Meaningful with one VC per port (router.vcs = 1,
+  // router.pe_vcs = 1): VCs of one port otherwise share it flit by flit.
+  std::string CheckNoMidwayStop(int64_t now) const;
   // One line per non-empty input VC: "node N port P vc V: M flits, head of message S->D ...".
   std::vector<std::string> DescribeBlocked(const Topology& topology, size_t limit) const;
 
@@ -200,7 +225,9 @@ class Fabric {
     // cand_count == 1: the candidate itself (output port and VC mask; with one candidate
     // its tier does not matter), kept here so selection reads no other cache line.
     uint8_t cand_port;
-    uint8_t unused;
+    // router.switching = vct-saf / saf: 1 once the head has fallen back to (or always does)
+    // store-and-forward: it selects an output only when its whole message is here.
+    uint8_t stored;
     uint32_t cand_mask;
     int32_t out;  // owned output VC (global index), when active
     // Active: where the flits go (the downstream input VC, or this router for the
@@ -252,11 +279,18 @@ class Fabric {
     const int32_t* __restrict down_ivc;
     Transfer* __restrict tx;
     Ejected* __restrict ej;
+    // Per router port (index Pi): the latency of the channel it feeds, when the topology
+    // gives channels their own latencies (topology/graph.h); nullptr: `link` everywhere.
+    const int32_t* __restrict link_port;
     int ports, pe, pshift, vshift, dshift, mshift, link;
     uint32_t slot_mask;
     bool grant_options;   // grant_options_
     bool shared_headers;  // router.header_units = per_port
     int table_ports;      // router.table_read_ports
+    // Forks, store-and-forward, per-port link latencies or a bounded ejection are in use:
+    // the hot paths test this one flag first (false on the constant-layout paths, which
+    // then compile those features out).
+    bool extras;
   };
   // Per-router scratch of one Evaluate.
   struct VaReq {
@@ -300,6 +334,22 @@ class Fabric {
   void GrantWithOptions(const Hot& h, int32_t r, int32_t rpi, int op, uint32_t req, int64_t now,
                         Scratch& s);
   void HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_t now, Scratch& s);
+  // Store-and-forward (router.switching = vct-saf / saf): false while the head of `ivc`
+  // must wait for the rest of its message; `failed` after a failed selection.
+  // These take no Hot or Scratch (they use hot_): the address of Evaluate()'s locals must
+  // not escape into calls, or their fields can no longer be kept in registers.
+  bool MaySelect(int32_t r, int32_t ivc, int64_t now);
+  void StoreAfterFailure(int32_t r, int32_t ivc);
+  // Forks (RouteResult::Fork(); fabric_fork.cc): acquire the routed head's branches in
+  // order (each port whole), copy a departing flit to the branches after the first,
+  // release every branch after the tail; ForkHolds(): whether `ovc` is one of the
+  // branches `ivc` holds (its other VCs too; for the invariant check).
+  // CopyToBranches() appends the copies to hot_.tx / hot_.ej after `ntx` / `nej` entries
+  // and returns the new counts as (ntx << 32 | nej).
+  void ForkAcquire(int32_t r, int32_t ivc);
+  uint64_t CopyToBranches(int32_t r, int32_t ivc, Flit f, int64_t now, int ntx, int nej);
+  void ReleaseFork(int32_t r, int32_t ivc);
+  bool ForkHolds(int32_t ivc, int32_t ovc) const;
   // ScanRouter()'s head loop with router.header_units = per_port.
   void HandleHeadsShared(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s);
   void AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scratch& s);
@@ -328,6 +378,8 @@ class Fabric {
   int mshift_, words_;   // Masks word of ivc = ivc >> mshift_; words_ per router
   int hop_cycles_, link_cycles_, table_lookup_cycles_;
   bool vct_;
+  int saf_;  // 0: no store-and-forward; kSafFallback (vct-saf); kSafAlways (saf)
+  static constexpr int kSafFallback = 1, kSafAlways = 2;
   bool reroute_;  // routing_->ReRouteWhileBlocked()
   // Wormhole: routing_->AtomicVcMask(), the VCs that are free only when empty; VCT: 0.
   uint32_t atomic_vcs_;
@@ -362,7 +414,22 @@ class Fabric {
   std::vector<int64_t> header_free_;
   std::vector<uint8_t> header_rr_;
   std::vector<uint8_t> dead_;  // per router: 1 while the node is faulty
-  uint32_t net_vc_mask_;       // the VCs of a live network port
+  // Forks: per input VC the branches of its routed head (0: none) and those acquired, and
+  // kMaxBranches slots of (output VC, downstream input VC or this router for the PE).
+  struct ForkBranch {
+    int32_t ovc, aux;
+  };
+  static constexpr int kMaxBranches = 32;
+  bool forking_ = false;  // routing_->MayFork(): the vectors below exist
+  std::vector<uint8_t> fork_n_, fork_got_;
+  std::vector<ForkBranch> fork_;
+  std::vector<int64_t> copied_count_;   // per router: flits copied (flits_copied())
+  std::vector<int32_t> link_port_;      // per router port: channel latency (see Hot)
+  std::vector<uint8_t> eject_bounded_;  // per router: SetEjectCredits() was called
+  std::vector<Ejection>* watch_ = nullptr;
+  std::vector<int64_t> stored_count_;  // per router: heads stored (packets_stored())
+  int max_link_cycles_ = 0;
+  uint32_t net_vc_mask_;  // the VCs of a live network port
   // Per router.
   std::vector<Masks> masks_;     // words_ per router (index ivc >> mshift_)
   std::vector<uint32_t> epoch_;  // changes whenever an output VC may have become free

@@ -35,7 +35,8 @@ std::string Fabric::CheckInvariants() const {
         if (out_[ivc].owner >= 0) {
           const int32_t o = out_[ivc].owner;
           const bool o_active = (masks_[o >> mshift_].active & Bit(o)) != 0;
-          if (!o_active || in_[o].out != ivc) {
+          // A fork holds every VC of each branch port, also before it is active.
+          if ((!o_active || in_[o].out != ivc) && !ForkHolds(o, ivc)) {
             fail("output VC " + std::to_string(ivc) + " owned by a VC that does not use it");
           }
         }
@@ -78,6 +79,29 @@ std::string Fabric::CheckInvariants() const {
     }
   }
   return err;
+}
+
+std::string Fabric::CheckNoMidwayStop(int64_t now) const {
+  for (int r = 0; r < nodes_; ++r) {
+    for (int p = 0; p < ports_; ++p) {
+      const uint32_t active = PortBits(&Masks::active, r, p);
+      for (int v = 0; v < vstride_; ++v) {
+        if (((active >> v) & 1u) == 0) continue;
+        const int32_t ivc = Ivc(r, p, v);
+        const InVc& q = in_[ivc];
+        const int op = (q.out >> vshift_) & ((1 << pshift_) - 1);
+        if (op == pe_port() || q.count == 0) continue;
+        const Flit& f = buf_[(static_cast<size_t>(ivc) << dshift_) + q.head];
+        if (f.head() || f.ArrivedBy(now)) continue;
+        const Message& m = (*messages_)[f.msg()];
+        return "cycle " + std::to_string(now) + ": message " + std::to_string(m.src) + "->" +
+               std::to_string(m.dst) + " stopped midway at node " + std::to_string(r) +
+               " in-port " + std::to_string(p) + " vc " + std::to_string(v) +
+               ": its next flit has not arrived";
+      }
+    }
+  }
+  return "";
 }
 
 std::vector<std::string> Fabric::DescribeBlocked(const Topology& topology, size_t limit) const {

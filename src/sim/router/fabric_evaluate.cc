@@ -28,7 +28,7 @@ void Fabric::Evaluate(const int32_t* routers, size_t count, int64_t now) {
   s.ntx = ntx_;
   s.nej = nej_;
   for (uint32_t& req : s.out_req) req = 0;
-  const bool fixed = constant_layouts_ && hot_.pshift == 3 && hot_.link == 1;
+  const bool fixed = constant_layouts_ && hot_.pshift == 3 && hot_.link == 1 && !hot_.extras;
   if (fixed && hot_.vshift == 2 && hot_.dshift == 3) {
     EvaluateFixed<2, 3>(routers, count, now, s);
   } else if (fixed && hot_.vshift == 2 && hot_.dshift == 4) {
@@ -58,6 +58,8 @@ void Fabric::EvaluateFixed(const int32_t* routers, size_t count, int64_t now, Sc
   h.mshift = 3 + kVshift;
   h.link = 1;
   h.slot_mask = (1u << kDshift) - 1;
+  h.extras = false;  // compiles forks, store-and-forward and the rest out of this path
+  h.link_port = nullptr;
   if (hot_.ports == 5) {
     h.ports = 5;
     h.pe = 4;
@@ -249,14 +251,52 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_
     }
     if (q.ready > now) return;
   }
+  if (__builtin_expect(h.extras, false) && saf_ != 0 && !MaySelect(r, ivc, now)) return;
+  if (__builtin_expect(h.extras, false) && forking_ && fork_n_[ivc] != 0) {
+    ForkAcquire(r, ivc);
+    return;
+  }
   const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
   const int32_t ovc = SelectOutput(h, r, ivc, f, now);
   if (ovc >= 0) {
     s.va[s.nva++] = {ivc, ovc, ip, v};
-  } else if (max_credit_ && !reroute_) {
+    return;
+  }
+  if (max_credit_ && !reroute_) {
     q.state = kBlocked;
     q.aux = static_cast<int32_t>(h.epoch[r]);
   }
+  if (__builtin_expect(h.extras, false) && saf_ != 0) StoreAfterFailure(r, ivc);
+}
+
+// The head of `ivc` (network input port, not for the ejection port) waits for its whole
+// message once it is stored: its tail is at offset length - 1 and has arrived. The
+// injection port (the source's own buffer) and heads leaving by the ejection port (the
+// destination takes the flits as they come) never store.
+__attribute__((noinline)) bool Fabric::MaySelect(int32_t r, int32_t ivc, int64_t now) {
+  const Hot& h = hot_;
+  InVc& q = h.in[ivc];
+  const int ip = (ivc >> h.vshift) & ((1 << h.pshift) - 1);
+  if (ip == h.pe || (q.cand_count == 1 && q.cand_port == h.pe)) return true;
+  if (q.stored == 0) {
+    if (saf_ != kSafAlways) return true;  // vct-saf: a first try to cut through
+    q.stored = 1;
+    ++stored_count_[r];
+  }
+  const Flit* vb = h.buf + (static_cast<size_t>(ivc) << h.dshift);
+  const int32_t length = (*messages_)[vb[q.head].msg()].length;
+  if (q.count < length) return false;
+  return vb[(q.head + length - 1) & h.slot_mask].ArrivedBy(now);
+}
+
+// vct-saf: a head whose first selection failed is stored whole before it goes on.
+__attribute__((noinline)) void Fabric::StoreAfterFailure(int32_t r, int32_t ivc) {
+  const Hot& h = hot_;
+  InVc& q = h.in[ivc];
+  const int ip = (ivc >> h.vshift) & ((1 << h.pshift) - 1);
+  if (q.stored != 0 || ip == h.pe || (q.cand_count == 1 && q.cand_port == h.pe)) return;
+  q.stored = 1;
+  ++stored_count_[r];
 }
 
 // The output VC (global index) the selection picks for the routed head `f` of input VC
@@ -328,6 +368,7 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
     InVc& in = h.in[q.ivc];
     h.out[q.ovc].owner = q.ivc;
     in.out = q.ovc;
+    if (__builtin_expect(h.extras, false)) in.stored = 0;
     const int op = (q.ovc - rbase) >> h.vshift;
     in.aux = op == h.pe ? r : h.down_ivc[rpi | op] + static_cast<int32_t>(q.ovc & vmask);
     in.state = kRouted;
@@ -370,6 +411,10 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   const uint64_t bit = uint64_t{1} << (ivc & ((1 << h.mshift) - 1));
   // Copy the flit whole, then set its arrival (keeps it one 16-byte move).
   if (op == h.pe) {
+    if (__builtin_expect(h.extras, false) && !eject_bounded_.empty() && eject_bounded_[r] != 0 &&
+        --o.credits == 0) {
+      mk.credit &= ~bit;
+    }
     Ejected& e = h.ej[s.nej++];
     e.flit = *src;
     e.flit.set_arrival(now + 1);
@@ -378,7 +423,10 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   } else {
     Flit& d = h.buf[(static_cast<size_t>(q.aux) << h.dshift) + o.tail];
     d = *src;
-    d.set_arrival(now + 1 + h.link);
+    d.set_arrival(now + 1 +
+                  (__builtin_expect(h.extras, false) && h.link_port != nullptr
+                       ? h.link_port[(r << h.pshift) | op]
+                       : h.link));
     o.tail = static_cast<int32_t>((static_cast<uint32_t>(o.tail) + 1) & h.slot_mask);
     if (--o.credits == 0) mk.credit &= ~bit;
     h.tx[s.ntx++] = {q.aux, credit};
@@ -386,6 +434,11 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   }
   if (head && observer_)
     observer_({now, vb[q.head].msg(), r, ip, v, op, q.out & ((1 << h.vshift) - 1)});
+  if (__builtin_expect(h.extras, false) && forking_ && fork_n_[ivc] != 0) {
+    const uint64_t counts = CopyToBranches(r, ivc, *src, now, s.ntx, s.nej);
+    s.ntx = static_cast<int>(counts >> 32);
+    s.nej = static_cast<int>(counts & 0xffffffffu);
+  }
   q.head = static_cast<uint16_t>((q.head + 1) & h.slot_mask);
   if (--q.count == 0) {
     mk.nonempty &= ~bit;
@@ -395,6 +448,7 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   }
   if (tail) {
     o.owner = -1;
+    if (__builtin_expect(h.extras, false) && forking_ && fork_n_[ivc] != 0) ReleaseFork(r, ivc);
     q.state = kIdle;
     mk.active &= ~bit;
     mk.credit &= ~bit;

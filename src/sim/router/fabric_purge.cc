@@ -71,6 +71,7 @@ int64_t Fabric::Purge(const std::function<bool(int32_t msg)>& discard) {
       mk.credit &= ~Bit(ivc);
     }
     q.state = kIdle;
+    q.stored = 0;
   }
   for (uint32_t& e : epoch_) ++e;  // output VCs may be free again
   flits_discarded_ += removed_total;

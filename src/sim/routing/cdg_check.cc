@@ -12,6 +12,7 @@
 #include "sim/routing/escape_functions.h"
 #include "sim/routing/registry.h"
 #include "sim/routing/route_state.h"
+#include "sim/routing/source_check.h"
 #include "sim/routing/valiant.h"
 #include "sim/topology/factory.h"
 #include "sim/topology/faults.h"
@@ -557,6 +558,15 @@ constexpr CheckerEntry kCheckers[] = {
     {"dor-detour", nullptr, &CheckDorDetour},
 };
 
+struct RouteSetChecker {
+  std::string_view algorithm;
+  Result<CdgReport> (*check)(const SimConfig& config);
+};
+
+constexpr RouteSetChecker kRouteSetCheckers[] = {
+    {"source", &CheckSourceRoutes},
+};
+
 }  // namespace
 
 std::vector<int64_t> FindShortCycle(const std::vector<std::vector<int64_t>>& adj) {
@@ -586,10 +596,18 @@ Result<CdgReport> CheckSwitchTopology(const SimConfig& config) {
 }
 
 Result<CdgReport> CheckDeadlockFreedom(const SimConfig& config) {
-  if (config.network.topology != TopologyKind::kMesh &&
-      config.network.topology != TopologyKind::kTorus &&
-      config.network.topology != TopologyKind::kGroup) {
-    return CheckSwitchTopology(config);
+  // Routings whose routes are fixed paths are checked on their route sets.
+  for (const RouteSetChecker& e : kRouteSetCheckers) {
+    if (e.algorithm == config.routing.algorithm) return e.check(config);
+  }
+  switch (config.network.topology) {
+    case TopologyKind::kCMesh:
+    case TopologyKind::kFlatFly:
+    case TopologyKind::kFatTree:
+    case TopologyKind::kDragonfly:
+      return CheckSwitchTopology(config);
+    default:
+      break;
   }
   const CheckerEntry* entry = nullptr;
   std::string known;
@@ -597,6 +615,7 @@ Result<CdgReport> CheckDeadlockFreedom(const SimConfig& config) {
     if (e.algorithm == config.routing.algorithm) entry = &e;
     known += (known.empty() ? "" : ", ") + std::string(e.algorithm);
   }
+  for (const RouteSetChecker& e : kRouteSetCheckers) known += ", " + std::string(e.algorithm);
   if (entry == nullptr) {
     return Status::InvalidArgument("routing.algorithm: no deadlock checker for '" +
                                    config.routing.algorithm + "' (checkers: " + known + ")")

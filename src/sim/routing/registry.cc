@@ -7,6 +7,7 @@
 #include "sim/routing/detour_ud.h"
 #include "sim/routing/dor.h"
 #include "sim/routing/duato.h"
+#include "sim/routing/source_routing.h"
 #include "sim/routing/switch_routings.h"
 #include "sim/routing/updown.h"
 #include "sim/routing/valiant.h"
@@ -294,6 +295,15 @@ constexpr RoutingEntry kAlgorithms[] = {
      &DetourNfSupports,
      &DetourNfCreate,
      true},
+    {"source",
+     "source routing (the SSS-CORE network): the sender writes a route from its table into "
+     "the header, switches only read it; routes are shortest paths or up*/down* "
+     "(routing.source_routes, routing.source_paths, routing.in_order); any topology; "
+     "multicast trees copied in the switches (docs/sss.md)",
+     {},
+     53.125,
+     &SourceSupports,
+     &SourceCreate},
     {"dor-detour",
      "dimension-order routing (mesh, torus, group) with via-node detours round faulty nodes "
      "(gateway patent); routing.detour_switch says where a message switches; needs 2 VC "

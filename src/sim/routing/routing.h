@@ -65,15 +65,20 @@ struct RouteRequest {
   const OutputVcState* out_vcs = nullptr;
   int32_t out_vc_stride = 0;
   int32_t vc_depth = 0;
+  int32_t route = -1;  // the message's route (Message::route; source routing)
 };
 
 class RouteResult {
  public:
   static constexpr int kCapacity = 64;
+  // A candidate port meaning this router's ejection (PE) port: a message without one
+  // destination (a multicast) is ejected where its routing says so.
+  static constexpr int kEjectPort = -2;
 
   void Clear() {
     size_ = 0;
     table_lookup_ = false;
+    fork_ = false;
   }
   // Appends a candidate; silently ignores an empty VC mask. Capacity is checked by the
   // engine (more than kCapacity candidates is a bug of the routing function).
@@ -82,6 +87,13 @@ class RouteResult {
     c_[size_++] = {static_cast<int16_t>(port), static_cast<int16_t>(tier), vc_mask};
   }
   void UseTableLookup() { table_lookup_ = true; }
+  // Every candidate (one per port) is a branch the message is copied to (hierarchical
+  // multicast: the switch copies a packet to several outputs). The router acquires the
+  // branches' ports in candidate order, each whole (every VC of the port, with room for
+  // the message on one), and sends each flit to all of them at once; it needs virtual
+  // cut-through (router.switching vct, vct-saf or saf).
+  void Fork() { fork_ = true; }
+  bool fork() const { return fork_; }
 
   int size() const { return size_; }
   const RouteCandidate& operator[](int i) const { return c_[i]; }
@@ -91,6 +103,7 @@ class RouteResult {
  private:
   int size_ = 0;
   bool table_lookup_ = false;
+  bool fork_ = false;
   RouteCandidate c_[kCapacity];
 };
 
@@ -101,6 +114,9 @@ class RoutingFunction {
   virtual bool ReRouteWhileBlocked() const { return false; }
   virtual bool AtomicVcAllocation() const { return false; }
   virtual uint32_t AtomicVcMask() const { return AtomicVcAllocation() ? ~0u : 0u; }
+  // Whether Route() may answer with RouteResult::Fork() (the router then keeps per-VC fork
+  // state).
+  virtual bool MayFork() const { return false; }
   virtual void TopologyChanged() {}
   // Reconfiguration (engine/reconfiguration.h) updates tables node by node:
   // PrepareTables(root) computes the tables of the topology as it is now into a new pending

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include "sim/topology/anynet.h"
 #include "sim/topology/concentrated_grid.h"
 #include "sim/topology/dragonfly.h"
 #include "sim/topology/fat_tree.h"
+#include "sim/topology/graph.h"
 #include "sim/topology/group.h"
 #include "sim/topology/kary_ncube.h"
 
@@ -44,6 +46,44 @@ void GroupSize(const NetworkConfig& config, double* nodes, int* ports) {
   *ports = config.group_size + 1;
 }
 
+Result<std::unique_ptr<Topology>> MakeGraphOf(const GraphSpec& spec) {
+  Result<std::unique_ptr<GraphTopology>> graph = GraphTopology::Create(spec);
+  if (!graph.ok()) return graph.status();
+  return std::unique_ptr<Topology>(std::move(*graph));
+}
+
+// network.topology = "graph": an anynet file or the TOML lists (docs/sss.md).
+Result<std::unique_ptr<Topology>> MakeGraph(const NetworkConfig& config) {
+  if (!config.file.empty()) {
+    if (!config.graph.empty()) {
+      return Status::InvalidArgument(
+                 "network.file: give the graph either as a file or as network.nodes / "
+                 "network.switches / network.links, not both")
+          .WithKey("network.file");
+    }
+    Result<GraphSpec> read = ReadAnynetFile(config.file);
+    Result<std::unique_ptr<Topology>> made =
+        read.ok() ? MakeGraphOf(*read) : Result<std::unique_ptr<Topology>>(read.status());
+    if (!made.ok()) return made.status().WithKey("network.file");
+    return made;
+  }
+  if (config.graph.empty()) {
+    return Status::InvalidArgument(
+               "network.topology: 'graph' needs network.file (a BookSim2 anynet file) or "
+               "network.nodes, network.switches and network.links")
+        .WithKey("network.topology");
+  }
+  return MakeGraphOf(config.graph);  // its errors name network.links and their place
+}
+
+// network.topology = "tree": the generated hierarchy (docs/sss.md).
+Result<std::unique_ptr<Topology>> MakeTree(const NetworkConfig& config) {
+  Result<GraphSpec> tree =
+      TreeSpec(config.tree_arity, config.tree_levels, config.tree_upper_bandwidth);
+  if (!tree.ok()) return tree.status();
+  return MakeGraphOf(*tree);
+}
+
 constexpr TopologyEntry kTopologies[] = {
     {"mesh", TopologyKind::kMesh, "k-ary n-cube without wrap-around links (network.k, network.n)",
      &MakeCube, &CubeSize},
@@ -53,6 +93,14 @@ constexpr TopologyEntry kTopologies[] = {
      "network.groups groups of network.group_size fully connected nodes, rings across groups "
      "(docs/gateway.md)",
      &MakeGroup, &GroupSize},
+    {"graph", TopologyKind::kGraph,
+     "any network of end nodes and switches: a BookSim2 anynet file (network.file) or "
+     "network.nodes, network.switches and network.links (docs/sss.md)",
+     &MakeGraph, nullptr},
+    {"tree", TopologyKind::kTree,
+     "network.tree_levels levels of switches with network.tree_arity children each, end nodes "
+     "at the leaves, network.tree_upper_bandwidth channels per upper link (docs/sss.md)",
+     &MakeTree, nullptr},
     {"cmesh", TopologyKind::kCMesh,
      "concentrated mesh: a network.k x ... mesh of routers (network.n dimensions), "
      "network.concentration terminals on each (BookSim2's cmesh without express channels)",

@@ -32,6 +32,7 @@ class SwitchTopology : public Topology {
   int NumNodes() const override { return terminals_ + routers_; }
   int NumNetworkPorts() const override { return ports_; }
   int NumTerminals() const override { return terminals_; }
+  bool Forwards(int node) const override { return node >= terminals_; }
   PortRef Neighbor(int node, int port) const override {
     return table_[static_cast<size_t>(node) * ports_ + port];
   }

@@ -35,9 +35,6 @@ class Topology {
   virtual ~Topology() = default;
 
   virtual int NumNodes() const = 0;
-  // Nodes 0..NumTerminals()-1 are terminals: they send and receive traffic. The others
-  // (routers of the indirect topologies, switch_topology.h) only forward. All by default.
-  virtual int NumTerminals() const { return NumNodes(); }
   virtual int NumNetworkPorts() const = 0;
   // The input port at the far end of output port `port` of `node`, or {-1,-1}.
   virtual PortRef Neighbor(int node, int port) const = 0;
@@ -54,6 +51,16 @@ class Topology {
 
   // The PE (injection/ejection) port number.
   int PePort() const { return NumNetworkPorts(); }
+
+  // End nodes (terminals: traffic sources and sinks) are nodes 0..NumTerminals()-1: every
+  // node by default; the graph topology (graph.h) numbers its end nodes first, its switches
+  // after, and so do the indirect topologies (switch_topology.h) their terminals and routers.
+  virtual int NumTerminals() const { return NumNodes(); }
+  // Whether a route may pass through `node` on its way elsewhere (false for the end nodes
+  // of the graph and indirect topologies).
+  virtual bool Forwards(int /*node*/) const { return true; }
+  // Latency in cycles of the channel leaving `node` on `port`; -1: router.link_cycles.
+  virtual int LinkCycles(int /*node*/, int /*port*/) const { return -1; }
 
   // Channel liveness (all alive by default). `Neighbor()` ignores liveness.
   bool ChannelAlive(int node, int port) const {

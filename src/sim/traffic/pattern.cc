@@ -8,6 +8,8 @@
 namespace ukai::sim {
 namespace {
 
+// Over the end nodes 0..nodes-1 (Topology::NumTerminals(): every node but the graph
+// topology's switches, which are idle).
 class UniformPattern final : public TrafficPattern {
  public:
   explicit UniformPattern(int nodes) : nodes_(nodes) {}
@@ -15,7 +17,19 @@ class UniformPattern final : public TrafficPattern {
     const int d = static_cast<int>(rng.Uniform(nodes_ - 1));
     return d >= src ? d + 1 : d;
   }
-  bool Idle(int) const override { return false; }
+  bool Idle(int src) const override { return src >= nodes_; }
+
+ private:
+  int nodes_;
+};
+
+// BookSim2's uniform: any end node, the source included (its message goes through its own
+// router).
+class UniformSelfPattern final : public TrafficPattern {
+ public:
+  explicit UniformSelfPattern(int nodes) : nodes_(nodes) {}
+  int Destination(int, Rng& rng) const override { return static_cast<int>(rng.Uniform(nodes_)); }
+  bool Idle(int src) const override { return src >= nodes_; }
 
  private:
   int nodes_;
@@ -47,7 +61,7 @@ class HotspotPattern final : public TrafficPattern {
     const int d = static_cast<int>(rng.Uniform(nodes_ - 1));
     return d >= src ? d + 1 : d;
   }
-  bool Idle(int) const override { return false; }
+  bool Idle(int src) const override { return src >= nodes_; }
 
  private:
   int nodes_;
@@ -80,6 +94,10 @@ Result<std::unique_ptr<TrafficPattern>> MakeUniform(const Topology& t, const Tra
   return std::unique_ptr<TrafficPattern>(std::make_unique<UniformPattern>(t.NumTerminals()));
 }
 
+Result<std::unique_ptr<TrafficPattern>> MakeUniformSelf(const Topology& t, const TrafficConfig&) {
+  return std::unique_ptr<TrafficPattern>(std::make_unique<UniformSelfPattern>(t.NumTerminals()));
+}
+
 Result<std::unique_ptr<TrafficPattern>> MakeTranspose(const Topology& t, const TrafficConfig&) {
   const KaryNCube* cube = AsCube(t);
   if (cube == nullptr) return Err("transpose", "needs a k-ary n-cube");
@@ -101,10 +119,10 @@ Result<std::unique_ptr<TrafficPattern>> MakeBits(const Topology& t, std::string_
                                                  int (*map)(int, int)) {
   const int bits = Log2IfPow2(t.NumTerminals());
   if (bits < 0) {
-    return Err(name, "needs a power-of-two terminal count (the network has " +
-                         std::to_string(t.NumTerminals()) + " terminals)");
+    return Err(name, "needs a power-of-two node count (the " + t.Describe() + " has " +
+                         std::to_string(t.NumTerminals()) + " end nodes)");
   }
-  std::vector<int> dst(t.NumTerminals());
+  std::vector<int> dst(t.NumNodes(), -1);  // switches (graph topology) idle
   for (int s = 0; s < t.NumTerminals(); ++s) dst[s] = map(s, bits);
   return FromTable(std::move(dst));
 }
@@ -156,7 +174,8 @@ Result<std::unique_ptr<TrafficPattern>> MakeHotspot(const Topology& t, const Tra
   for (int h : c.hotspot_nodes) {
     if (h < 0 || h >= t.NumTerminals()) {
       return Status::InvalidArgument("traffic.hotspot_nodes: node " + std::to_string(h) +
-                                     " outside 0.." + std::to_string(t.NumTerminals() - 1))
+                                     " outside the end nodes 0.." +
+                                     std::to_string(t.NumTerminals() - 1))
           .WithKey("traffic.hotspot_nodes");
     }
   }
@@ -170,6 +189,10 @@ Result<std::unique_ptr<TrafficPattern>> MakeHotspot(const Topology& t, const Tra
 
 constexpr PatternEntry kPatterns[] = {
     {"uniform", "uniformly random destination other than the source", &MakeUniform},
+    {"uniform_self",
+     "uniformly random destination, the source included (BookSim2's uniform; the BookSim "
+     "reader maps uniform to it)",
+     &MakeUniformSelf},
     {"transpose",
      "reverse the coordinate order ((x,y) -> (y,x)); needs equal k; diagonal nodes idle",
      &MakeTranspose},

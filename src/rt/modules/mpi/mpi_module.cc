@@ -337,7 +337,7 @@ class MpiModule final : public Module {
   Result<std::shared_ptr<CommObject>> Connect(RuntimeId peer,
                                               std::span<const uint8_t> descriptor) override {
     if (!CanReach(descriptor)) {
-      return Status::Unsupported("mpi: peer " + std::to_string(peer) + " is not in this MPI job");
+      return Status::Unsupported("mpi: peer " + RuntimeIdString(peer) + " is not in this MPI job");
     }
     const int rank = DecodeDescriptor(descriptor)->rank;
     auto channel = std::make_shared<MpiChannel>(peer, rank, &sends_, &split_mu_);

@@ -70,6 +70,9 @@ Status ShmChannel::ReadAcceptReply(int timeout_ms) {
   std::vector<int> fds;
   UKAI_RETURN_IF_ERROR(ReceiveMessage(socket_, timeout_ms, &bytes, &fds));
   Result<Reply> r = DecodeReply(bytes);
+  if (r.ok() && r->status == 0 && reply_check_) {
+    if (Status c = reply_check_(*r); !c.ok()) r = c;
+  }
   Status pool_status;
   if (r.ok() && r->status == 0 && fds.size() >= 2) {
     Result<std::unique_ptr<PeerPool>> pp = PeerPool::Map(fds[1]);

@@ -39,6 +39,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -47,6 +48,7 @@
 #include "rt/core/spin_mutex.h"
 #include "rt/modules/shm/shm_pool.h"
 #include "rt/modules/shm/shm_segment.h"
+#include "rt/modules/shm/shm_socket.h"
 
 namespace ukai::rt::shm {
 
@@ -140,8 +142,10 @@ class ShmChannel final : public CommObject {
   int socket() const { return socket_; }
   bool handshake_done() const { return peer_efd_.load(std::memory_order_acquire) >= 0; }
   // Connector side: reads the accept reply from the socket (blocking at most `timeout_ms`).
-  // kUnavailable when the peer refused or hung up.
+  // kUnavailable when the peer refused or hung up, or `check` (set before the channel is
+  // shared: the module's proof check of the reply, shm_socket.h) says no.
   Status ReadAcceptReply(int timeout_ms);
+  void SetReplyCheck(std::function<Status(const Reply&)> check) { reply_check_ = std::move(check); }
 
   // Progress thread: frees records delivered by the previous Poll, then delivers up to
   // `budget` frames to `host`. Returns the number delivered; adds the records consumed
@@ -202,7 +206,8 @@ class ShmChannel final : public CommObject {
   const size_t cma_bytes_;   // 0: never use cross-memory attach
   ModuleHost* const host_;   // woken when a send is queued (its progress engine flushes)
   std::mutex handshake_mu_;  // serialises ReadAcceptReply (sender, progress thread)
-  ShmPool* pool_ = nullptr;  // our pool (a reference held), nullptr: none
+  std::function<Status(const Reply&)> reply_check_;  // set before sharing
+  ShmPool* pool_ = nullptr;                          // our pool (a reference held), nullptr: none
   size_t pool_min_ = 0;
   std::atomic<bool> peer_mapped_pool_{false};
   std::unique_ptr<PeerPool> peer_pool_owner_;

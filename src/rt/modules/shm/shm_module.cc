@@ -144,6 +144,7 @@ class ShmModule final : public Module {
   size_t pool_min_bytes_ = kDefaultPoolMinBytes;
   bool light_barriers_ = false;  // this process registered for membarrier (shm_ring.h)
   std::shared_ptr<shm::ShmCounters> counters_ = std::make_shared<shm::ShmCounters>();
+  std::atomic<uint64_t> refused_{0};  // connections refused at set-up (Counters: "refused")
 
   std::mutex mu_;  // guards channels_, next_tag_, version_
   std::unordered_map<uint64_t, std::shared_ptr<ShmChannel>> channels_;
@@ -271,23 +272,41 @@ Result<std::shared_ptr<CommObject>> ShmModule::Connect(RuntimeId peer,
   if (d->host_key != host_key_) {
     return Status::Unsupported("shm: peer " + shm::IdString(peer) + " is on another host");
   }
+  if (host_->job_secret() == nullptr) return Status::FailedPrecondition("shm: no job secret");
   Result<int> sock = shm::ConnectAbstract(d->socket_name);
   if (!sock.ok()) return sock.status();
+  // Abstract sockets have no permissions: the listener must run as this user.
+  if (Result<uid_t> uid = shm::PeerUid(*sock); !uid.ok() || *uid != geteuid()) {
+    close(*sock);
+    return Status::Unavailable(
+        "shm: the socket of peer " + shm::IdString(peer) +
+        (uid.ok() ? " belongs to uid " + std::to_string(*uid) + ", not ours: refused"
+                  : ": " + uid.status().message()));
+  }
   auto seg = shm::ShmSegment::Create(ring_bytes_);
   if (!seg.ok()) {
     close(*sock);
     return seg.status();
   }
+  const PeerKey key = host_->KeyFor(peer);
+  shm::Hello hello{host_->runtime_id(), peer, key.kind, NewNonce(), {}, (*seg)->name()};
+  hello.mac = shm::HelloMac(key.key, hello);
+  (*seg)->SetTag(shm::SegmentTag(key.key, hello.from, peer, hello.segment));
   std::vector<int> fds = {event_fd_};
   if (pool_ != nullptr) fds.push_back(pool_->fd());
-  Status s =
-      shm::SendMessage(*sock, shm::EncodeHello({host_->runtime_id(), peer, (*seg)->name()}), fds);
+  Status s = shm::SendMessage(*sock, shm::EncodeHello(hello), fds);
   if (!s.ok()) {
     close(*sock);
     return s;
   }
   auto ch = std::make_shared<ShmChannel>(host_->runtime_id(), peer, std::move(*seg), *sock, -1,
                                          chunk_bytes_, cma_bytes_, host_);
+  // The reply must prove the listener holds the key too (checked when it is read).
+  ch->SetReplyCheck([key, hello, peer](const shm::Reply& r) {
+    if (MacEqual(shm::ReplyMac(key.key, r, hello.from, hello.nonce), r.mac)) return Status::Ok();
+    return Status::Unavailable("shm: runtime " + shm::IdString(peer) +
+                               " did not prove the job secret in its reply");
+  });
   // The peer maps our pool before it reads our first record, or refuses the connection.
   ch->ConfigurePool(pool_, pool_min_bytes_, /*peer_mapped=*/true, counters_);
   if (light_barriers_) ch->UseLightBarrier();
@@ -322,10 +341,24 @@ void ShmModule::Accept() {
     Result<shm::Hello> hello = s.ok() ? shm::DecodeHello(bytes) : Result<shm::Hello>(s);
     std::unique_ptr<shm::ShmSegment> seg;
     if (hello.ok() && hello->to != host_->runtime_id()) {
-      hello = Status::InvalidArgument("shm: hello for runtime " + std::to_string(hello->to));
+      hello = Status::InvalidArgument("shm: hello for runtime " + shm::IdString(hello->to));
+    }
+    // Only this user's processes, proving the job secret (or our join token), get in.
+    if (Result<uid_t> uid = shm::PeerUid(fd); hello.ok() && (!uid.ok() || *uid != geteuid())) {
+      hello =
+          Status::Unavailable("shm: a connection from uid " +
+                              (uid.ok() ? std::to_string(*uid) : std::string("?")) + " (not ours)");
+    }
+    const JobSecret* secret = host_->job_secret();
+    SecretKey key{};
+    if (hello.ok() && secret != nullptr) key = secret->KeyFor(hello->key_kind);
+    if (hello.ok() && (secret == nullptr || !MacEqual(shm::HelloMac(key, *hello), hello->mac))) {
+      hello = Status::Unavailable("shm: runtime " + shm::IdString(hello->from) +
+                                  " did not prove the job secret");
     }
     if (hello.ok()) {
-      auto a = shm::ShmSegment::Attach(hello->segment);
+      const Mac tag = shm::SegmentTag(key, hello->from, hello->to, hello->segment);
+      auto a = shm::ShmSegment::Attach(hello->segment, &tag);
       if (a.ok()) {
         seg = std::move(*a);
         shm_unlink(hello->segment.c_str());  // both sides mapped it: drop the name now
@@ -335,8 +368,11 @@ void ShmModule::Accept() {
     }
     if (!hello.ok() || peer_efd < 0) {
       if (host_->tracing()) host_->Trace("shm: refused a connection: " + hello.status().ToString());
+      host_->RejectFrame(hello.ok() ? Status::InvalidArgument("shm: hello without an eventfd")
+                                    : hello.status());
+      refused_.fetch_add(1, std::memory_order_relaxed);
       [[maybe_unused]] Status r =
-          shm::SendMessage(fd, shm::EncodeReply({1, host_->runtime_id()}), -1);
+          shm::SendMessage(fd, shm::EncodeReply({1, host_->runtime_id(), 0, {}}), -1);
       if (peer_efd >= 0) close(peer_efd);
       close(fd);
       continue;
@@ -345,7 +381,9 @@ void ShmModule::Accept() {
     std::vector<int> reply_fds = {event_fd_};
     if (pool_ != nullptr) reply_fds.push_back(pool_->fd());
     const uint32_t flags = peer_pool ? shm::kReplyMappedYourPool : 0;
-    if (!shm::SendMessage(fd, shm::EncodeReply({0, host_->runtime_id(), flags}), reply_fds).ok()) {
+    shm::Reply reply{0, host_->runtime_id(), flags, {}};
+    reply.mac = shm::ReplyMac(key, reply, hello->from, hello->nonce);
+    if (!shm::SendMessage(fd, shm::EncodeReply(reply), reply_fds).ok()) {
       close(peer_efd);
       close(fd);
       continue;
@@ -509,6 +547,7 @@ std::map<std::string, uint64_t> ShmModule::Counters() const {
   std::map<std::string, uint64_t> c;
   c["pool_frames_sent"] = counters_->pool_frames_sent.load();
   c["pool_frames_received"] = counters_->pool_frames_received.load();
+  c["refused"] = refused_.load();
   if (pool_ != nullptr) {
     const shm::ShmPool::Stats st = pool_->stats();
     c["pool_bytes"] = pool_->size();

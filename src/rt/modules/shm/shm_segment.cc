@@ -70,12 +70,27 @@ Result<void*> CreateShmObject(const std::string& name, size_t size) {
   return base;
 }
 
+Status CheckOwnerOnly(int fd, const std::string& name) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return Status::IoError(Errno("fstat", name));
+  if (st.st_uid == geteuid() && (st.st_mode & 077) == 0) return Status::Ok();
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  return Status::FailedPrecondition(
+      "shm object " + name + " (owner uid " + std::to_string(st.st_uid) + ", mode " + mode +
+      ") is not this user's alone (uid " + std::to_string(geteuid()) + ", mode 0600): refused");
+}
+
 Result<void*> MapShmObject(const std::string& name, size_t* size) {
   if (!IsShmName(name)) {
     return Status::InvalidArgument("shm object name '" + name + "' is not a ukai-shm name");
   }
   int fd = shm_open(name.c_str(), O_RDWR, 0);
   if (fd < 0) return Status::Unavailable(Errno("shm_open", name));
+  if (Status own = CheckOwnerOnly(fd, name); !own.ok()) {
+    close(fd);
+    return own;
+  }
   struct stat st {};
   if (fstat(fd, &st) != 0 || st.st_size <= 0) {
     close(fd);
@@ -122,12 +137,17 @@ Result<std::unique_ptr<ShmSegment>> ShmSegment::Create(size_t ring_capacity) {
       new ShmSegment(std::move(name), SegmentRole::kCreator, base, size, ring_capacity));
 }
 
-Result<std::unique_ptr<ShmSegment>> ShmSegment::Attach(const std::string& name) {
+Result<std::unique_ptr<ShmSegment>> ShmSegment::Attach(const std::string& name,
+                                                       const Mac* job_tag) {
   if (!IsShmName(name)) {
     return Status::InvalidArgument("shm segment name '" + name + "' is not a ukai-shm name");
   }
   int fd = shm_open(name.c_str(), O_RDWR, 0);
   if (fd < 0) return Status::Unavailable(Errno("shm_open", name));
+  if (Status own = CheckOwnerOnly(fd, name); !own.ok()) {
+    close(fd);
+    return own;
+  }
   struct stat st {};
   if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) < kControlPage) {
     close(fd);
@@ -141,7 +161,14 @@ Result<std::unique_ptr<ShmSegment>> ShmSegment::Attach(const std::string& name) 
   const auto* h = static_cast<const SegmentHeader*>(head);
   const uint64_t magic = h->magic, capacity = h->ring_capacity;
   const uint32_t version = h->version;
+  const bool tag_ok =
+      job_tag == nullptr || MacEqual(*job_tag, std::span<const uint8_t>(h->job_tag, kMacBytes));
   munmap(head, kControlPage);
+  if (!tag_ok) {
+    close(fd);
+    return Status::FailedPrecondition("shm segment " + name +
+                                      " was not made by this job (job tag mismatch): refused");
+  }
   if (magic != kSegmentMagic || version != kSegmentVersion || !ValidRingCapacity(capacity) ||
       static_cast<size_t>(st.st_size) != MapSize(capacity)) {
     close(fd);
@@ -166,6 +193,11 @@ ShmSegment::~ShmSegment() {
 pid_t ShmSegment::peer_pid() const {
   return role_ == SegmentRole::kCreator ? header()->attacher_pid.load(std::memory_order_acquire)
                                         : header()->creator_pid.load(std::memory_order_acquire);
+}
+
+void ShmSegment::SetTag(const Mac& tag) {
+  std::memcpy(header()->job_tag, tag.data(), tag.size());
+  std::atomic_thread_fence(std::memory_order_release);
 }
 
 Status ShmSegment::Unlink() {

@@ -29,12 +29,13 @@
 #include <string>
 
 #include "core/status.h"
+#include "rt/core/job_secret.h"
 #include "rt/modules/shm/shm_ring.h"
 
 namespace ukai::rt::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x554b41492d53484dull;  // "UKAI-SHM"
-inline constexpr uint32_t kSegmentVersion = 2;
+inline constexpr uint32_t kSegmentVersion = 3;
 inline constexpr size_t kDefaultRingCapacity = size_t{4} << 20;  // per direction
 
 // Ring r's producer is the creator for r = 0, the attacher for r = 1.
@@ -49,6 +50,7 @@ struct SegmentHeader {
   std::atomic<uint32_t> attacher_closed;
   std::atomic<uint64_t> base_address[2];  // where creator / attacher mapped the segment
   std::atomic<uint64_t> cma_done[2];      // ring r: id of the last CMA frame its consumer copied
+  uint8_t job_tag[32];  // SetTag: proves the creator holds the job's key (shm_socket.h)
 };
 
 enum class SegmentRole { kCreator, kAttacher };
@@ -58,7 +60,11 @@ class ShmSegment {
   // Creates a new segment with two rings of `ring_capacity` bytes (ValidRingCapacity).
   static Result<std::unique_ptr<ShmSegment>> Create(size_t ring_capacity);
   // Attaches to the segment named `name` made by another process; records our pid in it.
-  static Result<std::unique_ptr<ShmSegment>> Attach(const std::string& name);
+  // Refused (kFailedPrecondition, naming owner and mode) unless the object belongs to this
+  // user and is accessible to it only (mode 0600), and, with `job_tag`, unless its header
+  // carries that tag (a segment of another job).
+  static Result<std::unique_ptr<ShmSegment>> Attach(const std::string& name,
+                                                    const Mac* job_tag = nullptr);
 
   ~ShmSegment();
   ShmSegment(const ShmSegment&) = delete;
@@ -70,6 +76,8 @@ class ShmSegment {
   // The other process's pid (0 when the creator asks before anyone attached).
   pid_t peer_pid() const;
 
+  // Writes the job tag the attacher checks (creator, before handing out the name).
+  void SetTag(const Mac& tag);
   // Removes the name (idempotent). The mapping stays valid.
   Status Unlink();
   // Rings for our direction of travel.
@@ -133,8 +141,15 @@ bool IsShmName(const std::string& name);
 // maps it read-write; the name stays until shm_unlink. Returns the mapping's base.
 Result<void*> CreateShmObject(const std::string& name, size_t size);
 // Opens the object `name` made by another process and maps all of it read-write;
-// *size receives its size. Errors: kUnavailable (no such object), kIoError.
+// *size receives its size. Errors: kUnavailable (no such object), kIoError,
+// kFailedPrecondition (the object is not this user's, or others may access it:
+// CheckOwnerOnly).
 Result<void*> MapShmObject(const std::string& name, size_t* size);
+
+// OK when the open shared-memory object `fd` belongs to this user and nobody else may
+// access it (no group or other permission bits); else kFailedPrecondition naming `name`,
+// its owner and its mode.
+Status CheckOwnerOnly(int fd, const std::string& name);
 
 // Removes "/ukai-shm-<pid>-*" names whose creator pid is no longer alive, or, with
 // `only_pid` > 0, the names of that pid whatever its state. Returns how many it removed.

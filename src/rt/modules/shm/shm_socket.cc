@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "ukai/rt/startpoint.hpp"
 #include "wire/rsr_frame.h"
 
 namespace ukai::rt::shm {
@@ -123,28 +124,57 @@ Status ReceiveMessage(int sock, int timeout_ms, std::vector<uint8_t>* bytes,
   return Status::Ok();
 }
 
-std::string IdString(uint64_t id) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(id));
+std::string IdString(uint64_t id) { return RuntimeIdString(id); }
+
+Result<uid_t> PeerUid(int sock) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    return Status::IoError(Err("shm: SO_PEERCRED"));
+  }
+  return cred.uid;
+}
+
+namespace {
+
+constexpr size_t kHelloFixed = 26 + 1 + kNonceBytes + kMacBytes;  // before the name
+constexpr size_t kReplyBytes = 20 + kMacBytes;
+
+std::string Hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(v));
   return buf;
 }
 
+std::span<const uint8_t> Bytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+}  // namespace
+
 std::vector<uint8_t> EncodeHello(const Hello& h) {
-  std::vector<uint8_t> b(26 + h.segment.size());
+  std::vector<uint8_t> b(kHelloFixed + h.segment.size());
   wire::PutLe32(b.data(), kHelloMagic);
   wire::PutLe32(b.data() + 4, kHandshakeVersion);
   wire::PutLe64(b.data() + 8, h.from);
   wire::PutLe64(b.data() + 16, h.to);
-  wire::PutLe16(b.data() + 24, static_cast<uint16_t>(h.segment.size()));
-  std::memcpy(b.data() + 26, h.segment.data(), h.segment.size());
+  b[24] = static_cast<uint8_t>(h.key_kind);
+  std::memcpy(b.data() + 25, h.nonce.data(), h.nonce.size());
+  std::memcpy(b.data() + 25 + kNonceBytes, h.mac.data(), h.mac.size());
+  wire::PutLe16(b.data() + kHelloFixed - 2, static_cast<uint16_t>(h.segment.size()));
+  std::memcpy(b.data() + kHelloFixed, h.segment.data(), h.segment.size());
   return b;
 }
 
 Result<Hello> DecodeHello(const std::vector<uint8_t>& b) {
-  if (b.size() < 26)
-    return Status::ParseError("shm hello: " + std::to_string(b.size()) +
-                              " bytes, need at least 26");
-  if (wire::GetLe32(b.data()) != kHelloMagic) return Status::ParseError("shm hello: bad magic");
+  if (b.size() < kHelloFixed) {
+    return Status::ParseError("shm hello: " + std::to_string(b.size()) + " bytes, need at least " +
+                              std::to_string(kHelloFixed));
+  }
+  if (wire::GetLe32(b.data()) != kHelloMagic) {
+    return Status::ParseError("shm hello: bad magic " + Hex32(wire::GetLe32(b.data())) + " (want " +
+                              Hex32(kHelloMagic) + ")");
+  }
   if (wire::GetLe32(b.data() + 4) != kHandshakeVersion) {
     return Status::ParseError("shm hello: unsupported version " +
                               std::to_string(wire::GetLe32(b.data() + 4)));
@@ -152,27 +182,55 @@ Result<Hello> DecodeHello(const std::vector<uint8_t>& b) {
   Hello h;
   h.from = wire::GetLe64(b.data() + 8);
   h.to = wire::GetLe64(b.data() + 16);
-  const size_t n = wire::GetLe16(b.data() + 24);
-  if (b.size() != 26 + n) return Status::ParseError("shm hello: name length mismatch");
-  h.segment.assign(reinterpret_cast<const char*>(b.data() + 26), n);
+  if (b[24] > static_cast<uint8_t>(KeyKind::kJoin)) {
+    return Status::ParseError("shm hello: unknown key kind " + std::to_string(b[24]));
+  }
+  h.key_kind = static_cast<KeyKind>(b[24]);
+  std::memcpy(h.nonce.data(), b.data() + 25, kNonceBytes);
+  std::memcpy(h.mac.data(), b.data() + 25 + kNonceBytes, kMacBytes);
+  const size_t n = wire::GetLe16(b.data() + kHelloFixed - 2);
+  if (b.size() != kHelloFixed + n) return Status::ParseError("shm hello: name length mismatch");
+  h.segment.assign(reinterpret_cast<const char*>(b.data() + kHelloFixed), n);
   return h;
 }
 
 std::vector<uint8_t> EncodeReply(const Reply& r) {
-  std::vector<uint8_t> b(20);
+  std::vector<uint8_t> b(kReplyBytes);
   wire::PutLe32(b.data(), kReplyMagic);
   wire::PutLe32(b.data() + 4, r.status);
   wire::PutLe64(b.data() + 8, r.from);
   wire::PutLe32(b.data() + 16, r.flags);
+  std::memcpy(b.data() + 20, r.mac.data(), r.mac.size());
   return b;
 }
 
 Result<Reply> DecodeReply(const std::vector<uint8_t>& b) {
-  if (b.size() != 20 || wire::GetLe32(b.data()) != kReplyMagic) {
-    return Status::ParseError("shm reply: bad size or magic");
+  if (b.size() != kReplyBytes || wire::GetLe32(b.data()) != kReplyMagic) {
+    return Status::ParseError("shm reply: " + std::to_string(b.size()) + " bytes (want " +
+                              std::to_string(kReplyBytes) + ") or bad magic");
   }
-  return Reply{wire::GetLe32(b.data() + 4), wire::GetLe64(b.data() + 8),
-               wire::GetLe32(b.data() + 16)};
+  Reply r{
+      wire::GetLe32(b.data() + 4), wire::GetLe64(b.data() + 8), wire::GetLe32(b.data() + 16), {}};
+  std::memcpy(r.mac.data(), b.data() + 20, r.mac.size());
+  return r;
+}
+
+Mac HelloMac(const SecretKey& key, const Hello& h) {
+  const uint8_t kind[1] = {static_cast<uint8_t>(h.key_kind)};
+  return ComputeMac(key, "ukai shm v1 hello",
+                    {LeBytes(h.from), LeBytes(h.to), kind, h.nonce, Bytes(h.segment)});
+}
+
+Mac ReplyMac(const SecretKey& key, const Reply& r, uint64_t connector, const Nonce& nonce) {
+  return ComputeMac(
+      key, "ukai shm v1 reply",
+      {LeBytes(r.from), LeBytes(connector), LeBytes(r.status), LeBytes(r.flags), nonce});
+}
+
+Mac SegmentTag(const SecretKey& key, uint64_t creator, uint64_t attacher,
+               const std::string& segment) {
+  return ComputeMac(key, "ukai shm v1 segment",
+                    {LeBytes(creator), LeBytes(attacher), Bytes(segment)});
 }
 
 }  // namespace ukai::rt::shm

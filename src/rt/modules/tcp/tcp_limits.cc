@@ -32,6 +32,8 @@ Result<TcpLimits> ReadTcpLimits(ModuleHost* host) {
       ReadInt(host, "tcp.frame_timeout_ms", 1, 3600000, "milliseconds", &l.frame_timeout_ms));
   UKAI_RETURN_IF_ERROR(
       ReadInt(host, "tcp.max_connections", 1, 1000000, "connections", &l.max_connections));
+  UKAI_RETURN_IF_ERROR(
+      ReadInt(host, "tcp.reconnect_ms", 0, 3600000, "milliseconds", &l.reconnect_ms));
   return l;
 }
 

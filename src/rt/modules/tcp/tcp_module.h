@@ -1,10 +1,12 @@
 // tcp: runtimes on any hosts. One listening socket per runtime (param tcp.listen, default
-// 0.0.0.0:0 — any port; the descriptor carries tcp.host or the host's name and the port).
-// Connections are set up on first use (Connect), both directions are used: the connecting
-// side sends a kHello frame carrying its runtime id, and the accepting side adopts the
-// socket for its own sends to that peer. Non-blocking sockets, TCP_NODELAY, epoll; partial
-// reads and writes are resumed by Progress(); frames up to wire::kMaxPayloadBytes. EOF,
-// reset or a malformed frame turn the connection into a failed object (kBye: orderly).
+// 127.0.0.1:0 for a job on one host, else 0.0.0.0:0; the descriptor, tcp_dial.h, carries
+// the port, the advertised address and the host identity). Connections are set up on first
+// use (Connect) and authenticated by a mutual challenge-response over the job secret or the
+// target's join token (tcp_hello.h); both directions then use one session per pair of
+// runtimes (tcp_session.h), which survives a reset connection for tcp.reconnect_ms without
+// losing or repeating an RSR. Non-blocking sockets, TCP_NODELAY, epoll; partial reads and
+// writes are resumed by Progress(); frames up to wire::kMaxPayloadBytes. The class is in
+// tcp_module_impl.h.
 #ifndef UKAI_RT_MODULES_TCP_TCP_MODULE_H_
 #define UKAI_RT_MODULES_TCP_TCP_MODULE_H_
 

@@ -1,0 +1,469 @@
+// The schedule interpreter (see coll_op.h and schedule.h for the rules it follows).
+#include "rt/coll/coll_op.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include <sched.h>
+
+#include "ukai/rt/runtime.hpp"
+
+namespace ukai::rt::internal {
+
+using coll::Header;
+using coll::MsgKind;
+using coll::Order;
+using coll::Region;
+using coll::Step;
+using coll::StepKind;
+
+namespace {
+
+// Bodies from this size on are packed into the runtime's registered memory (NewBuffer).
+constexpr size_t kPoolBodyBytes = size_t{16} << 10;
+
+}  // namespace
+
+std::string OpSignature::Describe() const {
+  std::string s = std::string(CollectiveName(coll));
+  if (coll != Collective::kBarrier) {
+    s += " of " + std::to_string(count) + " " + std::string(DataTypeName(type));
+  }
+  const bool rooted = coll == Collective::kBroadcast || coll == Collective::kScatter ||
+                      coll == Collective::kGather || coll == Collective::kReduce;
+  if (rooted) s += " from root " + std::to_string(root);
+  s += " (";
+  if (static_cast<int>(op) != 0) s += std::string(ReduceOpName(op)) + ", ";
+  return s + std::string(AlgorithmName(algorithm)) + ")";
+}
+
+CollOp::CollOp(Init init) { Reset(std::move(init)); }
+
+void CollOp::Reset(Init init) {
+  init_ = std::move(init);
+  const coll::Schedule& sc = *init_.schedule;
+  const size_t steps = sc.steps.size();
+  if (steps > std::size(st_small_)) {
+    if (steps > st_capacity_) {
+      st_heap_.reset(new StepState[steps]);
+      st_capacity_ = steps;
+    } else {
+      std::fill(st_heap_.get(), st_heap_.get() + steps, StepState{});
+    }
+    st_ = st_heap_.get();
+  } else {
+    std::fill(st_small_, st_small_ + steps, StepState{});
+    st_ = st_small_;
+  }
+  if (sc.tmp_bytes > sizeof tmp_small_) {
+    if (sc.tmp_bytes > tmp_capacity_) {  // a reused operation keeps its (warm) scratch
+      tmp_heap_.reset(new uint8_t[sc.tmp_bytes]);
+      tmp_capacity_ = sc.tmp_bytes;
+    }
+    tmp_ = tmp_heap_.get();
+  } else {
+    tmp_ = tmp_small_;
+  }
+  if (init_.in_place && init_.send_bytes != 0) {
+    send_copy_.reset(new uint8_t[init_.send_bytes]);
+    std::memcpy(send_copy_.get(), init_.send, init_.send_bytes);
+    init_.send = send_copy_.get();
+  }
+  combiner_ = init_.combiner;
+  stash_.clear();
+  round_ = 0;
+  round_started_ = false;
+  pending_round_ = pending_bg_ = 0;
+  ordered_next_ = 0;
+  finished_ = false;
+  finished_flag_.store(false, std::memory_order_relaxed);
+  status_ = Status::Ok();
+  in_flight_.store(0, std::memory_order_relaxed);
+  done_.store(false, std::memory_order_release);
+}
+
+std::shared_ptr<CollOp> CollOp::Failed(Runtime* runtime, Status status) {
+  Init init;
+  init.runtime = runtime;
+  init.schedule = std::make_shared<coll::Schedule>();
+  auto op = std::make_shared<CollOp>(std::move(init));
+  op->finished_ = true;
+  op->status_ = std::move(status);
+  op->done_.store(true);
+  return op;
+}
+
+uint8_t* CollOp::Ptr(const Region& r) {
+  switch (r.buf) {
+    case coll::BufId::kRecv:
+      return static_cast<uint8_t*>(init_.recv) + r.offset;
+    case coll::BufId::kTmp:
+      return tmp_ + r.offset;
+    case coll::BufId::kSend:
+      break;
+  }
+  return nullptr;  // the schedule never writes the send buffer (checked when built)
+}
+
+const uint8_t* CollOp::CPtr(const Region& r) const {
+  if (r.buf == coll::BufId::kSend) return static_cast<const uint8_t*>(init_.send) + r.offset;
+  return const_cast<CollOp*>(this)->Ptr(r);
+}
+
+bool CollOp::Large(const Step& s) const {
+  const uint64_t len = s.kind == StepKind::kSend ? s.src.length : s.dst.length;
+  return init_.rendezvous_bytes != 0 && len >= init_.rendezvous_bytes;
+}
+
+void CollOp::Start(Outbox* out) { Advance(out); }
+
+void CollOp::Advance(Outbox* out) {
+  const coll::Schedule& sc = *init_.schedule;
+  while (!finished_) {
+    if (round_ < sc.rounds()) {
+      if (!round_started_) StartRound(out);
+      if (finished_) return;
+      RunOrdered(out);
+      if (finished_ || pending_round_ > 0) return;
+      ++round_;
+      round_started_ = false;
+      continue;
+    }
+    if (pending_bg_ == 0) Finish(Status::Ok(), out);
+    return;
+  }
+}
+
+void CollOp::StartRound(Outbox* out) {
+  const coll::Schedule& sc = *init_.schedule;
+  const uint32_t begin = sc.round_begin[round_], end = sc.round_begin[round_ + 1];
+  round_started_ = true;
+  ordered_next_ = begin;
+  for (uint32_t i = begin; i < end; ++i) {  // count first: steps may complete below
+    const Step& s = sc.steps[i];
+    const bool tracked =
+        s.kind == StepKind::kRecv || s.ordered || (s.kind == StepKind::kSend && Large(s));
+    if (!tracked) continue;
+    ++(s.background ? pending_bg_ : pending_round_);
+  }
+  for (uint32_t i = begin; i < end && !finished_; ++i) {
+    const Step& s = sc.steps[i];
+    switch (s.kind) {
+      case StepKind::kCopy:
+      case StepKind::kCombine:
+        if (!s.ordered) Execute(s);
+        break;
+      case StepKind::kSend:
+        if (Large(s)) {
+          st_[i].announced = true;
+          const uint64_t addr =
+              init_.single_copy ? reinterpret_cast<uint64_t>(CPtr(s.src)) : uint64_t{0};
+          Emit(MsgKind::kRts, s.peer, s.tag, s.src.length, addr, {}, out);
+        } else {
+          SendData(static_cast<int>(i), out);
+        }
+        break;
+      case StepKind::kRecv:
+        if (!s.ordered) MakeReady(static_cast<int>(i), out);
+        break;
+    }
+  }
+}
+
+void CollOp::RunOrdered(Outbox* out) {
+  const coll::Schedule& sc = *init_.schedule;
+  const uint32_t end = sc.round_begin[round_ + 1];
+  while (ordered_next_ < end && !finished_) {
+    const uint32_t i = ordered_next_;
+    const Step& s = sc.steps[i];
+    if (s.ordered) {
+      if (s.kind == StepKind::kRecv) {
+        if (!st_[i].ready) MakeReady(static_cast<int>(i), out);
+        if (!st_[i].complete) return;
+      } else if (!st_[i].complete) {
+        Execute(s);
+        Complete(static_cast<int>(i));
+      }
+    }
+    ++ordered_next_;
+  }
+}
+
+void CollOp::MakeReady(int i, Outbox* out) {
+  const Step& s = init_.schedule->steps[i];
+  StepState& st = st_[i];
+  st.ready = true;
+  if (Large(s)) {
+    if (st.rts && !st.cts_sent && !ReadAnnounced(i, out)) {
+      st.cts_sent = true;
+      Emit(MsgKind::kCts, s.peer, s.tag, s.dst.length, 0, {}, out);
+    }
+    return;
+  }
+  if (stash_.empty()) return;
+  std::vector<Piece> early;
+  for (auto it = stash_.begin(); it != stash_.end();) {
+    if (it->first == i) {
+      early.push_back(std::move(it->second));
+      it = stash_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const Piece& p : early) Receive(i, p.offset, p.bytes, out);
+}
+
+bool CollOp::ReadAnnounced(int i, Outbox* out) {
+  const Step& s = init_.schedule->steps[i];
+  StepState& st = st_[i];
+  if (st.remote == 0 || init_.proofs == nullptr || init_.proofs->at(s.peer).pid == 0) {
+    return false;
+  }
+  const coll::MemberProof& from = init_.proofs->at(s.peer);
+  constexpr uint64_t kPiece = uint64_t{256} << 10;  // combine from a scratch in cache
+  Status read;
+  if (s.order == Order::kCopy) {
+    read = coll::ReadMember(from, st.remote, {Ptr(s.dst), s.dst.length});
+  } else {
+    align_scratch_.resize(std::min(kPiece, s.dst.length));
+    for (uint64_t off = 0; off < s.dst.length && read.ok(); off += kPiece) {
+      const uint64_t len = std::min(kPiece, s.dst.length - off);
+      read = coll::ReadMember(from, st.remote + off, {align_scratch_.data(), len});
+      if (read.ok()) Apply(i, off, {align_scratch_.data(), len});
+    }
+  }
+  if (read.code() == StatusCode::kUnavailable) {  // the member is gone
+    Fail(Status::Unavailable("collective #" + std::to_string(init_.seq) + ": reading from rank " +
+                             std::to_string(s.peer) + ": " + read.message()),
+         false, out);
+    return true;
+  }
+  if (!read.ok()) return false;  // e.g. not permitted after all: ask for the data
+  st.got = s.dst.length;
+  st.any = true;
+  st.cts_sent = true;  // nothing more may come for this step
+  Emit(MsgKind::kFin, s.peer, s.tag, s.dst.length, 0, {}, out);
+  Complete(i);
+  return true;
+}
+
+void CollOp::Receive(int i, uint64_t offset, std::span<const uint8_t> bytes, Outbox*) {
+  StepState& st = st_[i];
+  if (!st.ready) {
+    stash_.emplace_back(i, Piece{offset, std::vector<uint8_t>(bytes.begin(), bytes.end())});
+    return;
+  }
+  Apply(i, offset, bytes);
+  st.got += bytes.size();
+  st.any = true;
+  if (st.got == init_.schedule->steps[i].dst.length) Complete(i);
+}
+
+void CollOp::Apply(int i, uint64_t offset, std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return;
+  const Step& s = init_.schedule->steps[i];
+  uint8_t* dst = Ptr(s.dst) + offset;
+  if (s.order == Order::kCopy) {
+    std::memcpy(dst, bytes.data(), bytes.size());
+    return;
+  }
+  const uint8_t* src = bytes.data();
+  if (reinterpret_cast<uintptr_t>(src) % combiner_.element() != 0) {  // transport alignment
+    align_scratch_.assign(bytes.begin(), bytes.end());
+    src = align_scratch_.data();
+  }
+  if (s.order == Order::kDstFirst) {
+    combiner_.Apply(dst, src, dst, bytes.size());
+  } else {
+    combiner_.Apply(src, dst, dst, bytes.size());
+  }
+}
+
+void CollOp::Execute(const Step& s) {
+  const uint64_t len = s.dst.length;
+  if (len == 0) return;
+  const uint8_t* src = CPtr(s.src);
+  uint8_t* dst = Ptr(s.dst);
+  if (s.kind == StepKind::kCopy) {
+    if (src != dst) std::memmove(dst, src, len);
+  } else if (s.order == Order::kDstFirst) {
+    combiner_.Apply(dst, src, dst, len);
+  } else {
+    combiner_.Apply(src, dst, dst, len);
+  }
+}
+
+void CollOp::Complete(int i) {
+  const Step& s = init_.schedule->steps[i];
+  st_[i].complete = true;
+  --(s.background ? pending_bg_ : pending_round_);
+}
+
+void CollOp::SendData(int i, Outbox* out) {
+  const Step& s = init_.schedule->steps[i];
+  const uint8_t* data = CPtr(s.src);
+  const uint64_t len = s.src.length;
+  const uint64_t element = DataTypeSize(init_.sig.type);
+  const uint64_t seg = std::max(element, init_.segment_bytes - init_.segment_bytes % element);
+  if (len == 0) Emit(MsgKind::kData, s.peer, s.tag, 0, 0, {}, out);
+  for (uint64_t off = 0; off < len; off += seg) {
+    Emit(MsgKind::kData, s.peer, s.tag, len, off, {data + off, std::min(seg, len - off)}, out);
+  }
+}
+
+void CollOp::Emit(MsgKind kind, int dst, uint32_t tag, uint64_t total, uint64_t offset,
+                  std::span<const uint8_t> body, Outbox* out) {
+  Header h;
+  h.kind = kind;
+  h.coll = static_cast<uint8_t>(init_.sig.coll);
+  h.algorithm = static_cast<uint8_t>(init_.sig.algorithm);
+  h.dtype = static_cast<uint8_t>(init_.sig.type);
+  h.redop = static_cast<uint8_t>(init_.sig.op);
+  h.group = init_.group_id;
+  h.seq = init_.seq;
+  h.src = static_cast<uint32_t>(init_.rank);
+  h.tag = tag;
+  h.root = static_cast<uint32_t>(init_.sig.root);
+  h.count = init_.sig.count;
+  h.total = total;
+  h.offset = offset;
+  const size_t size = coll::kCollHeaderBytes + body.size();
+  Buffer b = body.size() >= kPoolBodyBytes ? init_.runtime->NewBuffer(size) : Buffer(size);
+  ByteBlock& blk = b.block();
+  const size_t at = blk.size();
+  blk.Resize(at + size);
+  coll::EncodeHeader(h, blk.data() + at);
+  if (!body.empty())
+    std::memcpy(blk.data() + at + coll::kCollHeaderBytes, body.data(), body.size());
+  Queued();
+  out->messages.push_back(OutMsg{dst, std::move(b), shared_from_this()});
+}
+
+Status CollOp::CheckSignature(const Header& h) const {
+  const OpSignature& mine = init_.sig;
+  if (h.coll == static_cast<uint8_t>(mine.coll) &&
+      h.algorithm == static_cast<uint8_t>(mine.algorithm) &&
+      h.dtype == static_cast<uint8_t>(mine.type) && h.redop == static_cast<uint8_t>(mine.op) &&
+      h.root == static_cast<uint32_t>(mine.root) && h.count == mine.count) {
+    return Status::Ok();
+  }
+  OpSignature theirs;
+  theirs.coll = static_cast<Collective>(h.coll);
+  theirs.algorithm = static_cast<Algorithm>(h.algorithm);
+  theirs.type = static_cast<DataType>(h.dtype);
+  theirs.op = static_cast<ReduceOp>(h.redop);
+  theirs.root = static_cast<int>(h.root);
+  theirs.count = h.count;
+  return Status::InvalidArgument("mismatched collective #" + std::to_string(init_.seq) +
+                                 " of group " + std::to_string(init_.group_id) + ": rank " +
+                                 std::to_string(h.src) + " called " + theirs.Describe() +
+                                 ", rank " + std::to_string(init_.rank) + " (here) called " +
+                                 mine.Describe());
+}
+
+void CollOp::OnMessage(const Header& h, std::span<const uint8_t> body, Outbox* out) {
+  if (finished_) return;
+  if (h.kind == MsgKind::kAbort) {
+    const Status why = coll::DecodeAbort(body);
+    Fail(Status(why.code(), "rank " + std::to_string(h.src) + " ended collective #" +
+                                std::to_string(init_.seq) + ": " + why.message()),
+         false, out);
+    return;
+  }
+  Status sig = CheckSignature(h);
+  if (!sig.ok()) {
+    Fail(sig, true, out);
+    return;
+  }
+  const coll::Schedule& sc = *init_.schedule;
+  const int peer = static_cast<int>(h.src);
+  const bool to_send = h.kind == MsgKind::kCts || h.kind == MsgKind::kFin;
+  const int i = to_send ? sc.FindSend(peer, h.tag) : sc.FindRecv(peer, h.tag);
+  auto protocol = [&](const std::string& what) {
+    Fail(Status::InvalidArgument("collective #" + std::to_string(init_.seq) + " (" +
+                                 init_.sig.Describe() + "): " + what + " from rank " +
+                                 std::to_string(peer) + " (tag " + std::to_string(h.tag) +
+                                 "; do all members use the same algorithm and arguments?)"),
+         true, out);
+  };
+  if (i < 0) return protocol("unexpected " + coll::MsgKindName(h.kind));
+  const Step& s = sc.steps[i];
+  StepState& st = st_[i];
+  if (st.complete) return protocol("a second " + coll::MsgKindName(h.kind));
+  if (!to_send && h.total != s.dst.length) {
+    return protocol(std::to_string(h.total) + " bytes where this member expects " +
+                    std::to_string(s.dst.length));
+  }
+  switch (h.kind) {
+    case MsgKind::kData:
+      if (Large(s) && !st.cts_sent) return protocol("data before this member asked for them");
+      Receive(i, h.offset, body, out);
+      break;
+    case MsgKind::kRts:
+      if (!Large(s) || st.rts) return protocol("an unexpected announcement");
+      st.rts = true;
+      st.remote = h.offset;
+      if (st.ready) MakeReady(i, out);
+      break;
+    case MsgKind::kCts:
+      if (!Large(s) || !st.announced) return protocol("a request for data not announced");
+      SendData(i, out);
+      Complete(i);
+      break;
+    case MsgKind::kFin:
+      if (!Large(s) || !st.announced) return protocol("a read of data not announced");
+      Complete(i);
+      break;
+    default:
+      return protocol("a " + coll::MsgKindName(h.kind) + " message");
+  }
+  Advance(out);
+}
+
+void CollOp::Fail(const Status& why, bool tell, Outbox* out) {
+  if (finished_) return;
+  if (tell) {
+    const std::vector<uint8_t> body = coll::EncodeAbort(why);
+    for (int j = 0; j < init_.group_size; ++j) {
+      if (j != init_.rank) Emit(MsgKind::kAbort, j, 0, 0, 0, body, out);
+    }
+  }
+  Finish(why, out);
+}
+
+void CollOp::Finish(const Status& s, Outbox* out) {
+  finished_ = true;
+  status_ = s;
+  finished_flag_.store(true);
+  TryComplete();  // done now unless messages of ours still wait in an outbox (Flush ends it)
+  (void)out;
+}
+
+void CollOp::TryComplete() {
+  if (!finished_flag_.load() || in_flight_.load() != 0) return;
+  done_.store(true);
+}
+
+Status CollOp::Wait(std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  unsigned idle = 0;
+  while (!done()) {
+    const int n = init_.runtime->Progress();
+    if (n == 0 && init_.yield_when_idle) sched_yield();
+    if (n == 0 && ++idle % 256 == 0) {
+      if (timeout.count() >= 0 && std::chrono::steady_clock::now() > deadline) {
+        return Status::Timeout("collective still in flight after " +
+                               std::to_string(timeout.count()) + " ms");
+      }
+    }
+  }
+  return status_;
+}
+
+Status CollOp::status() const {
+  if (!done()) return Status::FailedPrecondition("the collective has not completed yet");
+  return status_;
+}
+
+}  // namespace ukai::rt::internal

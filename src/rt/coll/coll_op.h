@@ -1,0 +1,189 @@
+// CollOp: one member's execution of one collective: its schedule, buffers and progress.
+//
+// An operation is created by GroupState::Post, which holds it (ops_) until it finished. All
+// its methods but Wait/Test/TryComplete run under the group's lock; they never send: the
+// messages they make go into an Outbox that the caller sends after unlocking (a send may
+// block on flow control, and a blocked sender must not hold the lock the progress engine
+// needs). Completion: `finished_` is decided under the lock; `done_` (what Wait sees) is set
+// once the operation finished and every message it put into an outbox was handed to the
+// runtime (in_flight_ == 0): by Finish, or by the Flush that hands over its last message.
+//
+// Large messages (rendezvous_bytes and more): the sender announces them (kRts) and sends the
+// data when the receiver answers kCts, which it does once the receiving step is ready (its
+// round running, its turn in the ordered sequence), so data never wait in a copy; the
+// sending step completes then.
+#ifndef UKAI_RT_COLL_COLL_OP_H_
+#define UKAI_RT_COLL_COLL_OP_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rt/coll/coll_wire.h"
+#include "rt/coll/cross_memory.h"
+#include "rt/coll/reduce_kernels.h"
+#include "rt/coll/schedule.h"
+#include "rt/coll/small_vec.h"
+#include "ukai/rt/group.hpp"
+
+namespace ukai::rt::internal {
+
+class CollOp;
+class GroupState;
+
+// Messages made under the group lock, sent after it.
+struct OutMsg {
+  int dst = 0;
+  Buffer buffer;
+  std::shared_ptr<CollOp> op;  // the operation it belongs to (null: a group message)
+};
+struct Outbox {
+  coll::SmallVec<OutMsg, 4> messages;
+};
+
+// What an operation was called with, as it travels in every message's header (so that
+// members can tell a mismatch) and as the error messages name it.
+struct OpSignature {
+  Collective coll = Collective::kBarrier;
+  Algorithm algorithm = Algorithm::kDirect;
+  DataType type = DataType::kByte;
+  ReduceOp op = static_cast<ReduceOp>(0);
+  int root = 0;
+  uint64_t count = 0;
+  // "allreduce of 10 int32 (sum, ring)", "broadcast of 8 byte from root 2 (binomial)".
+  std::string Describe() const;
+};
+
+class CollOp : public std::enable_shared_from_this<CollOp> {
+ public:
+  struct Init {
+    std::weak_ptr<GroupState> group;
+    Runtime* runtime = nullptr;
+    uint64_t group_id = 0;
+    int rank = 0;
+    int group_size = 1;
+    uint32_t seq = 0;
+    OpSignature sig;
+    std::shared_ptr<const coll::Schedule> schedule;
+    const void* send = nullptr;
+    void* recv = nullptr;
+    bool in_place = false;    // send aliases recv: work from a private copy of send
+    uint64_t send_bytes = 0;  // the part of `send` the schedule reads
+    // The combining kernel (reductions); a user function lives in `user` for the operation.
+    coll::Combiner combiner;
+    std::shared_ptr<const Reduction> user;
+    uint64_t rendezvous_bytes = 0;
+    uint64_t segment_bytes = uint64_t{4} << 20;
+    // Single copy (cross_memory.h): announce our addresses; read the members proven here.
+    bool single_copy = false;
+    std::shared_ptr<const std::vector<coll::MemberProof>> proofs;
+    // More members on this host than CPUs: Wait gives the CPU away whenever a progress pass
+    // found nothing (Open MPI's yield_when_idle), so the member that has work runs.
+    bool yield_when_idle = false;
+  };
+  explicit CollOp(Init init);
+  // Makes this (finished, unreferenced) object the start of a new operation: GroupState keeps
+  // a few finished operations for reuse instead of allocating one per collective.
+  void Reset(Init init);
+  // An operation that completed with `status` already (argument errors).
+  static std::shared_ptr<CollOp> Failed(Runtime* runtime, Status status);
+
+  // ---- under the group lock ----
+  // Starts round 0 (and the background steps).
+  void Start(Outbox* out);
+  // A message of this operation (its header checked against the signature here).
+  void OnMessage(const coll::Header& h, std::span<const uint8_t> body, Outbox* out);
+  // Ends the operation with `why` (a no-op once finished). `tell` sends every other member
+  // an abort for it (argument mismatches, local errors), not for member failures.
+  void Fail(const Status& why, bool tell, Outbox* out);
+  // Ends the operation with `s` (OK included) without aborting anyone: point-to-point
+  // operations, which have no schedule, end this way. A no-op once finished.
+  void End(const Status& s, Outbox* out) {
+    if (!finished_) Finish(s, out);
+  }
+  bool finished() const { return finished_; }
+  // Point-to-point sends put their messages into the outbox through this.
+  void Queue(int dst, Buffer buffer, Outbox* out) {
+    Queued();
+    out->messages.push_back(OutMsg{dst, std::move(buffer), shared_from_this()});
+  }
+  uint32_t seq() const { return init_.seq; }
+  DataType type() const { return init_.sig.type; }
+
+  // ---- any thread ----
+  // Sets done_ when finished and nothing is in flight; wakes waiters. Safe to call often.
+  void TryComplete();
+  void Dispatched() { in_flight_.fetch_sub(1, std::memory_order_acq_rel); }
+  // Counts a message of this operation put into an outbox.
+  void Queued() { in_flight_.fetch_add(1, std::memory_order_relaxed); }
+  bool done() const { return done_.load(std::memory_order_acquire); }
+  Status Wait(std::chrono::milliseconds timeout) const;
+  Status status() const;  // valid once done()
+  Runtime* runtime() const { return init_.runtime; }
+
+ private:
+  struct Piece {
+    uint64_t offset;
+    std::vector<uint8_t> bytes;
+  };
+  struct StepState {
+    uint64_t got = 0;       // recv: bytes applied
+    bool any = false;       // recv: a segment arrived (a 0-byte message is one segment)
+    bool ready = false;     // recv: may take its data now
+    bool complete = false;  // recv, send, ordered local step
+    bool rts = false;       // recv: the sender announced a large message
+    bool cts_sent = false;
+    bool announced = false;  // send: its kRts went out
+    uint64_t remote = 0;     // recv: the sender's address of the data (kRts), 0: none
+  };
+  uint8_t* Ptr(const coll::Region& r);
+  const uint8_t* CPtr(const coll::Region& r) const;
+  bool Large(const coll::Step& s) const;
+  void StartRound(Outbox* out);
+  void RunOrdered(Outbox* out);
+  void Advance(Outbox* out);
+  void MakeReady(int i, Outbox* out);
+  void Apply(int i, uint64_t offset, std::span<const uint8_t> bytes);
+  void Receive(int i, uint64_t offset, std::span<const uint8_t> bytes, Outbox* out);
+  void Execute(const coll::Step& s);
+  void Complete(int i);
+  void SendData(int i, Outbox* out);
+  // Takes a large message announced by a proven member straight from its memory and tells
+  // it (kFin); false when it cannot (the caller asks for the data instead).
+  bool ReadAnnounced(int i, Outbox* out);
+  void Emit(coll::MsgKind kind, int dst, uint32_t tag, uint64_t total, uint64_t offset,
+            std::span<const uint8_t> body, Outbox* out);
+  void Finish(const Status& s, Outbox* out);
+  Status CheckSignature(const coll::Header& h) const;
+
+  Init init_;
+  coll::Combiner combiner_;
+  std::unique_ptr<uint8_t[]> tmp_heap_, send_copy_;
+  uint8_t* tmp_ = nullptr;  // the scratch: tmp_small_ when it fits, else tmp_heap_
+  uint64_t tmp_capacity_ = 0;
+  size_t st_capacity_ = 0;
+  alignas(16) uint8_t tmp_small_[64];
+  StepState* st_ = nullptr;  // one per schedule step: st_small_ when it fits
+  std::unique_ptr<StepState[]> st_heap_;
+  StepState st_small_[8];
+  // Data that came before their step was ready: (step, piece), in arrival order.
+  std::vector<std::pair<int, Piece>> stash_;
+  int round_ = 0;
+  bool round_started_ = false;
+  int pending_round_ = 0;  // steps of the current round not complete
+  int pending_bg_ = 0;     // background steps not complete
+  uint32_t ordered_next_ = 0;
+  bool finished_ = false;
+  std::atomic<bool> finished_flag_{false};  // finished_, for TryComplete outside the lock
+  Status status_;
+  std::atomic<int> in_flight_{0};
+  std::atomic<bool> done_{false};
+  std::vector<uint8_t> align_scratch_;
+};
+
+}  // namespace ukai::rt::internal
+
+#endif  // UKAI_RT_COLL_COLL_OP_H_

@@ -1,0 +1,136 @@
+// The runtime's seam to the OTF2 recorder (src/rt/trace/; docs/otf2-recording.md): opening
+// it, the send path, frames that arrive unexpected, and the end of the job's archive. Every
+// caller checks recorder_ first, so a runtime that does not record pays one branch.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "rt/core/runtime_impl.h"
+#include "rt/core/thread_pool.h"
+#include "rt/trace/archive.h"
+#include "rt/trace/recorder.h"
+
+namespace ukai::rt::internal {
+namespace {
+
+// The RMA layer's own RSRs are recorded as RMA events (rma.cc), not as messages.
+bool RecordedHandler(uint32_t handler) {
+  return handler != HandlerId::Of("ukai.rma.request").value &&
+         handler != HandlerId::Of("ukai.rma.reply").value;
+}
+
+std::string Canonical(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(dir, ec);
+  return ec ? dir : p.string();
+}
+
+thread_local trace::Location* tls_trace_location = nullptr;
+
+std::string HostName() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) return "localhost";
+  return host;
+}
+
+}  // namespace
+
+Status RuntimeImpl::StartTracing() {
+  if (options_.otf2.empty()) return Status::Ok();
+  trace::RecorderOptions o;
+  o.dir = Canonical(options_.otf2);
+  o.rank = bootstrap_->rank();
+  o.size = bootstrap_->size();
+  for (const DescriptorTable& t : world_) o.world.push_back(t.runtime);
+  o.host = HostName();
+  // `ukai launch --otf2 DIR` names the archive it merges after the job (launcher.cc).
+  const char* launcher = std::getenv("UKAI_OTF2_LAUNCHER");
+  launcher_merges_ =
+      bootstrap_->name() == "launcher" && launcher != nullptr && Canonical(launcher) == o.dir;
+  Result<std::unique_ptr<trace::Recorder>> r = trace::Recorder::Open(std::move(o));
+  if (!r.ok()) return r.status().WithContext("--ukai-otf2");
+  recorder_ = std::move(*r);
+  Trace("recording OTF2 into " + recorder_->dir() +
+        (launcher_merges_ ? " (ukai launch merges)" : " (rank 0 merges in Finalize)"));
+  return Status::Ok();
+}
+
+Status RuntimeImpl::FinishTracing() {
+  if (!recorder_) return Status::Ok();
+  Status st = recorder_->Finish();
+  const trace::RecorderStats s = recorder_->stats();
+  Trace("OTF2 part of rank " + std::to_string(recorder_->rank()) + ": " +
+        std::to_string(s.locations) + " locations, " + std::to_string(s.events) + " events" +
+        (st.ok() ? "" : ": " + st.ToString()));
+  if (launcher_merges_) return st;
+  // Every rank's part is complete once all passed the barrier; rank 0 then merges.
+  Status barrier = bootstrap_->Barrier();
+  if (!barrier.ok()) return barrier.WithContext("OTF2: the barrier before the merge");
+  if (recorder_->rank() != 0) return st;
+  Result<trace::MergeReport> merged = trace::MergeArchive(recorder_->dir(), recorder_->size());
+  if (!merged.ok()) return merged.status();
+  Trace(trace::Describe(*merged));
+  return st;
+}
+
+TraceScope::TraceScope(trace::Location* loc) : prev_(tls_trace_location) {
+  if (loc != nullptr) tls_trace_location = loc;
+}
+TraceScope::~TraceScope() { tls_trace_location = prev_; }
+
+trace::Location* RuntimeImpl::TraceLocation() const {
+  ContextState* cs = CurrentHandlerContext();
+  if (cs != nullptr && recorder_->Owns(cs->trace)) return cs->trace;
+  if (recorder_->Owns(tls_trace_location)) return tls_trace_location;
+  return recorder_->main();
+}
+
+trace::Location* RuntimeImpl::ProgressLocation() const { return recorder_->progress(); }
+
+Status RuntimeImpl::SendRecorded(Peer& peer, FrameClass cls, ByteBlock&& frame, uint64_t answer) {
+  Result<wire::FrameHeader> h = wire::DecodeHeader(frame.span());
+  if (!h.ok() || !RecordedHandler(h->handler)) {
+    return peer.log.Send(*peer.object, cls, std::move(frame));
+  }
+  // The user's bytes: without the request trailer or the reply trailer.
+  uint64_t payload = h->payload_len;
+  if ((h->flags & wire::kFlagRequest) != 0) payload -= wire::kRequestTrailer;
+  if ((h->flags & wire::kFlagReply) != 0) payload -= wire::kReplyTrailer;
+  return recorder_->SendAndRecord(
+      TraceLocation(), h->target, h->handler, payload,
+      [&] { return peer.log.Send(*peer.object, cls, std::move(frame)); }, answer);
+}
+
+void RuntimeImpl::TraceArrival(const wire::FrameHeader& h, uint64_t payload) {
+  if (!RecordedHandler(h.handler)) return;
+  if ((h.flags & wire::kFlagRequest) != 0 && payload >= wire::kRequestTrailer) {
+    payload -= wire::kRequestTrailer;  // the user's bytes, as the sender recorded them
+  }
+  recorder_->Arrival(recorder_->progress(), h.source, h.handler, payload);
+}
+
+void RuntimeImpl::InvokeTraced(const HandlerEntry* he, Rsr& rsr) {
+  ContextState* cs = CurrentHandlerContext();
+  trace::Location* loc =
+      cs != nullptr && RecordedHandler(rsr.handler().value) ? cs->trace : nullptr;
+  recorder_->HandlerStart(loc, rsr.source(), rsr.handler().value, rsr.payload().size());
+  InvokeHandlerBody(he, rsr);
+  recorder_->HandlerEnd(loc);
+}
+
+Status RuntimeImpl::Barrier() {
+  WaitScope scope;  // a handler thread may wait here (thread_pool.h)
+  if (!recorder_) return bootstrap_->Barrier();
+  trace::Location* loc = TraceLocation();
+  recorder_->BarrierBegin(loc);
+  Status st = bootstrap_->Barrier();
+  recorder_->BarrierEnd(loc);
+  return st;
+}
+
+void RuntimeImpl::TraceRequestEnded(PendingRequest& p) {
+  if (recorder_) recorder_->CancelReceive(p.trace_location, p.trace_request);
+}
+
+}  // namespace ukai::rt::internal

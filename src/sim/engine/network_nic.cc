@@ -1,0 +1,86 @@
+// The Network's interface to the NIC models (nic/sss_nic.h): messages with a route, a
+// multicast's copies or a gate, the ejection watch and the PE gate.
+#include <algorithm>
+
+#include "sim/engine/network.h"
+
+namespace ukai::sim {
+
+int32_t Network::CreateMessage(const NewMessage& spec) {
+  const int32_t id = messages_.Allocate();
+  Message& m = messages_[id];
+  m.src = spec.src;
+  m.dst = spec.dst;
+  m.length = spec.flits;
+  m.created = now_;
+  m.tag = spec.tag;
+  m.route = spec.route;
+  m.copies = spec.copies;
+  m.inject_vc = static_cast<int8_t>(spec.inject_vc);
+  if (spec.gated) {
+    m.gated = true;
+    available_[id] = spec.available;
+    gates_ = true;
+  }
+  if (spec.urgent) {
+    EnqueueFront(id);
+  } else {
+    EnqueueMessage(id);
+  }
+  return id;
+}
+
+void Network::EnqueueFront(int32_t id) {
+  Message& m = messages_[id];
+  Pe& pe = pe_[m.src];
+  pe_busy_[m.src] = 1;
+  m.next = pe.queue_head;
+  pe.queue_head = id;
+  if (pe.queue_tail < 0) pe.queue_tail = id;
+  ++pe.held;
+  ++backlog_;
+  ++messages_created_;
+  Activate(m.src);
+}
+
+void Network::SetAvailable(int32_t msg, int32_t flits) {
+  auto it = available_.find(msg);
+  if (it == available_.end()) return;
+  if (flits < 0) {
+    messages_[msg].gated = false;
+    available_.erase(it);
+  } else {
+    it->second = std::max(it->second, flits);
+  }
+}
+
+void Network::WatchEjections(bool on) { fabric_->WatchEjections(on ? &watched_ : nullptr); }
+
+void Network::SetPeGate(PeGate* gate) {
+  pe_gate_ = gate;
+  gates_ = gates_ || gate != nullptr;
+}
+
+Status Network::CheckNoMidwayStop() const {
+  const std::string err = fabric_->CheckNoMidwayStop(now_);
+  return err.empty() ? Status::Ok() : Status::Internal(err);
+}
+
+bool Network::AdvanceIdle(int64_t cycle) {
+  if (cycle <= now_ || AnyActive() || reconfiguring_) return false;
+  if (next_event_ < events_.size()) cycle = std::min(cycle, events_[next_event_].cycle);
+  if (cycle <= now_) return false;
+  now_ = cycle;
+  return true;
+}
+
+bool Network::MayPush(int32_t node, const Pe& pe) {
+  const Message& m = messages_[pe.current];
+  if (m.gated) {
+    auto it = available_.find(pe.current);
+    if (it != available_.end() && pe.seq >= it->second) return false;
+  }
+  return pe_gate_ == nullptr || pe_gate_->TryInject(node, now_, pe.seq == 0);
+}
+
+}  // namespace ukai::sim

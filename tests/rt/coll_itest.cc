@@ -1,0 +1,189 @@
+// Collectives between processes: a representative slice of the matrix (coll_matrix.h) over
+// shm (4 processes) and tcp (3) under `ukai launch`, and over the mpi module under
+// `mpirun -n 3`; a member killed (SIGKILL) during an allreduce under `ukai launch
+// --keep-going` (shm, tcp): every other member's allreduce completes with kUnavailable naming
+// it, and the survivors Shrink and go on.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "coll_matrix.h"
+#include "mpi_run.h"
+#include "rt/launch/launcher.h"
+
+namespace ukai::rt {
+namespace {
+
+using testing::Case;
+
+constexpr ContextId kCtx = 1;
+
+std::string Mode() {
+  const char* m = std::getenv("UKAI_COLL_ITEST");
+  return m == nullptr ? "" : m;
+}
+
+std::string SelfExe() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+// Each collective with kAuto, its first and its last algorithm; 1, 7 and 40000 elements (the
+// largest over the rendezvous size); one reduction type per element size; point-to-point
+// relayed around the ring; a split.
+void RunSlice(Group& w) {
+  std::vector<Case> cases;
+  for (Collective c : testing::kAllCollectives) {
+    std::vector<Algorithm> algs = AlgorithmsFor(c);
+    for (Algorithm alg : {Algorithm::kAuto, algs.front(), algs.back()}) {
+      for (uint64_t count : {1, 7, 40000}) {
+        if (c == Collective::kBarrier && count != 1) continue;
+        if (testing::Reduces(c)) {
+          cases.push_back({c, alg, DataType::kDouble, ReduceOp::kSum, count});
+          cases.push_back({c, alg, DataType::kInt32, ReduceOp::kMin, count});
+        } else {
+          cases.push_back({c, alg, DataType::kByte, ReduceOp::kSum, count});
+          cases.push_back({c, alg, DataType::kInt64, ReduceOp::kSum, count});
+        }
+      }
+    }
+  }
+  for (const Case& c : cases) testing::RunCase(w, c);
+  const int n = w.size(), r = w.rank();
+  CollOptions relay;
+  relay.algorithm = Algorithm::kRelay;
+  std::vector<int64_t> msg(200000, r), got(200000, -1);
+  CollRequest q = w.IRecv(got, (r + n - 1) % n, 3);
+  ASSERT_TRUE(w.Send(msg, (r + 1) % n, 3, relay).ok());
+  ASSERT_TRUE(q.WaitFor(testing::kWait).ok()) << q.status().ToString();
+  EXPECT_EQ(got[199999], (r + n - 1) % n);
+  auto half = w.Split(r % 2, r);
+  ASSERT_TRUE(half.ok()) << half.status().ToString();
+  int32_t one = 1, sum = 0;
+  ASSERT_TRUE((*half)
+                  ->Allreduce(ConstView(&one, 1, DataType::kInt32),
+                              MutView(&sum, 1, DataType::kInt32), ReduceOp::kSum)
+                  .ok());
+  EXPECT_EQ(sum, (n + (r % 2 == 0 ? 1 : 0)) / 2);
+  ASSERT_TRUE(w.Barrier().ok());
+}
+
+TEST(CollWorker, Slice) {
+  if (Mode() != "slice") GTEST_SKIP() << "run by CollMultiProcess";
+  int argc = 1;
+  char arg0[] = "worker";
+  char* argv[] = {arg0, nullptr};
+  auto rt = Runtime::Init(argc, argv);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  auto ctx = (*rt)->CreateContext({.name = "coll", .id = kCtx});
+  ASSERT_TRUE(ctx.ok());
+  auto w = Group::World(**ctx);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  RunSlice(**w);
+  w->reset();
+  EXPECT_TRUE((*rt)->Finalize().ok());
+}
+
+TEST(CollWorker, KilledDuringAllreduce) {
+  if (Mode() != "kill") GTEST_SKIP() << "run by CollMultiProcess";
+  const std::string dir = std::getenv("UKAI_COLL_ITEST_DIR");
+  int argc = 1;
+  char arg0[] = "worker";
+  char* argv[] = {arg0, nullptr};
+  auto rt = Runtime::Init(argc, argv);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  auto ctx = (*rt)->CreateContext({.name = "coll", .id = kCtx});
+  ASSERT_TRUE(ctx.ok());
+  auto made = Group::World(**ctx);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  Group& w = **made;
+  const int rank = w.rank();
+  ASSERT_TRUE(w.Barrier().ok());
+  std::vector<double> in(1 << 19, w.rank() + 1.0), out(in.size());
+  CollOptions ring;
+  ring.algorithm = Algorithm::kRing;
+  if (w.rank() == 2) {
+    CollRequest q = w.IAllreduce(in, out, ReduceOp::kSum, ring);  // its first messages leave
+    ::raise(SIGKILL);
+  }
+  const Status st = w.Allreduce(in, out, ReduceOp::kSum, ring);
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  EXPECT_NE(st.message().find("group member 2 (runtime"), std::string::npos) << st.ToString();
+  EXPECT_EQ(w.FailedMembers(), std::vector<int>{2});
+  auto survivors = w.Shrink();
+  ASSERT_TRUE(survivors.ok()) << survivors.status().ToString();
+  EXPECT_EQ((*survivors)->size(), 3);
+  ASSERT_TRUE((*survivors)->Allreduce(in, out, ReduceOp::kSum, ring).ok());
+  EXPECT_EQ(out[12345], 1.0 + 2.0 + 4.0);
+  survivors->reset();
+  made->reset();
+  (void)(*rt)->Finalize();  // may report frames the dead member never took
+  std::ofstream(dir + "/rank" + std::to_string(rank) + ".ok") << "ok\n";
+}
+
+TEST(CollMultiProcess, SliceOverShmAndTcp) {
+  for (auto [module, n] : {std::pair<const char*, int>{"shm", 4}, {"tcp", 3}}) {
+    ::setenv("UKAI_COLL_ITEST", "slice", 1);
+    LaunchOptions o;
+    o.processes = n;
+    o.modules = {module};
+    o.timeout_s = 240;
+    o.command = {SelfExe(), "--gtest_filter=CollWorker.Slice"};
+    Result<int> code = Launch(o);
+    ::unsetenv("UKAI_COLL_ITEST");
+    ASSERT_TRUE(code.ok()) << code.status().ToString();
+    EXPECT_EQ(*code, 0) << module;
+  }
+}
+
+TEST(CollMultiProcess, MemberKilledDuringAllreduce) {
+  for (const char* module : {"shm", "tcp"}) {
+    const std::string dir = "/tmp/ukai_coll_kill_" + std::to_string(::getpid()) + module;
+    ASSERT_EQ(std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+    ::setenv("UKAI_COLL_ITEST", "kill", 1);
+    ::setenv("UKAI_COLL_ITEST_DIR", dir.c_str(), 1);
+    LaunchOptions o;
+    o.processes = 4;
+    o.modules = {module};
+    o.keep_going = true;
+    o.timeout_s = 120;
+    o.command = {SelfExe(), "--gtest_filter=CollWorker.KilledDuringAllreduce"};
+    Result<int> code = Launch(o);
+    ::unsetenv("UKAI_COLL_ITEST");
+    ::unsetenv("UKAI_COLL_ITEST_DIR");
+    ASSERT_TRUE(code.ok()) << code.status().ToString();
+    EXPECT_EQ(*code, 128 + SIGKILL) << module;
+    for (int rank : {0, 1, 3}) {
+      EXPECT_TRUE(std::ifstream(dir + "/rank" + std::to_string(rank) + ".ok").good())
+          << module << ": rank " << rank << " did not finish";
+    }
+    EXPECT_EQ(std::system(("rm -rf " + dir).c_str()), 0);
+  }
+}
+
+#if UKAI_HAVE_MPI
+TEST(MpiWorker, CollSlice) {
+  if (std::getenv("UKAI_MPI_ITEST_WORKER") == nullptr) GTEST_SKIP() << "run by MpiTest";
+  RuntimeOptions o;
+  o.bootstrap = "mpi";
+  o.modules = {"mpi"};
+  auto rt = Runtime::Init(o);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  auto ctx = (*rt)->CreateContext({.name = "coll", .id = kCtx});
+  ASSERT_TRUE(ctx.ok());
+  auto w = Group::World(**ctx);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ((*w)->module(), "mpi");
+  RunSlice(**w);
+  w->reset();
+  EXPECT_TRUE((*rt)->Finalize().ok());
+}
+
+TEST(MpiTest, CollectivesSlice) { testing::RunUnderMpirun(3, "MpiWorker.CollSlice"); }
+#endif
+
+}  // namespace
+}  // namespace ukai::rt

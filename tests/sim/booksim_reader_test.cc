@@ -1,0 +1,188 @@
+// The BookSim2 config reader (sim/experiment/booksim_reader.h): recognition, the mapping of
+// BookSim2's keys onto ours (with BookSim2's defaults), refusals that name the key and why,
+// and the key table against BookSim2's booksim_config.cpp.
+#include "sim/experiment/booksim_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "sim/experiment/config_readers.h"
+#include "sim/experiment/front_door.h"
+
+namespace ukai::sim {
+namespace {
+
+constexpr char kMesh[] =
+    "// an 8x8 mesh\n"
+    "topology = mesh;\n"
+    "k = 4;  n = 2;\n"
+    "routing_function = dim_order;\n"
+    "num_vcs = 4;\n"
+    "packet_size = 4;\n"
+    "injection_rate = 0.05;\n"
+    "traffic = transpose;\n";
+
+SimConfig LoadOne(const std::string& text, const std::vector<std::string>& sets = {}) {
+  Result<std::vector<SimConfig>> points = LoadSimConfigsFromString(text, "t.cfg", sets);
+  EXPECT_TRUE(points.ok()) << points.status().ToString();
+  return points.ok() ? points->front() : SimConfig();
+}
+
+TEST(BooksimReader, RecognisedByContent) {
+  EXPECT_TRUE(LooksLikeBooksim(kMesh));
+  EXPECT_TRUE(LooksLikeBooksim("k = 4; /* c */ n = 2;"));
+  EXPECT_FALSE(LooksLikeBooksim("[network]\nk = 4\n"));
+  EXPECT_FALSE(LooksLikeBooksim("seed = 1\n"));  // TOML: no ';'
+  EXPECT_FALSE(LooksLikeBooksim(""));
+  EXPECT_EQ(FindConfigReader(kMesh).name, "booksim");
+  EXPECT_EQ(FindConfigReader("seed = 1\n").name, "toml");
+}
+
+TEST(BooksimReader, MapsKeysOntoOurs) {
+  const SimConfig c = LoadOne(kMesh);
+  EXPECT_EQ(c.network.topology, TopologyKind::kMesh);
+  EXPECT_EQ(c.network.k, (std::vector<int>{4, 4}));
+  EXPECT_EQ(c.routing.algorithm, "dor");
+  EXPECT_EQ(c.router.vcs, 4);
+  EXPECT_EQ(c.router.pe_vcs, 4);
+  EXPECT_EQ(c.router.vc_buffer_flits, 8);  // BookSim2's default
+  EXPECT_EQ(c.traffic.message_bytes, 16);  // 4 flits of 4 bytes
+  EXPECT_DOUBLE_EQ(c.traffic.rate, 0.2);   // 0.05 packets x 4 flits
+  EXPECT_EQ(c.traffic.pattern, "transpose");
+  EXPECT_EQ(c.router.model, RouterModel::kBooksim);
+  EXPECT_EQ(c.router.hop_cycles, 4);  // 1 + 1 + 1 + 0 + 1
+  EXPECT_EQ(c.router.link_cycles, 1);
+  EXPECT_EQ(c.measure.mode, MeasureMode::kBooksim);
+  EXPECT_EQ(c.measure.warmup_periods, 3);
+  EXPECT_EQ(c.measure.sample_cycles, 1000);
+  EXPECT_EQ(c.measure.max_samples, 10);
+  EXPECT_DOUBLE_EQ(c.measure.latency_threshold, 500);
+  EXPECT_EQ(c.seed, 0u);
+}
+
+TEST(BooksimReader, DefaultsAreBooksims) {
+  const SimConfig c = LoadOne("routing_function = dim_order;");
+  EXPECT_EQ(c.network.topology, TopologyKind::kTorus);
+  EXPECT_EQ(c.network.k, (std::vector<int>{8, 8}));
+  EXPECT_EQ(c.router.vcs, 16);
+  EXPECT_EQ(c.router.link_cycles, 2);  // use_noc_latency = 1 on a torus
+  EXPECT_EQ(c.traffic.pattern, "uniform_self");
+  EXPECT_EQ(c.traffic.message_bytes, 4);
+  EXPECT_DOUBLE_EQ(c.traffic.rate, 0.1);
+}
+
+TEST(BooksimReader, OptionsAndOverrides) {
+  Result<std::string> text = AppendBooksimOverrides(
+      kMesh, {"injection_rate_uses_flits=1", "use_noc_latency = 0", "speculative=1",
+              "traffic=hotspot({1,3},{2,2})", "sim_type=throughput", "seed=time"});
+  ASSERT_TRUE(text.ok());
+  const SimConfig c = LoadOne(*text);
+  EXPECT_DOUBLE_EQ(c.traffic.rate, 0.05);
+  EXPECT_EQ(c.router.hop_cycles, 3);  // routing + max(vc, sw) + st
+  EXPECT_EQ(c.traffic.pattern, "hotspot");
+  EXPECT_EQ(c.traffic.hotspot_nodes, (std::vector<int>{1, 3}));
+  EXPECT_DOUBLE_EQ(c.traffic.hotspot_fraction, 1.0);
+  EXPECT_EQ(c.measure.mode, MeasureMode::kBooksimThroughput);
+  EXPECT_GT(c.seed, 1000000u);
+  EXPECT_FALSE(AppendBooksimOverrides(kMesh, {"no_equals"}).ok());
+}
+
+// The error of loading `text`: its message (which must name `key`) and Status::key().
+void ExpectRefused(const std::string& text, const std::string& key, const std::string& says) {
+  Result<std::vector<SimConfig>> points = LoadSimConfigsFromString(text, "t.cfg", {});
+  ASSERT_FALSE(points.ok()) << text;
+  EXPECT_NE(points.status().message().find(key), std::string::npos) << points.status().message();
+  EXPECT_NE(points.status().message().find(says), std::string::npos) << points.status().message();
+  EXPECT_EQ(points.status().key(), key) << points.status().message();
+}
+
+TEST(BooksimReader, RefusalsNameTheKeyAndWhy) {
+  const std::string base = kMesh;
+  ExpectRefused(base + "input_speedup = 2;", "input_speedup", "one flit per input port");
+  ExpectRefused(base + "sim_power = 1;", "sim_power", "power model");
+  ExpectRefused(base + "injection_process = on_off;", "injection_process", "bernoulli");
+  ExpectRefused(base + "topology = fattree;", "topology", "mesh, torus, kncube");
+  ExpectRefused(base + "routing_function = chaos;", "routing_function", "dim_order");
+  ExpectRefused(base + "router = event;", "router", "iq");
+  ExpectRefused(base + "traffic = badperm_yarc;", "traffic", "uniform");
+  ExpectRefused(base + "packet_size = {1, 4};", "packet_size", "mixture");
+  ExpectRefused(base + "injection_rate = 0.5;", "injection_rate", "(0, 1]");
+  ExpectRefused(base + "vc_allocator = wavefront;", "vc_allocator", "separable");
+  ExpectRefused(base + "warmup_periods = 0;", "warmup_periods", "warmup_thres");
+  ExpectRefused(base + "no_such_key = 1;", "no_such_key", "not a key of BookSim2");
+  ExpectRefused("topology = mesh;", "routing_function", "BookSim2 needs one");
+  // The position is the key's line and column.
+  Result<std::vector<SimConfig>> e =
+      LoadSimConfigsFromString(base + "  alloc_iters = 2;\n", "x.cfg", {});
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("x.cfg:9:3"), std::string::npos) << e.status().message();
+  // BookSim2's default value of a refused feature is accepted.
+  EXPECT_TRUE(LoadSimConfigsFromString(base + "input_speedup = 1; sim_power = 0;", "t", {}).ok());
+}
+
+TEST(BooksimReader, SyntaxErrorsSayWhere) {
+  for (const char* bad : {"k = 4", "k 4;", "= 4;", "k = ;", "k = {4;", "/* open"}) {
+    Result<config::RawConfig> r = ReadBooksimConfig(bad, "s.cfg");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("s.cfg:1:"), std::string::npos) << r.status().message();
+  }
+}
+
+// Every key of BookSim2's booksim_config.cpp is a row (names copied from its source, 158
+// after removing duplicates), and every row says what it becomes or why it is refused.
+TEST(BooksimReader, KeyTableCoversBooksimConfig) {
+  std::set<std::string_view> names;
+  for (const BooksimKey& k : BooksimKeys()) {
+    EXPECT_TRUE(names.insert(k.name).second) << k.name;
+    EXPECT_FALSE(k.ours.empty()) << k.name;
+    EXPECT_EQ(k.action == BooksimAction::kMapped, k.map != nullptr) << k.name;
+  }
+  EXPECT_EQ(names.size(), 158u);
+  for (const char* k : {"topology",
+                        "k",
+                        "n",
+                        "c",
+                        "routing_function",
+                        "num_vcs",
+                        "vc_buf_size",
+                        "packet_size",
+                        "packet_size_rate",
+                        "injection_rate",
+                        "injection_rate_uses_flits",
+                        "injection_process",
+                        "burst_alpha",
+                        "burst_beta",
+                        "traffic",
+                        "sim_type",
+                        "warmup_periods",
+                        "sample_period",
+                        "max_samples",
+                        "latency_thres",
+                        "stopping_thres",
+                        "seed",
+                        "router",
+                        "routing_delay",
+                        "vc_alloc_delay",
+                        "sw_alloc_delay",
+                        "st_prepare_delay",
+                        "st_final_delay",
+                        "credit_delay",
+                        "input_speedup",
+                        "output_speedup",
+                        "internal_speedup",
+                        "wait_for_tail_credit",
+                        "speculative",
+                        "vc_allocator",
+                        "sw_allocator",
+                        "alloc_iters",
+                        "use_noc_latency",
+                        "network_file"}) {
+    EXPECT_TRUE(names.count(k)) << k;
+  }
+  EXPECT_NE(DescribeBooksimKeysMarkdown().find("| `use_noc_latency` |"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ukai::sim
