@@ -12,38 +12,20 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_mutate.h"
+
 extern "C" int booksim_config_fuzz_TestOneInput(const uint8_t* data, size_t size);
 
 namespace ukai::sim {
 namespace {
 
 std::vector<std::string> Corpus() {
-  std::vector<std::string> out;
-  for (const char* dir : {"/fuzz/corpus/booksim_config", "/bench/booksim/configs"}) {
-    std::vector<std::filesystem::path> files;
-    for (const auto& e : std::filesystem::directory_iterator(std::string(UKAI_SOURCE_DIR) + dir)) {
-      if (e.path().extension() == ".cfg") files.push_back(e.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      std::ifstream in(f);
-      std::ostringstream s;
-      s << in.rdbuf();
-      out.push_back(s.str());
-    }
-  }
-  return out;
+  return ukai::testing::ReadCorpus(UKAI_SOURCE_DIR,
+                                   {"fuzz/corpus/booksim_config", "bench/booksim/configs"}, ".cfg");
 }
 
 void Feed(const std::string& in) {
   booksim_config_fuzz_TestOneInput(reinterpret_cast<const uint8_t*>(in.data()), in.size());
-}
-
-std::vector<std::string> Lines(const std::string& s) {
-  std::vector<std::string> lines;
-  std::istringstream in(s);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 TEST(BooksimConfigFuzzReplay, CorpusAndPrefixes) {
@@ -51,7 +33,7 @@ TEST(BooksimConfigFuzzReplay, CorpusAndPrefixes) {
   ASSERT_GE(corpus.size(), 5u);
   for (const std::string& text : corpus) {
     std::string prefix;
-    for (const std::string& line : Lines(text)) {
+    for (const std::string& line : ukai::testing::SplitLines(text)) {
       prefix += line + "\n";
       Feed(prefix);
     }
@@ -99,32 +81,7 @@ TEST(BooksimConfigFuzzReplay, SeededMutations) {
   std::mt19937_64 rng(20261127);
   auto pick = [&rng](const auto& v) { return v[rng() % v.size()]; };
   for (int i = 0; i < 150; ++i) {
-    std::vector<std::string> lines = Lines(pick(corpus));
-    const int edits = 1 + static_cast<int>(rng() % 4);
-    for (int e = 0; e < edits && !lines.empty(); ++e) {
-      const size_t at = rng() % lines.size();
-      switch (rng() % 5) {
-        case 0:
-          if (!lines[at].empty())
-            lines[at][rng() % lines[at].size()] ^= static_cast<char>(1 << (rng() % 7));
-          break;
-        case 1:
-          lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(at));
-          break;
-        case 2:
-          lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(at), lines[at]);
-          break;
-        case 3:
-          std::swap(lines[at], lines[rng() % lines.size()]);
-          break;
-        default:
-          lines.push_back("//set " + pick(keys) + "=" + pick(values));
-          break;
-      }
-    }
-    std::string text;
-    for (const std::string& l : lines) text += l + "\n";
-    Feed(text);
+    Feed(ukai::testing::MutateLines(rng, pick(corpus), "//set ", keys, values));
   }
 }
 

@@ -13,38 +13,20 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_mutate.h"
+
 extern "C" int sim_config_fuzz_TestOneInput(const uint8_t* data, size_t size);
 
 namespace ukai::sim {
 namespace {
 
 std::vector<std::string> Corpus() {
-  std::vector<std::string> out;
-  for (const char* dir : {"/fuzz/corpus/sim_config", "/experiments"}) {
-    std::vector<std::filesystem::path> files;
-    for (const auto& e : std::filesystem::directory_iterator(std::string(UKAI_SOURCE_DIR) + dir)) {
-      if (e.path().extension() == ".toml") files.push_back(e.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      std::ifstream in(f);
-      std::ostringstream s;
-      s << in.rdbuf();
-      out.push_back(s.str());
-    }
-  }
-  return out;
+  return ukai::testing::ReadCorpus(UKAI_SOURCE_DIR, {"fuzz/corpus/sim_config", "experiments"},
+                                   ".toml");
 }
 
 void Feed(const std::string& in) {
   sim_config_fuzz_TestOneInput(reinterpret_cast<const uint8_t*>(in.data()), in.size());
-}
-
-std::vector<std::string> SplitLines(const std::string& s) {
-  std::vector<std::string> lines;
-  std::istringstream in(s);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 TEST(SimConfigFuzzReplay, CorpusAndEveryLinePrefix) {
@@ -52,7 +34,7 @@ TEST(SimConfigFuzzReplay, CorpusAndEveryLinePrefix) {
   ASSERT_GE(corpus.size(), 5u);  // 4 corpus files + experiments/quickstart.toml at least
   for (const std::string& text : corpus) {
     std::string prefix;
-    for (const std::string& line : SplitLines(text)) {
+    for (const std::string& line : ukai::testing::SplitLines(text)) {
       prefix += line + "\n";
       Feed(prefix);
     }
@@ -87,32 +69,7 @@ TEST(SimConfigFuzzReplay, SeededMutations) {
   std::mt19937_64 rng(20261124);
   auto pick = [&rng](const auto& v) { return v[rng() % v.size()]; };
   for (int i = 0; i < 300; ++i) {
-    std::vector<std::string> lines = SplitLines(pick(corpus));
-    const int edits = 1 + static_cast<int>(rng() % 4);
-    for (int e = 0; e < edits && !lines.empty(); ++e) {
-      const size_t at = rng() % lines.size();
-      switch (rng() % 5) {
-        case 0:  // flip a byte
-          if (!lines[at].empty())
-            lines[at][rng() % lines[at].size()] ^= static_cast<char>(1 << (rng() % 7));
-          break;
-        case 1:
-          lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(at));
-          break;
-        case 2:
-          lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(at), lines[at]);
-          break;
-        case 3:
-          std::swap(lines[at], lines[rng() % lines.size()]);
-          break;
-        default:
-          lines.push_back("#set " + pick(keys) + "=" + pick(values));
-          break;
-      }
-    }
-    std::string text;
-    for (const std::string& l : lines) text += l + "\n";
-    Feed(text);
+    Feed(ukai::testing::MutateLines(rng, pick(corpus), "#set ", keys, values));
   }
 }
 

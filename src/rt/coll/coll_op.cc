@@ -233,10 +233,12 @@ bool CollOp::ReadAnnounced(int i, Outbox* out) {
       if (read.ok()) Apply(i, off, {align_scratch_.data(), len});
     }
   }
-  if (read.code() == StatusCode::kUnavailable) {  // the member is gone
-    Fail(Status::Unavailable("collective #" + std::to_string(init_.seq) + ": reading from rank " +
-                             std::to_string(s.peer) + ": " + read.message()),
-         false, out);
+  if (read.code() == StatusCode::kUnavailable) {
+    // The member's process is gone. The runtime declares failures (its peer event names the
+    // member, marks it failed for FailedMembers and Shrink, and fails every pending
+    // operation of the group): the step waits for that verdict and asks nothing more of
+    // the dead process.
+    st.cts_sent = true;
     return true;
   }
   if (!read.ok()) return false;  // e.g. not permitted after all: ask for the data

@@ -152,7 +152,8 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
   void Complete(int i);
   void SendData(int i, Outbox* out);
   // Takes a large message announced by a proven member straight from its memory and tells
-  // it (kFin); false when it cannot (the caller asks for the data instead).
+  // it (kFin); false when it cannot (the caller asks for the data instead). When the
+  // member's process is gone the step waits for the runtime's peer event, which fails it.
   bool ReadAnnounced(int i, Outbox* out);
   void Emit(coll::MsgKind kind, int dst, uint32_t tag, uint64_t total, uint64_t offset,
             std::span<const uint8_t> body, Outbox* out);

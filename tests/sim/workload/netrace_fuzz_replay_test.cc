@@ -20,18 +20,7 @@ namespace ukai::sim {
 namespace {
 
 std::vector<std::vector<uint8_t>> Corpus() {
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(UKAI_SOURCE_DIR) /
-                                                           "fuzz" / "corpus" / "netrace")) {
-    files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
-  std::vector<std::vector<uint8_t>> out;
-  for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    out.push_back({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()});
-  }
-  return out;
+  return ukai::testing::ReadCorpusBytes(UKAI_SOURCE_DIR, "fuzz/corpus/netrace");
 }
 
 void Feed(const std::vector<uint8_t>& in) { netrace_fuzz_TestOneInput(in.data(), in.size()); }

@@ -35,18 +35,7 @@ class Otf2FuzzReplay : public ::testing::Test {
 };
 
 std::vector<std::vector<uint8_t>> Corpus() {
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(UKAI_SOURCE_DIR) /
-                                                           "fuzz" / "corpus" / "otf2")) {
-    files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
-  std::vector<std::vector<uint8_t>> out;
-  for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    out.push_back({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()});
-  }
-  return out;
+  return ukai::testing::ReadCorpusBytes(UKAI_SOURCE_DIR, "fuzz/corpus/otf2");
 }
 
 void Feed(const std::vector<uint8_t>& in) { otf2_fuzz_TestOneInput(in.data(), in.size()); }
