@@ -49,7 +49,8 @@ std::string Name(const ::testing::TestParamInfo<Case>& info) {
 bool MinimalClaimed(const Case& c) {
   return c.faults == 0 &&
          (c.algorithm == "dor" || c.algorithm == "duato" || c.algorithm == "romm" ||
-          c.algorithm == "min_adapt" || c.algorithm == "detour-nf" || c.algorithm == "detour-ud");
+          c.algorithm == "min_adapt" || c.algorithm == "planar_adapt" ||
+          c.algorithm == "detour-nf" || c.algorithm == "detour-ud");
 }
 
 class ConformanceTest : public ::testing::TestWithParam<Case> {};
@@ -137,8 +138,9 @@ std::vector<Case> AllCases() {
     if (!RunsOnCubes(e)) continue;
     const std::string a(e.name);
     const bool tolerant = a != "dor" && a != "duato" && a != "min_adapt" && a != "valiant" &&
-                          a != "romm" && a != "source";
+                          a != "romm" && a != "source" && a != "planar_adapt";
     for (TopologyKind kind : {TopologyKind::kMesh, TopologyKind::kTorus}) {
+      if (a == "planar_adapt" && kind == TopologyKind::kTorus) continue;  // mesh only
       for (std::vector<int> k : {std::vector<int>{4, 4}, std::vector<int>{5, 3}}) {
         for (int faults : {0, 1, 2, 4}) {
           if (faults > 0 && !tolerant) continue;
@@ -147,6 +149,7 @@ std::vector<Case> AllCases() {
           if ((a == "valiant" || a == "romm") && kind == TopologyKind::kMesh) {
             out.push_back({a, kind, k, 2, faults});  // one VC per phase
           }
+          if (a == "planar_adapt") out.push_back({a, kind, k, 3, faults});  // one per class
         }
       }
     }

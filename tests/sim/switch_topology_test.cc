@@ -242,6 +242,28 @@ TEST(SwitchTopologyTest, DeadlockCheckerProvesTwoPhaseOnCubes) {
   }
 }
 
+// planar_adapt (routing/planar_adapt.h): proved on 2- and 3-dimensional meshes with 3 VCs;
+// 2 VCs and a torus are refused, naming the key.
+TEST(SwitchTopologyTest, DeadlockCheckerProvesPlanarAdapt) {
+  for (int n : {2, 3}) {
+    SimConfig c;
+    c.network.topology = TopologyKind::kMesh;
+    c.network.n = n;
+    c.network.k = n == 2 ? std::vector<int>{4, 5} : std::vector<int>{3, 4, 3};
+    c.routing.algorithm = "planar_adapt";
+    c.router.vcs = 3;
+    Result<CdgReport> rep = CheckDeadlockFreedom(c);
+    ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+    EXPECT_TRUE(rep->ok) << rep->text;
+    EXPECT_GT(rep->dependencies, 0);
+    c.router.vcs = 2;
+    EXPECT_EQ(CheckDeadlockFreedom(c).status().key(), "routing.algorithm");
+    c.router.vcs = 3;
+    c.network.topology = TopologyKind::kTorus;
+    EXPECT_EQ(CheckDeadlockFreedom(c).status().key(), "routing.algorithm");
+  }
+}
+
 // A short run with uniform traffic on each topology: messages delivered, no stall.
 TEST(SwitchTopologyTest, ShortRunDelivers) {
   const std::pair<NetworkConfig, const char*> cases[] = {

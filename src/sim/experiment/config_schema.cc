@@ -180,6 +180,22 @@ std::vector<Binding> NetworkAndRouterBindings() {
                 "choice); the network has a*h + 1 groups"),
        [](const Items& v, SimConfig* c) { c->network.dragonfly_h = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.network.dragonfly_h); }},
+      {KeySpec::Make("network.dragonfly_local_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(0)
+           .Max(1000)
+           .Doc("dragonfly: latency of a local (in-group) channel; 0: router.link_cycles "
+                "(BookSim2's dragonflynew: 10)"),
+       [](const Items& v, SimConfig* c) { c->network.dragonfly_local_cycles = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.network.dragonfly_local_cycles); }},
+      {KeySpec::Make("network.dragonfly_global_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(0)
+           .Max(1000)
+           .Doc("dragonfly: latency of a global channel; 0: router.link_cycles (BookSim2's "
+                "dragonflynew: 100)"),
+       [](const Items& v, SimConfig* c) { c->network.dragonfly_global_cycles = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.network.dragonfly_global_cycles); }},
       {KeySpec::Make("router.vcs", VT::kInt)
            .Min(1)
            .Max(32)

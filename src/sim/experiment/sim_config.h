@@ -76,6 +76,9 @@ struct NetworkConfig {
   int dragonfly_p = 2;    // dragonfly: terminals per router, >= 1
   int dragonfly_a = 0;    // dragonfly: routers per group; 0: 2 * dragonfly_p
   int dragonfly_h = 0;    // dragonfly: global channels per router; 0: dragonfly_p
+  // dragonfly: cycles of a local (in-group) and of a global channel; 0: router.link_cycles.
+  int dragonfly_local_cycles = 0;
+  int dragonfly_global_cycles = 0;
 };
 
 struct RouterConfig {

@@ -539,6 +539,15 @@ constexpr CheckerEntry kCheckers[] = {
      }},
     {"duato", &DuatoEscape},
     {"min_adapt", &DuatoEscape},
+    {"planar_adapt",
+     [](const KaryNCube& t, const SimConfig& c, const RoutingFunction& r) {
+       RoutedEscapeSpec spec;
+       spec.describe = "planar_adapt's Route() on every VC (three classes)";
+       spec.rationale = "every candidate of Route() is a dependency; no adaptive VCs";
+       spec.escape_vcs = AllVcs(c);
+       return std::unique_ptr<EscapeFunction>(
+           std::make_unique<RoutedEscape>(t, r, c.router.vcs, std::move(spec)));
+     }},
     {"detour-nf", &DetourNfEscape},
     {"updown",
      [](const KaryNCube& t, const SimConfig& c, const RoutingFunction& r) {

@@ -7,6 +7,7 @@
 #include "sim/routing/detour_ud.h"
 #include "sim/routing/dor.h"
 #include "sim/routing/duato.h"
+#include "sim/routing/planar_adapt.h"
 #include "sim/routing/source_routing.h"
 #include "sim/routing/switch_routings.h"
 #include "sim/routing/updown.h"
@@ -175,6 +176,30 @@ Status DuatoSupports(const Topology& topology, const SimConfig& config) {
   return Status::Ok();
 }
 
+Status PlanarAdaptSupports(const Topology& topology, const SimConfig& config) {
+  UKAI_RETURN_IF_ERROR(NeedCube(topology, "planar_adapt"));
+  UKAI_RETURN_IF_ERROR(NoFaults(config, "planar_adapt"));
+  if (AsCube(topology)->torus()) {
+    return Status::InvalidArgument(
+               "routing.algorithm = 'planar_adapt' runs on a mesh (BookSim2's "
+               "planar_adapt_mesh), not on a torus")
+        .WithKey("routing.algorithm");
+  }
+  if (config.router.vcs < 3) {
+    return Status::InvalidArgument(
+               "routing.algorithm = 'planar_adapt' needs router.vcs >= 3 (three VC classes), "
+               "got router.vcs = " +
+               std::to_string(config.router.vcs))
+        .WithKey("routing.algorithm");
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<RoutingFunction> PlanarAdaptCreate(const Topology& topology,
+                                                   const SimConfig& config) {
+  return std::make_unique<PlanarAdaptRouting>(*AsCube(topology), config.router.vcs);
+}
+
 std::unique_ptr<RoutingFunction> MinAdaptCreate(const Topology& topology, const SimConfig& config) {
   return std::make_unique<DuatoRouting>(*AsCube(topology), config.router.vcs,
                                         config.routing.duato_atomic, /*sticky_escape=*/true);
@@ -267,6 +292,16 @@ constexpr RoutingEntry kAlgorithms[] = {
      55.0,
      &DuatoSupports,
      &MinAdaptCreate,
+     false},
+    {"planar_adapt",
+     "planar-adaptive routing on a mesh (BookSim2's planar_adapt_mesh): in plane i (the "
+     "lowest unfinished dimension) productive hops along dimension i on VC class 2 and along "
+     "dimension i+1 on class 0 (moving + along i) or 1 (moving -); classes of floor(V/3) "
+     "VCs, class 2 takes the rest; router.vcs >= 3; no faults; clock: duato's",
+     {},
+     55.0,
+     &PlanarAdaptSupports,
+     &PlanarAdaptCreate,
      false},
     {"updown",
      "up*/down* over a BFS spanning tree of the healthy network (any topology, faults "

@@ -43,7 +43,15 @@ Result<std::unique_ptr<Dragonfly>> Dragonfly::Create(const NetworkConfig& config
   }
   const int64_t routers = static_cast<int64_t>(a) * (static_cast<int64_t>(a) * h + 1);
   UKAI_RETURN_IF_ERROR(CheckSize(routers * p, routers, "network.dragonfly_p"));
-  return std::unique_ptr<Dragonfly>(new Dragonfly(p, a, h));
+  std::unique_ptr<Dragonfly> t(new Dragonfly(p, a, h));
+  if (config.dragonfly_local_cycles > 0) t->local_cycles_ = config.dragonfly_local_cycles;
+  if (config.dragonfly_global_cycles > 0) t->global_cycles_ = config.dragonfly_global_cycles;
+  return t;
+}
+
+int Dragonfly::LinkCycles(int node, int port) const {
+  if (IsTerminal(node) || port < p_) return -1;
+  return IsGlobalPort(port) ? global_cycles_ : local_cycles_;
 }
 
 Dragonfly::Dragonfly(int p, int a, int h)

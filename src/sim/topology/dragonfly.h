@@ -34,6 +34,9 @@ class Dragonfly final : public SwitchTopology {
   std::string PortName(int port) const override;
   // Hops of the minimal route (local, global, local: at most 3); see SwitchTopology.
   int RouterDistance(int a, int b) const override;
+  // network.dragonfly_local_cycles / _global_cycles on a router's local / global ports
+  // (-1, router.link_cycles, where they are 0 and on terminal channels).
+  int LinkCycles(int node, int port) const override;
 
   int p() const { return p_; }
   int a() const { return a_; }
@@ -58,6 +61,7 @@ class Dragonfly final : public SwitchTopology {
   Dragonfly(int p, int a, int h);
 
   int p_, a_, h_, g_;
+  int local_cycles_ = -1, global_cycles_ = -1;
 };
 
 }  // namespace ukai::sim
