@@ -9,12 +9,13 @@ Each CSV is the `ukai sim run --format csv` output of the config of the same nam
   algorithm's Table 1 clock);
 - latency: avg_latency_cycles / clock_mhz (microseconds), against the offered bandwidth
   offered_flits_per_node_cycle x flit_bytes x nodes x clock_mhz (MB/s); points the
-  simulator marks saturated are drawn hollow;
+  simulator marks saturated carry a black X;
 - recovery: recovery_ratio (share of measured messages that entered deadlock recovery);
 - ablation: Detour-UD's bandwidth with the 5-cycle table read (the figure's config), without
   it (ablation_*_lookup0) and without it and the read-port limit (ablation_*_lookup0_ports0),
   beside Detour-NF, in MB/s and in MB/s per MHz (bytes per cycle: the clock taken out).
-A missing file or algorithm is skipped.
+A missing file or algorithm is skipped. The drawing is `ukai sim plot`'s
+(src/cli/plot/ukai_sim_plot.py: line_plot, finish, save), imported from the repository.
 """
 import csv
 import glob
@@ -22,10 +23,11 @@ import os
 import re
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src",
+                                "cli", "plot"))
+import ukai_sim_plot as usp  # noqa: E402
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+plt = usp.pyplot()
 
 LABELS = {"dor": "DM-Order", "duato": "Duato", "detour-nf": "Detour-NF",
           "detour-ud": "Detour-UD"}
@@ -73,20 +75,19 @@ def files(results, fig, kind):
     return out
 
 
-def label(ax, xlabel, ylabel, title):
-    ax.set_xlabel(xlabel)
-    if ylabel:
-        ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-
-
 def save(fig, path):
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    usp.save(fig, path, dpi=120)
     print("wrote", path)
+
+
+def series(label, rows, x, y, color, faults, saturated=None):
+    return usp.Series(label, [x(r) for r in rows], [y(r) for r in rows],
+                      None if saturated is None else [saturated(r) for r in rows], color=color,
+                      linestyle=FAULT_STYLES.get(faults, "-"))
+
+
+def message_bytes(r):
+    return int(r["message_bytes"])
 
 
 def bandwidth_figure(results, fig_no, pattern):
@@ -95,20 +96,20 @@ def bandwidth_figure(results, fig_no, pattern):
         return
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for panel, ax in enumerate(axes):
+        lines = []
         for faults, rows in sorted(data.items()):
             if (panel == 0) != (faults == 0):
                 continue
             for routing, pts in by_routing(rows).items():
-                pts.sort(key=lambda r: int(r["message_bytes"]))
-                ax.plot([int(r["message_bytes"]) for r in pts],
-                        [float(r["bandwidth_mbytes_per_second"]) for r in pts],
-                        FAULT_STYLES.get(faults, "-"), marker="o", ms=3,
-                        color=COLORS.get(routing), label=f"{LABELS.get(routing, routing)}, "
-                        f"{faults} faulty")
-        label(ax, "message size (bytes)",
-              "bandwidth (MB/s, network-wide)" if panel == 0 else None,
-              f"Fig. {fig_no}({'ab'[panel]}) {pattern}, "
-              f"{'fault-free' if panel == 0 else 'with faults'}")
+                lines.append(series(f"{LABELS.get(routing, routing)}, {faults} faulty", pts,
+                                    message_bytes,
+                                    lambda r: float(r["bandwidth_mbytes_per_second"]),
+                                    COLORS.get(routing), faults))
+        usp.line_plot(ax, lines)
+        usp.finish(ax, "message size (bytes)",
+                   "bandwidth (MB/s, network-wide)" if panel == 0 else None,
+                   f"Fig. {fig_no}({'ab'[panel]}) {pattern}, "
+                   f"{'fault-free' if panel == 0 else 'with faults'}")
     save(fig, os.path.join(results, f"fig{fig_no:02d}_{pattern}_bandwidth.png"))
 
 
@@ -117,21 +118,15 @@ def latency_figure(results, fig_no, pattern):
     if not data:
         return
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    lines = []
     for faults, rows in sorted(data.items()):
         for routing, pts in by_routing(rows).items():
-            pts.sort(key=offered_mbps)
-            x = [offered_mbps(r) for r in pts]
-            y = [latency_us(r) for r in pts]
-            color = COLORS.get(routing)
-            ax.plot(x, y, FAULT_STYLES.get(faults, "-"), color=color,
-                    label=f"{LABELS.get(routing, routing)}, {faults} faulty")
-            sat = [r["saturated"] == "true" for r in pts]
-            ax.scatter([a for a, s in zip(x, sat) if not s], [b for b, s in zip(y, sat) if not s],
-                       s=12, color=color)
-            ax.scatter([a for a, s in zip(x, sat) if s], [b for b, s in zip(y, sat) if s], s=16,
-                       facecolors="none", edgecolors=color)
-    label(ax, "offered bandwidth (MB/s, network-wide); hollow: saturated", "average latency (us)",
-          f"Fig. {fig_no} {pattern}, 64-byte messages")
+            lines.append(series(f"{LABELS.get(routing, routing)}, {faults} faulty", pts,
+                                offered_mbps, latency_us, COLORS.get(routing), faults,
+                                lambda r: r["saturated"] == "true"))
+    usp.line_plot(ax, lines)
+    usp.finish(ax, "offered bandwidth (MB/s, network-wide)", "average latency (us)",
+               f"Fig. {fig_no} {pattern}, 64-byte messages")
     save(fig, os.path.join(results, f"fig{fig_no:02d}_{pattern}_latency.png"))
 
 
@@ -144,15 +139,15 @@ def recovery_figure(results, fig_no, pattern):
     if not runs:
         return
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    lines = []
     for faults, timeout, path in sorted(runs):
         rows = [r for r in read(path) if r["routing"] == "detour-ud"]
-        rows.sort(key=lambda r: int(r["message_bytes"]))
-        ax.plot([int(r["message_bytes"]) for r in rows],
-                [100.0 * float(r["recovery_ratio"]) for r in rows],
-                FAULT_STYLES.get(faults, "-"), marker="o", ms=3,
-                color=TIMEOUT_COLORS.get(timeout), label=f"timeout {timeout}, {faults} faulty")
-    label(ax, "message size (bytes)", "deadlock-recovery messages (%)",
-          f"Fig. {fig_no} Detour-UD, {pattern}")
+        lines.append(series(f"timeout {timeout}, {faults} faulty", rows, message_bytes,
+                            lambda r: 100.0 * float(r["recovery_ratio"]),
+                            TIMEOUT_COLORS.get(timeout), faults))
+    usp.line_plot(ax, lines)
+    usp.finish(ax, "message size (bytes)", "deadlock-recovery messages (%)",
+               f"Fig. {fig_no} Detour-UD, {pattern}")
     save(fig, os.path.join(results, f"fig{fig_no:02d}_{pattern}_recovery.png"))
 
 
@@ -178,25 +173,24 @@ def ablation_figure(results):
         base = os.path.join(results, f"fig{fig_no:02d}_{pattern}_bandwidth_f{faults}.csv")
         if not os.path.exists(base):
             continue
-        series = [(LABELS["detour-nf"], COLORS["detour-nf"], "-",
-                   [r for r in read(base) if r["routing"] == "detour-nf"])]
+        runs = [(LABELS["detour-nf"], COLORS["detour-nf"], "-",
+                 [r for r in read(base) if r["routing"] == "detour-nf"])]
         for suffix, name, color, style in ABLATION_STYLES:
             path = base if suffix is None else os.path.join(
                 results, f"ablation_{pattern}_bandwidth_f{faults}_{suffix}.csv")
             if os.path.exists(path):
-                series.append((name, color, style,
-                               [r for r in read(path) if r["routing"] == "detour-ud"]))
+                runs.append((name, color, style,
+                             [r for r in read(path) if r["routing"] == "detour-ud"]))
         for row, per_mhz in enumerate((False, True)):
             ax = axes[row][col]
-            for name, color, style, rows in series:
-                rows.sort(key=lambda r: int(r["message_bytes"]))
-                ax.plot([int(r["message_bytes"]) for r in rows],
-                        [float(r["bandwidth_mbytes_per_second"]) /
-                         (float(r["clock_mhz"]) if per_mhz else 1.0) for r in rows],
-                        style, marker="o", ms=3, color=color, label=name)
-            label(ax, "message size (bytes)",
-                  "MB/s per MHz (bytes per cycle)" if per_mhz else "bandwidth (MB/s)",
-                  f"{pattern}, {faults} faulty" + (", per MHz" if per_mhz else ""))
+            usp.line_plot(ax, [usp.Series(
+                name, [message_bytes(r) for r in rows],
+                [float(r["bandwidth_mbytes_per_second"]) /
+                 (float(r["clock_mhz"]) if per_mhz else 1.0) for r in rows],
+                color=color, linestyle=style) for name, color, style, rows in runs])
+            usp.finish(ax, "message size (bytes)",
+                       "MB/s per MHz (bytes per cycle)" if per_mhz else "bandwidth (MB/s)",
+                       f"{pattern}, {faults} faulty" + (", per MHz" if per_mhz else ""))
     save(fig, os.path.join(results, "ablation_bandwidth.png"))
 
 

@@ -9,7 +9,9 @@ around it, log size), otherwise the smallest size at which the controller chose 
 Sizes are also given in kbit (1 kbit = 1000 bits), the document's unit. The same figures, at
 full precision, go to RESULTS_DIR/summary.csv (one row per variant: figure, variant, operation,
 nodes, relay_mode, decision, relays_at_max, bytes_at_max, ratio_at_max, crossover_bytes,
-crossover_kbit; "none" where the curve never crosses), which REPORT.md cites.
+crossover_kbit; "none" where the curve never crosses), which REPORT.md cites. The drawing
+is `ukai sim plot`'s (src/cli/plot/ukai_sim_plot.py: line_plot, reference_line, finish, save),
+imported from the repository.
 """
 import csv
 import glob
@@ -17,13 +19,11 @@ import math
 import os
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src",
+                                "cli", "plot"))
+import ukai_sim_plot as usp  # noqa: E402
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-
-MARKERS = "osD^vP*X"
+plt = usp.pyplot()
 
 
 def load(path):
@@ -66,26 +66,22 @@ def KSweep(results, out):
     lines = ["", "## Embodiment 6 against K (4 MiB, N = 8)", "",
              "| operation-mode | K=1 | K=2 | K=3 | K=4 | K=5 | K=6 | K=7 |",
              "|---|---|---|---|---|---|---|---|"]
-    for i, (series, pts) in enumerate(sorted(points.items())):
+    series = []
+    for series_name, pts in sorted(points.items()):
         pts.sort()
-        # Series that coincide (multicast and reduce) stay visible: each has its own marker,
-        # and earlier series are drawn wider underneath the later ones.
-        ax.plot([p[0] for p in pts], [p[2] for p in pts], "-", marker=MARKERS[i % len(MARKERS)],
-                markersize=9 - i, linewidth=3.5 - 0.4 * i, alpha=0.8, label=series)
+        # Series that coincide (multicast and reduce) stay visible: line_plot gives each its
+        # own marker and draws the earlier ones wider beneath the later ones.
+        series.append(usp.Series(series_name, [p[0] for p in pts], [p[2] for p in pts]))
         by_k = {p[0]: p for p in pts}
         cells = [f"{by_k[k][2]:.4f} (K={by_k[k][1]})" if k in by_k else "–" for k in range(1, 8)]
-        lines.append(f"| {series} | " + " | ".join(cells) + " |")
+        lines.append(f"| {series_name} | " + " | ".join(cells) + " |")
+    usp.line_plot(ax, series)
     ks = list(range(1, 8))
-    ax.plot(ks, [1 / k for k in ks], "k:", label="1/K")
-    ax.plot(ks, [2 / k for k in ks], "k--", label="2/K")
-    ax.set_xlabel("K (fullmesh.k_max)")
-    ax.set_ylabel("time / plain full mesh")
-    ax.set_title("embodiment 6, 4 MiB, N = 8")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
-    f.tight_layout()
-    f.savefig(os.path.join(out, "ksweep.png"), dpi=90)
-    plt.close(f)
+    usp.reference_line(ax, ks, [1 / k for k in ks], "1/K", "k:")
+    usp.reference_line(ax, ks, [2 / k for k in ks], "2/K", "k--")
+    usp.finish(ax, "K (fullmesh.k_max)", "time / plain full mesh", "embodiment 6, 4 MiB, N = 8",
+               fontsize=7)
+    usp.save(f, os.path.join(out, "ksweep.png"))
     return lines
 
 
@@ -139,31 +135,22 @@ def main():
         f, axes = plt.subplots(1, len(modes), figsize=(6 * len(modes), 4.5), squeeze=False)
         for ax, mode in zip(axes[0], modes):
             baselines = {}
-            drawn = 0
+            series = []
             for label, rows in vs:
                 if rows[0]["relay_mode"] != mode:
                     continue
                 x = [float(r["bytes"]) * 8 / 1000 for r in rows]
-                y = [float(r["time_us"]) for r in rows]
-                style = "--" if label.endswith("always") else "-"
-                # Curves that coincide stay visible: own marker, earlier ones wider beneath.
-                ax.plot(x, y, style, marker=MARKERS[drawn % len(MARKERS)], markevery=6,
-                        markersize=6, linewidth=max(1.0, 3.0 - 0.5 * drawn), label=label)
-                drawn += 1
+                # Curves that coincide stay visible (line_plot: own marker, earlier wider).
+                series.append(usp.Series(label, x, [float(r["time_us"]) for r in rows],
+                                         linestyle="--" if label.endswith("always") else "-"))
                 baselines.setdefault(rows[0]["nodes"] + rows[0]["operation"], (x, rows))
+            usp.line_plot(ax, series, xlog=True, ylog=True, markevery=6)
             for key, (x, rows) in baselines.items():
-                ax.plot(x, [float(r["baseline_us"]) for r in rows], "k:",
-                        label=f"plain full mesh N={rows[0]['nodes']} {rows[0]['operation']}")
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel("data size (kbit)")
-            ax.set_ylabel("time (us)")
-            ax.set_title(f"{fig}: {mode}")
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7)
-        f.tight_layout()
-        f.savefig(fig_path, dpi=90)
-        plt.close(f)
+                usp.reference_line(ax, x, [float(r["baseline_us"]) for r in rows],
+                                   f"plain full mesh N={rows[0]['nodes']} {rows[0]['operation']}",
+                                   "k:")
+            usp.finish(ax, "data size (kbit)", "time (us)", f"{fig}: {mode}", fontsize=7)
+        usp.save(f, fig_path)
         for label, rows in vs:
             last = rows[-1]
             ratio = float(last["time_us"]) / float(last["baseline_us"])

@@ -3,10 +3,14 @@
 
 Usage (from the repository root): `make reproduce-gateway`, or after `make build`
     $(tools/find_python.sh) experiments/gateway/run.py [--ukai build/src/cli/ukai]
+    $(tools/find_python.sh) experiments/gateway/run.py --plot-only [--results FILE] [--out DIR]
 Every run is `ukai sim run CONFIG --set ... --format json`. results.csv has one row per run:
 the experiment, the config, every --set as a column of its own (named by its key, the value
 without quotes; `sets` repeats them as given) and the figures of the run (docs/gateway.md).
 Deterministic: the same seed gives the same figures (wall_seconds aside, which is left out).
+--plot-only draws the PNGs from an existing results.csv (default: the committed one) without
+running anything. The drawing is `ukai sim plot`'s (src/cli/plot/ukai_sim_plot.py: line_plot,
+category_plot, bar_plot, finish, save), imported from the repository.
 """
 import argparse
 import csv
@@ -16,14 +20,15 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "src", "cli", "plot"))
+import ukai_sim_plot as usp  # noqa: E402
+
 try:
-    import matplotlib
+    plt = usp.pyplot()
 except ImportError:  # the interpreter tools/find_python.sh names has it
     sys.exit(f"{sys.executable} cannot import matplotlib: run `make reproduce-gateway` or "
              f"`$(tools/find_python.sh) {os.path.relpath(__file__)}` (Debian: "
              f"python3-matplotlib, installed by `make deps`)")
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
 POLICIES = ["none", "learned", "managed", "preloaded"]
 CONFIGS = ["group24.toml", "mesh4.toml", "mesh8.toml"]
@@ -127,142 +132,154 @@ def pick(rows, experiment, **kw):
             all(str(r.get(k)) == str(v) for k, v in kw.items())]
 
 
-def bar_labels(ax, bars):
-    """Each bar's value above it, so that 0-4 lost frames stay readable beside hundreds."""
-    for b in bars:
-        ax.annotate(f"{int(b.get_height())}", (b.get_x() + b.get_width() / 2, b.get_height()),
-                    ha="center", va="bottom", fontsize=8)
-
-
-def save(fig, name):
-    fig.tight_layout()
-    fig.savefig(os.path.join(HERE, name), dpi=90)
-    plt.close(fig)
+def save(fig, out_dir, name):
+    usp.save(fig, os.path.join(out_dir, name), dpi=90)
     print("wrote", name)
 
 
-def plot_policies(rows):
+def runtime_fault(rows, config, retransmit):
+    return [pick(rows, "runtime_fault", config=config, **{"nic.detours": p,
+                                                          "nic.retransmit": retransmit})[0]
+            for p in POLICIES]
+
+
+def plot_policies(rows, out_dir):
     fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=True)
     for ax, config in zip(axes, CONFIGS):
-        x = range(len(POLICIES))
-        for shift, rt, name in [(-0.2, "false", "lost"), (0.2, "true", "lost with retransmission")]:
-            sel = [pick(rows, "runtime_fault", config=config, **{"nic.detours": p,
-                                                                 "nic.retransmit": rt})[0]
-                   for p in POLICIES]
-            bar_labels(ax, ax.bar([i + shift for i in x], [r["frames_lost"] for r in sel], 0.4,
-                                  label=name))
-        ax.set_xticks(list(x), POLICIES)
-        ax.set_title(config.replace(".toml", "") + ": node fails at cycle 200000")
-        ax.set_ylabel("frames lost (of 3000)")
-        ax.legend()
-    save(fig, "policies_lost.png")
+        usp.bar_plot(ax, POLICIES, [
+            usp.Series(name, POLICIES, [r["frames_lost"] for r in runtime_fault(rows, config, rt)])
+            for rt, name in [("false", "lost"), ("true", "lost with retransmission")]])
+        usp.finish(ax, None, "frames lost (of 3000)",
+                   config.replace(".toml", "") + ": node fails at cycle 200000", fontsize=None)
+    save(fig, out_dir, "policies_lost.png")
 
     # Policies are categories: markers per config, no lines between them; a log scale
     # (every latency is > 0).
     fig, ax = plt.subplots(figsize=(7, 4))
-    for j, config in enumerate(CONFIGS):
-        sel = [pick(rows, "runtime_fault", config=config, **{"nic.detours": p,
-                                                             "nic.retransmit": "false"})[0]
-               for p in POLICIES]
-        xs = [i + (j - 1) * 0.2 for i in range(len(POLICIES))]
-        ys = [r["avg_frame_latency_cycles"] for r in sel]
-        ax.plot(xs, ys, "o", label=config.replace(".toml", ""))
-        for x, y in zip(xs, ys):
-            ax.annotate(f"{y:.0f}", (x, y), textcoords="offset points", xytext=(0, 5),
-                        ha="center", fontsize=7)
-    ax.set_xticks(range(len(POLICIES)), POLICIES)
-    ax.set_ylabel("mean frame latency (cycles, log scale)")
-    ax.set_yscale("log")
-    ax.set_title("delivered frames' latency by detour policy")
-    ax.legend()
-    save(fig, "policies_latency.png")
+    usp.category_plot(ax, POLICIES, [
+        usp.Series(config.replace(".toml", ""), POLICIES,
+                   [r["avg_frame_latency_cycles"] for r in runtime_fault(rows, config, "false")])
+        for config in CONFIGS], ylog=True, annotate="{:.0f}")
+    usp.finish(ax, None, "mean frame latency (cycles, log scale)",
+               "delivered frames' latency by detour policy", fontsize=None)
+    save(fig, out_dir, "policies_latency.png")
 
 
-def latency_line(ax, xs, rows, **style):
-    """Mean frame latency against xs; saturated points hollow."""
-    ys = [r["avg_frame_latency_cycles"] for r in rows]
-    line, = ax.plot(xs, ys, "-", **style)
-    color = line.get_color()
-    for x, y, r in zip(xs, ys, rows):
-        ax.plot([x], [y], "o", color=color, mfc="none" if r["saturated"] else color)
+def latency_series(label, xs, rows):
+    """Mean frame latency against xs; saturated points marked."""
+    return usp.Series(label, xs, [r["avg_frame_latency_cycles"] for r in rows],
+                      [r["saturated"] for r in rows])
 
 
-def plot_load_spread(rows):
+def plot_load_spread(rows, out_dir):
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    latency, busiest = [], []
     for n in SPREADS:
         sel = sorted(pick(rows, "load_spread", nics=n), key=lambda r: float(r["nic.ingress_rate"]))
         rates = [float(r["nic.ingress_rate"]) for r in sel]
-        latency_line(axes[0], rates, sel, label=f"{n} I/O node(s)")
-        axes[1].plot(rates, [max(r["nic_frames"]) for r in sel], "o-", label=f"{n} I/O node(s)")
-    axes[0].set_xlabel("ingress frames per cycle")
-    axes[0].set_ylabel("mean frame latency (cycles, log scale)")
-    axes[0].set_title("hollow: saturated (docs/gateway.md)")
-    axes[0].set_yscale("log")
-    axes[1].set_xlabel("ingress frames per cycle")
-    axes[1].set_ylabel("frames through the busiest NIC (in + out)")
-    for ax in axes:
-        ax.legend()
-    save(fig, "load_spread.png")
+        latency.append(latency_series(f"{n} I/O node(s)", rates, sel))
+        busiest.append(usp.Series(f"{n} I/O node(s)", rates, [max(r["nic_frames"]) for r in sel]))
+    usp.line_plot(axes[0], latency, ylog=True)
+    usp.line_plot(axes[1], busiest)
+    usp.finish(axes[0], "ingress frames per cycle", "mean frame latency (cycles, log scale)",
+               "X: saturated (docs/gateway.md)", fontsize=None)
+    usp.finish(axes[1], "ingress frames per cycle", "frames through the busiest NIC (in + out)",
+               fontsize=None)
+    save(fig, out_dir, "load_spread.png")
 
 
-def plot_cpu(rows):
+def plot_cpu(rows, out_dir):
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    load, latency = [], []
     for directions, name in [("both", "both directions (Fig. 1)"), ("ingress", "inbound only")]:
         sel = sorted(pick(rows, "cpu_baseline", **{"nic.cpu_directions": directions}),
                      key=lambda r: int(r["nic.cpu_cycles_per_frame"]))
         costs = [int(r["nic.cpu_cycles_per_frame"]) for r in sel]
-        axes[0].plot(costs, [r["max_io_cpu_load"] for r in sel], "o-", label=name)
-        latency_line(axes[1], costs, sel, label=name)
-    axes[0].set_ylabel("busiest I/O CPU: busy share of the run")
-    axes[1].set_ylabel("mean frame latency (cycles, log scale)")
-    axes[1].set_title("hollow: saturated (docs/gateway.md)")
-    axes[1].set_yscale("log")
-    for ax in axes:
-        ax.set_xlabel("CPU cycles per frame at the I/O node (0: the patent's NIC on the router)")
-        ax.legend()
-    save(fig, "cpu_baseline.png")
+        load.append(usp.Series(name, costs, [r["max_io_cpu_load"] for r in sel]))
+        latency.append(latency_series(name, costs, sel))
+    usp.line_plot(axes[0], load)
+    usp.line_plot(axes[1], latency, ylog=True)
+    xlabel = "CPU cycles per frame at the I/O node (0: the patent's NIC on the router)"
+    usp.finish(axes[0], xlabel, "busiest I/O CPU: busy share of the run", fontsize=None)
+    usp.finish(axes[1], xlabel, "mean frame latency (cycles, log scale)",
+               "X: saturated (docs/gateway.md)", fontsize=None)
+    save(fig, out_dir, "cpu_baseline.png")
 
 
-def plot_management(rows):
+def plot_management(rows, out_dir):
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     sel = [pick(rows, "fault_repair", **{"nic.detours": p})[0] for p in POLICIES]
-    x = range(len(POLICIES))
-    bar_labels(axes[0], axes[0].bar([i - 0.2 for i in x], [r["frames_lost"] for r in sel], 0.4,
-                                    label="ingress frames lost"))
-    bar_labels(axes[0], axes[0].bar([i + 0.2 for i in x], [r["egress_lost"] for r in sel], 0.4,
-                                    label="egress frames lost"))
-    axes[0].set_xticks(list(x), POLICIES)
-    axes[0].set_ylabel("frames lost")
-    axes[0].set_title("group24: 4G1 fails at 200000, repaired at 400000")
-    axes[0].legend()
-    width = 0.4
-    for j, name in enumerate(JOBS):
-        r = pick(rows, "job_launch", launch=name, **{"nic.retransmit": "false"})[0]
-        bar_labels(axes[1], axes[1].bar([i + (j - 0.5) * width for i in range(4)],
-                                        r["nic_frames"], width, label=name))
-    axes[1].set_xticks(range(4), ["3G0", "3G1", "3G2", "3G3"])
-    axes[1].set_ylabel("frames through the NIC (in + out)")
-    axes[1].set_title("group24: job launch at 300000 (3G0, 3G1 before)")
-    axes[1].legend()
-    save(fig, "runtime_management.png")
+    usp.bar_plot(axes[0], POLICIES, [
+        usp.Series("ingress frames lost", POLICIES, [r["frames_lost"] for r in sel]),
+        usp.Series("egress frames lost", POLICIES, [r["egress_lost"] for r in sel])])
+    usp.finish(axes[0], None, "frames lost", "group24: 4G1 fails at 200000, repaired at 400000",
+               fontsize=None)
+    nics = ["3G0", "3G1", "3G2", "3G3"]
+    usp.bar_plot(axes[1], nics, [
+        usp.Series(name, nics, pick(rows, "job_launch", launch=name,
+                                    **{"nic.retransmit": "false"})[0]["nic_frames"])
+        for name in JOBS])
+    usp.finish(axes[1], None, "frames through the NIC (in + out)",
+               "group24: job launch at 300000 (3G0, 3G1 before)", fontsize=None)
+    save(fig, out_dir, "runtime_management.png")
+
+
+def figure_value(text):
+    """A figure read back from results.csv: bool, int, float, None (empty) or the text."""
+    if text in ("true", "false"):
+        return text == "true"
+    if text == "":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def read_results(path):
+    """The rows of results.csv as sweep() returns them: --set columns and labels as text, the
+    figures as values, nic_frames as a list."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        for k in FIGURES:
+            if k in r:
+                r[k] = figure_value(r[k])
+        r["nic_frames"] = [r[f"nic_frames_{i}"] for i in range(4)
+                           if r.get(f"nic_frames_{i}") is not None]
+    return rows
+
+
+def plot_all(rows, out_dir):
+    plot_policies(rows, out_dir)
+    plot_load_spread(rows, out_dir)
+    plot_cpu(rows, out_dir)
+    plot_management(rows, out_dir)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ukai", default="build/src/cli/ukai")
+    ap.add_argument("--plot-only", action="store_true",
+                    help="draw the PNGs from --results without running anything")
+    ap.add_argument("--results", default=os.path.join(HERE, "results.csv"),
+                    help="results.csv to write (or, with --plot-only, to read)")
+    ap.add_argument("--out", default=HERE, help="directory of the PNGs")
     args = ap.parse_args()
+    if args.plot_only:
+        plot_all(read_results(args.results), args.out)
+        return
     rows = sweep(args.ukai)
     keys = sorted({k for r in rows for k in r if "." in k})  # the --set keys
     fields = ["experiment", "config", "sets"] + keys + ["nics", "launch"] + FIGURES
-    with open(os.path.join(HERE, "results.csv"), "w", newline="") as f:
+    with open(args.results, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
         w.writeheader()
         for r in rows:
             w.writerow({k: (str(v).lower() if isinstance(v, bool) else v) for k, v in r.items()})
-    plot_policies(rows)
-    plot_load_spread(rows)
-    plot_cpu(rows)
-    plot_management(rows)
+    plot_all(rows, args.out)
 
 
 if __name__ == "__main__":

@@ -3,20 +3,23 @@
 
 Usage: plot.py OUT_DIR   (the directory of the CSVs run.sh wrote)
 Writes into OUT_DIR: upper_bandwidth.png, completion.png, cut_through.png,
-link_efficiency.png and tables.md (the tables REPORT.md quotes).
+link_efficiency.png and tables.md (the tables REPORT.md quotes). The drawing is `ukai sim
+plot`'s (src/cli/plot/ukai_sim_plot.py: line_plot, reference_line, finish, save), imported
+from the repository.
 """
 import csv
 import json
 import os
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src",
+                                "cli", "plot"))
+import ukai_sim_plot as usp  # noqa: E402
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+plt = usp.pyplot()
 
 MODES = ["naive", "hierarchical", "chained"]
-STYLE = {"naive": "s-", "hierarchical": "o-", "chained": "^-"}
+MARKER = {"naive": "s", "hierarchical": "o", "chained": "^"}
 COLOUR = {"naive": "C0", "hierarchical": "C1", "chained": "C2"}
 CLOCK_MHZ = 53.125  # 1.0625 Gb/s x 8/10, 16 bits per cycle (the runs report it too)
 
@@ -44,23 +47,17 @@ def upper_bandwidth(out, tables):
                                           (1, "packets over upper links per multicast")]):
         for col, acks in enumerate([False, True]):
             ax = axes[row][col]
-            for mode in MODES:
-                ax.plot(sizes, [data[(mode, acks, g)][index] for g in sizes], STYLE[mode],
-                        color=COLOUR[mode], label=mode)
-            ax.set_xscale("log", base=2)
-            ax.grid(True, alpha=0.3)
-            if row == 0:
-                ax.set_title("with acks" if acks else "without acks")
-            if row == 1:
-                ax.set_xlabel("group size (members)")
-            if col == 0:
-                ax.set_ylabel(label)
-    axes[0][0].legend()
+            usp.line_plot(ax, [usp.Series(mode, sizes, [data[(mode, acks, g)][index]
+                                                        for g in sizes],
+                                          color=COLOUR[mode], marker=MARKER[mode])
+                               for mode in MODES], xlog=True, xbase=2)
+            usp.finish(ax, "group size (members)" if row == 1 else None,
+                       label if col == 0 else None,
+                       ("with acks" if acks else "without acks") if row == 0 else None,
+                       legend=row == 0 and col == 0, fontsize=None)
     fig.suptitle("64-byte multicasts on a 4x4x4 tree (64 end nodes): links above the lowest "
                  "switch level")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "upper_bandwidth.png"), dpi=120)
-    plt.close(fig)
+    usp.save(fig, os.path.join(out, "upper_bandwidth.png"), dpi=120)
     lines = ["## Upper-link traffic per multicast (upper_bandwidth.csv)", "",
              "Bytes / packets crossing links between switches per 64-byte multicast, mean of "
              "300 multicasts from random sources to random groups.", "",
@@ -89,22 +86,16 @@ def completion(out, tables):
                int(r["multicast_group_size"]))
         data[key] = num(r, "multicast_completion_cycles")
     fig, axes = plt.subplots(1, len(payloads), figsize=(11, 4.2))
-    for ax, payload in zip(axes, payloads):
-        for mode in MODES:
-            for acks in [False, True]:
-                ys = [data[(payload, mode, acks, g)] / CLOCK_MHZ for g in sizes]
-                ax.plot(sizes, ys, STYLE[mode] if not acks else STYLE[mode][0] + "--",
-                        color=COLOUR[mode], label=mode + (" + acks" if acks else ""))
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("group size (members)")
-        ax.set_ylabel("completion (us)")
-        ax.set_title(f"{payload}-byte multicast from n0")
-        ax.grid(True, alpha=0.3)
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "completion.png"), dpi=120)
-    plt.close(fig)
+    for i, (ax, payload) in enumerate(zip(axes, payloads)):
+        usp.line_plot(ax, [usp.Series(mode + (" + acks" if acks else ""), sizes,
+                                      [data[(payload, mode, acks, g)] / CLOCK_MHZ for g in sizes],
+                                      color=COLOUR[mode], marker=MARKER[mode],
+                                      linestyle="--" if acks else "-")
+                           for mode in MODES for acks in [False, True]],
+                      xlog=True, ylog=True, xbase=2)
+        usp.finish(ax, "group size (members)", "completion (us)",
+                   f"{payload}-byte multicast from n0", legend=i == 0)
+    usp.save(fig, os.path.join(out, "completion.png"), dpi=120)
     lines = ["## Multicast completion time (completion.csv)", "",
              f"Mean of 60 multicasts from n0, one at a time, in microseconds at {CLOCK_MHZ} MHz "
              "(cycles / 53.125).", ""]
@@ -132,14 +123,14 @@ def cut_through(out, tables):
     by = {}
     for r in rows:
         by.setdefault(r["switching"], []).append(r)
-    for sw, marker in [("vct-saf", "o-"), ("saf", "s-"), ("vct", "^:")]:
-        pts = sorted(by.get(sw, []), key=lambda r: num(r, "offered_flits_per_node_cycle"))
-        xs = [num(r, "offered_flits_per_node_cycle") for r in pts]
-        ys = [num(r, "avg_latency_cycles") for r in pts]
-        ax.plot(xs, ys, marker, label=sw)
-        sat = [(x, y) for x, y, r in zip(xs, ys, pts) if r["saturated"] == "true"]
-        if sat:
-            ax.plot([p[0] for p in sat], [p[1] for p in sat], "kx")
+    series = []
+    for sw, marker, style in [("vct-saf", "o", "-"), ("saf", "s", "-"), ("vct", "^", ":")]:
+        pts = by.get(sw, [])
+        series.append(usp.Series(sw, [num(r, "offered_flits_per_node_cycle") for r in pts],
+                                 [num(r, "avg_latency_cycles") for r in pts],
+                                 [r["saturated"] == "true" for r in pts], marker=marker,
+                                 linestyle=style))
+    usp.line_plot(ax, series, ylog=True)
     rates = sorted({num(r, "offered_flits_per_node_cycle") for r in rows})
     for rate in rates:
         cell = {}
@@ -154,15 +145,9 @@ def cut_through(out, tables):
             f" | {num(c, 'avg_latency_cycles'):.0f} | "
             f"{num(b, 'avg_latency_cycles') / num(a, 'avg_latency_cycles'):.2f} | {stored:.3f} | "
             f"{a['saturated']} / {b['saturated']} / {c['saturated']} |")
-    ax.set_yscale("log")
-    ax.set_xlabel("offered load (wire flits / end node / cycle)")
-    ax.set_ylabel("write latency (cycles)")
-    ax.set_title("256-byte writes, 4x4x4 tree; x: saturated")
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "cut_through.png"), dpi=120)
-    plt.close(fig)
+    usp.finish(ax, "offered load (wire flits / end node / cycle)", "write latency (cycles)",
+               "256-byte writes, 4x4x4 tree", fontsize=None)
+    usp.save(fig, os.path.join(out, "cut_through.png"), dpi=120)
     lines.append("")
     lines.append("(\"stored per write\": store-and-forward fallbacks per measured write over the "
                  "whole run's writes, packets_stored / operations.)")
@@ -181,20 +166,19 @@ def link_efficiency(out, tables):
                      f["packets_per_second"], 850e6 / f["wire_bytes"]))
     fig, ax1 = plt.subplots(figsize=(6.5, 4.2))
     ks = [r[0] for r in rows]
-    ax1.plot(ks, [r[3] / 1e6 for r in rows], "o-", label="simulated packets/s")
-    ax1.plot(ks, [r[6] / 1e6 for r in rows], "k+", markersize=12, label="850e6 / (wire bytes x 8)")
-    ax1.set_xlabel("switches on the route")
-    ax1.set_ylabel("4-byte writes per second (millions)")
+    usp.line_plot(ax1, [usp.Series("simulated packets/s", ks, [r[3] / 1e6 for r in rows])])
+    usp.reference_line(ax1, ks, [r[6] / 1e6 for r in rows], "850e6 / (wire bytes x 8)", "k+",
+                       markersize=12)
     ax1.set_xticks(ks)
-    ax1.grid(True, alpha=0.3)
-    ax2 = ax1.twinx()
-    ax2.plot(ks, [r[2] for r in rows], "s--", color="tab:red", label="link efficiency")
-    ax2.set_ylabel("payload / wire bytes", color="tab:red")
+    usp.finish(ax1, "switches on the route", "4-byte writes per second (millions)",
+               "The paper's 4-byte remote write (the paper prints 1/9 and 24 M/s at 1)",
+               legend=False)
     ax1.legend(loc="lower left")
-    ax1.set_title("The paper's 4-byte remote write (the paper prints 1/9 and 24 M/s at 1)")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "link_efficiency.png"), dpi=120)
-    plt.close(fig)
+    ax2 = ax1.twinx()
+    usp.line_plot(ax2, [usp.Series("link efficiency", ks, [r[2] for r in rows], color="tab:red",
+                                   marker="s", linestyle="--")])
+    ax2.set_ylabel("payload / wire bytes", color="tab:red")
+    usp.save(fig, os.path.join(out, "link_efficiency.png"), dpi=120)
     lines = ["## The 4-byte remote write (link_efficiency_s*.csv, link_formula.jsonl)", "",
              "| switches | wire bytes / packet (sim) | efficiency (sim) | packets/s (sim) | wire "
              "bytes (`ukai link`) | efficiency (`ukai link`) | packets/s (`ukai link`) | "

@@ -9,6 +9,7 @@
 #include "cli/sim_plot.h"
 #include "cli/sim_routes.h"
 #include "cli/sim_run.h"
+#include "cli/sim_tables.h"
 #include "sim/experiment/run.h"
 
 namespace ukai::cli {
@@ -63,6 +64,23 @@ void RegisterSimCommand(CLI::App* sim, CommandContext* context) {
   routes->callback([routes_options, context] {
     context->exit_code = PrintRoutes(*routes_options, context->io);
   });
+
+  // `ukai sim tables`: the controller's tables after every event (sim_tables.h).
+  CLI::App* tables = sim->add_subcommand(
+      "tables",
+      "run a config and print, after every event, its controller's tables (full mesh: the "
+      "communication and link management tables)");
+  auto t = std::make_shared<SimTablesOptions>();
+  tables->add_option("config", t->config_path, "config file (network.topology = \"fullmesh\")")
+      ->required();
+  tables->add_option("--set", t->sets, "override a config key (as for run)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  tables->add_option("--format", t->format, "text or json (JSON Lines, one object per event)")
+      ->capture_default_str();
+  tables->add_flag("--all-links", t->all_links,
+                   "list every link of the link management table, idle ones too");
+  tables->callback([t, context] { context->exit_code = PrintSimTables(*t, context->io); });
 
   CLI::App* describe =
       sim->add_subcommand("describe",

@@ -190,10 +190,16 @@ void GroupState::EraseOp(uint32_t seq) {
 
 void GroupState::Flush(Outbox* out) {
   const HandlerId handler = HandlerId::Of(coll::kCollHandler);
+  Outbox later;  // what failing a member's operations sends (after this loop)
   for (size_t i = 0; i < out->messages.size(); ++i) {
     OutMsg& m = out->messages[i];
     Status st = runtime().SendRsr(std::move(m.buffer), members_[m.dst].sp, handler);
-    if (!st.ok() && m.op != nullptr) {
+    if (st.code() == StatusCode::kUnavailable) {
+      // The runtime already knows the member failed (its peer event may not have reached
+      // this group yet): the same verdict, so FailedMembers and Shrink agree with the error.
+      std::lock_guard<std::mutex> lock(mu_);
+      MarkFailed(m.dst, /*orderly=*/false, st, &later);
+    } else if (!st.ok() && m.op != nullptr) {
       Outbox more;
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -209,6 +215,7 @@ void GroupState::Flush(Outbox* out) {
       m.op->TryComplete();
     }
   }
+  if (!later.messages.empty()) Flush(&later);
 }
 
 void GroupState::OnMessage(RuntimeId from, const Header& h, std::span<const uint8_t> body) {
@@ -297,19 +304,23 @@ void GroupState::FailOps(const Status& why, uint32_t from_seq, Outbox* out) {
   cv_.notify_all();
 }
 
+void GroupState::MarkFailed(int r, bool orderly, const Status& reason, Outbox* out) {
+  Member& m = members_[r];
+  if (r == rank_ || m.failed) return;
+  ++troubled_;
+  m.failed = true;
+  if (m.left) return;  // it completed what it had to before its goodbye
+  m.why =
+      Status::Unavailable(MemberName(r) + (orderly ? " left: " : " failed: ") + reason.ToString());
+  FailOps(m.why, 0, out);
+}
+
 void GroupState::OnPeerEvent(const PeerEvent& e) {
   Outbox out;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (int r = 0; r < size(); ++r) {
-      Member& m = members_[r];
-      if (r == rank_ || m.sp.runtime() != e.peer || m.failed) continue;
-      ++troubled_;
-      m.failed = true;
-      if (m.left) continue;  // it completed what it had to before its goodbye
-      m.why = Status::Unavailable(MemberName(r) + (e.orderly ? " left: " : " failed: ") +
-                                  e.reason.ToString());
-      FailOps(m.why, 0, &out);
+      if (members_[r].sp.runtime() == e.peer) MarkFailed(r, e.orderly, e.reason, &out);
     }
   }
   Flush(&out);

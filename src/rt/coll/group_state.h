@@ -122,6 +122,9 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   // kUnavailable naming the member when operation `seq` cannot complete, else OK. mu_ held.
   Status MemberProblem(uint32_t seq) const;
   void FailOps(const Status& why, uint32_t from_seq, Outbox* out);
+  // Member r failed (or left, `orderly`) for `reason`: every operation fails naming it.
+  // mu_ held.
+  void MarkFailed(int r, bool orderly, const Status& reason, Outbox* out);
   void CloseWith(const Status& why);
   void OnP2p(const coll::Header& h, std::span<const uint8_t> body, Outbox* out);
   void OnRelay(const coll::Header& h, std::span<const uint8_t> body, Outbox* out);

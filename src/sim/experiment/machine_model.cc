@@ -52,4 +52,10 @@ Result<bool> Experiment::CheckDeadlockFreedom(std::ostream*) const {
   return Status::Unsupported("this machine model has no deadlock checker");
 }
 
+Status Experiment::WriteControllerTables(const ControllerTablesOptions&, std::ostream*) const {
+  return Status::Unsupported(
+      "this machine model keeps no communication or link management tables (the full-mesh "
+      "model does: network.topology = \"fullmesh\")");
+}
+
 }  // namespace ukai::sim

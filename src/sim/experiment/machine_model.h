@@ -47,6 +47,12 @@ struct RunEnv {
   PointRunner run_point;
 };
 
+// What `ukai sim tables` asks for.
+struct ControllerTablesOptions {
+  bool json = false;       // JSON Lines, one object per snapshot; else aligned text
+  bool all_links = false;  // every link of a link table, idle ones too; else those in use
+};
+
 // One config of one model, read, checked (every point the simulator can judge without
 // running it) and expanded: ready to run.
 class Experiment {
@@ -68,6 +74,13 @@ class Experiment {
   // `out`; true when every point is proved. Errors: kUnsupported when the model has no
   // checker (the default), and the checker's own (an algorithm without one).
   virtual Result<bool> CheckDeadlockFreedom(std::ostream* out) const;
+
+  // `ukai sim tables`: runs the config and writes the controller's tables after every event
+  // to `out` (the full-mesh model: its communication and link management tables,
+  // fullmesh/table_dump.h). Errors: kUnsupported when the model keeps no such tables (the
+  // default), and the run's own.
+  virtual Status WriteControllerTables(const ControllerTablesOptions& options,
+                                       std::ostream* out) const;
 };
 
 // A value of network.topology and what it builds.

@@ -4,6 +4,7 @@
 
 #include "sim/fullmesh/fullmesh_config.h"
 #include "sim/fullmesh/fullmesh_run.h"
+#include "sim/fullmesh/table_dump.h"
 
 namespace ukai::sim::fullmesh {
 namespace {
@@ -15,6 +16,11 @@ class FullMeshExperiment : public Experiment {
   std::vector<output::TableColumn> TableColumns() const override { return FullMeshTableColumns(); }
 
   Status Run(const RunEnv& env) const override { return RunFullMesh(run_, env.writer); }
+
+  Status WriteControllerTables(const ControllerTablesOptions& options,
+                               std::ostream* out) const override {
+    return fullmesh::WriteControllerTables(run_, {options.json, options.all_links}, out);
+  }
 
   Result<bool> CheckDeadlockFreedom(std::ostream*) const override {
     return Status::Unsupported(

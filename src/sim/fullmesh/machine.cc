@@ -281,12 +281,14 @@ bool Machine::Step() {
     finishes_.pop();
     now_ = f.at;
     ++completed_;
+    last_event_ = MachineEvent{true, now_, f.op_index, f.number};
     controller_->OnFinish(f.number, &started_);
     const Live& live = live_[f.number];
     sink_(f.op_index, live.op, live.result);
   } else {
     next_.at_us = std::max(now_, next_.at_us);
     now_ = next_.at_us;
+    last_event_ = MachineEvent{false, now_, next_index_, -1};
     controller_->OnNew(next_index_, next_, &started_);
     Pull();
   }

@@ -42,6 +42,14 @@ struct OpResult {
   double time_us() const { return finish_us - arrival_us; }
 };
 
+// The event a Machine::Step processed (what `ukai sim tables` labels each snapshot with).
+struct MachineEvent {
+  bool finish = false;    // true: a communication finished; false: an operation arrived
+  double at_us = 0;       // when
+  int64_t op_index = -1;  // the workload's operation number (from 0)
+  int16_t number = -1;    // finish: the communication number it held (new: -1)
+};
+
 // How errors about one operation name it: "{key}: {item} {i + 1}: ...", with `key` as
 // Status::key(). A list workload: "workload.ops: operation 3: ..."; a size sweep names its
 // own keys: "workload.operation: at workload.bytes item 3: ...".
@@ -89,6 +97,8 @@ class Machine {
   const std::vector<OpResult>& results() const { return results_; }
   int64_t completed() const { return completed_; }
   size_t max_rows() const { return max_rows_; }
+  // The event the last Step processed (default-constructed before the first).
+  const MachineEvent& last_event() const { return last_event_; }
 
  private:
   struct Finish {
@@ -122,6 +132,7 @@ class Machine {
   int64_t seq_ = 0;
   int64_t completed_ = 0;
   size_t max_rows_ = 0;
+  MachineEvent last_event_;
 };
 
 }  // namespace ukai::sim::fullmesh
