@@ -19,6 +19,7 @@ namespace rt = ukai::rt;
 namespace {
 
 int rank = 0, size = 1, failures = 0;
+constexpr rt::EndpointId kDoneEndpoint = 2;  // beside the groups' endpoint (kGroupEndpointId)
 
 // Records one collective's outcome; rank 0 prints it.
 void Report(const char* what, const ukai::Status& st, bool correct, const std::string& detail) {
@@ -47,6 +48,16 @@ int main(int argc, char** argv) {
   }
   auto ctx = r.CreateContext({.name = "collectives", .id = 1});
   if (!ctx.ok()) return std::fprintf(stderr, "%s\n", ctx.status().ToString().c_str()), 1;
+  // "done" answers at once, in the same progress pass as the group's messages (non-threaded):
+  // its answer to a member tells that member that everything it sent before has arrived here.
+  auto ep = (*ctx)->CreateEndpoint({.id = kDoneEndpoint});
+  const ukai::Status done =
+      ep.ok() ? (*ep)
+                    ->RegisterHandler("collectives.done", rt::HandlerKind::kNonThreaded,
+                                      [](rt::Rsr& m) { m.Reply(rt::Buffer()); })
+                    .status()
+              : ep.status();
+  if (!done.ok()) return std::fprintf(stderr, "%s\n", done.ToString().c_str()), 1;
   auto made_world = rt::Group::World(**ctx, options);
   if (!made_world.ok()) {
     return std::fprintf(stderr, "%s\n", made_world.status().ToString().c_str()), 1;
@@ -138,7 +149,21 @@ int main(int argc, char** argv) {
   half = ukai::Result<std::unique_ptr<rt::Group>>(std::unique_ptr<rt::Group>());
 
   st = world.Barrier();  // nobody leaves while others still need it
-  made_world->reset();
+  made_world->reset();   // says goodbye to the other members (a message each)
+  // Nobody closes its context (Finalize) while another member's goodbye may still be on its
+  // way: it would be refused, and the refusal would reach a process that has left (a message
+  // sent and never received, in an OTF2 recording of the job). A "done" request to each
+  // member follows our goodbye on the same connection: its answer means the goodbye arrived;
+  // the barrier then tells everyone that every goodbye arrived everywhere.
+  for (int peer = 0; peer < size && st.ok(); ++peer) {
+    if (peer == rank) continue;
+    auto sp = r.WorldStartpoint(peer, 1, kDoneEndpoint);
+    st = sp.ok()
+             ? r.Request(rt::Buffer(), *sp, rt::HandlerId::Of("collectives.done")).Wait().status()
+             : sp.status();
+  }
+  const ukai::Status left = r.Barrier();
+  if (st.ok()) st = left;
   const ukai::Status fin = r.Finalize();
   if (!fin.ok()) std::fprintf(stderr, "rank %d: %s\n", rank, fin.ToString().c_str());
   if (rank == 0)

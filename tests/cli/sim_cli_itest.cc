@@ -14,58 +14,17 @@
 #include <vector>
 
 #include "cli/json_fields.h"
+#include "run_binary.h"
 #include "scratch_path.h"
 
 namespace {
 
 using ::testing::HasSubstr;
+using ukai::testing_util::Outcome;
+using ukai::testing_util::Quote;
+using ukai::testing_util::ReadFile;
 using ukai::testing_util::ScratchPath;
-
-struct Outcome {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      q += "'\\''";
-    } else {
-      q += c;
-    }
-  }
-  q += '\'';
-  return q;
-}
-
-// Runs the binary with `args`, stdout and stderr captured in files (so not a terminal).
-Outcome Ukai(const std::vector<std::string>& args) {
-  const std::string out = ScratchPath("itest.out"), err = ScratchPath("itest.err");
-  std::string cmd = Quote(UKAI_BINARY);
-  for (const std::string& a : args) {
-    cmd += ' ';
-    cmd += Quote(a);
-  }
-  cmd += " >";
-  cmd += Quote(out);
-  cmd += " 2>";
-  cmd += Quote(err);
-  cmd += " </dev/null";
-  int status = std::system(cmd.c_str());
-  Outcome o;
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  o.out = ReadFile(out);
-  o.err = ReadFile(err);
-  return o;
-}
+using ukai::testing_util::Ukai;
 
 std::vector<std::string> Lines(const std::string& s) {
   std::vector<std::string> out;

@@ -304,18 +304,19 @@ inline Otf2Trace ReadOtf2(const std::string& anchor) {
   return t;
 }
 
-// Point-to-point messages: (sender rank, receiver rank, tag, bytes) -> count, from MpiSend /
-// MpiIsend on the sender's side and MpiRecv / MpiIrecv on the receiver's (a location's rank
-// is its location group). Every message replayed once iff the two maps are equal.
-using MessageKey = std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>;
+// Point-to-point messages: (sender rank, receiver rank, communicator, tag, bytes) -> count,
+// from MpiSend / MpiIsend on the sender's side and MpiRecv / MpiIrecv on the receiver's (a
+// location's rank is its location group). Every message replayed once iff the two maps are
+// equal.
+using MessageKey = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint64_t>;
 inline std::map<MessageKey, int> Messages(const Otf2Trace& t, bool sends) {
   std::map<MessageKey, int> m;
   for (const auto& [id, l] : t.locations) {
     for (const Otf2Event& e : l.events) {
       if (sends && (e.kind == "MpiSend" || e.kind == "MpiIsend"))
-        ++m[{l.group, e.peer, e.tag, e.bytes}];
+        ++m[{l.group, e.peer, e.comm, e.tag, e.bytes}];
       if (!sends && (e.kind == "MpiRecv" || e.kind == "MpiIrecv"))
-        ++m[{e.peer, l.group, e.tag, e.bytes}];
+        ++m[{e.peer, l.group, e.comm, e.tag, e.bytes}];
     }
   }
   return m;

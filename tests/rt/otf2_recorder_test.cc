@@ -53,18 +53,20 @@ TEST_F(Otf2RecorderTest, LocationsDefinitionsAndEventOrder) {
   EXPECT_EQ(ctx->id(), LocationId(1, 1));
   EXPECT_EQ(r0->main()->id(), 0u);
   // rank 0 main sends; rank 1's context handles it and answers; the request completes.
-  ASSERT_TRUE(r0->SendAndRecord(r0->main(), kB, kTag, 100, Sent, 5 | kAnswerRequestBit).ok());
+  ASSERT_TRUE(
+      r0->SendAndRecord(r0->main(), kB, kWorldComm, kTag, 100, Sent, 5 | kAnswerRequestBit).ok());
   r1->HandlerStart(ctx, kA, kTag, 100);
-  ASSERT_TRUE(r1->SendAndRecord(ctx, kA, kTag, 8, Sent).ok());
+  ASSERT_TRUE(r1->SendAndRecord(ctx, kA, kAnswerComm, AnswerTag(5), 8, Sent).ok());
   r1->HandlerEnd(ctx);
-  r0->CompleteReceive(r0->main(), 5 | kAnswerRequestBit, kB, kTag, 8);
+  r0->CompleteReceive(r0->main(), 5 | kAnswerRequestBit, kB, kAnswerComm, AnswerTag(5), 8);
   r0->BarrierBegin(r0->main());
   r1->BarrierBegin(r1->main());
   r0->BarrierEnd(r0->main());
   r1->BarrierEnd(r1->main());
   // A failed send records nothing.
-  EXPECT_FALSE(
-      r0->SendAndRecord(r0->main(), kB, kTag, 1, [] { return Status::Unavailable("x"); }).ok());
+  EXPECT_FALSE(r0->SendAndRecord(r0->main(), kB, kWorldComm, kTag, 1, [] {
+                   return Status::Unavailable("x");
+                 }).ok());
   r1->CloseContext(ctx);
   ASSERT_TRUE(r0->Finish().ok());
   ASSERT_TRUE(r1->Finish().ok());
@@ -87,6 +89,7 @@ TEST_F(Otf2RecorderTest, LocationsDefinitionsAndEventOrder) {
   EXPECT_EQ(t.comm_locations, (std::vector<uint64_t>{0, 1}));
   EXPECT_EQ(t.comm_group, (std::vector<uint64_t>{0, 1}));
   EXPECT_EQ(t.comms[kWorldComm], "MPI_COMM_WORLD");
+  EXPECT_EQ(t.comms[kAnswerComm], "ukai answers");
   EXPECT_EQ(t.rma_windows[kRmaWindow], kWorldComm);
   for (const auto& [id, l] : t.locations) EXPECT_EQ(l.clock_offsets, 1) << id;  // one host: 0
   EXPECT_EQ(rt::testing::CheckOrder(t), "");
@@ -108,10 +111,15 @@ TEST_F(Otf2RecorderTest, LocationsDefinitionsAndEventOrder) {
   EXPECT_EQ(e0[1].request, 5 | kAnswerRequestBit);
   EXPECT_EQ(e0[2].request, 5 | kAnswerRequestBit);
   EXPECT_EQ(e0[2].peer, 1u);
+  EXPECT_EQ(e0[0].comm, kWorldComm);  // the request: tag = handler; its answer: its own envelope
+  EXPECT_EQ(e0[2].comm, kAnswerComm);
+  EXPECT_EQ(e0[2].tag, AnswerTag(5));
   EXPECT_EQ(e0[4].op, static_cast<uint32_t>(OTF2_COLLECTIVE_OP_BARRIER));
   EXPECT_EQ(e0[4].root, static_cast<uint32_t>(OTF2_COLLECTIVE_ROOT_NONE));
   const auto& ec = t.locations[LocationId(1, 1)].events;
   EXPECT_EQ(ec[1].request, ec[0].request);  // the posted receive completes
+  EXPECT_EQ(ec[2].comm, kAnswerComm);       // the answer: the envelope the requester posted
+  EXPECT_EQ(ec[2].tag, AnswerTag(5));
   EXPECT_EQ(ec[4].request, ec[3].request);  // the next one is cancelled at the close
   EXPECT_EQ(rt::testing::Messages(t, true), rt::testing::Messages(t, false));
 }
@@ -126,7 +134,7 @@ TEST_F(Otf2RecorderTest, ManyThreadsKeepEachLocationInTimeOrder) {
     threads.emplace_back([&, i] {
       Location* loc = i % 2 == 0 ? r0->main() : ctx;
       for (int k = 0; k < kEach; ++k) {
-        ASSERT_TRUE(r0->SendAndRecord(loc, kB, kTag + i, k, Sent).ok());
+        ASSERT_TRUE(r0->SendAndRecord(loc, kB, kWorldComm, kTag + i, k, Sent).ok());
       }
     });
   }
@@ -179,16 +187,16 @@ TEST_F(Otf2RecorderTest, AnswersCompleteOrCancelOnceAndStrangersAreCounted) {
   ASSERT_TRUE(r0 && r1);
   Location* m = r0->main();
   const uint64_t a = 1 | kAnswerRequestBit, b = 2 | kAnswerRequestBit;
-  ASSERT_TRUE(r0->SendAndRecord(m, kB, kTag, 1, Sent, a).ok());
-  ASSERT_TRUE(r0->SendAndRecord(m, kB, kTag, 1, Sent, b).ok());
-  r0->CompleteReceive(m, a, kB, kTag, 4);
+  ASSERT_TRUE(r0->SendAndRecord(m, kB, kWorldComm, kTag, 1, Sent, a).ok());
+  ASSERT_TRUE(r0->SendAndRecord(m, kB, kWorldComm, kTag, 1, Sent, b).ok());
+  r0->CompleteReceive(m, a, kB, kAnswerComm, AnswerTag(1), 4);
   r0->CancelReceive(m, a);  // answered already: nothing
   r0->CancelReceive(m, b);
-  r0->CompleteReceive(m, b, kB, kTag, 4);                            // cancelled already: nothing
-  r0->CancelReceive(m, 3 | kAnswerRequestBit);                       // never posted: nothing
-  ASSERT_TRUE(r0->SendAndRecord(m, kStranger, kTag, 1, Sent).ok());  // outside the job
-  r0->Arrival(m, kStranger, kTag, 1);
-  r0->Arrival(m, kB, kTag, 9);  // a frame nobody expected: posted and completed at once
+  r0->CompleteReceive(m, b, kB, kAnswerComm, AnswerTag(2), 4);  // cancelled already: nothing
+  r0->CancelReceive(m, 3 | kAnswerRequestBit);                  // never posted: nothing
+  ASSERT_TRUE(r0->SendAndRecord(m, kStranger, kWorldComm, kTag, 1, Sent).ok());  // outside the job
+  r0->Arrival(m, kStranger, kWorldComm, kTag, 1);
+  r0->Arrival(m, kB, kWorldComm, kTag, 9);  // a frame nobody expected: posted and completed at once
   EXPECT_EQ(r0->RmaIssue(m, RmaKind::kPut, kStranger, 8, 0), 0u);
   EXPECT_EQ(r0->stats().unrecorded, 3u);
   ASSERT_TRUE(r0->Finish().ok());
@@ -250,7 +258,8 @@ TEST_F(Otf2RecorderTest, EventsAfterFinishOrCloseAreIgnored) {
   ASSERT_TRUE(r0->Finish().ok());
   EXPECT_TRUE(r0->Finish().ok());  // idempotent
   EXPECT_EQ(r0->OpenContext(2, "late"), nullptr);
-  ASSERT_TRUE(r0->SendAndRecord(r0->main(), kB, kTag, 1, Sent).ok());  // sent, not recorded
+  ASSERT_TRUE(
+      r0->SendAndRecord(r0->main(), kB, kWorldComm, kTag, 1, Sent).ok());  // sent, not recorded
   ASSERT_TRUE(r1->Finish().ok());
   ASSERT_TRUE(MergeArchive(dir_, 2).ok());
   Otf2Trace t = ReadOtf2(AnchorPath(dir_));
@@ -316,7 +325,7 @@ TEST_F(Otf2RecorderTest, MergeReportsMissingRanksAndRejectsForeignParts) {
   {
     auto r1 = Open(1);
     ASSERT_TRUE(r1);
-    ASSERT_TRUE(r1->SendAndRecord(r1->main(), kA, kTag, 3, Sent).ok());
+    ASSERT_TRUE(r1->SendAndRecord(r1->main(), kA, kWorldComm, kTag, 3, Sent).ok());
     ASSERT_TRUE(r1->Finish().ok());
   }  // rank 0 never finishes a part (it died)
   Result<MergeReport> m = MergeArchive(dir_, 2);

@@ -48,11 +48,19 @@ class Otf2RuntimeTest : public ::testing::Test {
   std::string dir_;
 };
 
-// The tags of the point-to-point events that carry `handler`.
+// The point-to-point events of `kind` that carry `handler` (communicator 0: RSRs and
+// requests; answers travel on trace::kAnswerComm with their request's id as tag).
 size_t Tagged(const Otf2Trace& t, const std::string& kind, std::string_view handler) {
   size_t n = 0;
   for (const auto& [id, l] : t.locations)
-    for (const auto& e : l.events) n += e.kind == kind && e.tag == HandlerId::Of(handler).value;
+    for (const auto& e : l.events)
+      n += e.kind == kind && e.comm == trace::kWorldComm && e.tag == HandlerId::Of(handler).value;
+  return n;
+}
+size_t Answers(const Otf2Trace& t, const std::string& kind) {
+  size_t n = 0;
+  for (const auto& [id, l] : t.locations)
+    for (const auto& e : l.events) n += e.kind == kind && e.comm == trace::kAnswerComm;
   return n;
 }
 
@@ -208,19 +216,29 @@ void CheckMessages(Otf2Trace& t) {
   EXPECT_EQ(sink_from_a, 10u);
   EXPECT_EQ(sink_at_b, 11u);
   // The progress location: the callback request's answer, then the callback's RSR; the late
-  // answer; the RSR for "nosuch" dropped at a (this runtime) and its refusal.
+  // answer; the RSR for "nosuch" dropped at a (this runtime), its refusal sent from here and
+  // received here.
   std::vector<std::string> progress;
   for (const auto& e : t.locations[trace::LocationId(0, 4)].events) {
-    if (e.kind != "MpiIrecvRequest") progress.push_back(e.kind + " " + std::to_string(e.tag));
+    if (e.kind == "MpiIrecvRequest") continue;
+    progress.push_back(e.kind + " " +
+                       (e.comm == trace::kAnswerComm ? "answer" : std::to_string(e.tag)));
+    if (e.kind == "MpiIrecv" && (e.request & trace::kAnswerRequestBit) != 0) {
+      // A posted answer's receive: the tag is its request's id.
+      EXPECT_EQ(e.tag, trace::AnswerTag(e.request & ~trace::kAnswerRequestBit));
+    }
   }
   const auto tag = [](std::string_view h) { return std::to_string(HandlerId::Of(h).value); };
-  EXPECT_EQ(progress,
-            (std::vector<std::string>{"MpiIrecv " + tag("ask"), "MpiSend " + tag("sink"),
-                                      "MpiIrecv " + tag("defer"), "MpiIrecv " + tag("nosuch"),
-                                      "MpiIrecv " + tag("nosuch")}));
-  EXPECT_EQ(Tagged(t, "MpiSend", "ask"), 12u);    // 6 requests and their 6 answers
-  EXPECT_EQ(Tagged(t, "MpiSend", "defer"), 2u);   // the request and its late answer
-  EXPECT_EQ(Tagged(t, "MpiSend", "nosuch"), 2u);  // the RSR and its refusal
+  EXPECT_EQ(progress, (std::vector<std::string>{"MpiIrecv answer", "MpiSend " + tag("sink"),
+                                                "MpiIrecv answer", "MpiIrecv " + tag("nosuch"),
+                                                "MpiSend answer", "MpiIrecv answer"}));
+  EXPECT_EQ(Tagged(t, "MpiSend", "ask"), 6u);     // 6 requests (their answers: below)
+  EXPECT_EQ(Tagged(t, "MpiSend", "defer"), 1u);   // the request (its late answer: below)
+  EXPECT_EQ(Tagged(t, "MpiSend", "nosuch"), 1u);  // the RSR (its refusal: below)
+  // Answers: 6 of "ask", the late one of "defer", the refusal, the multicast's and the RMA
+  // layer's none (RSRs and RMA records); each received once.
+  EXPECT_EQ(Answers(t, "MpiSend"), 8u);
+  EXPECT_EQ(Answers(t, "MpiIrecv"), 8u);
   EXPECT_EQ(Tagged(t, "MpiSend", "ukai.rma.request"), 0u);
   EXPECT_EQ(Tagged(t, "MpiSend", "ukai.rma.reply"), 0u);
   EXPECT_GE(Tagged(t, "MpiSend", "ukai.mc.data"), 2u);

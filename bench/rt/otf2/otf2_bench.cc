@@ -82,7 +82,7 @@ double RecorderAlone(const std::string& dir, double seconds, int events,
 }
 
 void RecordSend(trace::Recorder& r, trace::Location*) {
-  r.SendAndRecord(r.main(), 2, 7, 8, [] { return ukai::Status::Ok(); });
+  r.SendAndRecord(r.main(), 2, trace::kWorldComm, 7, 8, [] { return ukai::Status::Ok(); });
 }
 void RecordHandler(trace::Recorder& r, trace::Location* ctx) {
   r.HandlerStart(ctx, 2, 7, 8);

@@ -158,8 +158,8 @@ void RuntimeImpl::Dispatch(Delivered& d) {
     if (it != contexts_.end()) cs = it->second;
   }
   if (!cs) {
-    ++rsr_dropped_;
     Refuse(h, d.payload);
+    ++rsr_dropped_;  // after the refusal is queued: who sees the count may expect it
     return;
   }
   cs->running.fetch_add(1);
@@ -181,8 +181,8 @@ void RuntimeImpl::Dispatch(Delivered& d) {
       return;
     }
     if (cs->phase.load() == ContextState::Phase::kClosing) {
-      ++rsr_dropped_;
       Refuse(h, d.payload);
+      ++rsr_dropped_;
       return;
     }
     cs->running.fetch_add(1);  // became ready meanwhile: go on
@@ -191,8 +191,8 @@ void RuntimeImpl::Dispatch(Delivered& d) {
   const HandlerEntry* he = es != nullptr ? es->Find(h.handler) : nullptr;
   if (he == nullptr) {
     cs->running.fetch_sub(1);
-    ++rsr_dropped_;
     Refuse(h, d.payload);
+    ++rsr_dropped_;  // after the refusal is queued: who sees the count may expect it
     return;
   }
   Route& r = routes_[next_route_++ % kRoutes];  // replace the oldest

@@ -351,8 +351,11 @@ class RuntimeImpl final : public ModuleHost {
   }
   [[gnu::cold]] Status SendRecorded(Peer& peer, FrameClass cls, ByteBlock&& frame, uint64_t answer);
   // A frame nobody posted a receive for arrived (dropped RSR, refusal, late answer);
-  // `payload` with its request trailer, if any.
-  void TraceArrival(const wire::FrameHeader& h, uint64_t payload);
+  // `payload` with its request trailer, if any; `answer_to`: an answer's request id (0 for
+  // the refusal of a plain RSR).
+  void TraceArrival(const wire::FrameHeader& h, uint64_t payload, uint64_t answer_to = 0);
+  // The answer (`bytes` of payload) of pending request `p` arrived: its receive completes.
+  void TraceAnswered(PendingRequest& p, const wire::FrameHeader& h, uint64_t bytes);
   // InvokeHandler when recording: the context's receive completes, the handler runs, the
   // context posts its next receive.
   void InvokeTraced(const HandlerEntry* he, Rsr& rsr);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <optional>
 
 #include "rt/core/runtime_impl.h"
 #include "rt/modules/inproc/inproc_module.h"
@@ -142,6 +143,9 @@ void RuntimeImpl::Refuse(const wire::FrameHeader& h, std::span<const uint8_t> pa
   const Status why = Status::NotFound("runtime " + Hex(id_) + " " + MissingTarget(h));
   Trace("refused RSR from " + Hex(h.source) + ": " + why.ToString());
   const uint64_t request = SplitRequest(h, &payload);
+  // The refusal is sent where the refused frame was received (OTF2: the progress location).
+  std::optional<TraceScope> trace;
+  if (recorder_) trace.emplace(ProgressLocation());
   Status st = SendReply(h.source, h, request, ByteBlock(), why);
   if (!st.ok()) Trace("could not tell " + Hex(h.source) + " of the refusal: " + st.ToString());
 }
@@ -233,14 +237,12 @@ void RuntimeImpl::HandleReply(Delivered& d) {
   }
   std::shared_ptr<PendingRequest> p = requests_.Take(request, h.source);
   if (!p) {
-    if (recorder_) TraceArrival(h, n);  // late: the request ended before
+    if (recorder_) TraceArrival(h, n, request);  // late: the request ended before
     Trace("dropped a reply from " + Hex(h.source) + " for request " + std::to_string(request) +
           " (completed already, or not ours)");
     return;
   }
-  if (recorder_) {
-    recorder_->CompleteReceive(p->trace_location, p->trace_request, h.source, h.handler, n);
-  }
+  if (recorder_) TraceAnswered(*p, h, n);
   Finish(p, Reply(status, h.source, std::move(storage), body));
 }
 

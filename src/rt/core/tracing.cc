@@ -93,21 +93,36 @@ Status RuntimeImpl::SendRecorded(Peer& peer, FrameClass cls, ByteBlock&& frame, 
   if (!h.ok() || !RecordedHandler(h->handler)) {
     return peer.log.Send(*peer.object, cls, std::move(frame));
   }
-  // The user's bytes: without the request trailer or the reply trailer.
+  // The user's bytes: without the request trailer or the reply trailer. An answer travels on
+  // the answers' communicator, its tag the request's id (recorder.h: MPI matching).
   uint64_t payload = h->payload_len;
+  uint32_t comm = trace::kWorldComm, tag = h->handler;
   if ((h->flags & wire::kFlagRequest) != 0) payload -= wire::kRequestTrailer;
-  if ((h->flags & wire::kFlagReply) != 0) payload -= wire::kReplyTrailer;
+  if ((h->flags & wire::kFlagReply) != 0 &&
+      frame.size() >= wire::kHeaderSize + wire::kReplyTrailer) {
+    payload -= wire::kReplyTrailer;
+    comm = trace::kAnswerComm;
+    tag = trace::AnswerTag(wire::GetLe64(frame.data() + frame.size() - wire::kReplyTrailer));
+  }
   return recorder_->SendAndRecord(
-      TraceLocation(), h->target, h->handler, payload,
+      TraceLocation(), h->target, comm, tag, payload,
       [&] { return peer.log.Send(*peer.object, cls, std::move(frame)); }, answer);
 }
 
-void RuntimeImpl::TraceArrival(const wire::FrameHeader& h, uint64_t payload) {
+void RuntimeImpl::TraceArrival(const wire::FrameHeader& h, uint64_t payload, uint64_t answer_to) {
   if (!RecordedHandler(h.handler)) return;
   if ((h.flags & wire::kFlagRequest) != 0 && payload >= wire::kRequestTrailer) {
     payload -= wire::kRequestTrailer;  // the user's bytes, as the sender recorded them
   }
-  recorder_->Arrival(recorder_->progress(), h.source, h.handler, payload);
+  const bool answer = (h.flags & wire::kFlagReply) != 0;
+  recorder_->Arrival(recorder_->progress(), h.source,
+                     answer ? trace::kAnswerComm : trace::kWorldComm,
+                     answer ? trace::AnswerTag(answer_to) : h.handler, payload);
+}
+
+void RuntimeImpl::TraceAnswered(PendingRequest& p, const wire::FrameHeader& h, uint64_t bytes) {
+  recorder_->CompleteReceive(p.trace_location, p.trace_request, h.source, trace::kAnswerComm,
+                             trace::AnswerTag(p.id), bytes);
 }
 
 void RuntimeImpl::InvokeTraced(const HandlerEntry* he, Rsr& rsr) {

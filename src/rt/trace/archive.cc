@@ -253,7 +253,8 @@ class DefinitionWriter {
       }
     }
   }
-  // COMM_LOCATIONS (rank R = location R), COMM_GROUP (0..N-1), communicator 0, RMA window 0.
+  // COMM_LOCATIONS (rank R = location R), COMM_GROUP (0..N-1), communicator 0, the answers'
+  // communicator (a duplicate of 0), RMA window 0.
   void Communicator() {
     std::vector<uint64_t> members(job_.size), ranks(job_.size);
     for (int r = 0; r < job_.size; ++r) {
@@ -273,6 +274,10 @@ class DefinitionWriter {
     if (ok()) {
       Write(OTF2_GlobalDefWriter_WriteComm(g_, kWorldComm, s_.Of("MPI_COMM_WORLD"), 1,
                                            OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE));
+    }
+    if (ok()) {
+      Write(OTF2_GlobalDefWriter_WriteComm(g_, kAnswerComm, s_.Of("ukai answers"), 1, kWorldComm,
+                                           OTF2_COMM_FLAG_NONE));
     }
     if (ok()) {
       Write(OTF2_GlobalDefWriter_WriteRmaWin(g_, kRmaWindow, s_.Of("ukai RMA"), kWorldComm,

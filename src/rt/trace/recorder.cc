@@ -119,16 +119,16 @@ Status Recorder::OpenArchive() {
     return fail(e, "open the event files");
   OTF2_Archive_SetCreator(archive_, "ukai runtime");
   std::lock_guard<std::mutex> lock(mu_);
-  main_ = AddLocation(0, "rank " + std::to_string(rank()) + " main", false);
+  main_ = AddLocation(0, "rank " + std::to_string(rank()) + " main");
   if (main_ == nullptr) return Status::IoError("OTF2 recording: " + error_);
   return Status::Ok();
 }
 
 Recorder::~Recorder() { Finish(); }
 
-Location* Recorder::AddLocation(uint32_t slot, std::string name, bool context) {
-  auto loc = std::unique_ptr<Location>(new Location(
-      this, LocationId(static_cast<uint32_t>(rank()), slot), std::move(name), context));
+Location* Recorder::AddLocation(uint32_t slot, std::string name) {
+  auto loc = std::unique_ptr<Location>(
+      new Location(this, LocationId(static_cast<uint32_t>(rank()), slot), std::move(name)));
   loc->writer_ = OTF2_Archive_GetEvtWriter(archive_, loc->id_);
   if (loc->writer_ == nullptr) {
     Check(OTF2_ERROR_INVALID, "event writer");
@@ -141,7 +141,7 @@ Location* Recorder::AddLocation(uint32_t slot, std::string name, bool context) {
 Location* Recorder::progress() {
   std::lock_guard<std::mutex> lock(mu_);
   if (progress_ == nullptr && !finished_) {
-    progress_ = AddLocation(next_slot_++, "rank " + std::to_string(rank()) + " progress", false);
+    progress_ = AddLocation(next_slot_++, "rank " + std::to_string(rank()) + " progress");
   }
   return progress_;
 }
@@ -152,10 +152,8 @@ Location* Recorder::OpenContext(uint32_t context, std::string_view name) {
     std::lock_guard<std::mutex> lock(mu_);
     if (finished_) return nullptr;
     const uint32_t slot = next_slot_++;
-    loc = AddLocation(slot,
-                      "rank " + std::to_string(rank()) + " context " + std::to_string(context) +
-                          " '" + std::string(name) + "'",
-                      true);
+    loc = AddLocation(slot, "rank " + std::to_string(rank()) + " context " +
+                                std::to_string(context) + " '" + std::string(name) + "'");
   }
   if (loc != nullptr) HandlerEnd(loc);  // ready: the first receive is posted
   return loc;
@@ -207,14 +205,14 @@ void Recorder::Check(int otf2_error, const char* what) {
 
 // ---- events ----
 
-void Recorder::RecordSentLocked(Location* loc, RuntimeId to, uint32_t tag, uint64_t bytes,
-                                uint64_t answer_request) {
+void Recorder::RecordSentLocked(Location* loc, RuntimeId to, uint32_t comm, uint32_t tag,
+                                uint64_t bytes, uint64_t answer_request) {
   if (loc->writer_ == nullptr) return;
   const int64_t rank = RankOf(to);
   if (rank < 0) return;
   const uint64_t t = Stamp(loc);
-  Check(OTF2_EvtWriter_MpiSend(loc->writer_, nullptr, t, static_cast<uint32_t>(rank), kWorldComm,
-                               tag, bytes),
+  Check(OTF2_EvtWriter_MpiSend(loc->writer_, nullptr, t, static_cast<uint32_t>(rank), comm, tag,
+                               bytes),
         "MpiSend");
   if (answer_request == 0) return;
   loc->answers_.insert(answer_request);
@@ -260,15 +258,15 @@ void Recorder::PostAnswer(Location* loc, uint64_t request, RuntimeId from) {
         "MpiIrecvRequest");
 }
 
-void Recorder::CompleteReceive(Location* loc, uint64_t request, RuntimeId from, uint32_t tag,
-                               uint64_t bytes) {
+void Recorder::CompleteReceive(Location* loc, uint64_t request, RuntimeId from, uint32_t comm,
+                               uint32_t tag, uint64_t bytes) {
   if (loc == nullptr || request == 0) return;
   std::lock_guard<std::mutex> lock(loc->mu_);
   if (loc->writer_ == nullptr || loc->answers_.erase(request) == 0) return;
   const int64_t rank = RankOf(from);
   if (rank < 0) return;
   Check(OTF2_EvtWriter_MpiIrecv(loc->writer_, nullptr, Stamp(loc), static_cast<uint32_t>(rank),
-                                kWorldComm, tag, bytes, request),
+                                comm, tag, bytes, request),
         "MpiIrecv");
 }
 
@@ -280,7 +278,7 @@ void Recorder::CancelReceive(Location* loc, uint64_t request) {
         "MpiRequestCancelled");
 }
 
-void Recorder::Arrival(Location* loc, RuntimeId from, uint32_t tag, uint64_t bytes) {
+void Recorder::Arrival(Location* loc, RuntimeId from, uint32_t comm, uint32_t tag, uint64_t bytes) {
   if (loc == nullptr) return;
   std::lock_guard<std::mutex> lock(loc->mu_);
   if (loc->writer_ == nullptr) return;
@@ -289,8 +287,8 @@ void Recorder::Arrival(Location* loc, RuntimeId from, uint32_t tag, uint64_t byt
   const uint64_t t = Stamp(loc);
   const uint64_t id = loc->next_request_++;
   Check(OTF2_EvtWriter_MpiIrecvRequest(loc->writer_, nullptr, t, id), "MpiIrecvRequest");
-  Check(OTF2_EvtWriter_MpiIrecv(loc->writer_, nullptr, t, static_cast<uint32_t>(rank), kWorldComm,
-                                tag, bytes, id),
+  Check(OTF2_EvtWriter_MpiIrecv(loc->writer_, nullptr, t, static_cast<uint32_t>(rank), comm, tag,
+                                bytes, id),
         "MpiIrecv");
 }
 

@@ -17,12 +17,13 @@
 //    Location R is rank R's entry in the COMM_LOCATIONS group (the "master thread", as Score-P
 //    and the OTF2 MPI example do); OTF2's rule "location group id = MPI rank" holds for every
 //    location.
-//  * An RSR sent is an MpiSend (receiver = the target runtime's rank, tag = handler id, length =
-//    payload bytes) on the sending location. A context receives its RSRs like a server loop of
-//    MPI_Irecv: a receive is posted (MpiIrecvRequest) when the context becomes ready and each
-//    time one of its handlers returns, and completes (MpiIrecv: sender, tag, length) when the
-//    next handler starts. A request is an MpiSend plus an MpiIrecvRequest for its answer,
-//    completed by MpiIrecv when the answer arrives (cancelled, MpiRequestCancelled, on a
+//  * An RSR sent is an MpiSend (receiver = the target runtime's rank, communicator 0, tag =
+//    handler id, length = payload bytes) on the sending location; an answer is an MpiSend on
+//    communicator 1 with tag = AnswerTag(the request's id) (below). A context receives its RSRs
+//    like a server loop of MPI_Irecv: a receive is posted (MpiIrecvRequest) when the context
+//    becomes ready and each time one of its handlers returns, and completes (MpiIrecv: sender, tag,
+//    length) when the next handler starts. A request is an MpiSend plus an MpiIrecvRequest for its
+//    answer, completed by MpiIrecv when the answer arrives (cancelled, MpiRequestCancelled, on a
 //    timeout, a cancellation or a failure); for a request with a callback that receive is on
 //    the progress location (the program did not wait for it). Frames nobody expected (an RSR
 //    dropped for an unknown target, a late answer, a refusal) are received on the progress
@@ -73,8 +74,15 @@ uint64_t Now();
 // Event buffer chunk size (OTF2's minimum) and chunks kept per location before a flush.
 inline constexpr uint64_t kChunkBytes = 256 * 1024;
 inline constexpr int kChunksPerLocation = 4;
-// Communicator, RMA window and location-id layout of the archive.
+// Communicators, RMA window and location-id layout of the archive. RSRs and requests travel
+// on kWorldComm (tag = handler id); answers on kAnswerComm (a duplicate of it) with tag =
+// AnswerTag(the requester's request id), so that an answer matches exactly the receive its
+// request posted, as MPI's matching rule (communicator, source, tag, in order) requires: with
+// the handler as tag, a request and an answer between two ranks, or two answers of one handler,
+// would be the same envelope.
 inline constexpr uint32_t kWorldComm = 0;
+inline constexpr uint32_t kAnswerComm = 1;
+inline constexpr uint32_t AnswerTag(uint64_t request) { return static_cast<uint32_t>(request); }
 inline constexpr uint32_t kRmaWindow = 0;
 inline constexpr uint64_t LocationId(uint32_t rank, uint32_t slot) {
   return (uint64_t{slot} << 32) | rank;
@@ -89,12 +97,11 @@ class Location {
 
  private:
   friend class Recorder;
-  Location(const Recorder* owner, uint64_t id, std::string name, bool context)
-      : owner_(owner), id_(id), name_(std::move(name)), context_(context) {}
+  Location(const Recorder* owner, uint64_t id, std::string name)
+      : owner_(owner), id_(id), name_(std::move(name)) {}
   const Recorder* const owner_;
   const uint64_t id_;
   const std::string name_;
-  const bool context_;                       // a context's location (posted-receive scheme)
   std::mutex mu_;                            // orders the events below
   OTF2_EvtWriter_struct* writer_ = nullptr;  // null once closed
   uint64_t first_ = 0, last_ = 0;            // timestamps of the first and last event
@@ -149,14 +156,14 @@ class Recorder {
 
   // ---- point-to-point ----
   // Runs `send` (a callable returning Status) holding `loc`'s lock and, when it returns OK,
-  // records an MpiSend to `to`'s rank and, for a request (`answer_request` != 0), posts the
-  // receive of its answer with that id (MpiIrecvRequest).
+  // records an MpiSend to `to`'s rank on communicator `comm` and, for a request
+  // (`answer_request` != 0), posts the receive of its answer with that id (MpiIrecvRequest).
   template <typename Send>
-  Status SendAndRecord(Location* loc, RuntimeId to, uint32_t tag, uint64_t bytes, Send&& send,
-                       uint64_t answer_request = 0) {
+  Status SendAndRecord(Location* loc, RuntimeId to, uint32_t comm, uint32_t tag, uint64_t bytes,
+                       Send&& send, uint64_t answer_request = 0) {
     std::lock_guard<std::mutex> lock(loc->mu_);
     Status st = send();
-    if (st.ok()) RecordSentLocked(loc, to, tag, bytes, answer_request);
+    if (st.ok()) RecordSentLocked(loc, to, comm, tag, bytes, answer_request);
     return st;
   }
   // A handler of the context of `loc` starts for an RSR from `from`: completes the oldest
@@ -170,13 +177,13 @@ class Recorder {
   void PostAnswer(Location* loc, uint64_t request, RuntimeId from);
   // The answer to request `request` (posted on `loc` by SendAndRecord or PostAnswer) arrived.
   // Nothing is recorded for a receive that was not posted (the send failed or was not recorded).
-  void CompleteReceive(Location* loc, uint64_t request, RuntimeId from, uint32_t tag,
+  void CompleteReceive(Location* loc, uint64_t request, RuntimeId from, uint32_t comm, uint32_t tag,
                        uint64_t bytes);
   // Request `request` ended without an answer (timeout, cancellation, failure): its posted
   // receive, if any, is cancelled (MpiRequestCancelled).
   void CancelReceive(Location* loc, uint64_t request);
   // A frame nobody posted a receive for arrived (received at once).
-  void Arrival(Location* loc, RuntimeId from, uint32_t tag, uint64_t bytes);
+  void Arrival(Location* loc, RuntimeId from, uint32_t comm, uint32_t tag, uint64_t bytes);
 
   // ---- collectives ----
   void BarrierBegin(Location* loc);
@@ -202,12 +209,12 @@ class Recorder {
  private:
   explicit Recorder(RecorderOptions options);
   Status OpenArchive();
-  Location* AddLocation(uint32_t slot, std::string name, bool context);
+  Location* AddLocation(uint32_t slot, std::string name);
   // The rank of runtime `id`, or -1 (counted in unrecorded) when it is outside the job.
   int64_t RankOf(RuntimeId id);
   // Timestamp for the next event of `loc` (mu_ held): never below its last one.
   uint64_t Stamp(Location* loc);
-  void RecordSentLocked(Location* loc, RuntimeId to, uint32_t tag, uint64_t bytes,
+  void RecordSentLocked(Location* loc, RuntimeId to, uint32_t comm, uint32_t tag, uint64_t bytes,
                         uint64_t answer_request);
   void CloseLocationLocked(Location* loc);  // loc->mu_ held
   void Check(int otf2_error, const char* what);

@@ -82,6 +82,7 @@ Status Otf2Replay::PostSend(int loc, const Otf2Event& e, bool blocking) {
     requests_[static_cast<size_t>(q)].complete = true;  // eager: the buffer is free at once
     requests_[static_cast<size_t>(q)].done = l.time;
   }
+  t.sent = l.time;
   const MatchKey key{e.comm, l.rank, *dst, e.tag};
   Queues& qs = queues_[key];
   if (!qs.recvs.empty()) {
@@ -89,8 +90,10 @@ Status Otf2Replay::PostSend(int loc, const Otf2Event& e, bool blocking) {
     qs.recvs.pop_front();
     if (qs.recvs.empty() && qs.sends.empty()) queues_.erase(key);
     Match(ti, recv);
-  } else {
-    qs.sends.push_back(ti);
+  } else {  // in the order of the senders' clocks (several locations of a rank may send)
+    auto at = qs.sends.end();
+    while (at != qs.sends.begin() && transfers_[static_cast<size_t>(*(at - 1))].sent > t.sent) --at;
+    qs.sends.insert(at, ti);
   }
   if (blocking) {
     BlockOn(loc, q);
@@ -119,8 +122,12 @@ Status Otf2Replay::PostRecv(int loc, uint64_t comm, uint32_t peer, uint32_t tag,
     qs.sends.pop_front();
     if (qs.recvs.empty() && qs.sends.empty()) queues_.erase(key);
     Match(t, request);
-  } else {
-    qs.recvs.push_back(request);
+  } else {  // in post order by the locations' clocks: the replay runs a rank's locations one
+            // after the other, so a receive walked later may have been posted earlier
+    auto at = qs.recvs.end();
+    while (at != qs.recvs.begin() && requests_[static_cast<size_t>(*(at - 1))].posted > q.posted)
+      --at;
+    qs.recvs.insert(at, request);
   }
   return Status::Ok();
 }

@@ -17,6 +17,8 @@
 // MpiIrecvRequest whose MpiIrecv names its source and tag) by communicator, source rank,
 // destination rank and tag, each in the order posted, as MPI matches them (the trace records
 // wildcards already resolved); any location of the destination rank may post the receive.
+// "Posted" is by the locations' clocks: unmatched receives (and sends) wait in the order of
+// the cycle they were posted (sent) at, whichever location the replay walked first.
 // A send of at most workload.eager_bytes leaves at once as one data message and completes
 // locally at once; a larger one (rendezvous) sends a request of workload.control_bytes, and
 // its data leaves when the request has arrived and the matching receive is posted; it
@@ -152,6 +154,7 @@ class Otf2Replay final : public TraceSource {
     int64_t bytes = 0;
     int32_t send_req = -1, recv_req = -1;
     int64_t posted = -1;  // the matched receive's post cycle
+    int64_t sent = 0;     // the sender's clock at the send
     bool rts_done = false, data_added = false, data_done = false;
     int64_t rts_time = 0, data_time = 0;
   };

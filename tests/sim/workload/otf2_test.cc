@@ -338,6 +338,40 @@ TEST(Otf2, ThreadLocationsReceiveAndAnswerForTheirRank) {
       << point->note;
 }
 
+// Two locations of rank 1 post receives of one envelope; the replay walks the thread's first
+// (the main location waits for another message), but the main location posted earlier (at
+// about cycle 20 against 1000): by MPI's rule the first message sent matches the main
+// location's receive.
+TEST(Otf2, ReceivesOfSeveralLocationsMatchInTheOrderOfTheirPostCycles) {
+  const std::string dir = ScratchPath("otf2_post_order");
+  Otf2TestArchive a(dir, 3);
+  const int thread = a.AddThread(1);
+  Send(a.Events(2), 0, 1, 8, 8);  // lets rank 1's main location go on at about cycle 20
+  Region(a.Events(2), Otf2TestArchive::kCompute, 1, 3000);
+  Send(a.Events(2), 3000, 0, 9, 8);  // lets rank 0 send at about cycle 3000
+  Recv(a.Events(1), 10, 2, 8, 8);
+  IrecvRequest(a.Events(1), 11, 1);
+  Irecv(a.Events(1), 9000, 0, 5, 100, 1);
+  Region(a.Events(thread), Otf2TestArchive::kCompute, 0, 1000);
+  IrecvRequest(a.Events(thread), 1000, 1);
+  Irecv(a.Events(thread), 9000, 0, 5, 200, 1);
+  Recv(a.Events(0), 10, 2, 9, 8);
+  Send(a.Events(0), 5000, 1, 5, 100);
+  Send(a.Events(0), 5001, 1, 5, 200);
+  Replay run = RunReplay(Otf2Config(a.Close()));
+  ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+  ASSERT_EQ(run.end, DriveEnd::kDone);
+  std::vector<std::pair<int64_t, int64_t>> tag5;  // (bytes, post cycle) in match order
+  for (const auto& m : run.source->match_log()) {
+    if (m.tag == 5) tag5.emplace_back(m.bytes, m.posted);
+  }
+  ASSERT_EQ(tag5.size(), 2u);
+  EXPECT_EQ(tag5[0].first, 100);
+  EXPECT_LT(tag5[0].second, 1000);  // the main location's receive
+  EXPECT_EQ(tag5[1].first, 200);
+  EXPECT_EQ(tag5[1].second, 1000);  // the thread's
+}
+
 // ---- Compute time ------------------------------------------------------------------------------
 
 TEST(Otf2, ComputeTraceReplaysTheGapsNoneOnlyCommunication) {
