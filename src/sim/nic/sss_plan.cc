@@ -309,12 +309,13 @@ class Builder {
     std::map<int, std::vector<int>> ports = shape.out;
     for (const Target& tg : targets) ports[tg.node].push_back(RouteResult::kEjectPort);
     for (auto& [node, list] : ports) {
+      const int at = node;  // clang 14 cannot capture a structured binding
       std::sort(list.begin(), list.end(), [&](int a, int b) {
         if (a == RouteResult::kEjectPort || b == RouteResult::kEjectPort) {
           return a == RouteResult::kEjectPort && b != RouteResult::kEjectPort;
         }
-        return routes_.BranchOrder(node, t_.Neighbor(node, a).node) <
-               routes_.BranchOrder(node, t_.Neighbor(node, b).node);
+        return routes_.BranchOrder(at, t_.Neighbor(at, a).node) <
+               routes_.BranchOrder(at, t_.Neighbor(at, b).node);
       });
       tx.nodes.push_back({node, list});
       tx.switches += t_.Forwards(node) ? 1 : 0;
