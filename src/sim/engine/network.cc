@@ -101,10 +101,11 @@ double Network::StateBytes(const SimConfig& config) {
     return GraphStateBytes(config);
   }
   double nodes = 1;
-  for (int d = 0; d < nc.n; ++d) {
-    nodes *= nc.k.empty() ? 1 : nc.k[std::min<size_t>(static_cast<size_t>(d), nc.k.size() - 1)];
+  int net_ports = 2 * nc.n;
+  if (const TopologyEntry* entry = FindTopology(nc.topology); entry && entry->size) {
+    entry->size(nc, &nodes, &net_ports);
   }
-  const int ports = 2 * nc.n + 1;
+  const int ports = net_ports + 1;
   // KaryNCube: coordinates and neighbours per node, the channel alive mask; the partition
   // plan's owner per node (twice: Network and Fabric).
   const double topology =

@@ -22,7 +22,17 @@
 
 namespace ukai::sim {
 
-enum class TopologyKind { kMesh, kTorus, kGroup, kGraph, kTree };
+enum class TopologyKind {
+  kMesh,
+  kTorus,
+  kGroup,
+  kGraph,
+  kTree,
+  kCMesh,
+  kFlatFly,
+  kFatTree,
+  kDragonfly
+};
 // kVctSaf: virtual cut-through that falls back to store-and-forward (docs/sss.md): a head
 // that finds no free output when its hop pipeline ends waits until its whole message is in
 // the buffer. kStoreAndForward: every head waits for its whole message at every router.
@@ -61,6 +71,14 @@ struct NetworkConfig {
   int tree_arity = 4;
   int tree_levels = 3;
   int tree_upper_bandwidth = 1;
+  // Indirect topologies (terminals on routers: topology/switch_topology.h).
+  int concentration = 4;  // cmesh, flatfly: terminals per router, >= 1
+  int dragonfly_p = 2;    // dragonfly: terminals per router, >= 1
+  int dragonfly_a = 0;    // dragonfly: routers per group; 0: 2 * dragonfly_p
+  int dragonfly_h = 0;    // dragonfly: global channels per router; 0: dragonfly_p
+  // dragonfly: cycles of a local (in-group) and of a global channel; 0: router.link_cycles.
+  int dragonfly_local_cycles = 0;
+  int dragonfly_global_cycles = 0;
 };
 
 struct RouterConfig {

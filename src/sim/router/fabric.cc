@@ -318,6 +318,10 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     req.message_state = &m.routing_state;
     req.via = m.via;
     req.via_count = m.via_count;
+    req.created = m.created;
+    req.out_vcs = &out_[Ivc(r, 0, 0)];
+    req.out_vc_stride = 1 << vshift_;
+    req.vc_depth = depth_;
     req.route = m.route;
     result->Clear();
     routing_->Route(req, result);
