@@ -65,6 +65,7 @@ bool Bound(ukai::sim::SimConfig* c) {
   if (c->run.memory_limit == 0 || c->run.memory_limit > kMemoryLimit) {
     c->run.memory_limit = kMemoryLimit;
   }
+  if (c->run.threads == 0 || c->run.threads > 4) c->run.threads = 4;  // parallel, but few
   return true;
 }
 

@@ -31,6 +31,11 @@ void RegisterSimCommand(CLI::App* sim, CommandContext* context) {
                   "reader's (table for TOML)");
   run->add_option("--out", options->out_path, "write the results to FILE instead of stdout")
       ->type_name("FILE");
+  run->add_option("--threads", options->threads,
+                  "threads evaluating partitions of the network, as --set run.threads=N "
+                  "(0: one per core; under mpirun, per rank)")
+      ->type_name("N")
+      ->check(CLI::Range(0, 4096));
   run->callback([options, context] {
     context->exit_code = RunSimPoints(
         *options,

@@ -16,8 +16,10 @@ namespace {
 
 // GCC 12 reports a false maybe-uninitialized in std::variant's move inside
 // vector::emplace_back when it inlines Record::Add into a small function like this one.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 output::Record RouteRecord(const std::string& source, const std::string& destination, int64_t route,
                            int64_t switches, const std::string& ports) {
   output::Record rec;
@@ -28,7 +30,9 @@ output::Record RouteRecord(const std::string& source, const std::string& destina
       .Add("ports", ports);
   return rec;
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 }  // namespace
 

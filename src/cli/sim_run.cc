@@ -6,9 +6,11 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "core/progress.h"
+#include "sim/engine/rank_group.h"
 #include "sim/experiment/booksim_reader.h"
 #include "sim/experiment/booksim_summary.h"
 #include "sim/experiment/front_door.h"
@@ -56,7 +58,8 @@ class TrackingWriter : public output::RecordWriter {
 
 // `ukai booksim FILE [key=value ...]`: the file with BookSim2's command-line overrides
 // appended, read by the BookSim reader only.
-Result<sim::LoadedConfig> LoadBooksimConfig(const SimRunOptions& options) {
+Result<sim::LoadedConfig> LoadBooksimConfig(const SimRunOptions& options,
+                                            const std::vector<std::string>& sets) {
   Result<std::string> text = config::ReadConfigText(options.config_path);
   if (!text.ok()) return text.status();
   Result<std::string> with = sim::AppendBooksimOverrides(*text, options.booksim_overrides);
@@ -69,7 +72,7 @@ Result<sim::LoadedConfig> LoadBooksimConfig(const SimRunOptions& options) {
                                          options.config_path))
                        : parsed.status();
   }
-  return sim::LoadConfigFromString(*with, options.config_path, options.sets);
+  return sim::LoadConfigFromString(*with, options.config_path, sets);
 }
 
 }  // namespace
@@ -86,6 +89,38 @@ Result<std::ostream*> OpenRunOutput(const std::string& out_path, const CliIo& io
 }
 
 int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io) {
+  Result<std::unique_ptr<sim::RankGroup>> joined = sim::JoinRankGroup();
+  if (!joined.ok()) {
+    *io.err << (options.booksim ? "ukai booksim: " : "ukai sim run: ") << joined.status().ToString()
+            << '\n'
+            << std::flush;
+    return kExitUsage;
+  }
+  sim::RankGroup* ranks = joined->get();
+  // Rank 0 writes the results and says what went wrong; the others stay silent.
+  const bool writes = ranks == nullptr || ranks->writes_output();
+  std::ostringstream discard;
+  CliIo rank_io = io;
+  if (!writes) {
+    rank_io.out = &discard;
+    rank_io.err = &discard;
+    rank_io.err_is_terminal = false;
+  }
+  return RunSimPointsOnRank(options, run_point, rank_io, ranks);
+}
+
+namespace {
+
+// Whether every rank of an MPI job reports this failure alike (so that all can end
+// normally): config errors and deadlocks come from state every rank shares.
+bool FailsOnEveryRank(const Status& st) {
+  return IsConfigError(st.code()) || st.code() == StatusCode::kDeadlock;
+}
+
+}  // namespace
+
+int RunSimPointsOnRank(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io,
+                       sim::RankGroup* ranks) {
   auto fail = [&io, &options](int code, const std::string& message) {
     *io.err << (options.booksim ? "ukai booksim: " : "ukai sim run: ") << message << '\n'
             << std::flush;
@@ -98,18 +133,27 @@ int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, con
     format = output::ParseFormat(options.format);
     if (!format.ok()) return fail(kExitUsage, "--format: " + format.status().message());
   }
-  Result<sim::LoadedConfig> loaded = options.booksim
-                                         ? LoadBooksimConfig(options)
-                                         : sim::LoadConfig(options.config_path, options.sets);
+  std::vector<std::string> sets = options.sets;
+  if (options.threads >= 0) sets.push_back("run.threads=" + std::to_string(options.threads));
+  Result<sim::LoadedConfig> loaded = options.booksim ? LoadBooksimConfig(options, sets)
+                                                     : sim::LoadConfig(options.config_path, sets);
   if (!loaded.ok()) return fail(kExitUsage, loaded.status().ToString());
   if (options.format.empty()) {
     format = output::ParseFormat(loaded->reader->default_format);
     if (!format.ok()) return fail(kExitUsage, "--format: " + format.status().message());
   }
 
+  const bool writes = ranks == nullptr || ranks->writes_output();
+  const bool several = ranks != nullptr && ranks->size() > 1;
   std::ofstream file;
-  Result<std::ostream*> opened = OpenRunOutput(options.out_path, io, &file);
-  if (!opened.ok()) return fail(kExitUsage, opened.status().message());
+  std::ostringstream no_file;  // a rank other than 0 writes nothing
+  Result<std::ostream*> opened = static_cast<std::ostream*>(&no_file);
+  if (writes) opened = OpenRunOutput(options.out_path, io, &file);
+  if (!opened.ok()) {
+    // Rank 0 alone cannot go on; the others would wait for it.
+    if (several) ranks->Abort(opened.status().message());
+    return fail(kExitUsage, opened.status().message());
+  }
   std::unique_ptr<output::RecordWriter> writer = MakeWriter(*format, *opened, *loaded->experiment);
   TrackingWriter tracking(writer.get());
   ProgressLine progress(io.err, io.err_is_terminal);
@@ -117,14 +161,28 @@ int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, con
   env.writer = &tracking;
   env.progress = &progress;
   env.run_point = run_point;
+  env.ranks = ranks;
+  env.notes = io.err;
+  if (ranks != nullptr && !loaded->experiment->SplitsAcrossRanks()) {
+    *io.err << "ukai sim run: the " << loaded->model->name
+            << " model is not split across MPI ranks: every rank runs it whole and rank 0 "
+               "writes the results\n"
+            << std::flush;
+  }
   Status st = loaded->experiment->Run(env);
   progress.Clear();
   if (!tracking.failure().ok()) {
-    return fail(kExitRunFailed, fmt::format("writing {}: {}",
-                                            options.out_path.empty() ? "stdout" : options.out_path,
-                                            tracking.failure().ToString()));
+    const std::string what =
+        fmt::format("writing {}: {}", options.out_path.empty() ? "stdout" : options.out_path,
+                    tracking.failure().ToString());
+    if (several) ranks->Abort(what);
+    return fail(kExitRunFailed, what);
   }
-  if (!st.ok()) return fail(IsConfigError(st.code()) ? kExitUsage : kExitRunFailed, st.message());
+  if (!st.ok()) {
+    // A failure one rank alone sees (memory, a file) ends the job: the others would wait.
+    if (several && !FailsOnEveryRank(st)) ranks->Abort(st.message());
+    return fail(IsConfigError(st.code()) ? kExitUsage : kExitRunFailed, st.message());
+  }
   return kExitOk;
 }
 

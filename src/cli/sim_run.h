@@ -7,6 +7,11 @@
 // (table, CSV or JSON Lines), so earlier results survive a failure later on. A progress
 // line is drawn on io.err when io.err_is_terminal.
 //
+// Under `mpirun -n R` (R > 1) the process joins the MPI job (sim::JoinRankGroup()) and
+// every rank runs every point together (docs/simulator.md, "Parallel simulation"); rank 0
+// alone writes the records, progress and messages. A failure that only one rank sees
+// (not a config error or a deadlock, which every rank reports alike) ends the whole job.
+//
 // Exit status: kExitOk; kExitUsage for a bad --format, a config error, an --out file that
 // cannot be opened, or a config the simulator rejects while running (kInvalidArgument,
 // kNotFound, kUnsupported); kExitRunFailed for any other error (e.g. kDeadlock, a failed
@@ -32,6 +37,7 @@ struct SimRunOptions {
   std::vector<std::string> sets;  // "key=value", applied in order
   std::string format;             // table | csv | json; "": the config reader's default
   std::string out_path;           // empty: io.out
+  int threads = -1;               // --threads N: run.threads = N (after the --set list)
   // `ukai booksim`: the file must be a BookSim2 config; these BookSim2 `key=value`
   // command-line overrides are appended to it (sim/experiment/booksim_reader.h).
   bool booksim = false;
@@ -42,6 +48,9 @@ struct SimRunOptions {
 using PointRunner = sim::PointRunner;
 
 int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io);
+// RunSimPoints() on a rank of an MPI job (`ranks`; null: alone) that has joined it.
+int RunSimPointsOnRank(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io,
+                       sim::RankGroup* ranks);
 
 // Where `ukai sim run` writes its records: `io.out`, or the file `out_path` (truncated),
 // opened into `*file`. Errors: "--out: cannot open '...' for writing: <reason>".

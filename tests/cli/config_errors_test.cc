@@ -85,7 +85,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "[network]\ntopology = \"ring\"\n",
                   {},
                   "network.topology: 'ring' is not one of mesh, torus, group, graph, tree, "
-                  "fullmesh at exp.toml:2:12"},
+                  "cmesh, flatfly, fattree, dragonfly, fullmesh at exp.toml:2:12"},
         BadConfig{
             "BadEnumSuggestion",
             "[router]\nswitching = \"wormhol\"\n",

@@ -1,6 +1,6 @@
-// The configs of experiments/detour-ud/ load, pass every check of the simulator, and use
-// the spec's setup and the paper's router (experiments/detour-ud/make_configs.py); their
-// faulty nodes are separate fault regions.
+// The configs of experiments/detour-ud/ (and experiments/booksim-topologies/) load, pass every
+// check of the simulator, and use the spec's setup and the paper's router
+// (experiments/detour-ud/make_configs.py); their faulty nodes are separate fault regions.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,6 +12,7 @@
 #include "sim/engine/reconfiguration.h"
 #include "sim/experiment/config_schema.h"
 #include "sim/experiment/front_door.h"
+#include "sim/routing/cdg_check.h"
 
 namespace ukai::sim {
 namespace {
@@ -62,6 +63,26 @@ TEST(ExperimentConfigsTest, DetourUdConfigsUseTheSpecSetupAndThePapersRouter) {
       if (c.faults.any()) {
         EXPECT_EQ(c.routing.algorithm.rfind("detour", 0), 0u) << path;
       }
+    }
+  }
+}
+
+// experiments/booksim-topologies/: one config per indirect topology (docs/simulator.md);
+// each loads, passes the checks, and every point's routing is proved deadlock-free.
+TEST(ExperimentConfigsTest, BookSimTopologyConfigsLoadAndAreDeadlockFree) {
+  const std::filesystem::path dir =
+      std::filesystem::path(UKAI_SOURCE_DIR) / "experiments/booksim-topologies";
+  std::vector<TopologyKind> seen;
+  for (const char* name : {"cmesh", "flatfly", "fattree", "dragonfly"}) {
+    const std::string path = (dir / (std::string(name) + ".toml")).string();
+    Result<std::vector<SimConfig>> points = LoadSimConfigs(path, {});
+    ASSERT_TRUE(points.ok()) << path << ": " << points.status().ToString();
+    ASSERT_FALSE(points->empty()) << path;
+    EXPECT_EQ(TopologyName(points->front().network.topology), name);
+    for (const SimConfig& c : *points) {
+      Result<CdgReport> rep = CheckDeadlockFreedom(c);
+      ASSERT_TRUE(rep.ok()) << path << ": " << rep.status().ToString();
+      EXPECT_TRUE(rep->ok) << path << " " << c.routing.algorithm << ": " << rep->text;
     }
   }
 }

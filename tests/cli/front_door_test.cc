@@ -58,8 +58,8 @@ TEST(FrontDoorTest, AnUnknownTopologyListsEveryModelsTopologies) {
   Result<LoadedConfig> r = Load("[network]\ntopology = \"fullmsh\"\nk = 4\n");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
-            "network.topology: 'fullmsh' is not one of mesh, torus, group, graph, tree, fullmesh "
-            "(did you mean 'fullmesh'?) at t.toml:2:12");
+            "network.topology: 'fullmsh' is not one of mesh, torus, group, graph, tree, cmesh, "
+            "flatfly, fattree, dragonfly, fullmesh (did you mean 'fullmesh'?) at t.toml:2:12");
   EXPECT_EQ(r.status().key(), "network.topology");
   r = Load("", {"network.topology=4"});
   ASSERT_FALSE(r.ok());
@@ -77,7 +77,8 @@ TEST(FrontDoorTest, KeysOfAnotherModelAreRefusedWithTheTopologyTheyNeed) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
             "router.vcs: is not used by network.topology = \"fullmesh\" (a key of "
-            "network.topology = mesh, torus, group, graph, tree) at t.toml:7:1");
+            "network.topology = mesh, torus, group, graph, tree, cmesh, flatfly, fattree, "
+            "dragonfly) at t.toml:7:1");
   // A key no model has is still unknown, with a suggestion from the chosen model only.
   r = Load(kFullMesh, {"fullmesh.node=4"});
   ASSERT_FALSE(r.ok());

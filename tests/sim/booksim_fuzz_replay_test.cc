@@ -1,7 +1,8 @@
 // Replays the BookSim2 config fuzz target (fuzz/sim/booksim_config_fuzz.cc) under gcc (and
-// ASan/UBSan in CI): its corpus (fuzz/corpus/booksim_config/) and bench/booksim/configs, each
-// cut at every statement, and seeded mutations (bytes flipped, lines dropped, duplicated or
-// swapped, "//set" overrides added). The target aborts on a broken invariant.
+// ASan/UBSan in CI): its corpus (fuzz/corpus/booksim_config/), bench/booksim/configs and
+// bench/booksim/indirect, each cut at every statement, and seeded mutations (bytes flipped,
+// lines dropped, duplicated or swapped, "//set" overrides added). The target aborts on a broken
+// invariant.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,8 +21,9 @@ namespace ukai::sim {
 namespace {
 
 std::vector<std::string> Corpus() {
-  return ukai::testing::ReadCorpus(UKAI_SOURCE_DIR,
-                                   {"fuzz/corpus/booksim_config", "bench/booksim/configs"}, ".cfg");
+  return ukai::testing::ReadCorpus(
+      UKAI_SOURCE_DIR,
+      {"fuzz/corpus/booksim_config", "bench/booksim/configs", "bench/booksim/indirect"}, ".cfg");
 }
 
 void Feed(const std::string& in) {

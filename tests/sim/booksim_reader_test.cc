@@ -103,7 +103,8 @@ TEST(BooksimReader, RefusalsNameTheKeyAndWhy) {
   ExpectRefused(base + "input_speedup = 2;", "input_speedup", "one flit per input port");
   ExpectRefused(base + "sim_power = 1;", "sim_power", "power model");
   ExpectRefused(base + "injection_process = on_off;", "injection_process", "bernoulli");
-  ExpectRefused(base + "topology = fattree;", "topology", "mesh, torus, kncube");
+  ExpectRefused(base + "topology = fly;", "topology",
+                "mesh, torus, kncube, cmesh, flatfly, fattree, dragonflynew");
   ExpectRefused(base + "routing_function = chaos;", "routing_function", "dim_order");
   ExpectRefused(base + "router = event;", "router", "iq");
   ExpectRefused(base + "traffic = badperm_yarc;", "traffic", "uniform");
@@ -120,6 +121,71 @@ TEST(BooksimReader, RefusalsNameTheKeyAndWhy) {
   EXPECT_NE(e.status().message().find("x.cfg:9:3"), std::string::npos) << e.status().message();
   // BookSim2's default value of a refused feature is accepted.
   EXPECT_TRUE(LoadSimConfigsFromString(base + "input_speedup = 1; sim_power = 0;", "t", {}).ok());
+}
+
+// The indirect topologies: BookSim2's keys and routing function names per topology.
+TEST(BooksimReader, MapsTheIndirectTopologies) {
+  const std::string tail = "num_vcs = 4; injection_rate = 0.05;\n";
+  const std::string grid = "k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2;\n";
+  SimConfig c = LoadOne("topology = cmesh;" + grid + "routing_function = dor_no_express;" + tail);
+  EXPECT_EQ(c.network.topology, TopologyKind::kCMesh);
+  EXPECT_EQ(c.network.k, (std::vector<int>{4, 4}));
+  EXPECT_EQ(c.network.concentration, 4);
+  EXPECT_EQ(c.routing.algorithm, "dor");
+  EXPECT_EQ(c.router.link_cycles, 2);  // use_noc_latency = 1: c / n
+  c = LoadOne("topology = flatfly; use_noc_latency = 0;" + grid + "routing_function = ugal;" +
+              tail);
+  EXPECT_EQ(c.network.topology, TopologyKind::kFlatFly);
+  EXPECT_EQ(c.routing.algorithm, "ugal");
+  EXPECT_EQ(c.router.link_cycles, 1);
+  EXPECT_EQ(LoadOne("topology = flatfly; use_noc_latency = 0;" + grid +
+                    "routing_function = ran_min_flatfly;" + tail)
+                .routing.algorithm,
+            "min");
+  c = LoadOne("topology = fattree; k = 4; n = 3; routing_function = anca;" + tail);
+  EXPECT_EQ(c.network.topology, TopologyKind::kFatTree);
+  EXPECT_EQ(c.network.k, (std::vector<int>{4, 4, 4}));
+  EXPECT_EQ(c.network.n, 3);
+  EXPECT_EQ(c.routing.algorithm, "anca");
+  c = LoadOne("topology = dragonflynew; k = 2; n = 1; routing_function = ugal;" + tail);
+  EXPECT_EQ(c.network.topology, TopologyKind::kDragonfly);
+  EXPECT_EQ(c.network.dragonfly_p, 2);
+  EXPECT_EQ(c.routing.algorithm, "ugal");
+  EXPECT_EQ(c.network.dragonfly_local_cycles, 10);  // BookSim2's DRAGON_LATENCY
+  EXPECT_EQ(c.network.dragonfly_global_cycles, 100);
+  EXPECT_EQ(c.router.link_cycles, 1);
+  // valiant, romm and min_adapt on meshes and tori are ours of the same names.
+  const std::string mesh = "topology = mesh; k = 4; n = 2;" + tail;
+  EXPECT_EQ(LoadOne(mesh + "routing_function = valiant;").routing.algorithm, "valiant");
+  EXPECT_EQ(LoadOne(mesh + "routing_function = romm_mesh;").routing.algorithm, "romm");
+  EXPECT_EQ(LoadOne(mesh + "routing_function = min_adapt;").routing.algorithm, "min_adapt");
+  EXPECT_EQ(LoadOne(mesh + "routing_function = planar_adapt_mesh;").routing.algorithm,
+            "planar_adapt");
+  EXPECT_EQ(LoadOne("topology = torus; k = 4; n = 2; routing_function = valiant;" + tail)
+                .routing.algorithm,
+            "valiant");
+}
+
+TEST(BooksimReader, RefusesWhatTheIndirectTopologiesDoNotModel) {
+  const std::string tail = "num_vcs = 4; injection_rate = 0.05;\n";
+  const std::string grid = "k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2;\n";
+  const std::string cmesh = "topology = cmesh;" + grid + "routing_function = dor_no_express;";
+  ExpectRefused(cmesh + tail + "routing_function = dor;", "routing_function", "dor_no_express");
+  ExpectRefused(cmesh + tail + "xr = 1; yr = 1;", "xr", "c = xr * yr");
+  ExpectRefused(cmesh + tail + "x = 2;", "x", "x = y");
+  ExpectRefused(cmesh + tail + "yr = 1;", "xr", "xr = yr");
+  ExpectRefused(cmesh + tail + "traffic = bitcomp;", "traffic", "router by router");
+  ExpectRefused(cmesh + tail + "n = 3;", "n", "two-dimensional");
+  ExpectRefused("topology = flatfly;" + grid + "routing_function = ran_min;" + tail,
+                "use_noc_latency", "use_noc_latency = 0");
+  ExpectRefused("topology = dragonflynew; k = 2; n = 2; routing_function = min;" + tail, "n",
+                "n = 1");
+  ExpectRefused("topology = fattree; k = 4; n = 3; routing_function = min;" + tail,
+                "routing_function", "nca, anca");
+  ExpectRefused("topology = mesh; k = 4; n = 2; c = 2; routing_function = dor;" + tail, "c",
+                "cmesh and flatfly");
+  ExpectRefused("topology = mesh; k = 4; n = 2; xr = 2; routing_function = dor;" + tail, "xr",
+                "cmesh and flatfly");
 }
 
 TEST(BooksimReader, SyntaxErrorsSayWhere) {

@@ -59,7 +59,9 @@ TEST(SimConfigFuzzReplay, SeededMutations) {
                                          "traffic.message_bytes",
                                          "measure.mode",
                                          "measure.watchdog_cycles",
-                                         "run.memory_limit"};
+                                         "run.memory_limit",
+                                         "run.threads",
+                                         "run.partition_min_nodes"};
   const std::vector<std::string> values = {
       "0",      "1",       "2",        "3",     "4",
       "-1",     "1000000", "0.5",      "1.0",   "[4]",

@@ -119,16 +119,16 @@ Status Recorder::OpenArchive() {
     return fail(e, "open the event files");
   OTF2_Archive_SetCreator(archive_, "ukai runtime");
   std::lock_guard<std::mutex> lock(mu_);
-  main_ = AddLocation(0, "rank " + std::to_string(rank()) + " main", false);
+  main_ = AddLocation(0, "rank " + std::to_string(rank()) + " main");
   if (main_ == nullptr) return Status::IoError("OTF2 recording: " + error_);
   return Status::Ok();
 }
 
 Recorder::~Recorder() { Finish(); }
 
-Location* Recorder::AddLocation(uint32_t slot, std::string name, bool context) {
-  auto loc = std::unique_ptr<Location>(new Location(
-      this, LocationId(static_cast<uint32_t>(rank()), slot), std::move(name), context));
+Location* Recorder::AddLocation(uint32_t slot, std::string name) {
+  auto loc = std::unique_ptr<Location>(
+      new Location(this, LocationId(static_cast<uint32_t>(rank()), slot), std::move(name)));
   loc->writer_ = OTF2_Archive_GetEvtWriter(archive_, loc->id_);
   if (loc->writer_ == nullptr) {
     Check(OTF2_ERROR_INVALID, "event writer");
@@ -141,7 +141,7 @@ Location* Recorder::AddLocation(uint32_t slot, std::string name, bool context) {
 Location* Recorder::progress() {
   std::lock_guard<std::mutex> lock(mu_);
   if (progress_ == nullptr && !finished_) {
-    progress_ = AddLocation(next_slot_++, "rank " + std::to_string(rank()) + " progress", false);
+    progress_ = AddLocation(next_slot_++, "rank " + std::to_string(rank()) + " progress");
   }
   return progress_;
 }
@@ -152,10 +152,8 @@ Location* Recorder::OpenContext(uint32_t context, std::string_view name) {
     std::lock_guard<std::mutex> lock(mu_);
     if (finished_) return nullptr;
     const uint32_t slot = next_slot_++;
-    loc = AddLocation(slot,
-                      "rank " + std::to_string(rank()) + " context " + std::to_string(context) +
-                          " '" + std::string(name) + "'",
-                      true);
+    loc = AddLocation(slot, "rank " + std::to_string(rank()) + " context " +
+                                std::to_string(context) + " '" + std::string(name) + "'");
   }
   if (loc != nullptr) HandlerEnd(loc);  // ready: the first receive is posted
   return loc;

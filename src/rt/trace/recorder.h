@@ -97,12 +97,11 @@ class Location {
 
  private:
   friend class Recorder;
-  Location(const Recorder* owner, uint64_t id, std::string name, bool context)
-      : owner_(owner), id_(id), name_(std::move(name)), context_(context) {}
+  Location(const Recorder* owner, uint64_t id, std::string name)
+      : owner_(owner), id_(id), name_(std::move(name)) {}
   const Recorder* const owner_;
   const uint64_t id_;
   const std::string name_;
-  const bool context_;                       // a context's location (posted-receive scheme)
   std::mutex mu_;                            // orders the events below
   OTF2_EvtWriter_struct* writer_ = nullptr;  // null once closed
   uint64_t first_ = 0, last_ = 0;            // timestamps of the first and last event
@@ -210,7 +209,7 @@ class Recorder {
  private:
   explicit Recorder(RecorderOptions options);
   Status OpenArchive();
-  Location* AddLocation(uint32_t slot, std::string name, bool context);
+  Location* AddLocation(uint32_t slot, std::string name);
   // The rank of runtime `id`, or -1 (counted in unrecorded) when it is outside the job.
   int64_t RankOf(RuntimeId id);
   // Timestamp for the next event of `loc` (mu_ held): never below its last one.

@@ -5,19 +5,23 @@
 // at its destination's PE. The header travels in the first flit (no extra header flit):
 // a message of B bytes has L = ceil(B / flit_bytes) flits (64 bytes = 16 flits of 4 bytes).
 //
-// Messages live in a MessagePool (preallocated, indexed by int32, free list; grows only
-// when more messages are alive than ever before). Flits are small values (8 bytes) that
+// Messages live in a MessagePool (indexed by int32, free lists; backed by memory only as
+// far as the most messages ever alive at once). Flits are small values (8 bytes) that
 // live inside the VC ring buffers and name their message by index: there is no
 // per-flit allocation.
 //
-// Thread safety: none; owned by one Network.
+// Thread safety: see MessagePool; a Message is touched only by the thread evaluating the
+// router that holds its head (or its source PE).
 #ifndef UKAI_SIM_ENGINE_MESSAGE_H_
 #define UKAI_SIM_ENGINE_MESSAGE_H_
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <vector>
+
+#include "core/lazy_array.h"
 
 namespace ukai::sim {
 
@@ -58,62 +62,86 @@ struct Message {
   int64_t created = 0;         // cycle the message was created (entered the source queue)
   int64_t injected = -1;       // cycle its head entered the router's injection buffer
   uint32_t routing_state = 0;  // owned by the routing function (RouteRequest)
+  // The message's number among those its source created (from 0): (src, seq) names it
+  // across partitions and MPI ranks (the reconfiguration's discards order by it).
+  uint32_t seq = 0;
+  int32_t next = -1;           // source-queue / free-list link
   bool undeliverable = false;  // drained by a router: no live route (Fabric::SetPortAlive)
+  // This copy went stale: the head crossed to another MPI rank, which holds the live copy
+  // (this one stays for the body flits still here; sim/engine/rank_exchange.h).
+  bool forwarded = false;
   // Cut-through through the PE (chained multicast; Network::Forward): the PE injects this
   // message's flits only as the message feeding it arrives.
   bool gated = false;
   int8_t inject_vc = -1;      // the injection VC the PE must use (-1: the emptiest)
-  int32_t next = -1;          // source-queue / free-list link
-  int32_t via_count = 0;      // via nodes of a detour (routing/detour.h), 0: none
+  int16_t via_count = 0;      // via nodes of a detour (routing/detour.h), 0: none
   int32_t via[kMaxVia] = {};  // the via nodes, in order
-  int64_t tag = -1;           // owner's tag (the NIC model's frame id), -1: none
   // Source routing (routing/source_routing.h): the route the sender wrote into the header;
   // -1: the routing function's own choice from its table.
   int32_t route = -1;
+  int64_t tag = -1;  // owner's tag (the NIC model's frame id), -1: none
   // A multicast (dst == -1) is delivered at every node where its routing ejects it: the
   // number of copies still to deliver (1 for a message with a destination).
   int32_t copies = 1;
   int64_t head_arrival = -1;  // cycle its head reached the destination PE
   int64_t arrival_sum = 0;    // sum of the arrival cycles of its flits at the PE so far
-};
 
+  // The global order of messages: by source, then by creation at that source.
+  uint64_t uid() const { return uint64_t(uint32_t(src)) << 32 | seq; }
+};
+static_assert(sizeof(Message) == 104);
+
+// Messages of one Network, in a pool shared by its partitions' threads (engine/partition.h).
+// Indices are stable: the storage is reserved once (LazyArray, pages backed when first
+// used) and never moves, so one thread may read a message while another allocates.
+// Each lane (partition evaluated by one thread) has its own free list and claims fresh
+// indices in chunks; Allocate(lane) and Release(id, lane) of distinct lanes may run at
+// the same time. With one lane, indices come out exactly as from a growing vector with a
+// LIFO free list.
 class MessagePool {
  public:
-  explicit MessagePool(size_t reserve = 1024) { items_.reserve(reserve); }
+  // `capacity`: most messages alive at once (at most Flit::kMaxMessages).
+  explicit MessagePool(int lanes = 1, int64_t capacity = Flit::kMaxMessages);
 
-  int32_t Allocate() {
-    int32_t id = free_;
+  int32_t Allocate(int lane = 0) {
+    Lane& l = lanes_[lane];
+    int32_t id = l.free;
     if (id >= 0) {
-      free_ = items_[id].next;
-      items_[id] = Message();
+      l.free = items_[id].next;
     } else {
-      id = static_cast<int32_t>(items_.size());
-      if (id >= Flit::kMaxMessages) {
-        // 2^30 messages alive at once (about 40 GB of them): a run far past saturation.
-        std::fprintf(stderr,
-                     "ukai sim: more than 2^30 live messages (source queues of a "
-                     "saturated network); lower traffic.rate or measure.max_cycles\n");
-        std::abort();
-      }
-      items_.emplace_back();
+      if (l.bump == l.bump_end) ClaimChunk(&l);
+      id = l.bump++;
     }
-    ++live_;
+    items_[id] = Message();
+    ++l.live;
     return id;
   }
-  void Release(int32_t id) {
-    items_[id].next = free_;
-    free_ = id;
-    --live_;
+  void Release(int32_t id, int lane = 0) {
+    Lane& l = lanes_[lane];
+    items_[id].next = l.free;
+    l.free = id;
+    --l.live;
   }
   Message& operator[](int32_t id) { return items_[id]; }
   const Message& operator[](int32_t id) const { return items_[id]; }
-  int64_t live() const { return live_; }
-  size_t capacity() const { return items_.size(); }
+  int64_t live() const;
+  // Indices handed out so far (the high-water mark of the storage).
+  size_t capacity() const { return static_cast<size_t>(claimed_); }
 
  private:
-  std::vector<Message> items_;
-  int32_t free_ = -1;
-  int64_t live_ = 0;
+  static constexpr int32_t kChunk = 4096;
+  struct alignas(64) Lane {
+    int32_t free = -1;               // free list (Message::next links)
+    int32_t bump = 0, bump_end = 0;  // unused indices of the lane's current chunk
+    int64_t live = 0;
+  };
+  void ClaimChunk(Lane* lane);
+
+  LazyArray<Message> items_;
+  std::vector<Lane> lanes_;
+  int64_t capacity_;
+  int64_t claimed_ = 0;  // guarded by mu_
+  std::mutex mu_;
 };
 
 }  // namespace ukai::sim

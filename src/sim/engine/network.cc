@@ -3,9 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "sim/engine/rank_exchange.h"
+#include "sim/engine/rank_group.h"
+#include "sim/engine/worker_pool.h"
 #include "sim/routing/registry.h"
 #include "sim/topology/factory.h"
 
@@ -97,21 +101,30 @@ double Network::StateBytes(const SimConfig& config) {
     return GraphStateBytes(config);
   }
   double nodes = 1;
-  for (int d = 0; d < nc.n; ++d) {
-    nodes *= nc.k.empty() ? 1 : nc.k[std::min<size_t>(static_cast<size_t>(d), nc.k.size() - 1)];
+  int net_ports = 2 * nc.n;
+  if (const TopologyEntry* entry = FindTopology(nc.topology); entry && entry->size) {
+    entry->size(nc, &nodes, &net_ports);
   }
-  const int ports = 2 * nc.n + 1;
-  // KaryNCube: coordinates and neighbours per node, the channel alive mask.
-  const double topology = nodes * (nc.n * sizeof(int32_t) + (ports - 1) * (sizeof(PortRef) + 1));
-  // Per node: PE, busy and active flags, active list, RNG stream, one scheduled creation,
-  // a destination-table entry of the traffic pattern.
-  const double per_node = sizeof(Pe) + 2 * sizeof(uint8_t) + 2 * sizeof(int32_t) + sizeof(Rng) +
-                          sizeof(std::pair<int64_t, int32_t>) + sizeof(int);
-  const double fixed = 1024 * sizeof(Message) + 1024 * sizeof(std::vector<int32_t>);
-  const double routers = std::min(nodes, double(int64_t{1} << 40));
-  return topology + nodes * per_node + fixed +
+  const int ports = net_ports + 1;
+  // KaryNCube: coordinates and neighbours per node, the channel alive mask; the partition
+  // plan's owner per node (twice: Network and Fabric).
+  const double topology =
+      nodes * (nc.n * sizeof(int32_t) + (ports - 1) * (sizeof(PortRef) + 1) + 2 * sizeof(int32_t));
+  // Per node of this rank: PE, busy and active flags, active list, RNG stream, one
+  // scheduled creation, a destination-table entry of the traffic pattern.
+  const double per_node = sizeof(Pe) + 2 * sizeof(uint8_t) + sizeof(int32_t) + sizeof(int64_t) +
+                          sizeof(Rng) + sizeof(std::pair<int64_t, int32_t>) + sizeof(int);
+  const double fixed = 4096 * sizeof(Message) + 1024 * sizeof(std::vector<int32_t>);
+  // Under MPI each rank holds its share of the routers and PEs (engine/partition.h).
+  const int ranks =
+      config.run.ranks == nullptr ? MpiJobSizeFromEnvironment() : config.run.ranks->size();
+  const double share = std::max(1.0, nodes / ranks);
+  const double routers = std::min(share, double(int64_t{1} << 40));
+  return topology + share * per_node + fixed +
          Fabric::StateBytes(static_cast<int64_t>(routers), ports, config.router);
 }
+
+Network::~Network() = default;
 
 // The graph topologies (topology/graph.h): the same items for the built topology (0 when it
 // cannot be built: that error is reported where the network is made).
@@ -138,15 +151,14 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   Result<std::unique_ptr<Topology>> topo = MakeTopology(config.network);
   if (!topo.ok()) return topo.status();
   net->topology_ = std::move(*topo);
-  net->sent_flits_.assign(net->topology_->NumNodes(), 0);
-  net->sent_packets_.assign(net->topology_->NumNodes(), 0);
-  if (net->topology_->NumNodes() >
-      Fabric::MaxRouters(net->topology_->NumNetworkPorts() + 1, config.router)) {
-    return Status::InvalidArgument("network.k: network too large for the router state index (" +
-                                   std::to_string(net->topology_->NumNodes()) +
-                                   " nodes with router.vcs = " + std::to_string(config.router.vcs) +
-                                   ", router.pe_vcs = " + std::to_string(config.router.pe_vcs) +
-                                   ")")
+  const int nodes = net->topology_->NumNodes();
+  net->sent_flits_.assign(static_cast<size_t>(nodes), 0);
+  net->sent_packets_.assign(static_cast<size_t>(nodes), 0);
+  if (nodes > Fabric::MaxRouters(net->topology_->NumNetworkPorts() + 1, config.router)) {
+    return Status::InvalidArgument(
+               "network.k: network too large for the router state index (" + std::to_string(nodes) +
+               " nodes with router.vcs = " + std::to_string(config.router.vcs) +
+               ", router.pe_vcs = " + std::to_string(config.router.pe_vcs) + ")")
         .WithKey("network.k");
   }
   net->faults_ = std::make_unique<FaultState>(*net->topology_);
@@ -174,7 +186,6 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   net->selection_ = std::make_unique<MaxCreditSelection>();
   net->message_flits_ =
       (config.traffic.message_bytes + config.router.flit_bytes - 1) / config.router.flit_bytes;
-  const int nodes = net->topology_->NumNodes();
   if (with_traffic) {
     Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(*net->topology_, config.traffic);
     if (!pattern.ok()) return pattern.status();
@@ -184,100 +195,110 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
     if (!inj.ok()) return inj.status();
     net->injection_ = std::move(*inj);
   }
-  net->fabric_ = std::make_unique<Fabric>(*net->topology_, config.router, net->routing_.get(),
-                                          net->selection_.get(), &net->messages_);
+  UKAI_RETURN_IF_ERROR(net->SetUpPartitions());
   net->ApplyFaultState();
-  net->pe_.resize(nodes);
-  net->pe_busy_.assign(nodes, 0);
-  net->paused_until_.assign(nodes, 0);
-  net->active_flags_.assign((static_cast<size_t>(nodes) + 7) / 8 * 8, 0);
-  net->active_.resize(net->active_flags_.size() + 1);  // CollectActive() writes one past
-  net->rng_.reserve(nodes);
-  for (int i = 0; i < nodes; ++i) net->rng_.push_back(Rng::Stream(config.seed, i));
   if (with_traffic) {
     for (int i = 0; i < nodes; ++i) {
       if (net->pattern_->Idle(i)) continue;
       ++net->sending_nodes_;
-      net->schedule_.Push(net->injection_->First(net->rng_[i]), i, 0);
+      if (Part* part = net->PartOf(i))
+        part->schedule.Push(net->injection_->First(net->rng_[i]), i, 0);
     }
     net->offered_ = net->injection_->OfferedFlitsPerCycle() * net->sending_nodes_ /
                     net->topology_->NumTerminals();  // averaged over the end nodes
   }
+  UKAI_RETURN_IF_ERROR(net->ExchangeInitial());
   return net;
 }
 
-void Network::EnqueueMessage(int32_t id) {
-  Message& m = messages_[id];
+void Network::EnqueueMessage(Part& part, int32_t id) {
+  Message& m = (*messages_)[id];
   Pe& pe = pe_[m.src];
   pe_busy_[m.src] = 1;
   m.next = -1;
+  m.seq = pe.created++;
   if (pe.queue_tail >= 0) {
-    messages_[pe.queue_tail].next = id;
+    (*messages_)[pe.queue_tail].next = id;
   } else {
     pe.queue_head = id;
   }
   pe.queue_tail = id;
   ++pe.held;
-  ++backlog_;
-  ++messages_created_;
+  ++part.c.backlog;
+  ++part.c.messages_created;
   Activate(m.src);
 }
 
 void Network::CreateMessage(int src, int dst, int flits) { CreateMessage(src, dst, flits, {}, -1); }
 
 int32_t Network::CreateMessage(int src, int dst, int flits, std::span<const int> via, int64_t tag) {
-  const int32_t id = messages_.Allocate();
-  Message& m = messages_[id];
+  // Every rank makes this call (the layers above run alike everywhere): the totals move on
+  // all of them, the message is queued by the rank holding `src`.
+  ++totals_.backlog;
+  ++totals_.messages_created;
+  totals_.inflight_flits += flits;
+  totals_.inflight_created_sum += now_ * static_cast<int64_t>(flits);
+  totals_.any_active = 1;
+  Part* part = PartOf(src);
+  if (part == nullptr) return -1;
+  return QueueMessage(*part, src, dst, flits, via, tag, now_);
+}
+
+int32_t Network::QueueMessage(Part& part, int src, int dst, int flits, std::span<const int> via,
+                              int64_t tag, int64_t created) {
+  const int32_t id = messages_->Allocate(part.lane);
+  Message& m = (*messages_)[id];
   m.src = src;
   m.dst = dst;
   m.length = flits;
-  m.created = now_;
+  m.created = created;
   m.tag = tag;
-  inflight_flits_ += flits;
-  inflight_created_sum_ += now_ * static_cast<int64_t>(flits);
+  // BookSim2's in-flight count takes a message from the cycle it is queued (a resend too).
+  part.c.inflight_flits += flits;
+  part.c.inflight_created_sum += now_ * static_cast<int64_t>(flits);
   // routing.in_order: a pair's messages share one injection VC (and one route and VC).
   if (config_.routing.in_order) m.inject_vc = static_cast<int8_t>(dst % config_.router.pe_vcs);
-  m.via_count = static_cast<int32_t>(std::min<size_t>(via.size(), Message::kMaxVia));
+  m.via_count = static_cast<int16_t>(std::min<size_t>(via.size(), Message::kMaxVia));
   std::copy_n(via.begin(), m.via_count, m.via);
-  EnqueueMessage(id);
+  EnqueueMessage(part, id);
   return id;
 }
 
-void Network::CreateTrafficMessages() {
-  schedule_.PopDue(now_, &due_);
+void Network::CreateTrafficMessages(Part& part) {
+  part.schedule.PopDue(now_, &part.due);
   const int bound = config_.traffic.source_queue;
-  for (const int32_t node : due_) {
+  for (const int32_t node : part.due) {
     if (bound > 0 && pe_[node].held >= bound) {
       pe_[node].waiting = true;  // PeStep() creates it when a message leaves the PE
       continue;
     }
-    CreateTrafficMessage(node);
+    CreateTrafficMessage(part, node);
   }
 }
 
 // One traffic message of `node` now (not generated when its source or destination is
 // faulty), and its next creation.
-void Network::CreateTrafficMessage(int32_t node) {
+void Network::CreateTrafficMessage(Part& part, int32_t node) {
   Rng& rng = rng_[node];
   const int dst = pattern_->Destination(node, rng);
   if (dst >= 0 && topology_->NodeAlive(node) && topology_->NodeAlive(dst)) {
-    CreateMessage(node, dst, message_flits_);
+    QueueMessage(part, node, dst, message_flits_, {}, -1, now_);
   } else if (dst >= 0) {
-    ++messages_not_generated_;
+    ++part.c.not_generated;
   }
-  schedule_.Push(injection_->Next(now_, rng), node, now_);
+  part.schedule.Push(injection_->Next(now_, rng), node, now_);
 }
 
 // Starts the message at the front of the PE's source queue: picks the injection VC
 // holding the fewest flits, scanning from a rotating start. False if the queue is empty.
-bool Network::StartMessage(int32_t node, Pe& pe) {
+bool Network::StartMessage(Part& part, int32_t node, Pe& pe) {
   if (pe.queue_head < 0 || Paused(node)) return false;
   pe.current = pe.queue_head;
-  pe.queue_head = messages_[pe.current].next;
+  pe.queue_head = (*messages_)[pe.current].next;
   if (pe.queue_head < 0) pe.queue_tail = -1;
-  --backlog_;
+  --part.c.backlog;
   pe.seq = 0;
-  pe.length = messages_[pe.current].length;
+  pe.length = (*messages_)[pe.current].length;
   const int vcs = config_.router.pe_vcs;
   int best = -1;
   for (int i = 0; i < vcs; ++i) {
@@ -286,63 +307,132 @@ bool Network::StartMessage(int32_t node, Pe& pe) {
       best = v;
     }
   }
-  const int fixed = messages_[pe.current].inject_vc;
+  const int fixed = (*messages_)[pe.current].inject_vc;
   pe.vc = fixed >= 0 ? fixed % vcs : best;
   pe.rr = (pe.rr + 1) % vcs;
   return true;
 }
 
-// Inlined into Step() (its only caller: it runs for every busy PE every cycle).
-__attribute__((always_inline)) inline void Network::PeStep(int32_t node, Pe& pe) {
-  if (pe.current < 0 && !StartMessage(node, pe)) return;
+// Inlined into EvaluatePart() (its only caller: it runs for every busy PE every cycle).
+__attribute__((always_inline)) inline void Network::PeStep(Part& part, int32_t node, Pe& pe) {
+  if (pe.current < 0 && !StartMessage(part, node, pe)) return;
   if (fabric_->InjectionFree(node, pe.vc) <= 0) return;
   if (__builtin_expect(gates_, false) && !MayPush(node, pe)) return;
   const bool head = pe.seq == 0;
   if (head && Paused(node)) return;  // no message enters a node paused by a reconfiguration
   const Flit f = Flit::Make(now_ + 1, pe.current, head, pe.seq == pe.length - 1);
   fabric_->Inject(node, pe.vc, f);
-  if (head) messages_[pe.current].injected = now_ + 1;
-  messages_injected_ += head;
+  if (head) (*messages_)[pe.current].injected = now_ + 1;
+  part.c.messages_injected += head;
   ++sent_flits_[node];
   sent_packets_[node] += head;
-  ++flits_injected_;
-  last_progress_ = now_;
+  ++part.c.flits_injected;
+  part.c.last_progress = now_;
   if (++pe.seq == pe.length) {
-    if (__builtin_expect(gates_, false) && messages_[pe.current].gated) {
-      messages_[pe.current].gated = false;
+    if (__builtin_expect(gates_, false) && (*messages_)[pe.current].gated) {
+      (*messages_)[pe.current].gated = false;
       available_.erase(pe.current);
     }
     pe.current = -1;
     --pe.held;
     if (pe.waiting) {  // only with a bounded source queue
       pe.waiting = false;
-      CreateTrafficMessage(node);
+      CreateTrafficMessage(part, node);
     }
     pe_busy_[node] = pe.queue_head >= 0 ? 1 : 0;
   }
 }
 
-// The topology's liveness into the routers.
+// One partition's share of a cycle before the exchange (network_parallel.cc runs it).
+void Network::EvaluatePart(Part& part) {
+  if (injection_ != nullptr && !traffic_stopped_) CreateTrafficMessages(part);
+  // A message source needs a network of one partition (SetMessageSource).
+  if (source_ != nullptr) source_->CreateMessages(now_, this);
+  CollectActive(part);
+  fabric_->Evaluate(part.lane, part.active.data(), static_cast<size_t>(part.num_active), now_);
+  // Run the PEs and keep only busy nodes active (Commit() then adds the ones that receive
+  // flits). Every router first, then every PE: a PE only touches its own router's
+  // injection VCs, which no other router's evaluation reads, so this is the same as
+  // router + PE per node.
+  int32_t kept = 0;
+  for (int32_t i = 0; i < part.num_active; ++i) {
+    const int32_t node = part.active[static_cast<size_t>(i)];
+    if (pe_busy_[node]) {
+      PeStep(part, node, pe_[node]);
+    } else if (!fabric_->HasFlits(node)) {
+      active_flags_[node] = 0;  // nothing left to do (a busy PE keeps the node active)
+    }
+    kept += active_flags_[node];
+  }
+  part.c.any_active = kept > 0 || fabric_->Received(part.lane);
+  CollectDeliveries(part);
+}
+
+// The flits this partition's ejection ports handed to PEs, their tails as deliveries in
+// node order (a router's ejections are consecutive, routers in ascending order).
+void Network::CollectDeliveries(Part& part) {
+  part.deliveries.clear();
+  part.tags.clear();
+  for (const EjectedFlit& e : fabric_->Ejections(part.lane)) {
+    Message& m = (*messages_)[e.flit.msg()];  // for BookSim2's flit latency, fragmentation
+    if (e.flit.head()) m.head_arrival = now_ + 1;
+    m.arrival_sum += now_ + 1;
+    if (watch_) watched_.push_back({e.node, now_ + 1, e.flit});  // one partition (the NICs)
+    if (e.flit.tail()) Eject(part, e);
+  }
+}
+
+// The tail of a message reached the PE of `e.node`: a delivery (a multicast's copy: once
+// per node its routing ejects it at) or, drained by a router, an undeliverable message.
+void Network::Eject(Part& part, const EjectedFlit& e) {
+  const int32_t id = e.flit.msg();
+  Message& m = (*messages_)[id];
+  if (m.undeliverable || (m.dst >= 0 && e.node != m.dst) || !topology_->NodeAlive(e.node)) {
+    ++part.c.undeliverable;
+    if (m.tag >= 0) part.tags.push_back({e.node, m.tag});
+  } else {
+    const int64_t end = endpoint_cycles_;  // router.model = booksim: the PE channels
+    part.deliveries.push_back({m.src, e.node, m.length, m.hops, m.created, m.injected,
+                               now_ + 1 + end, m.routing_state, m.tag, m.head_arrival + end,
+                               m.arrival_sum + end * m.length});
+    ++part.c.messages_delivered;
+    if (m.copies > 1) {  // not the last copy: the message stays in the network
+      --m.copies;
+      return;
+    }
+  }
+  if (--m.copies > 0) return;
+  part.c.inflight_flits -= m.length;
+  part.c.inflight_created_sum -= m.created * m.length;
+  messages_->Release(id, part.lane);
+}
+
+// The topology's liveness into the routers: every node's (a head checks its destination's)
+// and the ports of this process's routers.
 void Network::ApplyFaultState() {
-  for (int r = 0; r < topology_->NumNodes(); ++r) {
-    fabric_->SetNodeAlive(r, topology_->NodeAlive(r));
-    for (int p = 0; p < topology_->NumNetworkPorts(); ++p) {
-      fabric_->SetPortAlive(r, p, topology_->ChannelAlive(r, p));
+  for (int r = 0; r < topology_->NumNodes(); ++r) fabric_->SetNodeAlive(r, topology_->NodeAlive(r));
+  for (const NodeRun& run : fabric_->local_routers()) {
+    for (int r = run.begin; r < run.end; ++r) {
+      for (int p = 0; p < topology_->NumNetworkPorts(); ++p) {
+        fabric_->SetPortAlive(r, p, topology_->ChannelAlive(r, p));
+      }
     }
   }
 }
 
 // A failed node's queued messages (not yet started) are undeliverable.
 void Network::DropQueue(int32_t node) {
+  if (PartOf(node) == nullptr) return;  // another rank's
   Pe& pe = pe_[node];
   while (pe.queue_head >= 0) {
     const int32_t id = pe.queue_head;
-    pe.queue_head = messages_[id].next;
-    if (messages_[id].tag >= 0) undeliverable_tags_.push_back(messages_[id].tag);
-    messages_.Release(id);
-    --backlog_;
+    const Message& m = (*messages_)[id];
+    pe.queue_head = m.next;
+    if (m.tag >= 0) serial_tags_.push_back({static_cast<int64_t>(next_event_), m.tag});
+    messages_->Release(id, PartOf(node)->lane);
+    --serial_.backlog;
     --pe.held;
-    ++messages_undeliverable_;
+    ++serial_.undeliverable;
   }
   pe.queue_tail = -1;
   pe_busy_[node] = pe.current >= 0 ? 1 : 0;
@@ -369,8 +459,14 @@ void Network::ApplyDueEvents() {
     routing_->TopologyChanged();
   }
   fabric_->ForgetRoutes();
-  for (int r = 0; r < topology_->NumNodes(); ++r) {
-    if (fabric_->HasFlits(r)) Activate(r);  // re-route heads waiting at dead ports
+  ActivateNodesWithFlits();  // re-route heads waiting at dead ports
+}
+
+void Network::ActivateNodesWithFlits() {
+  for (const NodeRun& run : fabric_->local_routers()) {
+    for (int r = run.begin; r < run.end; ++r) {
+      if (fabric_->HasFlits(r)) Activate(r);
+    }
   }
 }
 
@@ -378,93 +474,60 @@ void Network::Step() {
   deliveries_.clear();
   watched_.clear();
   undeliverable_tags_.clear();
+  serial_tags_.clear();
   if (next_event_ < events_.size() && events_[next_event_].cycle <= now_) ApplyDueEvents();
   if (reconfiguring_) AdvanceReconfiguration();
-  if (injection_ != nullptr && !traffic_stopped_) CreateTrafficMessages();
-  if (source_ != nullptr) source_->CreateMessages(now_, this);
-  // Every router first, then every PE: a PE only touches its own router's injection VCs,
-  // which no other router's evaluation reads, so this is the same as router + PE per node.
   if (now_ >= next_rebase_) {
     fabric_->RebaseArrivals(now_);
     next_rebase_ = now_ + Fabric::kRebaseInterval;
   }
-  CollectActive();
-  fabric_->Evaluate(active_.data(), static_cast<size_t>(num_active_), now_);
-  // Run the PEs and keep only busy nodes active (Commit() then adds the ones that receive
-  // flits).
-  for (int32_t i = 0; i < num_active_; ++i) {
-    const int32_t node = active_[i];
-    if (pe_busy_[node]) {
-      PeStep(node, pe_[node]);
-    } else if (!fabric_->HasFlits(node)) {
-      active_flags_[node] = 0;  // nothing left to do (a busy PE keeps the node active)
-    }
-  }
-  ejected_.clear();
-  fabric_->Commit(now_, active_flags_.data(), &ejected_);  // tails only
-  last_progress_ = std::max(last_progress_, fabric_->last_move_cycle());
-  if (ejected_.size() > 1 &&
-      !std::is_sorted(ejected_.begin(), ejected_.end(),
-                      [](const Ejection& a, const Ejection& b) { return a.node < b.node; })) {
-    std::sort(ejected_.begin(), ejected_.end(),
-              [](const Ejection& a, const Ejection& b) { return a.node < b.node; });
-  }
-  for (const Ejection& e : ejected_) {
-    Message& m = messages_[e.flit.msg()];
-    // A multicast (dst -1) is delivered wherever its routing ejected it, once per copy.
-    if (m.undeliverable || (m.dst >= 0 && e.node != m.dst) || !topology_->NodeAlive(e.node)) {
-      ++messages_undeliverable_;
-      if (m.tag >= 0) undeliverable_tags_.push_back(m.tag);
-      if (--m.copies <= 0) {
-        inflight_flits_ -= m.length;
-        inflight_created_sum_ -= m.created * m.length;
-        messages_.Release(e.flit.msg());
-      }
-      continue;
-    }
-    const int64_t end = endpoint_cycles_;  // router.model = booksim: the PE channels
-    deliveries_.push_back({m.src, e.node, m.length, m.hops, m.created, m.injected, e.cycle + end,
-                           m.routing_state, m.tag, m.head_arrival + end,
-                           m.arrival_sum + end * m.length});
-    if (m.copies == 1) {  // the last copy: the message leaves the network
-      inflight_flits_ -= m.length;
-      inflight_created_sum_ -= m.created * m.length;
-    }
-    ++messages_delivered_;
-    if (--m.copies <= 0) messages_.Release(e.flit.msg());
-  }
+  RunParts();  // network_parallel.cc
   if (source_ != nullptr) source_->Delivered(deliveries_, undeliverable_tags_, now_);
   ++now_;
 }
 
-// The active nodes in index order (memory order: the hardware prefetchers follow it).
-void Network::CollectActive() {
-  int32_t* out = active_.data();
+// The active nodes of `part` in index order (memory order: the hardware prefetchers
+// follow it).
+void Network::CollectActive(Part& part) {
+  int32_t* out = part.active.data();
   const uint8_t* flags = active_flags_.data();
-  const int32_t size = static_cast<int32_t>(active_flags_.size());
   int32_t n = 0;
-  for (int32_t base = 0; base < size; base += 8) {
-    uint64_t w;
-    std::memcpy(&w, flags + base, 8);  // eight flags at a time (each 0 or 1)
-    if (w == 0) continue;
-    for (int32_t j = 0; j < 8; ++j) {  // branch-free compaction
-      out[n] = base + j;
-      n += flags[base + j];
+  for (const NodeRun& run : part.runs) {
+    int32_t i = run.begin;
+    for (; i < run.end && (i & 7) != 0; ++i) {
+      out[n] = i;
+      n += flags[i];
+    }
+    for (; i + 8 <= run.end; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, flags + i, 8);  // eight flags at a time (each 0 or 1)
+      if (w == 0) continue;
+      for (int32_t j = 0; j < 8; ++j) {  // branch-free compaction
+        out[n] = i + j;
+        n += flags[i + j];
+      }
+    }
+    for (; i < run.end; ++i) {
+      out[n] = i;
+      n += flags[i];
     }
   }
-  num_active_ = n;
+  part.num_active = n;
 }
 
-bool Network::AnyActive() const {
-  for (uint8_t f : active_flags_) {
-    if (f != 0) return true;
+int Network::active_nodes() const {
+  int n = 0;
+  for (const NodeRun& run : fabric_->local_routers()) {
+    for (int r = run.begin; r < run.end; ++r) n += active_flags_[r];
   }
-  return false;
+  return n;
 }
 
 bool Network::SkipIdle(int64_t limit) {
-  if ((schedule_.empty() && source_ == nullptr) || AnyActive() || reconfiguring_) return false;
-  int64_t next = std::min(schedule_.empty() ? MessageSource::kNever : schedule_.Next(now_), limit);
+  if ((!totals_.scheduled && source_ == nullptr) || totals_.any_active || reconfiguring_) {
+    return false;
+  }
+  int64_t next = std::min(totals_.scheduled ? totals_.next_creation : MessageSource::kNever, limit);
   if (source_ != nullptr) next = std::min(next, source_->NextCycle(now_));
   if (next_event_ < events_.size()) next = std::min(next, events_[next_event_].cycle);
   if (next <= now_) return false;
@@ -478,33 +541,15 @@ int64_t Network::PipelineCycles() const {
 }
 
 bool Network::Stalled(int64_t cycles) const {
-  return flits_in_network() > 0 && now_ - 1 - last_progress_ >= cycles + PipelineCycles();
+  return flits_in_network() > 0 && now_ - 1 - totals_.last_progress >= cycles + PipelineCycles();
 }
 
-Status Network::DeadlockStatus(int64_t watchdog_cycles) const {
-  std::string msg =
-      std::to_string(flits_in_network()) + " flit(s) in the network and none moved for " +
-      std::to_string(watchdog_cycles + PipelineCycles()) +
-      " cycles (measure.watchdog_cycles = " + std::to_string(watchdog_cycles) + " plus the " +
-      std::to_string(PipelineCycles()) + "-cycle link and hop pipeline), at cycle " +
-      std::to_string(now_) + " on " + topology_->Describe() + " with routing '" +
-      config_.routing.algorithm + "'; blocked channels:";
-  for (const std::string& line : fabric_->DescribeBlocked(*topology_, 32)) msg += "\n  " + line;
-  return Status::Deadlock(msg);
-}
-
-Status Network::CheckInvariants() const {
-  const std::string err = fabric_->CheckInvariants();
-  if (!err.empty()) return Status::Internal("cycle " + std::to_string(now_) + ": " + err);
-  int64_t buffered = 0;
-  for (int r = 0; r < topology_->NumNodes(); ++r) buffered += fabric_->buffered(r);
-  if (buffered != flits_in_network()) {
-    return Status::Internal("cycle " + std::to_string(now_) +
-                            ": flit conservation: " + std::to_string(flits_injected_) +
-                            " injected - " + std::to_string(flits_ejected()) +
-                            " ejected != " + std::to_string(buffered) + " buffered");
+void Network::SetHopObserver(std::function<void(const HopEvent&)> observer) {
+  if (partitions_ > 1) {
+    std::fprintf(stderr, "ukai sim: a hop observer needs a network of one partition\n");
+    std::abort();
   }
-  return Status::Ok();
+  fabric_->SetHopObserver(std::move(observer));
 }
 
 }  // namespace ukai::sim

@@ -7,8 +7,10 @@
 namespace ukai::sim {
 
 int32_t Network::CreateMessage(const NewMessage& spec) {
-  const int32_t id = messages_.Allocate();
-  Message& m = messages_[id];
+  // The NIC models run on one partition (CheckPartitionable()).
+  Part& part = parts_[0];
+  const int32_t id = messages_->Allocate(part.lane);
+  Message& m = (*messages_)[id];
   m.src = spec.src;
   m.dst = spec.dst;
   m.length = spec.flits;
@@ -22,24 +24,28 @@ int32_t Network::CreateMessage(const NewMessage& spec) {
     available_[id] = spec.available;
     gates_ = true;
   }
+  ++totals_.backlog;
+  ++totals_.messages_created;
+  totals_.any_active = 1;
   if (spec.urgent) {
-    EnqueueFront(id);
+    EnqueueFront(part, id);
   } else {
-    EnqueueMessage(id);
+    EnqueueMessage(part, id);
   }
   return id;
 }
 
-void Network::EnqueueFront(int32_t id) {
-  Message& m = messages_[id];
+void Network::EnqueueFront(Part& part, int32_t id) {
+  Message& m = (*messages_)[id];
   Pe& pe = pe_[m.src];
   pe_busy_[m.src] = 1;
+  m.seq = pe.created++;
   m.next = pe.queue_head;
   pe.queue_head = id;
   if (pe.queue_tail < 0) pe.queue_tail = id;
   ++pe.held;
-  ++backlog_;
-  ++messages_created_;
+  ++part.c.backlog;
+  ++part.c.messages_created;
   Activate(m.src);
 }
 
@@ -47,14 +53,14 @@ void Network::SetAvailable(int32_t msg, int32_t flits) {
   auto it = available_.find(msg);
   if (it == available_.end()) return;
   if (flits < 0) {
-    messages_[msg].gated = false;
+    (*messages_)[msg].gated = false;
     available_.erase(it);
   } else {
     it->second = std::max(it->second, flits);
   }
 }
 
-void Network::WatchEjections(bool on) { fabric_->WatchEjections(on ? &watched_ : nullptr); }
+void Network::WatchEjections(bool on) { watch_ = on; }
 
 void Network::SetPeGate(PeGate* gate) {
   pe_gate_ = gate;
@@ -67,7 +73,7 @@ Status Network::CheckNoMidwayStop() const {
 }
 
 bool Network::AdvanceIdle(int64_t cycle) {
-  if (cycle <= now_ || AnyActive() || reconfiguring_) return false;
+  if (cycle <= now_ || totals_.any_active || reconfiguring_) return false;
   if (next_event_ < events_.size()) cycle = std::min(cycle, events_[next_event_].cycle);
   if (cycle <= now_) return false;
   now_ = cycle;
@@ -75,7 +81,7 @@ bool Network::AdvanceIdle(int64_t cycle) {
 }
 
 bool Network::MayPush(int32_t node, const Pe& pe) {
-  const Message& m = messages_[pe.current];
+  const Message& m = (*messages_)[pe.current];
   if (m.gated) {
     auto it = available_.find(pe.current);
     if (it != available_.end() && pe.seq >= it->second) return false;

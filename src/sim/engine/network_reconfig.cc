@@ -51,9 +51,7 @@ void Network::AdvanceReconfiguration() {
   }
   if (changed) {
     fabric_->ForgetRoutes();
-    for (int r = 0; r < topology_->NumNodes(); ++r) {
-      if (fabric_->HasFlits(r)) Activate(r);
-    }
+    ActivateNodesWithFlits();
   }
 }
 
@@ -106,47 +104,65 @@ void Network::EndReconfiguration() {
 // Discards the in-flight messages on the recovery sub-network (`all`: every in-flight
 // message) and resends them from their source (reconfig.retransmit), keeping their creation
 // cycle; a message whose source or destination is faulty becomes undeliverable instead.
+// The live copy of a message decides (under MPI a copy whose head went to another rank is
+// stale, rank_exchange.h); every rank then removes every copy of the chosen messages, and
+// each source resends its own in the order (source, creation).
 void Network::Discard(bool all) {
   std::vector<int32_t> ids;
   fabric_->InFlight(&ids);
-  for (const Pe& pe : pe_) {
-    if (pe.current >= 0) ids.push_back(pe.current);
+  for (const NodeRun& run : fabric_->local_routers()) {
+    for (int32_t node = run.begin; node < run.end; ++node) {
+      if (pe_[node].current >= 0) ids.push_back(pe_[node].current);
+    }
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  std::vector<int32_t> chosen;
+  std::vector<DiscardInfo> chosen;
   for (int32_t id : ids) {
-    if (all || routing_->OnRecoveryNetwork(messages_[id].routing_state)) chosen.push_back(id);
+    const Message& m = (*messages_)[id];
+    if (!m.forwarded && (all || routing_->OnRecoveryNetwork(m.routing_state))) {
+      chosen.push_back({m.uid(), m.src, m.dst, m.length, m.created});
+    }
   }
+  chosen = AllRanksDiscards(std::move(chosen));
   if (chosen.empty()) return;
+  std::sort(chosen.begin(), chosen.end(),
+            [](const DiscardInfo& a, const DiscardInfo& b) { return a.uid < b.uid; });
   auto discarded = [&](int32_t msg) {
-    return std::binary_search(chosen.begin(), chosen.end(), msg);
+    const uint64_t uid = (*messages_)[msg].uid();
+    return std::binary_search(
+        chosen.begin(), chosen.end(), DiscardInfo{uid, 0, 0, 0, 0},
+        [](const DiscardInfo& a, const DiscardInfo& b) { return a.uid < b.uid; });
   };
-  fabric_->Purge(discarded);
-  for (int32_t node = 0; node < static_cast<int32_t>(pe_.size()); ++node) {
-    Pe& pe = pe_[node];
-    if (pe.current >= 0 && discarded(pe.current)) {
-      pe.current = -1;
-      pe_busy_[node] = pe.queue_head >= 0 ? 1 : 0;
+  std::vector<Fabric::PurgedCredits> remote;
+  fabric_->Purge(discarded, &remote);
+  ExchangePurgedCredits(remote);
+  for (const NodeRun& run : fabric_->local_routers()) {
+    for (int32_t node = run.begin; node < run.end; ++node) {
+      Pe& pe = pe_[node];
+      if (pe.current >= 0 && discarded(pe.current)) {
+        pe.current = -1;
+        pe_busy_[node] = pe.queue_head >= 0 ? 1 : 0;
+      }
     }
   }
-  for (int32_t id : chosen) {
-    const Message m = messages_[id];
-    messages_.Release(id);
-    ++messages_discarded_;
-    if (config_.faults.reconfig.retransmit && target_->NodeFaulty(m.src) == false &&
-        !target_->NodeFaulty(m.dst)) {
-      CreateMessage(m.src, m.dst, m.length);
-      --messages_created_;  // a resend, not a new message
-      ++messages_retransmitted_;
-      messages_[pe_[m.src].queue_tail].created = m.created;
+  for (int32_t id : ids) {
+    if (discarded(id)) messages_->Release(id);
+  }
+  for (const DiscardInfo& d : chosen) {
+    Part* part = PartOf(d.src);
+    if (part == nullptr) continue;  // another rank's source resends it
+    ++serial_.discarded;
+    if (config_.faults.reconfig.retransmit && target_->NodeFaulty(d.src) == false &&
+        !target_->NodeFaulty(d.dst)) {
+      QueueMessage(*part, d.src, d.dst, d.length, {}, -1, d.created);
+      --serial_.messages_created;  // a resend, not a new message
+      ++serial_.retransmitted;
     } else {
-      ++messages_undeliverable_;
+      ++serial_.undeliverable;
     }
   }
-  for (int r = 0; r < topology_->NumNodes(); ++r) {
-    if (fabric_->HasFlits(r)) Activate(r);
-  }
+  ActivateNodesWithFlits();
 }
 
 }  // namespace ukai::sim

@@ -33,28 +33,10 @@ std::optional<double> ParseNumber(std::string_view s) {
 
 // ---- mapped keys ----
 
-// BookSim2 topologies the reader maps, and what they become.
-struct Rename {
-  std::string_view booksim, ours;
-};
-constexpr Rename kTopologies[] = {{"mesh", "mesh"}, {"torus", "torus"}, {"kncube", "torus"}};
-// routing_function values (BookSim2 appends "_mesh"/"_torus"); mapped when our routing
-// registry has the algorithm.
-constexpr Rename kRoutings[] = {{"dim_order", "dor"},   {"dor", "dor"},
-                                {"min_adapt", "duato"}, {"valiant", "valiant"},
-                                {"romm", "romm"},       {"planar_adapt", "planar_adapt"}};
 constexpr std::string_view kPatterns[] = {"uniform",  "transpose",  "bitcomp",  "bitrev",
                                           "shuffle",  "tornado",    "neighbor", "randperm",
                                           "diagonal", "asymmetric", "taper64"};
 
-std::string Names(std::span<const Rename> table, bool (*have)(std::string_view)) {
-  std::vector<std::string> out;
-  for (const Rename& r : table) {
-    if (have == nullptr || have(r.ours)) out.push_back(std::string(r.booksim));
-  }
-  return fmt::format("{}", fmt::join(out, ", "));
-}
-bool HaveRouting(std::string_view name) { return FindRoutingAlgorithm(name).ok(); }
 bool HavePattern(std::string_view name) {
   for (const PatternEntry& p : TrafficPatterns()) {
     if (p.name == name) return true;
@@ -62,37 +44,10 @@ bool HavePattern(std::string_view name) {
   return false;
 }
 
-Status MapTopology(BooksimContext& c) {
-  const std::string v = c.Value("topology");
-  for (const Rename& r : kTopologies) {
-    if (r.booksim == v) return c.Set("network.topology", std::string(r.ours), "topology");
-  }
-  return c.Error("topology", fmt::format("\"{}\" is not a topology the BookSim reader maps "
-                                         "(it maps: {})",
-                                         v, Names(kTopologies, nullptr)));
-}
-
 Status MapInt(BooksimContext& c, std::string_view key, std::string_view ours) {
   Result<int64_t> v = c.Int(key);
   if (!v.ok()) return v.status();
   return c.Set(ours, *v, key);
-}
-
-Status MapRouting(BooksimContext& c) {
-  std::string v = c.Value("routing_function");
-  for (std::string_view suffix : {"_mesh", "_torus"}) {
-    if (v.size() > suffix.size() && v.ends_with(suffix)) v.resize(v.size() - suffix.size());
-  }
-  for (const Rename& r : kRoutings) {
-    if (r.booksim == v && HaveRouting(r.ours)) {
-      return c.Set("routing.algorithm", std::string(r.ours), "routing_function");
-    }
-  }
-  return c.Error("routing_function",
-                 fmt::format("\"{}\" is not a routing function the BookSim reader maps{} (it maps: "
-                             "{})",
-                             v, c.Written("routing_function") ? "" : " (BookSim2 needs one)",
-                             Names(kRoutings, &HaveRouting)));
 }
 
 Status MapVcs(BooksimContext& c) {
@@ -197,6 +152,7 @@ Status MapHotspot(BooksimContext& c, std::string_view args) {
 }
 
 Status MapTraffic(BooksimContext& c) {
+  UKAI_RETURN_IF_ERROR(CheckBooksimTrafficOnTopology(c));
   const std::string v = c.Value("traffic");
   if (v.starts_with("hotspot")) return MapHotspot(c, Trim(std::string_view(v).substr(7)));
   // BookSim2's uniform picks any node, the source included.
@@ -267,15 +223,6 @@ Status MapSpeculative(BooksimContext& c) {
   return c.Set("router.speculative", *v == 1, "speculative");
 }
 
-Status MapNocLatency(BooksimContext& c) {
-  Result<int64_t> v = c.Int("use_noc_latency");
-  if (!v.ok()) return v.status();
-  const bool torus = c.Value("topology") != "mesh";
-  // BookSim2's k-ary n-cube: a torus channel is 2 cycles long with use_noc_latency, every
-  // other channel 1 cycle.
-  return c.Set("router.link_cycles", int64_t{*v != 0 && torus ? 2 : 1}, "use_noc_latency");
-}
-
 Status MapAllocator(BooksimContext& c, std::string_view key) {
   const std::string v = c.Value(key);
   if (v == "islip" || v == "separable_input_first") return Status::Ok();
@@ -292,8 +239,9 @@ constexpr std::string_view kOutputFile =
 constexpr std::string_view kPower = "BookSim2's power model is not part of ukai";
 constexpr std::string_view kReadWrite = "request-reply traffic (use_read_write) is not modelled";
 constexpr std::string_view kBatch = "batch mode (sim_type = batch) is not modelled";
-constexpr std::string_view kOtherTopo =
-    "a key of a topology the BookSim reader does not map (it maps mesh, torus, kncube)";
+constexpr std::string_view kLayout =
+    "cmesh, flatfly: BookSim2's terminal layout, checked as BookSim2 asserts it (x = y, xr = "
+    "yr, c = xr x yr); ukai numbers terminals router by router. Other topologies: default only";
 constexpr std::string_view kBuffers =
     "ukai's router has private VC buffers of vc_buf_size flits (BookSim2's default)";
 constexpr std::string_view kVcAlloc =
@@ -301,24 +249,31 @@ constexpr std::string_view kVcAlloc =
 constexpr std::string_view kClasses = "ukai models one traffic class";
 
 constexpr BooksimKey kKeys[] = {
-    {"channel_file", "", B::kDefaultOnly, kOtherTopo},
+    {"channel_file", "", B::kDefaultOnly, "BookSim2 reads no channel file in its topologies"},
     {"subnets", "1", B::kDefaultOnly, "ukai models one subnet"},
-    {"topology", "torus", B::kMapped, "network.topology (mesh, torus; kncube = torus)",
-     UKAI_MAP(MapTopology(c))},
-    {"k", "8", B::kMapped, "network.k", UKAI_MAP(MapInt(c, "k", "network.k"))},
-    {"n", "2", B::kMapped, "network.n", UKAI_MAP(MapInt(c, "n", "network.n"))},
-    {"c", "1", B::kDefaultOnly,
-     "concentration is used by cmesh and flatfly, which the reader does not map"},
+    {"topology", "torus", B::kMapped,
+     "network.topology: mesh, torus (kncube = torus), cmesh, flatfly, fattree; dragonflynew = "
+     "dragonfly",
+     UKAI_MAP(MapBooksimTopology(c))},
+    {"k", "8", B::kMapped, "network.k; on dragonflynew network.dragonfly_p",
+     UKAI_MAP(MapBooksimK(c))},
+    {"n", "2", B::kMapped, "network.n (cmesh: 2; dragonflynew: 1, not set)",
+     UKAI_MAP(MapBooksimN(c))},
+    {"c", "1", B::kMapped, "network.concentration on cmesh and flatfly; elsewhere default only",
+     UKAI_MAP(MapBooksimConcentration(c))},
     {"routing_function", "none", B::kMapped,
-     "routing.algorithm: dim_order, dor -> dor; min_adapt -> duato; valiant, romm, "
-     "planar_adapt when ukai has them",
-     UKAI_MAP(MapRouting(c))},
-    {"use_noc_latency", "1", B::kMapped, "router.link_cycles: 2 on a torus when 1, else 1",
-     UKAI_MAP(MapNocLatency(c))},
-    {"x", "8", B::kDefaultOnly, kOtherTopo},
-    {"y", "8", B::kDefaultOnly, kOtherTopo},
-    {"xr", "1", B::kDefaultOnly, kOtherTopo},
-    {"yr", "1", B::kDefaultOnly, kOtherTopo},
+     "routing.algorithm: mesh, torus: dim_order, dor -> dor; min_adapt, valiant, romm; "
+     "planar_adapt when ukai has it. cmesh: dor_no_express -> dor. flatfly: ran_min -> min, "
+     "valiant, ugal. fattree: nca, anca. dragonflynew: min, ugal",
+     UKAI_MAP(MapBooksimRouting(c))},
+    {"use_noc_latency", "1", B::kMapped,
+     "router.link_cycles: with 1, 2 on a torus, c / n on a cmesh (refused on a flatfly), else "
+     "1; dragonflynew: network.dragonfly_local_cycles = 10, _global_cycles = 100 always",
+     UKAI_MAP(MapBooksimNocLatency(c))},
+    {"x", "8", B::kMapped, kLayout, UKAI_MAP(CheckBooksimLayout(c, "x"))},
+    {"y", "8", B::kMapped, kLayout, UKAI_MAP(CheckBooksimLayout(c, "y"))},
+    {"xr", "1", B::kMapped, kLayout, UKAI_MAP(CheckBooksimLayout(c, "xr"))},
+    {"yr", "1", B::kMapped, kLayout, UKAI_MAP(CheckBooksimLayout(c, "yr"))},
     {"link_failures", "0", B::kDefaultOnly,
      "BookSim2's legacy link failures; ukai's faults.* keys (TOML) model faults"},
     {"fail_seed", "0", B::kDefaultOnly, "BookSim2's legacy link failures"},

@@ -51,6 +51,17 @@ const BooksimKey* FindBooksimKey(std::string_view name);
 // it is not written with another value than the default (kRefused).
 Status ApplyBooksimKey(const BooksimKey& key, BooksimContext& context);
 
+// The rows that depend on the BookSim2 topology (booksim_topology.cc).
+Status MapBooksimTopology(BooksimContext& c);
+Status MapBooksimK(BooksimContext& c);
+Status MapBooksimN(BooksimContext& c);
+Status MapBooksimConcentration(BooksimContext& c);
+Status CheckBooksimLayout(BooksimContext& c, std::string_view key);
+Status MapBooksimRouting(BooksimContext& c);
+Status MapBooksimNocLatency(BooksimContext& c);
+// OK when the traffic pattern is one the reader maps on the file's topology.
+Status CheckBooksimTrafficOnTopology(BooksimContext& c);
+
 // The elements of a BookSim2 list value "{a, b}" (one element when not a list).
 std::vector<std::string> SplitBooksimList(std::string_view value);
 

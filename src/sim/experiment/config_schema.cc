@@ -80,6 +80,8 @@ constexpr EnumName<DorDateline> kDorDatelines[] = {{DorDateline::kShared, "share
                                                    {DorDateline::kSplit, "split"}};
 constexpr EnumName<HeaderUnits> kHeaderUnits[] = {{HeaderUnits::kPerVc, "per_vc"},
                                                   {HeaderUnits::kPerPort, "per_port"}};
+constexpr EnumName<PartitionShape> kPartitionShapes[] = {{PartitionShape::kSlab, "slab"},
+                                                         {PartitionShape::kBlock, "block"}};
 constexpr EnumName<DuatoAtomic> kDuatoAtomics[] = {{DuatoAtomic::kAdaptive, "adaptive"},
                                                    {DuatoAtomic::kAll, "all"},
                                                    {DuatoAtomic::kEscape, "escape"},
@@ -125,24 +127,78 @@ std::vector<Binding> NetworkAndRouterBindings() {
            .Doc("the network: mesh or torus (k-ary n-cubes: network.k, network.n), group "
                 "(network.groups groups of network.group_size fully connected nodes, rings "
                 "across groups: docs/gateway.md), graph (end nodes and switches from "
-                "network.file, a BookSim2 anynet file, or network.links) or tree (the "
-                "hierarchy of network.tree_*: docs/sss.md); it also chooses the machine model"),
+                "network.file, a BookSim2 anynet file, or network.links), tree (the "
+                "hierarchy of network.tree_*: docs/sss.md), or an indirect topology whose "
+                "routers serve terminals: cmesh, flatfly (network.k, network.n, "
+                "network.concentration), fattree (network.k, network.n), dragonfly "
+                "(network.dragonfly_p, _a, _h); it also chooses the machine model"),
        [](const Items& v, SimConfig* c) { c->network.topology = FindTopology(Str(v[0]))->kind; },
        [](const SimConfig& c) { return std::string(TopologyName(c.network.topology)); }},
-      {KeySpec::Make("network.n", VT::kInt).Min(1).Max(15).Doc("number of dimensions"),
+      {KeySpec::Make("network.n", VT::kInt)
+           .Min(1)
+           .Max(15)
+           .Doc("number of dimensions (mesh, torus; cmesh, flatfly: of the router grid); "
+                "fattree: number of levels"),
        [](const Items& v, SimConfig* c) { c->network.n = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.network.n); }},
       {KeySpec::Make("network.k", VT::kInt, Shape::kList)
            .Unit("nodes")
            .Min(2)
            .Max(1 << 16)
-           .Doc("radix: nodes per dimension; one int for every dimension or a list of "
+           .Doc("radix: nodes per dimension (cmesh, flatfly: routers per dimension; "
+                "fattree: the arity k, one value); one int for every dimension or a list of "
                 "network.n ints (dimension 0 first)"),
        [](const Items& v, SimConfig* c) {
          c->network.k.clear();
          for (const Scalar& s : v) c->network.k.push_back(I32(s));
        },
        [](const SimConfig& c) { return IntList(c.network.k); }},
+      {KeySpec::Make("network.concentration", VT::kInt)
+           .Unit("terminals")
+           .Min(1)
+           .Max(64)
+           .Doc("cmesh, flatfly: terminals per router (BookSim2's c)"),
+       [](const Items& v, SimConfig* c) { c->network.concentration = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.network.concentration); }},
+      {KeySpec::Make("network.dragonfly_p", VT::kInt)
+           .Unit("terminals")
+           .Min(1)
+           .Max(64)
+           .Doc("dragonfly: terminals per router (BookSim2's k for dragonfly)"),
+       [](const Items& v, SimConfig* c) { c->network.dragonfly_p = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.network.dragonfly_p); }},
+      {KeySpec::Make("network.dragonfly_a", VT::kInt)
+           .Unit("routers")
+           .Min(0)
+           .Max(64)
+           .Doc("dragonfly: routers per group (fully connected); 0: 2 * network.dragonfly_p "
+                "(BookSim2's choice)"),
+       [](const Items& v, SimConfig* c) { c->network.dragonfly_a = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.network.dragonfly_a); }},
+      {KeySpec::Make("network.dragonfly_h", VT::kInt)
+           .Unit("channels")
+           .Min(0)
+           .Max(64)
+           .Doc("dragonfly: global channels per router; 0: network.dragonfly_p (BookSim2's "
+                "choice); the network has a*h + 1 groups"),
+       [](const Items& v, SimConfig* c) { c->network.dragonfly_h = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.network.dragonfly_h); }},
+      {KeySpec::Make("network.dragonfly_local_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(0)
+           .Max(1000)
+           .Doc("dragonfly: latency of a local (in-group) channel; 0: router.link_cycles "
+                "(BookSim2's dragonflynew: 10)"),
+       [](const Items& v, SimConfig* c) { c->network.dragonfly_local_cycles = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.network.dragonfly_local_cycles); }},
+      {KeySpec::Make("network.dragonfly_global_cycles", VT::kInt)
+           .Unit("cycles")
+           .Min(0)
+           .Max(1000)
+           .Doc("dragonfly: latency of a global channel; 0: router.link_cycles (BookSim2's "
+                "dragonflynew: 100)"),
+       [](const Items& v, SimConfig* c) { c->network.dragonfly_global_cycles = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.network.dragonfly_global_cycles); }},
       {KeySpec::Make("router.vcs", VT::kInt)
            .Min(1)
            .Max(32)
@@ -454,6 +510,34 @@ std::vector<Binding> RunBindings() {
                 "0 = half of the physical memory (and of ulimit -v, if set)"),
        [](const Items& v, SimConfig* c) { c->run.memory_limit = I64(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.run.memory_limit); }},
+      // Parallel simulation (docs/simulator.md, "Parallel simulation"; engine/partition.h).
+      {KeySpec::Make("run.threads", ValueType::kInt)
+           .Min(0)
+           .Max(4096)
+           .Doc("threads per process, each evaluating one partition of the network (under "
+                "mpirun: per rank); 0 = one per core this process may run on. Results are "
+                "identical for every count; a network too small for them runs on fewer "
+                "(run.partition_min_nodes) and says so"),
+       [](const Items& v, SimConfig* c) { c->run.threads = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.run.threads); }},
+      {KeySpec::Make("run.partition", ValueType::kEnum)
+           .Allowed(Names(kPartitionShapes))
+           .Doc("how the network is cut into partitions: slab = contiguous blocks along the "
+                "highest dimension (fewest messages between partitions on a ring of slabs; "
+                "best for up to about k partitions), block = a block of every dimension "
+                "(fewer boundary channels per partition for many partitions; mesh or torus "
+                "only)"),
+       [](const Items& v, SimConfig* c) { c->run.partition = FromName(kPartitionShapes, v[0]); },
+       [](const SimConfig& c) { return std::string(ToName(kPartitionShapes, c.run.partition)); }},
+      {KeySpec::Make("run.partition_min_nodes", ValueType::kInt)
+           .Unit("nodes")
+           .Min(1)
+           .Max(kIntMax)
+           .Doc("fewest nodes a partition may have: with fewer per thread (or rank), fewer "
+                "partitions are used and the run says so on stderr (a small network gains "
+                "nothing from more threads: they wait for each other every cycle)"),
+       [](const Items& v, SimConfig* c) { c->run.partition_min_nodes = I32(v[0]); },
+       [](const SimConfig& c) { return std::to_string(c.run.partition_min_nodes); }},
   };
 }
 
@@ -715,6 +799,15 @@ void CheckNetwork(const config::ConfigValues& values, SimConfig* c,
                                      k->items.size(), dims, n ? "" : " (the default)"),
                          k->origin)
             .message());
+    return;
+  }
+  const TopologyKind kind = c->network.topology;
+  if (kind != TopologyKind::kMesh && kind != TopologyKind::kTorus) {  // indirect: MakeTopology
+    if (Status st = CheckMemory(*c); !st.ok()) {
+      const config::Value* at = values.Find("run.memory_limit");
+      if (at == nullptr) at = k ? k : n;
+      errors->push_back(at ? fmt::format("{} {}", st.message(), at->origin.Where()) : st.message());
+    }
     return;
   }
   int64_t nodes = 1;

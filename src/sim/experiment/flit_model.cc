@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <new>
+#include <ostream>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "sim/experiment/config_schema.h"
@@ -47,10 +49,14 @@ class FlitExperiment : public Experiment {
     return FlitTableColumns(points_);
   }
 
+  bool SplitsAcrossRanks() const override { return true; }
+
   Status Run(const RunEnv& env) const override {
     const size_t total = points_.size();
+    std::string last_note;
     for (size_t i = 0; i < total; ++i) {
-      const SimConfig& point = points_[i];
+      SimConfig point = points_[i];
+      point.run.ranks = env.ranks;
       const std::string label = PointLabel(point);
       const std::string head = fmt::format("[{}/{}] {}", i + 1, total, label);
       if (env.progress) env.progress->Force(head);
@@ -62,6 +68,13 @@ class FlitExperiment : public Experiment {
       };
       Result<PointResult> result = RunGuarded(env.run_point, point, on_progress);
       if (env.progress) env.progress->Clear();
+      // How the point was partitioned, when not as asked (said once per change).
+      if (result.ok() && env.notes != nullptr && !result->partition_note.empty() &&
+          result->partition_note != last_note) {
+        *env.notes << "ukai sim run: point " << i + 1 << ": " << result->partition_note << '\n'
+                   << std::flush;
+        last_note = result->partition_note;
+      }
       if (!result.ok()) {
         return Status(result.status().code(),
                       fmt::format("point {} of {} ({}): {}{}", i + 1, total, label,

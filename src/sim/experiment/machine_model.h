@@ -38,6 +38,8 @@
 
 namespace ukai::sim {
 
+class RankGroup;  // engine/rank_group.h
+
 // What a run writes to. Not owned.
 struct RunEnv {
   output::RecordWriter* writer = nullptr;  // every record, in order, as soon as it is known
@@ -45,6 +47,13 @@ struct RunEnv {
   // Test seam of the flit-level model: runs one point instead of sim::RunPoint (empty:
   // RunPoint). Other models ignore it.
   PointRunner run_point;
+  // The MPI ranks that run this experiment together (`ukai sim run` under mpirun: every
+  // rank runs the same experiment; engine/rank_group.h); null: this process alone. A model
+  // whose SplitsAcrossRanks() is false ignores it and runs whole on every rank.
+  RankGroup* ranks = nullptr;
+  // Where a model says how it ran when that is not a result (a point that ran on fewer
+  // partitions than run.threads asked, and why): one line each; null: nowhere.
+  std::ostream* notes = nullptr;
 };
 
 // What `ukai sim tables` asks for.
@@ -69,6 +78,10 @@ class Experiment {
   // kUnsupported) from a failure (kDeadlock, kInternal, kUnavailable, ...). A failed write
   // is returned unchanged.
   virtual Status Run(const RunEnv& env) const = 0;
+
+  // Whether Run() splits its work across RunEnv::ranks (true: the flit-level model's
+  // network is partitioned across them; false: every rank runs everything alike).
+  virtual bool SplitsAcrossRanks() const { return false; }
 
   // `ukai sim check`: proves every distinct point deadlock-free, one line per point on
   // `out`; true when every point is proved. Errors: kUnsupported when the model has no

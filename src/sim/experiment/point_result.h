@@ -156,6 +156,10 @@ struct PointResult {
   // earlier half, minus 1 (0.3 = 30 % higher); 0 when a half is empty.
   double latency_trend = 0;
   bool saturated = false;  // saturated (the rule of docs/simulator.md, "Saturation")
+  // Not a result field (results are identical however the point ran): how the engine
+  // split the network when it used fewer partitions than asked (engine/partition.h), for
+  // the program to say on stderr; empty otherwise.
+  std::string partition_note;
   // note: why the point stopped before its measurement completed (e.g. the source-queue
   // backlog bound of experiment/memory_budget.h), or why a figure is missing; "" otherwise.
   std::string note;

@@ -11,6 +11,7 @@
 
 #include "core/stats.h"
 #include "sim/engine/network.h"
+#include "sim/engine/rank_group.h"
 #include "sim/experiment/memory_budget.h"
 #include "sim/experiment/run_booksim.h"
 #include "sim/nic/run_gateway.h"
@@ -311,12 +312,15 @@ Result<PointResult> RunPoint(const SimConfig& config, const ProgressFn& progress
   try {
     return RunPointUnguarded(config, progress);
   } catch (const std::bad_alloc&) {
-    return Status::Unavailable(
-        fmt::format("out of memory while simulating the point (the network's own state was "
-                    "estimated at {}, under the limit of {}; lower the load or the network "
-                    "size, or the memory other processes use)",
-                    FormatBytes(Network::StateBytes(config)),
-                    FormatBytes(double(EffectiveMemoryLimit(config.run).bytes))));
+    const std::string msg = fmt::format(
+        "out of memory while simulating the point (the network's own state was "
+        "estimated at {}, under the limit of {}; lower the load or the network "
+        "size, or the memory other processes use)",
+        FormatBytes(Network::StateBytes(config)),
+        FormatBytes(double(EffectiveMemoryLimit(config.run).bytes)));
+    // The other ranks are in the middle of the point: end the job rather than leave them.
+    if (config.run.ranks != nullptr && config.run.ranks->size() > 1) config.run.ranks->Abort(msg);
+    return Status::Unavailable(msg);
   }
 }
 
@@ -375,6 +379,7 @@ Result<PointResult> RunPointUnguarded(const SimConfig& config, const ProgressFn&
   r.note = Note(config, r, out);
   if (r.saturated && out.note.empty()) r.note += (r.note.empty() ? "" : "; ") + saturation;
   NotePendingFaults(net, &r.note);
+  r.partition_note = net.partition_note();
   FaultStats(net, out.sample, &r);
   r.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

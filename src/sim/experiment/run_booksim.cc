@@ -34,7 +34,7 @@ class BooksimRun {
         progress_(progress),
         measure_latency_(mc_.mode == MeasureMode::kBooksim),
         inject_channel_(net->config().router.model == RouterModel::kBooksim ? 1 : 0),
-        nodes_(net->topology().NumNodes()),
+        nodes_(net->topology().NumTerminals()),  // BookSim2's nodes: the end nodes
         backlog_bound_(BacklogBound(net->config(), net->sending_nodes())) {}
 
   Status Run(PointResult* r);
@@ -124,7 +124,10 @@ void BooksimRun::Record(const Delivery& d) {
   stats_.flat_sum += static_cast<double>(d.flit_arrival_sum - d.created * d.length);
   stats_.flat_count += d.length;
   stats_.frag.Add(static_cast<double>((d.delivered - d.head_delivered) - (d.length - 1)));
-  stats_.hops.Add(d.hops + 1);  // BookSim2 counts the routers a packet crosses
+  // BookSim2 counts the routers a packet crosses; an end node that does not forward (the
+  // terminals of the indirect and graph topologies) is not one of them, nor its channel.
+  const bool via_terminals = d.src != d.dst && !net_.topology().Forwards(d.src);
+  stats_.hops.Add(d.hops + 1 - (via_terminals ? 2 : 0));
 }
 
 // The sample periods; false when the run ended early (deadlock, backlog bound).

@@ -23,7 +23,17 @@
 
 namespace ukai::sim {
 
-enum class TopologyKind { kMesh, kTorus, kGroup, kGraph, kTree };
+enum class TopologyKind {
+  kMesh,
+  kTorus,
+  kGroup,
+  kGraph,
+  kTree,
+  kCMesh,
+  kFlatFly,
+  kFatTree,
+  kDragonfly
+};
 // kVctSaf: virtual cut-through that falls back to store-and-forward (docs/sss.md): a head
 // that finds no free output when its hop pipeline ends waits until its whole message is in
 // the buffer. kStoreAndForward: every head waits for its whole message at every router.
@@ -62,6 +72,14 @@ struct NetworkConfig {
   int tree_arity = 4;
   int tree_levels = 3;
   int tree_upper_bandwidth = 1;
+  // Indirect topologies (terminals on routers: topology/switch_topology.h).
+  int concentration = 4;  // cmesh, flatfly: terminals per router, >= 1
+  int dragonfly_p = 2;    // dragonfly: terminals per router, >= 1
+  int dragonfly_a = 0;    // dragonfly: routers per group; 0: 2 * dragonfly_p
+  int dragonfly_h = 0;    // dragonfly: global channels per router; 0: dragonfly_p
+  // dragonfly: cycles of a local (in-group) and of a global channel; 0: router.link_cycles.
+  int dragonfly_local_cycles = 0;
+  int dragonfly_global_cycles = 0;
 };
 
 struct RouterConfig {
@@ -153,8 +171,22 @@ struct MeasureConfig {
 };
 
 // Resource bounds of a point (experiment/memory_budget.h).
+// Parallel simulation (engine/partition.h): how the network is cut into partitions.
+enum class PartitionShape { kSlab, kBlock };
+class RankGroup;  // engine/rank_group.h
+
 struct RunConfig {
   int64_t memory_limit = 0;  // bytes a point may use; 0: half of the physical memory
+  // Parallel simulation (docs/simulator.md, "Parallel simulation"): partitions evaluated
+  // by this many threads per process (0: one per core this process may run on), cut in
+  // this shape, each with at least partition_min_nodes nodes (fewer partitions otherwise).
+  int threads = 1;
+  PartitionShape partition = PartitionShape::kSlab;
+  int partition_min_nodes = 64;
+  // The MPI ranks the network is split across: set by the program that joined the MPI
+  // job (`ukai sim run` under mpirun), not a config key; null: this process alone. Not
+  // owned; outlives every point run with it.
+  RankGroup* ranks = nullptr;
 };
 
 struct SimConfig {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/engine/rank_group.h"
 #include "sim/experiment/run.h"
 #include "sim/nic/pcap_io.h"
 #include "sim/routing/registry.h"
@@ -101,7 +102,9 @@ Result<PointResult> RunGatewayPoint(const SimConfig& config,
     if (!pcap.ok()) return pcap.status();
     source = std::move(*pcap);
   }
-  if (sink == nullptr && !nc.egress_pcap.empty()) {
+  // Under MPI every rank runs the gateway alike; rank 0 alone writes the capture.
+  const bool writes = config.run.ranks == nullptr || config.run.ranks->writes_output();
+  if (sink == nullptr && !nc.egress_pcap.empty() && writes) {
     Result<std::unique_ptr<FrameSink>> pcap =
         OpenPcapSink(nc.egress_pcap, nc.pcap_cycles_per_second);
     if (!pcap.ok()) return pcap.status();
@@ -156,6 +159,7 @@ Result<PointResult> RunGatewayPoint(const SimConfig& config,
   r.note = FrameSaturation(g, config, capped);
   r.saturated = !r.note.empty();
   NotePendingFaults(net, &r.note);
+  r.partition_note = net.partition_note();
   FillGateway(g, r.cycles, &r.gateway);
   r.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

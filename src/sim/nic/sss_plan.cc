@@ -308,7 +308,8 @@ class Builder {
     tx.tree = true;
     std::map<int, std::vector<int>> ports = shape.out;
     for (const Target& tg : targets) ports[tg.node].push_back(RouteResult::kEjectPort);
-    for (auto& [node, list] : ports) {
+    for (auto& [at, list] : ports) {
+      const int node = at;  // a structured binding cannot be captured before C++20 in clang 14
       std::sort(list.begin(), list.end(), [&](int a, int b) {
         if (a == RouteResult::kEjectPort || b == RouteResult::kEjectPort) {
           return a == RouteResult::kEjectPort && b != RouteResult::kEjectPort;

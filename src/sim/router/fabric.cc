@@ -31,14 +31,15 @@ double Fabric::StateBytes(int64_t routers, int ports, const RouterConfig& config
   const double per_vc = sizeof(Flit) * double(1 << Log2Ceil(config.vc_buffer_flits)) +
                         sizeof(InVc) + 2.0 * ports * sizeof(RouteCandidate) +
                         sizeof(OutputVcState) + sizeof(int32_t);
-  const double per_pi = sizeof(RoundRobin) + 2 * sizeof(uint32_t) + sizeof(Transfer);
+  const double per_pi = sizeof(RoundRobin) + 2 * sizeof(uint32_t) + sizeof(Transfer) + 1;
   const double per_router =
       words * sizeof(Masks) + sizeof(uint32_t) + sizeof(Ejected) + sizeof(int64_t);
   return nvc * per_vc + npi * per_pi + static_cast<double>(routers) * per_router;
 }
 
 Fabric::Fabric(const Topology& topology, const RouterConfig& config, const RoutingFunction* routing,
-               const SelectionFunction* selection, MessagePool* messages)
+               const SelectionFunction* selection, MessagePool* messages, const PartitionPlan* plan,
+               int first_part, int lanes)
     : routing_(routing),
       selection_(selection),
       max_credit_(dynamic_cast<const MaxCreditSelection*>(selection) != nullptr),
@@ -72,21 +73,35 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       table_ports_(config.table_read_ports),
       net_vc_mask_(LowMask(config.vcs)) {
   assert(nodes_ <= MaxRouters(ports_, config));
+  const PartitionPlan single = plan == nullptr ? PartitionPlan::Single(nodes_) : PartitionPlan();
+  if (plan == nullptr) {
+    plan = &single;
+    first_part = 0;
+    lanes = 1;
+  }
+  owner_ = plan->owners();
+  first_part_ = first_part;
+  for (int l = 0; l < lanes; ++l) {
+    for (const NodeRun& run : plan->runs(first_part + l)) local_.push_back(run);
+  }
+  std::sort(local_.begin(), local_.end(),
+            [](const NodeRun& a, const NodeRun& b) { return a.begin < b.begin; });
   const size_t npi = static_cast<size_t>(nodes_) << pshift_;
   const size_t nvc = npi << vshift_;
-  buf_.resize(nvc << dshift_);
-  // `up` stays negative where no upstream feeds the VC (PE port, mesh edge).
-  in_.assign(nvc, InVc{0, 0, kIdle, 0, 0, 0, 0, -1, -1, -1, 0});
-  cand_.resize(nvc * cand_stride_);
-  out_.assign(nvc, OutputVcState{-1, 0, 0});
-  va_rr_.assign(nvc, 0);
-  rr_.assign(npi, RoundRobin{0, 0});
-  masks_.assign(static_cast<size_t>(nodes_) * words_, Masks{0, 0, 0, 0});
-  valid_vcs_.assign(npi, 0);
-  down_ivc_.assign(npi, -1);
-  epoch_.assign(nodes_, 0);
-  dead_.assign(nodes_, 0);
-  stored_count_.assign(nodes_, 0);
+  buf_.Reset(nvc << dshift_);
+  in_.Reset(nvc);
+  cand_.Reset(nvc * cand_stride_);
+  out_.Reset(nvc);
+  va_rr_.Reset(nvc);
+  rr_.Reset(npi);
+  masks_.Reset(static_cast<size_t>(nodes_) * words_);
+  valid_vcs_.Reset(npi);
+  down_ivc_.Reset(npi);
+  remote_.Reset(npi);
+  epoch_.Reset(nodes_);
+  dead_.Reset(nodes_);
+  if (bubble_cycles_ > 0) last_sent_.Reset(npi);
+  if (saf_ != 0) stored_count_.Reset(nodes_);
   if (routing->MayFork()) {
     forking_ = true;
     fork_n_.assign(nvc, 0);
@@ -94,36 +109,86 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
     fork_.resize(nvc * kMaxBranches);
     copied_count_.assign(nodes_, 0);
   }
-  tx_.resize(npi);
-  ej_.resize(static_cast<size_t>(nodes_) * eject_flits_);
-  if (bubble_cycles_ > 0) last_sent_.assign(npi, LastSent{-1, INT64_MIN / 2});
   if (shared_headers_) {
-    header_free_.assign(npi, 0);
-    header_rr_.assign(npi, 0);
+    header_free_.Reset(npi);
+    header_rr_.Reset(npi);
   }
-
+  lanes_.resize(static_cast<size_t>(lanes));
+  for (int l = 0; l < lanes; ++l) {
+    Lane& lane = lanes_[static_cast<size_t>(l)];
+    lane.part = first_part + l;
+    const int64_t routers = plan->NodesOf(first_part + l);
+    lane.tx.resize(static_cast<size_t>(routers) << pshift_);
+    lane.ej.resize(static_cast<size_t>(routers * eject_flits_));
+    lane.out.resize(static_cast<size_t>(plan->count()));
+  }
+  for (const NodeRun& run : local_) {
+    const size_t v0 = static_cast<size_t>(run.begin) << rshift_;
+    const size_t v1 = static_cast<size_t>(run.end) << rshift_;
+    // `up` stays negative where no upstream feeds the VC (PE port, mesh edge).
+    in_.Fill(v0, v1, InVc{0, 0, kIdle, 0, 0, 0, 0, 0, -1, -1, -1, 0});
+    out_.Fill(v0, v1, OutputVcState{-1, 0, 0});
+    down_ivc_.Fill(v0 >> vshift_, v1 >> vshift_, -1);
+    if (bubble_cycles_ > 0)
+      last_sent_.Fill(v0 >> vshift_, v1 >> vshift_, LastSent{~uint64_t{0}, INT64_MIN / 2});
+  }
+  for (const NodeRun& run : local_) {
+    for (int r = run.begin; r < run.end; ++r) InitRouter(topology, config, r);
+  }
+  // Per-channel latencies (graph topologies): every router's, so that max_link_cycles() is
+  // the network's on every rank.
+  max_link_cycles_ = config.link_cycles;
   for (int r = 0; r < nodes_; ++r) {
-    for (int p = 0; p < ports_ - 1; ++p) {
-      const PortRef far = topology.Neighbor(r, p);
-      if (!far.valid()) continue;
-      valid_vcs_[Pi(r, p)] = LowMask(config.vcs);
-      down_ivc_[Pi(r, p)] = Ivc(far.node, far.port, 0);
-      // Our input port p is fed by the neighbour's output port far.port.
-      for (int v = 0; v < config.vcs; ++v) in_[Ivc(r, p, v)].up = Ivc(far.node, far.port, v);
-      for (int v = 0; v < config.vcs; ++v) out_[Ivc(r, p, v)].credits = depth_;
-    }
-    valid_vcs_[Pi(r, pe_port())] = LowMask(config.pe_vcs);
     for (int p = 0; p < ports_ - 1; ++p) {
       const int own = topology.LinkCycles(r, p);
       if (own < 0 || own == config.link_cycles) continue;
       if (link_port_.empty()) link_port_.assign(npi, config.link_cycles);
       link_port_[Pi(r, p)] = own;
+      max_link_cycles_ = std::max(max_link_cycles_, own);
     }
-    for (int v = 0; v < config.pe_vcs; ++v) out_[Ivc(r, pe_port(), v)].credits = kEjectCredits;
   }
   max_link_cycles_ = config.link_cycles;
   for (int32_t l : link_port_) max_link_cycles_ = std::max(max_link_cycles_, l);
   InitHot();
+}
+
+void Fabric::InitRouter(const Topology& topology, const RouterConfig& config, int32_t r) {
+  for (int p = 0; p < ports_ - 1; ++p) {
+    const PortRef far = topology.Neighbor(r, p);
+    if (!far.valid()) continue;
+    valid_vcs_[Pi(r, p)] = LowMask(config.vcs);
+    down_ivc_[Pi(r, p)] = Ivc(far.node, far.port, 0);
+    remote_[Pi(r, p)] = owner_[far.node] != owner_[r] ? 1 : 0;
+    // Our input port p is fed by the neighbour's output port far.port.
+    for (int v = 0; v < config.vcs; ++v) in_[Ivc(r, p, v)].up = Ivc(far.node, far.port, v);
+    for (int v = 0; v < config.vcs; ++v) out_[Ivc(r, p, v)].credits = depth_;
+  }
+  valid_vcs_[Pi(r, pe_port())] = LowMask(config.pe_vcs);
+  for (int v = 0; v < config.pe_vcs; ++v) out_[Ivc(r, pe_port(), v)].credits = kEjectCredits;
+}
+
+double Fabric::ReservedBytes() const {
+  double bytes = 0;
+  auto add = [&bytes](const auto& a) { bytes += static_cast<double>(a.size() * sizeof(a[0])); };
+  add(buf_);
+  add(in_);
+  add(cand_);
+  add(out_);
+  add(va_rr_);
+  add(rr_);
+  add(valid_vcs_);
+  add(down_ivc_);
+  add(remote_);
+  add(last_sent_);
+  add(header_free_);
+  add(header_rr_);
+  add(dead_);
+  add(masks_);
+  add(epoch_);
+  for (const Lane& l : lanes_) {
+    bytes += static_cast<double>(l.tx.size() * sizeof(Transfer) + l.ej.size() * sizeof(Ejected));
+  }
+  return bytes;
 }
 
 void Fabric::SetEjectCredits(int32_t router, int32_t credits) {
@@ -156,7 +221,10 @@ int64_t Fabric::flits_copied() const {
 
 int64_t Fabric::packets_stored() const {
   int64_t total = 0;
-  for (int64_t n : stored_count_) total += n;
+  if (saf_ == 0) return 0;
+  for (const NodeRun& run : local_) {
+    for (int r = run.begin; r < run.end; ++r) total += stored_count_[r];
+  }
   return total;
 }
 
@@ -166,30 +234,48 @@ void Fabric::SetPortAlive(int32_t router, int port, bool alive) {
 }
 
 void Fabric::ForgetRoutes() {
-  for (size_t ivc = 0; ivc < in_.size(); ++ivc) {
-    const uint64_t bit = Bit(static_cast<int32_t>(ivc));
-    if (in_[ivc].state != kIdle && (masks_[ivc >> mshift_].active & bit) == 0) {
-      in_[ivc].state = kIdle;
+  for (const NodeRun& run : local_) {
+    for (int32_t ivc = run.begin << rshift_; ivc < run.end << rshift_; ++ivc) {
+      const uint64_t bit = Bit(ivc);
+      if (in_[ivc].state != kIdle && (masks_[ivc >> mshift_].active & bit) == 0) {
+        in_[ivc].state = kIdle;
+      }
     }
   }
 }
 
 void Fabric::InitHot() {
-  hot_ = Hot{
-      buf_.data(),      in_.data(),
-      out_.data(),      masks_.data(),
-      rr_.data(),       epoch_.data(),
-      down_ivc_.data(), tx_.data(),
-      ej_.data(),       link_port_.empty() ? nullptr : link_port_.data(),
-      ports_,           ports_ - 1,
-      pshift_,          vshift_,
-      dshift_,          mshift_,
-      link_cycles_,     slot_mask_,
-      grant_options_,   shared_headers_,
-      table_ports_,     forking_ || saf_ != 0 || !link_port_.empty() || !eject_bounded_.empty()};
+  Hot h{};
+  h.buf = buf_.data();
+  h.in = in_.data();
+  h.out = out_.data();
+  h.masks = masks_.data();
+  h.rr = rr_.data();
+  h.epoch = epoch_.data();
+  h.down_ivc = down_ivc_.data();
+  h.remote = remote_.data();
+  h.tx = nullptr;  // the lane's, set by Evaluate()
+  h.ej = nullptr;
+  h.route = nullptr;
+  h.lane = 0;
+  h.link_port = link_port_.empty() ? nullptr : link_port_.data();
+  h.ports = ports_;
+  h.pe = ports_ - 1;
+  h.pshift = pshift_;
+  h.vshift = vshift_;
+  h.dshift = dshift_;
+  h.mshift = mshift_;
+  h.link = link_cycles_;
+  h.slot_mask = slot_mask_;
+  h.grant_options = grant_options_;
+  h.shared_headers = shared_headers_;
+  h.table_ports = table_ports_;
+  h.extras = forking_ || saf_ != 0 || !link_port_.empty() || !eject_bounded_.empty();
+  hot_ = h;
 }
 
 int32_t Fabric::buffered(int32_t router) const {
+  if (LaneOf(owner_[router]) < 0) return 0;  // another rank's router
   int32_t total = 0;
   for (int p = 0; p < ports_; ++p) {
     for (int v = 0; v < vstride_; ++v) total += in_[Ivc(router, p, v)].count;
@@ -232,6 +318,10 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     req.message_state = &m.routing_state;
     req.via = m.via;
     req.via_count = m.via_count;
+    req.created = m.created;
+    req.out_vcs = &out_[Ivc(r, 0, 0)];
+    req.out_vc_stride = 1 << vshift_;
+    req.vc_depth = depth_;
     req.route = m.route;
     result->Clear();
     routing_->Route(req, result);
@@ -270,43 +360,53 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
 }
 
 void Fabric::RebaseArrivals(int64_t now) {
-  for (size_t ivc = 0; ivc < in_.size(); ++ivc) {
-    const InVc& q = in_[ivc];
-    for (int k = 0; k < q.count; ++k) {
-      Flit& f = buf_[(ivc << dshift_) + ((q.head + static_cast<uint32_t>(k)) & slot_mask_)];
-      if (f.ArrivedBy(now)) f.set_arrival(now);
+  for (const NodeRun& run : local_) {
+    for (size_t ivc = size_t(run.begin) << rshift_; ivc < size_t(run.end) << rshift_; ++ivc) {
+      const InVc& q = in_[ivc];
+      for (int k = 0; k < q.count; ++k) {
+        Flit& f = buf_[(ivc << dshift_) + ((q.head + static_cast<uint32_t>(k)) & slot_mask_)];
+        if (f.ArrivedBy(now)) f.set_arrival(now);
+      }
     }
   }
 }
 
-void Fabric::Commit(int64_t now, uint8_t* active, std::vector<Ejection>* tails) {
-  if (ntx_ == 0 && nej_ == 0) return;
+void Fabric::Commit(int lane_index, int64_t /*now*/, uint8_t* active) {
+  Lane& lane = lanes_[static_cast<size_t>(lane_index)];
+  // Entries of the other lanes of this process and of other ranks for this lane.
+  // (The lane's own box for itself holds credits whose flit crossed out.)
+  for (const Lane& other : lanes_) {
+    if (!other.out[static_cast<size_t>(lane.part)].empty()) {
+      CommitInbox(other.out[static_cast<size_t>(lane.part)], active);
+    }
+  }
+  if (!lane.remote_in.empty()) {
+    CommitInbox(lane.remote_in, active);
+    lane.remote_in.clear();
+  }
+  if (lane.ntx == 0 && lane.nej == 0) return;
   // Shifts as constants for the spec's router (4 VCs) and 5-8 VCs, 8-port stride.
   const int layout = !constant_layouts_ || pshift_ != 3 ? 0 : vshift_;
   if (needs_room_) {
     if (layout == 2) {
-      CommitStaged<true, 2, 3>(now, active, tails);
+      CommitStaged<true, 2, 3>(lane, active);
     } else if (layout == 3) {
-      CommitStaged<true, 3, 3>(now, active, tails);
+      CommitStaged<true, 3, 3>(lane, active);
     } else {
-      CommitStaged<true, -1, -1>(now, active, tails);
+      CommitStaged<true, -1, -1>(lane, active);
     }
   } else if (layout == 2) {
-    CommitStaged<false, 2, 3>(now, active, tails);
+    CommitStaged<false, 2, 3>(lane, active);
   } else if (layout == 3) {
-    CommitStaged<false, 3, 3>(now, active, tails);
+    CommitStaged<false, 3, 3>(lane, active);
   } else {
-    CommitStaged<false, -1, -1>(now, active, tails);
+    CommitStaged<false, -1, -1>(lane, active);
   }
-  flits_ejected_ += nej_;
-  flits_moved_ += ntx_ + nej_;
-  flit_hops_ += ntx_;  // every staged transfer crossed a router-to-router channel
-  ntx_ = nej_ = 0;
-  last_move_cycle_ = now;
+  lane.ntx = lane.nej = 0;
 }
 
 template <bool kRoom, int kVshift, int kPshift>
-void Fabric::CommitStaged(int64_t now, uint8_t* __restrict active, std::vector<Ejection>* tails) {
+void Fabric::CommitStaged(const Lane& lane, uint8_t* __restrict active) {
   const int rshift = kVshift >= 0 && kPshift >= 0 ? kVshift + kPshift : rshift_;
   const int mshift = rshift < 6 ? rshift : 6;
   const uint32_t bmask = (1u << mshift) - 1;
@@ -322,8 +422,8 @@ void Fabric::CommitStaged(int64_t now, uint8_t* __restrict active, std::vector<E
     }
     if (kRoom) ++epoch[c >> rshift];  // a head waiting for room may now find it
   };
-  const Transfer* tx = tx_.data();
-  for (int i = 0, n = ntx_; i < n; ++i) {
+  const Transfer* tx = lane.tx.data();
+  for (int i = 0, n = lane.ntx; i < n; ++i) {
     const Transfer t = tx[i];
     if (t.credit >= 0) credit(t.credit);
     const int32_t ivc = t.dst;
@@ -331,14 +431,24 @@ void Fabric::CommitStaged(int64_t now, uint8_t* __restrict active, std::vector<E
     masks[ivc >> mshift].nonempty |= uint64_t{1} << (static_cast<uint32_t>(ivc) & bmask);
     active[ivc >> rshift] = 1;
   }
-  for (int i = 0; i < nej_; ++i) {
-    const Ejected& t = ej_[i];
-    if (t.credit >= 0) credit(t.credit);
-    Message& m = (*messages_)[t.flit.msg()];  // for BookSim2's flit latency, fragmentation
-    if (t.flit.head()) m.head_arrival = now + 1;
-    m.arrival_sum += now + 1;
-    if (t.flit.tail()) tails->push_back({t.dst, now + 1, t.flit});
-    if (watch_ != nullptr) watch_->push_back({t.dst, now + 1, t.flit});
+  const Ejected* ej = lane.ej.data();
+  for (int i = 0, n = lane.nej; i < n; ++i) {
+    if (ej[i].credit >= 0) credit(ej[i].credit);
+  }
+}
+
+void Fabric::CommitInbox(const std::vector<BoundaryEntry>& entries, uint8_t* active) {
+  for (const BoundaryEntry& e : entries) {
+    if (e.credit >= 0) {
+      OutputVcState& o = out_[e.credit];
+      if (o.credits++ == 0 && o.owner >= 0) masks_[o.owner >> mshift_].credit |= Bit(o.owner);
+      if (needs_room_) ++epoch_[e.credit >> rshift_];
+    }
+    if (e.dst >= 0) {
+      ++in_[e.dst].count;
+      masks_[e.dst >> mshift_].nonempty |= Bit(e.dst);
+      active[e.dst >> rshift_] = 1;
+    }
   }
 }
 

@@ -55,17 +55,33 @@
 // Commit() then counts the flit into the downstream VC. The downstream router reads only
 // its counted slots, so this stays within the two-phase contract below.
 //
-// Thread safety: Evaluate() of distinct routers only touches distinct state except the
-// staging lists (to be made per-thread for parallel evaluation); Commit() is serial.
+// Partitions (engine/partition.h): a Fabric evaluates the routers of one or more
+// partitions, one LANE per partition (each evaluated by one thread), and indexes state by
+// global router numbers. Its arrays are LazyArrays: only the state of its own routers (and
+// the downstream buffer slots its boundary output VCs write) is ever touched, so a
+// Fabric of one MPI rank holds its share of the network in memory. A flit or credit that
+// crosses into another partition is staged in the lane's outbox for that partition
+// (Outbox()) instead of its own list; Commit(lane) applies the lane's own list, the
+// outboxes of the other local lanes addressed to it, and the entries another rank sent
+// (RemoteInbox()). Crossings are known at VC allocation (InVc::remote), so the hot path
+// pays one byte test per flit.
+//
+// Thread safety: Evaluate(lane) of distinct lanes may run at the same time, and so may
+// Commit(lane) of distinct lanes once every Evaluate() of the cycle has finished (a
+// lane's commit touches only its own routers). Everything else: one thread, between
+// cycles.
 #ifndef UKAI_SIM_ROUTER_FABRIC_H_
 #define UKAI_SIM_ROUTER_FABRIC_H_
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "core/lazy_array.h"
 #include "sim/engine/message.h"
+#include "sim/engine/partition.h"
 #include "sim/experiment/sim_config.h"
 #include "sim/router/selection.h"
 #include "sim/routing/routing.h"
@@ -82,29 +98,70 @@ struct HopEvent {
   int32_t out_port, out_vc;
 };
 
-// A flit handed to a PE by the ejection port, visible to the PE at `cycle`.
-struct Ejection {
+// A flit handed to the PE of router `node` by the ejection port in the cycle evaluated
+// (visible to the PE the next cycle), with the upstream output VC that gets its credit back
+// (negative: none, or returned across a partition boundary).
+struct EjectedFlit {
+  Flit flit;
   int32_t node;
-  int64_t cycle;
+  int32_t credit;
+};
+
+// What crosses a partition boundary in one cycle: a flit written into input VC `dst` at
+// ring slot `slot` (dst < 0: none), and/or a credit for output VC `credit` (< 0: none).
+struct BoundaryEntry {
+  int32_t dst;
+  int32_t credit;
+  int32_t slot;
   Flit flit;
 };
 
 class Fabric {
  public:
+  // With `plan`, the Fabric holds the partitions [first_part, first_part + lanes) of it
+  // (its lanes 0..lanes-1); without, the whole network in one lane.
   Fabric(const Topology& topology, const RouterConfig& config, const RoutingFunction* routing,
-         const SelectionFunction* selection, MessagePool* messages);
+         const SelectionFunction* selection, MessagePool* messages,
+         const PartitionPlan* plan = nullptr, int first_part = 0, int lanes = 1);
 
   int ports() const { return ports_; }
   int pe_port() const { return ports_ - 1; }
   int depth() const { return depth_; }
 
-  // Two-phase clock. Evaluates the routers listed in `routers` (each once) for cycle `now`.
-  void Evaluate(const int32_t* routers, size_t count, int64_t now);
-  void Evaluate(int32_t router, int64_t now) { Evaluate(&router, 1, now); }
-  // Applies the transfers staged during cycle `now`. Tail flits handed to PEs go to
-  // `tails` (flits_ejected() counts every flit handed to a PE). `active`: the caller's
-  // active-node flags; routers that received flits get active[r] = 1.
-  void Commit(int64_t now, uint8_t* active, std::vector<Ejection>* tails);
+  int lanes() const { return static_cast<int>(lanes_.size()); }
+  // Two-phase clock. Evaluates the routers listed in `routers` (each once, all of lane
+  // `lane`) for cycle `now`.
+  void Evaluate(int lane, const int32_t* routers, size_t count, int64_t now);
+  // The flits lane `lane` handed to PEs in the cycle just evaluated, in evaluation order.
+  std::span<const EjectedFlit> Ejections(int lane) const {
+    const Lane& l = lanes_[static_cast<size_t>(lane)];
+    return {l.ej.data(), static_cast<size_t>(l.nej)};
+  }
+  // Applies the transfers staged for lane `lane` during cycle `now` (flits_ejected() counts
+  // every flit handed to a PE). `active`: the caller's active-node flags; routers that
+  // received flits get active[r] = 1.
+  void Commit(int lane, int64_t now, uint8_t* active);
+
+  // Partition boundaries (engine/rank_exchange.h moves them between MPI ranks). The
+  // partition (global number) a router belongs to, and the lane of a local partition
+  // (-1: another rank's).
+  int32_t PartOf(int32_t router) const { return owner_[router]; }
+  int LaneOf(int32_t part) const {
+    return part >= first_part_ && part < first_part_ + lanes() ? part - first_part_ : -1;
+  }
+  int32_t RouterOfVc(int32_t ivc) const { return ivc >> rshift_; }
+  // What lane `lane` staged this cycle for partition `part` (of another lane or rank).
+  const std::vector<BoundaryEntry>& Outbox(int lane, int32_t part) const {
+    return lanes_[static_cast<size_t>(lane)].out[static_cast<size_t>(part)];
+  }
+  // Entries another rank sent to lane `lane` this cycle (applied and cleared by Commit());
+  // their flits must already be in their slots (WriteSlot()).
+  std::vector<BoundaryEntry>* RemoteInbox(int lane) {
+    return &lanes_[static_cast<size_t>(lane)].remote_in;
+  }
+  void WriteSlot(int32_t ivc, int32_t slot, const Flit& flit) {
+    buf_[(static_cast<size_t>(ivc) << dshift_) + static_cast<uint32_t>(slot)] = flit;
+  }
 
   // Flits keep only the low 32 bits of their arrival cycle (Flit::ArrivedBy()). Called at
   // least every 2^30 cycles (before Evaluate()), this sets the arrival of every buffered
@@ -139,8 +196,6 @@ class Fabric {
   void SetEjectCredits(int32_t router, int32_t credits);
   void ReturnEjectCredits(int32_t router, int32_t credits);
   int32_t EjectCredits(int32_t router) const { return out_[Ivc(router, pe_port(), 0)].credits; }
-  // When `all` is set, Commit() also appends every flit handed to a PE (not only tails).
-  void WatchEjections(std::vector<Ejection>* all) { watch_ = all; }
 
   // Faults (topology/faults.h): a dead port is offered to no new head (messages already
   // holding one of its output VCs finish crossing it); a head whose routing leaves no live
@@ -157,8 +212,17 @@ class Fabric {
   void InFlight(std::vector<int32_t>* out) const;
   // ...and the removal of every flit of the messages `discard` selects: their slots'
   // credits go back upstream, output VCs they hold are released and the VCs they were
-  // served by route their next head afresh. Returns the flits removed.
-  int64_t Purge(const std::function<bool(int32_t msg)>& discard);
+  // served by route their next head afresh. Returns the flits removed. Credits of an
+  // upstream output VC on another rank go to `remote` instead (apply there with
+  // ApplyPurgedCredits()).
+  struct PurgedCredits {
+    int32_t ovc;      // the upstream output VC
+    int32_t credits;  // slots freed
+    int32_t tail;     // its new write slot
+  };
+  int64_t Purge(const std::function<bool(int32_t msg)>& discard,
+                std::vector<PurgedCredits>* remote = nullptr);
+  void ApplyPurgedCredits(const PurgedCredits& c);
   int64_t flits_discarded() const { return flits_discarded_; }
   // Candidates left empty by dead ports: drain the message as undeliverable (default) or,
   // while `hold` (a reconfiguration is under way), let the head wait for new tables.
@@ -173,19 +237,28 @@ class Fabric {
   }
   // Flits buffered in router `router` (sums its VCs: for checks, not the hot path).
   int32_t buffered(int32_t router) const;
-  int64_t flits_moved() const { return flits_moved_; }
+  // Counters of lane `lane`.
+  int64_t flits_moved(int lane) const { return lanes_[static_cast<size_t>(lane)].flits_moved; }
+  int64_t flits_ejected(int lane) const { return lanes_[static_cast<size_t>(lane)].flits_ejected; }
+  int64_t flit_hops(int lane) const { return lanes_[static_cast<size_t>(lane)].flit_hops; }
+  int64_t last_move_cycle(int lane) const {
+    return lanes_[static_cast<size_t>(lane)].last_move_cycle;
+  }
+  // Whether lane `lane` sent a flit into a router this cycle (that router holds flits
+  // after Commit()).
+  bool Received(int lane) const {
+    const Lane& l = lanes_[static_cast<size_t>(lane)];
+    return l.ntx > 0 || l.boundary_flits > 0;
+  }
   // Flits copied into the extra branches of forks (hierarchical multicast): flits in the
   // network = injected + copied - ejected - discarded.
   int64_t flits_copied() const;
   // router.switching = vct-saf: heads that found no free output when their hop pipeline
   // ended and were stored whole before going on; saf: every head stored (network input
-  // ports, not the ejection).
+  // ports, not the ejection). This Fabric's routers.
   int64_t packets_stored() const;
-  // The longest channel latency (cycles).
+  // The longest channel latency of the network (cycles).
   int max_link_cycles() const { return max_link_cycles_; }
-  int64_t flits_ejected() const { return flits_ejected_; }
-  int64_t flit_hops() const { return flit_hops_; }
-  int64_t last_move_cycle() const { return last_move_cycle_; }
 
   void SetHopObserver(std::function<void(const HopEvent&)> observer) {
     observer_ = std::move(observer);
@@ -203,9 +276,18 @@ class Fabric {
   // else the first VC that breaks it. Meaningful with one VC per port (router.vcs = 1,
   // router.pe_vcs = 1): VCs of one port otherwise share it flit by flit.
   std::string CheckNoMidwayStop(int64_t now) const;
-  // One line per non-empty input VC: "node N port P vc V: M flits, head of message S->D ...".
-  std::vector<std::string> DescribeBlocked(const Topology& topology, size_t limit) const;
+  // One line per non-empty input VC of this Fabric's routers, in node order: "node N port
+  // P vc V: M flits, head of message S->D ..."; past `limit` lines a last "...". With
+  // `nodes`, also the node of every line but the "..." (an MPI rank's lines are merged
+  // with the others' in node order).
+  std::vector<std::string> DescribeBlocked(const Topology& topology, size_t limit,
+                                           std::vector<int32_t>* nodes = nullptr) const;
+  // The routers this Fabric evaluates (all lanes).
+  const std::vector<NodeRun>& local_routers() const { return local_; }
 
+  // Bytes of router state this Fabric reserved (its arrays at full size, whether or not
+  // their pages were touched yet): what StateBytes() estimates.
+  double ReservedBytes() const;
   // Largest router count the index layout supports for this topology and config (input
   // VC indices are int32 with a power-of-two port and VC stride).
   static int64_t MaxRouters(int ports, const RouterConfig& config);
@@ -225,9 +307,12 @@ class Fabric {
     // cand_count == 1: the candidate itself (output port and VC mask; with one candidate
     // its tier does not matter), kept here so selection reads no other cache line.
     uint8_t cand_port;
+    // Active: 1 when a departing flit or its credit crosses into another partition (set
+    // at VC allocation from remote_); Traverse() then takes the boundary path.
+    uint8_t remote : 1;
     // router.switching = vct-saf / saf: 1 once the head has fallen back to (or always does)
     // store-and-forward: it selects an output only when its whole message is here.
-    uint8_t stored;
+    uint8_t stored : 1;
     uint32_t cand_mask;
     int32_t out;  // owned output VC (global index), when active
     // Active: where the flits go (the downstream input VC, or this router for the
@@ -259,12 +344,7 @@ class Fabric {
     int32_t dst;
     int32_t credit;
   };
-  // A flit handed to the PE of router `dst` (ejection), with its credit as in Transfer.
-  struct Ejected {
-    Flit flit;
-    int32_t dst;
-    int32_t credit;
-  };
+  using Ejected = EjectedFlit;
   // Raw pointers and scalars of the hot loops, set once by the constructor (the vectors
   // never resize afterwards) and copied to a local by Evaluate(): the compiler cannot keep
   // member pointers in registers across the byte-sized stores of the loop bodies (they may
@@ -277,8 +357,11 @@ class Fabric {
     RoundRobin* __restrict rr;
     uint32_t* __restrict epoch;
     const int32_t* __restrict down_ivc;
-    Transfer* __restrict tx;
+    const uint8_t* __restrict remote;  // remote_
+    Transfer* __restrict tx;           // the evaluating lane's lists
     Ejected* __restrict ej;
+    RouteResult* route;  // the lane's RouteHead() scratch
+    int lane;
     // Per router port (index Pi): the latency of the channel it feeds, when the topology
     // gives channels their own latencies (topology/graph.h); nullptr: `link` everywhere.
     const int32_t* __restrict link_port;
@@ -311,7 +394,29 @@ class Fabric {
     VaReq va[32 * 32];
   };
 
+  // One lane per local partition: what its Evaluate() staged during a cycle for Commit()
+  // (the order of entries does not matter; fixed capacity: at most one flit per output
+  // port and cycle), its boundary outboxes (per global partition) and inbox from other
+  // ranks, its counters.
+  struct alignas(64) Lane {
+    int32_t part = 0;
+    std::vector<Transfer> tx;
+    std::vector<Ejected> ej;
+    int ntx = 0, nej = 0;
+    int boundary_flits = 0;  // flits this cycle into other partitions' routers
+    std::vector<std::vector<BoundaryEntry>> out;
+    std::vector<int32_t> out_used;  // partitions with outbox entries this cycle
+    std::vector<BoundaryEntry> remote_in;
+    // RouteHead()'s scratch (here, not in Scratch: Scratch's address then never escapes
+    // Evaluate(), so its counters and masks can stay in registers).
+    RouteResult route;
+    int64_t flits_moved = 0, flits_ejected = 0, flit_hops = 0, last_move_cycle = 0;
+  };
   void InitHot();
+  void CheckRouter(int32_t r, const std::function<void(const std::string&)>& fail) const;
+  int PurgeVc(int32_t ivc, const std::function<bool(int32_t msg)>& discard,
+              std::vector<PurgedCredits>* remote);
+  void InitRouter(const Topology& topology, const RouterConfig& config, int32_t r);
   int32_t Pi(int32_t r, int p) const { return (r << pshift_) | p; }
   int32_t Ivc(int32_t r, int p, int v) const { return (Pi(r, p) << vshift_) | v; }
   uint64_t Bit(int32_t ivc) const { return uint64_t{1} << (ivc & ((1 << mshift_) - 1)); }
@@ -325,7 +430,8 @@ class Fabric {
   // Evaluate() for 8-port-stride routers of 2^kVshift VCs of 2^kDshift-flit buffers,
   // 1-cycle links.
   template <int kVshift, int kDshift>
-  void EvaluateFixed(const int32_t* routers, size_t count, int64_t now, Scratch& s);
+  void EvaluateFixed(const Hot& base, const int32_t* routers, size_t count, int64_t now,
+                     Scratch& s);
   void EvaluateRouter(const Hot& h, int32_t r, int64_t now, Scratch& s);
   void ScanRouter(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s);
   void Nominate(const Hot& h, int32_t rpi, int ip, uint32_t cand, Scratch& s);
@@ -344,10 +450,10 @@ class Fabric {
   // order (each port whole), copy a departing flit to the branches after the first,
   // release every branch after the tail; ForkHolds(): whether `ovc` is one of the
   // branches `ivc` holds (its other VCs too; for the invariant check).
-  // CopyToBranches() appends the copies to hot_.tx / hot_.ej after `ntx` / `nej` entries
-  // and returns the new counts as (ntx << 32 | nej).
+  // CopyToBranches() appends the copies to lane `lane`'s tx / ej lists after `ntx` / `nej`
+  // entries and returns the new counts as (ntx << 32 | nej).
   void ForkAcquire(int32_t r, int32_t ivc);
-  uint64_t CopyToBranches(int32_t r, int32_t ivc, Flit f, int64_t now, int ntx, int nej);
+  uint64_t CopyToBranches(int32_t r, int32_t ivc, Flit f, int64_t now, int ntx, int nej, int lane);
   void ReleaseFork(int32_t r, int32_t ivc);
   bool ForkHolds(int32_t ivc, int32_t ovc) const;
   // ScanRouter()'s head loop with router.header_units = per_port.
@@ -357,12 +463,19 @@ class Fabric {
                 Scratch& s);
   // kVshift, kPshift: the index layout's shifts when known at compile time, else -1.
   template <bool kRoom, int kVshift, int kPshift>
-  void CommitStaged(int64_t now, uint8_t* active, std::vector<Ejection>* tails);
+  void CommitStaged(const Lane& lane, uint8_t* active);
+  // Applies boundary entries addressed to this lane's routers.
+  void CommitInbox(const std::vector<BoundaryEntry>& entries, uint8_t* active);
+  // Traverse()'s staging of a flit (to input VC `dst`, slot `slot`; ejection when dst < 0)
+  // and its credit when one of them crosses into another partition.
+  void StageBoundary(const Hot& h, Scratch& s, int32_t router, int32_t dst, int32_t slot,
+                     const Flit& flit, int32_t credit);
   // Returns true when the routing read a table for this hop.
   bool RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now,
                  RouteResult* result);
   int32_t SelectOutput(const Hot& h, int32_t r, int32_t ivc, const Flit& f, int64_t now);
-  bool ReRouteBlocked(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now);
+  bool ReRouteBlocked(const Hot& h, int32_t r, int ip, int v, int32_t ivc, const Flit& f,
+                      int64_t now);
 
   const RoutingFunction* routing_;
   const SelectionFunction* selection_;
@@ -392,30 +505,38 @@ class Fabric {
   bool shared_headers_;  // router.header_units = per_port
   int table_ports_;      // router.table_read_ports
 
-  // Input VCs (index Ivc).
-  std::vector<Flit> buf_;
-  std::vector<InVc> in_;
-  std::vector<RouteCandidate> cand_;
+  // Input VCs (index Ivc). Every array is indexed by global router numbers; only the
+  // entries of local_ routers are initialised or touched (LazyArray: the rest is never
+  // backed by memory), except the buffer slots boundary output VCs write.
+  LazyArray<Flit> buf_;
+  LazyArray<InVc> in_;
+  LazyArray<RouteCandidate> cand_;
   // Output VCs (same indexing as input VCs).
-  std::vector<OutputVcState> out_;
-  std::vector<int32_t> va_rr_;
+  LazyArray<OutputVcState> out_;
+  LazyArray<int32_t> va_rr_;
   // Per router port (index Pi).
-  std::vector<RoundRobin> rr_;
-  std::vector<uint32_t> valid_vcs_;
-  std::vector<int32_t> down_ivc_;  // input VC 0 of the port this output port feeds, or -1
-  // With bubble_cycles_ > 0: the message of the last flit an output port sent and when.
+  LazyArray<RoundRobin> rr_;
+  LazyArray<uint32_t> valid_vcs_;
+  LazyArray<int32_t> down_ivc_;  // input VC 0 of the port this output port feeds, or -1
+  // 1 when the channel of this port joins two partitions (flits out and credits back
+  // cross it).
+  LazyArray<uint8_t> remote_;
+  // With bubble_cycles_ > 0: the message (Message::uid(): pool indices are reused and
+  // differ between partitions) of the last flit an output port sent, and when.
   struct LastSent {
-    int32_t msg;
+    uint64_t uid;
     int64_t cycle;
   };
-  std::vector<LastSent> last_sent_;
+  LazyArray<LastSent> last_sent_;
   // With router.header_units = per_port (index Pi): the cycle from which the port's header
   // unit takes a new head, and the VC it offers the next VC-allocation request first.
-  std::vector<int64_t> header_free_;
-  std::vector<uint8_t> header_rr_;
-  std::vector<uint8_t> dead_;  // per router: 1 while the node is faulty
+  LazyArray<int64_t> header_free_;
+  LazyArray<uint8_t> header_rr_;
+  LazyArray<uint8_t> dead_;  // per node (every one: heads check their destination's): faulty
   // Forks: per input VC the branches of its routed head (0: none) and those acquired, and
   // kMaxBranches slots of (output VC, downstream input VC or this router for the PE).
+  // Forks, bounded ejection and per-channel latencies need a Fabric of one partition
+  // (Network::CheckPartitionable()); those vectors then span the whole network.
   struct ForkBranch {
     int32_t ovc, aux;
   };
@@ -426,26 +547,22 @@ class Fabric {
   std::vector<int64_t> copied_count_;   // per router: flits copied (flits_copied())
   std::vector<int32_t> link_port_;      // per router port: channel latency (see Hot)
   std::vector<uint8_t> eject_bounded_;  // per router: SetEjectCredits() was called
-  std::vector<Ejection>* watch_ = nullptr;
-  std::vector<int64_t> stored_count_;  // per router: heads stored (packets_stored())
+  // With store-and-forward, per router (written by its lane only): heads stored.
+  LazyArray<int64_t> stored_count_;
   int max_link_cycles_ = 0;
   uint32_t net_vc_mask_;  // the VCs of a live network port
   // Per router.
-  std::vector<Masks> masks_;     // words_ per router (index ivc >> mshift_)
-  std::vector<uint32_t> epoch_;  // changes whenever an output VC may have become free
-  // Staged by Evaluate() during a cycle, applied by Commit() (per evaluating thread once
-  // evaluation runs in parallel; the order of entries does not matter). Fixed capacity:
-  // at most one flit per output port and cycle.
-  std::vector<Transfer> tx_;
-  std::vector<Ejected> ej_;
-  int ntx_ = 0, nej_ = 0;
+  LazyArray<Masks> masks_;     // words_ per router (index ivc >> mshift_)
+  LazyArray<uint32_t> epoch_;  // changes whenever an output VC may have become free
+  // Partitions: the partition of every router (global numbers), the local ones
+  // [first_part_, first_part_ + lanes()), and their routers.
+  std::vector<int32_t> owner_;
+  int first_part_ = 0;
+  std::vector<NodeRun> local_;
+  std::vector<Lane> lanes_;
   Hot hot_;
   bool constant_layouts_ = true;  // SetConstantLayouts()
-  // RouteHead()'s scratch (a member, not in Scratch: Scratch's address then never escapes
-  // Evaluate(), so its counters and masks can stay in registers).
-  RouteResult route_;
 
-  int64_t flits_moved_ = 0, flits_ejected_ = 0, flit_hops_ = 0, last_move_cycle_ = 0;
   int64_t flits_discarded_ = 0;
   bool hold_unroutable_ = false;
   int32_t ServedMessage(int32_t ivc) const;

@@ -1,5 +1,6 @@
 // Debug views of the Fabric: invariant checks and the blocked-channel listing of the
 // deadlock watchdog. Not on the hot path.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,14 @@ std::string Fabric::CheckInvariants() const {
   auto fail = [&err](const std::string& what) {
     if (err.empty()) err = what;
   };
-  for (int r = 0; r < nodes_; ++r) {
+  for (const NodeRun& run : local_) {
+    for (int r = run.begin; r < run.end; ++r) CheckRouter(r, fail);
+  }
+  return err;
+}
+
+void Fabric::CheckRouter(int32_t r, const std::function<void(const std::string&)>& fail) const {
+  {
     for (int p = 0; p < ports_; ++p) {
       const int32_t pi = Pi(r, p);
       const uint32_t active_bits = PortBits(&Masks::active, r, p);
@@ -40,8 +48,10 @@ std::string Fabric::CheckInvariants() const {
             fail("output VC " + std::to_string(ivc) + " owned by a VC that does not use it");
           }
         }
-        // Credit conservation: credits + downstream occupancy == depth on every channel VC.
-        if (p != pe_port() && down_ivc_[pi] >= 0 && ((valid_vcs_[pi] >> v) & 1u)) {
+        // Credit conservation: credits + downstream occupancy == depth on every channel VC
+        // (whose far end this process holds).
+        if (p != pe_port() && down_ivc_[pi] >= 0 && ((valid_vcs_[pi] >> v) & 1u) &&
+            LaneOf(owner_[down_ivc_[pi] >> rshift_]) >= 0) {
           const int32_t down = down_ivc_[pi] + v;
           const int32_t end = (in_[down].head + in_[down].count) & slot_mask_;
           if (out_[ivc].tail != end) {
@@ -78,61 +88,67 @@ std::string Fabric::CheckInvariants() const {
       }
     }
   }
-  return err;
 }
 
 std::string Fabric::CheckNoMidwayStop(int64_t now) const {
-  for (int r = 0; r < nodes_; ++r) {
-    for (int p = 0; p < ports_; ++p) {
-      const uint32_t active = PortBits(&Masks::active, r, p);
-      for (int v = 0; v < vstride_; ++v) {
-        if (((active >> v) & 1u) == 0) continue;
-        const int32_t ivc = Ivc(r, p, v);
-        const InVc& q = in_[ivc];
-        const int op = (q.out >> vshift_) & ((1 << pshift_) - 1);
-        if (op == pe_port() || q.count == 0) continue;
-        const Flit& f = buf_[(static_cast<size_t>(ivc) << dshift_) + q.head];
-        if (f.head() || f.ArrivedBy(now)) continue;
-        const Message& m = (*messages_)[f.msg()];
-        return "cycle " + std::to_string(now) + ": message " + std::to_string(m.src) + "->" +
-               std::to_string(m.dst) + " stopped midway at node " + std::to_string(r) +
-               " in-port " + std::to_string(p) + " vc " + std::to_string(v) +
-               ": its next flit has not arrived";
+  for (const NodeRun& run : local_) {
+    for (int r = run.begin; r < run.end; ++r) {
+      for (int p = 0; p < ports_; ++p) {
+        const uint32_t active = PortBits(&Masks::active, r, p);
+        for (int v = 0; v < vstride_; ++v) {
+          if (((active >> v) & 1u) == 0) continue;
+          const int32_t ivc = Ivc(r, p, v);
+          const InVc& q = in_[ivc];
+          const int op = (q.out >> vshift_) & ((1 << pshift_) - 1);
+          if (op == pe_port() || q.count == 0) continue;
+          const Flit& f = buf_[(static_cast<size_t>(ivc) << dshift_) + q.head];
+          if (f.head() || f.ArrivedBy(now)) continue;
+          const Message& m = (*messages_)[f.msg()];
+          return "cycle " + std::to_string(now) + ": message " + std::to_string(m.src) + "->" +
+                 std::to_string(m.dst) + " stopped midway at node " + std::to_string(r) +
+                 " in-port " + std::to_string(p) + " vc " + std::to_string(v) +
+                 ": its next flit has not arrived";
+        }
       }
     }
   }
   return "";
 }
 
-std::vector<std::string> Fabric::DescribeBlocked(const Topology& topology, size_t limit) const {
+std::vector<std::string> Fabric::DescribeBlocked(const Topology& topology, size_t limit,
+                                                 std::vector<int32_t>* nodes) const {
   std::vector<std::string> lines;
-  for (int r = 0; r < nodes_; ++r) {
-    for (int p = 0; p < ports_; ++p) {
-      for (int v = 0; v < vstride_; ++v) {
-        const int32_t ivc = Ivc(r, p, v);
-        if (in_[ivc].count == 0) continue;
-        if (lines.size() >= limit) {
-          lines.push_back("...");
-          return lines;
+  for (const NodeRun& run : local_) {
+    for (int r = run.begin; r < run.end; ++r) {
+      for (int p = 0; p < ports_; ++p) {
+        for (int v = 0; v < vstride_; ++v) {
+          const int32_t ivc = Ivc(r, p, v);
+          if (in_[ivc].count == 0) continue;
+          if (lines.size() >= limit) {
+            lines.push_back("...");
+            return lines;
+          }
+          const Flit& f = buf_[(static_cast<size_t>(ivc) << dshift_) + in_[ivc].head];
+          const Message& m = (*messages_)[f.msg()];
+          std::string line = "node " + std::to_string(r) + " in-port " + topology.PortName(p) +
+                             " vc " + std::to_string(v) + ": " + std::to_string(in_[ivc].count) +
+                             " flit(s), front flit (" +
+                             (f.head()   ? "head"
+                              : f.tail() ? "tail"
+                                         : "body") +
+                             ") of message " + std::to_string(m.src) + "->" + std::to_string(m.dst);
+          if ((PortBits(&Masks::active, r, p) >> v) & 1u) {
+            const InVc& q = in_[ivc];
+            line += ", holds out-port " +
+                    topology.PortName(q.out >> vshift_ & ((1 << pshift_) - 1)) + " vc " +
+                    std::to_string(q.out & ((1 << vshift_) - 1)) + " (credits " +
+                    std::to_string(out_[q.out].credits) + ")";
+          } else {
+            line += ", waiting for an output VC";
+          }
+          lines.push_back(std::move(line));
+          if (nodes != nullptr) nodes->push_back(r);
         }
-        const Flit& f = buf_[(static_cast<size_t>(ivc) << dshift_) + in_[ivc].head];
-        const Message& m = (*messages_)[f.msg()];
-        std::string line = "node " + std::to_string(r) + " in-port " + topology.PortName(p) +
-                           " vc " + std::to_string(v) + ": " + std::to_string(in_[ivc].count) +
-                           " flit(s), front flit (" +
-                           (f.head()   ? "head"
-                            : f.tail() ? "tail"
-                                       : "body") +
-                           ") of message " + std::to_string(m.src) + "->" + std::to_string(m.dst);
-        if ((PortBits(&Masks::active, r, p) >> v) & 1u) {
-          const InVc& q = in_[ivc];
-          line += ", holds out-port " + topology.PortName(q.out >> vshift_ & ((1 << pshift_) - 1)) +
-                  " vc " + std::to_string(q.out & ((1 << vshift_) - 1)) + " (credits " +
-                  std::to_string(out_[q.out].credits) + ")";
-        } else {
-          line += ", waiting for an output VC";
-        }
-        lines.push_back(std::move(line));
       }
     }
   }

@@ -23,24 +23,41 @@ UKAI_INLINE int PickRoundRobin(uint32_t mask, int start) {
 
 }  // namespace
 
-void Fabric::Evaluate(const int32_t* routers, size_t count, int64_t now) {
+void Fabric::Evaluate(int lane_index, const int32_t* routers, size_t count, int64_t now) {
+  Lane& lane = lanes_[static_cast<size_t>(lane_index)];
+  for (int32_t part : lane.out_used) lane.out[static_cast<size_t>(part)].clear();
+  lane.out_used.clear();
+  lane.boundary_flits = 0;
+  Hot base = hot_;
+  base.tx = lane.tx.data();
+  base.ej = lane.ej.data();
+  base.route = &lane.route;
+  base.lane = lane_index;
   Scratch s;
-  s.ntx = ntx_;
-  s.nej = nej_;
+  s.ntx = lane.ntx;
+  s.nej = lane.nej;
   for (uint32_t& req : s.out_req) req = 0;
   const bool fixed = constant_layouts_ && hot_.pshift == 3 && hot_.link == 1 && !hot_.extras;
   if (fixed && hot_.vshift == 2 && hot_.dshift == 3) {
-    EvaluateFixed<2, 3>(routers, count, now, s);
+    EvaluateFixed<2, 3>(base, routers, count, now, s);
   } else if (fixed && hot_.vshift == 2 && hot_.dshift == 4) {
-    EvaluateFixed<2, 4>(routers, count, now, s);
+    EvaluateFixed<2, 4>(base, routers, count, now, s);
   } else if (fixed && hot_.vshift == 3 && hot_.dshift == 6) {
-    EvaluateFixed<3, 6>(routers, count, now, s);
+    EvaluateFixed<3, 6>(base, routers, count, now, s);
   } else {
-    const Hot h = hot_;
+    const Hot h = base;
     for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
   }
-  ntx_ = s.ntx;
-  nej_ = s.nej;
+  lane.ntx = s.ntx;
+  lane.nej = s.nej;
+  const int moved = lane.ntx + lane.nej + lane.boundary_flits;
+  if (moved > 0) {
+    lane.flits_ejected += lane.nej;
+    lane.flits_moved += moved;
+    // Every transfer crossed a router-to-router channel.
+    lane.flit_hops += lane.ntx + lane.boundary_flits;
+    lane.last_move_cycle = now;
+  }
 }
 
 // Up to 8 ports of 2^kVshift VCs of 2^kDshift flits, 1-cycle links: with the layout as
@@ -49,9 +66,10 @@ void Fabric::Evaluate(const int32_t* routers, size_t count, int64_t now) {
 // VCs of 64 flits (experiments/gateway/group24.toml). The port count too for a 2-D (5
 // ports) and a 3-D torus (7).
 template <int kVshift, int kDshift>
-void Fabric::EvaluateFixed(const int32_t* routers, size_t count, int64_t now, Scratch& s) {
+void Fabric::EvaluateFixed(const Hot& base, const int32_t* routers, size_t count, int64_t now,
+                           Scratch& s) {
   static_assert(3 + kVshift <= 6, "a router's input VCs fit one Masks word");
-  Hot h = hot_;
+  Hot h = base;
   h.pshift = 3;
   h.vshift = kVshift;
   h.dshift = kDshift;
@@ -60,11 +78,11 @@ void Fabric::EvaluateFixed(const int32_t* routers, size_t count, int64_t now, Sc
   h.slot_mask = (1u << kDshift) - 1;
   h.extras = false;  // compiles forks, store-and-forward and the rest out of this path
   h.link_port = nullptr;
-  if (hot_.ports == 5) {
+  if (base.ports == 5) {
     h.ports = 5;
     h.pe = 4;
     for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
-  } else if (hot_.ports == 7) {
+  } else if (base.ports == 7) {
     h.ports = 7;
     h.pe = 6;
     for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
@@ -210,14 +228,14 @@ __attribute__((noinline)) void Fabric::GrantWithOptions(const Hot& h, int32_t r,
   LastSent* last = bubble ? &last_sent_[rpi + op] : nullptr;
   auto front_msg = [&](int ip) {
     const int32_t ivc = ((rpi + ip) << h.vshift) | s.nom_v[ip];
-    return h.buf[(static_cast<size_t>(ivc) << h.dshift) + h.in[ivc].head].msg();
+    return (*messages_)[h.buf[(static_cast<size_t>(ivc) << h.dshift) + h.in[ivc].head].msg()].uid();
   };
   for (int grants = wide ? eject_flits_ : 1; grants > 0 && req != 0; --grants) {
     int ip = PickRoundRobin(req, h.rr[rpi + op].out);
-    if (bubble && now <= last->cycle + bubble_cycles_ && front_msg(ip) != last->msg) {
+    if (bubble && now <= last->cycle + bubble_cycles_ && front_msg(ip) != last->uid) {
       ip = -1;  // within the bubble: only the last message may go on
       for (uint32_t m = req; m != 0; m &= m - 1) {
-        if (front_msg(Ctz(m)) == last->msg) ip = Ctz(m);
+        if (front_msg(Ctz(m)) == last->uid) ip = Ctz(m);
       }
       if (ip < 0) return;
     }
@@ -241,7 +259,7 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_
     if (q.aux == static_cast<int32_t>(h.epoch[r])) return;
   } else {
     const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
-    if (q.state == kIdle && RouteHead(r, ip, v, ivc, f, now, &route_) && h.table_ports != 0) {
+    if (q.state == kIdle && RouteHead(r, ip, v, ivc, f, now, h.route) && h.table_ports != 0) {
       const uint32_t port = 1u << (v % h.table_ports);
       if ((s.table_used & port) != 0) {  // the VC group's table port is taken: next cycle
         q.state = kIdle;
@@ -309,8 +327,8 @@ UKAI_INLINE int32_t Fabric::SelectOutput(const Hot& h, int32_t r, int32_t ivc, c
   // bloat the inlined hot path).
   bool go = true;
   if (reroute_ && now > h.in[ivc].ready && m.dst != r) {
-    go = ReRouteBlocked(r, (ivc >> h.vshift) & ((1 << h.pshift) - 1), ivc & ((1 << h.vshift) - 1),
-                        ivc, f, now);
+    go = ReRouteBlocked(h, r, (ivc >> h.vshift) & ((1 << h.pshift) - 1),
+                        ivc & ((1 << h.vshift) - 1), ivc, f, now);
   }
   const int32_t base = r << (h.pshift + h.vshift);
   const OutputVcView view{h.out + base, 1 << h.vshift, atomic_vcs_, depth_};
@@ -335,13 +353,13 @@ UKAI_INLINE int32_t Fabric::SelectOutput(const Hot& h, int32_t r, int32_t ivc, c
 // the table delay again; otherwise the ready time stands. False: the head must wait for
 // that delay before it selects. Not inlined: it keeps SelectOutput() small for the
 // routings that never re-route.
-__attribute__((noinline)) bool Fabric::ReRouteBlocked(int32_t r, int ip, int v, int32_t ivc,
-                                                      const Flit& f, int64_t now) {
+__attribute__((noinline)) bool Fabric::ReRouteBlocked(const Hot& h, int32_t r, int ip, int v,
+                                                      int32_t ivc, const Flit& f, int64_t now) {
   const Message& m = (*messages_)[f.msg()];
   const int64_t ready = in_[ivc].ready;
   const uint32_t state = m.routing_state;
-  RouteHead(r, ip, v, ivc, f, now, &route_);
-  const bool new_lookup = route_.table_lookup() && m.routing_state != state;
+  RouteHead(r, ip, v, ivc, f, now, h.route);
+  const bool new_lookup = h.route->table_lookup() && m.routing_state != state;
   in_[ivc].ready = new_lookup ? now + table_lookup_cycles_ : ready;
   return !(new_lookup && table_lookup_cycles_ > 0);
 }
@@ -371,6 +389,7 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
     if (__builtin_expect(h.extras, false)) in.stored = 0;
     const int op = (q.ovc - rbase) >> h.vshift;
     in.aux = op == h.pe ? r : h.down_ivc[rpi | op] + static_cast<int32_t>(q.ovc & vmask);
+    in.remote = h.remote[rpi | op] | h.remote[rpi | q.ip];
     in.state = kRouted;
     Masks& mk = h.masks[q.ivc >> h.mshift];
     const uint64_t bit = uint64_t{1} << (q.ivc & ((1 << h.mshift) - 1));
@@ -410,15 +429,31 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   OutputVcState& o = h.out[q.out];
   const uint64_t bit = uint64_t{1} << (ivc & ((1 << h.mshift) - 1));
   // Copy the flit whole, then set its arrival (keeps it one 16-byte move).
-  if (op == h.pe) {
-    if (__builtin_expect(h.extras, false) && !eject_bounded_.empty() && eject_bounded_[r] != 0 &&
-        --o.credits == 0) {
-      mk.credit &= ~bit;
+  if (__builtin_expect(h.extras, false) && op == h.pe && !eject_bounded_.empty() &&
+      eject_bounded_[r] != 0 && --o.credits == 0) {
+    mk.credit &= ~bit;
+  }
+  if (__builtin_expect(q.remote != 0, 0)) {  // the flit or its credit crosses a boundary
+    Flit f = *src;
+    if (op == h.pe) {
+      f.set_arrival(now + 1);
+      StageBoundary(h, s, r, -1, 0, f, credit);
+    } else {
+      f.set_arrival(now + 1 +
+                    (__builtin_expect(h.extras, false) && h.link_port != nullptr
+                         ? h.link_port[(r << h.pshift) | op]
+                         : h.link));
+      h.buf[(static_cast<size_t>(q.aux) << h.dshift) + o.tail] = f;
+      StageBoundary(h, s, r, q.aux, o.tail, f, credit);
+      o.tail = static_cast<int32_t>((static_cast<uint32_t>(o.tail) + 1) & h.slot_mask);
+      if (--o.credits == 0) mk.credit &= ~bit;
+      if (head) ++(*messages_)[f.msg()].hops;
     }
+  } else if (op == h.pe) {
     Ejected& e = h.ej[s.nej++];
     e.flit = *src;
     e.flit.set_arrival(now + 1);
-    e.dst = r;
+    e.node = r;
     e.credit = credit;
   } else {
     Flit& d = h.buf[(static_cast<size_t>(q.aux) << h.dshift) + o.tail];
@@ -435,7 +470,7 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   if (head && observer_)
     observer_({now, vb[q.head].msg(), r, ip, v, op, q.out & ((1 << h.vshift) - 1)});
   if (__builtin_expect(h.extras, false) && forking_ && fork_n_[ivc] != 0) {
-    const uint64_t counts = CopyToBranches(r, ivc, *src, now, s.ntx, s.nej);
+    const uint64_t counts = CopyToBranches(r, ivc, *src, now, s.ntx, s.nej, h.lane);
     s.ntx = static_cast<int>(counts >> 32);
     s.nej = static_cast<int>(counts & 0xffffffffu);
   }
@@ -453,6 +488,35 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
     mk.active &= ~bit;
     mk.credit &= ~bit;
     ++h.epoch[r];  // an output VC is free again
+  }
+}
+
+// Stages a flit whose downstream VC (`dst`; ejection when negative) or whose credit (the
+// upstream output VC `credit`) belongs to another partition: each part goes to its own
+// partition's list, this lane's or an outbox.
+__attribute__((noinline)) void Fabric::StageBoundary(const Hot& h, Scratch& s, int32_t router,
+                                                     int32_t dst, int32_t slot, const Flit& flit,
+                                                     int32_t credit) {
+  Lane& lane = lanes_[static_cast<size_t>(h.lane)];
+  auto stage = [&](int32_t part, const BoundaryEntry& e) {
+    std::vector<BoundaryEntry>& box = lane.out[static_cast<size_t>(part)];
+    if (box.empty()) lane.out_used.push_back(part);
+    box.push_back(e);
+  };
+  const bool credit_out = credit >= 0 && owner_[credit >> rshift_] != lane.part;
+  const int32_t local_credit = credit_out ? -1 : credit;
+  if (credit_out) stage(owner_[credit >> rshift_], {-1, credit, 0, Flit{}});
+  if (dst < 0) {
+    Ejected& e = h.ej[s.nej++];
+    e.flit = flit;
+    e.node = router;
+    e.credit = local_credit;
+  } else if (owner_[dst >> rshift_] != lane.part) {
+    stage(owner_[dst >> rshift_], {dst, -1, slot, flit});
+    ++lane.boundary_flits;
+    if (local_credit >= 0) stage(lane.part, {-1, local_credit, 0, Flit{}});
+  } else {
+    h.tx[s.ntx++] = {dst, local_credit};
   }
 }
 

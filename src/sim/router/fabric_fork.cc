@@ -67,8 +67,13 @@ void Fabric::ForkAcquire(int32_t r, int32_t ivc) {
   if (h.out[q.out].credits > 0) mk.credit |= bit;
 }
 
-uint64_t Fabric::CopyToBranches(int32_t r, int32_t ivc, Flit f, int64_t now, int ntx, int nej) {
+uint64_t Fabric::CopyToBranches(int32_t r, int32_t ivc, Flit f, int64_t now, int ntx, int nej,
+                                int lane) {
   const Hot& h = hot_;
+  // Forks need a Fabric of one partition (Network::CheckPartitionable()): every branch's
+  // downstream router is this lane's.
+  Transfer* tx = lanes_[static_cast<size_t>(lane)].tx.data();
+  Ejected* ej = lanes_[static_cast<size_t>(lane)].ej.data();
   const ForkBranch* branches = &fork_[static_cast<size_t>(ivc) * kMaxBranches];
   const int n = fork_n_[ivc];
   const uint32_t pmask = (1u << h.pshift) - 1;
@@ -76,10 +81,10 @@ uint64_t Fabric::CopyToBranches(int32_t r, int32_t ivc, Flit f, int64_t now, int
     const ForkBranch& b = branches[i];
     const int op = static_cast<int>((static_cast<uint32_t>(b.ovc) >> h.vshift) & pmask);
     if (op == h.pe) {
-      Ejected& e = h.ej[nej++];
+      Ejected& e = ej[nej++];
       e.flit = f;
       e.flit.set_arrival(now + 1);
-      e.dst = r;
+      e.node = r;
       e.credit = -1;
     } else {
       OutputVcState& o = h.out[b.ovc];
@@ -89,7 +94,7 @@ uint64_t Fabric::CopyToBranches(int32_t r, int32_t ivc, Flit f, int64_t now, int
                     (h.link_port == nullptr ? h.link : h.link_port[(r << h.pshift) | op]));
       o.tail = static_cast<int32_t>((static_cast<uint32_t>(o.tail) + 1) & h.slot_mask);
       --o.credits;
-      h.tx[ntx++] = {b.aux, -1};
+      tx[ntx++] = {b.aux, -1};
       if (f.head()) ++(*messages_)[f.msg()].hops;
     }
     if (f.head() && observer_) {

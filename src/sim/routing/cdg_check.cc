@@ -1,11 +1,10 @@
 #include "sim/routing/cdg_check.h"
 
-#include "sim/routing/source_check.h"
-
 #include <algorithm>
 #include <string_view>
 #include <unordered_map>
 
+#include "sim/routing/class_routing.h"
 #include "sim/routing/detour_check.h"
 #include "sim/routing/detour_nf.h"
 #include "sim/routing/detour_ud.h"
@@ -14,6 +13,8 @@
 #include "sim/routing/registry.h"
 #include "sim/routing/route_state.h"
 #include "sim/routing/source_check.h"
+#include "sim/routing/valiant.h"
+#include "sim/topology/factory.h"
 #include "sim/topology/faults.h"
 #include "sim/topology/kary_ncube.h"
 
@@ -150,7 +151,7 @@ std::string Cdg::Explore(int d) {
     (s.adaptive ? ada_slot_ : esc_slot_)[static_cast<size_t>(s.id)] = -1;
   states_.clear();
   work_.clear();
-  for (int v = 0; v < t_.NumNodes(); ++v) {
+  for (int v = 0; v < t_.NumTerminals(); ++v) {  // messages enter at terminals only
     if (v == d || !t_.NodeAlive(v)) continue;
     State entry{-1, false, {}, {}};
     std::string problem = Expand(v, P_, 0, d, &entry, "entering at " + t_.NodeName(v));
@@ -311,31 +312,36 @@ CdgReport Cdg::Run() {
   Bits reach;
   for (int pass = 0; pass < (queue_ ? 2 : 1); ++pass) {
     if (pass == 1) queue_rows_.resize(static_cast<size_t>(nch_));
-    for (int d = 0; d < t_.NumNodes(); ++d) {
+    for (int d = 0; d < t_.NumTerminals(); ++d) {  // and are addressed to terminals
       if (!t_.NodeAlive(d)) continue;
-      const std::string problem = Explore(d);
-      if (!problem.empty()) {
-        rep.text = "NOT connected: " + e_.Describe() + ": " + problem;
-        return rep;
-      }
-      if (pass == 1) {  // queue edges: what any message in a reachable adaptive buffer needs
-        Closure(any_.data(), &reach);
-        AddIndirect(d, reach, true);
-        continue;
-      }
-      for (const State& s : states_) {
-        if (!s.adaptive) {
-          auto& a = direct_[static_cast<size_t>(s.id)];
-          a.insert(a.end(), s.esc_next.begin(), s.esc_next.end());
+      // A per-message random choice (EscapeFunction::Variants()) stays fixed on a path:
+      // each variant is explored on its own and their dependencies are unioned.
+      for (int variant = 0; variant < e_.Variants(); ++variant) {
+        e_.SelectVariant(variant);
+        const std::string problem = Explore(d);
+        if (!problem.empty()) {
+          rep.text = "NOT connected: " + e_.Describe() + ": " + problem;
+          return rep;
         }
-      }
-      if (!adaptive_) continue;
-      Closure(nullptr, &reach);
-      AddIndirect(d, reach, false);
-      for (size_t i = 0; queue_ && i < states_.size(); ++i) {
-        if (!states_[i].adaptive) continue;
-        OrInto(any_.data() + static_cast<size_t>(states_[i].id) * words_, reach.data() + i * words_,
-               words_);
+        if (pass == 1) {  // queue edges: what any message in a reachable adaptive buffer needs
+          Closure(any_.data(), &reach);
+          AddIndirect(d, reach, true);
+          continue;
+        }
+        for (const State& s : states_) {
+          if (!s.adaptive) {
+            auto& a = direct_[static_cast<size_t>(s.id)];
+            a.insert(a.end(), s.esc_next.begin(), s.esc_next.end());
+          }
+        }
+        if (!adaptive_) continue;
+        Closure(nullptr, &reach);
+        AddIndirect(d, reach, false);
+        for (size_t i = 0; queue_ && i < states_.size(); ++i) {
+          if (!states_[i].adaptive) continue;
+          OrInto(any_.data() + static_cast<size_t>(states_[i].id) * words_,
+                 reach.data() + i * words_, words_);
+        }
       }
     }
   }
@@ -532,6 +538,16 @@ constexpr CheckerEntry kCheckers[] = {
            std::make_unique<DorEscape>(t, c.router.vcs, c.routing.dor_dateline, c.routing.dor_tie));
      }},
     {"duato", &DuatoEscape},
+    {"min_adapt", &DuatoEscape},
+    {"planar_adapt",
+     [](const KaryNCube& t, const SimConfig& c, const RoutingFunction& r) {
+       RoutedEscapeSpec spec;
+       spec.describe = "planar_adapt's Route() on every VC (three classes)";
+       spec.rationale = "every candidate of Route() is a dependency; no adaptive VCs";
+       spec.escape_vcs = AllVcs(c);
+       return std::unique_ptr<EscapeFunction>(
+           std::make_unique<RoutedEscape>(t, r, c.router.vcs, std::move(spec)));
+     }},
     {"detour-nf", &DetourNfEscape},
     {"updown",
      [](const KaryNCube& t, const SimConfig& c, const RoutingFunction& r) {
@@ -540,6 +556,14 @@ constexpr CheckerEntry kCheckers[] = {
            t, tables, AllVcs(c), "up*/down* (root " + t.NodeName(tables.root()) + ") on every VC"));
      }},
     {"detour-ud", &DetourUdEscape},
+    {"valiant",
+     [](const KaryNCube&, const SimConfig&, const RoutingFunction& r) {
+       return static_cast<const TwoPhaseRouting&>(r).Escape();
+     }},
+    {"romm",
+     [](const KaryNCube&, const SimConfig&, const RoutingFunction& r) {
+       return static_cast<const TwoPhaseRouting&>(r).Escape();
+     }},
     {"dor-detour", nullptr, &CheckDorDetour},
 };
 
@@ -563,10 +587,36 @@ CdgReport CheckEscape(const Topology& t, int vcs, const EscapeFunction& escape,
   return Cdg(t, vcs, escape, options).Run();
 }
 
+// The indirect topologies: every routing is a ClassRouting with its own checker view.
+Result<CdgReport> CheckSwitchTopology(const SimConfig& config) {
+  Result<std::unique_ptr<Topology>> topo = MakeTopology(config.network);
+  if (!topo.ok()) return topo.status();
+  Result<const RoutingEntry*> algo = FindRoutingAlgorithm(config.routing.algorithm);
+  if (!algo.ok()) return algo.status();
+  UKAI_RETURN_IF_ERROR((*algo)->supports(**topo, config));
+  const std::unique_ptr<RoutingFunction> routing = (*algo)->create(**topo, config);
+  const auto* classed = dynamic_cast<const ClassRouting*>(routing.get());
+  if (classed == nullptr) {
+    return Status::InvalidArgument("routing.algorithm: no deadlock checker for '" +
+                                   config.routing.algorithm + "' on the " + (*topo)->Describe())
+        .WithKey("routing.algorithm");
+  }
+  return CheckEscape(**topo, config.router.vcs, *classed->Escape());
+}
+
 Result<CdgReport> CheckDeadlockFreedom(const SimConfig& config) {
   // Routings whose routes are fixed paths are checked on their route sets.
   for (const RouteSetChecker& e : kRouteSetCheckers) {
     if (e.algorithm == config.routing.algorithm) return e.check(config);
+  }
+  switch (config.network.topology) {
+    case TopologyKind::kCMesh:
+    case TopologyKind::kFlatFly:
+    case TopologyKind::kFatTree:
+    case TopologyKind::kDragonfly:
+      return CheckSwitchTopology(config);
+    default:
+      break;
   }
   const CheckerEntry* entry = nullptr;
   std::string known;

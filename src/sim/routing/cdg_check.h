@@ -88,6 +88,11 @@ class EscapeFunction {
   virtual bool AtomicAdaptiveVcs() const { return true; }
   // One line for the report on why the graph built is the right one (may be "").
   virtual std::string Rationale() const { return ""; }
+  // A message may carry a random choice fixed for its whole path (Valiant's intermediate):
+  // the checker explores every destination once per variant (SelectVariant() before the
+  // Next() calls of that exploration) and unions the dependencies. 1 by default.
+  virtual int Variants() const { return 1; }
+  virtual void SelectVariant(int /*variant*/) const {}
 };
 
 struct CdgOptions {

@@ -6,8 +6,9 @@
 
 namespace ukai::sim {
 
-DuatoRouting::DuatoRouting(const KaryNCube& topology, int vcs, DuatoAtomic atomic)
-    : topo_(topology), escape_vcs_(topology.torus() ? 2 : 1) {
+DuatoRouting::DuatoRouting(const KaryNCube& topology, int vcs, DuatoAtomic atomic,
+                           bool sticky_escape)
+    : topo_(topology), escape_vcs_(topology.torus() ? 2 : 1), sticky_escape_(sticky_escape) {
   const uint32_t all = vcs >= 32 ? ~0u : ((1u << vcs) - 1);
   adaptive_mask_ = all & ~((1u << escape_vcs_) - 1);
   switch (atomic) {
@@ -29,7 +30,9 @@ DuatoRouting::DuatoRouting(const KaryNCube& topology, int vcs, DuatoAtomic atomi
 void DuatoRouting::Route(const RouteRequest& request, RouteResult* result) const {
   const int node = request.node;
   const int dst = request.dst;
-  for (int d = 0; d < topo_.n(); ++d) {
+  const bool on_escape =
+      sticky_escape_ && request.in_port != topo_.PePort() && request.in_vc < escape_vcs_;
+  for (int d = 0; d < topo_.n() && !on_escape; ++d) {
     const int c = topo_.Coord(node, d);
     const int t = topo_.Coord(dst, d);
     if (c == t) continue;

@@ -20,7 +20,11 @@ namespace ukai::sim {
 
 class DuatoRouting final : public RoutingFunction {
  public:
-  DuatoRouting(const KaryNCube& topology, int vcs, DuatoAtomic atomic = DuatoAtomic::kAll);
+  // `sticky_escape`: a message that took an escape VC keeps to the escape VCs (BookSim2's
+  // min_adapt_mesh / min_adapt_torus: `min_adapt`); otherwise it may go back to the
+  // adaptive VCs at the next router (Duato's protocol as `duato` runs it).
+  DuatoRouting(const KaryNCube& topology, int vcs, DuatoAtomic atomic = DuatoAtomic::kAll,
+               bool sticky_escape = false);
   void Route(const RouteRequest& request, RouteResult* result) const override;
   bool AtomicVcAllocation() const override { return atomic_vcs_ != 0; }
   uint32_t AtomicVcMask() const override { return atomic_vcs_; }
@@ -32,6 +36,7 @@ class DuatoRouting final : public RoutingFunction {
   int escape_vcs_;
   uint32_t adaptive_mask_;
   uint32_t atomic_vcs_;
+  bool sticky_escape_;
 };
 
 }  // namespace ukai::sim

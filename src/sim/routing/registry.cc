@@ -7,9 +7,13 @@
 #include "sim/routing/detour_ud.h"
 #include "sim/routing/dor.h"
 #include "sim/routing/duato.h"
+#include "sim/routing/planar_adapt.h"
 #include "sim/routing/source_routing.h"
+#include "sim/routing/switch_routings.h"
 #include "sim/routing/updown.h"
+#include "sim/routing/valiant.h"
 #include "sim/topology/kary_ncube.h"
+#include "sim/topology/switch_topology.h"
 
 namespace ukai::sim {
 namespace {
@@ -39,7 +43,60 @@ Status NoFaults(const SimConfig& config, std::string_view name) {
       .WithKey("routing.algorithm");
 }
 
+// The routings of the indirect topologies (switch_routings.h), one pair per name.
+template <const char* kName>
+Status SwitchSupports(const Topology& topology, const SimConfig& config) {
+  return SwitchRoutingSupports(topology, config, kName);
+}
+template <const char* kName>
+std::unique_ptr<RoutingFunction> SwitchCreate(const Topology& topology, const SimConfig& config) {
+  return MakeSwitchRouting(topology, config, kName);
+}
+constexpr char kMin[] = "min";
+constexpr char kValiant[] = "valiant";
+constexpr char kUgal[] = "ugal";
+constexpr char kNca[] = "nca";
+constexpr char kAnca[] = "anca";
+constexpr char kDor[] = "dor";
+
+bool IsSwitchTopology(const Topology& topology) {
+  return dynamic_cast<const SwitchTopology*>(&topology) != nullptr;
+}
+
+// valiant, romm on a k-ary n-cube (routing/valiant.h); valiant also on a flatfly.
+Status TwoPhaseSupports(const Topology& topology, const SimConfig& config, const char* name) {
+  if (AsCube(topology) == nullptr) {
+    if (std::string_view(name) == "valiant") return SwitchSupports<kValiant>(topology, config);
+    return NeedCube(topology, name);
+  }
+  UKAI_RETURN_IF_ERROR(NoFaults(config, name));
+  const int need = AsCube(topology)->torus() ? 4 : 2;
+  if (config.router.vcs < need) {
+    return Status::InvalidArgument(std::string("routing.algorithm = '") + name + "' on a " +
+                                   (need == 4 ? "torus" : "mesh") +
+                                   " needs router.vcs >= " + std::to_string(need) + " (2 phases" +
+                                   (need == 4 ? " x 2 dateline classes" : "") +
+                                   "), got router.vcs = " + std::to_string(config.router.vcs))
+        .WithKey("routing.algorithm");
+  }
+  return Status::Ok();
+}
+Status ValiantSupports(const Topology& topology, const SimConfig& config) {
+  return TwoPhaseSupports(topology, config, "valiant");
+}
+Status RommSupports(const Topology& topology, const SimConfig& config) {
+  return TwoPhaseSupports(topology, config, "romm");
+}
+std::unique_ptr<RoutingFunction> ValiantCreate(const Topology& topology, const SimConfig& config) {
+  if (AsCube(topology) == nullptr) return SwitchCreate<kValiant>(topology, config);
+  return std::make_unique<TwoPhaseRouting>(*AsCube(topology), config.router.vcs, false);
+}
+std::unique_ptr<RoutingFunction> RommCreate(const Topology& topology, const SimConfig& config) {
+  return std::make_unique<TwoPhaseRouting>(*AsCube(topology), config.router.vcs, true);
+}
+
 Status DorSupports(const Topology& topology, const SimConfig& config) {
+  if (IsSwitchTopology(topology)) return SwitchSupports<kDor>(topology, config);
   if (AsCube(topology) == nullptr) {  // the group topology: dimension order via its planner
     std::unique_ptr<DorPlanner> planner = DorPlanner::For(topology);
     if (planner == nullptr) return NeedCube(topology, "dor");
@@ -66,6 +123,7 @@ Status DorSupports(const Topology& topology, const SimConfig& config) {
 }
 
 std::unique_ptr<RoutingFunction> DorCreate(const Topology& topology, const SimConfig& config) {
+  if (IsSwitchTopology(topology)) return SwitchCreate<kDor>(topology, config);
   if (AsCube(topology) == nullptr) {
     return std::make_unique<PlannedDorRouting>(DorPlanner::For(topology), config.router.vcs);
   }
@@ -103,19 +161,48 @@ std::unique_ptr<RoutingFunction> DetourCreate(const Topology& topology, const Si
 }
 
 Status DuatoSupports(const Topology& topology, const SimConfig& config) {
-  UKAI_RETURN_IF_ERROR(NeedCube(topology, "duato"));
-  UKAI_RETURN_IF_ERROR(NoFaults(config, "duato"));
+  UKAI_RETURN_IF_ERROR(NeedCube(topology, config.routing.algorithm));
+  UKAI_RETURN_IF_ERROR(NoFaults(config, config.routing.algorithm));
   const bool torus = AsCube(topology)->torus();
   const int need = torus ? 3 : 2;
   if (config.router.vcs < need) {
     return Status::InvalidArgument(
-               std::string("routing.algorithm = 'duato' on a ") + (torus ? "torus" : "mesh") +
-               " needs router.vcs >= " + std::to_string(need) + " (" +
+               "routing.algorithm = '" + config.routing.algorithm + "' on a " +
+               (torus ? "torus" : "mesh") + " needs router.vcs >= " + std::to_string(need) + " (" +
                (torus ? "2 escape" : "1 escape") +
                " + at least 1 adaptive VC), got router.vcs = " + std::to_string(config.router.vcs))
         .WithKey("routing.algorithm");
   }
   return Status::Ok();
+}
+
+Status PlanarAdaptSupports(const Topology& topology, const SimConfig& config) {
+  UKAI_RETURN_IF_ERROR(NeedCube(topology, "planar_adapt"));
+  UKAI_RETURN_IF_ERROR(NoFaults(config, "planar_adapt"));
+  if (AsCube(topology)->torus()) {
+    return Status::InvalidArgument(
+               "routing.algorithm = 'planar_adapt' runs on a mesh (BookSim2's "
+               "planar_adapt_mesh), not on a torus")
+        .WithKey("routing.algorithm");
+  }
+  if (config.router.vcs < 3) {
+    return Status::InvalidArgument(
+               "routing.algorithm = 'planar_adapt' needs router.vcs >= 3 (three VC classes), "
+               "got router.vcs = " +
+               std::to_string(config.router.vcs))
+        .WithKey("routing.algorithm");
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<RoutingFunction> PlanarAdaptCreate(const Topology& topology,
+                                                   const SimConfig& config) {
+  return std::make_unique<PlanarAdaptRouting>(*AsCube(topology), config.router.vcs);
+}
+
+std::unique_ptr<RoutingFunction> MinAdaptCreate(const Topology& topology, const SimConfig& config) {
+  return std::make_unique<DuatoRouting>(*AsCube(topology), config.router.vcs,
+                                        config.routing.duato_atomic, /*sticky_escape=*/true);
 }
 
 std::unique_ptr<RoutingFunction> DuatoCreate(const Topology& topology, const SimConfig& config) {
@@ -182,7 +269,8 @@ std::unique_ptr<RoutingFunction> DetourNfCreate(const Topology& topology, const 
 constexpr RoutingEntry kAlgorithms[] = {
     {"dor",
      "dimension-order routing (lowest dimension first); dateline VC classes on a torus "
-     "(needs router.vcs >= 2 there; routing.dor_tie, routing.dor_dateline)",
+     "(needs router.vcs >= 2 there; routing.dor_tie, routing.dor_dateline); also on the "
+     "group topology and a cmesh (BookSim2's dor_no_express_cmesh)",
      {},
      79.0,
      &DorSupports,
@@ -195,6 +283,26 @@ constexpr RoutingEntry kAlgorithms[] = {
      55.0,
      &DuatoSupports,
      &DuatoCreate},
+    {"min_adapt",
+     "minimal adaptive routing as BookSim2's min_adapt_mesh / min_adapt_torus: Duato's VCs "
+     "(escape: dimension order, 1 VC on a mesh, 2 dateline VCs on a torus; the rest "
+     "adaptive), but a message that took an escape VC stays on the escape VCs; "
+     "routing.duato_atomic applies; router.vcs >= 3 on a torus, >= 2 on a mesh",
+     {},
+     55.0,
+     &DuatoSupports,
+     &MinAdaptCreate,
+     false},
+    {"planar_adapt",
+     "planar-adaptive routing on a mesh (BookSim2's planar_adapt_mesh): in plane i (the "
+     "lowest unfinished dimension) productive hops along dimension i on VC class 2 and along "
+     "dimension i+1 on class 0 (moving + along i) or 1 (moving -); classes of floor(V/3) "
+     "VCs, class 2 takes the rest; router.vcs >= 3; no faults; clock: duato's",
+     {},
+     55.0,
+     &PlanarAdaptSupports,
+     &PlanarAdaptCreate,
+     false},
     {"updown",
      "up*/down* over a BFS spanning tree of the healthy network (any topology, faults "
      "allowed; root routing.root); per-node tables of shortest legal paths, read on every "
@@ -240,6 +348,60 @@ constexpr RoutingEntry kAlgorithms[] = {
      &DetourSupports,
      &DetourCreate,
      true},
+    {"min",
+     "minimal routing of the indirect topologies: dragonfly (local, global, local hop; 2 VC "
+     "classes: BookSim2's min_dragonflynew), flatfly (dimension order, 1 class: "
+     "ran_min_flatfly); clock: dor's",
+     {},
+     79.0,
+     &SwitchSupports<kMin>,
+     &SwitchCreate<kMin>,
+     false},
+    {"ugal",
+     "UGAL-L: at the source router minimal or Valiant by the used credits of the two "
+     "outputs; dragonfly (random intermediate group, 3 VC classes: ugal_dragonflynew's rule "
+     "q_min <= 2 q_nonmin + 30), flatfly (2 classes: ugal_flatfly's rule h_min q_min <= "
+     "h_nonmin q_nonmin + 2); clock: dor's",
+     {},
+     79.0,
+     &SwitchSupports<kUgal>,
+     &SwitchCreate<kUgal>,
+     false},
+    {"valiant",
+     "Valiant: dimension order to a random intermediate node (router), then to the "
+     "destination; each phase on half of the VCs: mesh (router.vcs >= 2), torus (dateline "
+     "classes in each half: >= 4), flatfly (BookSim2's valiant_mesh, valiant_torus, "
+     "valiant_flatfly); clock: dor's",
+     {},
+     79.0,
+     &ValiantSupports,
+     &ValiantCreate,
+     false},
+    {"romm",
+     "ROMM: dimension order to a random node of the minimal box between source and "
+     "destination, then to the destination (minimal); phases on VC halves as valiant; mesh "
+     "(router.vcs >= 2), torus (>= 4) (BookSim2's romm_mesh); clock: dor's",
+     {},
+     79.0,
+     &RommSupports,
+     &RommCreate,
+     false},
+    {"nca",
+     "fattree: up through a random up port to the nearest common ancestor, then down (1 VC "
+     "class: BookSim2's nca_fattree); clock: dor's",
+     {},
+     79.0,
+     &SwitchSupports<kNca>,
+     &SwitchCreate<kNca>,
+     false},
+    {"anca",
+     "fattree: up through the up port with most credits to the nearest common ancestor, then "
+     "down (1 VC class: BookSim2's anca_fattree); clock: dor's",
+     {},
+     79.0,
+     &SwitchSupports<kAnca>,
+     &SwitchCreate<kAnca>,
+     false},
 };
 
 }  // namespace

@@ -37,6 +37,8 @@
 
 namespace ukai::sim {
 
+struct OutputVcState;  // router/selection.h
+
 struct RouteCandidate {
   int16_t port = 0;      // output port
   int16_t tier = 0;      // preference tier, 0 best
@@ -55,7 +57,15 @@ struct RouteRequest {
   uint32_t* message_state = 0;   // per-message routing state word (starts at 0)
   const int32_t* via = nullptr;  // the message's via nodes (detour), in order
   int32_t via_count = 0;         // number of via nodes (0: no detour)
-  int32_t route = -1;            // the message's route (Message::route; source routing)
+  int64_t created = 0;           // the message's creation cycle (with src, dst: a
+                                 // per-message seed for random choices, e.g. Valiant's)
+  // The router's output VCs (index port * out_vc_stride + vc; credits = free downstream
+  // slots of vc_depth) for routings that weigh congestion (UGAL); nullptr in the deadlock
+  // checker.
+  const OutputVcState* out_vcs = nullptr;
+  int32_t out_vc_stride = 0;
+  int32_t vc_depth = 0;
+  int32_t route = -1;  // the message's route (Message::route; source routing)
 };
 
 class RouteResult {

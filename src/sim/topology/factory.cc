@@ -1,6 +1,11 @@
 #include "sim/topology/factory.h"
 
+#include <algorithm>
+
 #include "sim/topology/anynet.h"
+#include "sim/topology/concentrated_grid.h"
+#include "sim/topology/dragonfly.h"
+#include "sim/topology/fat_tree.h"
 #include "sim/topology/graph.h"
 #include "sim/topology/group.h"
 #include "sim/topology/kary_ncube.h"
@@ -19,6 +24,26 @@ Result<std::unique_ptr<Topology>> MakeGroup(const NetworkConfig& config) {
       GroupTopology::Create(config.groups, config.group_size);
   if (!group.ok()) return group.status();
   return std::unique_ptr<Topology>(std::move(*group));
+}
+
+template <typename T>
+Result<std::unique_ptr<Topology>> Make(const NetworkConfig& config) {
+  Result<std::unique_ptr<T>> made = T::Create(config);
+  if (!made.ok()) return made.status();
+  return std::unique_ptr<Topology>(std::move(*made));
+}
+
+void CubeSize(const NetworkConfig& config, double* nodes, int* ports) {
+  *nodes = 1;
+  for (int d = 0; d < config.n; ++d) {
+    *nodes *= config.k.empty() ? 1 : config.k[std::min<size_t>(d, config.k.size() - 1)];
+  }
+  *ports = 2 * config.n;
+}
+
+void GroupSize(const NetworkConfig& config, double* nodes, int* ports) {
+  *nodes = static_cast<double>(config.groups) * config.group_size;
+  *ports = config.group_size + 1;
 }
 
 Result<std::unique_ptr<Topology>> MakeGraphOf(const GraphSpec& spec) {
@@ -61,21 +86,39 @@ Result<std::unique_ptr<Topology>> MakeTree(const NetworkConfig& config) {
 
 constexpr TopologyEntry kTopologies[] = {
     {"mesh", TopologyKind::kMesh, "k-ary n-cube without wrap-around links (network.k, network.n)",
-     &MakeCube},
+     &MakeCube, &CubeSize},
     {"torus", TopologyKind::kTorus, "k-ary n-cube with wrap-around links (network.k, network.n)",
-     &MakeCube},
+     &MakeCube, &CubeSize},
     {"group", TopologyKind::kGroup,
      "network.groups groups of network.group_size fully connected nodes, rings across groups "
      "(docs/gateway.md)",
-     &MakeGroup},
+     &MakeGroup, &GroupSize},
     {"graph", TopologyKind::kGraph,
      "any network of end nodes and switches: a BookSim2 anynet file (network.file) or "
      "network.nodes, network.switches and network.links (docs/sss.md)",
-     &MakeGraph},
+     &MakeGraph, nullptr},
     {"tree", TopologyKind::kTree,
      "network.tree_levels levels of switches with network.tree_arity children each, end nodes "
      "at the leaves, network.tree_upper_bandwidth channels per upper link (docs/sss.md)",
-     &MakeTree},
+     &MakeTree, nullptr},
+    {"cmesh", TopologyKind::kCMesh,
+     "concentrated mesh: a network.k x ... mesh of routers (network.n dimensions), "
+     "network.concentration terminals on each (BookSim2's cmesh without express channels)",
+     &Make<CMesh>, &CMesh::Size},
+    {"flatfly", TopologyKind::kFlatFly,
+     "flattened butterfly: a network.k x ... grid of routers (network.n dimensions), fully "
+     "connected along every dimension, network.concentration terminals on each (BookSim2's "
+     "flatfly)",
+     &Make<FlatFly>, &FlatFly::Size},
+    {"fattree", TopologyKind::kFatTree,
+     "k-ary n-tree (network.k = k, network.n = n levels): k^n terminals, n levels of "
+     "k^(n-1) routers (BookSim2's fattree)",
+     &Make<FatTree>, &FatTree::Size},
+    {"dragonfly", TopologyKind::kDragonfly,
+     "dragonfly: groups of network.dragonfly_a routers (fully connected), "
+     "network.dragonfly_p terminals and network.dragonfly_h global channels per router, "
+     "a*h + 1 groups joined pairwise (BookSim2's dragonflynew: a = 2p, h = p)",
+     &Make<Dragonfly>, &Dragonfly::Size},
 };
 
 }  // namespace

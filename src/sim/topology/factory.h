@@ -1,8 +1,9 @@
 // The topologies of the flit-level model, in one explicit table keyed by network.topology
 // (factory.cc): a k-ary n-cube (mesh, torus: topology/kary_ncube.h), the group topology
-// (topology/group.h), or a graph of end nodes and switches (graph: an anynet file or TOML
-// links; tree: the generated hierarchy; topology/graph.h, docs/sss.md). MakeTopology builds
-// the one a NetworkConfig names.
+// (topology/group.h), a graph of end nodes and switches (graph: an anynet file or TOML
+// links; tree: the generated hierarchy; topology/graph.h, docs/sss.md), or an indirect
+// topology whose routers serve terminals (cmesh, flatfly, fattree, dragonfly:
+// topology/switch_topology.h). MakeTopology builds the one a NetworkConfig names.
 //
 // Adding a topology: a TopologyKind value (experiment/sim_config.h), its files under
 // topology/, and one row in factory.cc; it is then a network.topology value of the flit-level
@@ -27,6 +28,10 @@ struct TopologyEntry {
   std::string_view doc;  // what it builds and from which keys
   // Builds it; errors (kInvalidArgument) name the network.* key.
   Result<std::unique_ptr<Topology>> (*create)(const NetworkConfig& config);
+  // Nodes (terminals + routers) and network ports per node of `config`, from arithmetic
+  // alone (the memory estimate before anything is built; may exceed int). nullptr for the
+  // graph topologies, whose estimate builds them (Network::StateBytes).
+  void (*size)(const NetworkConfig& config, double* nodes, int* ports);
 };
 
 // Every topology, in the order describe lists them.

@@ -52,11 +52,12 @@ class Topology {
   // The PE (injection/ejection) port number.
   int PePort() const { return NumNetworkPorts(); }
 
-  // End nodes (traffic sources and sinks) are nodes 0..NumTerminals()-1: every node by
-  // default; the graph topology (graph.h) numbers its end nodes first, its switches after.
+  // End nodes (terminals: traffic sources and sinks) are nodes 0..NumTerminals()-1: every
+  // node by default; the graph topology (graph.h) numbers its end nodes first, its switches
+  // after, and so do the indirect topologies (switch_topology.h) their terminals and routers.
   virtual int NumTerminals() const { return NumNodes(); }
-  // Whether a route may pass through `node` on its way elsewhere (false for the graph
-  // topology's end nodes).
+  // Whether a route may pass through `node` on its way elsewhere (false for the end nodes
+  // of the graph and indirect topologies).
   virtual bool Forwards(int /*node*/) const { return true; }
   // Latency in cycles of the channel leaving `node` on `port`; -1: router.link_cycles.
   virtual int LinkCycles(int /*node*/, int /*port*/) const { return -1; }

@@ -23,13 +23,13 @@ class UniformPattern final : public TrafficPattern {
   int nodes_;
 };
 
-// BookSim2's uniform: any node, the source included (its message goes through its own
+// BookSim2's uniform: any end node, the source included (its message goes through its own
 // router).
 class UniformSelfPattern final : public TrafficPattern {
  public:
   explicit UniformSelfPattern(int nodes) : nodes_(nodes) {}
   int Destination(int, Rng& rng) const override { return static_cast<int>(rng.Uniform(nodes_)); }
-  bool Idle(int) const override { return false; }
+  bool Idle(int src) const override { return src >= nodes_; }
 
  private:
   int nodes_;
@@ -95,7 +95,7 @@ Result<std::unique_ptr<TrafficPattern>> MakeUniform(const Topology& t, const Tra
 }
 
 Result<std::unique_ptr<TrafficPattern>> MakeUniformSelf(const Topology& t, const TrafficConfig&) {
-  return std::unique_ptr<TrafficPattern>(std::make_unique<UniformSelfPattern>(t.NumNodes()));
+  return std::unique_ptr<TrafficPattern>(std::make_unique<UniformSelfPattern>(t.NumTerminals()));
 }
 
 Result<std::unique_ptr<TrafficPattern>> MakeTranspose(const Topology& t, const TrafficConfig&) {
@@ -219,7 +219,7 @@ Result<std::unique_ptr<TrafficPattern>> MakePattern(const Topology& topology,
       Result<std::unique_ptr<TrafficPattern>> p = e.create(topology, config);
       if (!p.ok()) return p;
       bool any = false;
-      for (int s = 0; s < topology.NumNodes() && !any; ++s) any = !(*p)->Idle(s);
+      for (int s = 0; s < topology.NumTerminals() && !any; ++s) any = !(*p)->Idle(s);
       if (!any) return Err(e.name, "gives no node a destination on " + topology.Describe());
       return p;
     }

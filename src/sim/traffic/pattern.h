@@ -1,7 +1,8 @@
 // Traffic patterns: which destination a new message of a source node goes to, behind one
 // interface and an explicit registry (like routing/registry.h).
 //
-// Patterns (N nodes; on a k-ary n-cube, coordinates c[0..n-1], dimension 0 fastest):
+// Patterns (N nodes: the terminals, NumTerminals(); on a k-ary n-cube, coordinates
+// c[0..n-1], dimension 0 fastest):
 //   uniform    uniformly random destination among the N-1 other nodes (never the source)
 //   transpose  c -> reversed coordinates (c[n-1], ..., c[0]); 2D: (x,y) -> (y,x). Needs
 //              n >= 2 and the same k in every dimension. Nodes that are their own
