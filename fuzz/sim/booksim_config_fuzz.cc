@@ -16,24 +16,12 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_lines.h"
 #include "sim/experiment/booksim_reader.h"
 #include "sim/experiment/front_door.h"
 #include "sim/experiment/run.h"
 
 namespace {
-
-std::vector<std::string> OverrideLines(std::string_view text) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find('\n', at);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(at, end - at);
-    if (line.substr(0, 6) == "//set ") out.emplace_back(line.substr(6));
-    at = end + 1;
-  }
-  return out;
-}
 
 bool Bound(ukai::sim::SimConfig* c) {
   int64_t nodes = 1;
@@ -55,7 +43,8 @@ bool Bound(ukai::sim::SimConfig* c) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  ukai::Result<std::string> with = ukai::sim::AppendBooksimOverrides(text, OverrideLines(text));
+  ukai::Result<std::string> with =
+      ukai::sim::AppendBooksimOverrides(text, ukai::fuzz::PrefixedLines(text, "//set "));
   if (!with.ok()) {
     if (with.status().message().empty()) std::abort();
     return 0;

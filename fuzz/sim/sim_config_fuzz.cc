@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_lines.h"
 #include "sim/experiment/config_schema.h"
 #include "sim/experiment/front_door.h"
 #include "sim/experiment/run.h"
@@ -28,20 +29,6 @@ constexpr int64_t kMaxNodes = 256;
 constexpr int64_t kMaxCycles = 1000;
 constexpr int64_t kMaxMeasured = 100;
 constexpr int64_t kMemoryLimit = int64_t{64} << 20;
-
-// The "#set key=value" lines of `text`, in order.
-std::vector<std::string> SetLines(std::string_view text) {
-  std::vector<std::string> sets;
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find('\n', at);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(at, end - at);
-    if (line.substr(0, 5) == "#set ") sets.emplace_back(line.substr(5));
-    at = end + 1;
-  }
-  return sets;
-}
 
 // Shrinks a loaded point to the fuzzer's bounds; false when the network is too large.
 bool Bound(ukai::sim::SimConfig* c) {
@@ -83,8 +70,8 @@ void CheckResult(const ukai::sim::SimConfig& c, const ukai::sim::PointResult& r)
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  ukai::Result<std::vector<ukai::sim::SimConfig>> points =
-      ukai::sim::LoadSimConfigsFromString(text, "fuzz.toml", SetLines(text));
+  ukai::Result<std::vector<ukai::sim::SimConfig>> points = ukai::sim::LoadSimConfigsFromString(
+      text, "fuzz.toml", ukai::fuzz::PrefixedLines(text, "#set "));
   if (!points.ok()) {
     if (points.status().message().empty()) std::abort();  // an error always says what
     return 0;
