@@ -1,0 +1,184 @@
+// ukai_sim_coll_bench: the relay collectives of the full-mesh patent (docs/collectives.md,
+// "Relay collectives on the simulated machine") against every classical algorithm, in
+// simulated time (sim.cpu_scale = 0: deterministic). Machines: "fullmesh", the flit-level
+// group topology with one group of n nodes (a direct link between every pair: the optical
+// full mesh's links, each node injecting one flit per cycle), the same with
+// router.eject_flits = n - 1 (a node receives on all its links at once), and a 4x4 torus
+// (n processes on nodes 0..n-1). For broadcast (root 0), reduce (root 0), allreduce (sum of
+// doubles) and Send/Recv (rank 0 to rank n-1) of each size it prints the best classical
+// algorithm and its time, the relay time (K = the default, the most relays) and
+// relay / best. A time is the slowest member's, from its start (after a barrier) to its
+// return. Default: n = 8, 4 KiB..1 MiB (make bench); --full adds 16 B and 4 MiB.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/rt/sim/sim_bench_job.h"
+#include "ukai/ukai.hpp"
+
+namespace {
+
+using ukai::rt::Algorithm;
+using ukai::rt::CollOptions;
+using ukai::rt::Collective;
+using ukai::rt::Group;
+using ukai::Status;
+using ukai::rt::bench::SimBenchJob;
+
+constexpr int kProcs = 8;
+
+struct Machine {
+  const char* name;
+  std::string config;
+};
+
+std::vector<Machine> Machines() {
+  const std::string router = "flit_bytes = 16\nclock_mhz = 1000\n";
+  const std::string sim = "[sim]\ncpu_scale = 0.0\n";
+  const std::string mesh = "[network]\ntopology = \"group\"\ngroups = 1\ngroup_size = " +
+                           std::to_string(kProcs) + "\n[router]\n" + router;
+  const std::string group_routing = "[routing]\nalgorithm = \"dor-detour\"\n";
+  return {
+      {"fullmesh", mesh + group_routing + sim},
+      {"fullmesh_ej", mesh + "eject_flits = " + std::to_string(kProcs - 1) + "\n" +
+                          group_routing + sim},
+      {"torus4x4",
+       "[network]\ntopology = \"torus\"\nk = 4\nn = 2\n[router]\n" + router +
+           "[routing]\nalgorithm = \"dor\"\n" + sim},
+  };
+}
+
+// One collective call of rank r with `bytes` per member.
+Status Call(Group& g, Collective c, size_t bytes, Algorithm a, std::vector<double>& in,
+            std::vector<double>& out) {
+  CollOptions o;
+  o.algorithm = a;
+  const size_t n = bytes / sizeof(double);
+  std::span<double> src(in.data(), n), dst(out.data(), n);
+  switch (c) {
+    case Collective::kBroadcast:
+      return g.Broadcast(dst, 0, o);
+    case Collective::kReduce:
+      return g.Reduce(src, dst, ukai::rt::ReduceOp::kSum, 0, o);
+    case Collective::kAllreduce:
+      return g.Allreduce(src, dst, ukai::rt::ReduceOp::kSum, o);
+    case Collective::kSendRecv:
+      if (g.rank() == 0) return g.Send(src, g.size() - 1, 1, o);
+      if (g.rank() == g.size() - 1) return g.Recv(dst, 0, 1);
+      return Status::Ok();
+    default:
+      return Status::InvalidArgument("not measured");
+  }
+}
+
+struct Job {
+  std::unique_ptr<SimBenchJob> sim;
+  std::vector<std::unique_ptr<Group>> groups;
+  // Runs fn(rank) on one thread per member. This thread never calls the runtimes (the
+  // machine was built on a thread that ended), so its join() holds no simulated time.
+  void Run(const std::function<void(int)>& fn) {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < sim->size(); ++r) threads.emplace_back([&, r] { fn(r); });
+    for (auto& t : threads) t.join();
+  }
+};
+
+// Simulated microseconds of one call (the slowest member), or < 0 on error.
+double Measure(Job& job, Collective c, size_t bytes, Algorithm a) {
+  std::vector<int64_t> elapsed(job.sim->size(), -1);
+  job.Run([&](int r) {
+    Group& g = *job.groups[r];
+    std::vector<double> in(bytes / sizeof(double), 1.0 + r), out(bytes / sizeof(double), 0.0);
+    if (!g.Barrier().ok()) return;
+    const int64_t t0 = job.sim->rt(r).Now().count();
+    Status st = Call(g, c, bytes, a, in, out);
+    if (!st.ok()) {
+      std::fprintf(stderr, "rank %d: %s %s: %s\n", r, std::string(CollectiveName(c)).c_str(),
+                   std::string(AlgorithmName(a)).c_str(), st.ToString().c_str());
+      return;
+    }
+    elapsed[r] = job.sim->rt(r).Now().count() - t0;
+  });
+  int64_t worst = 0;
+  for (int64_t e : elapsed) {
+    if (e < 0) return -1;
+    worst = std::max(worst, e);
+  }
+  return double(worst) / 1000.0;
+}
+
+std::string SizeName(size_t b) {
+  if (b >= (size_t{1} << 20)) return std::to_string(b >> 20) + "M";
+  if (b >= 1024) return std::to_string(b >> 10) + "K";
+  return std::to_string(b);
+}
+
+bool RunMachine(const Machine& m, const std::vector<size_t>& sizes) {
+  Job job;
+  // Built on a thread of its own: a program thread that called a runtime holds it until it
+  // waits in the runtime, and a thread's hold ends with the thread.
+  std::thread([&] { job.sim = SimBenchJob::Start(m.config, kProcs); }).join();
+  if (!job.sim) return false;
+  job.groups.resize(kProcs);
+  job.Run([&](int r) {
+    auto g = Group::FromStartpoints(job.sim->ctx(r), job.sim->members());
+    if (g.ok()) job.groups[r] = std::move(*g);
+    else std::fprintf(stderr, "group %d: %s\n", r, g.status().ToString().c_str());
+  });
+  for (auto& g : job.groups) {
+    if (!g) return false;
+  }
+  for (Collective c : {Collective::kBroadcast, Collective::kReduce, Collective::kAllreduce,
+                       Collective::kSendRecv}) {
+    for (size_t bytes : sizes) {
+      double best = -1, relay = -1;
+      Algorithm best_alg = Algorithm::kAuto;
+      for (Algorithm a : ukai::rt::AlgorithmsFor(c)) {
+        const double us = Measure(job, c, bytes, a);
+        if (us < 0) return false;
+        if (a == Algorithm::kRelay) {
+          relay = us;
+        } else if (best < 0 || us < best) {
+          best = us;
+          best_alg = a;
+        }
+      }
+      std::printf("%-11s %-10s %6s %-18s %10.2f %10.2f %6.2f\n", m.name,
+                  std::string(CollectiveName(c)).c_str(), SizeName(bytes).c_str(),
+                  std::string(AlgorithmName(best_alg)).c_str(), best, relay, relay / best);
+      std::fflush(stdout);
+    }
+  }
+  job.groups.clear();
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool full = argc > 1 && std::strcmp(argv[1], "--full") == 0;
+  if (argc > 1 && !full) {
+    std::fprintf(stderr, "usage: %s [--full]\n", argv[0]);
+    return 2;
+  }
+  std::vector<size_t> sizes = {4096, size_t{64} << 10, size_t{1} << 20};
+  if (full) {
+    sizes.insert(sizes.begin(), 16);
+    sizes.push_back(size_t{4} << 20);
+  }
+  std::printf(
+      "relay collectives against the best classical algorithm, %d processes, simulated time"
+      " (16 B flits, 1 GHz, cpu_scale 0); ratio = relay / best (below 1: relaying pays)\n",
+      kProcs);
+  std::printf("%-11s %-10s %6s %-18s %10s %10s %6s\n", "machine", "collective", "bytes",
+              "best_classical", "best_us", "relay_us", "ratio");
+  for (const Machine& m : Machines()) {
+    if (!RunMachine(m, sizes)) return 1;
+  }
+  return 0;
+}
