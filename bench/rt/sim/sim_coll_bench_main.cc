@@ -23,11 +23,11 @@
 
 namespace {
 
-using ukai::rt::Algorithm;
-using ukai::rt::CollOptions;
-using ukai::rt::Collective;
-using ukai::rt::Group;
 using ukai::Status;
+using ukai::rt::Algorithm;
+using ukai::rt::Collective;
+using ukai::rt::CollOptions;
+using ukai::rt::Group;
 using ukai::rt::bench::SimBenchJob;
 
 constexpr int kProcs = 8;
@@ -40,16 +40,16 @@ struct Machine {
 std::vector<Machine> Machines() {
   const std::string router = "flit_bytes = 16\nclock_mhz = 1000\n";
   const std::string sim = "[sim]\ncpu_scale = 0.0\n";
-  const std::string mesh = "[network]\ntopology = \"group\"\ngroups = 1\ngroup_size = " +
-                           std::to_string(kProcs) + "\n[router]\n" + router;
+  const std::string mesh =
+      "[network]\ntopology = \"group\"\ngroups = 1\ngroup_size = " + std::to_string(kProcs) +
+      "\n[router]\n" + router;
   const std::string group_routing = "[routing]\nalgorithm = \"dor-detour\"\n";
   return {
       {"fullmesh", mesh + group_routing + sim},
-      {"fullmesh_ej", mesh + "eject_flits = " + std::to_string(kProcs - 1) + "\n" +
-                          group_routing + sim},
-      {"torus4x4",
-       "[network]\ntopology = \"torus\"\nk = 4\nn = 2\n[router]\n" + router +
-           "[routing]\nalgorithm = \"dor\"\n" + sim},
+      {"fullmesh_ej",
+       mesh + "eject_flits = " + std::to_string(kProcs - 1) + "\n" + group_routing + sim},
+      {"torus4x4", "[network]\ntopology = \"torus\"\nk = 4\nn = 2\n[router]\n" + router +
+                       "[routing]\nalgorithm = \"dor\"\n" + sim},
   };
 }
 
@@ -127,8 +127,10 @@ bool RunMachine(const Machine& m, const std::vector<size_t>& sizes) {
   job.groups.resize(kProcs);
   job.Run([&](int r) {
     auto g = Group::FromStartpoints(job.sim->ctx(r), job.sim->members());
-    if (g.ok()) job.groups[r] = std::move(*g);
-    else std::fprintf(stderr, "group %d: %s\n", r, g.status().ToString().c_str());
+    if (g.ok())
+      job.groups[r] = std::move(*g);
+    else
+      std::fprintf(stderr, "group %d: %s\n", r, g.status().ToString().c_str());
   });
   for (auto& g : job.groups) {
     if (!g) return false;

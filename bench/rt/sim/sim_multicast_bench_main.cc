@@ -21,9 +21,9 @@
 
 namespace {
 
+using ukai::rt::Multicaster;
 using ukai::rt::MulticastKind;
 using ukai::rt::MulticastOptions;
-using ukai::rt::Multicaster;
 using ukai::rt::Startpoint;
 using ukai::rt::bench::SimBenchJob;
 
@@ -51,14 +51,15 @@ Point RunOne(MulticastKind kind, int fanout, size_t chunk, int members, size_t b
   std::vector<Startpoint> group;
   for (int i = 0; i <= members; ++i) {
     ukai::rt::Runtime* rt = &job->rt(i);
-    auto mc = Multicaster::Attach(job->ctx(i), [&, rt, bytes](const ukai::rt::MulticastDelivery& d) {
-      if (d.data.size() != bytes) return;
-      const int64_t t = rt->Now().count();
-      int64_t prev = last_delivery_ns.load();
-      while (t > prev && !last_delivery_ns.compare_exchange_weak(prev, t)) {
-      }
-      ++delivered;
-    });
+    auto mc =
+        Multicaster::Attach(job->ctx(i), [&, rt, bytes](const ukai::rt::MulticastDelivery& d) {
+          if (d.data.size() != bytes) return;
+          const int64_t t = rt->Now().count();
+          int64_t prev = last_delivery_ns.load();
+          while (t > prev && !last_delivery_ns.compare_exchange_weak(prev, t)) {
+          }
+          ++delivered;
+        });
     if (!mc.ok()) {
       std::fprintf(stderr, "attach %d: %s\n", i, mc.status().ToString().c_str());
       return p;
@@ -106,8 +107,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s [--full]\n", argv[0]);
     return 2;
   }
-  const std::vector<int> groups = full ? std::vector<int>{4, 8, 16, 32, 63}
-                                       : std::vector<int>{8, 63};
+  const std::vector<int> groups =
+      full ? std::vector<int>{4, 8, 16, 32, 63} : std::vector<int>{8, 63};
   const std::vector<size_t> sizes =
       full ? std::vector<size_t>{64, 4096, size_t{64} << 10, size_t{1} << 20}
            : std::vector<size_t>{64, size_t{64} << 10};
@@ -118,12 +119,10 @@ int main(int argc, char** argv) {
     size_t chunk;
   };
   constexpr size_t k64K = size_t{64} << 10, k4K = 4096;
-  const Kind kinds[] = {{"chain", MulticastKind::kChain, 2, k64K},
-                        {"chain/4K", MulticastKind::kChain, 2, k4K},
-                        {"tree2", MulticastKind::kTree, 2, k64K},
-                        {"tree2/4K", MulticastKind::kTree, 2, k4K},
-                        {"tree4", MulticastKind::kTree, 4, k64K},
-                        {"naive", MulticastKind::kNaive, 2, k64K}};
+  const Kind kinds[] = {
+      {"chain", MulticastKind::kChain, 2, k64K}, {"chain/4K", MulticastKind::kChain, 2, k4K},
+      {"tree2", MulticastKind::kTree, 2, k64K},  {"tree2/4K", MulticastKind::kTree, 2, k4K},
+      {"tree4", MulticastKind::kTree, 4, k64K},  {"naive", MulticastKind::kNaive, 2, k64K}};
   std::printf(
       "multicast with acks from node 0 to nodes 1..g of an 8x8 torus (dor, 16 B flits, 1 GHz,"
       " cpu_scale 0), simulated microseconds until the sender held every ack\n"
