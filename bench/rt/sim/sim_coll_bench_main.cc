@@ -8,9 +8,11 @@
 // doubles) and Send/Recv (rank 0 to rank n-1) of each size it prints the best classical
 // algorithm and its time, the relay time (K = the default, the most relays) and
 // relay / best. A time is the slowest member's, from its start (after a barrier) to its
-// return. Default: n = 8, 4 KiB..1 MiB (make bench); --full adds 16 B and 4 MiB.
+// return. Default: n = 8, 4 KiB..1 MiB (make bench); --full adds 16 B and 4 MiB;
+// --chunk=BYTES sets CollOptions::chunk_bytes (pipeline unit of chain and relay) for all.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -54,10 +56,11 @@ std::vector<Machine> Machines() {
 }
 
 // One collective call of rank r with `bytes` per member.
-Status Call(Group& g, Collective c, size_t bytes, Algorithm a, std::vector<double>& in,
-            std::vector<double>& out) {
+Status Call(Group& g, Collective c, size_t bytes, Algorithm a, size_t chunk_bytes,
+            std::vector<double>& in, std::vector<double>& out) {
   CollOptions o;
   o.algorithm = a;
+  o.chunk_bytes = chunk_bytes;
   const size_t n = bytes / sizeof(double);
   std::span<double> src(in.data(), n), dst(out.data(), n);
   switch (c) {
@@ -89,14 +92,14 @@ struct Job {
 };
 
 // Simulated microseconds of one call (the slowest member), or < 0 on error.
-double Measure(Job& job, Collective c, size_t bytes, Algorithm a) {
+double Measure(Job& job, Collective c, size_t bytes, Algorithm a, size_t chunk_bytes) {
   std::vector<int64_t> elapsed(job.sim->size(), -1);
   job.Run([&](int r) {
     Group& g = *job.groups[r];
     std::vector<double> in(bytes / sizeof(double), 1.0 + r), out(bytes / sizeof(double), 0.0);
     if (!g.Barrier().ok()) return;
     const int64_t t0 = job.sim->rt(r).Now().count();
-    Status st = Call(g, c, bytes, a, in, out);
+    Status st = Call(g, c, bytes, a, chunk_bytes, in, out);
     if (!st.ok()) {
       std::fprintf(stderr, "rank %d: %s %s: %s\n", r, std::string(CollectiveName(c)).c_str(),
                    std::string(AlgorithmName(a)).c_str(), st.ToString().c_str());
@@ -118,7 +121,7 @@ std::string SizeName(size_t b) {
   return std::to_string(b);
 }
 
-bool RunMachine(const Machine& m, const std::vector<size_t>& sizes) {
+bool RunMachine(const Machine& m, const std::vector<size_t>& sizes, size_t chunk_bytes) {
   Job job;
   // Built on a thread of its own: a program thread that called a runtime holds it until it
   // waits in the runtime, and a thread's hold ends with the thread.
@@ -141,7 +144,7 @@ bool RunMachine(const Machine& m, const std::vector<size_t>& sizes) {
       double best = -1, relay = -1;
       Algorithm best_alg = Algorithm::kAuto;
       for (Algorithm a : ukai::rt::AlgorithmsFor(c)) {
-        const double us = Measure(job, c, bytes, a);
+        const double us = Measure(job, c, bytes, a, chunk_bytes);
         if (us < 0) return false;
         if (a == Algorithm::kRelay) {
           relay = us;
@@ -163,10 +166,17 @@ bool RunMachine(const Machine& m, const std::vector<size_t>& sizes) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool full = argc > 1 && std::strcmp(argv[1], "--full") == 0;
-  if (argc > 1 && !full) {
-    std::fprintf(stderr, "usage: %s [--full]\n", argv[0]);
-    return 2;
+  bool full = false;
+  size_t chunk_bytes = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--full") == 0) {
+      full = true;
+    } else if (std::strncmp(argv[i], "--chunk=", 8) == 0 && std::atoll(argv[i] + 8) > 0) {
+      chunk_bytes = static_cast<size_t>(std::atoll(argv[i] + 8));
+    } else {
+      std::fprintf(stderr, "usage: %s [--full] [--chunk=BYTES]\n", argv[0]);
+      return 2;
+    }
   }
   std::vector<size_t> sizes = {4096, size_t{64} << 10, size_t{1} << 20};
   if (full) {
@@ -175,12 +185,13 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "relay collectives against the best classical algorithm, %d processes, simulated time"
-      " (16 B flits, 1 GHz, cpu_scale 0); ratio = relay / best (below 1: relaying pays)\n",
-      kProcs);
+      " (16 B flits, 1 GHz, cpu_scale 0, chunk_bytes %s); ratio = relay / best (below 1:"
+      " relaying pays)\n",
+      kProcs, chunk_bytes == 0 ? "default (64 KiB)" : std::to_string(chunk_bytes).c_str());
   std::printf("%-11s %-10s %6s %-18s %10s %10s %6s\n", "machine", "collective", "bytes",
               "best_classical", "best_us", "relay_us", "ratio");
   for (const Machine& m : Machines()) {
-    if (!RunMachine(m, sizes)) return 1;
+    if (!RunMachine(m, sizes, chunk_bytes)) return 1;
   }
   return 0;
 }
