@@ -6,9 +6,10 @@
 // router.eject_flits = n - 1 (a node receives on all its links at once), and a 4x4 torus
 // (n processes on nodes 0..n-1). For broadcast (root 0), reduce (root 0), allreduce (sum of
 // doubles) and Send/Recv (rank 0 to rank n-1) of each size it prints the best classical
-// algorithm and its time, the relay time (K = the default, the most relays) and
-// relay / best. A time is the slowest member's, from its start (after a barrier) to its
-// return. Default: n = 8, 4 KiB..1 MiB (make bench); --full adds 16 B and 4 MiB;
+// algorithm and its time, the relay time with the most relays (the default K) and with the
+// best K of a few (RelayCounts), and relay / best. A time is the slowest member's, from its start
+// (after a barrier) to its return. Default: n = 8, the full mesh, 4 KiB..1 MiB (make bench); --full
+// adds the other machines, 16 B and 4 MiB;
 // --chunk=BYTES sets CollOptions::chunk_bytes (pipeline unit of chain and relay) for all.
 #include <algorithm>
 #include <cstdio>
@@ -56,10 +57,11 @@ std::vector<Machine> Machines() {
 }
 
 // One collective call of rank r with `bytes` per member.
-Status Call(Group& g, Collective c, size_t bytes, Algorithm a, size_t chunk_bytes,
+Status Call(Group& g, Collective c, size_t bytes, Algorithm a, int relays, size_t chunk_bytes,
             std::vector<double>& in, std::vector<double>& out) {
   CollOptions o;
   o.algorithm = a;
+  o.relays = relays;
   o.chunk_bytes = chunk_bytes;
   const size_t n = bytes / sizeof(double);
   std::span<double> src(in.data(), n), dst(out.data(), n);
@@ -91,15 +93,21 @@ struct Job {
   }
 };
 
+// The relay counts K tried: the most (the default) first, then fewer (embodiment 6).
+std::vector<int> RelayCounts(Collective c) {
+  if (c == Collective::kSendRecv) return {kProcs - 2, kProcs / 2, 2, 1};
+  return {kProcs, kProcs - 1, kProcs / 2, 2, 1};
+}
+
 // Simulated microseconds of one call (the slowest member), or < 0 on error.
-double Measure(Job& job, Collective c, size_t bytes, Algorithm a, size_t chunk_bytes) {
+double Measure(Job& job, Collective c, size_t bytes, Algorithm a, int relays, size_t chunk_bytes) {
   std::vector<int64_t> elapsed(job.sim->size(), -1);
   job.Run([&](int r) {
     Group& g = *job.groups[r];
     std::vector<double> in(bytes / sizeof(double), 1.0 + r), out(bytes / sizeof(double), 0.0);
     if (!g.Barrier().ok()) return;
     const int64_t t0 = job.sim->rt(r).Now().count();
-    Status st = Call(g, c, bytes, a, chunk_bytes, in, out);
+    Status st = Call(g, c, bytes, a, relays, chunk_bytes, in, out);
     if (!st.ok()) {
       std::fprintf(stderr, "rank %d: %s %s: %s\n", r, std::string(CollectiveName(c)).c_str(),
                    std::string(AlgorithmName(a)).c_str(), st.ToString().c_str());
@@ -141,21 +149,31 @@ bool RunMachine(const Machine& m, const std::vector<size_t>& sizes, size_t chunk
   for (Collective c : {Collective::kBroadcast, Collective::kReduce, Collective::kAllreduce,
                        Collective::kSendRecv}) {
     for (size_t bytes : sizes) {
-      double best = -1, relay = -1;
+      double best = -1, relay_max = -1, relay = -1;
       Algorithm best_alg = Algorithm::kAuto;
+      int relay_k = 0;
       for (Algorithm a : ukai::rt::AlgorithmsFor(c)) {
-        const double us = Measure(job, c, bytes, a, chunk_bytes);
+        if (a == Algorithm::kRelay) continue;
+        const double us = Measure(job, c, bytes, a, 0, chunk_bytes);
         if (us < 0) return false;
-        if (a == Algorithm::kRelay) {
-          relay = us;
-        } else if (best < 0 || us < best) {
+        if (best < 0 || us < best) {
           best = us;
           best_alg = a;
         }
       }
-      std::printf("%-11s %-10s %6s %-18s %10.2f %10.2f %6.2f\n", m.name,
+      for (int k : RelayCounts(c)) {
+        const double us = Measure(job, c, bytes, Algorithm::kRelay, k, chunk_bytes);
+        if (us < 0) return false;
+        if (k == RelayCounts(c).front()) relay_max = us;
+        if (relay < 0 || us < relay) {
+          relay = us;
+          relay_k = k;
+        }
+      }
+      std::printf("%-11s %-10s %6s %-18s %9.2f %9.2f %9.2f %3d %6.2f\n", m.name,
                   std::string(CollectiveName(c)).c_str(), SizeName(bytes).c_str(),
-                  std::string(AlgorithmName(best_alg)).c_str(), best, relay, relay / best);
+                  std::string(AlgorithmName(best_alg)).c_str(), best, relay_max, relay, relay_k,
+                  relay / best);
       std::fflush(stdout);
     }
   }
@@ -185,12 +203,14 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "relay collectives against the best classical algorithm, %d processes, simulated time"
-      " (16 B flits, 1 GHz, cpu_scale 0, chunk_bytes %s); ratio = relay / best (below 1:"
+      " (16 B flits, 1 GHz, cpu_scale 0, chunk_bytes %s); relay_max: the most relays (the"
+      " default K), relay_us: the best K of those tried, ratio = relay_us / best_us (below 1:"
       " relaying pays)\n",
       kProcs, chunk_bytes == 0 ? "default (64 KiB)" : std::to_string(chunk_bytes).c_str());
-  std::printf("%-11s %-10s %6s %-18s %10s %10s %6s\n", "machine", "collective", "bytes",
-              "best_classical", "best_us", "relay_us", "ratio");
+  std::printf("%-11s %-10s %6s %-18s %9s %9s %9s %3s %6s\n", "machine", "collective", "bytes",
+              "best_classical", "best_us", "relay_max", "relay_us", "K", "ratio");
   for (const Machine& m : Machines()) {
+    if (!full && std::strcmp(m.name, "fullmesh") != 0) continue;  // make bench: one machine
     if (!RunMachine(m, sizes, chunk_bytes)) return 1;
   }
   return 0;

@@ -127,10 +127,12 @@ int main(int argc, char** argv) {
       "multicast with acks from node 0 to nodes 1..g of an 8x8 torus (dor, 16 B flits, 1 GHz,"
       " cpu_scale 0), simulated microseconds until the sender held every ack\n"
       "(kind/4K: 4 KiB chunks, else the default 64 KiB; treeK: fanout K); MB = bytes the"
-      " runtimes sent (10^6), hops = mean router-to-router hops per packet\n");
+      " runtimes sent (10^6), hops = mean router-to-router hops per packet; ack_c / ack_t ="
+      " ack_us - deliver_us (the last member had the data) of chain/4K / tree2/4K\n");
   std::printf("%-3s %8s", "g", "bytes");
   for (const Kind& k : kinds) std::printf(" %9s", k.name);
-  std::printf(" %8s %8s %6s %6s %6s\n", "MB_chain", "MB_tree2", "h_chn", "h_tr2", "h_nai");
+  std::printf(" %8s %8s %6s %6s %6s %6s %6s\n", "MB_chain", "MB_tree2", "h_chn", "h_tr2", "h_nai",
+              "ack_c", "ack_t");
   for (size_t bytes : sizes) {
     for (int g : groups) {
       std::printf("%-3d %8s", g, SizeName(bytes).c_str());
@@ -141,8 +143,9 @@ int main(int argc, char** argv) {
         std::printf(" %9.2f", pts.back().ack_us);
         std::fflush(stdout);
       }
-      std::printf(" %8.3f %8.3f %6.2f %6.2f %6.2f\n", pts[0].mbytes_sent, pts[2].mbytes_sent,
-                  pts[0].avg_hops, pts[2].avg_hops, pts[5].avg_hops);
+      std::printf(" %8.3f %8.3f %6.2f %6.2f %6.2f %6.2f %6.2f\n", pts[0].mbytes_sent,
+                  pts[2].mbytes_sent, pts[0].avg_hops, pts[2].avg_hops, pts[5].avg_hops,
+                  pts[1].ack_us - pts[1].deliver_us, pts[3].ack_us - pts[3].deliver_us);
     }
   }
   return 0;
