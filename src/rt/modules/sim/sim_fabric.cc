@@ -50,11 +50,6 @@ struct SimFabric::Thread {
   std::vector<RuntimeId> holds;  // runtimes it called
   bool idle = false;
   uint64_t seen = 0;  // seq_ when it last looked
-  // Its last two idle calls saw the same seq_: a wait checks its condition between two
-  // idle calls, so a dispatch that raced with the check (after it, before the idle call)
-  // changed seq_ between them and the thread holds on for one more round. Only then is
-  // "it saw everything up to seen" true.
-  bool settled = false;
   int64_t clock = 0;  // cycles
   int64_t cpu_mark = 0;
   const char* last_call = "Init";
@@ -241,7 +236,6 @@ void SimFabric::ThreadIdle(RuntimeId rt, const char* call) {
   if (std::find(t->holds.begin(), t->holds.end(), rt) == t->holds.end() && FindMember(rt)) {
     t->holds.push_back(rt);
   }
-  t->settled = t->seen == seq_;
   t->idle = true;
   t->seen = seq_;
   t->last_call = call;
@@ -339,7 +333,6 @@ void SimFabric::ThreadIdleAll(const char* call) {
   Thread* t = ThreadRecord(false);
   if (t == nullptr) return;
   ChargeCpu(t);
-  t->settled = t->seen == seq_;
   t->idle = true;
   t->seen = seq_;
   t->last_call = call;
@@ -414,7 +407,7 @@ int64_t SimFabric::Horizon() const {
     if (!m->failed && (m->pending_dispatch > 0 || m->handlers > 0)) h = std::min(h, m->clock);
   }
   for (const auto& t : threads_) {
-    if (t->idle && t->settled && t->seen == seq_) continue;
+    if (t->idle && t->seen == seq_) continue;
     for (RuntimeId r : t->holds) {
       auto it = members_.find(r);
       if (it == members_.end() || it->second->failed) continue;
@@ -499,7 +492,7 @@ void SimFabric::StopRun(const Status& why) {
 
 std::string SimFabric::StallMessage(int64_t horizon) const {
   for (const auto& t : threads_) {
-    if (t->idle && t->settled && t->seen == seq_) continue;
+    if (t->idle && t->seen == seq_) continue;
     for (RuntimeId r : t->holds) {
       auto it = members_.find(r);
       if (it == members_.end() || std::max(it->second->clock, t->clock) != horizon) continue;
