@@ -5,7 +5,10 @@
 // naive) it prints the simulated time until the last member had the whole message
 // (deliver_us) and until the sender held every ack (ack_us), the bytes the runtimes put on
 // the network and the mean router-to-router hops of its packets. Each point runs on a fresh
-// machine. Default: a short set (make bench); --full: group sizes 4..63 and 64 B..1 MiB.
+// machine. Default: a short set (make bench); --full: group sizes 4..63 and 64 B..1 MiB;
+// --tree: the same on a 64-node tree of switches instead (3 levels of 4-way switches, source
+// routing: the hierarchical network of seed 003, docs/sss.md), where a hop between two
+// nodes under one switch counts 2 (node to switch to node).
 // docs/sim-module.md ("Measured on the simulated machine") shows the table.
 #include <algorithm>
 #include <atomic>
@@ -27,6 +30,12 @@ using ukai::rt::MulticastOptions;
 using ukai::rt::Startpoint;
 using ukai::rt::bench::SimBenchJob;
 
+constexpr char kTree64[] =
+    "[network]\ntopology = \"tree\"\ntree_arity = 4\ntree_levels = 3\n"
+    "[router]\nflit_bytes = 16\nclock_mhz = 1000\n"
+    "[routing]\nalgorithm = \"source\"\n"
+    "[sim]\ncpu_scale = 0.0\n";
+
 constexpr char kTorus64[] =
     "[network]\ntopology = \"torus\"\nk = 8\nn = 2\n"
     "[router]\nflit_bytes = 16\nclock_mhz = 1000\n"
@@ -41,9 +50,10 @@ struct Point {
   bool ok = false;
 };
 
-Point RunOne(MulticastKind kind, int fanout, size_t chunk, int members, size_t bytes) {
+Point RunOne(const char* machine, MulticastKind kind, int fanout, size_t chunk, int members,
+             size_t bytes) {
   Point p;
-  std::unique_ptr<SimBenchJob> job = SimBenchJob::Start(kTorus64, members + 1);
+  std::unique_ptr<SimBenchJob> job = SimBenchJob::Start(machine, members + 1);
   if (!job) return p;
   std::atomic<int64_t> last_delivery_ns{0};
   std::atomic<int> delivered{0};
@@ -102,11 +112,18 @@ std::string SizeName(size_t b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool full = argc > 1 && std::strcmp(argv[1], "--full") == 0;
-  if (argc > 1 && !full) {
-    std::fprintf(stderr, "usage: %s [--full]\n", argv[0]);
-    return 2;
+  bool full = false, tree = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--full") == 0) {
+      full = true;
+    } else if (std::strcmp(argv[i], "--tree") == 0) {
+      tree = true;
+    } else {
+      std::fprintf(stderr, "usage: %s [--full] [--tree]\n", argv[0]);
+      return 2;
+    }
   }
+  const char* machine = tree ? kTree64 : kTorus64;
   const std::vector<int> groups =
       full ? std::vector<int>{4, 8, 16, 32, 63} : std::vector<int>{8, 63};
   const std::vector<size_t> sizes =
@@ -124,11 +141,12 @@ int main(int argc, char** argv) {
       {"tree2", MulticastKind::kTree, 2, k64K},  {"tree2/4K", MulticastKind::kTree, 2, k4K},
       {"tree4", MulticastKind::kTree, 4, k64K},  {"naive", MulticastKind::kNaive, 2, k64K}};
   std::printf(
-      "multicast with acks from node 0 to nodes 1..g of an 8x8 torus (dor, 16 B flits, 1 GHz,"
+      "multicast with acks from node 0 to nodes 1..g of %s (16 B flits, 1 GHz,"
       " cpu_scale 0), simulated microseconds until the sender held every ack\n"
       "(kind/4K: 4 KiB chunks, else the default 64 KiB; treeK: fanout K); MB = bytes the"
       " runtimes sent (10^6), hops = mean router-to-router hops per packet; ack_c / ack_t ="
-      " ack_us - deliver_us (the last member had the data) of chain/4K / tree2/4K\n");
+      " ack_us - deliver_us (the last member had the data) of chain/4K / tree2/4K\n",
+      tree ? "a tree of 4-way switches, 3 levels (source routing)" : "an 8x8 torus (dor)");
   std::printf("%-3s %8s", "g", "bytes");
   for (const Kind& k : kinds) std::printf(" %9s", k.name);
   std::printf(" %8s %8s %6s %6s %6s %6s %6s\n", "MB_chain", "MB_tree2", "h_chn", "h_tr2", "h_nai",
@@ -138,7 +156,7 @@ int main(int argc, char** argv) {
       std::printf("%-3d %8s", g, SizeName(bytes).c_str());
       std::vector<Point> pts;
       for (const Kind& k : kinds) {
-        pts.push_back(RunOne(k.kind, k.fanout, k.chunk, g, bytes));
+        pts.push_back(RunOne(machine, k.kind, k.fanout, k.chunk, g, bytes));
         if (!pts.back().ok) return 1;
         std::printf(" %9.2f", pts.back().ack_us);
         std::fflush(stdout);
