@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <set>
 #include <tuple>
 
 #include "fuzz_mutate.h"
@@ -89,6 +90,39 @@ TEST(CollSchedule, RelaySetsFollowThePatentsRule) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
             "relays K = 5 is out of range for allreduce over 4 members (1..4)");
+}
+
+// The first hop of the relay reductions is a balanced all-to-all: at each of its steps the
+// members send to different relays (member r starts with relay r + 1), not all to relay 0
+// first (docs/collectives.md, "Relay collectives on the simulated machine").
+TEST(CollSchedule, RelayReductionsStaggerTheirFirstHops) {
+  for (Collective c : {Collective::kReduce, Collective::kAllreduce}) {
+    for (int n : {2, 5, 8}) {
+      std::vector<std::vector<int>> order(n);  // per member: the relays of its first sends
+      for (int r = 0; r < n; ++r) {
+        CollArgs a;
+        a.coll = c;
+        a.algorithm = Algorithm::kRelay;
+        a.n = n;
+        a.rank = r;
+        a.count = 1000;
+        a.element = 8;
+        a.chunk_bytes = 1 << 20;  // one chunk per part
+        Result<Schedule> s = BuildSchedule(a);
+        ASSERT_TRUE(s.ok()) << s.status().ToString();
+        for (const Step& st : s->steps) {
+          if (st.kind == StepKind::kSend && st.background) order[r].push_back(st.peer);
+        }
+        ASSERT_EQ(order[r].size(), static_cast<size_t>(n - 1)) << CollectiveName(c) << " " << r;
+        EXPECT_EQ(order[r][0], (r + 1) % n) << CollectiveName(c) << " n " << n << " rank " << r;
+      }
+      for (int t = 0; t + 1 < n; ++t) {
+        std::set<int> targets;
+        for (int r = 0; r < n; ++r) targets.insert(order[r][t]);
+        EXPECT_EQ(targets.size(), static_cast<size_t>(n)) << CollectiveName(c) << " step " << t;
+      }
+    }
+  }
 }
 
 TEST(CollSchedule, UnknownAlgorithmAndOrderErrors) {

@@ -76,14 +76,18 @@ void AccumulateChunk(const CollArgs& a, const Parts& p, int i, uint64_t c, Regio
   }
 }
 
-// Every member's first hop of a reduction: chunk c of part i to relay i (tag c).
+// Every member's first hop of a reduction: chunk c of part i to relay i (tag c). Member r
+// starts with the relay after itself (relay (r + 1 + t) mod K at step t), so the members
+// send to different relays at once instead of all to relay 0 first (an incast that leaves
+// the other relays' links idle).
 void ScatterParts(const CollArgs& a, const Parts& p, const std::vector<int>& relays,
                   ScheduleBuilder* b) {
   const int k = static_cast<int>(relays.size());
   uint64_t most = 0;
   for (int i = 0; i < k; ++i) most = std::max(most, p.Chunks(i));
   for (uint64_t c = 0; c < most; ++c) {
-    for (int i = 0; i < k; ++i) {
+    for (int t = 0; t < k; ++t) {
+      const int i = (a.rank + 1 + t) % k;
       if (relays[i] != a.rank && c < p.Chunks(i)) {
         b->BackgroundSend(relays[i], static_cast<uint32_t>(c), p.Chunk(&SendBuf, i, c, p.begin[i]));
       }

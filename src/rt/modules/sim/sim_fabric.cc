@@ -564,10 +564,13 @@ void SimFabric::Run() {
     }
     const int64_t horizon = Horizon();
     const int64_t now = net_->now();
-    // Nothing happens before the first process joins (nor after the last one left): the
-    // machine's time starts with its processes.
+    // Nothing happens before the first process joins, nor once no running process is left
+    // (the others left or their nodes failed: nothing can observe the network any more, and
+    // what is in flight could only be lost): the machine's time is its processes'.
+    const bool running = std::any_of(members_.begin(), members_.end(),
+                                     [](const auto& m) { return !m.second->failed; });
     const bool work =
-        !members_.empty() && (net_->Busy() || !ready_.empty() || next_failure_ < failures_.size());
+        running && (net_->Busy() || !ready_.empty() || next_failure_ < failures_.size());
     if (now < horizon && work) {
       Status st = Advance(lock, horizon);
       if (!st.ok()) StopRun(st);
