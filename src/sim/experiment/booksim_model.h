@@ -1,6 +1,6 @@
 // The keys of BookSim2's timing model in the flit-level model's schema (config_schema.h adds
 // them): router.model ("ukai" or "booksim"), the stage delays of BookSim2's iq router
-// (router.routing_delay, ...), router.speculative, and the parameters of BookSim2's
+// (router.routing_delay, ...), router.speculative, router.vc_allocator, and the parameters of BookSim2's
 // measurement method (measure.mode = "booksim" / "booksim_throughput": measure.warmup_periods,
 // measure.max_samples, measure.latency_threshold, measure.stopping_threshold,
 // measure.accepted_stopping_threshold; the sample period is measure.sample_cycles).
@@ -26,6 +26,7 @@ std::vector<config::KeySpec> BooksimKeySpecs();
 void ReadBooksimModelConfig(const config::ConfigValues& values, SimConfig* config);
 
 std::string_view RouterModelName(RouterModel m);
+std::string_view VcAllocatorName(VcAllocator a);
 
 }  // namespace ukai::sim
 

@@ -45,6 +45,15 @@ enum class MeasureMode { kMessages, kCycles, kBooksim, kBooksimThroughput };
 // The router's timing: ukai's (router.hop_cycles per hop) or BookSim2's iq router
 // (stage delays, 1-cycle injection and ejection channels: docs/booksim.md).
 enum class RouterModel { kUkai, kBooksim };
+// How a routed head gets an output VC (router.vc_allocator): kMaxCredit, ukai's selection
+// (router/selection.h: the lowest tier with a free VC, the most credits within it);
+// kIslip, BookSim2's islip with one iteration (every free candidate VC is requested, tiers
+// ignored: each output VC grants one requesting input VC round-robin, each input VC accepts
+// one grant round-robin over its router's output VCs); kSeparableInputFirst, BookSim2's
+// separable_input_first (each input VC requests one free candidate VC: the best tier,
+// round-robin within it; each output VC grants one request round-robin). kAuto: kIslip
+// with router.model = "booksim" (BookSim2's default), else kMaxCredit.
+enum class VcAllocator { kAuto, kMaxCredit, kIslip, kSeparableInputFirst };
 // The paper's router as options (docs/simulator.md, "Router options"). DOR on a torus: how
 // a tie (destination exactly k/2 away) goes, and which dateline VC scheme it uses.
 enum class DorTieRule { kRandom, kParity, kPlus };
@@ -101,6 +110,7 @@ struct RouterConfig {
   int routing_delay = 1, vc_alloc_delay = 1, sw_alloc_delay = 1;
   int st_prepare_delay = 0, st_final_delay = 1;
   bool speculative = false;  // switch allocation beside VC allocation
+  VcAllocator vc_allocator = VcAllocator::kAuto;
 };
 
 // The header delay per router of router.model = "booksim": routing, VC and switch

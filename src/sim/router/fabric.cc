@@ -93,6 +93,11 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   cand_.Reset(nvc * cand_stride_);
   out_.Reset(nvc);
   va_rr_.Reset(nvc);
+  booksim_va_ = config.vc_allocator == VcAllocator::kAuto
+                    ? (config.model == RouterModel::kBooksim ? VcAllocator::kIslip
+                                                             : VcAllocator::kMaxCredit)
+                    : config.vc_allocator;
+  if (booksim_va_ != VcAllocator::kMaxCredit) va_accept_.Reset(nvc);
   rr_.Reset(npi);
   masks_.Reset(static_cast<size_t>(nodes_) * words_);
   valid_vcs_.Reset(npi);
@@ -175,6 +180,7 @@ double Fabric::ReservedBytes() const {
   add(cand_);
   add(out_);
   add(va_rr_);
+  add(va_accept_);
   add(rr_);
   add(valid_vcs_);
   add(down_ivc_);
@@ -270,7 +276,9 @@ void Fabric::InitHot() {
   h.grant_options = grant_options_;
   h.shared_headers = shared_headers_;
   h.table_ports = table_ports_;
-  h.extras = forking_ || saf_ != 0 || !link_port_.empty() || !eject_bounded_.empty();
+  h.booksim_va = booksim_va_ != VcAllocator::kMaxCredit;
+  h.extras = forking_ || saf_ != 0 || !link_port_.empty() || !eject_bounded_.empty() ||
+             h.booksim_va;
   hot_ = h;
 }
 

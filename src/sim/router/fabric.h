@@ -25,7 +25,8 @@
 //   its candidates (wormhole: not owned, and empty on the routing's AtomicVcMask() VCs;
 //   VCT: not owned and room for the whole message);
 //   conflicting requests for one output VC are resolved round-robin per output VC
-//   (separable input-first allocator).
+//   (separable input-first allocator). router.vc_allocator = islip / separable_input_first
+//   replaces the selection by BookSim2's allocators (fabric_booksim.cc).
 // - Switch allocation: separable input-first round-robin: each input port nominates one VC
 //   that has a flit, an output VC and a credit; each output port grants one nominee. One
 //   flit per input port and per output port per cycle, except router.eject_flits at the
@@ -374,11 +375,18 @@ class Fabric {
     // the hot paths test this one flag first (false on the constant-layout paths, which
     // then compile those features out).
     bool extras;
+    bool booksim_va;  // booksim_va_ != kMaxCredit (implies extras)
   };
   // Per-router scratch of one Evaluate.
   struct VaReq {
     int32_t ivc, ovc;
     int ip, v;
+  };
+  // A request of BookSim2's VC allocators: input VC ivc (port ip, VC v) for output VC ovc
+  // of routing tier `tier`.
+  struct BsReq {
+    int32_t ivc, ovc;
+    int16_t ip, v, tier;
   };
   struct Scratch {
     int ntx, nej;  // staged transfers and ejections so far
@@ -410,6 +418,10 @@ class Fabric {
     // RouteHead()'s scratch (here, not in Scratch: Scratch's address then never escapes
     // Evaluate(), so its counters and masks can stay in registers).
     RouteResult route;
+    // BookSim2's VC allocators (fabric_booksim.cc): the requests of the router being
+    // evaluated, and per router-local output / input VC scratch (-1 between routers).
+    std::vector<BsReq> bs_req;
+    std::vector<int32_t> bs_grant, bs_pick;
     int64_t flits_moved = 0, flits_ejected = 0, flit_hops = 0, last_move_cycle = 0;
   };
   void InitHot();
@@ -459,6 +471,11 @@ class Fabric {
   // ScanRouter()'s head loop with router.header_units = per_port.
   void HandleHeadsShared(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s);
   void AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scratch& s);
+  // router.vc_allocator = islip / separable_input_first (fabric_booksim.cc): a head's
+  // requests (every free candidate VC) into lane `lane`'s list, and their matching into
+  // s.va after the router's scan.
+  void RequestBooksimVcs(int lane, int32_t r, int32_t ivc, int64_t now);
+  void MatchBooksimVcs(int lane, int32_t r, Scratch& s);
   void Traverse(const Hot& h, int32_t r, int32_t pi, int ip, int v, int op, int64_t now,
                 Scratch& s);
   // kVshift, kPshift: the index layout's shifts when known at compile time, else -1.
@@ -514,6 +531,11 @@ class Fabric {
   // Output VCs (same indexing as input VCs).
   LazyArray<OutputVcState> out_;
   LazyArray<int32_t> va_rr_;
+  // BookSim2's VC allocators: the allocator they stand for (kMaxCredit: none, the
+  // SelectionFunction) and per input VC its round-robin pointer over its router's output
+  // VCs (router-local index; empty with kMaxCredit).
+  VcAllocator booksim_va_ = VcAllocator::kMaxCredit;
+  LazyArray<int32_t> va_accept_;
   // Per router port (index Pi).
   LazyArray<RoundRobin> rr_;
   LazyArray<uint32_t> valid_vcs_;

@@ -102,6 +102,7 @@ UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Sc
   s.table_used = 0;
   s.out_mask = 0;
   ScanRouter(h, r, rpi, now, s);
+  if (__builtin_expect(h.extras, false) && h.booksim_va) MatchBooksimVcs(h.lane, r, s);
   if (s.nva > 0) AllocateVcs(h, r, rpi, s);
   for (uint32_t om = s.out_mask; om != 0; om &= om - 1) GrantOutput(h, r, rpi, Ctz(om), now, s);
 }
@@ -274,6 +275,10 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_
     ForkAcquire(r, ivc);
     return;
   }
+  if (__builtin_expect(h.extras, false) && h.booksim_va) {
+    RequestBooksimVcs(h.lane, r, ivc, now);
+    return;
+  }
   const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
   const int32_t ovc = SelectOutput(h, r, ivc, f, now);
   if (ovc >= 0) {
@@ -395,6 +400,9 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
     const uint64_t bit = uint64_t{1} << (q.ivc & ((1 << h.mshift) - 1));
     mk.active |= bit;
     va_rr_[q.ovc] = (q.ivc - rbase + 1) & lmask;
+    if (__builtin_expect(h.extras, false) && h.booksim_va) {
+      va_accept_[q.ivc] = (q.ovc - rbase + 1) & lmask;
+    }
     if (h.out[q.ovc].credits > 0) {
       mk.credit |= bit;
       renominate |= 1u << q.ip;
