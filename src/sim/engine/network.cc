@@ -147,7 +147,11 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   UKAI_RETURN_IF_ERROR(ValidateConfig(config));
   std::unique_ptr<Network> net(new Network());
   net->config_ = config;
-  net->endpoint_cycles_ = config.router.model == RouterModel::kBooksim ? kBooksimEndpointCycles : 0;
+  // router.model = booksim: the injection and ejection channels, and the switch traversal
+  // of the last router, which the Fabric counts on the channel after it (router/fabric.h).
+  net->endpoint_cycles_ = config.router.model == RouterModel::kBooksim
+                              ? kBooksimEndpointCycles + BooksimTraversalCycles(config.router)
+                              : 0;
   Result<std::unique_ptr<Topology>> topo = MakeTopology(config.network);
   if (!topo.ok()) return topo.status();
   net->topology_ = std::move(*topo);

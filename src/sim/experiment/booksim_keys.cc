@@ -287,9 +287,8 @@ constexpr BooksimKey kKeys[] = {
     {"out_ports", "5", B::kDefaultOnly, "the single-router topology is not modelled"},
     {"router", "iq", B::kMapped, "router.model = \"booksim\" (iq only)", UKAI_MAP(MapRouter(c))},
     {"output_delay", "0", B::kDefaultOnly, "the output-queued router is not modelled"},
-    {"credit_delay", "0", B::kDefaultOnly,
-     "credits reach the upstream router the cycle after the flit leaves, as BookSim2's "
-     "default; other delays are not modelled"},
+    {"credit_delay", "0", B::kMapped, "router.credit_delay",
+     UKAI_MAP(MapInt(c, "credit_delay", "router.credit_delay"))},
     {"internal_speedup", "1.0", B::kDefaultOnly, "one flit per port per cycle (no speedup)"},
     {"output_buffer_size", "-1", B::kDefaultOnly, "the output-queued router is not modelled"},
     {"noq", "0", B::kDefaultOnly, "next-hop output queueing is not modelled"},

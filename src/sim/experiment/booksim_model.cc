@@ -45,6 +45,11 @@ constexpr IntKey kIntKeys[] = {
     {"router.st_final_delay", "cycles", "switch traversal (BookSim2 st_final_delay)", 0, 1000,
      [](const SimConfig& c) -> int64_t { return c.router.st_final_delay; },
      [](int64_t v, SimConfig* c) { c->router.st_final_delay = static_cast<int>(v); }},
+    {"router.credit_delay", "cycles",
+     "cycles a credit waits in the router it returns to, after its credit channel (as long "
+     "as the data channel) (BookSim2 credit_delay)",
+     0, 1000, [](const SimConfig& c) -> int64_t { return c.router.credit_delay; },
+     [](int64_t v, SimConfig* c) { c->router.credit_delay = static_cast<int>(v); }},
     {"measure.warmup_periods", "sample periods",
      "booksim modes: sample periods of warm-up before measuring (BookSim2 warmup_periods)", 1,
      int64_t{1} << 40, [](const SimConfig& c) -> int64_t { return c.measure.warmup_periods; },

@@ -111,6 +111,9 @@ struct RouterConfig {
   int st_prepare_delay = 0, st_final_delay = 1;
   bool speculative = false;  // switch allocation beside VC allocation
   VcAllocator vc_allocator = VcAllocator::kAuto;
+  // router.model = "booksim": cycles a credit waits in the router that receives it before
+  // it counts (BookSim2 credit_delay), after its credit channel, as long as the data channel.
+  int credit_delay = 0;
 };
 
 // The header delay per router of router.model = "booksim": routing, VC and switch
@@ -125,6 +128,16 @@ inline int BooksimHopCycles(const RouterConfig& r) {
 // Cycles router.model = "booksim" adds to every message: its injection and ejection
 // channels of one cycle each.
 inline constexpr int kBooksimEndpointCycles = 2;
+// router.model = "booksim": the switch traversal stages (st_prepare + st_final, at most
+// BooksimHopCycles() - 1). BookSim2 runs them after switch allocation, when the flit has
+// left its input buffer, so the router counts them on the channel a flit leaves by
+// (router/fabric.h): the next head of that buffer starts its pipeline at once, and a body
+// flit goes as soon as it has arrived and has a credit.
+inline int BooksimTraversalCycles(const RouterConfig& r) {
+  const int st = r.st_prepare_delay + r.st_final_delay;
+  const int hop = BooksimHopCycles(r);
+  return st < hop - 1 ? st : hop - 1;
+}
 
 enum class DetourSwitchKind { kAware, kDetector };
 // routing.source_routes: shortest paths, up*/down* paths, or auto (shortest on a network

@@ -97,7 +97,10 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
                     ? (config.model == RouterModel::kBooksim ? VcAllocator::kIslip
                                                              : VcAllocator::kMaxCredit)
                     : config.vc_allocator;
-  if (booksim_va_ != VcAllocator::kMaxCredit) va_accept_.Reset(nvc);
+  if (booksim_va_ != VcAllocator::kMaxCredit) {
+    va_accept_.Reset(nvc);
+    va_free_from_.Reset(nvc);
+  }
   rr_.Reset(npi);
   masks_.Reset(static_cast<size_t>(nodes_) * words_);
   valid_vcs_.Reset(npi);
@@ -154,6 +157,17 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   }
   max_link_cycles_ = config.link_cycles;
   for (int32_t l : link_port_) max_link_cycles_ = std::max(max_link_cycles_, l);
+  if (config.model == RouterModel::kBooksim) {
+    traversal_cycles_ = BooksimTraversalCycles(config);
+    hop_cycles_ = BooksimHopCycles(config) - traversal_cycles_;
+    link_cycles_ += traversal_cycles_;
+    for (int32_t& l : link_port_) l += traversal_cycles_;
+    credit_delay_ = config.credit_delay;
+    // A credit counts at most max link + credit_delay cycles after the cycle it left.
+    const size_t slots = static_cast<size_t>(max_link_cycles_ + credit_delay_ + 2);
+    for (Lane& l : lanes_) l.credit_ring.resize(slots);
+    max_link_cycles_ += traversal_cycles_;
+  }
   InitHot();
 }
 
@@ -181,6 +195,7 @@ double Fabric::ReservedBytes() const {
   add(out_);
   add(va_rr_);
   add(va_accept_);
+  add(va_free_from_);
   add(rr_);
   add(valid_vcs_);
   add(down_ivc_);
@@ -379,8 +394,12 @@ void Fabric::RebaseArrivals(int64_t now) {
   }
 }
 
-void Fabric::Commit(int lane_index, int64_t /*now*/, uint8_t* active) {
+void Fabric::Commit(int lane_index, int64_t now, uint8_t* active) {
   Lane& lane = lanes_[static_cast<size_t>(lane_index)];
+  if (credit_delay_ >= 0) {
+    CommitDelayed(lane, now, active);
+    return;
+  }
   // Entries of the other lanes of this process and of other ranks for this lane.
   // (The lane's own box for itself holds credits whose flit crossed out.)
   for (const Lane& other : lanes_) {
@@ -445,9 +464,12 @@ void Fabric::CommitStaged(const Lane& lane, uint8_t* __restrict active) {
   }
 }
 
-void Fabric::CommitInbox(const std::vector<BoundaryEntry>& entries, uint8_t* active) {
+void Fabric::CommitInbox(const std::vector<BoundaryEntry>& entries, uint8_t* active,
+                         Lane* delayed, int64_t now) {
   for (const BoundaryEntry& e : entries) {
-    if (e.credit >= 0) {
+    if (e.credit >= 0 && delayed != nullptr) {
+      DeferCredit(*delayed, e.credit, now);
+    } else if (e.credit >= 0) {
       OutputVcState& o = out_[e.credit];
       if (o.credits++ == 0 && o.owner >= 0) masks_[o.owner >> mshift_].credit |= Bit(o.owner);
       if (needs_room_) ++epoch_[e.credit >> rshift_];

@@ -34,6 +34,13 @@
 //   it sends a flit of another message than its last one (GrantWithOptions()).
 // - Credits: a flit leaving an input VC at cycle t returns a credit that the upstream
 //   router sees from cycle t + 1.
+// - router.model = booksim (BookSim2's iq router, docs/booksim.md): the header pipeline is
+//   routing + VC + switch allocation, and the switch traversal stages
+//   (BooksimTraversalCycles()) are added to the channel the flit leaves by (ejection too:
+//   Network adds them at delivery), as BookSim2 frees the input buffer slot at switch
+//   allocation; a credit comes back over a credit channel as long as the data channel
+//   (router.link_cycles or the port's own) plus router.credit_delay, so the upstream router
+//   sees it from cycle t + 1 + that (fabric_booksim.cc keeps the credits on their way).
 //
 // Two-phase contract: Evaluate(r, now) reads committed state and writes only router r's
 // own state plus its staged outgoing flits and credits; Commit(now) moves every staged flit
@@ -422,6 +429,10 @@ class Fabric {
     // evaluated, and per router-local output / input VC scratch (-1 between routers).
     std::vector<BsReq> bs_req;
     std::vector<int32_t> bs_grant, bs_pick;
+    // router.model = booksim: credits on their way back, by the cycle they count from
+    // (slot cycle % size), and the last cycle whose credits were applied.
+    std::vector<std::vector<int32_t>> credit_ring;
+    int64_t credits_applied = -1;
     int64_t flits_moved = 0, flits_ejected = 0, flit_hops = 0, last_move_cycle = 0;
   };
   void InitHot();
@@ -476,13 +487,23 @@ class Fabric {
   // s.va after the router's scan.
   void RequestBooksimVcs(int lane, int32_t r, int32_t ivc, int64_t now);
   void MatchBooksimVcs(int lane, int32_t r, Scratch& s);
+  // router.model = booksim's credit channels (fabric_booksim.cc): Commit() of lane `lane`
+  // for cycle `now` with every credit put on its way, and the credits that count from
+  // `now` on applied (Evaluate() calls it first).
+  void CommitDelayed(Lane& lane, int64_t now, uint8_t* active);
+  void DeferCredit(Lane& lane, int32_t ovc, int64_t now);
+  void ApplyDueCredits(Lane& lane, int64_t now);
+  void ApplyCredit(int32_t ovc);
+  // Credits on their way back to output VC `ovc` (the invariant check counts them).
+  int32_t CreditsOnTheirWay(int32_t ovc) const;
   void Traverse(const Hot& h, int32_t r, int32_t pi, int ip, int v, int op, int64_t now,
                 Scratch& s);
   // kVshift, kPshift: the index layout's shifts when known at compile time, else -1.
   template <bool kRoom, int kVshift, int kPshift>
   void CommitStaged(const Lane& lane, uint8_t* active);
   // Applies boundary entries addressed to this lane's routers.
-  void CommitInbox(const std::vector<BoundaryEntry>& entries, uint8_t* active);
+  void CommitInbox(const std::vector<BoundaryEntry>& entries, uint8_t* active,
+                   Lane* delayed = nullptr, int64_t now = 0);
   // Traverse()'s staging of a flit (to input VC `dst`, slot `slot`; ejection when dst < 0)
   // and its credit when one of them crosses into another partition.
   void StageBoundary(const Hot& h, Scratch& s, int32_t router, int32_t dst, int32_t slot,
@@ -536,6 +557,14 @@ class Fabric {
   // VCs (router-local index; empty with kMaxCredit).
   VcAllocator booksim_va_ = VcAllocator::kMaxCredit;
   LazyArray<int32_t> va_accept_;
+  // Per output VC: the first cycle a head may request it after the tail of its last packet
+  // left (BookSim2 allocates the VC one cycle before the switch, so a VC freed by switch
+  // allocation in cycle t serves a head whose switch allocation is in t + 2 at the earliest).
+  LazyArray<int64_t> va_free_from_;
+  // router.model = booksim: switch traversal cycles moved onto the channels, and the
+  // credit channels (credit_delay_ < 0: credits count the next cycle, ukai's model).
+  int traversal_cycles_ = 0;
+  int credit_delay_ = -1;
   // Per router port (index Pi).
   LazyArray<RoundRobin> rr_;
   LazyArray<uint32_t> valid_vcs_;

@@ -8,6 +8,7 @@
 // use the per-output-VC pointer of AllocateVcs() (va_rr_) on the output side, so the
 // round-robin order over input and output VCs is BookSim2's (its allocator's inputs and
 // outputs are numbered port x VCs + VC, ours port x 2^vshift + VC: the same order).
+#include <algorithm>
 #include <bit>
 #include <vector>
 
@@ -37,6 +38,7 @@ void Fabric::RequestBooksimVcs(int lane, int32_t r, int32_t ivc, int64_t now) {
   const int32_t base = r << rshift_;
   const int32_t needed = vct_ ? m.length : 0;
   const size_t before = l.bs_req.size();
+  bool freeing = false;  // a VC freed too recently: try again next cycle
   for (int i = 0; i < q.cand_count; ++i) {
     const RouteCandidate& c = cands[i];
     for (uint32_t mask = c.vc_mask; mask != 0; mask &= mask - 1) {
@@ -45,10 +47,14 @@ void Fabric::RequestBooksimVcs(int lane, int32_t r, int32_t ivc, int64_t now) {
       const OutputVcState& s = out_[ovc];
       const int32_t need = ((atomic_vcs_ >> vc) & 1u) != 0 ? depth_ : needed;
       if (s.owner >= 0 || s.credits < need) continue;
+      if (va_free_from_[ovc] > now) {
+        freeing = true;
+        continue;
+      }
       l.bs_req.push_back({ivc, ovc, static_cast<int16_t>(ip), static_cast<int16_t>(v), c.tier});
     }
   }
-  if (l.bs_req.size() == before && !reroute_) {
+  if (l.bs_req.size() == before && !reroute_ && !freeing) {
     q.state = kBlocked;
     q.aux = static_cast<int32_t>(epoch_[r]);
   }
@@ -107,6 +113,73 @@ void Fabric::MatchBooksimVcs(int lane, int32_t r, Scratch& s) {
     grant[static_cast<size_t>(q.ovc - rbase)] = -1;
   }
   l.bs_req.clear();
+}
+
+// router.model = booksim's credit channels. A credit for output VC `ovc` staged in cycle
+// `now` counts from cycle now + 1 + its channel's latency + credit_delay_ (ukai's model:
+// now + 1).
+void Fabric::DeferCredit(Lane& lane, int32_t ovc, int64_t now) {
+  const int32_t pi = ovc >> vshift_;
+  const int link = (link_port_.empty() ? link_cycles_ : link_port_[static_cast<size_t>(pi)]) -
+                   traversal_cycles_;
+  const int64_t from = now + 1 + link + credit_delay_;
+  lane.credit_ring[static_cast<size_t>(from % static_cast<int64_t>(lane.credit_ring.size()))]
+      .push_back(ovc);
+}
+
+void Fabric::ApplyCredit(int32_t ovc) {
+  OutputVcState& o = out_[ovc];
+  if (o.credits++ == 0 && o.owner >= 0) masks_[o.owner >> mshift_].credit |= Bit(o.owner);
+  if (needs_room_) ++epoch_[ovc >> rshift_];  // a head waiting for room may now find it
+}
+
+void Fabric::ApplyDueCredits(Lane& lane, int64_t now) {
+  const auto slots = static_cast<int64_t>(lane.credit_ring.size());
+  // Every slot once at most: the cycles since the last call (the engine may skip idle ones).
+  const int64_t first = std::max(lane.credits_applied + 1, now - slots + 1);
+  for (int64_t t = first; t <= now; ++t) {
+    std::vector<int32_t>& due = lane.credit_ring[static_cast<size_t>(t % slots)];
+    for (int32_t ovc : due) ApplyCredit(ovc);
+    due.clear();
+  }
+  lane.credits_applied = now;
+}
+
+// Commit() with credit channels: the flits count now, the credits when they arrive.
+void Fabric::CommitDelayed(Lane& lane, int64_t now, uint8_t* active) {
+  for (const Lane& other : lanes_) {
+    if (!other.out[static_cast<size_t>(lane.part)].empty()) {
+      CommitInbox(other.out[static_cast<size_t>(lane.part)], active, &lane, now);
+    }
+  }
+  if (!lane.remote_in.empty()) {
+    CommitInbox(lane.remote_in, active, &lane, now);
+    lane.remote_in.clear();
+  }
+  for (int i = 0; i < lane.ntx; ++i) {
+    const Transfer t = lane.tx[static_cast<size_t>(i)];
+    if (t.credit >= 0) DeferCredit(lane, t.credit, now);
+    ++in_[t.dst].count;  // Evaluate() already wrote the flit into its slot
+    masks_[t.dst >> mshift_].nonempty |= Bit(t.dst);
+    active[t.dst >> rshift_] = 1;
+  }
+  for (int i = 0; i < lane.nej; ++i) {
+    if (lane.ej[static_cast<size_t>(i)].credit >= 0) {
+      DeferCredit(lane, lane.ej[static_cast<size_t>(i)].credit, now);
+    }
+  }
+  lane.ntx = 0;
+  lane.nej = 0;
+}
+
+int32_t Fabric::CreditsOnTheirWay(int32_t ovc) const {
+  int32_t n = 0;
+  for (const Lane& l : lanes_) {
+    for (const std::vector<int32_t>& slot : l.credit_ring) {
+      for (int32_t c : slot) n += c == ovc ? 1 : 0;
+    }
+  }
+  return n;
 }
 
 }  // namespace ukai::sim

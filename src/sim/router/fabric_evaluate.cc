@@ -25,6 +25,7 @@ UKAI_INLINE int PickRoundRobin(uint32_t mask, int start) {
 
 void Fabric::Evaluate(int lane_index, const int32_t* routers, size_t count, int64_t now) {
   Lane& lane = lanes_[static_cast<size_t>(lane_index)];
+  if (credit_delay_ >= 0) ApplyDueCredits(lane, now);
   for (int32_t part : lane.out_used) lane.out[static_cast<size_t>(part)].clear();
   lane.out_used.clear();
   lane.boundary_flits = 0;
@@ -491,6 +492,7 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   }
   if (tail) {
     o.owner = -1;
+    if (__builtin_expect(h.extras, false) && h.booksim_va) va_free_from_[q.out] = now + 2;
     if (__builtin_expect(h.extras, false) && forking_ && fork_n_[ivc] != 0) ReleaseFork(r, ivc);
     q.state = kIdle;
     mk.active &= ~bit;
