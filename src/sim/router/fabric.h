@@ -436,6 +436,7 @@ class Fabric {
     int64_t flits_moved = 0, flits_ejected = 0, flit_hops = 0, last_move_cycle = 0;
   };
   void InitHot();
+  void InitBooksimTiming(const Topology& topology, const RouterConfig& config);
   void CheckRouter(int32_t r, const std::function<void(const std::string&)>& fail) const;
   int PurgeVc(int32_t ivc, const std::function<bool(int32_t msg)>& discard,
               std::vector<PurgedCredits>* remote);
@@ -565,6 +566,10 @@ class Fabric {
   // credit channels (credit_delay_ < 0: credits count the next cycle, ukai's model).
   int traversal_cycles_ = 0;
   int credit_delay_ = -1;
+  // Per router port (index Pi): the latency of the credit channel into it; per node: 1 for
+  // a terminal node (InitBooksimTiming()). Empty unless router.model = booksim.
+  std::vector<int32_t> credit_port_;
+  std::vector<uint8_t> terminal_;
   // Per router port (index Pi).
   LazyArray<RoundRobin> rr_;
   LazyArray<uint32_t> valid_vcs_;

@@ -95,9 +95,8 @@ void Fabric::MatchBooksimVcs(int lane, int32_t r, Scratch& s) {
     const int32_t ptr = va_accept_[q.ivc];
     if (p >= 0) {
       const BsReq& b = l.bs_req[static_cast<size_t>(p)];
-      const bool better = !islip && q.tier != b.tier
-                              ? q.tier < b.tier
-                              : dist(lo, ptr) < dist(b.ovc - rbase, ptr);
+      const bool better =
+          !islip && q.tier != b.tier ? q.tier < b.tier : dist(lo, ptr) < dist(b.ovc - rbase, ptr);
       if (!better) continue;
     }
     p = i;
@@ -119,9 +118,7 @@ void Fabric::MatchBooksimVcs(int lane, int32_t r, Scratch& s) {
 // `now` counts from cycle now + 1 + its channel's latency + credit_delay_ (ukai's model:
 // now + 1).
 void Fabric::DeferCredit(Lane& lane, int32_t ovc, int64_t now) {
-  const int32_t pi = ovc >> vshift_;
-  const int link = (link_port_.empty() ? link_cycles_ : link_port_[static_cast<size_t>(pi)]) -
-                   traversal_cycles_;
+  const int link = credit_port_[static_cast<size_t>(ovc >> vshift_)];
   const int64_t from = now + 1 + link + credit_delay_;
   lane.credit_ring[static_cast<size_t>(from % static_cast<int64_t>(lane.credit_ring.size()))]
       .push_back(ovc);

@@ -62,9 +62,8 @@ void Fabric::CheckRouter(int32_t r, const std::function<void(const std::string&)
           if (out_[ivc].credits + returning + in_[down].count != depth_) {
             fail("credit leak: node " + std::to_string(r) + " port " + std::to_string(p) + " vc " +
                  std::to_string(v) + ": credits " + std::to_string(out_[ivc].credits) + " + " +
-                 std::to_string(returning) + " on their way" +
-                 " + downstream flits " + std::to_string(in_[down].count) +
-                 " != " + std::to_string(depth_));
+                 std::to_string(returning) + " on their way" + " + downstream flits " +
+                 std::to_string(in_[down].count) + " != " + std::to_string(depth_));
           }
         }
       }

@@ -492,7 +492,11 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   }
   if (tail) {
     o.owner = -1;
-    if (__builtin_expect(h.extras, false) && h.booksim_va) va_free_from_[q.out] = now + 2;
+    if (__builtin_expect(h.extras, false) && h.booksim_va) {
+      // A terminal (BookSim2's source) reuses its VC at once; a router a cycle later.
+      va_free_from_[q.out] =
+          now + (!terminal_.empty() && terminal_[static_cast<size_t>(r)] ? 1 : 2);
+    }
     if (__builtin_expect(h.extras, false) && forking_ && fork_n_[ivc] != 0) ReleaseFork(r, ivc);
     q.state = kIdle;
     mk.active &= ~bit;
