@@ -27,7 +27,7 @@ void Reply(const std::vector<uint8_t>& in) {
 void Descriptor(const char* module, const std::vector<uint8_t>& in) {
   auto entry = ukai::rt::FindModule(module);
   if (!entry.ok()) return;
-  ukai::rt::ModuleEnv env{ukai::rt::NewInprocFabric()};
+  ukai::rt::ModuleEnv env{ukai::rt::NewInprocFabric(), nullptr};
   auto m = (*entry)->create(env);  // not initialised: CanReach only decodes
   (void)m->CanReach(in);
 }

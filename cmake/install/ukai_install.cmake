@@ -16,6 +16,7 @@ file(GLOB_RECURSE ukai_pkg_srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/rt/*
      ${PROJECT_SOURCE_DIR}/src/wire/*.cc)
 list(APPEND ukai_pkg_srcs ${PROJECT_SOURCE_DIR}/src/core/status.cc)
 list(FILTER ukai_pkg_srcs EXCLUDE REGEX "_main\\.cc$")
+list(FILTER ukai_pkg_srcs EXCLUDE REGEX "/rt/sim_machine/")  # needs the simulator
 if(NOT MPI_FOUND)
   list(FILTER ukai_pkg_srcs EXCLUDE REGEX "/rt/modules/mpi/|/rt/launch/mpi")
 endif()

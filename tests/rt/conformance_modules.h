@@ -14,6 +14,7 @@ inline constexpr ConformanceModule kConformanceModules[] = {
     {"inproc", true, false},
     {"tcp", true, true},
     {"shm", true, true},
+    {"sim", true, false},  // runtimes on one simulated machine (docs/sim-module.md)
 };
 
 }  // namespace ukai::rt::testing

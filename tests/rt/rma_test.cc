@@ -255,7 +255,7 @@ TEST_P(RmaConformance, AtomicsUnderContentionGiveExactTotals) {
   RemoteKey key = Exchange(*rma_[1]->Register(mem.span()));
   constexpr int kThreadsPerInitiator = 2, kIncrements = 300;
   std::vector<std::thread> threads;
-  std::atomic<int> errors{0};
+  std::atomic<int> errors{0}, finished{0};
   for (int who : {0, 2}) {
     for (int t = 0; t < kThreadsPerInitiator; ++t) {
       threads.emplace_back([&, who] {
@@ -274,12 +274,15 @@ TEST_P(RmaConformance, AtomicsUnderContentionGiveExactTotals) {
             seen = *old;
           }
         }
+        ++finished;
       });
     }
   }
   // Local atomics on the same word at the same time.
   std::atomic_ref<uint64_t> local(*reinterpret_cast<uint64_t*>(mem.data));
   for (int i = 0; i < kIncrements; ++i) local.fetch_add(1);
+  // Waiting in WaitFor says so to the sim module's machine (a bare join holds it).
+  WaitFor([&] { return finished.load() == int(threads.size()); }, std::chrono::seconds(60));
   for (auto& t : threads) t.join();
   const uint64_t n = 2 * kThreadsPerInitiator * kIncrements;
   EXPECT_EQ(errors.load(), 0);
@@ -332,7 +335,7 @@ TEST_P(RmaConformance, AtomicSequenceRunsAsOne) {
   Pages mem(page_);
   RemoteKey key = *rma_[1]->Register(mem.span());
   std::atomic<bool> stop{false};
-  std::atomic<int> torn{0}, errors{0};
+  std::atomic<int> torn{0}, errors{0}, finished{0};
   // Writers bump both words in one request; a reader fetches both in one request.
   std::vector<std::thread> writers;
   for (int who : {0, 2}) {
@@ -343,6 +346,7 @@ TEST_P(RmaConformance, AtomicSequenceRunsAsOne) {
         Result<RmaOp> op = rma_[who]->Atomic(key, both, old);
         if (!op.ok() || !rma_[who]->Wait(*op).ok()) ++errors;
       }
+      ++finished;
     });
   }
   std::thread reader([&] {
@@ -353,9 +357,12 @@ TEST_P(RmaConformance, AtomicSequenceRunsAsOne) {
       if (!op.ok() || !rma_[0]->Wait(*op).ok()) ++errors;
       if (v[0] != v[1]) ++torn;
     }
+    ++finished;
   });
+  WaitFor([&] { return finished.load() == 2; }, std::chrono::seconds(60));  // as above
   for (auto& t : writers) t.join();
   stop.store(true);
+  WaitFor([&] { return finished.load() == 3; }, std::chrono::seconds(60));
   reader.join();
   EXPECT_EQ(errors.load(), 0);
   EXPECT_EQ(torn.load(), 0);

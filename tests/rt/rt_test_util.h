@@ -24,6 +24,8 @@
 
 #include <gtest/gtest.h>
 
+#include "rt/core/virtual_time.h"
+#include "sim_test_util.h"
 #include "ukai/ukai.hpp"
 #include "wire/rsr_frame.h"
 
@@ -35,6 +37,7 @@ inline bool WaitFor(const std::function<bool()>& pred,
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!pred()) {
     if (std::chrono::steady_clock::now() > deadline) return pred();
+    internal::ThreadWaitsOutsideRuntime();  // the sim module's machine may advance
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   return true;
@@ -68,6 +71,7 @@ inline RuntimeOptions ModuleOptions(const std::string& module,
   o.handler_threads = 4;
   o.params["tcp.listen"] = "127.0.0.1:0";
   if (module == "inproc") o.inproc_fabric = fabric;
+  if (module == "sim") o.sim_fabric = SimFabricFor(fabric);
   return o;
 }
 

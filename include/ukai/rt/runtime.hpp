@@ -60,6 +60,7 @@ class Runtime;
 class Context;
 class Endpoint;
 class InprocFabric;
+class SimFabric;
 namespace internal {
 class RuntimeImpl;
 class ContextState;
@@ -204,6 +205,10 @@ struct RuntimeOptions {
   // Runtimes that share a fabric reach each other with the inproc module; by default each
   // Runtime has its own (API only).
   std::shared_ptr<InprocFabric> inproc_fabric;
+  // The simulated machine of the "sim" module (docs/sim-module.md), shared by the runtimes
+  // on it; built by the simulator side (src/rt/sim_machine/sim_machine.h) or by `ukai launch
+  // --sim` (API only).
+  std::shared_ptr<SimFabric> sim_fabric;
   // Told about failed or departed peers (API only).
   PeerEventCallback on_peer_event;
   // Told about handlers that failed here and RSRs that peers refused (API only; ErrorEvent).
@@ -475,6 +480,12 @@ class Runtime {
   // threaded ones to the pool. Returns the number of RSRs dispatched. Thread safe; when
   // another thread is progressing it returns 0 at once.
   int Progress();
+
+  // The time now: under the "sim" module the simulated time of this process (its clock on
+  // the simulated machine, from 0 at the machine's start; docs/sim-module.md), otherwise the
+  // steady wall clock (std::chrono::steady_clock, since its epoch). A program that times
+  // itself with Now() reports simulated figures unchanged. Thread safe.
+  std::chrono::nanoseconds Now() const;
 
   RuntimeStats stats() const;
 

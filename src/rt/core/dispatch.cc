@@ -52,6 +52,8 @@ class HandlerTask final : public Task {
         storage_(std::move(storage)),
         payload_(payload) {}
   void Run() override {
+    internal::VirtualTime* vt = rt_->impl()->virtual_time();
+    if (vt != nullptr) vt->HandlerBegin();
     {
       HandlerScope scope(cs_.get());
       std::optional<uint64_t> addr;
@@ -62,6 +64,7 @@ class HandlerTask final : public Task {
               HandlerId{header_.handler}, addr, payload, request);
       rt_->impl()->InvokeHandler(h_, rsr);
     }
+    if (vt != nullptr) vt->HandlerEnd();
     cs_->running.fetch_sub(1);
   }
 
@@ -216,6 +219,7 @@ void RuntimeImpl::Run(const std::shared_ptr<ContextState>& cs, EndpointState* es
     std::memcpy(storage.data(), payload.data(), payload.size());
     payload = storage.span();
   }
+  if (vt_ != nullptr) vt_->HandlerQueued();
   pool_->Submit(
       std::make_unique<HandlerTask>(self_, cs, es, he, d.header, std::move(storage), payload));
 }
@@ -334,9 +338,16 @@ void RuntimeImpl::QuiesceProgress() {
 
 int RuntimeImpl::Progress() {
   NoteCallerProgress();
-  if (!TryEnterProgress()) return CallerIdle(0);
-  const int n = ProgressPass(/*all=*/true);
-  LeaveProgress();
+  int n = 0;
+  const bool entered = TryEnterProgress();
+  if (entered) {
+    n = ProgressPass(/*all=*/true);
+    LeaveProgress();
+  }
+  if (vt_ != nullptr && (entered || !InOwnProgressPass())) [[unlikely]] {
+    // An idle pass is a wait: the simulated machine may advance until something arrives.
+    n == 0 ? vt_->ThreadIdle("Progress") : vt_->ThreadCall("Progress");
+  }
   return CallerIdle(n);
 }
 

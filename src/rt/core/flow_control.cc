@@ -57,6 +57,7 @@ Status RuntimeImpl::AwaitRoom(Peer& peer, RuntimeId rid, bool wait,
     if (stop_.load(std::memory_order_relaxed)) {
       return Status::FailedPrecondition("SendRsr: the runtime is finalizing");
     }
+    if (vt_ != nullptr) vt_->ThreadIdle("SendRsr (waiting for room)");
     if (TryEnterProgress()) {  // drive progress ourselves: no progress thread, or it sleeps
       const int n = ProgressPass(/*all=*/true);
       LeaveProgress();
@@ -132,6 +133,7 @@ Status RuntimeImpl::FlushObjects(const std::vector<FlushEntry>& objects,
         ProgressPass(/*all=*/true);
         LeaveProgress();
       }
+      if (vt_ != nullptr && !InOwnProgressPass()) vt_->ThreadIdle("a flush (Finalize, ClosePeer)");
       Backoff(64 + round);  // Outstanding() may make system calls: do not spin on it
       continue;
     }

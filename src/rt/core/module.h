@@ -56,6 +56,7 @@
 #include "core/status.h"
 #include "rt/core/job_secret.h"
 #include "rt/core/one_sided.h"
+#include "rt/core/virtual_time.h"
 #include "ukai/rt/byte_block.hpp"
 #include "ukai/rt/startpoint.hpp"
 #include "wire/rsr_frame.h"
@@ -162,6 +163,11 @@ class ModuleHost {
   // single process, an mpirun job on one node): the tcp module then listens on 127.0.0.1
   // unless tcp.listen says otherwise.
   virtual bool job_on_one_host() const { return false; }
+
+  // ---- Virtual time (rt/core/virtual_time.h) ----
+  // The sim module hands the runtime its hooks in Init (valid until the module's Close);
+  // the runtime then reports its threads' calls and waits, and Runtime::Now() asks them.
+  virtual void SetVirtualTime(internal::VirtualTime* /*hooks*/) {}
 };
 
 class Module {

@@ -218,7 +218,9 @@ bool ReplyFuture::WaitFor(std::chrono::nanoseconds timeout) const {
   while (!state_->done) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return false;
-    if (!state_->progress_thread) {  // nobody else progresses: do it here
+    // Nobody else progresses, or each round must tell the simulated machine that this
+    // thread still waits (rt/core/virtual_time.h): progress here.
+    if (!state_->progress_thread || internal::ThreadInSimulation()) {
       lock.unlock();
       if (state_->runtime->Progress() == 0) std::this_thread::yield();
       lock.lock();

@@ -88,6 +88,12 @@ Result<std::string> Runtime::SelectModule(const Startpoint& target) {
   return impl_->SelectModule(target);
 }
 int Runtime::Progress() { return impl_->Progress(); }
+
+std::chrono::nanoseconds Runtime::Now() const {
+  if (internal::VirtualTime* vt = impl_->virtual_time(); vt != nullptr) return vt->Now();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::steady_clock::now().time_since_epoch());
+}
 RuntimeStats Runtime::stats() const { return impl_->stats(); }
 
 // ---- Context ----

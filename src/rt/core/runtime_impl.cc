@@ -110,7 +110,18 @@ PeerKey RuntimeImpl::KeyFor(RuntimeId peer) const {
 
 Status RuntimeImpl::LoadModules() {
   std::vector<std::string> names = {"inproc"};
-  if (options_.modules.empty()) {
+  const bool sim =
+      std::find(options_.modules.begin(), options_.modules.end(), "sim") != options_.modules.end();
+  if (sim) {  // every frame through the simulated machine: no other module, no bypass
+    for (const std::string& n : options_.modules) {
+      if (n != "sim") {
+        return Status::InvalidArgument("module '" + n +
+                                       "' cannot be loaded beside 'sim': under sim every frame "
+                                       "goes through the simulated machine");
+      }
+    }
+    names = {"sim"};
+  } else if (options_.modules.empty()) {
     for (const ModuleEntry& e : ModuleTable()) {
       if (e.default_on && std::string_view(e.name) != "inproc") names.push_back(e.name);
     }
@@ -119,7 +130,8 @@ Status RuntimeImpl::LoadModules() {
       if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
     }
   }
-  ModuleEnv env{options_.inproc_fabric ? options_.inproc_fabric : NewInprocFabric()};
+  ModuleEnv env{options_.inproc_fabric ? options_.inproc_fabric : NewInprocFabric(),
+                options_.sim_fabric};
   auto table = std::make_shared<DescriptorTable>();
   table->runtime = id_;
   std::vector<std::pair<std::unique_ptr<Module>, ModuleCaps>> loaded;

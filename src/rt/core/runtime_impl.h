@@ -178,6 +178,9 @@ class RuntimeImpl final : public ModuleHost {
   const JobSecret* job_secret() const override { return secret_.get(); }
   PeerKey KeyFor(RuntimeId peer) const override;
   bool job_on_one_host() const override { return one_host_; }
+  void SetVirtualTime(VirtualTime* hooks) override { vt_ = hooks; }
+  // The sim module's hooks (null without it). Set once in Init, before any other thread.
+  VirtualTime* virtual_time() const { return vt_; }
 
   // Runtime API.
   Result<Context*> CreateContext(ContextOptions options);
@@ -418,6 +421,7 @@ class RuntimeImpl final : public ModuleHost {
   unsigned idle_spins_ = 0;   // progress thread only
 
   RuntimeOptions options_;
+  VirtualTime* vt_ = nullptr;  // SetVirtualTime
   mutable std::mutex params_mu_;
   mutable std::unordered_set<std::string> params_asked_;  // guarded by params_mu_
   const RuntimeId id_;

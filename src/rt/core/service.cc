@@ -8,6 +8,7 @@
 
 #include "rt/core/runtime_impl.h"
 #include "rt/modules/inproc/inproc_module.h"
+#include "rt/modules/sim/sim_fabric.h"
 #include "rt/trace/recorder.h"
 
 namespace ukai::rt::internal {
@@ -200,6 +201,10 @@ Result<Peer*> RuntimeImpl::PeerById(RuntimeId rid) {
   const Descriptor* inproc = table_->Find("inproc");
   if (!table && inproc != nullptr && options_.inproc_fabric && options_.inproc_fabric->Has(rid)) {
     table = std::make_shared<const DescriptorTable>(DescriptorTable{rid, {*inproc}});
+  }
+  const Descriptor* sim = table_->Find("sim");
+  if (!table && sim != nullptr && options_.sim_fabric && options_.sim_fabric->Has(rid)) {
+    table = std::make_shared<const DescriptorTable>(DescriptorTable{rid, {*sim}});
   }
   if (!table) return Status::Unavailable("no way back to runtime " + Hex(rid));
   return PeerFor(Startpoint(std::move(table), 1, 1));

@@ -11,6 +11,7 @@
 #include "rt/modules/mpi/mpi_module.h"
 #endif
 #include "rt/modules/shm/shm_module.h"
+#include "rt/modules/sim/sim_module.h"
 #include "rt/modules/tcp/tcp_module.h"
 
 namespace ukai::rt {
@@ -24,6 +25,8 @@ const ModuleEntry kModules[] = {
 #if UKAI_HAVE_MPI
     {"mpi", "processes under mpirun via Open MPI", false, NewMpiModule},
 #endif
+    {"sim", "runtimes on a simulated machine (flit-level simulator, virtual time); exclusive",
+     false, NewSimModule},
 };
 
 }  // namespace

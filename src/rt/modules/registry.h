@@ -14,10 +14,13 @@
 namespace ukai::rt {
 
 class InprocFabric;
+class SimFabric;
 
-// What a factory gets: things shared beyond one runtime (none but the inproc fabric).
+// What a factory gets: things shared beyond one runtime (the inproc fabric, the simulated
+// machine of the sim module).
 struct ModuleEnv {
   std::shared_ptr<InprocFabric> fabric;
+  std::shared_ptr<SimFabric> sim_fabric;
 };
 
 struct ModuleEntry {

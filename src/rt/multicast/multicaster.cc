@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "rt/core/thread_pool.h"
+#include "rt/core/virtual_time.h"
 #include "rt/multicast/mc_route.h"
 #include "ukai/rt/multicast.hpp"
 
@@ -425,7 +426,20 @@ Result<MulticastResult> Multicaster::Multicast(std::span<const Startpoint> group
   std::unique_lock<std::mutex> lock(state_->ops_mu);
   Pending& p = state_->pending[seq];
   auto all = [&] { return p.resolved == group.size(); };
-  if (options.ack && !state_->ops_cv.wait_for(lock, options.timeout, all)) {
+  // Under the sim module each round of the wait must be a runtime wait (Progress), so
+  // that the simulated machine advances (rt/core/virtual_time.h).
+  auto wait = [&](std::chrono::milliseconds timeout) {
+    if (!internal::ThreadInSimulation()) return state_->ops_cv.wait_for(lock, timeout, all);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!all()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      lock.unlock();
+      state_->runtime->Progress();
+      lock.lock();
+    }
+    return true;
+  };
+  if (options.ack && !wait(options.timeout)) {
     // Repair round: the members not heard of get the data straight from the sender (naive),
     // in case a member before them died after receiving and before forwarding.
     Route missing;
@@ -435,7 +449,7 @@ Result<MulticastResult> Multicaster::Multicast(std::span<const Startpoint> group
     lock.unlock();
     state_->SendRound(seq, true, options, MulticastKind::kNaive, missing, data);
     lock.lock();
-    state_->ops_cv.wait_for(lock, options.timeout, all);
+    wait(options.timeout);
     for (size_t i = 0; i < p.members.size(); ++i) {
       if (p.members[i].state != MulticastMember::State::kUnconfirmed) continue;
       p.members[i].state = MulticastMember::State::kFailed;

@@ -15,6 +15,7 @@
 #include "sim/experiment/fault_config.h"
 #include "sim/experiment/memory_budget.h"
 #include "sim/experiment/nic_job_config.h"
+#include "sim/experiment/sim_module_keys.h"
 #include "sim/experiment/sss_keys.h"
 #include "sim/experiment/workload_keys.h"
 #include "sim/nic/gateway.h"
@@ -766,6 +767,7 @@ config::Schema SimConfigSchema() {
   for (config::KeySpec& k : BooksimKeySpecs()) keys.push_back(std::move(k));
   for (config::KeySpec& k : SssStructuredKeySpecs()) keys.push_back(std::move(k));
   for (config::KeySpec& k : WorkloadKeySpecs()) keys.push_back(std::move(k));
+  for (config::KeySpec& k : SimModuleKeySpecs()) keys.push_back(std::move(k));
   return config::Schema(std::move(keys));
 }
 
@@ -962,6 +964,7 @@ Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& valu
   ReadBooksimModelConfig(values, &base);
   ReadSssStructured(values, &base, &errors);
   ReadWorkloadConfig(values, &base.workload, &errors);
+  ReadSimModuleConfig(values, &base.sim_module, &errors);
   CheckNetwork(values, &base, &errors);
   CheckUnusedSweeps(values, base, &errors);
   size_t total = 1;

@@ -18,6 +18,7 @@
 #include "sim/nic/sss_config.h"
 #include "sim/topology/fault_spec.h"
 #include "sim/topology/graph_spec.h"
+#include "sim/workload/sim_module_config.h"
 #include "sim/workload/workload_config.h"
 
 namespace ukai::sim {
@@ -221,9 +222,10 @@ struct SimConfig {
   FaultConfig faults;  // faults.* (topology/fault_spec.h)
 
   RunConfig run;
-  NicConfig nic;            // nic.* (nic/nic_config.h): the gateway model
-  SssConfig sss;            // the SSS-CORE NIC model's keys (nic/sss_config.h, docs/sss.md)
-  WorkloadConfig workload;  // workload.* (workload/workload_config.h): trace replay
+  NicConfig nic;               // nic.* (nic/nic_config.h): the gateway model
+  SssConfig sss;               // the SSS-CORE NIC model's keys (nic/sss_config.h, docs/sss.md)
+  WorkloadConfig workload;     // workload.* (workload/workload_config.h): trace replay
+  SimModuleConfig sim_module;  // sim.* (workload/sim_module_config.h): the runtime's sim module
 };
 
 }  // namespace ukai::sim

@@ -49,11 +49,15 @@ const TraceKind* FindKind(WorkloadKind kind) {
   return nullptr;
 }
 
+}  // namespace
+
 double ClockMhz(const SimConfig& c) {
   if (c.router.clock_mhz > 0) return c.router.clock_mhz;
   Result<const RoutingEntry*> entry = FindRoutingAlgorithm(c.routing.algorithm);
   return entry.ok() ? (*entry)->default_clock_mhz : 0.0;
 }
+
+namespace {
 
 struct Ending {
   bool capped = false, stuck = false;
@@ -90,7 +94,8 @@ Status Drive(Network& net, Workload& w, const ProgressFn& progress, Ending* end)
   }
 }
 
-// The PointResult's usual fields over the trace's packets.
+}  // namespace
+
 void NetworkFigures(const Network& net, const Workload& w, double clock, PointResult* r) {
   const WorkloadStats& s = w.stats();
   const double nodes = net.topology().NumNodes();
@@ -113,13 +118,15 @@ void NetworkFigures(const Network& net, const Workload& w, double clock, PointRe
       net, {s.packets_delivered, s.packets_recovered, s.packets_table, s.misrouted_hops}, r);
 }
 
-}  // namespace
-
 WorkloadOptions WorkloadOptionsFor(const SimConfig& c) {
+  return WorkloadOptionsFor(c, c.workload.packet_bytes);
+}
+
+WorkloadOptions WorkloadOptionsFor(const SimConfig& c, int64_t packet_bytes) {
   WorkloadOptions o;
   o.flit_bytes = c.router.flit_bytes;
   const int64_t fb = c.router.flit_bytes;
-  int64_t flits = std::max<int64_t>(1, (c.workload.packet_bytes + fb - 1) / fb);
+  int64_t flits = std::max<int64_t>(1, (packet_bytes + fb - 1) / fb);
   flits = std::min<int64_t>(flits, 32767);
   if (c.router.switching == Switching::kVirtualCutThrough) {
     flits = std::min<int64_t>(flits, c.router.vc_buffer_flits);

@@ -24,6 +24,7 @@
 #include "sim/experiment/sim_config.h"
 #include "sim/topology/topology.h"
 #include "sim/workload/trace_source.h"
+#include "sim/workload/workload.h"
 
 namespace ukai::sim {
 
@@ -38,6 +39,15 @@ Result<std::unique_ptr<TraceSource>> OpenTraceSource(const SimConfig& config,
 // The layer's options for `config`: flit size, and the largest packet (workload.packet_bytes,
 // at most 32767 flits, at most one VC buffer with virtual cut-through).
 WorkloadOptions WorkloadOptionsFor(const SimConfig& config);
+// The same with packets of at most `packet_bytes` (the sim module's sim.packet_bytes).
+WorkloadOptions WorkloadOptionsFor(const SimConfig& config, int64_t packet_bytes);
+
+// The clock of `config`: router.clock_mhz, else the routing algorithm's default (0: none).
+double ClockMhz(const SimConfig& config);
+
+// The PointResult's usual fields over the workload's packets (latency from a packet's
+// creation to its tail's delivery, hops, accepted throughput over the run so far).
+void NetworkFigures(const Network& net, const Workload& w, double clock, PointResult* r);
 
 // Runs one trace workload point.
 Result<PointResult> RunWorkloadPoint(const SimConfig& config, const ProgressFn& progress);

@@ -1,0 +1,629 @@
+#include "rt/modules/sim/sim_fabric.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <random>
+
+#include "rt/core/virtual_time.h"
+
+namespace ukai::rt {
+namespace {
+
+constexpr int64_t kInfinity = std::numeric_limits<int64_t>::max() / 4;
+
+uint64_t RandomId() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ 0x51u;
+}
+
+int64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+std::string HexId(uint64_t v) {
+  static const char* kDigits = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) s[i] = kDigits[v & 15];
+  return s;
+}
+
+}  // namespace
+
+struct SimFabric::Member {
+  RuntimeId id = 0;
+  SimMember* module = nullptr;
+  int process = 0;
+  int node = 0;
+  int64_t clock = 0;         // cycles
+  int pending_dispatch = 0;  // frames handed to it and not yet dispatched
+  int handlers = 0;          // threaded handlers queued or running
+  uint64_t sent = 0;         // frames it sent (ordering of ready messages)
+  bool failed = false;
+};
+
+struct SimFabric::Thread {
+  std::vector<RuntimeId> holds;  // runtimes it called
+  bool idle = false;
+  uint64_t seen = 0;  // seq_ when it last looked
+  int64_t clock = 0;  // cycles
+  int64_t cpu_mark = 0;
+  const char* last_call = "Init";
+  std::chrono::steady_clock::time_point last_wall = std::chrono::steady_clock::now();
+  int handler_depth = 0;
+  bool program = false;  // called the runtime outside a handler
+};
+
+namespace {
+
+// The calling thread's record in the fabric it last used; leaves the fabric with the thread.
+struct ThreadSlot {
+  std::shared_ptr<SimFabric::Anchor> anchor;
+  void* record = nullptr;
+  ~ThreadSlot() {
+    if (!anchor || record == nullptr) return;
+    std::lock_guard<std::mutex> lock(anchor->mu);
+    if (anchor->fabric != nullptr) anchor->fabric->ForgetThread(record);
+  }
+};
+thread_local ThreadSlot tls_slot;
+
+}  // namespace
+
+SimFabric::SimFabric(std::unique_ptr<SimNetwork> net, SimFabricOptions options)
+    : id_(RandomId()),
+      net_(std::move(net)),
+      options_(std::move(options)),
+      clock_mhz_(net_->clock_mhz()),
+      failures_(net_->node_failures()) {
+  anchor_ = std::make_shared<Anchor>();
+  anchor_->fabric = this;
+}
+
+Result<std::shared_ptr<SimFabric>> SimFabric::Create(std::unique_ptr<SimNetwork> net,
+                                                     SimFabricOptions options) {
+  const int nodes = net->nodes();
+  const std::string where =
+      options.node_map_where.empty() ? "" : " (" + options.node_map_where + ")";
+  for (size_t i = 0; i < options.node_map.size(); ++i) {
+    if (options.node_map[i] >= nodes) {
+      return Status::InvalidArgument("sim.node_map: process " + std::to_string(i) +
+                                     " is mapped to node " + std::to_string(options.node_map[i]) +
+                                     ", but the network has " + std::to_string(nodes) +
+                                     " nodes (0.." + std::to_string(nodes - 1) + ")" + where)
+          .WithKey("sim.node_map");
+    }
+  }
+  if (options.processes > 0) {
+    const int placed = options.node_map.empty() ? nodes : static_cast<int>(options.node_map.size());
+    if (options.processes > placed) {
+      return Status::InvalidArgument(
+                 "sim.node_map: " + std::to_string(options.processes) + " processes, but " +
+                 (options.node_map.empty()
+                      ? "the machine has only " + std::to_string(nodes) +
+                            " nodes (process i runs on node i; list several processes per "
+                            "node in sim.node_map)"
+                      : "sim.node_map places only " + std::to_string(placed)) +
+                 where)
+          .WithKey("sim.node_map");
+    }
+  }
+  std::shared_ptr<SimFabric> f(new SimFabric(std::move(net), std::move(options)));
+  f->driver_ = std::thread([p = f.get()] { p->Run(); });
+  return f;
+}
+
+SimFabric::~SimFabric() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (driver_.joinable()) driver_.join();
+  std::lock_guard<std::mutex> lock(anchor_->mu);
+  anchor_->fabric = nullptr;
+}
+
+SimFabric::Member* SimFabric::FindMember(RuntimeId rt) {
+  auto it = members_.find(rt);
+  return it == members_.end() ? nullptr : it->second.get();
+}
+
+Result<int> SimFabric::Join(RuntimeId rt, SimMember* m, int process) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!status_.ok()) return status_;
+  const int p = process >= 0 ? process : next_process_;
+  next_process_ = std::max(next_process_, p + 1);
+  const int nodes = net_->nodes();
+  int node = p;
+  if (!options_.node_map.empty()) {
+    if (p >= static_cast<int>(options_.node_map.size())) {
+      return Status::InvalidArgument("sim.node_map places " +
+                                     std::to_string(options_.node_map.size()) +
+                                     " processes; process " + std::to_string(p) + " has no node")
+          .WithKey("sim.node_map");
+    }
+    node = options_.node_map[p];
+  } else if (p >= nodes) {
+    return Status::InvalidArgument("sim: process " + std::to_string(p) + " has no node: the " +
+                                   "machine has " + std::to_string(nodes) +
+                                   " nodes (place several processes per node with sim.node_map)")
+        .WithKey("sim.node_map");
+  }
+  auto member = std::make_unique<Member>();
+  member->id = rt;
+  member->module = m;
+  member->process = p;
+  member->node = node;
+  member->clock = net_->now();
+  members_[rt] = std::move(member);
+  return p;
+}
+
+void SimFabric::Leave(RuntimeId rt) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Member* m = FindMember(rt);
+  if (m == nullptr) return;
+  departed_.push_back({m->process, m->node, rt, m->clock, m->failed});
+  members_.erase(rt);
+  for (auto& t : threads_) std::erase(t->holds, rt);
+  for (auto& [id, other] : members_) {
+    if (!other->failed)
+      other->module->PeerGone(rt, /*orderly=*/true,
+                              Status::Unavailable("runtime left the simulated machine"));
+  }
+  cv_.notify_all();
+}
+
+bool SimFabric::Has(RuntimeId rt) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Member* m = FindMember(rt);
+  return m != nullptr && !m->failed;
+}
+
+// ---- threads and clocks ----
+
+SimFabric::Thread* SimFabric::ThreadRecord(bool create) {
+  ThreadSlot& slot = tls_slot;
+  if (slot.anchor == anchor_ && slot.record != nullptr) return static_cast<Thread*>(slot.record);
+  if (!create) return nullptr;
+  if (slot.anchor && slot.record != nullptr && slot.anchor != anchor_) {
+    // The thread moves to another fabric (tests run one after another): leave the old one.
+    std::shared_ptr<Anchor> old = std::move(slot.anchor);
+    void* record = slot.record;
+    slot.record = nullptr;
+    mu_.unlock();
+    {
+      std::lock_guard<std::mutex> lock(old->mu);
+      if (old->fabric != nullptr) old->fabric->ForgetThread(record);
+    }
+    mu_.lock();
+  }
+  threads_.push_back(std::make_unique<Thread>());
+  Thread* t = threads_.back().get();
+  t->cpu_mark = ThreadCpuNs();
+  t->seen = seq_;
+  slot.anchor = anchor_;
+  slot.record = t;
+  internal::SetThreadInSimulation(true);
+  return t;
+}
+
+void SimFabric::ForgetThread(void* record) {
+  Thread* t = static_cast<Thread*>(record);
+  std::lock_guard<std::mutex> lock(mu_);
+  std::erase_if(threads_, [t](const std::unique_ptr<Thread>& p) { return p.get() == t; });
+  cv_.notify_all();
+}
+
+void SimFabric::ChargeCpu(Thread* t) {
+  const int64_t cpu = ThreadCpuNs();
+  if (!t->idle && options_.cpu_scale > 0) {
+    const double cycles = double(cpu - t->cpu_mark) * options_.cpu_scale * clock_mhz_ / 1000.0;
+    t->clock += static_cast<int64_t>(cycles);
+  }
+  t->cpu_mark = cpu;
+}
+
+void SimFabric::ThreadIdle(RuntimeId rt, const char* call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Thread* t = ThreadRecord(true);
+  ChargeCpu(t);
+  if (std::find(t->holds.begin(), t->holds.end(), rt) == t->holds.end() && FindMember(rt)) {
+    t->holds.push_back(rt);
+  }
+  t->idle = true;
+  t->seen = seq_;
+  t->last_call = call;
+  t->last_wall = std::chrono::steady_clock::now();
+  cv_.notify_all();
+}
+
+void SimFabric::ThreadCall(RuntimeId rt, const char* call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Thread* t = ThreadRecord(true);
+  ChargeCpu(t);
+  t->idle = false;
+  t->program = t->program || t->handler_depth == 0;
+  t->last_call = call;
+  t->last_wall = std::chrono::steady_clock::now();
+  Member* m = FindMember(rt);
+  if (m == nullptr) return;
+  if (std::find(t->holds.begin(), t->holds.end(), rt) == t->holds.end()) t->holds.push_back(rt);
+  for (RuntimeId h : t->holds) {
+    if (Member* o = FindMember(h)) t->clock = std::max(t->clock, o->clock);
+  }
+  m->clock = std::max(m->clock, t->clock);
+}
+
+int64_t SimFabric::NowCycles(RuntimeId rt) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Member* m = FindMember(rt);
+  Thread* t = ThreadRecord(false);
+  // A program thread's call (its clock moves on); on a thread the fabric does not know
+  // (the progress thread running a handler) only a read of the runtime's clock.
+  if (t != nullptr && m != nullptr) {
+    ChargeCpu(t);
+    t->idle = false;
+    t->last_call = "Now";
+    t->last_wall = std::chrono::steady_clock::now();
+    if (std::find(t->holds.begin(), t->holds.end(), rt) == t->holds.end()) t->holds.push_back(rt);
+    for (RuntimeId h : t->holds) {
+      if (Member* o = FindMember(h)) t->clock = std::max(t->clock, o->clock);
+    }
+    m->clock = std::max(m->clock, t->clock);
+  }
+  if (m != nullptr) return m->clock;
+  for (const SimProcessTimes& d : departed_) {
+    if (d.runtime == rt) return d.finish_cycle;
+  }
+  return t != nullptr ? t->clock : net_->now();
+}
+
+void SimFabric::HandlerQueued(RuntimeId rt) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (Member* m = FindMember(rt)) ++m->handlers;
+}
+
+void SimFabric::HandlerBegin(RuntimeId rt) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Thread* t = ThreadRecord(true);
+  ++t->handler_depth;
+  t->idle = false;
+  t->cpu_mark = ThreadCpuNs();
+  if (std::find(t->holds.begin(), t->holds.end(), rt) == t->holds.end()) t->holds.push_back(rt);
+  if (Member* m = FindMember(rt)) {
+    t->clock = std::max(t->clock, m->clock);
+    if (m->handlers > 0) --m->handlers;
+  }
+  t->last_call = "a threaded handler";
+}
+
+void SimFabric::HandlerEnd(RuntimeId rt) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Thread* t = ThreadRecord(false);
+  if (t == nullptr) return;
+  ChargeCpu(t);
+  if (Member* m = FindMember(rt)) m->clock = std::max(m->clock, t->clock);
+  if (--t->handler_depth <= 0) {
+    t->handler_depth = 0;
+    // A pool thread holds nothing between handlers.
+    if (!t->program) {
+      t->holds.clear();
+      t->idle = true;
+    }
+  }
+  ++seq_;
+  cv_.notify_all();
+}
+
+void SimFabric::Dispatched(RuntimeId rt, int n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++seq_;  // first: a thread that looks after this sees what the dispatch did
+  if (Member* m = FindMember(rt)) m->pending_dispatch = std::max(0, m->pending_dispatch - n);
+  cv_.notify_all();
+}
+
+void SimFabric::ThreadIdleAll(const char* call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Thread* t = ThreadRecord(false);
+  if (t == nullptr) return;
+  ChargeCpu(t);
+  t->idle = true;
+  t->seen = seq_;
+  t->last_call = call;
+  t->last_wall = std::chrono::steady_clock::now();
+  cv_.notify_all();
+}
+
+}  // namespace ukai::rt
+
+namespace ukai::rt::internal {
+
+void ThreadWaitsOutsideRuntime() {
+  std::shared_ptr<SimFabric::Anchor> anchor = tls_slot.anchor;
+  if (!anchor) return;
+  std::lock_guard<std::mutex> lock(anchor->mu);
+  if (anchor->fabric != nullptr) anchor->fabric->ThreadIdleAll("a wait outside the runtime");
+}
+
+}  // namespace ukai::rt::internal
+
+namespace ukai::rt {
+
+// ---- frames ----
+
+Status SimFabric::Post(RuntimeId from, RuntimeId to, ByteBlock&& frame,
+                       std::shared_ptr<SimInFlight> in_flight) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!status_.ok()) return status_;
+  Member* src = FindMember(from);
+  Member* dst = FindMember(to);
+  if (src == nullptr || src->failed) {
+    return Status::Unavailable("sim: this runtime's node failed or it left the machine");
+  }
+  if (dst == nullptr || dst->failed) {
+    return Status::Unavailable("sim: runtime " + HexId(to) +
+                               " is not on the simulated machine (finalized or failed)");
+  }
+  if (Thread* t = ThreadRecord(false); t != nullptr) {
+    ChargeCpu(t);
+    t->idle = false;
+    t->last_call = "SendRsr";
+    t->last_wall = std::chrono::steady_clock::now();
+    if (std::find(t->holds.begin(), t->holds.end(), from) == t->holds.end()) {
+      t->holds.push_back(from);
+    }
+    for (RuntimeId h : t->holds) {
+      if (Member* o = FindMember(h)) t->clock = std::max(t->clock, o->clock);
+    }
+    src->clock = std::max(src->clock, t->clock);
+  }
+  const int64_t stamp = src->clock;
+  if (stamp + 1 < net_->now()) ++late_frames_;
+  const uint64_t user = next_user_++;
+  const int64_t bytes = static_cast<int64_t>(frame.size());
+  in_flight->frames.fetch_add(1, std::memory_order_relaxed);
+  in_flight->bytes.fetch_add(frame.size(), std::memory_order_relaxed);
+  const uint64_t pair_seq = channels_[{from, to}].next_send++;
+  frames_.emplace(
+      user, InFlightFrame{from, to, src->node, pair_seq, std::move(frame), std::move(in_flight)});
+  ready_.emplace(stamp, src->process, src->sent++, user);
+  ++frames_sent_;
+  bytes_sent_ += static_cast<uint64_t>(bytes);
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+// ---- the driver ----
+
+int64_t SimFabric::Horizon() const {
+  int64_t h = kInfinity;
+  for (const auto& [id, m] : members_) {
+    if (!m->failed && (m->pending_dispatch > 0 || m->handlers > 0)) h = std::min(h, m->clock);
+  }
+  for (const auto& t : threads_) {
+    if (t->idle && t->seen == seq_) continue;
+    for (RuntimeId r : t->holds) {
+      auto it = members_.find(r);
+      if (it == members_.end() || it->second->failed) continue;
+      h = std::min(h, std::max(it->second->clock, t->clock));
+    }
+  }
+  return h;
+}
+
+void SimFabric::Drop(InFlightFrame& f, bool lost) {
+  lost ? ++frames_lost_ : ++frames_dropped_;
+  f.in_flight->bytes.fetch_sub(f.frame.size(), std::memory_order_relaxed);
+  f.in_flight->frames.fetch_sub(1, std::memory_order_release);
+}
+
+void SimFabric::Deliver(InFlightFrame& f, int64_t cycle) {
+  Member* dst = FindMember(f.to);
+  if (dst == nullptr || dst->failed) return Drop(f, false);
+  ++frames_delivered_;
+  dst->clock = std::max(dst->clock, cycle);
+  ++dst->pending_dispatch;
+  dst->module->Arrive(std::move(f.frame), std::move(f.in_flight));
+}
+
+void SimFabric::HandleArrivals(const std::vector<SimArrival>& arrivals) {
+  for (const SimArrival& a : arrivals) {
+    auto it = frames_.find(a.user);
+    if (it == frames_.end()) continue;
+    auto f = std::make_unique<InFlightFrame>(std::move(it->second));
+    frames_.erase(it);
+    Channel& ch = channels_[{f->from, f->to}];
+    const uint64_t seq = f->pair_seq;
+    if (a.lost) {
+      Drop(*f, true);
+      f.reset();  // a gap the later frames need not wait for
+    }
+    ch.held[seq] = std::move(f);
+    // Hand over every frame that now follows the last one delivered, in order.
+    while (!ch.held.empty() && ch.held.begin()->first == ch.next_deliver) {
+      if (ch.held.begin()->second) Deliver(*ch.held.begin()->second, a.cycle);
+      ch.held.erase(ch.held.begin());
+      ++ch.next_deliver;
+    }
+  }
+}
+
+void SimFabric::FailNode(int node, int64_t cycle) {
+  const Status why = Status::Unavailable("sim: node " + std::to_string(node) + " failed at cycle " +
+                                         std::to_string(cycle) + " (faults.events)");
+  std::vector<RuntimeId> failed;
+  for (auto& [id, m] : members_) {
+    if (m->node != node || m->failed) continue;
+    m->failed = true;
+    m->clock = std::max(m->clock, cycle);
+    m->module->Stopped(why);
+    failed.push_back(id);
+  }
+  for (RuntimeId f : failed) {
+    Member* dead = FindMember(f);
+    for (auto& [id, m] : members_) {
+      if (id == f) continue;
+      // Its peers see a crashed process; it sees every peer gone (it can reach none).
+      if (!m->failed) m->module->PeerGone(f, /*orderly=*/false, why);
+      dead->module->PeerGone(id, /*orderly=*/false, why);
+    }
+  }
+  ++seq_;
+}
+
+void SimFabric::StopRun(const Status& why) {
+  status_ = why;
+  for (auto& [id, m] : members_) {
+    if (m->failed) continue;
+    m->failed = true;
+    m->module->Stopped(why);
+    for (auto& [peer, other] : members_) {
+      if (peer != id) m->module->PeerGone(peer, /*orderly=*/false, why);
+    }
+  }
+  cv_.notify_all();
+}
+
+std::string SimFabric::StallMessage(int64_t horizon) const {
+  for (const auto& t : threads_) {
+    if (t->idle && t->seen == seq_) continue;
+    for (RuntimeId r : t->holds) {
+      auto it = members_.find(r);
+      if (it == members_.end() || std::max(it->second->clock, t->clock) != horizon) continue;
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - t->last_wall)
+                          .count();
+      return "sim: process " + std::to_string(it->second->process) + " (runtime " + HexId(r) +
+             ") made no runtime call for " + std::to_string(ms) +
+             " ms of wall time while the simulation waited for it at cycle " +
+             std::to_string(horizon) + " (sim.stall_ms = " + std::to_string(options_.stall_ms) +
+             "); its last call: " + t->last_call;
+    }
+  }
+  for (const auto& [id, m] : members_) {
+    if (m->clock == horizon && (m->pending_dispatch > 0 || m->handlers > 0)) {
+      return "sim: process " + std::to_string(m->process) + " (runtime " + HexId(id) +
+             ") did not dispatch what was delivered to it for sim.stall_ms = " +
+             std::to_string(options_.stall_ms) + " ms (" +
+             (m->handlers > 0 ? "a threaded handler runs or waits outside the runtime"
+                              : "no progress: call Runtime::Progress or use the progress thread") +
+             ")";
+    }
+  }
+  return "sim: the simulation waited sim.stall_ms = " + std::to_string(options_.stall_ms) + " ms";
+}
+
+Status SimFabric::Advance(std::unique_lock<std::mutex>& lock, int64_t horizon) {
+  (void)lock;
+  const int64_t now = net_->now();
+  if (next_failure_ < failures_.size() && failures_[next_failure_].cycle <= now) {
+    FailNode(failures_[next_failure_].node, failures_[next_failure_].cycle);
+    ++next_failure_;
+    return Status::Ok();
+  }
+  while (!ready_.empty() && std::get<0>(ready_.top()) <= now) {
+    const uint64_t user = std::get<3>(ready_.top());
+    ready_.pop();
+    auto it = frames_.find(user);
+    if (it == frames_.end()) continue;
+    Member* dst = FindMember(it->second.to);
+    const int dst_node = dst != nullptr ? dst->node : it->second.src_node;
+    net_->Add(it->second.src_node, dst_node, static_cast<int64_t>(it->second.frame.size()), now,
+              user);
+  }
+  if (!net_->Busy()) {
+    int64_t next = horizon;
+    if (!ready_.empty()) next = std::min(next, std::get<0>(ready_.top()));
+    if (next_failure_ < failures_.size()) next = std::min(next, failures_[next_failure_].cycle);
+    if (next >= kInfinity) return Status::Ok();
+    net_->Skip(next);
+    return Status::Ok();
+  }
+  arrivals_.clear();
+  UKAI_RETURN_IF_ERROR(net_->Step(&arrivals_));
+  HandleArrivals(arrivals_);
+  return Status::Ok();
+}
+
+void SimFabric::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto progressed = std::chrono::steady_clock::now();
+  int64_t last_now = -1;
+  uint64_t last_seq = 0;
+  uint64_t steps = 0;
+  while (!stop_) {
+    if (!status_.ok()) {
+      cv_.wait(lock, [&] { return stop_; });
+      break;
+    }
+    const int64_t horizon = Horizon();
+    const int64_t now = net_->now();
+    // Nothing happens before the first process joins (nor after the last one left): the
+    // machine's time starts with its processes.
+    const bool work =
+        !members_.empty() && (net_->Busy() || !ready_.empty() || next_failure_ < failures_.size());
+    if (now < horizon && work) {
+      Status st = Advance(lock, horizon);
+      if (!st.ok()) StopRun(st);
+      if ((++steps & 63) == 0) {  // let senders and leavers in (std::mutex is not fair)
+        lock.unlock();
+        std::this_thread::yield();
+        lock.lock();
+      }
+      if (net_->now() != last_now) {
+        last_now = net_->now();
+        progressed = std::chrono::steady_clock::now();
+      }
+      continue;
+    }
+    if (seq_ != last_seq || !work || horizon >= kInfinity) {
+      last_seq = seq_;
+      progressed = std::chrono::steady_clock::now();
+    }
+    cv_.wait_for(lock, std::chrono::milliseconds(1));
+    if (work && horizon < kInfinity &&
+        std::chrono::steady_clock::now() - progressed >
+            std::chrono::milliseconds(options_.stall_ms)) {
+      StopRun(Status::Unavailable(StallMessage(horizon)));
+    }
+  }
+}
+
+// ---- figures ----
+
+Status SimFabric::status() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+int64_t SimFabric::network_cycle() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return net_->now();
+}
+
+std::vector<SimProcessTimes> SimFabric::Processes() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<SimProcessTimes> out = departed_;
+  for (const auto& [id, m] : members_)
+    out.push_back({m->process, m->node, id, m->clock, m->failed});
+  std::sort(out.begin(), out.end(), [](const SimProcessTimes& a, const SimProcessTimes& b) {
+    return a.process < b.process;
+  });
+  return out;
+}
+
+std::map<std::string, uint64_t> SimFabric::Counters() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {{"frames_sent", frames_sent_},           {"frames_delivered", frames_delivered_},
+          {"frames_lost", frames_lost_},           {"frames_dropped", frames_dropped_},
+          {"late_frames", late_frames_},           {"bytes_sent", bytes_sent_},
+          {"network_cycle", uint64_t(net_->now())}};
+}
+
+}  // namespace ukai::rt

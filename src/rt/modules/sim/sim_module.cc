@@ -1,0 +1,204 @@
+#include "rt/modules/sim/sim_module.h"
+
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+#include "rt/core/virtual_time.h"
+#include "rt/modules/sim/sim_fabric.h"
+
+namespace ukai::rt {
+namespace {
+
+class SimModule;
+
+class SimObject final : public CommObject {
+ public:
+  SimObject(std::shared_ptr<SimFabric> fabric, RuntimeId self, RuntimeId peer)
+      : fabric_(std::move(fabric)), self_(self), peer_(peer) {}
+  Status Send(ByteBlock&& frame) override {
+    if (state_.load() != CommState::kOk) {
+      return Status::Unavailable("sim: connection to the peer is closed or failed");
+    }
+    Status st = fabric_->Post(self_, peer_, std::move(frame), in_flight_);
+    if (!st.ok()) state_.store(CommState::kFailed);
+    return st;
+  }
+  void Close() override { state_.store(CommState::kClosed); }
+  CommState state() const override { return state_.load(); }
+  RuntimeId peer() const override { return peer_; }
+  // Frames in the simulated network or the peer's inbox (held in this process's memory).
+  size_t QueuedBytes() const override {
+    return static_cast<size_t>(in_flight_->bytes.load(std::memory_order_relaxed));
+  }
+  Unconfirmed Outstanding() override {
+    return {in_flight_->frames.load(std::memory_order_acquire),
+            in_flight_->bytes.load(std::memory_order_acquire)};
+  }
+
+ private:
+  std::shared_ptr<SimFabric> fabric_;
+  RuntimeId self_, peer_;
+  std::shared_ptr<SimInFlight> in_flight_ = std::make_shared<SimInFlight>();
+  std::atomic<CommState> state_{CommState::kOk};
+};
+
+class SimModule final : public Module, public SimMember, public internal::VirtualTime {
+ public:
+  explicit SimModule(std::shared_ptr<SimFabric> fabric) : fabric_(std::move(fabric)) {}
+  ~SimModule() override { Close(); }
+
+  std::string_view name() const override { return "sim"; }
+  Status Init(ModuleHost* host) override {
+    host_ = host;
+    if (!fabric_) {
+      return Status::FailedPrecondition(
+          "sim: no simulated machine (run under `ukai launch --sim MACHINE.toml`, or set "
+          "RuntimeOptions::sim_fabric)");
+    }
+    Result<int> process = fabric_->Join(host->runtime_id(), this);
+    if (!process.ok()) return process.status();
+    joined_ = true;
+    host->SetVirtualTime(this);
+    fabric_->ThreadCall(host->runtime_id(), "Init");
+    return Status::Ok();
+  }
+  ModuleCaps Query() const override {
+    ModuleCaps c;
+    c.reach = Reach::kSameProcess;
+    c.latency_us = 1;
+    c.bandwidth_gbytes_s = 1;
+    c.max_payload_bytes = wire::kMaxPayloadBytes;
+    c.detects_peer_failure = true;
+    c.multi_process = false;
+    return c;
+  }
+  Result<std::vector<uint8_t>> MakeDescriptor() override {
+    std::vector<uint8_t> d(8);
+    wire::PutLe64(d.data(), fabric_->id());
+    return d;
+  }
+  bool CanReach(std::span<const uint8_t> d) const override {
+    return fabric_ && d.size() == 8 && wire::GetLe64(d.data()) == fabric_->id();
+  }
+  std::string Unreachable(std::span<const uint8_t>) const override {
+    return "the peer runs on another simulated machine";
+  }
+  Result<std::shared_ptr<CommObject>> Connect(RuntimeId peer, std::span<const uint8_t> d) override {
+    if (!CanReach(d)) return Status::Unavailable("sim: peer is on another simulated machine");
+    if (!fabric_->Has(peer)) return Status::Unavailable("sim: peer is not on the machine");
+    return std::shared_ptr<CommObject>(
+        std::make_shared<SimObject>(fabric_, host_->runtime_id(), peer));
+  }
+  int Progress() override;
+  bool PrepareToBlock() override {
+    Release();
+    return !pending_.load(std::memory_order_acquire);
+  }
+  std::map<std::string, uint64_t> Counters() const override {
+    return fabric_ ? fabric_->Counters() : std::map<std::string, uint64_t>{};
+  }
+  void Close() override {
+    if (!joined_) return;
+    Release();
+    fabric_->Leave(host_->runtime_id());
+    joined_ = false;
+  }
+
+  // SimMember (fabric lock held).
+  void Arrive(ByteBlock&& frame, std::shared_ptr<SimInFlight> in_flight) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      inbox_.push_back({std::move(frame), std::move(in_flight)});
+      pending_.store(true, std::memory_order_release);
+    }
+    host_->Wake();
+  }
+  void PeerGone(RuntimeId peer, bool orderly, const Status& why) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      gone_.push_back({peer, orderly, why});
+      pending_.store(true, std::memory_order_release);
+    }
+    host_->Wake();
+  }
+  void Stopped(const Status& why) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopped_ = why;
+      pending_.store(true, std::memory_order_release);
+    }
+    host_->Wake();
+  }
+
+  // VirtualTime.
+  void ThreadIdle(const char* call) override { fabric_->ThreadIdle(host_->runtime_id(), call); }
+  void ThreadCall(const char* call) override { fabric_->ThreadCall(host_->runtime_id(), call); }
+  std::chrono::nanoseconds Now() override {
+    const int64_t cycles = fabric_->NowCycles(host_->runtime_id());
+    return std::chrono::nanoseconds(
+        static_cast<int64_t>(static_cast<double>(cycles) * 1000.0 / fabric_->clock_mhz()));
+  }
+  void HandlerQueued() override { fabric_->HandlerQueued(host_->runtime_id()); }
+  void HandlerBegin() override { fabric_->HandlerBegin(host_->runtime_id()); }
+  void HandlerEnd() override { fabric_->HandlerEnd(host_->runtime_id()); }
+
+ private:
+  // Tells the fabric that what the last Progress() delivered has been dispatched.
+  void Release() {
+    const int n = taken_.exchange(0);
+    if (n > 0 && joined_) fabric_->Dispatched(host_->runtime_id(), n);
+  }
+
+  std::shared_ptr<SimFabric> fabric_;
+  ModuleHost* host_ = nullptr;
+  bool joined_ = false;
+  std::mutex mu_;
+  std::atomic<bool> pending_{false};
+  struct Posted {
+    ByteBlock frame;
+    std::shared_ptr<SimInFlight> in_flight;
+  };
+  struct Gone {
+    RuntimeId peer;
+    bool orderly;
+    Status why;
+  };
+  std::vector<Posted> inbox_;
+  std::vector<Gone> gone_;
+  Status stopped_;            // why this runtime's node failed or the run stopped (OK: it runs)
+  std::vector<Posted> work_;  // progress thread only
+  std::atomic<int> taken_{0};
+};
+
+int SimModule::Progress() {
+  Release();
+  if (!pending_.load(std::memory_order_acquire)) return 0;
+  std::vector<Gone> gone;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.store(false, std::memory_order_relaxed);
+    work_.swap(inbox_);
+    gone.swap(gone_);
+  }
+  int n = 0;
+  for (Posted& p : work_) {
+    ByteBlock& b = p.frame;
+    const size_t size = b.size();
+    if (host_->DeliverFrame(b.span(), &b).ok()) ++n;
+    p.in_flight->bytes.fetch_sub(size, std::memory_order_relaxed);
+    p.in_flight->frames.fetch_sub(1, std::memory_order_release);
+  }
+  taken_.fetch_add(static_cast<int>(work_.size()));
+  work_.clear();
+  for (const Gone& g : gone) host_->PeerFailed(g.peer, "sim", g.orderly, g.why);
+  return n + static_cast<int>(gone.size());
+}
+
+}  // namespace
+
+std::unique_ptr<Module> NewSimModule(const ModuleEnv& env) {
+  return std::make_unique<SimModule>(env.sim_fabric);
+}
+
+}  // namespace ukai::rt
