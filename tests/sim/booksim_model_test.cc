@@ -136,6 +136,32 @@ TEST(BooksimModel, IslipIgnoresRoutingPriority) {
   EXPECT_LT(separable, 0.1);
 }
 
+// The indirect topologies: the terminal nodes stand for BookSim2's sources and sinks, so the
+// least latency (a packet to its own terminal, through its router) is 7 and the mean is
+// BookSim2's: 14.62 (flatfly) and 24.03 (fattree) cycles measured on BookSim2 (28f4329) with
+// bench/booksim/indirect/flatfly4_uniform_r05.cfg and fattree4_uniform_r05.cfg (`booksim
+// FILE`). A terminal as a one-port router of its own adds about 10 cycles.
+TEST(BooksimModel, TerminalsAsBookSim2Sources) {
+  struct Case {
+    std::string text;
+    double avg;
+  };
+  for (const Case& c :
+       {Case{"topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2; "
+             "use_noc_latency = 0; routing_function = ran_min;",
+             14.62},
+        Case{"topology = fattree; k = 4; n = 3; routing_function = nca;", 24.03}}) {
+    SCOPED_TRACE(c.text);
+    Result<PointResult> r =
+        RunPoint(Load(c.text + " num_vcs = 4; traffic = uniform; injection_rate = "
+                               "0.05; seed = 1;"));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->booksim.stat[BooksimFigures::kPacketLatency][BooksimFigures::kMin], 7);
+    EXPECT_NEAR(r->booksim.stat[BooksimFigures::kPacketLatency][BooksimFigures::kAvg], c.avg,
+                c.avg * 0.05);
+  }
+}
+
 TEST(BooksimModel, StableBelowSaturationUnstableAbove) {
   Result<PointResult> low = RunPoint(Load(Small("mesh", 1, "uniform", 0.1)));
   ASSERT_TRUE(low.ok()) << low.status().ToString();
