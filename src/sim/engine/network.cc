@@ -147,10 +147,21 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   UKAI_RETURN_IF_ERROR(ValidateConfig(config));
   std::unique_ptr<Network> net(new Network());
   net->config_ = config;
-  net->endpoint_cycles_ = config.router.model == RouterModel::kBooksim ? kBooksimEndpointCycles : 0;
+  // router.model = booksim: the injection and ejection channels, and the switch traversal
+  // of the last router, which the Fabric counts on the channel after it (router/fabric.h).
+  net->endpoint_cycles_ = config.router.model == RouterModel::kBooksim
+                              ? kBooksimEndpointCycles + BooksimTraversalCycles(config.router)
+                              : 0;
   Result<std::unique_ptr<Topology>> topo = MakeTopology(config.network);
   if (!topo.ok()) return topo.status();
   net->topology_ = std::move(*topo);
+  if (config.router.model == RouterModel::kBooksim) {
+    // Terminal nodes (the indirect topologies) stand for BookSim2's sources and sinks: their
+    // channels and their one cycle each are the injection and ejection (router/fabric.h).
+    for (int r = 0; r < net->topology_->NumNodes(); ++r) {
+      if (!net->topology_->Forwards(r)) net->endpoint_cycles_ = 0;
+    }
+  }
   const int nodes = net->topology_->NumNodes();
   net->sent_flits_.assign(static_cast<size_t>(nodes), 0);
   net->sent_packets_.assign(static_cast<size_t>(nodes), 0);

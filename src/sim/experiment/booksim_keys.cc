@@ -223,13 +223,19 @@ Status MapSpeculative(BooksimContext& c) {
   return c.Set("router.speculative", *v == 1, "speculative");
 }
 
+// vc_allocator: router.vc_allocator (BookSim2's islip and separable_input_first differ: islip
+// ignores the routing function's priorities, e.g. min_adapt's low-priority escape VC).
+// sw_allocator: ukai's switch allocator is separable input-first round-robin, as both are
+// for the switch with one flit per input VC request.
 Status MapAllocator(BooksimContext& c, std::string_view key) {
   const std::string v = c.Value(key);
-  if (v == "islip" || v == "separable_input_first") return Status::Ok();
-  return c.Error(key, fmt::format("\"{}\" is not modelled: ukai's allocators are separable "
-                                  "input-first round-robin (islip with alloc_iters = 1 behaves "
-                                  "so); the reader maps: islip, separable_input_first",
-                                  v));
+  if (v != "islip" && v != "separable_input_first") {
+    return c.Error(key, fmt::format("\"{}\" is not modelled; the reader maps: islip, "
+                                    "separable_input_first",
+                                    v));
+  }
+  if (key != "vc_allocator") return Status::Ok();
+  return c.Set("router.vc_allocator", v, key);
 }
 
 using B = BooksimAction;
@@ -281,9 +287,8 @@ constexpr BooksimKey kKeys[] = {
     {"out_ports", "5", B::kDefaultOnly, "the single-router topology is not modelled"},
     {"router", "iq", B::kMapped, "router.model = \"booksim\" (iq only)", UKAI_MAP(MapRouter(c))},
     {"output_delay", "0", B::kDefaultOnly, "the output-queued router is not modelled"},
-    {"credit_delay", "0", B::kDefaultOnly,
-     "credits reach the upstream router the cycle after the flit leaves, as BookSim2's "
-     "default; other delays are not modelled"},
+    {"credit_delay", "0", B::kMapped, "router.credit_delay",
+     UKAI_MAP(MapInt(c, "credit_delay", "router.credit_delay"))},
     {"internal_speedup", "1.0", B::kDefaultOnly, "one flit per port per cycle (no speedup)"},
     {"output_buffer_size", "-1", B::kDefaultOnly, "the output-queued router is not modelled"},
     {"noq", "0", B::kDefaultOnly, "next-hop output queueing is not modelled"},
@@ -325,9 +330,11 @@ constexpr BooksimKey kKeys[] = {
     {"st_final_delay", "1", B::kMapped, "router.st_final_delay",
      UKAI_MAP(MapInt(c, "st_final_delay", "router.st_final_delay"))},
     {"vct", "0", B::kDefaultOnly, "the event-driven router is not modelled"},
-    {"vc_allocator", "islip", B::kMapped, "islip, separable_input_first: ukai's allocator",
+    {"vc_allocator", "islip", B::kMapped, "router.vc_allocator (islip, separable_input_first)",
      UKAI_MAP(MapAllocator(c, "vc_allocator"))},
-    {"sw_allocator", "islip", B::kMapped, "islip, separable_input_first: ukai's allocator",
+    {"sw_allocator", "islip", B::kMapped,
+     "islip, separable_input_first: ukai's switch allocator (separable input-first "
+     "round-robin)",
      UKAI_MAP(MapAllocator(c, "sw_allocator"))},
     {"arb_type", "round_robin", B::kDefaultOnly, "ukai's arbiters are round-robin"},
     {"alloc_iters", "1", B::kDefaultOnly, "ukai's allocators make one iteration"},

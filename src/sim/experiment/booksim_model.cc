@@ -12,6 +12,11 @@ using VT = config::ValueType;
 
 constexpr config::EnumName<RouterModel> kRouterModels[] = {{RouterModel::kUkai, "ukai"},
                                                            {RouterModel::kBooksim, "booksim"}};
+constexpr config::EnumName<VcAllocator> kVcAllocators[] = {
+    {VcAllocator::kAuto, "auto"},
+    {VcAllocator::kMaxCredit, "max_credit"},
+    {VcAllocator::kIslip, "islip"},
+    {VcAllocator::kSeparableInputFirst, "separable_input_first"}};
 
 // One int key: its spec and where it goes.
 struct IntKey {
@@ -40,6 +45,11 @@ constexpr IntKey kIntKeys[] = {
     {"router.st_final_delay", "cycles", "switch traversal (BookSim2 st_final_delay)", 0, 1000,
      [](const SimConfig& c) -> int64_t { return c.router.st_final_delay; },
      [](int64_t v, SimConfig* c) { c->router.st_final_delay = static_cast<int>(v); }},
+    {"router.credit_delay", "cycles",
+     "cycles a credit waits in the router it returns to, after its credit channel (as long "
+     "as the data channel) (BookSim2 credit_delay)",
+     0, 1000, [](const SimConfig& c) -> int64_t { return c.router.credit_delay; },
+     [](int64_t v, SimConfig* c) { c->router.credit_delay = static_cast<int>(v); }},
     {"measure.warmup_periods", "sample periods",
      "booksim modes: sample periods of warm-up before measuring (BookSim2 warmup_periods)", 1,
      int64_t{1} << 40, [](const SimConfig& c) -> int64_t { return c.measure.warmup_periods; },
@@ -79,6 +89,8 @@ constexpr FloatKey kFloatKeys[] = {
 
 std::string_view RouterModelName(RouterModel m) { return config::ToName(kRouterModels, m); }
 
+std::string_view VcAllocatorName(VcAllocator a) { return config::ToName(kVcAllocators, a); }
+
 std::vector<KeySpec> BooksimKeySpecs() {
   const SimConfig d;
   std::vector<KeySpec> out;
@@ -103,6 +115,17 @@ std::vector<KeySpec> BooksimKeySpecs() {
                     .Default(d.router.speculative ? "true" : "false")
                     .Doc("router.model = booksim: switch allocation runs beside VC allocation "
                          "(the longer of the two counts; BookSim2 speculative = 1)"));
+  out.push_back(
+      KeySpec::Make("router.vc_allocator", VT::kEnum)
+          .Allowed(config::Names(kVcAllocators))
+          .Default(std::string(config::ToName(kVcAllocators, d.router.vc_allocator)))
+          .Doc("how a routed head gets an output VC: max_credit (ukai's: the most preferred "
+               "routing tier with a free VC, the VC with the most credits in it), islip "
+               "(BookSim2's islip, one iteration: every free candidate VC requested, the "
+               "routing's preference ignored, round-robin grants and accepts), "
+               "separable_input_first (BookSim2's: the most preferred free VC, round-robin "
+               "within a tier, round-robin per output VC); auto: islip with router.model = "
+               "booksim (BookSim2's default vc_allocator), else max_credit"));
   for (const FloatKey& k : kFloatKeys) {
     out.push_back(KeySpec::Make(std::string(k.key), VT::kFloat)
                       .Unit(std::string(k.unit))
@@ -123,6 +146,9 @@ void ReadBooksimModelConfig(const config::ConfigValues& values, SimConfig* c) {
   }
   if (const config::Value* v = values.Find("router.speculative")) {
     c->router.speculative = std::get<bool>(v->items[0]);
+  }
+  if (const config::Value* v = values.Find("router.vc_allocator")) {
+    c->router.vc_allocator = config::FromName(kVcAllocators, v->items[0]);
   }
   for (const FloatKey& k : kFloatKeys) {
     if (const config::Value* v = values.Find(k.key)) k.set(std::get<double>(v->items[0]), c);

@@ -172,8 +172,17 @@ Status MapBooksimRouting(BooksimContext& c) {
   std::vector<std::string_view> mapped;
   for (const RoutingRow& r : kRoutingRows) {
     if (r.topology != ours || !HaveRouting(r.ours)) continue;
-    if (r.booksim == v) return c.Set("routing.algorithm", std::string(r.ours), "routing_function");
-    mapped.push_back(r.booksim);
+    if (r.booksim != v) {
+      mapped.push_back(r.booksim);
+      continue;
+    }
+    UKAI_RETURN_IF_ERROR(c.Set("routing.algorithm", std::string(r.ours), "routing_function"));
+    // BookSim2 hands an output VC to a new packet once the previous tail has left
+    // (wait_for_tail_credit = 0), also on min_adapt's adaptive VCs: no atomic VCs.
+    if (r.ours == "min_adapt") {
+      return c.Set("routing.duato_atomic", std::string("none"), "routing_function");
+    }
+    return Status::Ok();
   }
   return c.Error("routing_function",
                  fmt::format("\"{}\" is not a routing function the BookSim reader maps on {}{} "

@@ -46,6 +46,15 @@ enum class MeasureMode { kMessages, kCycles, kBooksim, kBooksimThroughput };
 // The router's timing: ukai's (router.hop_cycles per hop) or BookSim2's iq router
 // (stage delays, 1-cycle injection and ejection channels: docs/booksim.md).
 enum class RouterModel { kUkai, kBooksim };
+// How a routed head gets an output VC (router.vc_allocator): kMaxCredit, ukai's selection
+// (router/selection.h: the lowest tier with a free VC, the most credits within it);
+// kIslip, BookSim2's islip with one iteration (every free candidate VC is requested, tiers
+// ignored: each output VC grants one requesting input VC round-robin, each input VC accepts
+// one grant round-robin over its router's output VCs); kSeparableInputFirst, BookSim2's
+// separable_input_first (each input VC requests one free candidate VC: the best tier,
+// round-robin within it; each output VC grants one request round-robin). kAuto: kIslip
+// with router.model = "booksim" (BookSim2's default), else kMaxCredit.
+enum class VcAllocator { kAuto, kMaxCredit, kIslip, kSeparableInputFirst };
 // The paper's router as options (docs/simulator.md, "Router options"). DOR on a torus: how
 // a tie (destination exactly k/2 away) goes, and which dateline VC scheme it uses.
 enum class DorTieRule { kRandom, kParity, kPlus };
@@ -102,6 +111,10 @@ struct RouterConfig {
   int routing_delay = 1, vc_alloc_delay = 1, sw_alloc_delay = 1;
   int st_prepare_delay = 0, st_final_delay = 1;
   bool speculative = false;  // switch allocation beside VC allocation
+  VcAllocator vc_allocator = VcAllocator::kAuto;
+  // router.model = "booksim": cycles a credit waits in the router that receives it before
+  // it counts (BookSim2 credit_delay), after its credit channel, as long as the data channel.
+  int credit_delay = 0;
 };
 
 // The header delay per router of router.model = "booksim": routing, VC and switch
@@ -116,6 +129,16 @@ inline int BooksimHopCycles(const RouterConfig& r) {
 // Cycles router.model = "booksim" adds to every message: its injection and ejection
 // channels of one cycle each.
 inline constexpr int kBooksimEndpointCycles = 2;
+// router.model = "booksim": the switch traversal stages (st_prepare + st_final, at most
+// BooksimHopCycles() - 1). BookSim2 runs them after switch allocation, when the flit has
+// left its input buffer, so the router counts them on the channel a flit leaves by
+// (router/fabric.h): the next head of that buffer starts its pipeline at once, and a body
+// flit goes as soon as it has arrived and has a credit.
+inline int BooksimTraversalCycles(const RouterConfig& r) {
+  const int st = r.st_prepare_delay + r.st_final_delay;
+  const int hop = BooksimHopCycles(r);
+  return st < hop - 1 ? st : hop - 1;
+}
 
 enum class DetourSwitchKind { kAware, kDetector };
 // routing.source_routes: shortest paths, up*/down* paths, or auto (shortest on a network

@@ -93,6 +93,14 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   cand_.Reset(nvc * cand_stride_);
   out_.Reset(nvc);
   va_rr_.Reset(nvc);
+  booksim_va_ =
+      config.vc_allocator == VcAllocator::kAuto
+          ? (config.model == RouterModel::kBooksim ? VcAllocator::kIslip : VcAllocator::kMaxCredit)
+          : config.vc_allocator;
+  if (booksim_va_ != VcAllocator::kMaxCredit) {
+    va_accept_.Reset(nvc);
+    va_free_from_.Reset(nvc);
+  }
   rr_.Reset(npi);
   masks_.Reset(static_cast<size_t>(nodes_) * words_);
   valid_vcs_.Reset(npi);
@@ -149,7 +157,50 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   }
   max_link_cycles_ = config.link_cycles;
   for (int32_t l : link_port_) max_link_cycles_ = std::max(max_link_cycles_, l);
+  if (config.model == RouterModel::kBooksim) InitBooksimTiming(topology, config);
   InitHot();
+}
+
+// router.model = booksim (fabric.h): the header pipeline without the switch traversal, which
+// goes onto the channels; credit channels as long as the data channels. The terminal nodes
+// of the indirect topologies (Topology::Forwards() false) stand for BookSim2's sources and
+// sinks, which attach straight to a router: a terminal forwards a flit the cycle it sees
+// it, over a channel of no latency, and the credit channel between it and its router takes
+// 1 cycle (BookSim2's injection and ejection channels: Network counts their data cycles).
+void Fabric::InitBooksimTiming(const Topology& topology, const RouterConfig& config) {
+  traversal_cycles_ = BooksimTraversalCycles(config);
+  hop_cycles_ = BooksimHopCycles(config) - traversal_cycles_;
+  credit_delay_ = config.credit_delay;
+  const size_t npi = static_cast<size_t>(nodes_) << pshift_;
+  credit_port_.assign(npi, link_cycles_);
+  for (size_t pi = 0; pi < link_port_.size(); ++pi) credit_port_[pi] = link_port_[pi];
+  bool terminals = false;
+  for (int r = 0; r < nodes_; ++r) terminals = terminals || !topology.Forwards(r);
+  if (terminals) {
+    if (link_port_.empty()) link_port_.assign(npi, link_cycles_);
+    terminal_.assign(static_cast<size_t>(nodes_), 0);
+    for (int r = 0; r < nodes_; ++r) {
+      if (topology.Forwards(r)) continue;
+      terminal_[static_cast<size_t>(r)] = 1;
+      for (int p = 0; p < ports_ - 1; ++p) {
+        const PortRef far = topology.Neighbor(r, p);
+        if (!far.valid()) continue;
+        // The traversal cycles added below are the far router's (none for the terminal).
+        link_port_[Pi(r, p)] = -traversal_cycles_;
+        link_port_[Pi(far.node, far.port)] = 0;
+        credit_port_[Pi(r, p)] = 1;
+        credit_port_[Pi(far.node, far.port)] = 1;
+      }
+    }
+  }
+  link_cycles_ += traversal_cycles_;
+  for (int32_t& l : link_port_) l += traversal_cycles_;
+  // A credit counts at most the longest credit channel + credit_delay cycles after it left.
+  int longest = 0;
+  for (int32_t l : credit_port_) longest = std::max(longest, l);
+  const size_t slots = static_cast<size_t>(longest + credit_delay_ + 2);
+  for (Lane& l : lanes_) l.credit_ring.resize(slots);
+  max_link_cycles_ += traversal_cycles_;
 }
 
 void Fabric::InitRouter(const Topology& topology, const RouterConfig& config, int32_t r) {
@@ -175,6 +226,8 @@ double Fabric::ReservedBytes() const {
   add(cand_);
   add(out_);
   add(va_rr_);
+  add(va_accept_);
+  add(va_free_from_);
   add(rr_);
   add(valid_vcs_);
   add(down_ivc_);
@@ -270,7 +323,9 @@ void Fabric::InitHot() {
   h.grant_options = grant_options_;
   h.shared_headers = shared_headers_;
   h.table_ports = table_ports_;
-  h.extras = forking_ || saf_ != 0 || !link_port_.empty() || !eject_bounded_.empty();
+  h.booksim_va = booksim_va_ != VcAllocator::kMaxCredit;
+  h.extras =
+      forking_ || saf_ != 0 || !link_port_.empty() || !eject_bounded_.empty() || h.booksim_va;
   hot_ = h;
 }
 
@@ -301,7 +356,11 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
   const auto sink = [&] {
     add({static_cast<int16_t>(pe_port()), 0, valid_vcs_[Pi(r, pe_port())]});
   };
-  if (m.dst == r || (m.dst >= 0 && dead_[m.dst])) {
+  if (m.dst == r && ip == pe_port() && !terminal_.empty() && terminal_[static_cast<size_t>(r)]) {
+    // router.model = booksim: a terminal's packet to itself goes through its router, as
+    // BookSim2's source and sink are one router port.
+    add({0, 0, valid_vcs_[Pi(r, 0)]});
+  } else if (m.dst == r || (m.dst >= 0 && dead_[m.dst])) {
     if (m.dst != r) m.undeliverable = true;
     sink();
   } else {
@@ -354,7 +413,8 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     q.cand_port = static_cast<uint8_t>(first.port);
     q.cand_mask = first.vc_mask;
   }
-  in_[ivc].ready = now + hop_cycles_ - 1 + extra;
+  const int hop = terminal_.empty() || terminal_[static_cast<size_t>(r)] == 0 ? hop_cycles_ : 1;
+  in_[ivc].ready = now + hop - 1 + extra;
   in_[ivc].state = kRouted;
   return read_table;
 }
@@ -371,8 +431,12 @@ void Fabric::RebaseArrivals(int64_t now) {
   }
 }
 
-void Fabric::Commit(int lane_index, int64_t /*now*/, uint8_t* active) {
+void Fabric::Commit(int lane_index, int64_t now, uint8_t* active) {
   Lane& lane = lanes_[static_cast<size_t>(lane_index)];
+  if (credit_delay_ >= 0) {
+    CommitDelayed(lane, now, active);
+    return;
+  }
   // Entries of the other lanes of this process and of other ranks for this lane.
   // (The lane's own box for itself holds credits whose flit crossed out.)
   for (const Lane& other : lanes_) {
@@ -437,9 +501,12 @@ void Fabric::CommitStaged(const Lane& lane, uint8_t* __restrict active) {
   }
 }
 
-void Fabric::CommitInbox(const std::vector<BoundaryEntry>& entries, uint8_t* active) {
+void Fabric::CommitInbox(const std::vector<BoundaryEntry>& entries, uint8_t* active, Lane* delayed,
+                         int64_t now) {
   for (const BoundaryEntry& e : entries) {
-    if (e.credit >= 0) {
+    if (e.credit >= 0 && delayed != nullptr) {
+      DeferCredit(*delayed, e.credit, now);
+    } else if (e.credit >= 0) {
       OutputVcState& o = out_[e.credit];
       if (o.credits++ == 0 && o.owner >= 0) masks_[o.owner >> mshift_].credit |= Bit(o.owner);
       if (needs_room_) ++epoch_[e.credit >> rshift_];

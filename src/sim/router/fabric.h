@@ -25,7 +25,8 @@
 //   its candidates (wormhole: not owned, and empty on the routing's AtomicVcMask() VCs;
 //   VCT: not owned and room for the whole message);
 //   conflicting requests for one output VC are resolved round-robin per output VC
-//   (separable input-first allocator).
+//   (separable input-first allocator). router.vc_allocator = islip / separable_input_first
+//   replaces the selection by BookSim2's allocators (fabric_booksim.cc).
 // - Switch allocation: separable input-first round-robin: each input port nominates one VC
 //   that has a flit, an output VC and a credit; each output port grants one nominee. One
 //   flit per input port and per output port per cycle, except router.eject_flits at the
@@ -33,6 +34,13 @@
 //   it sends a flit of another message than its last one (GrantWithOptions()).
 // - Credits: a flit leaving an input VC at cycle t returns a credit that the upstream
 //   router sees from cycle t + 1.
+// - router.model = booksim (BookSim2's iq router, docs/booksim.md): the header pipeline is
+//   routing + VC + switch allocation, and the switch traversal stages
+//   (BooksimTraversalCycles()) are added to the channel the flit leaves by (ejection too:
+//   Network adds them at delivery), as BookSim2 frees the input buffer slot at switch
+//   allocation; a credit comes back over a credit channel as long as the data channel
+//   (router.link_cycles or the port's own) plus router.credit_delay, so the upstream router
+//   sees it from cycle t + 1 + that (fabric_booksim.cc keeps the credits on their way).
 //
 // Two-phase contract: Evaluate(r, now) reads committed state and writes only router r's
 // own state plus its staged outgoing flits and credits; Commit(now) moves every staged flit
@@ -374,11 +382,18 @@ class Fabric {
     // the hot paths test this one flag first (false on the constant-layout paths, which
     // then compile those features out).
     bool extras;
+    bool booksim_va;  // booksim_va_ != kMaxCredit (implies extras)
   };
   // Per-router scratch of one Evaluate.
   struct VaReq {
     int32_t ivc, ovc;
     int ip, v;
+  };
+  // A request of BookSim2's VC allocators: input VC ivc (port ip, VC v) for output VC ovc
+  // of routing tier `tier`.
+  struct BsReq {
+    int32_t ivc, ovc;
+    int16_t ip, v, tier;
   };
   struct Scratch {
     int ntx, nej;  // staged transfers and ejections so far
@@ -410,9 +425,18 @@ class Fabric {
     // RouteHead()'s scratch (here, not in Scratch: Scratch's address then never escapes
     // Evaluate(), so its counters and masks can stay in registers).
     RouteResult route;
+    // BookSim2's VC allocators (fabric_booksim.cc): the requests of the router being
+    // evaluated, and per router-local output / input VC scratch (-1 between routers).
+    std::vector<BsReq> bs_req;
+    std::vector<int32_t> bs_grant, bs_pick;
+    // router.model = booksim: credits on their way back, by the cycle they count from
+    // (slot cycle % size), and the last cycle whose credits were applied.
+    std::vector<std::vector<int32_t>> credit_ring;
+    int64_t credits_applied = -1;
     int64_t flits_moved = 0, flits_ejected = 0, flit_hops = 0, last_move_cycle = 0;
   };
   void InitHot();
+  void InitBooksimTiming(const Topology& topology, const RouterConfig& config);
   void CheckRouter(int32_t r, const std::function<void(const std::string&)>& fail) const;
   int PurgeVc(int32_t ivc, const std::function<bool(int32_t msg)>& discard,
               std::vector<PurgedCredits>* remote);
@@ -459,13 +483,28 @@ class Fabric {
   // ScanRouter()'s head loop with router.header_units = per_port.
   void HandleHeadsShared(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s);
   void AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scratch& s);
+  // router.vc_allocator = islip / separable_input_first (fabric_booksim.cc): a head's
+  // requests (every free candidate VC) into lane `lane`'s list, and their matching into
+  // s.va after the router's scan.
+  void RequestBooksimVcs(int lane, int32_t r, int32_t ivc, int64_t now);
+  void MatchBooksimVcs(int lane, int32_t r, Scratch& s);
+  // router.model = booksim's credit channels (fabric_booksim.cc): Commit() of lane `lane`
+  // for cycle `now` with every credit put on its way, and the credits that count from
+  // `now` on applied (Evaluate() calls it first).
+  void CommitDelayed(Lane& lane, int64_t now, uint8_t* active);
+  void DeferCredit(Lane& lane, int32_t ovc, int64_t now);
+  void ApplyDueCredits(Lane& lane, int64_t now);
+  void ApplyCredit(int32_t ovc);
+  // Credits on their way back to output VC `ovc` (the invariant check counts them).
+  int32_t CreditsOnTheirWay(int32_t ovc) const;
   void Traverse(const Hot& h, int32_t r, int32_t pi, int ip, int v, int op, int64_t now,
                 Scratch& s);
   // kVshift, kPshift: the index layout's shifts when known at compile time, else -1.
   template <bool kRoom, int kVshift, int kPshift>
   void CommitStaged(const Lane& lane, uint8_t* active);
   // Applies boundary entries addressed to this lane's routers.
-  void CommitInbox(const std::vector<BoundaryEntry>& entries, uint8_t* active);
+  void CommitInbox(const std::vector<BoundaryEntry>& entries, uint8_t* active,
+                   Lane* delayed = nullptr, int64_t now = 0);
   // Traverse()'s staging of a flit (to input VC `dst`, slot `slot`; ejection when dst < 0)
   // and its credit when one of them crosses into another partition.
   void StageBoundary(const Hot& h, Scratch& s, int32_t router, int32_t dst, int32_t slot,
@@ -514,6 +553,23 @@ class Fabric {
   // Output VCs (same indexing as input VCs).
   LazyArray<OutputVcState> out_;
   LazyArray<int32_t> va_rr_;
+  // BookSim2's VC allocators: the allocator they stand for (kMaxCredit: none, the
+  // SelectionFunction) and per input VC its round-robin pointer over its router's output
+  // VCs (router-local index; empty with kMaxCredit).
+  VcAllocator booksim_va_ = VcAllocator::kMaxCredit;
+  LazyArray<int32_t> va_accept_;
+  // Per output VC: the first cycle a head may request it after the tail of its last packet
+  // left (BookSim2 allocates the VC one cycle before the switch, so a VC freed by switch
+  // allocation in cycle t serves a head whose switch allocation is in t + 2 at the earliest).
+  LazyArray<int64_t> va_free_from_;
+  // router.model = booksim: switch traversal cycles moved onto the channels, and the
+  // credit channels (credit_delay_ < 0: credits count the next cycle, ukai's model).
+  int traversal_cycles_ = 0;
+  int credit_delay_ = -1;
+  // Per router port (index Pi): the latency of the credit channel into it; per node: 1 for
+  // a terminal node (InitBooksimTiming()). Empty unless router.model = booksim.
+  std::vector<int32_t> credit_port_;
+  std::vector<uint8_t> terminal_;
   // Per router port (index Pi).
   LazyArray<RoundRobin> rr_;
   LazyArray<uint32_t> valid_vcs_;

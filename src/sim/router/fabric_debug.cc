@@ -48,8 +48,8 @@ void Fabric::CheckRouter(int32_t r, const std::function<void(const std::string&)
             fail("output VC " + std::to_string(ivc) + " owned by a VC that does not use it");
           }
         }
-        // Credit conservation: credits + downstream occupancy == depth on every channel VC
-        // (whose far end this process holds).
+        // Credit conservation: credits (counted or on their way back) + downstream
+        // occupancy == depth on every channel VC (whose far end this process holds).
         if (p != pe_port() && down_ivc_[pi] >= 0 && ((valid_vcs_[pi] >> v) & 1u) &&
             LaneOf(owner_[down_ivc_[pi] >> rshift_]) >= 0) {
           const int32_t down = down_ivc_[pi] + v;
@@ -58,11 +58,12 @@ void Fabric::CheckRouter(int32_t r, const std::function<void(const std::string&)
             fail("write slot mismatch: node " + std::to_string(r) + " port " + std::to_string(p) +
                  " vc " + std::to_string(v));
           }
-          if (out_[ivc].credits + in_[down].count != depth_) {
+          const int32_t returning = credit_delay_ >= 0 ? CreditsOnTheirWay(ivc) : 0;
+          if (out_[ivc].credits + returning + in_[down].count != depth_) {
             fail("credit leak: node " + std::to_string(r) + " port " + std::to_string(p) + " vc " +
-                 std::to_string(v) + ": credits " + std::to_string(out_[ivc].credits) +
-                 " + downstream flits " + std::to_string(in_[down].count) +
-                 " != " + std::to_string(depth_));
+                 std::to_string(v) + ": credits " + std::to_string(out_[ivc].credits) + " + " +
+                 std::to_string(returning) + " on their way" + " + downstream flits " +
+                 std::to_string(in_[down].count) + " != " + std::to_string(depth_));
           }
         }
       }

@@ -25,6 +25,7 @@ UKAI_INLINE int PickRoundRobin(uint32_t mask, int start) {
 
 void Fabric::Evaluate(int lane_index, const int32_t* routers, size_t count, int64_t now) {
   Lane& lane = lanes_[static_cast<size_t>(lane_index)];
+  if (credit_delay_ >= 0) ApplyDueCredits(lane, now);
   for (int32_t part : lane.out_used) lane.out[static_cast<size_t>(part)].clear();
   lane.out_used.clear();
   lane.boundary_flits = 0;
@@ -102,6 +103,7 @@ UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Sc
   s.table_used = 0;
   s.out_mask = 0;
   ScanRouter(h, r, rpi, now, s);
+  if (__builtin_expect(h.extras, false) && h.booksim_va) MatchBooksimVcs(h.lane, r, s);
   if (s.nva > 0) AllocateVcs(h, r, rpi, s);
   for (uint32_t om = s.out_mask; om != 0; om &= om - 1) GrantOutput(h, r, rpi, Ctz(om), now, s);
 }
@@ -274,6 +276,10 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_
     ForkAcquire(r, ivc);
     return;
   }
+  if (__builtin_expect(h.extras, false) && h.booksim_va) {
+    RequestBooksimVcs(h.lane, r, ivc, now);
+    return;
+  }
   const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
   const int32_t ovc = SelectOutput(h, r, ivc, f, now);
   if (ovc >= 0) {
@@ -395,6 +401,9 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
     const uint64_t bit = uint64_t{1} << (q.ivc & ((1 << h.mshift) - 1));
     mk.active |= bit;
     va_rr_[q.ovc] = (q.ivc - rbase + 1) & lmask;
+    if (__builtin_expect(h.extras, false) && h.booksim_va) {
+      va_accept_[q.ivc] = (q.ovc - rbase + 1) & lmask;
+    }
     if (h.out[q.ovc].credits > 0) {
       mk.credit |= bit;
       renominate |= 1u << q.ip;
@@ -483,6 +492,11 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   }
   if (tail) {
     o.owner = -1;
+    if (__builtin_expect(h.extras, false) && h.booksim_va) {
+      // A terminal (BookSim2's source) reuses its VC at once; a router a cycle later.
+      va_free_from_[q.out] =
+          now + (!terminal_.empty() && terminal_[static_cast<size_t>(r)] ? 1 : 2);
+    }
     if (__builtin_expect(h.extras, false) && forking_ && fork_n_[ivc] != 0) ReleaseFork(r, ivc);
     q.state = kIdle;
     mk.active &= ~bit;
