@@ -7,7 +7,9 @@
 //   ukai launch -n 2 [--sim MACHINE.toml] rt_example_spmd_ping_pong [ROUNDS] [BYTES...]
 //
 // Output (rank 0), one line per payload size:
-//   ping payload_bytes=P one_way_ns=T1 round_trip_ns=T2 avg_round_trip_ns=T3 rounds=R
+//   ping payload_bytes=P pong_payload_bytes=Q one_way_ns=T1 round_trip_ns=T2
+//        avg_round_trip_ns=T3 rounds=R
+// (T1 and T2 of the first round; payload sizes as sent: the Buffer's encoding included).
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -18,7 +20,15 @@
 namespace rt = ukai::rt;
 
 int main(int argc, char** argv) {
-  auto made = rt::Runtime::Init(argc, argv);  // bootstrap "auto": launcher or mpi
+  std::atomic<bool> peer_failed{false};
+  rt::RuntimeOptions base;
+  base.on_peer_event = [&](const rt::PeerEvent& e) {
+    if (!e.orderly) {
+      std::fprintf(stderr, "peer failed: %s\n", e.reason.ToString().c_str());
+      peer_failed = true;
+    }
+  };
+  auto made = rt::Runtime::Init(argc, argv, base);  // bootstrap "auto": launcher or mpi
   if (!made.ok()) return std::fprintf(stderr, "%s\n", made.status().ToString().c_str()), 1;
   rt::Runtime& r = **made;
   const int rank = r.rank();
@@ -61,28 +71,42 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     for (size_t bytes : sizes) {
       int64_t first_one_way = 0, first_round = 0, total = 0;
-      for (int i = 0; i < rounds && !wrong.load(); ++i) {
+      int done = 0;
+      for (int i = 0; i < rounds && !wrong.load() && !peer_failed.load(); ++i) {
         seen_ns = -1;
         back_ns = -1;
         rt::Buffer b;
         b.PutBytes(std::vector<uint8_t>(bytes, 0x5a));
         const size_t payload = b.size();
         const int64_t t0 = r.Now().count();
-        if (!r.SendRsr(std::move(b), peer, kPing).ok()) return 1;
-        while (back_ns.load() < 0 && !wrong.load()) r.Progress();  // a wait in the runtime
+        if (!r.SendRsr(std::move(b), peer, kPing).ok()) break;
+        while (back_ns.load() < 0 && !wrong.load() && !peer_failed.load()) {
+          r.Progress();  // a wait in the runtime
+        }
+        if (back_ns.load() < 0) break;
+        ++done;
         const int64_t round = back_ns.load() - t0;
         if (i == 0) {
           first_one_way = seen_ns.load() - t0;
           first_round = round;
-          std::printf("ping payload_bytes=%zu ", payload);
+          rt::Buffer pong;  // what rank 1 answers
+          pong.PutU64(0);
+          std::printf("ping payload_bytes=%zu pong_payload_bytes=%zu ", payload, pong.size());
         }
         total += round;
+      }
+      if (done < rounds) {
+        std::printf("rank 1 failed after %d round trips of %zu bytes, at %lld ns\n", done, bytes,
+                    static_cast<long long>(r.Now().count()));
+        r.Finalize();
+        return 1;
       }
       std::printf("one_way_ns=%lld round_trip_ns=%lld avg_round_trip_ns=%.1f rounds=%d\n",
                   static_cast<long long>(first_one_way), static_cast<long long>(first_round),
                   static_cast<double>(total) / rounds, rounds);
     }
   }
+  if (peer_failed.load()) return 1;
   if (!r.Barrier().ok()) return 1;  // nobody leaves while pings travel
   const bool ok = r.Finalize().ok() && !wrong.load();
   return ok ? 0 : 1;

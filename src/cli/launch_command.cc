@@ -58,8 +58,7 @@ void LaunchOnSimulatedMachine(rt::LaunchOptions options, const SimLaunchOptions&
   }
   Result<rt::SimMachine> machine = rt::LoadSimMachine(sim.machine, sim.sets, options.processes);
   if (!machine.ok()) {
-    return fail(machine.status().code() == StatusCode::kIoError ? kExitRunFailed : kExitUsage,
-                "--sim " + sim.machine + ": " + machine.status().ToString());
+    return fail(kExitUsage, "--sim " + sim.machine + ": " + machine.status().ToString());
   }
   options.sim = machine->fabric;
   Result<int> code = rt::Launch(options);
@@ -135,8 +134,10 @@ void RegisterLaunchCommand(CLI::App* launch, CommandContext* context) {
       "status: 0 "
       "when all succeed, else the first failing process's code (128 + signal; the others are "
       "stopped unless --keep-going), 124 on "
-      "--timeout, 2 usage error (an --otf2 DIR that holds an archive too), 3 when the job "
-      "cannot start or its OTF2 archive cannot be written or merged.");
+      "--timeout, 2 usage error (an --otf2 DIR that holds an archive too; with --sim a machine "
+      "config that cannot be read or is wrong), 3 when the job cannot start, its OTF2 archive "
+      "cannot be written or merged, or the simulation stopped (sim.stall_ms). With --sim every "
+      "process also gets UKAI_SIM_FD and UKAI_SIM_RANK and the results are printed at the end.");
   launch->callback([launch, options, sim, context] {
     options->command = launch->remaining();
     if (options->command.empty()) {
