@@ -23,16 +23,17 @@ void DecodeBody(const sw::Message& m) {
   switch (m.type) {
     case sw::Type::kHello:
       if (auto h = sw::DecodeHello(b); h.ok()) {
-        auto again = sw::DecodeHello(std::span(sw::EncodeHello(h->rank, h->runtime)).subspan(5));
+        const std::vector<uint8_t> e = sw::EncodeHello(h->rank, h->runtime);
+        auto again = sw::DecodeHello(std::span<const uint8_t>(e).subspan(5));
         Check(again.ok() && again->rank == h->rank && again->runtime == h->runtime);
       }
       break;
     case sw::Type::kCall:
       if (auto c = sw::DecodeCall(b); c.ok()) {
         Check(c->call != nullptr && c->cpu >= 0);
-        auto again = sw::DecodeCall(
-            std::span(sw::EncodeCall(c->thread, c->kind, sw::CallIndex(c->call), c->cpu))
-                .subspan(5));
+        const std::vector<uint8_t> e =
+            sw::EncodeCall(c->thread, c->kind, sw::CallIndex(c->call), c->cpu);
+        auto again = sw::DecodeCall(std::span<const uint8_t>(e).subspan(5));
         Check(again.ok() && again->thread == c->thread && again->kind == c->kind &&
               std::strcmp(again->call, c->call) == 0 && again->cpu == c->cpu);
       }

@@ -69,7 +69,7 @@ void LaunchOnSimulatedMachine(rt::LaunchOptions options, const SimLaunchOptions&
     return;
   }
   context->exit_code = *code;
-  const rt::SimRunContext run = rt::CollectSimRun(*machine, options.processes, 0);
+  const rt::SimRunContext run = rt::CollectSimRun(*machine, options.processes);
   const output::Record record = rt::SimRunRecord(run);
   std::unique_ptr<output::RecordWriter> summary = SummaryWriter(*format, context->io.out, run);
   Status written = summary->Write(record);

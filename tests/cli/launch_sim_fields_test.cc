@@ -36,7 +36,7 @@ TEST(LaunchSimFields, RecordFollowsTheDeclarationThenTheNetworkFields) {
   std::ofstream(machine) << "[network]\ntopology = \"mesh\"\nk = 4\nn = 2\n";
   Result<SimMachine> m = LoadSimMachine(machine, {}, 2);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
-  const SimRunContext run = CollectSimRun(*m, 2, 0);
+  const SimRunContext run = CollectSimRun(*m, 2);
   const output::Record rec = SimRunRecord(run);
   const std::vector<output::FieldSpec> fields = SimRunFields();
   ASSERT_GT(rec.fields().size(), fields.size());

@@ -29,7 +29,6 @@ struct SimHost::Shared {
   std::mutex mu;
   std::set<RuntimeId> runtimes;  // every runtime id that joined (a second claim is refused)
   std::vector<Stop> stops;
-  std::atomic<uint64_t> refused{0};
 };
 
 // One process: its channel, its threads, and the member the fabric calls.
@@ -163,8 +162,6 @@ std::vector<SimHost::Stop> SimHost::TakeStopped() {
   out.swap(shared_->stops);
   return out;
 }
-
-uint64_t SimHost::frames_refused() const { return shared_->refused.load(); }
 
 void SimHost::StopRank(int rank, const std::string& why, bool failure) {
   {
@@ -308,7 +305,7 @@ Status SimHost::Handle(Conn& c, uint8_t type, std::span<const uint8_t> body) {
         pp.bytes += bytes;
         c.out_cv.notify_one();  // the writer watches what is outstanding
       } else {
-        shared_->refused.fetch_add(1);
+        fabric_->CountRefused();
       }
       return Status::Ok();
     }

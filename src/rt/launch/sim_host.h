@@ -48,8 +48,6 @@ class SimHost {
     bool failure;  // the process broke the protocol (else: its node failed)
   };
   std::vector<Stop> TakeStopped();
-  // Frames that a process posted to a peer no longer on the machine (not simulated).
-  uint64_t frames_refused() const;
 
  private:
   struct Conn;

@@ -70,7 +70,7 @@ constexpr output::FieldOf<SimRunContext> kFields[] = {
       "frames delivered to a runtime that had left or failed, or posted to one (not "
       "simulated)"},
      [](const SimRunContext& r) -> output::Field {
-       return static_cast<int64_t>(Counter(r, "frames_dropped") + r.frames_refused);
+       return static_cast<int64_t>(Counter(r, "frames_dropped") + Counter(r, "frames_refused"));
      }},
     {{"frame_bytes_sent", "bytes", "wire bytes of the frames sent (header + payload)"},
      [](const SimRunContext& r) -> output::Field {
@@ -103,14 +103,13 @@ Result<SimMachine> LoadSimMachine(const std::string& path,
   return m;
 }
 
-SimRunContext CollectSimRun(const SimMachine& machine, int expected, uint64_t frames_refused) {
+SimRunContext CollectSimRun(const SimMachine& machine, int expected) {
   SimRunContext r;
   r.config = &machine.config;
   r.processes = machine.fabric->Processes();
   r.expected = expected;
   r.clock_mhz = machine.fabric->clock_mhz();
   r.counters = machine.fabric->Counters();
-  r.frames_refused = frames_refused;
   r.network = NetworkResult(*machine.fabric);
   return r;
 }

@@ -41,10 +41,9 @@ struct SimRunContext {
   int expected = 0;                        // processes launched
   double clock_mhz = 1;
   std::map<std::string, uint64_t> counters;  // SimFabric::Counters()
-  uint64_t frames_refused = 0;               // posted to a peer no longer on the machine
   sim::PointResult network;
 };
-SimRunContext CollectSimRun(const SimMachine& machine, int expected, uint64_t frames_refused);
+SimRunContext CollectSimRun(const SimMachine& machine, int expected);
 
 // The sim module's own fields (then the flit model's follow in the record).
 std::vector<output::FieldSpec> SimRunFields();

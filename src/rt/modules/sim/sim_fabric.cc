@@ -251,6 +251,11 @@ void SimFabric::ForgetRemoteThread(uint64_t key) {
   cv_.notify_all();
 }
 
+void SimFabric::CountRefused() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++frames_refused_;
+}
+
 void SimFabric::ForgetThread(void* record) {
   Thread* t = static_cast<Thread*>(record);
   std::lock_guard<std::mutex> lock(mu_);
@@ -689,6 +694,7 @@ std::map<std::string, uint64_t> SimFabric::Counters() {
   return {{"frames_sent", frames_sent_},           {"frames_delivered", frames_delivered_},
           {"frames_lost", frames_lost_},           {"frames_dropped", frames_dropped_},
           {"late_frames", late_frames_},           {"bytes_sent", bytes_sent_},
+          {"frames_refused", frames_refused_},
           {"network_cycle", uint64_t(net_->now())}};
 }
 

@@ -159,6 +159,9 @@ class SimFabric {
   // Remote threads and processes (the launcher's): a thread that ended; a runtime whose
   // process died without leaving (its peers see it fail, as with a crash; `why` says how).
   void ForgetRemoteThread(uint64_t key);
+  // A remote process posted a frame to a runtime no longer on the machine (its Post had
+  // already returned): counted in Counters()["frames_refused"].
+  void CountRefused();
   void FailRuntime(RuntimeId rt, const Status& why);
 
   // OK, or why the run stopped (a stalled process, the network's deadlock watchdog).
@@ -251,7 +254,7 @@ class SimFabric {
   std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_;
   std::vector<SimArrival> arrivals_;
   uint64_t frames_sent_ = 0, frames_delivered_ = 0, frames_lost_ = 0, frames_dropped_ = 0;
-  uint64_t late_frames_ = 0, bytes_sent_ = 0;
+  uint64_t late_frames_ = 0, bytes_sent_ = 0, frames_refused_ = 0;
   std::thread driver_;
 };
 

@@ -191,7 +191,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     lock.unlock();
     if (!Write(sw::EncodeNow(s.index, cpu)).ok()) return last_now_.load();
     lock.lock();
-    cv_.wait(lock, [&] { return now_.contains(s.index) || !stopped_.ok(); });
+    cv_.wait(lock, [&] { return now_.contains(s.index) || broken_; });
     auto it = now_.find(s.index);
     if (it == now_.end()) return last_now_.load();
     const int64_t v = it->second;
@@ -414,6 +414,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     bool first = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
+      broken_ = true;
       if (stopped_.ok()) {
         first = true;
         stopped_ = why.ok() ? Status::Unavailable("sim: the launcher's channel closed") : why;
@@ -448,6 +449,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   std::mutex mu_;
   std::condition_variable cv_;
   Status stopped_;
+  bool broken_ = false;  // the channel is gone: no answer will come
   std::set<RuntimeId> gone_;
   std::unordered_map<uint32_t, int64_t> now_;
   std::unordered_map<RuntimeId, std::deque<Sent>> posted_;
