@@ -195,7 +195,6 @@ void SimHost::ReadLoop(Conn& c) {
   }
   if (!why.ok()) {  // a process that does not speak the protocol is cut off and stopped
     StopRank(c.rank, RankName(c.rank) + ": " + why.message(), /*failure=*/true);
-    shutdown(c.fd, SHUT_RDWR);
   }
   c.ending.store(true);
   if (c.joined && !c.left) {
@@ -350,7 +349,10 @@ void SimHost::WriteLoop(Conn& c) {
       std::unique_lock<std::mutex> lock(c.out_mu);
       c.out_cv.wait_for(lock, std::chrono::milliseconds(outstanding ? 1 : 50),
                         [&] { return !c.out.empty() || c.closing; });
-      if (c.closing && c.out.empty()) break;
+      if (c.closing && c.out.empty()) {
+        shutdown(c.fd, SHUT_RDWR);  // after the last message (a refusal) went out
+        break;
+      }
       batch.swap(c.out);
     }
     buf.clear();
