@@ -23,9 +23,10 @@ void DecodeBody(const sw::Message& m) {
   switch (m.type) {
     case sw::Type::kHello:
       if (auto h = sw::DecodeHello(b); h.ok()) {
-        const std::vector<uint8_t> e = sw::EncodeHello(h->rank, h->runtime);
+        const std::vector<uint8_t> e = sw::EncodeHello(h->rank, h->runtime, h->thread, h->cpu);
         auto again = sw::DecodeHello(std::span<const uint8_t>(e).subspan(5));
-        Check(again.ok() && again->rank == h->rank && again->runtime == h->runtime);
+        Check(again.ok() && again->rank == h->rank && again->runtime == h->runtime &&
+              again->thread == h->thread && again->cpu == h->cpu);
       }
       break;
     case sw::Type::kCall:

@@ -117,6 +117,7 @@ Result<std::unique_ptr<SimHost>> SimHost::Create(std::shared_ptr<SimFabric> fabr
     c->child_fd = sv[1];
     h->conns_.push_back(std::move(c));
   }
+  h->fabric_->ExpectJoins(ranks);  // no process starts late in simulated time
   for (auto& c : h->conns_) {
     Conn* p = c.get();
     p->reader = std::thread([hp = h.get(), p] { hp->ReadLoop(*p); });
@@ -197,6 +198,7 @@ void SimHost::ReadLoop(Conn& c) {
     StopRank(c.rank, RankName(c.rank) + ": " + why.message(), /*failure=*/true);
   }
   c.ending.store(true);
+  if (!c.joined) fabric_->AbandonJoin();
   if (c.joined && !c.left) {
     fabric_->FailRuntime(c.rt, Status::Unavailable("sim: process " + std::to_string(c.rank) +
                                                    (why.ok() ? " ended without leaving the "
@@ -238,7 +240,8 @@ Status SimHost::Handle(Conn& c, uint8_t type, std::span<const uint8_t> body) {
         }
       }
       if (refuse.ok()) {
-        Result<int> p = fabric_->Join(h->runtime, &c, c.rank);
+        const SimCaller who = caller(h->thread, h->cpu);
+        Result<int> p = fabric_->Join(h->runtime, &c, c.rank, &who);
         if (!p.ok()) {
           refuse = p.status();
         } else {

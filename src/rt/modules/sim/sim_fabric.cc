@@ -135,7 +135,7 @@ SimFabric::Member* SimFabric::FindMember(RuntimeId rt) {
   return it == members_.end() ? nullptr : it->second.get();
 }
 
-Result<int> SimFabric::Join(RuntimeId rt, SimMember* m, int process) {
+Result<int> SimFabric::Join(RuntimeId rt, SimMember* m, int process, const SimCaller* caller) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!status_.ok()) return status_;
   const int p = process >= 0 ? process : next_process_;
@@ -163,6 +163,9 @@ Result<int> SimFabric::Join(RuntimeId rt, SimMember* m, int process) {
   member->node = node;
   member->clock = net_->now();
   members_[rt] = std::move(member);
+  ++joins_;
+  CallLocked(rt, "Init", caller);
+  cv_.notify_all();
   return p;
 }
 
@@ -251,6 +254,18 @@ void SimFabric::ForgetRemoteThread(uint64_t key) {
   cv_.notify_all();
 }
 
+void SimFabric::ExpectJoins(int n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  expected_joins_ = n;
+  cv_.notify_all();
+}
+
+void SimFabric::AbandonJoin() {
+  std::lock_guard<std::mutex> lock(mu_);
+  --expected_joins_;
+  cv_.notify_all();
+}
+
 void SimFabric::CountRefused() {
   std::lock_guard<std::mutex> lock(mu_);
   ++frames_refused_;
@@ -297,6 +312,10 @@ void SimFabric::ThreadIdle(RuntimeId rt, const char* call, const SimCaller* c) {
 
 void SimFabric::ThreadCall(RuntimeId rt, const char* call, const SimCaller* c) {
   std::lock_guard<std::mutex> lock(mu_);
+  CallLocked(rt, call, c);
+}
+
+void SimFabric::CallLocked(RuntimeId rt, const char* call, const SimCaller* c) {
   Thread* t = Caller(c, true);
   if (t == nullptr) return;
   ChargeCpu(t, c);
@@ -637,8 +656,8 @@ void SimFabric::Run() {
     const int64_t now = net_->now();
     // Nothing happens before the first process joins (nor after the last one left): the
     // machine's time starts with its processes.
-    const bool work =
-        !members_.empty() && (net_->Busy() || !ready_.empty() || next_failure_ < failures_.size());
+    const bool work = !members_.empty() && joins_ >= expected_joins_ &&
+                      (net_->Busy() || !ready_.empty() || next_failure_ < failures_.size());
     if (now < horizon && work) {
       Status st = Advance(lock, horizon);
       if (!st.ok()) StopRun(st);

@@ -134,8 +134,11 @@ class SimFabric {
   double clock_mhz() const { return clock_mhz_; }
 
   // Membership. Join gives the runtime the next process number (or `process` >= 0) and its
-  // node; kInvalidArgument when no node is left for it (naming sim.node_map).
-  Result<int> Join(RuntimeId rt, SimMember* m, int process = -1);
+  // node; kInvalidArgument when no node is left for it (naming sim.node_map). The joining
+  // thread (`caller`) holds the runtime from then on, as after a runtime call "Init" (in the
+  // same step: the machine cannot move on between the two).
+  Result<int> Join(RuntimeId rt, SimMember* m, int process = -1,
+                   const SimCaller* caller = nullptr);
   void Leave(RuntimeId rt);
   bool Has(RuntimeId rt);
 
@@ -162,6 +165,10 @@ class SimFabric {
   // A remote process posted a frame to a runtime no longer on the machine (its Post had
   // already returned): counted in Counters()["frames_refused"].
   void CountRefused();
+  // The machine's time starts when `n` runtimes have joined (the launcher's processes: none
+  // may start late); AbandonJoin: one of them will never join (its process died first).
+  void ExpectJoins(int n);
+  void AbandonJoin();
   void FailRuntime(RuntimeId rt, const Status& why);
 
   // OK, or why the run stopped (a stalled process, the network's deadlock watchdog).
@@ -210,6 +217,8 @@ class SimFabric {
   // The record of `caller` (nullptr: the calling thread's).
   Thread* Caller(const SimCaller* caller, bool create);
   void ChargeCpu(Thread* t, const SimCaller* caller);
+  // ThreadCall's work, the lock held.
+  void CallLocked(RuntimeId rt, const char* call, const SimCaller* caller);
   uint64_t Epoch(const Thread& t) const;
   // Something happened every waiting thread must look at (as ++seq_ does for local ones).
   void BumpEpochs();
@@ -244,6 +253,7 @@ class SimFabric {
   uint64_t seq_ = 0;  // dispatches finished: a waiting thread holds again until it looked
   std::unordered_map<RuntimeId, std::unique_ptr<Member>> members_;
   int next_process_ = 0;
+  int joins_ = 0, expected_joins_ = 0;
   std::vector<SimProcessTimes> departed_;
   std::vector<std::unique_ptr<Thread>> threads_;
   std::unordered_map<uint64_t, Thread*> remote_threads_;  // by SimCaller::key

@@ -68,7 +68,11 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     }
     member_ = m;
     self_ = rt;
-    UKAI_RETURN_IF_ERROR(Write(sw::EncodeHello(rank_, rt)));
+    Slot& s = MySlot();  // the joining thread holds the runtime (as after a call "Init")
+    Register(s);
+    s.idle = false;
+    s.program = true;
+    UKAI_RETURN_IF_ERROR(Write(sw::EncodeHello(rank_, rt, s.index, Cpu(s))));
     // The answer, read here (the reader thread starts after it).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     for (;;) {

@@ -161,8 +161,13 @@ Result<bool> SimWireParser::Next(Message* out) {
 std::vector<uint8_t> Encode(Type type, std::span<const uint8_t> body) {
   return Out(type, body.size()).Bytes(body).Take();
 }
-std::vector<uint8_t> EncodeHello(uint32_t rank, uint64_t runtime) {
-  return Out(Type::kHello, 12).U32(rank).U64(runtime).Take();
+std::vector<uint8_t> EncodeHello(uint32_t rank, uint64_t runtime, uint32_t thread, int64_t cpu) {
+  return Out(Type::kHello, 24)
+      .U32(rank)
+      .U64(runtime)
+      .U32(thread)
+      .U64(static_cast<uint64_t>(cpu))
+      .Take();
 }
 std::vector<uint8_t> EncodeCall(uint32_t thread, CallKind kind, uint8_t call, int64_t cpu) {
   return Out(Type::kCall, 14)
@@ -219,9 +224,11 @@ std::vector<uint8_t> EncodeTaken(uint64_t peer, uint64_t frames, uint64_t bytes)
 
 Result<Hello> DecodeHello(std::span<const uint8_t> body) {
   In in(body, "hello");
-  Hello h{in.U32(), in.U64()};
+  Hello h{in.U32(), in.U64(), in.U32(), static_cast<int64_t>(in.U64())};
   UKAI_RETURN_IF_ERROR(in.Done());
   if (h.runtime == 0) return Status::ParseError("sim channel: hello with runtime id 0");
+  if (h.thread == 0) return Status::ParseError("sim channel: hello from thread 0");
+  if (h.cpu < 0) return Status::ParseError("sim channel: hello with negative CPU time");
   return h;
 }
 

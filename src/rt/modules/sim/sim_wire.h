@@ -8,7 +8,7 @@
 // that has not taken part in virtual time yet), `cpu` that thread's CPU time in ns.
 //
 //   process -> launcher
-//   kHello       u32 rank, u64 runtime id           (first message; once)
+//   kHello       u32 rank, u64 runtime id, u32 thread, i64 cpu   (first message; once)
 //   kCall        u32 thread, u8 kind (SimCallKind), u8 call (SimCallName index), i64 cpu
 //   kNow         u32 thread, i64 cpu                 (answered by kNowIs)
 //   kPost        u32 thread, i64 cpu, u64 peer runtime, frame bytes (1..max frame)
@@ -98,7 +98,8 @@ class SimWireParser {
 
 // Encoding (whole message with its length and type).
 std::vector<uint8_t> Encode(Type type, std::span<const uint8_t> body);
-std::vector<uint8_t> EncodeHello(uint32_t rank, uint64_t runtime);
+std::vector<uint8_t> EncodeHello(uint32_t rank, uint64_t runtime, uint32_t thread = 1,
+                                 int64_t cpu = 0);
 std::vector<uint8_t> EncodeCall(uint32_t thread, CallKind kind, uint8_t call, int64_t cpu);
 std::vector<uint8_t> EncodeNow(uint32_t thread, int64_t cpu);
 // kPost's header (the frame's bytes follow it on the wire: length counts them).
@@ -116,6 +117,8 @@ std::vector<uint8_t> EncodeTaken(uint64_t peer, uint64_t frames, uint64_t bytes)
 struct Hello {
   uint32_t rank;
   uint64_t runtime;
+  uint32_t thread;  // the joining thread (it holds the runtime from then on)
+  int64_t cpu;
 };
 struct Call {
   uint32_t thread;
