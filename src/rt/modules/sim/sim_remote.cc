@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -430,6 +431,9 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     }
     cv_.notify_all();
     if (!first || leaving_.load()) return;
+    if (why.code() == StatusCode::kParseError) {  // not a close: say why this runtime stops
+      std::fprintf(stderr, "ukai sim module (rank %u): %s\n", rank_, why.ToString().c_str());
+    }
     member_->Stopped(stopped_);
     for (RuntimeId p : peers) member_->PeerGone(p, /*orderly=*/false, stopped_);
   }
