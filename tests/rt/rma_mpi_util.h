@@ -51,8 +51,11 @@ struct RmaRank {
     return Status::Ok();
   }
 
-  // Sends `mine` to the other rank (of two) and returns the key it sent us.
+  // Sends `mine` to the other rank (of two) and returns the key it sent us. The barrier
+  // first: an RSR that reaches a rank before it created kRankCtx is refused (dropped), so
+  // both ranks must have the context before either sends.
   Result<RemoteKey> SwapKeys(const RemoteKey& mine) {
+    if (Status s = rt->Barrier(); !s.ok()) return s;
     auto sp = rt->WorldStartpoint(1 - rt->rank(), kRankCtx, kRankEp);
     if (!sp.ok()) return sp.status();
     Buffer kb;

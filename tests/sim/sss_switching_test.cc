@@ -195,6 +195,12 @@ TEST(SssPacketTest, MachineSplitsAWrite) {
   EXPECT_EQ(machine->counters().packets_sent, 3);
   EXPECT_EQ(machine->counters().payload_bytes, 10000);
   EXPECT_EQ(machine->counters().wire_bytes, 10000 + 3 * (30 + 2 * 3));
+  // Nodes 0 and 5 hang under different leaf switches: 4 hops (node, leaf, top, leaf, node),
+  // the figures behind a run's avg_hops and avg_network_latency_cycles.
+  EXPECT_EQ(machine->counters().measured_packets_delivered, 3);
+  EXPECT_EQ(machine->counters().measured_packet_hops, 3 * 4);
+  // Each packet takes at least one cycle per 2-byte flit.
+  EXPECT_GE(machine->counters().measured_packet_network_cycles, (10000 + 3 * (30 + 2 * 3)) / 2);
 }
 
 // The paper's example: a 4-byte remote write through one switch puts 30 + 2 = 32 bytes of

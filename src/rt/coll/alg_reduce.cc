@@ -84,6 +84,47 @@ Fold FoldOf(int n) {
   return f;
 }
 
+// The reduce-scatter by recursive halving that Rabenseifner's allreduce and the halving
+// reduce-scatter share. `own` (this rank's data) is copied to `acc` (the region of all
+// parts); an odd rank of the fold first combines its even neighbour's data, received at
+// scratch offset `scratch`. Then at level j core rank c swaps halves of its part range with
+// core rank c ^ (p >> (j + 1)) and keeps its side's half; `part(lo, hi)` is the region of
+// parts [lo, hi), and received halves land at `scratch`. Returns c; when it returns, every
+// combination is scheduled and c's parts hold the reduction over all ranks.
+template <typename PartRegion>
+int HalvingReduceScatter(const Fold& f, int r, Region own, Region acc, uint64_t scratch,
+                         PartRegion part, ScheduleBuilder* b) {
+  Pending pending;
+  b->Copy(own, acc);
+  if (r < 2 * f.rem) {
+    b->Recv(r - 1, 0, TmpBuf(scratch, acc.length));
+    pending = {true, TmpBuf(scratch, acc.length), acc, Order::kSrcFirst};
+  }
+  const int c = f.Core(r);
+  int lo = 0, hi = f.p;
+  for (int j = 0; j < f.levels; ++j) {
+    b->Round();
+    pending.Flush(b);
+    const int pc = c ^ (f.p >> (j + 1));
+    const int partner = f.Actual(pc);
+    const int mid = (lo + hi) / 2;
+    const bool lower = c < pc;
+    b->Send(partner, 1 + j, lower ? part(mid, hi) : part(lo, mid));
+    if (lower) {
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+    const Region keep = part(lo, hi);
+    b->Recv(partner, 1 + j, TmpBuf(scratch, keep.length));
+    pending = {true, TmpBuf(scratch, keep.length), keep,
+               partner < r ? Order::kSrcFirst : Order::kDstFirst};
+  }
+  b->Round();
+  pending.Flush(b);
+  return c;
+}
+
 }  // namespace
 
 Status ReduceDirect(const CollArgs& a, ScheduleBuilder* b) {
@@ -288,34 +329,7 @@ Status AllreduceRabenseifner(const CollArgs& a, ScheduleBuilder* b) {
     return RecvBuf(b0, b1 - b0);
   };
   b->NeedTmp(s);
-  Pending pending;
-  b->Copy(SendBuf(0, s), RecvBuf(0, s));
-  if (r < 2 * f.rem) {
-    b->Recv(r - 1, 0, TmpBuf(0, s));
-    pending = {true, TmpBuf(0, s), RecvBuf(0, s), Order::kSrcFirst};
-  }
-  const int c = f.Core(r);
-  int lo = 0, hi = f.p;
-  for (int j = 0; j < f.levels; ++j) {
-    b->Round();
-    pending.Flush(b);
-    const int pc = c ^ (f.p >> (j + 1));
-    const int partner = f.Actual(pc);
-    const int mid = (lo + hi) / 2;
-    const bool lower = c < pc;
-    b->Send(partner, 1 + j, lower ? range(mid, hi) : range(lo, mid));
-    if (lower) {
-      hi = mid;
-    } else {
-      lo = mid;
-    }
-    const Region keep = range(lo, hi);
-    b->Recv(partner, 1 + j, TmpBuf(0, keep.length));
-    pending = {true, TmpBuf(0, keep.length), keep,
-               partner < r ? Order::kSrcFirst : Order::kDstFirst};
-  }
-  b->Round();
-  pending.Flush(b);
+  const int c = HalvingReduceScatter(f, r, SendBuf(0, s), RecvBuf(0, s), 0, range, b);
   for (int j = 0; j < f.levels; ++j) {
     if (j > 0) b->Round();
     const int mask = 1 << j;
@@ -383,34 +397,7 @@ Status ReduceScatterHalving(const CollArgs& a, ScheduleBuilder* b) {
   auto vb = [&](int v) { return static_cast<uint64_t>(v < f.rem ? 2 * v : v + f.rem); };
   auto work = [&](int lo, int hi) { return TmpBuf(vb(lo) * s, (vb(hi) - vb(lo)) * s); };
   b->NeedTmp(2 * total);
-  Pending pending;
-  b->Copy(SendBuf(0, total), TmpBuf(0, total));
-  if (r < 2 * f.rem) {
-    b->Recv(r - 1, 0, TmpBuf(total, total));
-    pending = {true, TmpBuf(total, total), TmpBuf(0, total), Order::kSrcFirst};
-  }
-  const int c = f.Core(r);
-  int lo = 0, hi = f.p;
-  for (int j = 0; j < f.levels; ++j) {
-    b->Round();
-    pending.Flush(b);
-    const int pc = c ^ (f.p >> (j + 1));
-    const int partner = f.Actual(pc);
-    const int mid = (lo + hi) / 2;
-    const bool lower = c < pc;
-    b->Send(partner, 1 + j, lower ? work(mid, hi) : work(lo, mid));
-    if (lower) {
-      hi = mid;
-    } else {
-      lo = mid;
-    }
-    const Region keep = work(lo, hi);
-    b->Recv(partner, 1 + j, TmpBuf(total, keep.length));
-    pending = {true, TmpBuf(total, keep.length), keep,
-               partner < r ? Order::kSrcFirst : Order::kDstFirst};
-  }
-  b->Round();
-  pending.Flush(b);
+  const int c = HalvingReduceScatter(f, r, SendBuf(0, total), TmpBuf(0, total), total, work, b);
   if (c < f.rem) {
     b->Send(2 * c, unfold_tag, TmpBuf(2 * c * s, s));
     b->Copy(TmpBuf((2 * c + 1) * s, s), RecvBuf(0, s));

@@ -67,6 +67,11 @@ void Fill(const SimConfig& config, const SssMachine& m, const SssTraffic& traffi
   r->p99_latency_cycles = static_cast<double>(ms.latency.Percentile(0.99));
   r->max_latency_cycles = static_cast<double>(ms.latency.Max());
   r->messages_measured = ms.measured_done;
+  if (c.measured_packets_delivered > 0) {  // per packet copy of the measured operations
+    const double packets = static_cast<double>(c.measured_packets_delivered);
+    r->avg_hops = static_cast<double>(c.measured_packet_hops) / packets;
+    r->avg_network_latency_cycles = static_cast<double>(c.measured_packet_network_cycles) / packets;
+  }
 }
 
 }  // namespace

@@ -469,6 +469,11 @@ void SssMachine::OnDelivered(const Delivery& d) {
   Packet& p = *packets_[packet];
   const int node = d.dst;
   ++counters_.packets_delivered;
+  if (p.measured) {
+    ++counters_.measured_packets_delivered;
+    counters_.measured_packet_hops += d.hops;
+    counters_.measured_packet_network_cycles += d.delivered - d.injected;
+  }
   if (--p.copies == 0) msg_packet_.erase(p.msg);  // the engine has released its message
   // (Flush() creates no message before the cycle's events are done, so p.msg is still ours.)
   const bool nic = node < static_cast<int>(nics_.size());

@@ -84,6 +84,11 @@ struct SssCounters {
   int64_t dma_bytes = 0;                // bytes the buses moved (whole run)
   int64_t packets_dropped = 0;          // whole run: packets lost anywhere (never expected)
   int64_t receive_ring_peak_bytes = 0;  // whole run: the fullest receive ring
+  // Packets (copies) of measured operations that reached their NIC or unit, with the sum
+  // of their router-to-router hops and of their network latencies (injection to delivery).
+  int64_t measured_packets_delivered = 0;
+  int64_t measured_packet_hops = 0;
+  int64_t measured_packet_network_cycles = 0;
 };
 
 // The model's own checks of a config on its built topology, without building the network:
