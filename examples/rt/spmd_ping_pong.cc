@@ -41,26 +41,26 @@ int main(int argc, char** argv) {
   rt::Startpoint peer;
   std::atomic<int64_t> seen_ns{-1}, back_ns{-1};
   std::atomic<bool> wrong{false};
-  auto ctx = r.CreateContext({.name = "pp", .id = 1, .init = [&](rt::Context& c) {
-                                auto ep = c.CreateEndpoint({.id = 1});
-                                if (!ep.ok()) return ep.status();
-                                auto st = (*ep)->RegisterHandler(
-                                    "ping", rt::HandlerKind::kNonThreaded, [&](rt::Rsr& m) {
-                                      rt::Buffer b;
-                                      b.PutU64(static_cast<uint64_t>(m.runtime().Now().count()));
-                                      if (!m.runtime().SendRsr(std::move(b), peer, kPong).ok())
-                                        wrong = true;
-                                    });
-                                if (!st.ok()) return st.status();
-                                return (*ep)->RegisterHandler(
-                                    "pong", rt::HandlerKind::kNonThreaded, [&](rt::Rsr& m) {
-                                      auto t = m.reader().GetU64();
-                                      if (!t.ok()) wrong = true;
-                                      seen_ns.store(t.ok() ? static_cast<int64_t>(*t) : 0);
-                                      back_ns.store(m.runtime().Now().count());
-                                    })
-                                    .status();
-                              }});
+  auto ctx = r.CreateContext(
+      {.name = "pp", .id = 1, .init = [&](rt::Context& c) {
+         auto ep = c.CreateEndpoint({.id = 1});
+         if (!ep.ok()) return ep.status();
+         auto st = (*ep)->RegisterHandler("ping", rt::HandlerKind::kNonThreaded, [&](rt::Rsr& m) {
+           rt::Buffer b;
+           b.PutU64(static_cast<uint64_t>(m.runtime().Now().count()));
+           if (!m.runtime().SendRsr(std::move(b), peer, kPong).ok()) wrong = true;
+         });
+         if (!st.ok()) return st.status();
+         return (*ep)
+             ->RegisterHandler("pong", rt::HandlerKind::kNonThreaded,
+                               [&](rt::Rsr& m) {
+                                 auto t = m.reader().GetU64();
+                                 if (!t.ok()) wrong = true;
+                                 seen_ns.store(t.ok() ? static_cast<int64_t>(*t) : 0);
+                                 back_ns.store(m.runtime().Now().count());
+                               })
+             .status();
+       }});
   if (!ctx.ok()) return std::fprintf(stderr, "%s\n", ctx.status().ToString().c_str()), 1;
   if (rank < 2) {
     auto sp = r.WorldStartpoint(1 - rank, 1, 1);

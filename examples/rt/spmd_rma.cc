@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
                                                       [&](rt::Rsr& m) {
                                                         auto b = m.reader().GetBytes();
                                                         std::lock_guard<std::mutex> l(mu);
-                                                        if (b.ok()) key_bytes.assign(b->begin(), b->end());
+                                                        if (b.ok())
+                                                          key_bytes.assign(b->begin(), b->end());
                                                         have_key = b.ok();
                                                       })
                                     .status();

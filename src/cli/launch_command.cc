@@ -16,10 +16,10 @@ namespace ukai::cli {
 namespace {
 
 struct SimLaunchOptions {
-  std::string machine;             // --sim FILE
-  std::vector<std::string> sets;   // --sim-set KEY=VALUE
-  std::string out_path;            // --sim-out FILE
-  std::string format;              // --format
+  std::string machine;            // --sim FILE
+  std::vector<std::string> sets;  // --sim-set KEY=VALUE
+  std::string out_path;           // --sim-out FILE
+  std::string format;             // --format
 };
 
 std::unique_ptr<output::RecordWriter> SummaryWriter(output::Format f, std::ostream* out,
@@ -116,7 +116,8 @@ void RegisterLaunchCommand(CLI::App* launch, CommandContext* context) {
                    "(docs/sim-module.md): the launcher hosts the simulation, every process "
                    "uses the sim module")
       ->type_name("MACHINE.toml");
-  launch->add_option("--sim-set", sim->sets, "override a key of the --sim config (as sim run --set)")
+  launch
+      ->add_option("--sim-set", sim->sets, "override a key of the --sim config (as sim run --set)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
   launch

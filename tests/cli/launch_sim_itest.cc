@@ -45,16 +45,16 @@ std::vector<PingLine> PingLines(const std::string& out) {
       "round_trip_ns=(-?\\d+)");
   for (auto it = std::sregex_iterator(out.begin(), out.end(), re); it != std::sregex_iterator();
        ++it) {
-    lines.push_back({std::stoll((*it)[1]), std::stoll((*it)[2]), std::stoll((*it)[3]),
-                     std::stoll((*it)[4])});
+    lines.push_back(
+        {std::stoll((*it)[1]), std::stoll((*it)[2]), std::stoll((*it)[3]), std::stoll((*it)[4])});
   }
   return lines;
 }
 
 Outcome LaunchPingPong(const std::string& machine, const std::string& json, int n = 2,
                        const std::vector<std::string>& more = {}) {
-  std::vector<std::string> args = {"launch", "-n", std::to_string(n), "--timeout", "120",
-                                   "--sim", machine};
+  std::vector<std::string> args = {"launch", "-n",   std::to_string(n), "--timeout", "120",
+                                   "--sim",  machine};
   if (!json.empty()) {
     args.push_back("--sim-out");
     args.push_back(json);
@@ -80,8 +80,7 @@ TEST(LaunchSim, PingPongOneWayTimeIsTheZeroLoadLatencyExactly) {
   for (const PingLine& l : lines) {
     SCOPED_TRACE(l.payload);
     const int64_t there = ukai::testing::ZeroLoadCycles(6, 5, 1, kHeaderBytes + l.payload, 16);
-    const int64_t back =
-        ukai::testing::ZeroLoadCycles(6, 5, 1, kHeaderBytes + l.pong_payload, 16);
+    const int64_t back = ukai::testing::ZeroLoadCycles(6, 5, 1, kHeaderBytes + l.pong_payload, 16);
     EXPECT_EQ(l.one_way, there);
     EXPECT_EQ(l.round_trip, there + back) << "the pong leaves in the cycle the ping arrived";
     last_round = there + back;
@@ -93,7 +92,8 @@ TEST(LaunchSim, PingPongOneWayTimeIsTheZeroLoadLatencyExactly) {
   EXPECT_NE(record.find("\"frames_sent\":18,"), std::string::npos) << record;  // 9 pings, 9 pongs
   EXPECT_NE(record.find("\"avg_hops\":6.0,"), std::string::npos) << record;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(record, m, std::regex("\"finish_time_us\":\\[([0-9.]+),([0-9.]+)\\]")))
+  ASSERT_TRUE(
+      std::regex_search(record, m, std::regex("\"finish_time_us\":\\[([0-9.]+),([0-9.]+)\\]")))
       << record;
   ASSERT_TRUE(std::regex_search(record, m, std::regex("\"program_time_us\":([0-9.]+)")));
   // The program's time is at least three rounds of the largest ping (rank 0 leaves after).
@@ -103,8 +103,8 @@ TEST(LaunchSim, PingPongOneWayTimeIsTheZeroLoadLatencyExactly) {
 }
 
 TEST(LaunchSim, SameResultsOnEveryRun) {
-  const std::string machine =
-      WriteConfig("mesh2.toml", std::string(kMesh) + "[sim]\ncpu_scale = 0.0\nnode_map = [0, 18]\n");
+  const std::string machine = WriteConfig(
+      "mesh2.toml", std::string(kMesh) + "[sim]\ncpu_scale = 0.0\nnode_map = [0, 18]\n");
   const std::string j1 = ScratchPath("run1.json"), j2 = ScratchPath("run2.json");
   const Outcome a = LaunchPingPong(machine, j1, 2, {"--format", "json"});
   const Outcome b = LaunchPingPong(machine, j2, 2, {"--format", "json"});
@@ -154,8 +154,7 @@ TEST(LaunchSim, BadMachineConfigsAreRefusedBeforeAnyProcessStarts) {
   const Outcome format = Ukai({"launch", "-n", "1", "--sim", machine, "--format", "yaml", "true"});
   EXPECT_EQ(format.exit_code, 2);
   EXPECT_NE(format.err.find("--format"), std::string::npos) << format.err;
-  const Outcome modules =
-      Ukai({"launch", "-n", "1", "--sim", machine, "--modules", "shm", "true"});
+  const Outcome modules = Ukai({"launch", "-n", "1", "--sim", machine, "--modules", "shm", "true"});
   EXPECT_EQ(modules.exit_code, 2);
   EXPECT_NE(modules.err.find("--modules cannot be given with --sim"), std::string::npos)
       << modules.err;
@@ -167,11 +166,11 @@ TEST(LaunchSim, BadMachineConfigsAreRefusedBeforeAnyProcessStarts) {
 // Node 1 of a 4x4 torus (detour-ud) fails at cycle 5000: the launcher stops the process on
 // it (not a failure of the job), rank 0 sees its peer fail (unavailable) and stops pinging.
 TEST(LaunchSim, NodeFailureStopsTheProcessOnThatNode) {
-  const std::string machine = WriteConfig(
-      "fail.toml",
-      "[network]\ntopology = \"torus\"\nk = 4\nn = 2\n[router]\nflit_bytes = 16\n"
-      "clock_mhz = 1000\n[routing]\nalgorithm = \"detour-ud\"\n[sim]\ncpu_scale = 0.0\n"
-      "[faults]\nevents = [{cycle = 5000, fail_node = 1}]\n");
+  const std::string machine =
+      WriteConfig("fail.toml",
+                  "[network]\ntopology = \"torus\"\nk = 4\nn = 2\n[router]\nflit_bytes = 16\n"
+                  "clock_mhz = 1000\n[routing]\nalgorithm = \"detour-ud\"\n[sim]\ncpu_scale = 0.0\n"
+                  "[faults]\nevents = [{cycle = 5000, fail_node = 1}]\n");
   const std::string json = ScratchPath("fail.json");
   const Outcome o = Ukai({"launch", "-n", "2", "--timeout", "120", "--sim", machine, "--sim-out",
                           json, UKAI_EXAMPLE_SPMD_PING_PONG, "100000", "0"});
@@ -180,13 +179,13 @@ TEST(LaunchSim, NodeFailureStopsTheProcessOnThatNode) {
                        "5000 (faults.events)"),
             std::string::npos)
       << o.err;
-  EXPECT_NE(o.err.find("peer failed: unavailable: sim: node 1 failed"), std::string::npos)
-      << o.err;
+  EXPECT_NE(o.err.find("peer failed: unavailable: sim: node 1 failed"), std::string::npos) << o.err;
   EXPECT_NE(o.out.find("rank 1 failed after"), std::string::npos) << o.out;
   const std::string record = ReadFile(json);
   EXPECT_NE(record.find("\"processes_failed\":1,"), std::string::npos) << record;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(record, m, std::regex("\"finish_time_us\":\\[[0-9.]+,([0-9.]+)\\]")));
+  ASSERT_TRUE(
+      std::regex_search(record, m, std::regex("\"finish_time_us\":\\[[0-9.]+,([0-9.]+)\\]")));
   EXPECT_EQ(std::stod(m[1]), 5.0) << "rank 1's clock stops at the failure (cycle 5000, 1 GHz)";
   std::remove(json.c_str());
 }

@@ -34,8 +34,8 @@ TEST(SimWire, EveryMessageRoundTrips) {
   ASSERT_TRUE(hello.ok());
   EXPECT_EQ(hello->rank, 3u);
   EXPECT_EQ(hello->runtime, 77u);
-  auto call = sw::DecodeCall(Body(sw::EncodeCall(5, sw::CallKind::kIdle,
-                                                 sw::CallIndex("Progress"), 1234)));
+  auto call =
+      sw::DecodeCall(Body(sw::EncodeCall(5, sw::CallKind::kIdle, sw::CallIndex("Progress"), 1234)));
   ASSERT_TRUE(call.ok());
   EXPECT_STREQ(call->call, "Progress");
   EXPECT_EQ(call->cpu, 1234);
@@ -260,7 +260,8 @@ TEST(SimHost, ProcessThatDiesFailsOnTheMachineAndItsPeerIsTold) {
   EXPECT_NE(gone->text.find("process 1 ended without leaving"), std::string::npos) << gone->text;
   EXPECT_TRUE(f.host->TakeStopped().empty()) << "a dead process is not stopped again";
   bool failed = false;
-  for (const SimProcessTimes& p : f.fabric->Processes()) failed = failed || (p.process == 1 && p.failed);
+  for (const SimProcessTimes& p : f.fabric->Processes())
+    failed = failed || (p.process == 1 && p.failed);
   EXPECT_TRUE(failed);
 }
 

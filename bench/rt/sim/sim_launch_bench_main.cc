@@ -73,12 +73,11 @@ double Job(const std::string& module, int procs, int messages, uint64_t* frames)
   }
   const auto t0 = std::chrono::steady_clock::now();
   auto code = rt::Launch(o);
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!code.ok() || *code != 0) {
-    std::fprintf(stderr, "job over %s with %d processes failed: %s\n", module.c_str(), procs,
-                 code.ok() ? ("exit " + std::to_string(*code)).c_str()
-                           : code.status().ToString().c_str());
+    std::fprintf(
+        stderr, "job over %s with %d processes failed: %s\n", module.c_str(), procs,
+        code.ok() ? ("exit " + std::to_string(*code)).c_str() : code.status().ToString().c_str());
     return -1;
   }
   if (machine && frames != nullptr) *frames = machine->Counters()["frames_delivered"];
@@ -89,11 +88,12 @@ double Job(const std::string& module, int procs, int messages, uint64_t* frames)
 
 int main(int argc, char** argv) {
   if (argc > 2 && std::string(argv[1]) == "--worker") return Worker(argc, argv);
-  std::printf("ukai_sim_launch_bench: %d RSRs of 8 bytes per process round a ring, 4x4 torus "
-              "(dor, cpu_scale 0) under launch --sim, beside launch --modules shm\n",
-              kMessages);
-  std::printf("%6s %10s %10s %10s %10s %12s %12s %9s\n", "procs", "messages", "sim_s",
-              "sim_0_s", "shm_s", "shm_0_s", "sim_msg/s", "sim/shm");
+  std::printf(
+      "ukai_sim_launch_bench: %d RSRs of 8 bytes per process round a ring, 4x4 torus "
+      "(dor, cpu_scale 0) under launch --sim, beside launch --modules shm\n",
+      kMessages);
+  std::printf("%6s %10s %10s %10s %10s %12s %12s %9s\n", "procs", "messages", "sim_s", "sim_0_s",
+              "shm_s", "shm_0_s", "sim_msg/s", "sim/shm");
   bool ok = true;
   for (int procs : {8, 16}) {
     uint64_t frames = 0, empty_frames = 0;
@@ -108,10 +108,11 @@ int main(int argc, char** argv) {
     const double rate = double(frames - empty_frames) / std::max(1e-9, sim - sim0);
     const double ratio = sim / std::max(1e-9, shm);  // whole jobs (start-up included)
     std::printf("%6d %10llu %10.3f %10.3f %10.3f %12.3f %12.0f %9.1f\n", procs,
-                static_cast<unsigned long long>(frames - empty_frames), sim, sim0, shm, shm0,
-                rate, ratio);
+                static_cast<unsigned long long>(frames - empty_frames), sim, sim0, shm, shm0, rate,
+                ratio);
   }
-  std::printf("sim_msg/s = messages / (sim_s - sim_0_s); sim/shm = sim_s / shm_s (whole jobs); "
-              "target: 100000 simulated messages per wall second\n");
+  std::printf(
+      "sim_msg/s = messages / (sim_s - sim_0_s); sim/shm = sim_s / shm_s (whole jobs); "
+      "target: 100000 simulated messages per wall second\n");
   return ok ? 0 : 1;
 }

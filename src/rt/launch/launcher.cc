@@ -22,8 +22,8 @@
 #include "rt/core/job_secret.h"
 #include "rt/launch/launch_protocol.h"
 #include "rt/launch/sim_host.h"
-#include "rt/modules/sim/sim_fabric.h"
 #include "rt/modules/shm/shm_segment.h"
+#include "rt/modules/sim/sim_fabric.h"
 #include "rt/trace/archive.h"
 #include "wire/rsr_frame.h"
 

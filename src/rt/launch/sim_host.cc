@@ -38,7 +38,7 @@ struct SimHost::Conn final : public SimMember {
   int fd = -1, child_fd = -1;
   RuntimeId rt = 0;
   bool joined = false, left = false;  // reader thread only
-  std::atomic<bool> ending{false};     // the channel ended: a Stopped is not a node failure
+  std::atomic<bool> ending{false};    // the channel ended: a Stopped is not a node failure
   std::thread reader, writer;
 
   struct Out {
@@ -107,8 +107,7 @@ Result<std::unique_ptr<SimHost>> SimHost::Create(std::shared_ptr<SimFabric> fabr
   for (int r = 0; r < ranks; ++r) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-      return Status::IoError(std::string("ukai launch --sim: socketpair: ") +
-                             std::strerror(errno));
+      return Status::IoError(std::string("ukai launch --sim: socketpair: ") + std::strerror(errno));
     }
     auto c = std::make_unique<Conn>();
     c->host = h.get();
@@ -247,8 +246,8 @@ Status SimHost::Handle(Conn& c, uint8_t type, std::span<const uint8_t> body) {
         } else {
           c.joined = true;
           c.rt = h->runtime;
-          c.Queue(sw::EncodeWelcome(fabric_->id(), fabric_->clock_mhz(),
-                                    static_cast<uint32_t>(*p)));
+          c.Queue(
+              sw::EncodeWelcome(fabric_->id(), fabric_->clock_mhz(), static_cast<uint32_t>(*p)));
           return Status::Ok();
         }
       }

@@ -91,8 +91,8 @@ Result<SimMachine> LoadSimMachine(const std::string& path,
   Result<std::vector<sim::SimConfig>> points = sim::LoadSimConfigs(path, overrides);
   if (!points.ok()) return points.status();
   if (points->size() != 1) {
-    return Status::InvalidArgument("sim: a machine config is one point, but " + path +
-                                   " sweeps " + std::to_string(points->size()) +
+    return Status::InvalidArgument("sim: a machine config is one point, but " + path + " sweeps " +
+                                   std::to_string(points->size()) +
                                    " points (give each swept key one value)");
   }
   SimMachine m;

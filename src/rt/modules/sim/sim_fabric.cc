@@ -710,11 +710,10 @@ std::vector<SimProcessTimes> SimFabric::Processes() {
 
 std::map<std::string, uint64_t> SimFabric::Counters() {
   std::lock_guard<std::mutex> lock(mu_);
-  return {{"frames_sent", frames_sent_},           {"frames_delivered", frames_delivered_},
-          {"frames_lost", frames_lost_},           {"frames_dropped", frames_dropped_},
-          {"late_frames", late_frames_},           {"bytes_sent", bytes_sent_},
-          {"frames_refused", frames_refused_},
-          {"network_cycle", uint64_t(net_->now())}};
+  return {{"frames_sent", frames_sent_},       {"frames_delivered", frames_delivered_},
+          {"frames_lost", frames_lost_},       {"frames_dropped", frames_dropped_},
+          {"late_frames", late_frames_},       {"bytes_sent", bytes_sent_},
+          {"frames_refused", frames_refused_}, {"network_cycle", uint64_t(net_->now())}};
 }
 
 }  // namespace ukai::rt

@@ -137,8 +137,7 @@ class SimFabric {
   // node; kInvalidArgument when no node is left for it (naming sim.node_map). The joining
   // thread (`caller`) holds the runtime from then on, as after a runtime call "Init" (in the
   // same step: the machine cannot move on between the two).
-  Result<int> Join(RuntimeId rt, SimMember* m, int process = -1,
-                   const SimCaller* caller = nullptr);
+  Result<int> Join(RuntimeId rt, SimMember* m, int process = -1, const SimCaller* caller = nullptr);
   void Leave(RuntimeId rt);
   bool Has(RuntimeId rt);
 

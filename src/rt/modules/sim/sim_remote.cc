@@ -8,8 +8,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -42,9 +42,9 @@ struct Slot {
   bool registered = false;  // the fabric has a record of it
   bool idle = false;
   bool program = false;
-  int depth = 0;              // threaded handlers running on it
-  uint64_t epoch = ~0ull;     // the link's epoch when its idleness was last told
-  int64_t skipped_cpu = 0;    // CPU time spent in idle rounds that were not told
+  int depth = 0;            // threaded handlers running on it
+  uint64_t epoch = ~0ull;   // the link's epoch when its idleness was last told
+  int64_t skipped_cpu = 0;  // CPU time spent in idle rounds that were not told
   int64_t last_cpu = 0;
   ~Slot();
 };
@@ -132,8 +132,9 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
       std::lock_guard<std::mutex> lock(mu_);
       if (!stopped_.ok()) return Status::Unavailable(stopped_.message());
       if (gone_.contains(to)) {
-        return Status::Unavailable("sim: the peer is not on the simulated machine (finalized "
-                                   "or failed)");
+        return Status::Unavailable(
+            "sim: the peer is not on the simulated machine (finalized "
+            "or failed)");
       }
       in_flight->frames.fetch_add(1, std::memory_order_relaxed);
       in_flight->bytes.fetch_add(frame.size(), std::memory_order_relaxed);
@@ -163,8 +164,8 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     s.idle = true;
     s.last_cpu = cpu;
     [[maybe_unused]] Status st = Write(
-        sw::EncodeCall(s.index, sw::CallKind::kIdle, sw::CallIndex(call), cpu - s.skipped_cpu),
-        {}, false, &s.epoch);
+        sw::EncodeCall(s.index, sw::CallKind::kIdle, sw::CallIndex(call), cpu - s.skipped_cpu), {},
+        false, &s.epoch);
   }
 
   void ThreadCall(RuntimeId, const char* call) override {
@@ -213,9 +214,8 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     ++s.depth;
     s.idle = false;
     const int64_t cpu = Cpu(s);
-    [[maybe_unused]] Status st =
-        Write(sw::EncodeCall(s.index, sw::CallKind::kHandlerBegin,
-                             sw::CallIndex("a threaded handler"), cpu));
+    [[maybe_unused]] Status st = Write(sw::EncodeCall(s.index, sw::CallKind::kHandlerBegin,
+                                                      sw::CallIndex("a threaded handler"), cpu));
   }
   void HandlerEnd(RuntimeId) override {
     Slot& s = MySlot();
@@ -300,9 +300,8 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
       const ssize_t r = sendmsg(fd_, &mh, MSG_NOSIGNAL);
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0) {
-        const Status why =
-            Status::Unavailable(std::string("sim: the launcher's channel broke: ") +
-                                (r < 0 ? std::strerror(errno) : "closed"));
+        const Status why = Status::Unavailable(std::string("sim: the launcher's channel broke: ") +
+                                               (r < 0 ? std::strerror(errno) : "closed"));
         return why;
       }
       done += static_cast<size_t>(r);

@@ -69,8 +69,8 @@ class In {
   bool Need(size_t n) {
     if (b_.size() - at_ >= n) return true;
     if (error_.ok()) {
-      error_ = Status::ParseError(std::string("sim channel: ") + what_ + " truncated: " +
-                                  std::to_string(b_.size()) + " bytes");
+      error_ = Status::ParseError(std::string("sim channel: ") + what_ +
+                                  " truncated: " + std::to_string(b_.size()) + " bytes");
     }
     return false;
   }
@@ -200,9 +200,7 @@ std::vector<uint8_t> EncodeWelcome(uint64_t machine, double clock_mhz, uint32_t 
 }
 std::vector<uint8_t> EncodeText(Type type, const std::string& text) {
   const std::string t = text.substr(0, kMaxText);
-  return Out(type, t.size())
-      .Bytes({reinterpret_cast<const uint8_t*>(t.data()), t.size()})
-      .Take();
+  return Out(type, t.size()).Bytes({reinterpret_cast<const uint8_t*>(t.data()), t.size()}).Take();
 }
 std::vector<uint8_t> EncodeNowIs(uint32_t thread, int64_t cycles) {
   return Out(Type::kNowIs, 12).U32(thread).U64(static_cast<uint64_t>(cycles)).Take();
