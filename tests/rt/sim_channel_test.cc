@@ -42,7 +42,8 @@ TEST(SimWire, EveryMessageRoundTrips) {
   EXPECT_STREQ(sw::CallName(sw::CallIndex("something new")), "a runtime call");
   Bytes post = sw::EncodePostHeader(2, 9, 42, 3);
   Append(&post, {1, 2, 3});
-  auto p = sw::DecodePost(Body(post));
+  const Bytes post_body = Body(post);  // the decoded frame points into it
+  auto p = sw::DecodePost(post_body);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->peer, 42u);
   EXPECT_EQ(Bytes(p->frame.begin(), p->frame.end()), (Bytes{1, 2, 3}));
