@@ -121,7 +121,9 @@ int RunClient(rt::Runtime& r, Client& kv, int keys) {
         });
     if (!st.ok()) return Fail("put", st);
   }
-  while (put_done.load() < keys) std::this_thread::yield();
+  // Wait in the runtime (not a spin of our own): on a simulated machine (`ukai launch --sim`)
+  // a wait outside the runtime would hold simulated time (docs/sim-module.md).
+  while (put_done.load() < keys) r.Progress();
   if (put_failed.load() != 0) return Fail("put", ukai::Status::Internal("some puts failed"));
   // Gets: futures.
   for (int i = 0; i < keys; ++i) {

@@ -11,6 +11,7 @@
 
 #include "rt_test_util.h"
 #include "sim_test_util.h"
+#include "sim_zero_load.h"
 
 namespace ukai::rt::testing {
 namespace {
@@ -99,16 +100,16 @@ TEST_P(ZeroLoad, PingPongOneWayTimeIsTheZeroLoadLatencyExactly) {
                     .ok());
     EXPECT_EQ(Counter(*job.fabric, "bytes_sent") - before, int64_t(wire_bytes));
     ASSERT_TRUE(WaitFor([&] { return t2.load() >= 0; }));
-    const int64_t flits = (int64_t(wire_bytes) + m.flit_bytes - 1) / m.flit_bytes;
     const sim::PointResult net = NetworkResult(*job.fabric);
     int64_t hops = m.hops;
     if (hops < 0) hops = std::llround(net.avg_hops);  // every packet took the same path
     EXPECT_EQ(net.avg_hops * 2, double(2 * hops)) << "both packets travel H hops";
-    const int64_t t0_formula = (hops + 1) * m.hop_cycles + hops * m.link_cycles + flits;
+    const int64_t t0_formula = ukai::testing::ZeroLoadCycles(hops, m.hop_cycles, m.link_cycles,
+                                                             int64_t(wire_bytes), m.flit_bytes);
     // 1000 MHz: a cycle is a nanosecond.
-    EXPECT_EQ(t1.load() - t0, t0_formula) << m.name << " H=" << hops << " L=" << flits;
-    const int64_t pong_flits = (int64_t(wire::kHeaderSize) + m.flit_bytes - 1) / m.flit_bytes;
-    const int64_t back = (hops + 1) * m.hop_cycles + hops * m.link_cycles + pong_flits;
+    EXPECT_EQ(t1.load() - t0, t0_formula) << m.name << " H=" << hops << " bytes=" << wire_bytes;
+    const int64_t back = ukai::testing::ZeroLoadCycles(hops, m.hop_cycles, m.link_cycles,
+                                                       int64_t(wire::kHeaderSize), m.flit_bytes);
     EXPECT_EQ(t2.load() - t0, t0_formula + back);
   }
 }

@@ -100,6 +100,10 @@ Status ApplyOption(std::string_view name, std::string_view value, bool has_value
   } else if (name == "otf2") {  // OTF2 recording (src/rt/trace/)
     if (value.empty()) return Status::InvalidArgument(what + ": needs a directory");
     o->otf2 = std::string(value);
+  } else if (name == "sim-fd" || name == "sim-rank") {  // set by `ukai launch --sim`
+    Result<int> n = ParseInt(what, value, 0);
+    if (!n.ok()) return n.status();
+    o->params[name == "sim-fd" ? "sim.fd" : "sim.rank"] = std::to_string(*n);
   } else if (name == "flush-timeout-ms") {
     Result<int> n = ParseInt(what, value, 0);
     if (!n.ok()) return n.status();
@@ -179,7 +183,9 @@ Status ApplyRuntimeEnv(RuntimeOptions* options) {
                                   {"UKAI_SEND_QUEUE_BYTES", "send-queue-bytes"},
                                   {"UKAI_FLUSH_TIMEOUT_MS", "flush-timeout-ms"},
                                   {"UKAI_PIN", "pin"},
-                                  {"UKAI_OTF2", "otf2"}};
+                                  {"UKAI_OTF2", "otf2"},
+                                  {"UKAI_SIM_FD", "sim-fd"},
+                                  {"UKAI_SIM_RANK", "sim-rank"}};
   for (const Var& v : kVars) {
     const char* value = std::getenv(v.env);
     if (value == nullptr) continue;

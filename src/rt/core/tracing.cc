@@ -135,7 +135,19 @@ void RuntimeImpl::InvokeTraced(const HandlerEntry* he, Rsr& rsr) {
 }
 
 Status RuntimeImpl::Barrier() {
-  WaitScope scope;  // a handler thread may wait here (thread_pool.h)
+  WaitScope scope;       // a handler thread may wait here (thread_pool.h)
+  if (vt_ != nullptr) {  // under sim: out of band, no simulated time; the thread is parked
+    vt_->ThreadParked("Barrier");
+    Status st = recorder_ ? Status::Ok() : bootstrap_->Barrier();
+    if (recorder_) {
+      trace::Location* loc = TraceLocation();
+      recorder_->BarrierBegin(loc);
+      st = bootstrap_->Barrier();
+      recorder_->BarrierEnd(loc);
+    }
+    vt_->ThreadCall("Barrier");
+    return st;
+  }
   if (!recorder_) return bootstrap_->Barrier();
   trace::Location* loc = TraceLocation();
   recorder_->BarrierBegin(loc);

@@ -22,6 +22,10 @@ class VirtualTime {
   // The calling thread waits in a runtime call named `call` and has just checked (or is
   // about to check) what it waits for: the simulation may advance until a delivery.
   virtual void ThreadIdle(const char* call) = 0;
+  // The calling thread blocks in `call` outside the simulation (the bootstrap's out-of-band
+  // Runtime::Barrier): it sends nothing until its next runtime call, so the simulation
+  // need not wait for it, whatever is delivered meanwhile.
+  virtual void ThreadParked(const char* call) = 0;
   // The calling thread runs runtime call `call` (not a wait).
   virtual void ThreadCall(const char* call) = 0;
   // This runtime's simulated time since the simulation started (a runtime call too).

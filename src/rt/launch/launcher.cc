@@ -17,10 +17,13 @@
 #include <filesystem>
 #include <optional>
 #include <random>
+#include <set>
 
 #include "rt/core/job_secret.h"
 #include "rt/launch/launch_protocol.h"
+#include "rt/launch/sim_host.h"
 #include "rt/modules/shm/shm_segment.h"
+#include "rt/modules/sim/sim_fabric.h"
 #include "rt/trace/archive.h"
 #include "wire/rsr_frame.h"
 
@@ -64,6 +67,8 @@ class Job {
   void KillAll(int sig);
   // Releases the barrier when every living rank waits in it.
   void CheckBarrier();
+  // --sim: stops the processes the simulated machine stopped; a failed simulation ends the job.
+  void CheckSimulation();
   void Log(const std::string& line) const {
     if (o_.trace) std::fprintf(stderr, "[ukai launch] %s\n", line.c_str());
   }
@@ -81,6 +86,9 @@ class Job {
   std::vector<std::string> failed_;  // "rank R (pid P): exit code C" (keep_going summary)
   bool tables_sent_ = false;         // the start-up exchange is done
   std::optional<Clock::time_point> kill_at_;
+  std::unique_ptr<SimHost> sim_host_;
+  std::set<int> sim_stopped_;  // ranks the simulated machine stopped (not failures)
+  bool sim_failed_ = false;
 };
 
 Job::~Job() {
@@ -102,7 +110,9 @@ std::vector<std::string> Job::ChildEnv(int rank) const {
                       kv.starts_with("UKAI_JOB_SECRET_FD=") ||
                       (!o_.modules.empty() && kv.starts_with("UKAI_MODULES=")) ||
                       (o_.trace && kv.starts_with("UKAI_TRACE=")) || kv.starts_with("UKAI_OTF2=") ||
-                      kv.starts_with("UKAI_OTF2_LAUNCHER=");
+                      kv.starts_with("UKAI_OTF2_LAUNCHER=") || kv.starts_with("UKAI_SIM_FD=") ||
+                      kv.starts_with("UKAI_SIM_RANK=") ||
+                      (o_.sim && kv.starts_with("UKAI_MODULES="));
     if (!ours) env.emplace_back(kv);
   }
   env.push_back("UKAI_BOOTSTRAP=launcher");
@@ -116,6 +126,11 @@ std::vector<std::string> Job::ChildEnv(int rank) const {
     env.push_back("UKAI_MODULES=" + list);
   }
   if (o_.trace) env.push_back("UKAI_TRACE=1");
+  if (sim_host_) {
+    env.push_back("UKAI_MODULES=sim");
+    env.push_back("UKAI_SIM_FD=" + std::to_string(sim_host_->child_fd(rank)));
+    env.push_back("UKAI_SIM_RANK=" + std::to_string(rank));
+  }
   if (!o_.otf2.empty()) {  // absolute (Launch): the runtime compares it with its own
     env.push_back("UKAI_OTF2=" + o_.otf2);
     env.push_back("UKAI_OTF2_LAUNCHER=" + o_.otf2);
@@ -140,6 +155,10 @@ Status Job::Spawn(int rank) {
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
   posix_spawn_file_actions_adddup2(&files, secret_fd_, secret_fd_);
+  if (sim_host_) {
+    const int fd = sim_host_->child_fd(rank);
+    posix_spawn_file_actions_adddup2(&files, fd, fd);
+  }
   pid_t pid = 0;
   const int rc = posix_spawnp(&pid, argv[0], &files, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&files);
@@ -149,6 +168,7 @@ Status Job::Spawn(int rank) {
                             "': " + std::strerror(rc));
   }
   children_.push_back({pid, true});
+  if (sim_host_) sim_host_->CloseChildEnd(rank);
   Log("rank " + std::to_string(rank) + " is pid " + std::to_string(pid));
   return Status::Ok();
 }
@@ -167,6 +187,16 @@ Status Job::Start() {
   sigaddset(&mask, SIGTERM);
   sigprocmask(SIG_BLOCK, &mask, &old_mask_);
   signal_fd_ = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (o_.sim) {
+    if (!o_.modules.empty() && (o_.modules.size() != 1 || o_.modules[0] != "sim")) {
+      return Status::InvalidArgument(
+          "ukai launch: --modules cannot be given with --sim (every frame goes through the "
+          "simulated machine: the module is sim)");
+    }
+    Result<std::unique_ptr<SimHost>> host = SimHost::Create(o_.sim, o_.processes);
+    if (!host.ok()) return host.status();
+    sim_host_ = std::move(*host);
+  }
   UKAI_RETURN_IF_ERROR(MakeSecretFd());
   std::random_device rd;
   addr_ = "ukai-launch-" + std::to_string(getpid()) + "-" + std::to_string(rd());
@@ -213,6 +243,10 @@ void Job::Reap() {
     c.running = false;
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     Log("pid " + std::to_string(c.pid) + " exited with " + std::to_string(code));
+    if (sim_stopped_.contains(static_cast<int>(&c - children_.data()))) {
+      CheckBarrier();  // stopped by the simulated machine: not a failure of the job
+      continue;
+    }
     // (A death before the start-up exchange ends the job anyway: the others would wait
     // for its table.)
     if (code != 0 && o_.keep_going && tables_sent_ && !kill_at_) {
@@ -239,13 +273,42 @@ void Job::Reap() {
 void Job::CheckBarrier() {
   int waiting = 0;
   for (const Client& o : clients_) waiting += o.fd >= 0 && o.in_barrier;
-  if (waiting == 0 || waiting < o_.processes - static_cast<int>(failed_.size())) return;
+  if (waiting == 0 ||
+      waiting < o_.processes - static_cast<int>(failed_.size() + sim_stopped_.size())) {
+    return;
+  }
   for (Client& o : clients_) {
     if (o.fd >= 0 && o.in_barrier) {
       o.in_barrier = false;
       [[maybe_unused]] Status s = launch::SendMsg(o.fd, MsgType::kRelease, {});
     }
   }
+}
+
+void Job::CheckSimulation() {
+  if (!sim_host_) return;
+  for (const SimHost::Stop& s : sim_host_->TakeStopped()) {
+    Child& c = children_[static_cast<size_t>(s.rank)];
+    if (!c.running || sim_stopped_.contains(s.rank) || sim_failed_) continue;
+    Status run = o_.sim->status();
+    if (!run.ok()) break;  // the whole run stopped: reported below
+    kill(c.pid, SIGKILL);
+    if (s.failure) {  // its exit (killed) is the job's failure
+      std::fprintf(stderr, "ukai launch: --sim: %s; stopping it\n", s.why.c_str());
+      continue;
+    }
+    sim_stopped_.insert(s.rank);
+    std::fprintf(stderr, "ukai launch: rank %d stopped by the simulated machine: %s\n", s.rank,
+                 s.why.c_str());
+  }
+  Status run = o_.sim->status();
+  if (run.ok() || sim_failed_) return;
+  sim_failed_ = true;
+  std::fprintf(stderr, "ukai launch: the simulation stopped: %s; stopping the job\n",
+               run.message().c_str());
+  if (!failure_) failure_ = 3;
+  KillAll(SIGTERM);
+  kill_at_ = Clock::now() + std::chrono::seconds(3);
 }
 
 void Job::DropClient(Client& c, const std::string& why) {
@@ -338,9 +401,12 @@ int Job::Run() {
       KillAll(SIGTERM);
       kill_at_ = Clock::now() + std::chrono::seconds(3);
     }
-    std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}, {signal_fd_, POLLIN, 0}};
+    std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0},
+                               {signal_fd_, POLLIN, 0},
+                               {sim_host_ ? sim_host_->wake_fd() : -1, POLLIN, 0}};
     for (const Client& c : clients_) fds.push_back({c.fd, POLLIN, 0});
     poll(fds.data(), fds.size(), 20);
+    CheckSimulation();
     if (fds[1].revents & POLLIN) {
       signalfd_siginfo si{};
       if (read(signal_fd_, &si, sizeof si) == sizeof si) {
@@ -366,8 +432,8 @@ int Job::Run() {
         clients_.push_back(Client{fd, -1, {}, false});
       }
     }
-    for (size_t i = 2; i < fds.size(); ++i) {
-      if (fds[i].revents != 0 && clients_[i - 2].fd >= 0) OnClientData(clients_[i - 2]);
+    for (size_t i = 3; i < fds.size(); ++i) {
+      if (fds[i].revents != 0 && clients_[i - 3].fd >= 0) OnClientData(clients_[i - 3]);
     }
     std::erase_if(clients_, [](const Client& c) { return c.fd < 0; });
   }

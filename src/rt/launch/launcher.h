@@ -21,12 +21,15 @@
 #ifndef UKAI_RT_LAUNCH_LAUNCHER_H_
 #define UKAI_RT_LAUNCH_LAUNCHER_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
 
 namespace ukai::rt {
+
+class SimFabric;
 
 struct LaunchOptions {
   int processes = 1;                 // N, 1..1024
@@ -47,6 +50,12 @@ struct LaunchOptions {
   // returns that error).
   std::string otf2;
   std::vector<std::string> command;  // PROGRAM and its arguments (PATH lookup)
+  // --sim MACHINE.toml: the simulated machine (built and checked by the caller before any
+  // process starts, rt/sim_machine/). The launcher hosts it (sim_host.h): every process
+  // gets UKAI_MODULES=sim, UKAI_SIM_FD (its end of a socketpair) and UKAI_SIM_RANK. A
+  // process whose node fails (faults.events) is stopped (SIGKILL) and does not count as a
+  // failure; a stalled simulation stops the job (exit code 3). Results stay in the fabric.
+  std::shared_ptr<SimFabric> sim;
 };
 
 // Runs the job; returns the exit code to forward (see above). Errors: bad options, the

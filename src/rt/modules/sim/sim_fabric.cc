@@ -56,6 +56,8 @@ struct SimFabric::Thread {
   std::chrono::steady_clock::time_point last_wall = std::chrono::steady_clock::now();
   int handler_depth = 0;
   bool program = false;  // called the runtime outside a handler
+  uint64_t key = 0;      // SimCaller::key of a remote thread (0: a thread of this process)
+  bool parked = false;   // blocked outside the simulation (ThreadParked) until its next call
 };
 
 namespace {
@@ -133,7 +135,7 @@ SimFabric::Member* SimFabric::FindMember(RuntimeId rt) {
   return it == members_.end() ? nullptr : it->second.get();
 }
 
-Result<int> SimFabric::Join(RuntimeId rt, SimMember* m, int process) {
+Result<int> SimFabric::Join(RuntimeId rt, SimMember* m, int process, const SimCaller* caller) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!status_.ok()) return status_;
   const int p = process >= 0 ? process : next_process_;
@@ -161,6 +163,9 @@ Result<int> SimFabric::Join(RuntimeId rt, SimMember* m, int process) {
   member->node = node;
   member->clock = net_->now();
   members_[rt] = std::move(member);
+  ++joins_;
+  CallLocked(rt, "Init", caller);
+  cv_.notify_all();
   return p;
 }
 
@@ -213,6 +218,59 @@ SimFabric::Thread* SimFabric::ThreadRecord(bool create) {
   return t;
 }
 
+SimFabric::Thread* SimFabric::Caller(const SimCaller* c, bool create) {
+  if (c == nullptr || c->key == 0) return ThreadRecord(create);
+  auto it = remote_threads_.find(c->key);
+  if (it != remote_threads_.end()) return it->second;
+  if (!create || (c->key & 0xffffffffu) == 0) return nullptr;
+  threads_.push_back(std::make_unique<Thread>());
+  Thread* t = threads_.back().get();
+  t->key = c->key;
+  t->cpu_mark = c->cpu_ns;
+  t->seen = remote_epoch_[c->process()];
+  remote_threads_[c->key] = t;
+  return t;
+}
+
+uint64_t SimFabric::Epoch(const Thread& t) const {
+  if (t.key == 0) return seq_;
+  auto it = remote_epoch_.find(t.key >> 32);
+  return it == remote_epoch_.end() ? 0 : it->second;
+}
+
+void SimFabric::BumpEpochs() {
+  ++seq_;
+  for (auto& [process, epoch] : remote_epoch_) ++epoch;
+}
+
+void SimFabric::ForgetRemoteThread(uint64_t key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool whole = (key & 0xffffffffu) == 0;  // every thread of the process
+  std::erase_if(threads_, [&](const std::unique_ptr<Thread>& p) {
+    if (p->key == 0 || (whole ? (p->key >> 32) != (key >> 32) : p->key != key)) return false;
+    remote_threads_.erase(p->key);
+    return true;
+  });
+  cv_.notify_all();
+}
+
+void SimFabric::ExpectJoins(int n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  expected_joins_ = n;
+  cv_.notify_all();
+}
+
+void SimFabric::AbandonJoin() {
+  std::lock_guard<std::mutex> lock(mu_);
+  --expected_joins_;
+  cv_.notify_all();
+}
+
+void SimFabric::CountRefused() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++frames_refused_;
+}
+
 void SimFabric::ForgetThread(void* record) {
   Thread* t = static_cast<Thread*>(record);
   std::lock_guard<std::mutex> lock(mu_);
@@ -220,33 +278,47 @@ void SimFabric::ForgetThread(void* record) {
   cv_.notify_all();
 }
 
-void SimFabric::ChargeCpu(Thread* t) {
-  const int64_t cpu = ThreadCpuNs();
-  if (!t->idle && options_.cpu_scale > 0) {
+void SimFabric::ChargeCpu(Thread* t, const SimCaller* c) {
+  const int64_t cpu = t->key != 0 && c != nullptr ? c->cpu_ns : ThreadCpuNs();
+  if (!t->idle && options_.cpu_scale > 0 && cpu > t->cpu_mark) {
     const double cycles = double(cpu - t->cpu_mark) * options_.cpu_scale * clock_mhz_ / 1000.0;
     t->clock += static_cast<int64_t>(cycles);
   }
   t->cpu_mark = cpu;
+  t->parked = false;  // every call but ThreadParked itself ends a parked wait
 }
 
-void SimFabric::ThreadIdle(RuntimeId rt, const char* call) {
+void SimFabric::ThreadParked(RuntimeId rt, const char* call, const SimCaller* c) {
+  ThreadIdle(rt, call, c);
   std::lock_guard<std::mutex> lock(mu_);
-  Thread* t = ThreadRecord(true);
-  ChargeCpu(t);
+  if (Thread* t = Caller(c, false)) t->parked = true;
+  cv_.notify_all();
+}
+
+void SimFabric::ThreadIdle(RuntimeId rt, const char* call, const SimCaller* c) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Thread* t = Caller(c, true);
+  if (t == nullptr) return;
+  ChargeCpu(t, c);
   if (std::find(t->holds.begin(), t->holds.end(), rt) == t->holds.end() && FindMember(rt)) {
     t->holds.push_back(rt);
   }
   t->idle = true;
-  t->seen = seq_;
+  t->seen = Epoch(*t);
   t->last_call = call;
   t->last_wall = std::chrono::steady_clock::now();
   cv_.notify_all();
 }
 
-void SimFabric::ThreadCall(RuntimeId rt, const char* call) {
+void SimFabric::ThreadCall(RuntimeId rt, const char* call, const SimCaller* c) {
   std::lock_guard<std::mutex> lock(mu_);
-  Thread* t = ThreadRecord(true);
-  ChargeCpu(t);
+  CallLocked(rt, call, c);
+}
+
+void SimFabric::CallLocked(RuntimeId rt, const char* call, const SimCaller* c) {
+  Thread* t = Caller(c, true);
+  if (t == nullptr) return;
+  ChargeCpu(t, c);
   t->idle = false;
   t->program = t->program || t->handler_depth == 0;
   t->last_call = call;
@@ -260,14 +332,14 @@ void SimFabric::ThreadCall(RuntimeId rt, const char* call) {
   m->clock = std::max(m->clock, t->clock);
 }
 
-int64_t SimFabric::NowCycles(RuntimeId rt) {
+int64_t SimFabric::NowCycles(RuntimeId rt, const SimCaller* c) {
   std::lock_guard<std::mutex> lock(mu_);
   Member* m = FindMember(rt);
-  Thread* t = ThreadRecord(false);
+  Thread* t = Caller(c, false);
   // A program thread's call (its clock moves on); on a thread the fabric does not know
   // (the progress thread running a handler) only a read of the runtime's clock.
   if (t != nullptr && m != nullptr) {
-    ChargeCpu(t);
+    ChargeCpu(t, c);
     t->idle = false;
     t->last_call = "Now";
     t->last_wall = std::chrono::steady_clock::now();
@@ -289,12 +361,14 @@ void SimFabric::HandlerQueued(RuntimeId rt) {
   if (Member* m = FindMember(rt)) ++m->handlers;
 }
 
-void SimFabric::HandlerBegin(RuntimeId rt) {
+void SimFabric::HandlerBegin(RuntimeId rt, const SimCaller* c) {
   std::lock_guard<std::mutex> lock(mu_);
-  Thread* t = ThreadRecord(true);
+  Thread* t = Caller(c, true);
+  if (t == nullptr) return;
   ++t->handler_depth;
   t->idle = false;
-  t->cpu_mark = ThreadCpuNs();
+  t->parked = false;
+  t->cpu_mark = t->key != 0 && c != nullptr ? c->cpu_ns : ThreadCpuNs();
   if (std::find(t->holds.begin(), t->holds.end(), rt) == t->holds.end()) t->holds.push_back(rt);
   if (Member* m = FindMember(rt)) {
     t->clock = std::max(t->clock, m->clock);
@@ -303,11 +377,11 @@ void SimFabric::HandlerBegin(RuntimeId rt) {
   t->last_call = "a threaded handler";
 }
 
-void SimFabric::HandlerEnd(RuntimeId rt) {
+void SimFabric::HandlerEnd(RuntimeId rt, const SimCaller* c) {
   std::lock_guard<std::mutex> lock(mu_);
-  Thread* t = ThreadRecord(false);
+  Thread* t = Caller(c, false);
   if (t == nullptr) return;
-  ChargeCpu(t);
+  ChargeCpu(t, c);
   if (Member* m = FindMember(rt)) m->clock = std::max(m->clock, t->clock);
   if (--t->handler_depth <= 0) {
     t->handler_depth = 0;
@@ -318,12 +392,14 @@ void SimFabric::HandlerEnd(RuntimeId rt) {
     }
   }
   ++seq_;
+  if (c != nullptr && c->key != 0) ++remote_epoch_[c->process()];
   cv_.notify_all();
 }
 
-void SimFabric::Dispatched(RuntimeId rt, int n) {
+void SimFabric::Dispatched(RuntimeId rt, int n, const SimCaller* c) {
   std::lock_guard<std::mutex> lock(mu_);
   ++seq_;  // first: a thread that looks after this sees what the dispatch did
+  if (c != nullptr && c->key != 0) ++remote_epoch_[c->process()];
   if (Member* m = FindMember(rt)) m->pending_dispatch = std::max(0, m->pending_dispatch - n);
   cv_.notify_all();
 }
@@ -332,9 +408,9 @@ void SimFabric::ThreadIdleAll(const char* call) {
   std::lock_guard<std::mutex> lock(mu_);
   Thread* t = ThreadRecord(false);
   if (t == nullptr) return;
-  ChargeCpu(t);
+  ChargeCpu(t, nullptr);
   t->idle = true;
-  t->seen = seq_;
+  t->seen = Epoch(*t);
   t->last_call = call;
   t->last_wall = std::chrono::steady_clock::now();
   cv_.notify_all();
@@ -358,7 +434,7 @@ namespace ukai::rt {
 // ---- frames ----
 
 Status SimFabric::Post(RuntimeId from, RuntimeId to, ByteBlock&& frame,
-                       std::shared_ptr<SimInFlight> in_flight) {
+                       std::shared_ptr<SimInFlight> in_flight, const SimCaller* c) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!status_.ok()) return status_;
   Member* src = FindMember(from);
@@ -370,8 +446,8 @@ Status SimFabric::Post(RuntimeId from, RuntimeId to, ByteBlock&& frame,
     return Status::Unavailable("sim: runtime " + HexId(to) +
                                " is not on the simulated machine (finalized or failed)");
   }
-  if (Thread* t = ThreadRecord(false); t != nullptr) {
-    ChargeCpu(t);
+  if (Thread* t = Caller(c, false); t != nullptr) {
+    ChargeCpu(t, c);
     t->idle = false;
     t->last_call = "SendRsr";
     t->last_wall = std::chrono::steady_clock::now();
@@ -407,7 +483,7 @@ int64_t SimFabric::Horizon() const {
     if (!m->failed && (m->pending_dispatch > 0 || m->handlers > 0)) h = std::min(h, m->clock);
   }
   for (const auto& t : threads_) {
-    if (t->idle && t->seen == seq_) continue;
+    if (t->parked || (t->idle && t->seen == Epoch(*t))) continue;
     for (RuntimeId r : t->holds) {
       auto it = members_.find(r);
       if (it == members_.end() || it->second->failed) continue;
@@ -465,6 +541,10 @@ void SimFabric::FailNode(int node, int64_t cycle) {
     m->module->Stopped(why);
     failed.push_back(id);
   }
+  FailMembers(failed, why);
+}
+
+void SimFabric::FailMembers(const std::vector<RuntimeId>& failed, const Status& why) {
   for (RuntimeId f : failed) {
     Member* dead = FindMember(f);
     for (auto& [id, m] : members_) {
@@ -474,7 +554,17 @@ void SimFabric::FailNode(int node, int64_t cycle) {
       dead->module->PeerGone(id, /*orderly=*/false, why);
     }
   }
-  ++seq_;
+  BumpEpochs();
+}
+
+void SimFabric::FailRuntime(RuntimeId rt, const Status& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Member* m = FindMember(rt);
+  if (m == nullptr || m->failed) return;
+  m->failed = true;
+  m->module->Stopped(why);
+  FailMembers({rt}, why);
+  cv_.notify_all();
 }
 
 void SimFabric::StopRun(const Status& why) {
@@ -492,7 +582,7 @@ void SimFabric::StopRun(const Status& why) {
 
 std::string SimFabric::StallMessage(int64_t horizon) const {
   for (const auto& t : threads_) {
-    if (t->idle && t->seen == seq_) continue;
+    if (t->parked || (t->idle && t->seen == Epoch(*t))) continue;
     for (RuntimeId r : t->holds) {
       auto it = members_.find(r);
       if (it == members_.end() || std::max(it->second->clock, t->clock) != horizon) continue;
@@ -564,13 +654,14 @@ void SimFabric::Run() {
     }
     const int64_t horizon = Horizon();
     const int64_t now = net_->now();
-    // Nothing happens before the first process joins, nor once no running process is left
-    // (the others left or their nodes failed: nothing can observe the network any more, and
-    // what is in flight could only be lost): the machine's time is its processes'.
+    // Nothing happens before every expected process joined (the first one, in one process),
+    // nor once no running process is left (the others left or their nodes failed: nothing
+    // can observe the network any more, and what is in flight could only be lost): the
+    // machine's time is its processes'.
     const bool running = std::any_of(members_.begin(), members_.end(),
                                      [](const auto& m) { return !m.second->failed; });
-    const bool work =
-        running && (net_->Busy() || !ready_.empty() || next_failure_ < failures_.size());
+    const bool work = running && joins_ >= expected_joins_ &&
+                      (net_->Busy() || !ready_.empty() || next_failure_ < failures_.size());
     if (now < horizon && work) {
       Status st = Advance(lock, horizon);
       if (!st.ok()) StopRun(st);
@@ -623,10 +714,10 @@ std::vector<SimProcessTimes> SimFabric::Processes() {
 
 std::map<std::string, uint64_t> SimFabric::Counters() {
   std::lock_guard<std::mutex> lock(mu_);
-  return {{"frames_sent", frames_sent_},           {"frames_delivered", frames_delivered_},
-          {"frames_lost", frames_lost_},           {"frames_dropped", frames_dropped_},
-          {"late_frames", late_frames_},           {"bytes_sent", bytes_sent_},
-          {"network_cycle", uint64_t(net_->now())}};
+  return {{"frames_sent", frames_sent_},       {"frames_delivered", frames_delivered_},
+          {"frames_lost", frames_lost_},       {"frames_dropped", frames_dropped_},
+          {"late_frames", late_frames_},       {"bytes_sent", bytes_sent_},
+          {"frames_refused", frames_refused_}, {"network_cycle", uint64_t(net_->now())}};
 }
 
 }  // namespace ukai::rt

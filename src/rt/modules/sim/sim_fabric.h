@@ -74,6 +74,17 @@ class SimNetwork {
   virtual Status Step(std::vector<SimArrival>* out) = 0;
 };
 
+// Who calls the fabric's virtual-time methods: by default (nullptr) the calling thread (its
+// CPU time read here); or a thread of another process whose runtime the launcher serves
+// (`ukai launch --sim`, rt/launch/sim_host.h): `key` != 0 names that thread (the process in
+// its upper 32 bits, the thread in the lower), `cpu_ns` is its CPU time so far. Deliveries
+// dispatched in such a process make only that process's threads look again.
+struct SimCaller {
+  uint64_t key = 0;
+  int64_t cpu_ns = 0;
+  uint64_t process() const { return key >> 32; }
+};
+
 struct SimFabricOptions {
   double cpu_scale = 1.0;     // sim.cpu_scale
   std::vector<int> node_map;  // sim.node_map (empty: process i on node i)
@@ -123,25 +134,41 @@ class SimFabric {
   double clock_mhz() const { return clock_mhz_; }
 
   // Membership. Join gives the runtime the next process number (or `process` >= 0) and its
-  // node; kInvalidArgument when no node is left for it (naming sim.node_map).
-  Result<int> Join(RuntimeId rt, SimMember* m, int process = -1);
+  // node; kInvalidArgument when no node is left for it (naming sim.node_map). The joining
+  // thread (`caller`) holds the runtime from then on, as after a runtime call "Init" (in the
+  // same step: the machine cannot move on between the two).
+  Result<int> Join(RuntimeId rt, SimMember* m, int process = -1, const SimCaller* caller = nullptr);
   void Leave(RuntimeId rt);
   bool Has(RuntimeId rt);
 
   // Sends `frame` from runtime `from` to runtime `to` (kUnavailable when `to` is not, or no
   // longer, reachable).
   Status Post(RuntimeId from, RuntimeId to, ByteBlock&& frame,
-              std::shared_ptr<SimInFlight> in_flight);
+              std::shared_ptr<SimInFlight> in_flight, const SimCaller* caller = nullptr);
   // The member's progress dispatched `n` frames it had taken (VirtualTime's contract).
-  void Dispatched(RuntimeId rt, int n);
+  void Dispatched(RuntimeId rt, int n, const SimCaller* caller = nullptr);
 
   // Virtual time (rt/core/virtual_time.h) on behalf of runtime `rt`.
-  void ThreadIdle(RuntimeId rt, const char* call);
-  void ThreadCall(RuntimeId rt, const char* call);
-  int64_t NowCycles(RuntimeId rt);
+  void ThreadIdle(RuntimeId rt, const char* call, const SimCaller* caller = nullptr);
+  void ThreadCall(RuntimeId rt, const char* call, const SimCaller* caller = nullptr);
+  // VirtualTime::ThreadParked: the thread holds nothing until its next call.
+  void ThreadParked(RuntimeId rt, const char* call, const SimCaller* caller = nullptr);
+  int64_t NowCycles(RuntimeId rt, const SimCaller* caller = nullptr);
   void HandlerQueued(RuntimeId rt);
-  void HandlerBegin(RuntimeId rt);
-  void HandlerEnd(RuntimeId rt);
+  void HandlerBegin(RuntimeId rt, const SimCaller* caller = nullptr);
+  void HandlerEnd(RuntimeId rt, const SimCaller* caller = nullptr);
+
+  // Remote threads and processes (the launcher's): a thread that ended; a runtime whose
+  // process died without leaving (its peers see it fail, as with a crash; `why` says how).
+  void ForgetRemoteThread(uint64_t key);
+  // A remote process posted a frame to a runtime no longer on the machine (its Post had
+  // already returned): counted in Counters()["frames_refused"].
+  void CountRefused();
+  // The machine's time starts when `n` runtimes have joined (the launcher's processes: none
+  // may start late); AbandonJoin: one of them will never join (its process died first).
+  void ExpectJoins(int n);
+  void AbandonJoin();
+  void FailRuntime(RuntimeId rt, const Status& why);
 
   // OK, or why the run stopped (a stalled process, the network's deadlock watchdog).
   Status status();
@@ -186,7 +213,15 @@ class SimFabric {
   void StopRun(const Status& why);
   std::string StallMessage(int64_t horizon) const;
   Thread* ThreadRecord(bool create);
-  void ChargeCpu(Thread* t);
+  // The record of `caller` (nullptr: the calling thread's).
+  Thread* Caller(const SimCaller* caller, bool create);
+  void ChargeCpu(Thread* t, const SimCaller* caller);
+  // ThreadCall's work, the lock held.
+  void CallLocked(RuntimeId rt, const char* call, const SimCaller* caller);
+  uint64_t Epoch(const Thread& t) const;
+  // Something happened every waiting thread must look at (as ++seq_ does for local ones).
+  void BumpEpochs();
+  void FailMembers(const std::vector<RuntimeId>& failed, const Status& why);
   Member* FindMember(RuntimeId rt);
 
  public:
@@ -217,15 +252,18 @@ class SimFabric {
   uint64_t seq_ = 0;  // dispatches finished: a waiting thread holds again until it looked
   std::unordered_map<RuntimeId, std::unique_ptr<Member>> members_;
   int next_process_ = 0;
+  int joins_ = 0, expected_joins_ = 0;
   std::vector<SimProcessTimes> departed_;
   std::vector<std::unique_ptr<Thread>> threads_;
+  std::unordered_map<uint64_t, Thread*> remote_threads_;  // by SimCaller::key
+  std::unordered_map<uint64_t, uint64_t> remote_epoch_;   // by SimCaller::process()
   std::unordered_map<uint64_t, InFlightFrame> frames_;
   std::map<std::pair<RuntimeId, RuntimeId>, Channel> channels_;
   uint64_t next_user_ = 1;
   std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_;
   std::vector<SimArrival> arrivals_;
   uint64_t frames_sent_ = 0, frames_delivered_ = 0, frames_lost_ = 0, frames_dropped_ = 0;
-  uint64_t late_frames_ = 0, bytes_sent_ = 0;
+  uint64_t late_frames_ = 0, bytes_sent_ = 0, frames_refused_ = 0;
   std::thread driver_;
 };
 

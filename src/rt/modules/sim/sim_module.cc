@@ -6,15 +6,42 @@
 
 #include "rt/core/virtual_time.h"
 #include "rt/modules/sim/sim_fabric.h"
+#include "rt/modules/sim/sim_link.h"
+#include "rt/modules/sim/sim_remote.h"
 
 namespace ukai::rt {
 namespace {
 
-class SimModule;
+// The machine in this process.
+class LocalSimLink final : public SimLink {
+ public:
+  explicit LocalSimLink(std::shared_ptr<SimFabric> f) : f_(std::move(f)) {}
+  uint64_t machine_id() const override { return f_->id(); }
+  double clock_mhz() const override { return f_->clock_mhz(); }
+  Result<int> Join(RuntimeId rt, SimMember* m) override { return f_->Join(rt, m); }
+  void Leave(RuntimeId rt) override { f_->Leave(rt); }
+  bool Has(RuntimeId rt) override { return f_->Has(rt); }
+  Status Post(RuntimeId from, RuntimeId to, ByteBlock&& frame,
+              std::shared_ptr<SimInFlight> in_flight) override {
+    return f_->Post(from, to, std::move(frame), std::move(in_flight));
+  }
+  void Dispatched(RuntimeId rt, int n) override { f_->Dispatched(rt, n); }
+  void ThreadIdle(RuntimeId rt, const char* call) override { f_->ThreadIdle(rt, call); }
+  void ThreadCall(RuntimeId rt, const char* call) override { f_->ThreadCall(rt, call); }
+  void ThreadParked(RuntimeId rt, const char* call) override { f_->ThreadParked(rt, call); }
+  int64_t NowCycles(RuntimeId rt) override { return f_->NowCycles(rt); }
+  void HandlerQueued(RuntimeId rt) override { f_->HandlerQueued(rt); }
+  void HandlerBegin(RuntimeId rt) override { f_->HandlerBegin(rt); }
+  void HandlerEnd(RuntimeId rt) override { f_->HandlerEnd(rt); }
+  std::map<std::string, uint64_t> Counters() override { return f_->Counters(); }
+
+ private:
+  std::shared_ptr<SimFabric> f_;
+};
 
 class SimObject final : public CommObject {
  public:
-  SimObject(std::shared_ptr<SimFabric> fabric, RuntimeId self, RuntimeId peer)
+  SimObject(std::shared_ptr<SimLink> fabric, RuntimeId self, RuntimeId peer)
       : fabric_(std::move(fabric)), self_(self), peer_(peer) {}
   Status Send(ByteBlock&& frame) override {
     if (state_.load() != CommState::kOk) {
@@ -37,7 +64,7 @@ class SimObject final : public CommObject {
   }
 
  private:
-  std::shared_ptr<SimFabric> fabric_;
+  std::shared_ptr<SimLink> fabric_;
   RuntimeId self_, peer_;
   std::shared_ptr<SimInFlight> in_flight_ = std::make_shared<SimInFlight>();
   std::atomic<CommState> state_{CommState::kOk};
@@ -45,12 +72,20 @@ class SimObject final : public CommObject {
 
 class SimModule final : public Module, public SimMember, public internal::VirtualTime {
  public:
-  explicit SimModule(std::shared_ptr<SimFabric> fabric) : fabric_(std::move(fabric)) {}
+  explicit SimModule(std::shared_ptr<SimFabric> fabric)
+      : fabric_(fabric ? std::make_shared<LocalSimLink>(std::move(fabric)) : nullptr) {}
   ~SimModule() override { Close(); }
 
   std::string_view name() const override { return "sim"; }
   Status Init(ModuleHost* host) override {
     host_ = host;
+    if (!fabric_ && !host->Param("sim.fd").empty()) {  // under `ukai launch --sim`
+      Result<std::shared_ptr<SimLink>> remote =
+          NewRemoteSimLink(host->Param("sim.fd"), host->Param("sim.rank"));
+      if (!remote.ok()) return remote.status();
+      fabric_ = std::move(*remote);
+      remote_ = true;
+    }
     if (!fabric_) {
       return Status::FailedPrecondition(
           "sim: no simulated machine (run under `ukai launch --sim MACHINE.toml`, or set "
@@ -65,21 +100,21 @@ class SimModule final : public Module, public SimMember, public internal::Virtua
   }
   ModuleCaps Query() const override {
     ModuleCaps c;
-    c.reach = Reach::kSameProcess;
+    c.reach = remote_ ? Reach::kSameHost : Reach::kSameProcess;
     c.latency_us = 1;
     c.bandwidth_gbytes_s = 1;
     c.max_payload_bytes = wire::kMaxPayloadBytes;
     c.detects_peer_failure = true;
-    c.multi_process = false;
+    c.multi_process = remote_;
     return c;
   }
   Result<std::vector<uint8_t>> MakeDescriptor() override {
     std::vector<uint8_t> d(8);
-    wire::PutLe64(d.data(), fabric_->id());
+    wire::PutLe64(d.data(), fabric_->machine_id());
     return d;
   }
   bool CanReach(std::span<const uint8_t> d) const override {
-    return fabric_ && d.size() == 8 && wire::GetLe64(d.data()) == fabric_->id();
+    return fabric_ && d.size() == 8 && wire::GetLe64(d.data()) == fabric_->machine_id();
   }
   std::string Unreachable(std::span<const uint8_t>) const override {
     return "the peer runs on another simulated machine";
@@ -134,6 +169,10 @@ class SimModule final : public Module, public SimMember, public internal::Virtua
   // VirtualTime.
   void ThreadIdle(const char* call) override { fabric_->ThreadIdle(host_->runtime_id(), call); }
   void ThreadCall(const char* call) override { fabric_->ThreadCall(host_->runtime_id(), call); }
+  void ThreadParked(const char* call) override {
+    Release();
+    fabric_->ThreadParked(host_->runtime_id(), call);
+  }
   std::chrono::nanoseconds Now() override {
     const int64_t cycles = fabric_->NowCycles(host_->runtime_id());
     return std::chrono::nanoseconds(
@@ -150,7 +189,8 @@ class SimModule final : public Module, public SimMember, public internal::Virtua
     if (n > 0 && joined_) fabric_->Dispatched(host_->runtime_id(), n);
   }
 
-  std::shared_ptr<SimFabric> fabric_;
+  std::shared_ptr<SimLink> fabric_;
+  bool remote_ = false;
   ModuleHost* host_ = nullptr;
   bool joined_ = false;
   std::mutex mu_;

@@ -1,0 +1,391 @@
+#include "rt/launch/sim_host.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+#include "rt/modules/sim/sim_wire.h"
+
+namespace ukai::rt {
+namespace {
+
+namespace sw = simwire;
+
+std::string RankName(int rank) { return "rank " + std::to_string(rank); }
+
+}  // namespace
+
+struct SimHost::Shared {
+  std::mutex mu;
+  std::set<RuntimeId> runtimes;  // every runtime id that joined (a second claim is refused)
+  std::vector<Stop> stops;
+};
+
+// One process: its channel, its threads, and the member the fabric calls.
+struct SimHost::Conn final : public SimMember {
+  SimHost* host = nullptr;
+  int rank = 0;
+  int fd = -1, child_fd = -1;
+  RuntimeId rt = 0;
+  bool joined = false, left = false;  // reader thread only
+  std::atomic<bool> ending{false};    // the channel ended: a Stopped is not a node failure
+  std::thread reader, writer;
+
+  struct Out {
+    std::vector<uint8_t> head;
+    ByteBlock frame;
+  };
+  std::mutex out_mu;
+  std::condition_variable out_cv;
+  std::vector<Out> out;
+  bool closing = false;
+  // Frames handed to the process and not yet dispatched by it (their senders' counts).
+  std::deque<std::pair<std::shared_ptr<SimInFlight>, size_t>> delivered;
+
+  // What this process posted, per peer; the writer tells it what its peers took.
+  struct PeerPost {
+    std::shared_ptr<SimInFlight> in_flight = std::make_shared<SimInFlight>();
+    uint64_t frames = 0, bytes = 0, told_frames = 0, told_bytes = 0;
+  };
+  std::mutex posted_mu;
+  std::unordered_map<RuntimeId, PeerPost> posted;
+
+  void Queue(std::vector<uint8_t> head, ByteBlock frame = {}) {
+    {
+      std::lock_guard<std::mutex> lock(out_mu);
+      out.push_back({std::move(head), std::move(frame)});
+    }
+    out_cv.notify_one();
+  }
+
+  // SimMember (the fabric's lock is held: queue only).
+  void Arrive(ByteBlock&& frame, std::shared_ptr<SimInFlight> in_flight) override {
+    std::vector<uint8_t> head = sw::EncodeArriveHeader(frame.size());
+    {
+      std::lock_guard<std::mutex> lock(out_mu);
+      delivered.emplace_back(std::move(in_flight), frame.size());
+      out.push_back({std::move(head), std::move(frame)});
+    }
+    out_cv.notify_one();
+  }
+  void PeerGone(RuntimeId peer, bool orderly, const Status& why) override {
+    Queue(sw::EncodePeerGone(peer, orderly, why.message()));
+  }
+  void Stopped(const Status& why) override {
+    Queue(sw::EncodeText(sw::Type::kStopped, why.message()));
+    if (!ending.load()) host->StopRank(rank, why.message(), /*failure=*/false);
+  }
+
+  // Frames the process will never dispatch (it died): taken, as far as their senders go.
+  void ReleaseDelivered() {
+    std::lock_guard<std::mutex> lock(out_mu);
+    for (auto& [f, bytes] : delivered) {
+      f->bytes.fetch_sub(bytes, std::memory_order_relaxed);
+      f->frames.fetch_sub(1, std::memory_order_release);
+    }
+    delivered.clear();
+  }
+};
+
+Result<std::unique_ptr<SimHost>> SimHost::Create(std::shared_ptr<SimFabric> fabric, int ranks) {
+  std::unique_ptr<SimHost> h(new SimHost());
+  h->fabric_ = std::move(fabric);
+  h->shared_ = std::make_unique<Shared>();
+  if (pipe2(h->wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
+    return Status::IoError(std::string("ukai launch --sim: pipe: ") + std::strerror(errno));
+  }
+  for (int r = 0; r < ranks; ++r) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      return Status::IoError(std::string("ukai launch --sim: socketpair: ") + std::strerror(errno));
+    }
+    auto c = std::make_unique<Conn>();
+    c->host = h.get();
+    c->rank = r;
+    c->fd = sv[0];
+    c->child_fd = sv[1];
+    h->conns_.push_back(std::move(c));
+  }
+  h->fabric_->ExpectJoins(ranks);  // no process starts late in simulated time
+  for (auto& c : h->conns_) {
+    Conn* p = c.get();
+    p->reader = std::thread([hp = h.get(), p] { hp->ReadLoop(*p); });
+    p->writer = std::thread([hp = h.get(), p] { hp->WriteLoop(*p); });
+  }
+  return h;
+}
+
+SimHost::~SimHost() {
+  for (auto& c : conns_) {
+    shutdown(c->fd, SHUT_RDWR);
+    if (c->reader.joinable()) c->reader.join();
+    {
+      std::lock_guard<std::mutex> lock(c->out_mu);
+      c->closing = true;
+    }
+    c->out_cv.notify_all();
+    if (c->writer.joinable()) c->writer.join();
+    close(c->fd);
+    if (c->child_fd >= 0) close(c->child_fd);
+  }
+  for (int fd : wake_) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+int SimHost::child_fd(int rank) const { return conns_[static_cast<size_t>(rank)]->child_fd; }
+
+void SimHost::CloseChildEnd(int rank) {
+  Conn& c = *conns_[static_cast<size_t>(rank)];
+  if (c.child_fd >= 0) close(c.child_fd);
+  c.child_fd = -1;
+}
+
+int SimHost::wake_fd() const { return wake_[0]; }
+
+std::vector<SimHost::Stop> SimHost::TakeStopped() {
+  uint8_t buf[64];
+  while (read(wake_[0], buf, sizeof buf) > 0) {
+  }
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  std::vector<Stop> out;
+  out.swap(shared_->stops);
+  return out;
+}
+
+void SimHost::StopRank(int rank, const std::string& why, bool failure) {
+  {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    shared_->stops.push_back({rank, why, failure});
+  }
+  const uint8_t b = 1;
+  [[maybe_unused]] ssize_t w = write(wake_[1], &b, 1);
+}
+
+void SimHost::ReadLoop(Conn& c) {
+  sw::SimWireParser parser;
+  uint8_t buf[65536];
+  Status why;
+  for (;;) {
+    sw::Message m;
+    Result<bool> got = parser.Next(&m);
+    if (!got.ok()) {
+      why = got.status();
+      break;
+    }
+    if (*got) {
+      why = Handle(c, static_cast<uint8_t>(m.type), m.body);
+      if (!why.ok()) break;
+      continue;
+    }
+    const ssize_t r = recv(c.fd, buf, sizeof buf, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;  // the process ended (or the launcher shuts down)
+    parser.Append(buf, static_cast<size_t>(r));
+  }
+  if (!why.ok()) {  // a process that does not speak the protocol is cut off and stopped
+    StopRank(c.rank, RankName(c.rank) + ": " + why.message(), /*failure=*/true);
+  }
+  c.ending.store(true);
+  if (!c.joined) fabric_->AbandonJoin();
+  if (c.joined && !c.left) {
+    fabric_->FailRuntime(c.rt, Status::Unavailable("sim: process " + std::to_string(c.rank) +
+                                                   (why.ok() ? " ended without leaving the "
+                                                               "simulated machine"
+                                                             : " was cut off: " + why.message())));
+  }
+  fabric_->ForgetRemoteThread(static_cast<uint64_t>(c.rank + 1) << 32);
+  c.ReleaseDelivered();
+  {
+    std::lock_guard<std::mutex> lock(c.out_mu);
+    c.closing = true;
+  }
+  c.out_cv.notify_all();
+}
+
+Status SimHost::Handle(Conn& c, uint8_t type, std::span<const uint8_t> body) {
+  const auto t = static_cast<sw::Type>(type);
+  if (!c.joined && t != sw::Type::kHello) {
+    return Status::ParseError("sim channel: message type " + std::to_string(type) +
+                              " before the hello");
+  }
+  auto caller = [&c](uint32_t thread, int64_t cpu) {
+    return SimCaller{(static_cast<uint64_t>(c.rank + 1) << 32) | thread, cpu};
+  };
+  switch (t) {
+    case sw::Type::kHello: {
+      Result<sw::Hello> h = sw::DecodeHello(body);
+      if (!h.ok()) return h.status();
+      Status refuse;
+      if (c.joined) {
+        refuse = Status::ParseError("sim channel: a second hello (one runtime per process)");
+      } else if (h->rank != static_cast<uint32_t>(c.rank)) {
+        refuse = Status::ParseError("sim channel: the process of rank " + std::to_string(c.rank) +
+                                    " says it is rank " + std::to_string(h->rank));
+      } else {
+        std::lock_guard<std::mutex> lock(shared_->mu);
+        if (!shared_->runtimes.insert(h->runtime).second) {
+          refuse = Status::ParseError("sim channel: runtime id claimed by another process");
+        }
+      }
+      if (refuse.ok()) {
+        const SimCaller who = caller(h->thread, h->cpu);
+        Result<int> p = fabric_->Join(h->runtime, &c, c.rank, &who);
+        if (!p.ok()) {
+          refuse = p.status();
+        } else {
+          c.joined = true;
+          c.rt = h->runtime;
+          c.Queue(
+              sw::EncodeWelcome(fabric_->id(), fabric_->clock_mhz(), static_cast<uint32_t>(*p)));
+          return Status::Ok();
+        }
+      }
+      c.Queue(sw::EncodeText(sw::Type::kRefused, refuse.message()));
+      return refuse;
+    }
+    case sw::Type::kCall: {
+      Result<sw::Call> call = sw::DecodeCall(body);
+      if (!call.ok()) return call.status();
+      if (c.left) return Status::Ok();
+      const SimCaller who = caller(call->thread, call->cpu);
+      switch (call->kind) {
+        case sw::CallKind::kIdle:
+          fabric_->ThreadIdle(c.rt, call->call, &who);
+          break;
+        case sw::CallKind::kCall:
+          fabric_->ThreadCall(c.rt, call->call, &who);
+          break;
+        case sw::CallKind::kParked:
+          fabric_->ThreadParked(c.rt, call->call, &who);
+          break;
+        case sw::CallKind::kHandlerQueued:
+          fabric_->HandlerQueued(c.rt);
+          break;
+        case sw::CallKind::kHandlerBegin:
+          fabric_->HandlerBegin(c.rt, &who);
+          break;
+        case sw::CallKind::kHandlerEnd:
+          fabric_->HandlerEnd(c.rt, &who);
+          break;
+        case sw::CallKind::kThreadEnd:
+          if (call->thread != 0) fabric_->ForgetRemoteThread(who.key);
+          break;
+      }
+      return Status::Ok();
+    }
+    case sw::Type::kNow: {
+      Result<sw::Now> n = sw::DecodeNow(body);
+      if (!n.ok()) return n.status();
+      const SimCaller who = caller(n->thread, n->cpu);
+      c.Queue(sw::EncodeNowIs(n->thread, fabric_->NowCycles(c.rt, &who)));
+      return Status::Ok();
+    }
+    case sw::Type::kPost: {
+      Result<sw::Post> p = sw::DecodePost(body);
+      if (!p.ok()) return p.status();
+      const SimCaller who = caller(p->thread, p->cpu);
+      ByteBlock frame(p->frame.size());
+      frame.Resize(p->frame.size());
+      std::memcpy(frame.data(), p->frame.data(), p->frame.size());
+      std::lock_guard<std::mutex> lock(c.posted_mu);
+      Conn::PeerPost& pp = c.posted[p->peer];
+      const size_t bytes = frame.size();
+      if (fabric_->Post(c.rt, p->peer, std::move(frame), pp.in_flight, &who).ok()) {
+        ++pp.frames;
+        pp.bytes += bytes;
+        c.out_cv.notify_one();  // the writer watches what is outstanding
+      } else {
+        fabric_->CountRefused();
+      }
+      return Status::Ok();
+    }
+    case sw::Type::kDispatched: {
+      Result<sw::Dispatched> d = sw::DecodeDispatched(body);
+      if (!d.ok()) return d.status();
+      {
+        std::lock_guard<std::mutex> lock(c.out_mu);
+        if (d->frames > c.delivered.size()) {
+          return Status::ParseError("sim channel: dispatched " + std::to_string(d->frames) +
+                                    " frames, but " + std::to_string(c.delivered.size()) +
+                                    " were delivered");
+        }
+        for (uint32_t i = 0; i < d->frames; ++i) {
+          auto& [f, bytes] = c.delivered.front();
+          f->bytes.fetch_sub(bytes, std::memory_order_relaxed);
+          f->frames.fetch_sub(1, std::memory_order_release);
+          c.delivered.pop_front();
+        }
+      }
+      const SimCaller who = caller(d->thread, 0);
+      fabric_->Dispatched(c.rt, static_cast<int>(d->frames), &who);
+      return Status::Ok();
+    }
+    case sw::Type::kLeave:
+      if (!body.empty()) return Status::ParseError("sim channel: leave with a body");
+      if (!c.left) fabric_->Leave(c.rt);
+      c.left = true;
+      return Status::Ok();
+    default:
+      return Status::ParseError("sim channel: message type " + std::to_string(type) +
+                                " is the launcher's, not a process's");
+  }
+}
+
+void SimHost::WriteLoop(Conn& c) {
+  std::vector<uint8_t> buf;
+  bool outstanding = false;
+  for (;;) {
+    std::vector<Conn::Out> batch;
+    {
+      std::unique_lock<std::mutex> lock(c.out_mu);
+      c.out_cv.wait_for(lock, std::chrono::milliseconds(outstanding ? 1 : 50),
+                        [&] { return !c.out.empty() || c.closing; });
+      if (c.closing && c.out.empty()) {
+        shutdown(c.fd, SHUT_RDWR);  // after the last message (a refusal) went out
+        break;
+      }
+      batch.swap(c.out);
+    }
+    buf.clear();
+    for (Conn::Out& o : batch) {
+      buf.insert(buf.end(), o.head.begin(), o.head.end());
+      buf.insert(buf.end(), o.frame.data(), o.frame.data() + o.frame.size());
+    }
+    {
+      std::lock_guard<std::mutex> lock(c.posted_mu);
+      outstanding = false;
+      for (auto& [peer, pp] : c.posted) {
+        const uint64_t frames = pp.frames - pp.in_flight->frames.load(std::memory_order_acquire);
+        const uint64_t bytes = pp.bytes - pp.in_flight->bytes.load(std::memory_order_relaxed);
+        if (frames > pp.told_frames) {
+          const std::vector<uint8_t> m =
+              sw::EncodeTaken(peer, frames - pp.told_frames, bytes - pp.told_bytes);
+          buf.insert(buf.end(), m.begin(), m.end());
+          pp.told_frames = frames;
+          pp.told_bytes = bytes;
+        }
+        outstanding = outstanding || pp.told_frames < pp.frames;
+      }
+    }
+    size_t done = 0;
+    while (done < buf.size()) {
+      const ssize_t r = send(c.fd, buf.data() + done, buf.size() - done, MSG_NOSIGNAL);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;  // the process is gone: its reader ends the connection
+      done += static_cast<size_t>(r);
+    }
+  }
+}
+
+}  // namespace ukai::rt

@@ -1,0 +1,69 @@
+// SimHost: the launcher's side of `ukai launch --sim MACHINE.toml` (docs/sim-module.md). The
+// launcher hosts the simulated machine (a SimFabric built by the CLI through
+// rt/sim_machine/); each process it starts is a remote runtime of that fabric, reached over
+// its own socketpair (the child's end inherited as UKAI_SIM_FD; messages: sim_wire.h). For
+// each process a reader thread replays its calls on the fabric on behalf of the calling
+// thread (SimCaller), and a writer thread sends it what the fabric hands it (arrivals, peer
+// events, now replies) and how much of what it posted its peers took (flow control).
+//
+// Untrusted input: a message that does not decode, a hello that names another rank than
+// the channel's or a runtime id already on the machine, more frames dispatched than were
+// delivered: the process is refused or cut off (its peers see it fail) and the launcher
+// stops it; the error names the rank (TakeStopped). A process that dies without leaving
+// fails on the machine as a crashed process would. A node failure of the machine config
+// stops its processes (TakeStopped: the launcher kills them).
+//
+// Ownership: owns the channels and threads; shares the fabric. Thread safety: the public
+// methods are for the launcher's thread; the fabric calls in from its own.
+#ifndef UKAI_RT_LAUNCH_SIM_HOST_H_
+#define UKAI_RT_LAUNCH_SIM_HOST_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "rt/modules/sim/sim_fabric.h"
+
+namespace ukai::rt {
+
+class SimHost {
+ public:
+  // Channels for `ranks` processes on `fabric`.
+  static Result<std::unique_ptr<SimHost>> Create(std::shared_ptr<SimFabric> fabric, int ranks);
+  ~SimHost();
+  SimHost(const SimHost&) = delete;
+  SimHost& operator=(const SimHost&) = delete;
+
+  // The descriptor rank `rank`'s process inherits (close-on-exec here); after the spawn
+  // CloseChildEnd closes the launcher's copy.
+  int child_fd(int rank) const;
+  void CloseChildEnd(int rank);
+  // Readable when TakeStopped has something (for the launcher's poll).
+  int wake_fd() const;
+  // Ranks to stop since the last call, each with why (a node failure, a lying process).
+  struct Stop {
+    int rank;
+    std::string why;
+    bool failure;  // the process broke the protocol (else: its node failed)
+  };
+  std::vector<Stop> TakeStopped();
+
+ private:
+  struct Conn;
+  SimHost() = default;
+  void ReadLoop(Conn& c);
+  void WriteLoop(Conn& c);
+  Status Handle(Conn& c, uint8_t type, std::span<const uint8_t> body);
+  void StopRank(int rank, const std::string& why, bool failure);
+
+  std::shared_ptr<SimFabric> fabric_;
+  std::vector<std::unique_ptr<Conn>> conns_;
+  int wake_[2] = {-1, -1};
+  struct Shared;
+  std::unique_ptr<Shared> shared_;
+};
+
+}  // namespace ukai::rt
+
+#endif  // UKAI_RT_LAUNCH_SIM_HOST_H_

@@ -1,0 +1,494 @@
+#include "rt/modules/sim/sim_remote.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+#include "rt/core/virtual_time.h"
+#include "rt/modules/sim/sim_wire.h"
+
+namespace ukai::rt {
+namespace {
+
+namespace sw = simwire;
+
+int64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+class RemoteSimLink;
+
+// The calling thread's state towards the link (mirrors what the launcher's fabric knows of
+// it, so that repeated idle rounds are told once).
+struct Slot {
+  std::weak_ptr<RemoteSimLink> link;
+  const RemoteSimLink* owner = nullptr;
+  uint32_t index = 0;
+  bool registered = false;  // the fabric has a record of it
+  bool idle = false;
+  bool program = false;
+  int depth = 0;            // threaded handlers running on it
+  uint64_t epoch = ~0ull;   // the link's epoch when its idleness was last told
+  int64_t skipped_cpu = 0;  // CPU time spent in idle rounds that were not told
+  int64_t last_cpu = 0;
+  ~Slot();
+};
+thread_local Slot tls_slot;
+
+class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<RemoteSimLink> {
+ public:
+  RemoteSimLink(int fd, uint32_t rank) : fd_(fd), rank_(rank) {}
+  ~RemoteSimLink() override {
+    shutdown(fd_, SHUT_RDWR);
+    if (reader_.joinable()) reader_.join();
+    close(fd_);
+  }
+
+  uint64_t machine_id() const override { return machine_; }
+  double clock_mhz() const override { return clock_mhz_; }
+
+  Result<int> Join(RuntimeId rt, SimMember* m) override {
+    if (member_ != nullptr) {
+      return Status::FailedPrecondition(
+          "sim: the launcher's channel serves one runtime per process");
+    }
+    member_ = m;
+    self_ = rt;
+    Slot& s = MySlot();  // the joining thread holds the runtime (as after a call "Init")
+    Register(s);
+    s.idle = false;
+    s.program = true;
+    UKAI_RETURN_IF_ERROR(Write(sw::EncodeHello(rank_, rt, s.index, Cpu(s))));
+    // The answer, read here (the reader thread starts after it).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (;;) {
+      sw::Message msg;
+      Result<bool> got = parser_.Next(&msg);
+      if (!got.ok()) return got.status();
+      if (*got) {
+        if (msg.type == sw::Type::kRefused) {
+          Result<std::string> why = sw::DecodeText(msg.body);
+          return Status::Unavailable("sim: the launcher refused this process: " +
+                                     (why.ok() ? *why : why.status().message()));
+        }
+        if (msg.type != sw::Type::kWelcome) {
+          return Status::ParseError("sim channel: expected the launcher's welcome, got type " +
+                                    std::to_string(static_cast<int>(msg.type)));
+        }
+        Result<sw::Welcome> w = sw::DecodeWelcome(msg.body);
+        if (!w.ok()) return w.status();
+        machine_ = w->machine;
+        clock_mhz_ = w->clock_mhz;
+        reader_ = std::thread([this] { ReadLoop(); });
+        return static_cast<int>(w->process);
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      if (left <= 0) return Status::Unavailable("sim: no answer from the launcher in 60 s");
+      pollfd p{fd_, POLLIN, 0};
+      poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
+      uint8_t buf[4096];
+      const ssize_t r = recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+      if (r == 0) return Status::Unavailable("sim: the launcher closed the channel");
+      if (r < 0 && errno != EAGAIN && errno != EINTR) {
+        return Status::Unavailable(std::string("sim: channel: ") + std::strerror(errno));
+      }
+      if (r > 0) parser_.Append(buf, static_cast<size_t>(r));
+    }
+  }
+
+  // Leaves, then closes the channel: nothing reaches the module after this returns.
+  void Leave(RuntimeId) override {
+    [[maybe_unused]] Status s = Write(sw::Encode(sw::Type::kLeave, {}));
+    leaving_.store(true);
+    shutdown(fd_, SHUT_RDWR);
+    if (reader_.joinable() && reader_.get_id() != std::this_thread::get_id()) reader_.join();
+  }
+
+  bool Has(RuntimeId rt) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stopped_.ok() && !gone_.contains(rt);
+  }
+
+  Status Post(RuntimeId, RuntimeId to, ByteBlock&& frame,
+              std::shared_ptr<SimInFlight> in_flight) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!stopped_.ok()) return Status::Unavailable(stopped_.message());
+      if (gone_.contains(to)) {
+        return Status::Unavailable(
+            "sim: the peer is not on the simulated machine (finalized "
+            "or failed)");
+      }
+      in_flight->frames.fetch_add(1, std::memory_order_relaxed);
+      in_flight->bytes.fetch_add(frame.size(), std::memory_order_relaxed);
+      posted_[to].push_back({in_flight, frame.size()});
+    }
+    Slot& s = MySlot();
+    const int64_t cpu = Cpu(s);
+    if (s.registered) s.idle = false;
+    return Write(sw::EncodePostHeader(s.index, cpu, to, frame.size()), frame.span());
+  }
+
+  void Dispatched(RuntimeId, int n) override {
+    Slot& s = MySlot();
+    [[maybe_unused]] Status st =
+        Write(sw::EncodeDispatched(s.index, static_cast<uint32_t>(n)), {}, /*bump=*/true);
+  }
+
+  void ThreadIdle(RuntimeId, const char* call) override {
+    Slot& s = MySlot();
+    const int64_t cpu = ThreadCpuNs();
+    if (s.registered && s.idle && s.epoch == epoch_.load(std::memory_order_acquire)) {
+      s.skipped_cpu += cpu - s.last_cpu;  // the fabric charges no CPU time while idle
+      s.last_cpu = cpu;
+      return;
+    }
+    Register(s);
+    s.idle = true;
+    s.last_cpu = cpu;
+    [[maybe_unused]] Status st = Write(
+        sw::EncodeCall(s.index, sw::CallKind::kIdle, sw::CallIndex(call), cpu - s.skipped_cpu), {},
+        false, &s.epoch);
+  }
+
+  void ThreadCall(RuntimeId, const char* call) override {
+    Slot& s = MySlot();
+    Register(s);
+    const int64_t cpu = Cpu(s);
+    s.idle = false;
+    s.program = s.program || s.depth == 0;
+    [[maybe_unused]] Status st =
+        Write(sw::EncodeCall(s.index, sw::CallKind::kCall, sw::CallIndex(call), cpu));
+  }
+
+  void ThreadParked(RuntimeId, const char* call) override {
+    Slot& s = MySlot();
+    Register(s);
+    const int64_t cpu = Cpu(s);
+    s.idle = true;
+    s.epoch = ~0ull;  // its next idle round is told again
+    [[maybe_unused]] Status st =
+        Write(sw::EncodeCall(s.index, sw::CallKind::kParked, sw::CallIndex(call), cpu));
+  }
+
+  int64_t NowCycles(RuntimeId) override {
+    Slot& s = MySlot();
+    const int64_t cpu = Cpu(s);
+    if (s.registered) s.idle = false;
+    std::unique_lock<std::mutex> lock(mu_);
+    now_.erase(s.index);
+    lock.unlock();
+    if (!Write(sw::EncodeNow(s.index, cpu)).ok()) return last_now_.load();
+    lock.lock();
+    cv_.wait(lock, [&] { return now_.contains(s.index) || broken_; });
+    auto it = now_.find(s.index);
+    if (it == now_.end()) return last_now_.load();
+    const int64_t v = it->second;
+    now_.erase(it);
+    return v;
+  }
+
+  void HandlerQueued(RuntimeId) override {
+    [[maybe_unused]] Status st = Write(sw::EncodeCall(0, sw::CallKind::kHandlerQueued, 0, 0));
+  }
+  void HandlerBegin(RuntimeId) override {
+    Slot& s = MySlot();
+    Register(s);
+    ++s.depth;
+    s.idle = false;
+    const int64_t cpu = Cpu(s);
+    [[maybe_unused]] Status st = Write(sw::EncodeCall(s.index, sw::CallKind::kHandlerBegin,
+                                                      sw::CallIndex("a threaded handler"), cpu));
+  }
+  void HandlerEnd(RuntimeId) override {
+    Slot& s = MySlot();
+    const int64_t cpu = Cpu(s);
+    if (--s.depth <= 0) {
+      s.depth = 0;
+      if (!s.program) {
+        s.idle = true;
+        s.epoch = ~0ull;  // a pool thread holds nothing between handlers
+      }
+    }
+    [[maybe_unused]] Status st =
+        Write(sw::EncodeCall(s.index, sw::CallKind::kHandlerEnd, 0, cpu), {}, /*bump=*/true);
+  }
+  std::map<std::string, uint64_t> Counters() override {
+    return {{"frames_posted", posted_total_.load()}};
+  }
+
+  // A thread of this process ended.
+  void ThreadEnded(uint32_t index) {
+    [[maybe_unused]] Status st = Write(sw::EncodeCall(index, sw::CallKind::kThreadEnd, 0, 0));
+  }
+
+ private:
+  struct Sent {
+    std::shared_ptr<SimInFlight> in_flight;
+    size_t bytes;
+  };
+
+  Slot& MySlot() {
+    Slot& s = tls_slot;
+    if (s.owner != this || s.link.expired()) {
+      s = Slot{};
+      s.link = weak_from_this();
+      s.owner = this;
+      s.index = next_thread_.fetch_add(1);
+      s.last_cpu = ThreadCpuNs();
+    }
+    return s;
+  }
+  void Register(Slot& s) {
+    if (s.registered) return;
+    s.registered = true;
+    internal::SetThreadInSimulation(true);
+  }
+  // The CPU time to report for a call that is not a skipped idle round.
+  int64_t Cpu(Slot& s) {
+    s.last_cpu = ThreadCpuNs();
+    return s.last_cpu - s.skipped_cpu;
+  }
+
+  // One message (and the frame after it), whole. `bump`: a dispatch epoch ends with it;
+  // `epoch_out`: the epoch this message is part of (both under the write lock, so the
+  // launcher sees epochs in the order the link counts them).
+  Status Write(const std::vector<uint8_t>& head, std::span<const uint8_t> tail = {},
+               bool bump = false, uint64_t* epoch_out = nullptr) {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    if (bump) epoch_.fetch_add(1, std::memory_order_acq_rel);
+    if (epoch_out != nullptr) *epoch_out = epoch_.load(std::memory_order_acquire);
+    iovec v[2] = {{const_cast<uint8_t*>(head.data()), head.size()},
+                  {const_cast<uint8_t*>(tail.data()), tail.size()}};
+    size_t total = head.size() + tail.size(), done = 0;
+    while (done < total) {
+      size_t skip = done;
+      int first = 0;
+      iovec cur[2];
+      int n = 0;
+      for (int i = 0; i < 2; ++i) {
+        if (skip >= v[i].iov_len) {
+          skip -= v[i].iov_len;
+          continue;
+        }
+        cur[n].iov_base = static_cast<uint8_t*>(v[i].iov_base) + skip;
+        cur[n].iov_len = v[i].iov_len - skip;
+        skip = 0;
+        ++n;
+      }
+      (void)first;
+      msghdr mh{};
+      mh.msg_iov = cur;
+      mh.msg_iovlen = static_cast<size_t>(n);
+      const ssize_t r = sendmsg(fd_, &mh, MSG_NOSIGNAL);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        const Status why = Status::Unavailable(std::string("sim: the launcher's channel broke: ") +
+                                               (r < 0 ? std::strerror(errno) : "closed"));
+        return why;
+      }
+      done += static_cast<size_t>(r);
+    }
+    if (!tail.empty()) posted_total_.fetch_add(1, std::memory_order_relaxed);
+    return Status::Ok();
+  }
+
+  void ReadLoop() {
+    uint8_t buf[65536];
+    Status why;
+    for (;;) {
+      sw::Message msg;
+      Result<bool> got = parser_.Next(&msg);
+      if (!got.ok()) {
+        why = got.status();
+        break;
+      }
+      if (*got) {
+        Status st = Handle(msg);
+        if (!st.ok()) {
+          why = st;
+          break;
+        }
+        continue;
+      }
+      const ssize_t r = recv(fd_, buf, sizeof buf, 0);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        why = Status::Unavailable(std::string("sim: the launcher's channel closed") +
+                                  (r < 0 ? std::string(": ") + std::strerror(errno) : ""));
+        break;
+      }
+      parser_.Append(buf, static_cast<size_t>(r));
+    }
+    Broken(why);
+  }
+
+  Status Handle(const sw::Message& msg) {
+    if (leaving_.load() && msg.type != sw::Type::kNowIs) return Status::Ok();
+    switch (msg.type) {
+      case sw::Type::kArrive: {
+        Result<std::span<const uint8_t>> f = sw::DecodeArrive(msg.body);
+        if (!f.ok()) return f.status();
+        ByteBlock b(f->size());
+        b.Resize(f->size());
+        std::memcpy(b.data(), f->data(), f->size());
+        arrived_->frames.fetch_add(1, std::memory_order_relaxed);
+        arrived_->bytes.fetch_add(f->size(), std::memory_order_relaxed);
+        member_->Arrive(std::move(b), arrived_);
+        return Status::Ok();
+      }
+      case sw::Type::kPeerGone: {
+        Result<sw::PeerGone> g = sw::DecodePeerGone(msg.body);
+        if (!g.ok()) return g.status();
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          gone_.insert(g->peer);
+        }
+        member_->PeerGone(g->peer, g->orderly, Status::Unavailable(g->text));
+        return Status::Ok();
+      }
+      case sw::Type::kStopped: {
+        Result<std::string> t = sw::DecodeText(msg.body);
+        if (!t.ok()) return t.status();
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          stopped_ = Status::Unavailable(*t);
+        }
+        cv_.notify_all();
+        member_->Stopped(Status::Unavailable(*t));
+        return Status::Ok();
+      }
+      case sw::Type::kNowIs: {
+        Result<sw::NowIs> n = sw::DecodeNowIs(msg.body);
+        if (!n.ok()) return n.status();
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          now_[n->thread] = n->cycles;
+        }
+        last_now_.store(n->cycles);
+        cv_.notify_all();
+        return Status::Ok();
+      }
+      case sw::Type::kTaken: {
+        Result<sw::Taken> t = sw::DecodeTaken(msg.body);
+        if (!t.ok()) return t.status();
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = posted_.find(t->peer);
+        const size_t have = it == posted_.end() ? 0 : it->second.size();
+        if (t->frames > have) {
+          return Status::ParseError("sim channel: the launcher reports " +
+                                    std::to_string(t->frames) + " frames taken of " +
+                                    std::to_string(have) + " posted");
+        }
+        for (uint64_t i = 0; i < t->frames; ++i) {
+          Sent& s = it->second.front();
+          s.in_flight->bytes.fetch_sub(s.bytes, std::memory_order_relaxed);
+          s.in_flight->frames.fetch_sub(1, std::memory_order_release);
+          it->second.pop_front();
+        }
+        return Status::Ok();
+      }
+      default:
+        return Status::ParseError("sim channel: unexpected message type " +
+                                  std::to_string(static_cast<int>(msg.type)) +
+                                  " from the launcher");
+    }
+  }
+
+  // The channel is gone: this runtime is stopped, its sends fail, waits end.
+  void Broken(const Status& why) {
+    std::vector<RuntimeId> peers;
+    bool first = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      broken_ = true;
+      if (stopped_.ok()) {
+        first = true;
+        stopped_ = why.ok() ? Status::Unavailable("sim: the launcher's channel closed") : why;
+      }
+      for (auto& [peer, q] : posted_) {
+        if (!gone_.contains(peer)) peers.push_back(peer);
+        gone_.insert(peer);
+      }
+    }
+    cv_.notify_all();
+    if (!first || leaving_.load()) return;
+    if (why.code() == StatusCode::kParseError) {  // not a close: say why this runtime stops
+      std::fprintf(stderr, "ukai sim module (rank %u): %s\n", rank_, why.ToString().c_str());
+    }
+    member_->Stopped(stopped_);
+    for (RuntimeId p : peers) member_->PeerGone(p, /*orderly=*/false, stopped_);
+  }
+
+  const int fd_;
+  const uint32_t rank_;
+  uint64_t machine_ = 0;
+  double clock_mhz_ = 1000;
+  SimMember* member_ = nullptr;
+  RuntimeId self_ = 0;
+  sw::SimWireParser parser_;  // Join's thread, then the reader's
+  std::thread reader_;
+  std::mutex write_mu_;
+  std::atomic<uint64_t> epoch_{0};
+  std::atomic<bool> leaving_{false};
+  std::atomic<uint32_t> next_thread_{1};
+  std::atomic<uint64_t> posted_total_{0};
+  std::atomic<int64_t> last_now_{0};
+  std::shared_ptr<SimInFlight> arrived_ = std::make_shared<SimInFlight>();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  Status stopped_;
+  bool broken_ = false;  // the channel is gone: no answer will come
+  std::set<RuntimeId> gone_;
+  std::unordered_map<uint32_t, int64_t> now_;
+  std::unordered_map<RuntimeId, std::deque<Sent>> posted_;
+};
+
+Slot::~Slot() {
+  if (!registered) return;
+  if (std::shared_ptr<RemoteSimLink> l = link.lock()) l->ThreadEnded(index);
+}
+
+Result<int> ParseNumber(const std::string& what, const std::string& v) {
+  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) {
+    return Status::InvalidArgument("sim: " + what + " '" + v + "' is not a number");
+  }
+  return std::stoi(v);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<SimLink>> NewRemoteSimLink(const std::string& fd, const std::string& rank) {
+  Result<int> f = ParseNumber("UKAI_SIM_FD", fd);
+  if (!f.ok()) return f.status();
+  Result<int> r = ParseNumber("UKAI_SIM_RANK", rank);
+  if (!r.ok()) return r.status();
+  int type = 0;
+  socklen_t len = sizeof type;
+  if (getsockopt(*f, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM) {
+    return Status::InvalidArgument("sim: UKAI_SIM_FD=" + fd +
+                                   " is not the launcher's stream socket (run under `ukai "
+                                   "launch --sim MACHINE.toml`)");
+  }
+  return std::shared_ptr<SimLink>(std::make_shared<RemoteSimLink>(*f, static_cast<uint32_t>(*r)));
+}
+
+}  // namespace ukai::rt

@@ -1,0 +1,31 @@
+// The `sim` module's link to a simulated machine hosted by `ukai launch --sim` (the launcher's
+// side: rt/launch/sim_host.h; the messages: sim_wire.h). Every SimLink call is forwarded, in
+// order, over the inherited socket UKAI_SIM_FD; the launcher replays it on its SimFabric on
+// behalf of the calling thread, so the time rules are the fabric's, once.
+//
+// Threads: each thread that calls gets a number in this process; its CPU time
+// (CLOCK_THREAD_CPUTIME_ID) travels with its calls, minus the time it spent in waits the
+// launcher already knows it waits in (repeated idle rounds are told once per dispatch epoch).
+// A reader thread takes the launcher's messages: arrivals, peer events, now replies, taken
+// counts. A broken channel (the launcher died, a bad message) stops the runtime: every peer
+// is gone (kUnavailable) and the error names the channel.
+//
+// Thread safety: every method may be called from any thread.
+#ifndef UKAI_RT_MODULES_SIM_SIM_REMOTE_H_
+#define UKAI_RT_MODULES_SIM_SIM_REMOTE_H_
+
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "rt/modules/sim/sim_link.h"
+
+namespace ukai::rt {
+
+// The link over descriptor `fd` (decimal text) for rank `rank` (decimal text); kInvalidArgument
+// when either is not a number or `fd` is not a socket.
+Result<std::shared_ptr<SimLink>> NewRemoteSimLink(const std::string& fd, const std::string& rank);
+
+}  // namespace ukai::rt
+
+#endif  // UKAI_RT_MODULES_SIM_SIM_REMOTE_H_

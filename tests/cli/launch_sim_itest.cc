@@ -1,0 +1,194 @@
+// `ukai launch -n N --sim MACHINE.toml` end to end (docs/sim-module.md): the SPMD ping-pong
+// example as separate processes on a simulated mesh, communication only (sim.cpu_scale = 0):
+// the one-way time is the zero-load latency exactly, the round trip the sum of both ways, the
+// results (stdout and --sim-out JSON) are the same on every run, bad machine configs are
+// refused before any process starts, and a node failure stops the process on that node.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "run_binary.h"
+#include "scratch_path.h"
+#include "sim_zero_load.h"
+
+namespace ukai::testing_util {
+namespace {
+
+constexpr int64_t kHeaderBytes = 56;  // wire::kHeaderSize (src/wire/rsr_frame.h)
+
+// A 5x5 mesh, 16-byte flits, 1 GHz (a cycle is a nanosecond), hop 5 / link 1 cycles (the
+// defaults), dimension-order routing: process 1 on node 18 is H = 3 + 3 hops from node 0.
+constexpr char kMesh[] =
+    "[network]\ntopology = \"mesh\"\nk = 5\nn = 2\n"
+    "[router]\nflit_bytes = 16\nclock_mhz = 1000\n"
+    "[routing]\nalgorithm = \"dor\"\n";
+
+std::string WriteConfig(const std::string& name, const std::string& text) {
+  const std::string path = ScratchPath(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+struct PingLine {
+  int64_t payload, pong_payload, one_way, round_trip;
+};
+
+std::vector<PingLine> PingLines(const std::string& out) {
+  std::vector<PingLine> lines;
+  const std::regex re(
+      "ping payload_bytes=(\\d+) pong_payload_bytes=(\\d+) one_way_ns=(-?\\d+) "
+      "round_trip_ns=(-?\\d+)");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), re); it != std::sregex_iterator();
+       ++it) {
+    lines.push_back(
+        {std::stoll((*it)[1]), std::stoll((*it)[2]), std::stoll((*it)[3]), std::stoll((*it)[4])});
+  }
+  return lines;
+}
+
+Outcome LaunchPingPong(const std::string& machine, const std::string& json, int n = 2,
+                       const std::vector<std::string>& more = {}) {
+  std::vector<std::string> args = {"launch", "-n",   std::to_string(n), "--timeout", "120",
+                                   "--sim",  machine};
+  if (!json.empty()) {
+    args.push_back("--sim-out");
+    args.push_back(json);
+  }
+  args.insert(args.end(), more.begin(), more.end());
+  for (const char* a : {UKAI_EXAMPLE_SPMD_PING_PONG, "3", "0", "100", "1000"}) args.push_back(a);
+  return Ukai(args);
+}
+
+std::string WithoutWallTime(std::string json) {
+  return std::regex_replace(json, std::regex("\"wall_seconds\":[^,}]*"), "\"wall_seconds\":-");
+}
+
+TEST(LaunchSim, PingPongOneWayTimeIsTheZeroLoadLatencyExactly) {
+  const std::string machine =
+      WriteConfig("mesh.toml", std::string(kMesh) + "[sim]\ncpu_scale = 0.0\nnode_map = [0, 18]\n");
+  const std::string json = ScratchPath("sim.json");
+  const Outcome o = LaunchPingPong(machine, json);
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const std::vector<PingLine> lines = PingLines(o.out);
+  ASSERT_EQ(lines.size(), 3u) << o.out;
+  int64_t last_round = 0;
+  for (const PingLine& l : lines) {
+    SCOPED_TRACE(l.payload);
+    const int64_t there = ukai::testing::ZeroLoadCycles(6, 5, 1, kHeaderBytes + l.payload, 16);
+    const int64_t back = ukai::testing::ZeroLoadCycles(6, 5, 1, kHeaderBytes + l.pong_payload, 16);
+    EXPECT_EQ(l.one_way, there);
+    EXPECT_EQ(l.round_trip, there + back) << "the pong leaves in the cycle the ping arrived";
+    last_round = there + back;
+  }
+  const std::string record = ReadFile(json);
+  EXPECT_EQ(std::count(record.begin(), record.end(), '\n'), 1) << "one JSON object";
+  EXPECT_NE(record.find("\"processes\":2,"), std::string::npos) << record;
+  EXPECT_NE(record.find("\"processes_failed\":0,"), std::string::npos) << record;
+  EXPECT_NE(record.find("\"frames_sent\":18,"), std::string::npos) << record;  // 9 pings, 9 pongs
+  EXPECT_NE(record.find("\"avg_hops\":6.0,"), std::string::npos) << record;
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(record, m, std::regex("\"finish_time_us\":\\[([0-9.]+),([0-9.]+)\\]")))
+      << record;
+  ASSERT_TRUE(std::regex_search(record, m, std::regex("\"program_time_us\":([0-9.]+)")));
+  // The program's time is at least three rounds of the largest ping (rank 0 leaves after).
+  EXPECT_GE(std::stod(m[1]) * 1000, 3.0 * double(last_round));
+  EXPECT_NE(o.out.find("program_us"), std::string::npos) << "the table summary: " << o.out;
+  std::remove(json.c_str());
+}
+
+TEST(LaunchSim, SameResultsOnEveryRun) {
+  const std::string machine = WriteConfig(
+      "mesh2.toml", std::string(kMesh) + "[sim]\ncpu_scale = 0.0\nnode_map = [0, 18]\n");
+  const std::string j1 = ScratchPath("run1.json"), j2 = ScratchPath("run2.json");
+  const Outcome a = LaunchPingPong(machine, j1, 2, {"--format", "json"});
+  const Outcome b = LaunchPingPong(machine, j2, 2, {"--format", "json"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string r1 = ReadFile(j1), r2 = ReadFile(j2);
+  ASSERT_FALSE(r1.empty());
+  EXPECT_EQ(WithoutWallTime(r1), WithoutWallTime(r2));
+  EXPECT_EQ(WithoutWallTime(a.out), WithoutWallTime(b.out)) << "printed lines and JSON summary";
+  std::remove(j1.c_str());
+  std::remove(j2.c_str());
+}
+
+// Each bad case: exit 2, the message naming the key, and the program never started (it
+// would create the marker file).
+TEST(LaunchSim, BadMachineConfigsAreRefusedBeforeAnyProcessStarts) {
+  const std::string marker = ScratchPath("started");
+  std::remove(marker.c_str());
+  struct Case {
+    const char* name;
+    std::string config;
+    int n;
+    const char* expect;
+  };
+  const std::vector<Case> cases = {
+      {"fewer nodes than processes", "[network]\ntopology = \"mesh\"\nk = 2\nn = 2\n", 5,
+       "sim.node_map: 5 processes, but the machine has only 4 nodes"},
+      {"unknown key", std::string(kMesh) + "[sim]\ncpu_scael = 0.0\n", 2, "sim.cpu_scael"},
+      {"node map out of range", std::string(kMesh) + "[sim]\nnode_map = [0, 25]\n", 2,
+       "process 1 is mapped to node 25, but the network has 25 nodes"},
+      {"node map too short", std::string(kMesh) + "[sim]\nnode_map = [3]\n", 2,
+       "sim.node_map places only 1"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string machine = WriteConfig("bad.toml", c.config);
+    const Outcome o = Ukai({"launch", "-n", std::to_string(c.n), "--sim", machine, "sh", "-c",
+                            "touch " + Quote(marker)});
+    EXPECT_EQ(o.exit_code, 2) << o.err;
+    EXPECT_NE(o.err.find(c.expect), std::string::npos) << o.err;
+    EXPECT_FALSE(std::filesystem::exists(marker)) << "a process started";
+  }
+  const Outcome no_sim = Ukai({"launch", "-n", "1", "--sim-out", "x.json", "true"});
+  EXPECT_EQ(no_sim.exit_code, 2);
+  EXPECT_NE(no_sim.err.find("need --sim"), std::string::npos) << no_sim.err;
+  const std::string machine = WriteConfig("ok.toml", kMesh);
+  const Outcome format = Ukai({"launch", "-n", "1", "--sim", machine, "--format", "yaml", "true"});
+  EXPECT_EQ(format.exit_code, 2);
+  EXPECT_NE(format.err.find("--format"), std::string::npos) << format.err;
+  const Outcome modules = Ukai({"launch", "-n", "1", "--sim", machine, "--modules", "shm", "true"});
+  EXPECT_EQ(modules.exit_code, 2);
+  EXPECT_NE(modules.err.find("--modules cannot be given with --sim"), std::string::npos)
+      << modules.err;
+  const Outcome missing = Ukai({"launch", "-n", "1", "--sim", "/nonexistent.toml", "true"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_NE(missing.err.find("/nonexistent.toml"), std::string::npos) << missing.err;
+}
+
+// Node 1 of a 4x4 torus (detour-ud) fails at cycle 5000: the launcher stops the process on
+// it (not a failure of the job), rank 0 sees its peer fail (unavailable) and stops pinging.
+TEST(LaunchSim, NodeFailureStopsTheProcessOnThatNode) {
+  const std::string machine =
+      WriteConfig("fail.toml",
+                  "[network]\ntopology = \"torus\"\nk = 4\nn = 2\n[router]\nflit_bytes = 16\n"
+                  "clock_mhz = 1000\n[routing]\nalgorithm = \"detour-ud\"\n[sim]\ncpu_scale = 0.0\n"
+                  "[faults]\nevents = [{cycle = 5000, fail_node = 1}]\n");
+  const std::string json = ScratchPath("fail.json");
+  const Outcome o = Ukai({"launch", "-n", "2", "--timeout", "120", "--sim", machine, "--sim-out",
+                          json, UKAI_EXAMPLE_SPMD_PING_PONG, "100000", "0"});
+  EXPECT_EQ(o.exit_code, 1) << "rank 0 reports the failed peer: " << o.out << o.err;
+  EXPECT_NE(o.err.find("rank 1 stopped by the simulated machine: sim: node 1 failed at cycle "
+                       "5000 (faults.events)"),
+            std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("peer failed: unavailable: sim: node 1 failed"), std::string::npos) << o.err;
+  EXPECT_NE(o.out.find("rank 1 failed after"), std::string::npos) << o.out;
+  const std::string record = ReadFile(json);
+  EXPECT_NE(record.find("\"processes_failed\":1,"), std::string::npos) << record;
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(record, m, std::regex("\"finish_time_us\":\\[[0-9.]+,([0-9.]+)\\]")));
+  EXPECT_EQ(std::stod(m[1]), 5.0) << "rank 1's clock stops at the failure (cycle 5000, 1 GHz)";
+  std::remove(json.c_str());
+}
+
+}  // namespace
+}  // namespace ukai::testing_util
