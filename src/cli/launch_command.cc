@@ -8,9 +8,9 @@
 #include <fstream>
 #include <memory>
 
+#include "cli/sim_run.h"
 #include "rt/launch/launcher.h"
 #include "rt/sim_machine/sim_results.h"
-#include "sim/experiment/booksim_summary.h"
 
 namespace ukai::cli {
 namespace {
@@ -21,21 +21,6 @@ struct SimLaunchOptions {
   std::string out_path;           // --sim-out FILE
   std::string format;             // --format
 };
-
-std::unique_ptr<output::RecordWriter> SummaryWriter(output::Format f, std::ostream* out,
-                                                    const rt::SimRunContext& run) {
-  switch (f) {
-    case output::Format::kTable:
-      return output::MakeTableWriter(out, rt::SimRunTableColumns(run));
-    case output::Format::kCsv:
-      return output::MakeCsvWriter(out);
-    case output::Format::kJson:
-      return output::MakeJsonWriter(out);
-    case output::Format::kBooksim:
-      return sim::MakeBooksimSummaryWriter(out);
-  }
-  return nullptr;
-}
 
 // `ukai launch --sim`: the machine is checked before any process starts (exit 2 for a bad
 // config, option or --sim-out file); the results follow the job.
@@ -71,7 +56,8 @@ void LaunchOnSimulatedMachine(rt::LaunchOptions options, const SimLaunchOptions&
   context->exit_code = *code;
   const rt::SimRunContext run = rt::CollectSimRun(*machine, options.processes);
   const output::Record record = rt::SimRunRecord(run);
-  std::unique_ptr<output::RecordWriter> summary = SummaryWriter(*format, context->io.out, run);
+  std::unique_ptr<output::RecordWriter> summary =
+      MakeRecordWriter(*format, context->io.out, rt::SimRunTableColumns(run));
   Status written = summary->Write(record);
   if (written.ok() && out_file.is_open()) {
     written = output::MakeJsonWriter(&out_file)->Write(record);

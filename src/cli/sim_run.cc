@@ -24,21 +24,6 @@ bool IsConfigError(StatusCode code) {
          code == StatusCode::kUnsupported;
 }
 
-std::unique_ptr<output::RecordWriter> MakeWriter(output::Format format, std::ostream* out,
-                                                 const sim::Experiment& experiment) {
-  switch (format) {
-    case output::Format::kTable:
-      return output::MakeTableWriter(out, experiment.TableColumns());
-    case output::Format::kCsv:
-      return output::MakeCsvWriter(out);
-    case output::Format::kJson:
-      return output::MakeJsonWriter(out);
-    case output::Format::kBooksim:
-      return sim::MakeBooksimSummaryWriter(out);
-  }
-  return nullptr;
-}
-
 // Passes records on and remembers the first failed write, so that a failed write is told
 // from a failed run by a flag, not by the error's text.
 class TrackingWriter : public output::RecordWriter {
@@ -86,6 +71,21 @@ Result<std::ostream*> OpenRunOutput(const std::string& out_path, const CliIo& io
         fmt::format("--out: cannot open '{}' for writing: {}", out_path, std::strerror(errno)));
   }
   return static_cast<std::ostream*>(file);
+}
+
+std::unique_ptr<output::RecordWriter> MakeRecordWriter(output::Format format, std::ostream* out,
+                                                       std::vector<output::TableColumn> columns) {
+  switch (format) {
+    case output::Format::kTable:
+      return output::MakeTableWriter(out, std::move(columns));
+    case output::Format::kCsv:
+      return output::MakeCsvWriter(out);
+    case output::Format::kJson:
+      return output::MakeJsonWriter(out);
+    case output::Format::kBooksim:
+      return sim::MakeBooksimSummaryWriter(out);
+  }
+  return nullptr;
 }
 
 int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io) {
@@ -154,7 +154,8 @@ int RunSimPointsOnRank(const SimRunOptions& options, const PointRunner& run_poin
     if (several) ranks->Abort(opened.status().message());
     return fail(kExitUsage, opened.status().message());
   }
-  std::unique_ptr<output::RecordWriter> writer = MakeWriter(*format, *opened, *loaded->experiment);
+  std::unique_ptr<output::RecordWriter> writer =
+      MakeRecordWriter(*format, *opened, loaded->experiment->TableColumns());
   TrackingWriter tracking(writer.get());
   ProgressLine progress(io.err, io.err_is_terminal);
   sim::RunEnv env;

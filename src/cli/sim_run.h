@@ -52,6 +52,11 @@ int RunSimPoints(const SimRunOptions& options, const PointRunner& run_point, con
 int RunSimPointsOnRank(const SimRunOptions& options, const PointRunner& run_point, const CliIo& io,
                        sim::RankGroup* ranks);
 
+// The writer of `format` on `out`: the text table with `columns`, CSV, JSON, or BookSim2's
+// summary lines (`ukai sim run`, `ukai launch --sim`).
+std::unique_ptr<output::RecordWriter> MakeRecordWriter(output::Format format, std::ostream* out,
+                                                       std::vector<output::TableColumn> columns);
+
 // Where `ukai sim run` writes its records: `io.out`, or the file `out_path` (truncated),
 // opened into `*file`. Errors: "--out: cannot open '...' for writing: <reason>".
 Result<std::ostream*> OpenRunOutput(const std::string& out_path, const CliIo& io,

@@ -800,8 +800,12 @@ std::vector<output::TableColumn> FlitTableColumns(const std::vector<SimConfig>& 
   const bool gateway =
       std::any_of(points.begin(), points.end(), [](const SimConfig& p) { return p.nic.active(); });
   std::vector<output::FieldSpec> fields = FlitFields();
-  // The gateway model's columns only in a sweep where it runs.
-  std::erase_if(fields, [&](const output::FieldSpec& f) { return !gateway && f.when == kIfNic; });
+  const bool sss =
+      std::any_of(points.begin(), points.end(), [](const SimConfig& p) { return p.sss.active(); });
+  // The gateway's and the SSS-CORE NIC's columns only in a sweep where that model runs.
+  std::erase_if(fields, [&](const output::FieldSpec& f) {
+    return (!gateway && f.when == kIfNic) || (!sss && f.when == kIfSss);
+  });
   // Under a trace (docs/workloads.md) the table shows its kind's columns instead of the
   // synthetic load's, then wall_s and the note.
   const WorkloadKind kind =
