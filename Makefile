@@ -52,9 +52,12 @@ test: build
 test-unit: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
 
+# The unit tests again under ASan+UBSan (Debug); the integration tests and benchmarks are
+# not built there, since only the unit tests run.
 test-asan: deps
 	[ -f $(ASAN_BUILD)/build.ninja ] || cmake -S . -B $(ASAN_BUILD) -G Ninja \
-	  -DCMAKE_BUILD_TYPE=Debug -DUKAI_SANITIZE=ON -DUKAI_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	  -DCMAKE_BUILD_TYPE=Debug -DUKAI_SANITIZE=ON -DUKAI_BUILD_BENCH=OFF \
+	  -DUKAI_BUILD_INTEGRATION_TESTS=OFF $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tools/lsan-suppressions.txt UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

@@ -1,5 +1,16 @@
 # Helpers shared by every CMakeLists.txt of the project.
 
+# ukai_soname(VAR LIBRARY): the soname of shared library LIBRARY (a path), for a library
+# the program loads on demand with dlopen() instead of linking it.
+function(ukai_soname var library)
+  execute_process(COMMAND ${CMAKE_OBJDUMP} -p ${library} OUTPUT_VARIABLE dyn)
+  string(REGEX MATCH "SONAME +([^ \n]+)" soname_line "${dyn}")
+  if(NOT CMAKE_MATCH_1)
+    message(FATAL_ERROR "cannot read the soname of ${library} (objdump -p)")
+  endif()
+  set(${var} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+endfunction()
+
 # ukai_library(NAME DIR [DEPS ...]): a static library of every .cc below src/DIR
 # (excluding *_main.cc), with include roots src/ and include/.
 function(ukai_library name dir)
@@ -13,6 +24,11 @@ function(ukai_library name dir)
     add_library(${name} STATIC ${srcs})
     target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
     target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+    # One section per function: the `ukai` executable's link places the hot ones together
+    # (src/cli/CMakeLists.txt, hot_symbols.txt) and drops the unused ones.
+    if(NOT UKAI_SANITIZE AND NOT UKAI_FUZZ)
+      target_compile_options(${name} PRIVATE -ffunction-sections)
+    endif()
   else()  # headers only so far
     add_library(${name} INTERFACE)
     target_include_directories(${name} INTERFACE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
@@ -33,7 +49,7 @@ function(ukai_tests area)
     target_include_directories(${tag}_unit_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
     gtest_discover_tests(${tag}_unit_tests PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)
   endif()
-  if(integ)
+  if(integ AND UKAI_BUILD_INTEGRATION_TESTS)
     add_executable(${tag}_integration_tests ${integ})
     target_link_libraries(${tag}_integration_tests PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
     target_include_directories(${tag}_integration_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)

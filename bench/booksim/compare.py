@@ -11,7 +11,10 @@ For every config both run the file unchanged (ukai: `ukai booksim FILE`); printe
 zero-load check (the least packet latency: 7 + (4 + L) D + (P - 1) at the smallest D both
 saw), average packet latency and accepted flit rate of both and their differences, both
 verdicts (stable / unstable), simulated cycles per second of wall time of both and their
-ratio, and the peak resident memory of both (from /usr/bin/time). Checks: least latency
+ratio, the same ratio in CPU time (user + system: less sensitive to other load on the
+machine), and the peak resident memory of both (from /usr/bin/time). REPEAT=N runs each pair
+N times alternately and keeps the least times and the largest RSS; the load average is
+printed before and after. Checks: least latency
 equal, average latency within 5 % and accepted rate within 5 % where both are stable, the same
 verdict. Exit status 1 when a check fails.
 
@@ -20,6 +23,7 @@ config). Figures taken on a shared machine vary with its load: run it on an idle
 """
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -45,17 +49,34 @@ def build_booksim(src):
 
 
 def run(cmd):
-    """Runs `cmd` under /usr/bin/time -v; returns (stdout, peak RSS in KiB, wall seconds)."""
+    """Runs `cmd` under /usr/bin/time -v; returns (stdout, peak RSS in KiB, wall seconds, CPU
+    seconds: user + system)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as t:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         p = subprocess.run(["/usr/bin/time", "-v", "-o", t.name] + cmd, capture_output=True,
                            text=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         timing = open(t.name).read()
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", timing).group(1))
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", timing).group(1)
     seconds = 0.0
     for part in wall.split(":"):
         seconds = seconds * 60 + float(part)
-    return p.stdout + p.stderr, rss, seconds
+    # getrusage's microseconds, not /usr/bin/time's hundredths (a short run takes 20 ms).
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return p.stdout + p.stderr, rss, seconds, cpu
+
+
+def best_of(cmd_a, cmd_b, repeat):
+    """Runs a and b alternately `repeat` times; per command: (its first output, the largest
+    peak RSS, the least wall time, the least CPU time)."""
+    runs_a, runs_b = [], []
+    for _ in range(repeat):
+        runs_a.append(run(cmd_a))
+        runs_b.append(run(cmd_b))
+    pick = lambda runs: (runs[0][0], max(r[1] for r in runs), min(r[2] for r in runs),
+                         min(r[3] for r in runs))
+    return pick(runs_a), pick(runs_b)
 
 
 def figures(text):
@@ -89,14 +110,17 @@ def main():
         print("bench/booksim/compare.py: set BOOKSIM (a built booksim) or BOOKSIM_SRC (its "
               "source folder) to compare; nothing to do")
         return 0
+    repeat = int(os.environ.get("REPEAT", "1"))
+    print(f"load average at the start: {os.getloadavg()[0]:.2f} (1 min); each pair run "
+          f"{repeat}x alternately, least wall and CPU time, largest RSS")
     print("| config | min lat bs/ukai | avg lat bs | avg lat ukai | diff % | accepted bs | "
           "accepted ukai | diff % | verdict bs/ukai | cycles/s bs | cycles/s ukai | speed-up | "
-          "RSS KiB bs/ukai | checks |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "speed-up CPU | RSS KiB bs/ukai | checks |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     failed = False
     for cfg in configs:
-        bs_text, bs_rss, bs_wall = run([booksim, cfg])
-        uk_text, uk_rss, uk_wall = run([ukai, "booksim", cfg])
+        (bs_text, bs_rss, bs_wall, bs_cpu), (uk_text, uk_rss, uk_wall, uk_cpu) = best_of(
+            [booksim, cfg], [ukai, "booksim", cfg], repeat)
         bs, uk = figures(bs_text), figures(uk_text)
         checks = []
         if bs["unstable"] != uk["unstable"]:
@@ -111,14 +135,17 @@ def main():
         failed = failed or bool(checks)
         speed = lambda f, w: f["cycles"] / w if f["cycles"] and w > 0 else float("nan")
         s_bs, s_uk = speed(bs, bs_wall), speed(uk, uk_wall)
+        c_bs, c_uk = speed(bs, bs_cpu), speed(uk, uk_cpu)
         verdict = lambda f: "unstable" if f["unstable"] else "stable"
         fmt = lambda x: "-" if x is None else f"{x:.4g}"
         print(f"| {os.path.basename(cfg)} | {fmt(bs['min_latency'])}/{fmt(uk['min_latency'])} | "
               f"{fmt(bs['latency'])} | {fmt(uk['latency'])} | {pct(uk['latency'], bs['latency']):+.1f} | "
               f"{fmt(bs['accepted'])} | {fmt(uk['accepted'])} | "
               f"{pct(uk['accepted'], bs['accepted']):+.1f} | {verdict(bs)}/{verdict(uk)} | "
-              f"{s_bs:.3g} | {s_uk:.3g} | {s_uk / s_bs:.1f}x | {bs_rss}/{uk_rss} | "
+              f"{s_bs:.3g} | {s_uk:.3g} | {s_uk / s_bs:.1f}x | {c_uk / c_bs:.1f}x | "
+              f"{bs_rss}/{uk_rss} | "
               f"{'; '.join(checks) or 'ok'} |")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f} (1 min)")
     return 1 if failed else 0
 
 

@@ -19,6 +19,11 @@ list(FILTER ukai_pkg_srcs EXCLUDE REGEX "_main\\.cc$")
 list(FILTER ukai_pkg_srcs EXCLUDE REGEX "/rt/sim_machine/")  # needs the simulator
 if(NOT MPI_FOUND)
   list(FILTER ukai_pkg_srcs EXCLUDE REGEX "/rt/modules/mpi/|/rt/launch/mpi")
+else()  # Open MPI is loaded on demand (core/mpi/mpi_library.h), not linked
+  list(APPEND ukai_pkg_srcs ${PROJECT_SOURCE_DIR}/src/core/mpi/mpi_library.cc
+       ${PROJECT_SOURCE_DIR}/src/core/shared_library.cc)
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/src/core/mpi/mpi_library.cc PROPERTIES
+                              COMPILE_DEFINITIONS UKAI_MPI_SONAME="${UKAI_MPI_SONAME}")
 endif()
 add_library(ukai_pkg_objects OBJECT ${ukai_pkg_srcs})
 set_target_properties(ukai_pkg_objects PROPERTIES POSITION_INDEPENDENT_CODE ON)
@@ -27,7 +32,7 @@ target_include_directories(ukai_pkg_objects PRIVATE ${PROJECT_SOURCE_DIR}/src
 target_link_libraries(ukai_pkg_objects PRIVATE PkgConfig::SODIUM PkgConfig::OTF2)
 if(MPI_FOUND)
   target_compile_definitions(ukai_pkg_objects PRIVATE UKAI_HAVE_MPI=1)
-  target_link_libraries(ukai_pkg_objects PRIVATE MPI::MPI_C)
+  target_link_libraries(ukai_pkg_objects PRIVATE ukai_mpi_headers)
 endif()
 
 foreach(kind shared static)
@@ -44,9 +49,7 @@ foreach(kind shared static)
   # the user.
   target_link_libraries(ukai_${kind} PRIVATE Threads::Threads ${SODIUM_LINK_LIBRARIES}
                         ${OTF2_LINK_LIBRARIES})
-  if(MPI_FOUND)  # by path: the exported static target then needs no FindMPI (C) at the user
-    target_link_libraries(ukai_${kind} PRIVATE ${MPI_C_LIBRARIES})
-  endif()
+  target_link_libraries(ukai_${kind} PRIVATE ${CMAKE_DL_LIBS})  # Open MPI, libpcap on demand
 endforeach()
 set_target_properties(ukai_shared PROPERTIES EXPORT_NAME ukai VERSION ${PROJECT_VERSION}
                                              SOVERSION ${PROJECT_VERSION_MAJOR})
@@ -72,11 +75,8 @@ install(FILES ${CMAKE_BINARY_DIR}/pkg/ukaiConfig.cmake ${CMAKE_BINARY_DIR}/pkg/u
 
 # ukai.pc: prefix relative to the file, so `--prefix` at install time is honoured.
 string(REGEX REPLACE "[^/]+" ".." UKAI_PC_UP "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
-set(UKAI_PC_PRIVATE "-pthread")
+set(UKAI_PC_PRIVATE "-pthread")  # Open MPI is loaded on demand: not a dependency
 set(UKAI_PC_REQUIRES_PRIVATE "libsodium otf2")
-if(MPI_FOUND)
-  string(APPEND UKAI_PC_REQUIRES_PRIVATE " ompi-c")
-endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/ukai.pc.in ${CMAKE_BINARY_DIR}/pkg/ukai.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/pkg/ukai.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 

@@ -3,8 +3,8 @@
 
 Usage: plot.py OUT_DIR   (the directory of the CSVs run.sh wrote)
 Writes into OUT_DIR: upper_bandwidth.png, completion.png, cut_through.png,
-link_efficiency.png and tables.md (the tables REPORT.md quotes). The drawing is `ukai sim
-plot`'s (src/cli/plot/ukai_sim_plot.py: line_plot, reference_line, finish, save), imported
+link_efficiency.png, flow_control.png and tables.md (the tables REPORT.md quotes). The drawing
+is `ukai sim plot`'s (src/cli/plot/ukai_sim_plot.py: line_plot, reference_line, finish, save), imported
 from the repository.
 """
 import csv
@@ -208,12 +208,66 @@ def nic_rates(out, tables):
     tables.append("\n".join(lines))
 
 
+def flow_control(out, tables):
+    """Claim 30: room announced in advance against in-band flow control."""
+    if not os.path.exists(os.path.join(out, "flow_advance_load.csv")):
+        return
+    lines = ["## Advance announcement against in-band flow control (flow_*.csv)", "",
+             "4 KiB writes streamed through one switch; payload into each receiver's memory, "
+             "MB/s.", "",
+             "| case | advance | in-band | in-band / advance |", "|---|---|---|---|"]
+    cases = [("oneway", "one way, the paper's NIC"), ("twoway", "both ways, the paper's NIC"),
+             ("oneway_fast", "one way, unlimited bus and buffers"),
+             ("twoway_fast", "both ways, unlimited bus and buffers")]
+    bars = {}
+    for case, label in cases:
+        mb = {}
+        for fc in ["advance", "in-band"]:
+            r = read(os.path.join(out, f"flow_{fc}_{case}.csv"))[0]
+            mb[fc] = num(r, "packets_per_second") * 4096 / 1e6
+        bars[case] = mb
+        lines.append(f"| {label} | {mb['advance']:.1f} | {mb['in-band']:.1f} | "
+                     f"{mb['in-band'] / mb['advance']:.2f} |")
+    lines += ["", "256-byte writes between random end nodes of the 4x4x4 tree (vct-saf): "
+              "accepted load (flits / end node / cycle) and write latency (cycles).", "",
+              "| offered | accepted, advance | accepted, in-band | latency, advance | "
+              "latency, in-band | saturated (advance / in-band) |", "|---|---|---|---|---|---|"]
+    load = {fc: read(os.path.join(out, f"flow_{fc}_load.csv")) for fc in ["advance", "in-band"]}
+    for a, b in zip(load["advance"], load["in-band"]):
+        lines.append(f"| {num(a, 'rate'):.3f} | {num(a, 'accepted_flits_per_node_cycle'):.4f} | "
+                     f"{num(b, 'accepted_flits_per_node_cycle'):.4f} | "
+                     f"{num(a, 'avg_latency_cycles'):.0f} | {num(b, 'avg_latency_cycles'):.0f} | "
+                     f"{a['saturated']} / {b['saturated']} |")
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    xs = list(range(len(cases)))
+    ax1.bar([x - 0.2 for x in xs], [bars[c]["advance"] for c, _ in cases], 0.4, label="advance")
+    ax1.bar([x + 0.2 for x in xs], [bars[c]["in-band"] for c, _ in cases], 0.4, label="in-band")
+    ax1.set_xticks(xs)
+    ax1.set_xticklabels(["one way", "both ways", "one way\n(fast NIC)", "both ways\n(fast NIC)"])
+    ax1.set_ylabel("MB/s into each receiver")
+    ax1.set_title("4 KiB write streams through one switch")
+    ax1.legend()
+    series = []
+    for fc, marker in [("advance", "o"), ("in-band", "s")]:
+        pts = load[fc]
+        series.append(usp.Series(fc, [num(r, "offered_flits_per_node_cycle") for r in pts],
+                                 [num(r, "accepted_flits_per_node_cycle") for r in pts],
+                                 [r["saturated"] == "true" for r in pts], marker=marker))
+    usp.line_plot(ax2, series)
+    usp.finish(ax2, "offered load (wire flits / end node / cycle)",
+               "accepted load (flits / end node / cycle)", "256-byte writes, 4x4x4 tree",
+               fontsize=None)
+    usp.save(fig, os.path.join(out, "flow_control.png"), dpi=120)
+    tables.append("\n".join(lines))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = sys.argv[1]
     tables = []
-    for part in [upper_bandwidth, completion, cut_through, link_efficiency, nic_rates]:
+    for part in [upper_bandwidth, completion, cut_through, link_efficiency, nic_rates,
+                 flow_control]:
         part(out, tables)
     with open(os.path.join(out, "tables.md"), "w") as f:
         f.write("# Tables of experiments/sss (written by plot.py from the CSVs)\n\n")

@@ -47,5 +47,20 @@ run nic_rates_twoway nic_rates.toml --set 'traffic.sources=["n0","n1"]' \
   --set 'traffic.hotspot_nodes=[0,1]'
 run nic_rates_hierarchical nic_rates.toml --set traffic.multicast=hierarchical
 run nic_rates_chained nic_rates.toml --set traffic.multicast=chained
+# Claim 30: room announced in advance against in-band flow control, on streams one way and
+# both ways (the paper's NIC, and one whose bus and buffers never limit) and at rising load.
+twoway="--set traffic.sources=[\"n0\",\"n1\"] --set traffic.hotspot_nodes=[0,1]"
+fast="--set nic.bus_mbytes_per_s=1000000 --set nic.buffer_mbytes_per_s=1000000"
+for fc in advance in-band; do
+  run "flow_${fc}_oneway" flow_control.toml --set "router.flow_control=$fc"
+  # shellcheck disable=SC2086  # $twoway and $fast are lists of arguments
+  run "flow_${fc}_twoway" flow_control.toml --set "router.flow_control=$fc" $twoway
+  # shellcheck disable=SC2086
+  run "flow_${fc}_oneway_fast" flow_control.toml --set "router.flow_control=$fc" $fast
+  # shellcheck disable=SC2086
+  run "flow_${fc}_twoway_fast" flow_control.toml --set "router.flow_control=$fc" $twoway $fast
+  # shellcheck disable=SC2086
+  run "flow_${fc}_load" flow_control_load.toml --set "router.flow_control=$fc" $quick
+done
 echo "all configs: $(($(date +%s) - start)) s"
 "$python" "$here/plot.py" "$out"

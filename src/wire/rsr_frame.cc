@@ -7,7 +7,8 @@ namespace ukai::wire {
 namespace {
 
 bool KnownKind(uint8_t k) {
-  return k >= static_cast<uint8_t>(FrameKind::kRsr) && k <= static_cast<uint8_t>(FrameKind::kAck);
+  return k >= static_cast<uint8_t>(FrameKind::kRsr) &&
+         k <= static_cast<uint8_t>(FrameKind::kBarrier);
 }
 
 Status Bad(const std::string& what) { return Status::ParseError("rsr frame: " + what); }

@@ -48,6 +48,10 @@ enum class FrameKind : uint8_t {
   kProof = 5,      // dialer -> listener: the dialer's proof
   kWelcome = 6,    // listener -> dialer: the connection is accepted (or why not)
   kAck = 7,        // frames of the session received so far (the sender may free them)
+  // A round of Runtime::Barrier() on a simulated machine (the sim module only,
+  // docs/sim-module.md): header only; `handler` = the round, `address` = the barrier's
+  // sequence number.
+  kBarrier = 8,
 };
 
 inline constexpr uint32_t kFlagHasAddress = 1u << 0;  // `address` is meaningful

@@ -5,11 +5,15 @@
 // refused before any process starts, and a node failure stops the process on that node.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "run_binary.h"
@@ -89,7 +93,8 @@ TEST(LaunchSim, PingPongOneWayTimeIsTheZeroLoadLatencyExactly) {
   EXPECT_EQ(std::count(record.begin(), record.end(), '\n'), 1) << "one JSON object";
   EXPECT_NE(record.find("\"processes\":2,"), std::string::npos) << record;
   EXPECT_NE(record.find("\"processes_failed\":0,"), std::string::npos) << record;
-  EXPECT_NE(record.find("\"frames_sent\":18,"), std::string::npos) << record;  // 9 pings, 9 pongs
+  // 9 pings, 9 pongs, and the two barriers' rounds (one frame each way per barrier).
+  EXPECT_NE(record.find("\"frames_sent\":22,"), std::string::npos) << record;
   EXPECT_NE(record.find("\"avg_hops\":6.0,"), std::string::npos) << record;
   std::smatch m;
   ASSERT_TRUE(
@@ -116,6 +121,90 @@ TEST(LaunchSim, SameResultsOnEveryRun) {
   EXPECT_EQ(WithoutWallTime(a.out), WithoutWallTime(b.out)) << "printed lines and JSON summary";
   std::remove(j1.c_str());
   std::remove(j2.c_str());
+}
+
+// A 4x4 torus (hop 5, link 1 cycles: the defaults; 16-byte flits, 1 GHz), communication
+// only: process i on node i, so ranks 0..3 sit in one ring of the torus.
+std::string Torus4x4(const std::string& name) {
+  return WriteConfig(name,
+                     "[network]\ntopology = \"torus\"\nk = 4\nn = 2\n"
+                     "[router]\nflit_bytes = 16\nclock_mhz = 1000\n"
+                     "[routing]\nalgorithm = \"dor\"\n[sim]\ncpu_scale = 0.0\n");
+}
+
+std::vector<double> FinishTimes(const std::string& record) {
+  std::smatch m;
+  std::vector<double> out;
+  if (!std::regex_search(record, m, std::regex("\"finish_time_us\":\\[([0-9.,]+)\\]"))) return out;
+  std::stringstream list(m[1].str());
+  for (std::string v; std::getline(list, v, ',');) out.push_back(std::stod(v));
+  return out;
+}
+
+// Runtime::Barrier() under sim is a dissemination barrier whose rounds are header-only
+// frames (56 bytes, 4 flits) through the simulated network. The ping-pong example with 0
+// rounds communicates only through its two barriers, every rank entering the first at time
+// 0: with 2 processes each barrier is one round of 1 hop, so the program takes exactly
+// twice the zero-load latency of such a frame; with 4, rounds of 1 and 2 hops, at least
+// twice their sum.
+TEST(LaunchSim, BarrierTakesTheZeroLoadTimeOfItsRounds) {
+  const std::string machine = Torus4x4("barrier.toml");
+  const int64_t one_hop = ukai::testing::ZeroLoadCycles(1, 5, 1, kHeaderBytes, 16);
+  const int64_t two_hops = ukai::testing::ZeroLoadCycles(2, 5, 1, kHeaderBytes, 16);
+  for (int n : {2, 4}) {
+    SCOPED_TRACE(n);
+    const std::string json = ScratchPath("barrier.json");
+    const Outcome o = Ukai({"launch", "-n", std::to_string(n), "--timeout", "120", "--sim", machine,
+                            "--sim-out", json, UKAI_EXAMPLE_SPMD_PING_PONG, "0", "8"});
+    ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+    const std::string record = ReadFile(json);
+    const std::vector<double> finish = FinishTimes(record);
+    ASSERT_EQ(finish.size(), size_t(n)) << record;
+    const int rounds = n == 2 ? 1 : 2;
+    EXPECT_NE(record.find("\"frames_sent\":" + std::to_string(2 * n * rounds) + ","),
+              std::string::npos)
+        << record;
+    for (double f : finish) {
+      const auto cycles = static_cast<int64_t>(std::llround(f * 1000));
+      if (n == 2) {
+        EXPECT_EQ(cycles, 2 * one_hop);
+      } else {
+        EXPECT_GE(cycles, 2 * (one_hop + two_hops));
+      }
+    }
+    std::remove(json.c_str());
+  }
+}
+
+// The collectives example (Group::World, every collective, split, Runtime::Barrier) as 4
+// processes: the same simulated times on every run, the second run beside threads that
+// spin on the host's cores (the processes lose their cores at random points).
+TEST(LaunchSim, CollectivesTakeTheSameSimulatedTimesOnEveryRun) {
+  const std::string machine = Torus4x4("coll.toml");
+  std::vector<std::string> records;
+  for (int noise : {0, 3}) {
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> spinners;
+    for (int i = 0; i < noise; ++i) {
+      spinners.emplace_back([&] {
+        uint64_t x = 1;
+        while (!stop.load(std::memory_order_relaxed)) x = x * 6364136223846793005ull + 1;
+        volatile uint64_t sink = x;
+        (void)sink;
+      });
+    }
+    const std::string json = ScratchPath("coll.json");
+    const Outcome o = Ukai({"launch", "-n", "4", "--timeout", "300", "--sim", machine, "--sim-out",
+                            json, UKAI_EXAMPLE_COLLECTIVES});
+    stop = true;
+    for (auto& t : spinners) t.join();
+    ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+    EXPECT_NE(o.out.find("all collectives correct"), std::string::npos) << o.out;
+    records.push_back(WithoutWallTime(ReadFile(json)));
+    std::remove(json.c_str());
+  }
+  ASSERT_EQ(FinishTimes(records[0]).size(), 4u) << records[0];
+  EXPECT_EQ(records[0], records[1]) << "program_time_us, finish_time_us, frames, network fields";
 }
 
 // Each bad case: exit 2, the message naming the key, and the program never started (it

@@ -214,8 +214,11 @@ TEST_F(SimMpiTest, FullMeshIsNotPartitionedAndSaysSo) {
   std::remove(cfg.c_str());
 }
 
-// Rank 1 is killed (SIGKILL) a few seconds into a long run: the job ends with an error
-// naming what happened, well before the run would have finished.
+// Rank 1 is killed (SIGKILL) during a long run: the job ends with an error naming what
+// happened, well before the run would have finished. The kill waits until rank 1 caught
+// SIGTERM (bit 15 of SigCgt: its rank group exists, so rank 0 has passed the same collective
+// MPI_Comm_dup and installs its handler too), plus a second; a fixed delay raced with a slow
+// start under load.
 TEST_F(SimMpiTest, ADyingRankStopsTheOthers) {
   const std::string cfg = ScratchPath("mpi_die.toml");
   Write(cfg,
@@ -223,7 +226,9 @@ TEST_F(SimMpiTest, ADyingRankStopsTheOthers) {
         "mode = \"cycles\"\nwarmup_cycles = 10000000\nmax_cycles = 10000000\n");
   const std::string script = ScratchPath("mpi_die.sh");
   Write(script,
-        "#!/bin/sh\nif [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then (sleep 3; kill -9 $$) & fi\n"
+        "#!/bin/sh\nif [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then (i=0; while [ $i -lt 1200 ]; do "
+        "m=$(awk '/^SigCgt/ {print $2}' /proc/$$/status); [ $(( 0x$m & 0x4000 )) -ne 0 ] && "
+        "break; i=$((i+1)); sleep 0.1; done; sleep 1; kill -9 $$) & fi\n"
         "exec " +
             kUkai + " sim run " + cfg + "\n");
   const auto start = std::chrono::steady_clock::now();

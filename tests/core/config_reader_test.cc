@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "core/config/raw_config.h"
 #include "core/config/schema.h"
 #include "core/config/toml_reader.h"
 #include "scratch_path.h"
@@ -175,6 +176,29 @@ TEST(ConfigReaderTest, FileNameInPositions) {
   std::remove(path.c_str());
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("at " + path + ":2:7"));
+}
+
+// ReadConfigText() reads in chunks: every byte of a file longer than one chunk arrives in
+// order, a file of exactly the cap is read whole, one byte more is refused.
+TEST(ConfigReaderTest, ReadsFilesAcrossChunksUpToTheCap) {
+  const std::string path = ukai::testing_util::ScratchPath("config_reader_chunks.txt");
+  for (const size_t size : {size_t{0}, size_t{40001}, kMaxConfigBytes, kMaxConfigBytes + 1}) {
+    std::string text(size, ' ');
+    for (size_t i = 0; i < size; ++i) text[i] = static_cast<char>('a' + (i * 7 + i / 26) % 26);
+    {
+      std::ofstream f(path, std::ios::binary);
+      f << text;
+    }
+    Result<std::string> r = ReadConfigText(path);
+    if (size <= kMaxConfigBytes) {
+      ASSERT_TRUE(r.ok()) << size << ": " << r.status().ToString();
+      EXPECT_EQ(*r, text) << size;
+    } else {
+      ASSERT_FALSE(r.ok());
+      EXPECT_THAT(r.status().message(), HasSubstr("is larger than 1048576 bytes"));
+    }
+  }
+  std::remove(path.c_str());
 }
 
 TEST(ConfigSetTest, OverridesAndParsesToml) {

@@ -4,6 +4,7 @@
 // --ukai-pin=core.
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -57,6 +58,17 @@ TEST(FastDefaults, PinCpuPlacesLaunchedRanksOnePerCore) {
   EXPECT_EQ(internal::PinCpu("auto", "mpi", 0, 2, cpus), -1);       // mpirun binds itself
   EXPECT_EQ(internal::PinCpu("core", "single", 4, 1, cpus), 3);     // 4 % 3
   EXPECT_EQ(internal::PinCpu("off", "launcher", 0, 2, cpus), -1);
+}
+
+// Pollers yield at once only in a job with more processes on this host than it has CPUs
+// (else after 50 us of idleness, CallerIdle); a job spread over hosts is not counted.
+TEST(FastDefaults, OversubscribedCountsTheJobAgainstTheHostsCpus) {
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  ASSERT_GT(cpus, 0);
+  EXPECT_FALSE(internal::Oversubscribed(/*one_host=*/true, 1));
+  EXPECT_FALSE(internal::Oversubscribed(true, static_cast<int>(cpus)));
+  EXPECT_TRUE(internal::Oversubscribed(true, static_cast<int>(cpus) + 1));
+  EXPECT_FALSE(internal::Oversubscribed(/*one_host=*/false, static_cast<int>(cpus) + 1));
 }
 
 TEST(FastDefaults, PinCoreRestrictsTheProcessToOneCpu) {

@@ -2,7 +2,8 @@
 // worker filter; each worker initialises a Runtime with the "mpi" bootstrap and module,
 // checks rank/size and the module choice, exchanges ordered RSRs (non-threaded and
 // threaded; some larger than a receive slot, split in two messages), a 16 MiB message, and
-// meets the other rank in a barrier. MpiTest.OrderlyLeave
+// meets the other rank in a barrier (MpiTest.ReceiveSlotSizes: the same with other receive
+// slot sizes, mpi.slot_bytes). MpiTest.OrderlyLeave
 // runs 3 ranks: rank 1 finalizes early; ranks 0 and 2 get an orderly peer event for it,
 // their sends to it fail with kUnavailable, and they keep talking to each other.
 #include <unistd.h>
@@ -36,6 +37,14 @@ TEST(MpiWorker, PingPongOrderAndLargeMessages) {
   RuntimeOptions o;
   o.bootstrap = "mpi";
   o.modules = {"mpi"};
+  // UKAI_MPI_ITEST_SLOTS="A,B": mpi.slot_bytes of rank 0 and rank 1 (MpiTest.ReceiveSlotSizes).
+  if (const char* slots = std::getenv("UKAI_MPI_ITEST_SLOTS"); slots != nullptr) {
+    const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    const std::string all = slots;
+    const size_t comma = all.find(',');
+    o.params["mpi.slot_bytes"] =
+        rank != nullptr && std::string(rank) == "1" ? all.substr(comma + 1) : all.substr(0, comma);
+  }
   auto rt = Runtime::Init(o);
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();
   Runtime& r = **rt;
@@ -168,6 +177,28 @@ using testing::RunUnderMpirun;
 
 TEST(MpiTest, ModuleWorksUnderMpirunWithTwoProcesses) {
   RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages");
+}
+
+// Receive slots of other sizes (mpi.slot_bytes), different on the two ranks: each sender
+// splits by the receiver's slots (from its descriptor). Rank 0's 4 KiB slots make rank 1
+// split the 100 KiB RSRs and rank 1's 1 MiB + 4 KiB slots let them arrive whole.
+TEST(MpiTest, ReceiveSlotSizes) {
+  RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages", "UKAI_MPI_ITEST_SLOTS=4096,1052672");
+  RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages",
+                 "UKAI_MPI_ITEST_SLOTS=1052672,1052672");
+}
+
+TEST(MpiTest, BadSlotSizeIsAnError) {
+  for (const char* v : {"100", "x", "-5", "67108865"}) {
+    RuntimeOptions o;
+    o.bootstrap = "single";
+    o.modules = {"mpi"};
+    o.params["mpi.slot_bytes"] = v;
+    auto rt = Runtime::Init(o);
+    ASSERT_FALSE(rt.ok()) << v;
+    EXPECT_NE(rt.status().message().find("mpi.slot_bytes"), std::string::npos)
+        << rt.status().ToString();
+  }
 }
 
 TEST(MpiTest, OrderlyLeaveIsAPeerEventAndTheOthersGoOn) {

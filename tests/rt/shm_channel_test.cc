@@ -287,6 +287,7 @@ TEST(ShmChannelTest, PoolFramesAreDeliveredInPlaceAndReleasedAfterTheNextPoll) {
   ASSERT_TRUE(c.sender->Send(PoolFrame(ps.pool, h, 5000, 0xab)).ok());
   ASSERT_TRUE(c.sender->Send(PoolFrame(ps.pool, h, 500, 0xcd)).ok());  // < 1024: ring copy
   EXPECT_EQ(c.sender->HeldForTest(), 1u);
+  EXPECT_EQ(c.sender->QueuedBytes(), 0u);         // a NewBuffer pool frame: the pool bounds it
   EXPECT_EQ(ps.pool->stats().blocks_in_use, 1u);  // the small one was copied and freed
   ASSERT_EQ(c.receiver->Poll(&host, 10), 1);      // a first poll delivers one frame
   EXPECT_EQ(host.payloads[0], std::vector<uint8_t>(5000, 0xab));
@@ -439,6 +440,60 @@ TEST(ShmChannelTest, CmaHeapFramesUnderAStalledThenFailedReceiver) {
   EXPECT_EQ(d.sender->QueuedBytes(), 0u);
   EXPECT_EQ(d.sender->Send(Frame(big, std::vector<uint8_t>(kPayload, 9))).code(),
             StatusCode::kUnavailable);
+}
+
+// Heap frames staged in the pool (SetStageBytes): copied into pool blocks by Send and
+// delivered in place, counted in QueuedBytes while held. A receiver that stalls holds the
+// blocks; once the pool (1 MiB: eight blocks of 128 KiB) is exhausted the next frames go
+// the heap way (here the ring, queued and counted); all arrive intact and in order when the
+// receiver polls again, and every block comes back. A receiver that dies releases them at once.
+TEST(ShmChannelTest, StagedHeapFramesUnderAStalledThenFailedReceiver) {
+  PoolChannels pc;
+  Channels& c = pc.c;
+  c.sender->SetStageBytes(4096);
+  wire::FrameHeader big = pc.h;
+  constexpr size_t kPayload = 100000;  // + header: a 128 KiB block
+  big.payload_len = kPayload;
+  ASSERT_TRUE(c.sender->Send(Frame(pc.h, std::vector<uint8_t>(100, 1))).ok());  // < 4096
+  EXPECT_EQ(c.sender->counters().pool_frames_staged.load(), 0u);
+  for (uint8_t i = 0; i < 10; ++i) {
+    ASSERT_TRUE(c.sender->Send(Frame(big, std::vector<uint8_t>(kPayload, 0x60 + i))).ok());
+  }
+  EXPECT_EQ(c.sender->counters().pool_frames_staged.load(), 8u);
+  EXPECT_EQ(pc.ps.pool->stats().blocks_in_use, 8u);
+  EXPECT_EQ(pc.ps.pool->stats().failures, 2u);
+  EXPECT_EQ(c.sender->HeldForTest(), 8u);
+  // Staged frames count as the heap frames they stand for (send_queue_bytes bounds them).
+  EXPECT_EQ(c.sender->QueuedBytes(), 10 * (wire::kHeaderSize + kPayload));
+  EXPECT_EQ(c.sender->Outstanding().frames, 11u);
+  size_t got = 0;
+  for (int i = 0; i < 1000 && got < 11; ++i) {
+    c.sender->Flush();
+    got += static_cast<size_t>(c.receiver->Poll(&pc.host, 10));
+  }
+  ASSERT_EQ(got, 11u);
+  EXPECT_EQ(pc.host.rejected, 0);
+  EXPECT_EQ(pc.host.payloads[0], std::vector<uint8_t>(100, 1));
+  for (uint8_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(pc.host.payloads[1 + i], std::vector<uint8_t>(kPayload, 0x60 + i)) << int{i};
+  }
+  c.receiver->ReleaseDelivered();
+  EXPECT_EQ(c.sender->HeldForTest(), 0u);
+  EXPECT_EQ(c.sender->QueuedBytes(), 0u);
+  EXPECT_EQ(c.sender->Outstanding().frames, 0u);
+  EXPECT_EQ(pc.ps.pool->stats().blocks_in_use, 0u);
+  EXPECT_EQ(c.receiver->counters().pool_frames_received.load(), 8u);
+  // A receiver that dies with staged frames held: the blocks come back at once.
+  for (uint8_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(c.sender->Send(Frame(big, std::vector<uint8_t>(kPayload, i))).ok());
+  }
+  EXPECT_EQ(pc.ps.pool->stats().blocks_in_use, 3u);
+  EXPECT_TRUE(c.sender->MarkFailed());
+  EXPECT_EQ(pc.ps.pool->stats().blocks_in_use, 0u);
+  EXPECT_EQ(c.sender->QueuedBytes(), 0u);
+  EXPECT_EQ(c.sender->Send(Frame(big, std::vector<uint8_t>(kPayload, 9))).code(),
+            StatusCode::kUnavailable);
+  EXPECT_EQ(pc.ps.pool->stats().blocks_in_use, 0u);
 }
 
 TEST(ShmChannelTest, CmaRecordOfUnreadableMemoryIsRejectedAndTheChannelGoesOn) {

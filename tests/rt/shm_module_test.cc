@@ -7,10 +7,12 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "rt/core/runtime_impl.h"
 #include "rt_test_util.h"
 
 namespace ukai::rt {
@@ -24,9 +26,9 @@ Pair MakePair(const std::map<std::string, std::string>& params) {
 uint8_t Pattern(size_t i, uint32_t seq) { return static_cast<uint8_t>(i * 131 + seq * 7 + 3); }
 
 // Sends messages of the given sizes (each tagged with its sequence number) and checks
-// content and order in a handler of `kind`.
-void SendAndCheck(const std::map<std::string, std::string>& params, HandlerKind kind,
-                  const std::vector<size_t>& sizes) {
+// content and order in a handler of `kind`; *counters: the sender's shm counters at the end.
+void SendAndCheckInto(const std::map<std::string, std::string>& params, HandlerKind kind,
+                      const std::vector<size_t>& sizes, std::map<std::string, uint64_t>* counters) {
   Pair p = MakePair(params);
   ASSERT_NE(p.ep_b, nullptr);
   // Non-threaded handlers run in send order; threaded ones only start in that order and
@@ -67,8 +69,17 @@ void SendAndCheck(const std::map<std::string, std::string>& params, HandlerKind 
       << next.load() << " of " << sizes.size();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_EQ(p.b->stats().frames_rejected, 0u);
+  *counters = p.a->impl()->ModuleCounters("shm");
   EXPECT_TRUE(p.a->Finalize().ok());
   EXPECT_TRUE(p.b->Finalize().ok());
+}
+
+// SendAndCheckInto, returning the sender's shm counters (empty when a check stopped it).
+std::map<std::string, uint64_t> SendAndCheck(const std::map<std::string, std::string>& params,
+                                             HandlerKind kind, const std::vector<size_t>& sizes) {
+  std::map<std::string, uint64_t> counters;
+  SendAndCheckInto(params, kind, sizes, &counters);
+  return counters;
 }
 
 const std::vector<size_t> kMixed = {10,      70000, 3,       300000, 1 << 20, 5,
@@ -76,24 +87,53 @@ const std::vector<size_t> kMixed = {10,      70000, 3,       300000, 1 << 20, 5,
                                     1,       12345, 5 << 20, 2};
 
 TEST(ShmModuleTest, ChunkedFramesThroughASmallRingInPlace) {
-  // 64 KiB rings: everything above ~32 KiB goes in chunks; CMA off.
-  SendAndCheck({{"shm.ring_bytes", "65536"}, {"shm.cma_bytes", "0"}}, HandlerKind::kNonThreaded,
-               kMixed);
+  // 64 KiB rings: everything above ~32 KiB goes in chunks; CMA and staging off.
+  SendAndCheck({{"shm.ring_bytes", "65536"}, {"shm.cma_bytes", "0"}, {"shm.stage_bytes", "0"}},
+               HandlerKind::kNonThreaded, kMixed);
 }
 
 TEST(ShmModuleTest, ChunkedFramesThreaded) {
-  SendAndCheck({{"shm.ring_bytes", "65536"}, {"shm.cma_bytes", "0"}, {"shm.chunk_bytes", "4096"}},
+  SendAndCheck({{"shm.ring_bytes", "65536"},
+                {"shm.cma_bytes", "0"},
+                {"shm.stage_bytes", "0"},
+                {"shm.chunk_bytes", "4096"}},
                HandlerKind::kThreaded, kMixed);
 }
 
 TEST(ShmModuleTest, CrossMemoryAttachFrames) {
-  SendAndCheck({{"shm.cma_bytes", "65536"}}, HandlerKind::kNonThreaded, kMixed);
-  SendAndCheck({{"shm.cma_bytes", "65536"}}, HandlerKind::kThreaded, kMixed);
+  SendAndCheck({{"shm.cma_bytes", "65536"}, {"shm.stage_bytes", "0"}}, HandlerKind::kNonThreaded,
+               kMixed);
+  SendAndCheck({{"shm.cma_bytes", "65536"}, {"shm.stage_bytes", "0"}}, HandlerKind::kThreaded,
+               kMixed);
+}
+
+// Heap frames staged in the pool (the default from 64 KiB): in place for non-threaded
+// handlers, copies for threaded ones; with a pool of 1 MiB most large frames find it
+// exhausted and go by CMA or the ring instead, in order with the staged ones.
+TEST(ShmModuleTest, StagedHeapFrames) {
+  // kMixed holds 7 frames of 64 KiB or more; the pool of 256 MiB takes them all.
+  for (HandlerKind kind : {HandlerKind::kNonThreaded, HandlerKind::kThreaded}) {
+    auto c = SendAndCheck({}, kind, kMixed);
+    EXPECT_EQ(c["pool_frames_staged"], 7u);
+    EXPECT_EQ(c["pool_frames_sent"], 7u);
+  }
+  EXPECT_EQ(SendAndCheck({{"shm.stage_bytes", "0"}}, HandlerKind::kNonThreaded,
+                         kMixed)["pool_frames_staged"],
+            0u);
+  // A pool of 1 MiB (one 5 MiB frame never fits): whatever did not fit went another way.
+  for (const char* cma : {"65536", "0"}) {
+    auto c = SendAndCheck({{"shm.pool_bytes", "1048576"}, {"shm.cma_bytes", cma}},
+                          HandlerKind::kNonThreaded, kMixed);
+    EXPECT_GE(c["pool_frames_staged"], 1u) << cma;
+    EXPECT_LT(c["pool_frames_staged"], 7u) << cma;
+    EXPECT_GE(c["pool_failures"], 1u) << cma;
+  }
 }
 
 TEST(ShmModuleTest, BadParametersAreErrors) {
   for (auto [key, value] : {std::pair{"shm.ring_bytes", "1000"}, std::pair{"shm.ring_bytes", "x"},
-                            std::pair{"shm.chunk_bytes", "10"}, std::pair{"shm.cma_bytes", "-3"}}) {
+                            std::pair{"shm.chunk_bytes", "10"}, std::pair{"shm.cma_bytes", "-3"},
+                            std::pair{"shm.stage_bytes", "1e6"}}) {
     RuntimeOptions o;
     o.bootstrap = "single";
     o.modules = {"shm"};

@@ -370,7 +370,8 @@ bool Stopped(pid_t pid) {
   return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'T';
 }
 
-TEST(ShmPoolTest, PeerProcessDeathReleasesHeldBlocks) {
+// `heap`: the RSRs are ordinary heap Buffers, staged in the pool by the channel.
+void PeerDeathReleasesHeldBlocks(bool heap) {
   auto rt = Runtime::Init(ShmOptions());
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();
   testing::PeerProcess peer({"--ukai-modules=shm", "--ukai-bootstrap=single"});
@@ -385,11 +386,11 @@ TEST(ShmPoolTest, PeerProcessDeathReleasesHeldBlocks) {
                                     [&](Rsr& m) { echoed = *m.reader().GetU64(); })
                   .ok());
   auto echo = [&](uint64_t v) {
-    Buffer b = (*rt)->NewBuffer(size_t{64} << 10);
+    Buffer b = heap ? Buffer() : (*rt)->NewBuffer(size_t{64} << 10);
     b.PutU64(v);
     b.PutStartpoint((*ep)->MakeStartpoint());
     b.PutBytes(std::vector<uint8_t>(size_t{64} << 10, 1));
-    EXPECT_NE(b.block().source(), nullptr);
+    EXPECT_EQ(b.block().source() == nullptr, heap);
     return (*rt)->SendRsr(std::move(b), peer.startpoint(), HandlerId::Of("echo"));
   };
   ASSERT_TRUE(echo(41).ok());  // connects; a pool record from the first RSR on
@@ -403,8 +404,15 @@ TEST(ShmPoolTest, PeerProcessDeathReleasesHeldBlocks) {
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(echo(100).ok());
   EXPECT_EQ(Counter(**rt, "pool_blocks_in_use"), 5u);  // held for the stopped peer
   EXPECT_EQ(Counter(**rt, "pool_frames_sent"), sent + 5);
+  EXPECT_EQ(Counter(**rt, "pool_frames_staged"), heap ? sent + 5 : 0);
   peer.Kill();
   EXPECT_TRUE(WaitFor([&] { return Counter(**rt, "pool_blocks_in_use") == 0; }));
+}
+
+TEST(ShmPoolTest, PeerProcessDeathReleasesHeldBlocks) { PeerDeathReleasesHeldBlocks(false); }
+
+TEST(ShmPoolTest, PeerProcessDeathReleasesHeldBlocksOfStagedHeapFrames) {
+  PeerDeathReleasesHeldBlocks(true);
 }
 
 }  // namespace

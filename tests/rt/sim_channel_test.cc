@@ -71,6 +71,11 @@ TEST(SimWire, BadMessagesGetErrorsNamingThem) {
   Bytes call = Body(sw::EncodeCall(1, sw::CallKind::kCall, 0, 0));
   call[4] = 99;  // kind
   EXPECT_NE(sw::DecodeCall(call).status().message().find("unknown kind"), std::string::npos);
+  call[4] = sw::kRetiredCallKind;  // 6, once kParked: no sender uses it, the decoder refuses it
+  EXPECT_NE(sw::DecodeCall(call).status().message().find("unknown kind 6 (retired"),
+            std::string::npos);
+  call[4] = static_cast<uint8_t>(sw::CallKind::kIdleSettled);  // the numbering after it holds
+  EXPECT_TRUE(sw::DecodeCall(call).ok());
   call[4] = 1;
   call[5] = 200;  // call name
   EXPECT_NE(sw::DecodeCall(call).status().message().find("unknown runtime call"),

@@ -136,6 +136,48 @@ TEST(BooksimModel, IslipIgnoresRoutingPriority) {
   EXPECT_LT(separable, 0.1);
 }
 
+// BookSim2's min_adapt_mesh offers its adaptive VCs toward the lowest unfinished dimension
+// only (routing.min_adapt_candidates = booksim, which the reader sets): on an 8x8 mesh at
+// 0.2 packets/node/cycle its mean latency is about twice that of the adaptive routing over
+// every dimension (BookSim2 98.6, and 48.4 once its OutputSet keeps every range:
+// docs/booksim.md).
+TEST(BooksimModel, MinAdaptWithBooksimCandidatesIsSlower) {
+  auto latency = [](const std::string& candidates) {
+    SimConfig cfg = Load(
+        "topology = mesh; k = 8; n = 2; routing_function = min_adapt; num_vcs = 4; "
+        "traffic = uniform; injection_rate = 0.2; seed = 1;");
+    EXPECT_EQ(cfg.routing.min_adapt_candidates, MinAdaptCandidates::kBooksim);
+    if (candidates == "all") cfg.routing.min_adapt_candidates = MinAdaptCandidates::kAll;
+    Result<PointResult> r = RunPoint(cfg);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->booksim.stat[BooksimFigures::kPacketLatency][BooksimFigures::kAvg] : 0.0;
+  };
+  const double booksim = latency("booksim");
+  const double all = latency("all");
+  EXPECT_NEAR(booksim, 98.58, 98.58 * 0.05);  // BookSim2's figure (docs/booksim.md)
+  EXPECT_NEAR(all, 48.43, 48.43 * 0.05);      // BookSim2 with its OutputSet fully ordered
+}
+
+// BookSim2's valiant_mesh goes on to the intermediate node when the way there passes the
+// destination (routing.valiant_via_destination, which the reader sets): on an 8x8 mesh at 0.1
+// packets/node/cycle that is BookSim2's mean latency (62.72), longer than delivering at the
+// destination (docs/booksim.md).
+TEST(BooksimModel, ValiantViaDestinationAsBookSim2) {
+  auto latency = [](bool via) {
+    SimConfig cfg = Load(
+        "topology = mesh; k = 8; n = 2; routing_function = valiant; num_vcs = 4; "
+        "traffic = uniform; injection_rate = 0.1; seed = 1;");
+    EXPECT_TRUE(cfg.routing.valiant_via_destination);
+    cfg.routing.valiant_via_destination = via;
+    Result<PointResult> r = RunPoint(cfg);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->booksim.stat[BooksimFigures::kPacketLatency][BooksimFigures::kAvg] : 0.0;
+  };
+  const double via = latency(true);
+  EXPECT_NEAR(via, 62.72, 62.72 * 0.05);
+  EXPECT_LT(latency(false), via);
+}
+
 // The indirect topologies: the terminal nodes stand for BookSim2's sources and sinks, so the
 // least latency (a packet to its own terminal, through its router) is 7 and the mean is
 // BookSim2's: 14.62 (flatfly) and 24.03 (fattree) cycles measured on BookSim2 (28f4329) with

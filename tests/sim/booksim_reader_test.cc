@@ -151,14 +151,24 @@ TEST(BooksimReader, MapsTheIndirectTopologies) {
   EXPECT_EQ(c.network.topology, TopologyKind::kDragonfly);
   EXPECT_EQ(c.network.dragonfly_p, 2);
   EXPECT_EQ(c.routing.algorithm, "ugal");
-  EXPECT_EQ(c.network.dragonfly_local_cycles, 10);  // BookSim2's DRAGON_LATENCY
+  EXPECT_EQ(c.routing.dragonfly_vcs, DragonflyVcs::kBooksim);  // VC = BookSim2's phase
+  EXPECT_EQ(c.network.dragonfly_local_cycles, 10);             // BookSim2's DRAGON_LATENCY
   EXPECT_EQ(c.network.dragonfly_global_cycles, 100);
   EXPECT_EQ(c.router.link_cycles, 1);
+  EXPECT_EQ(LoadOne("topology = dragonflynew; k = 2; n = 1; routing_function = min;" + tail)
+                .routing.dragonfly_vcs,
+            DragonflyVcs::kBooksim);
+  EXPECT_EQ(SimConfig().routing.dragonfly_vcs, DragonflyVcs::kSplit);  // our own default
   // valiant, romm and min_adapt on meshes and tori are ours of the same names.
   const std::string mesh = "topology = mesh; k = 4; n = 2;" + tail;
   EXPECT_EQ(LoadOne(mesh + "routing_function = valiant;").routing.algorithm, "valiant");
+  EXPECT_TRUE(LoadOne(mesh + "routing_function = valiant;").routing.valiant_via_destination);
+  EXPECT_FALSE(LoadOne(mesh + "routing_function = romm;").routing.valiant_via_destination);
   EXPECT_EQ(LoadOne(mesh + "routing_function = romm_mesh;").routing.algorithm, "romm");
   EXPECT_EQ(LoadOne(mesh + "routing_function = min_adapt;").routing.algorithm, "min_adapt");
+  // ... with BookSim2's candidates (its OutputSet keeps one range per priority).
+  EXPECT_EQ(LoadOne(mesh + "routing_function = min_adapt;").routing.min_adapt_candidates,
+            MinAdaptCandidates::kBooksim);
   EXPECT_EQ(LoadOne(mesh + "routing_function = planar_adapt_mesh;").routing.algorithm,
             "planar_adapt");
   EXPECT_EQ(LoadOne("topology = torus; k = 4; n = 2; routing_function = valiant;" + tail)

@@ -167,6 +167,7 @@ struct SwitchCase {
   std::string algorithm;
   TopologyKind kind;
   int vcs;
+  bool booksim_vcs = false;  // the dragonfly's routing.dragonfly_vcs = booksim
 };
 
 SimConfig SwitchConfig(TopologyKind kind, const std::string& algorithm) {
@@ -189,7 +190,8 @@ SimConfig SwitchConfig(TopologyKind kind, const std::string& algorithm) {
 std::string SwitchName(const ::testing::TestParamInfo<SwitchCase>& info) {
   const SwitchCase& c = info.param;
   std::string topo(TopologyName(c.kind));
-  return c.algorithm + "_" + topo + "_vcs" + std::to_string(c.vcs);
+  return c.algorithm + "_" + topo + "_vcs" + std::to_string(c.vcs) +
+         (c.booksim_vcs ? "_booksim" : "");
 }
 
 class SwitchConformanceTest : public ::testing::TestWithParam<SwitchCase> {};
@@ -200,6 +202,7 @@ TEST_P(SwitchConformanceTest, DeliversEveryMessage) {
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     SimConfig c = SwitchConfig(cs.kind, cs.algorithm);
     c.router.vcs = cs.vcs;
+    if (cs.booksim_vcs) c.routing.dragonfly_vcs = DragonflyVcs::kBooksim;
     c.seed = seed;
     Result<std::unique_ptr<Network>> made = Network::Create(c, nullptr, false);
     ASSERT_TRUE(made.ok()) << made.status().ToString();
@@ -252,6 +255,7 @@ std::vector<SwitchCase> SwitchCases() {
       if (classes == 0) continue;
       out.push_back({std::string(e.name), kind, classes});
       if (classes != 4) out.push_back({std::string(e.name), kind, 4});
+      if (kind == TopologyKind::kDragonfly) out.push_back({std::string(e.name), kind, 4, true});
     }
   }
   return out;

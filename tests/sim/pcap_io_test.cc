@@ -13,6 +13,7 @@
 #include "scratch_path.h"
 #include "sim/nic/frame_source.h"
 #include "sim/nic/pcap_io.h"
+#include "sim/nic/pcap_library.h"
 #include "sim/nic/run_gateway.h"
 
 namespace ukai::sim {
@@ -139,6 +140,31 @@ TEST(PcapIoTest, MalformedCapturesNameTheFrame) {
   c.nic.ingress_pcap = path + ".missing";
   EXPECT_THAT(RunGatewayPoint(c, {}).status().message(), HasSubstr(".missing"));
   std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace ukai::sim
+
+namespace ukai::sim {
+namespace {
+
+// libpcap is loaded on demand (not linked): the loader finds it and every function.
+TEST(PcapLibraryTest, LoadsEveryFunction) {
+  Result<std::unique_ptr<PcapLibrary>> lib = PcapLibrary::Load("nic.ingress_pcap");
+  ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+  const PcapLibrary& l = **lib;
+  EXPECT_NE(l.fopen_offline, nullptr);
+  EXPECT_NE(l.open_dead, nullptr);
+  EXPECT_NE(l.next_ex, nullptr);
+  EXPECT_NE(l.geterr, nullptr);
+  EXPECT_NE(l.datalink, nullptr);
+  EXPECT_NE(l.datalink_val_to_name, nullptr);
+  EXPECT_NE(l.close, nullptr);
+  EXPECT_NE(l.dump_open, nullptr);
+  EXPECT_NE(l.dump, nullptr);
+  EXPECT_NE(l.dump_close, nullptr);
+  // Two loads share the library (the loader counts references).
+  EXPECT_TRUE(PcapLibrary::Load("nic.egress_pcap").ok());
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "sim/engine/network.h"
+#include "sim/routing/duato.h"
 #include "sim/routing/registry.h"
+#include "sim/routing/valiant.h"
 #include "sim/topology/kary_ncube.h"
 #include "sim_test_util.h"
 
@@ -105,6 +107,80 @@ TEST(RoutingTest, DuatoOnlyTakesMinimalHops) {
       }
     });
   }
+}
+
+// min_adapt's candidates: all (every unfinished dimension's productive port on the
+// adaptive VCs) or BookSim2's (the lowest unfinished dimension only; on a torus VC 3 alone
+// and "-" half way round), each beside the dimension-order escape VC.
+TEST(RoutingTest, MinAdaptBooksimCandidates) {
+  auto route = [](bool torus, bool booksim, int node, int dst) {
+    NetworkConfig nc;
+    nc.topology = torus ? TopologyKind::kTorus : TopologyKind::kMesh;
+    nc.k = {4, 4};
+    Result<std::unique_ptr<KaryNCube>> t = KaryNCube::Create(nc);
+    EXPECT_TRUE(t.ok());
+    DuatoRouting r(**t, 4, DuatoAtomic::kNone, /*sticky_escape=*/true, booksim);
+    RouteRequest req;
+    req.node = node;
+    req.dst = dst;
+    req.in_port = (*t)->PePort();
+    RouteResult res;
+    r.Route(req, &res);
+    std::vector<std::pair<int, uint32_t>> out;
+    for (int i = 0; i < res.size(); ++i) out.push_back({res[i].port, res[i].vc_mask});
+    return out;
+  };
+  using C = std::vector<std::pair<int, uint32_t>>;
+  // Mesh, node 0 = (0, 0) to node 9 = (1, 2): +x and +y adaptive (VCs 1-3), escape +x VC 0.
+  EXPECT_EQ(route(false, false, 0, 9), (C{{0, 0xe}, {2, 0xe}, {0, 0x1}}));
+  EXPECT_EQ(route(false, true, 0, 9), (C{{0, 0xe}, {0, 0x1}}));
+  // x done: the adaptive range goes to y in both.
+  EXPECT_EQ(route(false, true, 1, 9), (C{{2, 0xe}, {2, 0x1}}));
+  // Torus, 0 to 10 = (2, 2): half way in both dimensions. All: both ways, VCs 2-3;
+  // BookSim2's: "-" along x, VC 3 alone; the escape is dor's hop ("+" on a tie) with its
+  // dateline class (VC 1 here), the same in both.
+  EXPECT_EQ(route(true, false, 0, 10), (C{{0, 0xc}, {1, 0xc}, {2, 0xc}, {3, 0xc}, {0, 0x2}}));
+  EXPECT_EQ(route(true, true, 0, 10), (C{{1, 0x8}, {0, 0x2}}));
+}
+
+// valiant with routing.valiant_via_destination (BookSim2's valiant_mesh): asked at the
+// destination in phase 0 it goes on to the intermediate node on every VC; in phase 1 it
+// ejects there. Without the option the router ejects at the destination (never asks).
+TEST(RoutingTest, ValiantViaDestination) {
+  NetworkConfig nc;
+  nc.topology = TopologyKind::kMesh;
+  nc.k = {4, 4};
+  Result<std::unique_ptr<KaryNCube>> t = KaryNCube::Create(nc);
+  ASSERT_TRUE(t.ok());
+  TwoPhaseRouting plain(**t, 4, /*romm=*/false);
+  TwoPhaseRouting via(**t, 4, /*romm=*/false, /*via_destination=*/true);
+  EXPECT_FALSE(plain.RoutesAtDestination());
+  EXPECT_TRUE(via.RoutesAtDestination());
+  // A message from 0 to 5 whose intermediate node is not 5.
+  int64_t created = 0;
+  while (via.Intermediate(0, 5, created) == 5) ++created;
+  const int mid = via.Intermediate(0, 5, created);
+  RouteRequest req;
+  req.node = 5;
+  req.in_port = 0;
+  req.src = 0;
+  req.dst = 5;
+  req.created = created;
+  uint32_t state = 0;  // phase 0
+  req.message_state = &state;
+  RouteResult res;
+  via.Route(req, &res);
+  ASSERT_EQ(res.size(), 1);
+  int port = -1;
+  uint32_t mask = 0;
+  via.Hop(5, mid, 0, &port, &mask);
+  EXPECT_EQ(res[0].port, port);
+  EXPECT_EQ(res[0].vc_mask, 0xfu);  // every VC, as BookSim2 at the destination
+  res.Clear();
+  state = 1u << 4;  // phase 1
+  via.Route(req, &res);
+  ASSERT_EQ(res.size(), 1);
+  EXPECT_EQ(res[0].port, RouteResult::kEjectPort);
 }
 
 TEST(RoutingRegistryTest, UnknownNameListsKnownOnes) {

@@ -4,6 +4,7 @@
 // deadlock checker on every algorithm and a short run with traffic.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <memory>
 #include <set>
 #include <string>
@@ -199,6 +200,74 @@ TEST(SwitchTopologyTest, RoutingRefusesWhatItCannotRun) {
   EXPECT_FALSE((*FindRoutingAlgorithm("duato"))->supports(*t, c).ok());
 }
 
+// The VC masks of every step of one message's way from terminal `src` to terminal `dst`
+// (the first candidate of each; the hop leaves on its lowest VC), with whether the step
+// took a global channel.
+std::vector<std::pair<uint32_t, bool>> WalkMasks(const SimConfig& c, const Dragonfly& t, int src,
+                                                 int dst) {
+  std::unique_ptr<RoutingFunction> routing =
+      (*FindRoutingAlgorithm(c.routing.algorithm))->create(t, c);
+  std::vector<std::pair<uint32_t, bool>> out;
+  uint32_t state = 0;
+  int node = src, in_port = t.PePort(), in_vc = 0;
+  while (node != dst && out.size() < 8) {
+    RouteRequest r;
+    r.node = node;
+    r.in_port = in_port;
+    r.in_vc = in_vc;
+    r.src = src;
+    r.dst = dst;
+    r.message_state = &state;
+    RouteResult result;
+    routing->Route(r, &result);
+    if (result.size() == 0) break;
+    const int port = result[0].port;
+    out.emplace_back(result[0].vc_mask, !t.IsTerminal(node) && t.IsGlobalPort(port));
+    const PortRef far = t.Neighbor(node, port);
+    in_vc = std::countr_zero(result[0].vc_mask);
+    node = far.node;
+    in_port = far.port;
+  }
+  return out;
+}
+
+// dragonfly min with 4 VCs from terminal 0 to a terminal of another group, two local hops
+// and a global one: split gives the classes VCs 0-1 and 2-3 (injection on class 0, ejection
+// on any VC); booksim (BookSim2's min_dragonflynew) VC 0 before the global channel and VC 1
+// from it on, injection on any VC, ejection on VC 1; a message to a terminal of its own
+// router is ejected on VC 0.
+TEST(SwitchTopologyTest, DragonflyVcsAsBookSim2) {
+  SimConfig c;
+  c.network = Dragonfly2();
+  c.routing.algorithm = "min";
+  c.router.vcs = 4;
+  std::unique_ptr<SwitchTopology> made = Make(c.network);
+  const auto& t = dynamic_cast<const Dragonfly&>(*made);
+  const int dst = (t.groups() - 1) * t.a() * t.p() + t.a() * t.p() - 1;  // last terminal
+  using Steps = std::vector<std::pair<uint32_t, bool>>;
+  // inject, local, global, local, eject
+  EXPECT_EQ(WalkMasks(c, t, 0, dst),
+            (Steps{{0x3, false}, {0x3, false}, {0xC, true}, {0xC, false}, {0xF, false}}));
+  EXPECT_EQ(WalkMasks(c, t, 0, 1), (Steps{{0x3, false}, {0xF, false}}));
+  c.routing.dragonfly_vcs = DragonflyVcs::kBooksim;
+  EXPECT_EQ(WalkMasks(c, t, 0, dst),
+            (Steps{{0xF, false}, {0x1, false}, {0x2, true}, {0x2, false}, {0x2, false}}));
+  EXPECT_EQ(WalkMasks(c, t, 0, 1), (Steps{{0xF, false}, {0x1, false}}));
+  // ugal (3 classes) from a terminal of the destination router: ejected on VC 2, as
+  // BookSim2's phase 2.
+  c.routing.algorithm = "ugal";
+  EXPECT_EQ(WalkMasks(c, t, 0, 1), (Steps{{0xF, false}, {0x4, false}}));
+}
+
+// The checker proves `c` deadlock-free, with dependencies.
+void ExpectProved(const SimConfig& c) {
+  const std::string& a = c.routing.algorithm;
+  Result<CdgReport> rep = CheckDeadlockFreedom(c);
+  ASSERT_TRUE(rep.ok()) << a << ": " << rep.status().ToString();
+  EXPECT_TRUE(rep->ok) << a << ": " << rep->text;
+  EXPECT_GT(rep->dependencies, 0) << a;
+}
+
 // Every algorithm on every indirect topology: the checker proves it deadlock-free.
 TEST(SwitchTopologyTest, DeadlockCheckerProvesEveryAlgorithm) {
   const std::pair<NetworkConfig, std::vector<std::string>> cases[] = {
@@ -213,11 +282,18 @@ TEST(SwitchTopologyTest, DeadlockCheckerProvesEveryAlgorithm) {
       c.network = network;
       c.routing.algorithm = a;
       c.router.vcs = 3;
-      Result<CdgReport> rep = CheckDeadlockFreedom(c);
-      ASSERT_TRUE(rep.ok()) << a << ": " << rep.status().ToString();
-      EXPECT_TRUE(rep->ok) << a << ": " << rep->text;
-      EXPECT_GT(rep->dependencies, 0) << a;
+      ExpectProved(c);
     }
+  }
+  // The dragonfly with one VC per class (routing.dragonfly_vcs = booksim): min with 2 VCs
+  // and 4 (VCs 2, 3 on injection channels only), ugal with 3.
+  for (const auto& [a, vcs] : {std::pair{"min", 2}, {"min", 4}, {"ugal", 3}}) {
+    SimConfig c;
+    c.network = Dragonfly2();
+    c.routing.algorithm = a;
+    c.routing.dragonfly_vcs = DragonflyVcs::kBooksim;
+    c.router.vcs = vcs;
+    ExpectProved(c);
   }
 }
 
@@ -239,6 +315,25 @@ TEST(SwitchTopologyTest, DeadlockCheckerProvesTwoPhaseOnCubes) {
       c.router.vcs -= 1;  // too few: refused, naming the key
       EXPECT_EQ(CheckDeadlockFreedom(c).status().key(), "routing.algorithm") << a;
     }
+  }
+}
+
+// min_adapt with BookSim2's candidates (routing.min_adapt_candidates = booksim): proved with
+// 2 VCs on a mesh and 4 on a torus (its adaptive VC is VC 3); 3 on a torus are refused.
+TEST(SwitchTopologyTest, DeadlockCheckerProvesMinAdaptWithBooksimCandidates) {
+  for (TopologyKind kind : {TopologyKind::kMesh, TopologyKind::kTorus}) {
+    SimConfig c;
+    c.network.topology = kind;
+    c.network.n = 2;
+    c.network.k = {4, 5};
+    c.routing.algorithm = "min_adapt";
+    c.routing.min_adapt_candidates = MinAdaptCandidates::kBooksim;
+    c.router.vcs = kind == TopologyKind::kTorus ? 4 : 2;
+    Result<CdgReport> rep = CheckDeadlockFreedom(c);
+    ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+    EXPECT_TRUE(rep->ok) << rep->text;
+    c.router.vcs -= 1;
+    EXPECT_EQ(CheckDeadlockFreedom(c).status().key(), "routing.algorithm");
   }
 }
 

@@ -83,14 +83,10 @@ Status Call(Group& g, Collective c, size_t bytes, Algorithm a, int relays, size_
 
 struct Job {
   std::unique_ptr<SimBenchJob> sim;
+  std::unique_ptr<ukai::rt::bench::MemberThreads> members;
   std::vector<std::unique_ptr<Group>> groups;
-  // Runs fn(rank) on one thread per member. This thread never calls the runtimes (the
-  // machine was built on a thread that ended), so its join() holds no simulated time.
-  void Run(const std::function<void(int)>& fn) {
-    std::vector<std::thread> threads;
-    for (int r = 0; r < sim->size(); ++r) threads.emplace_back([&, r] { fn(r); });
-    for (auto& t : threads) t.join();
-  }
+  // Runs fn(rank) on each member's own thread (SimBenchJob's MemberThreads).
+  void Run(const std::function<void(int)>& fn) { members->Run(fn); }
 };
 
 // The relay counts K tried: the most (the default) first, then fewer (embodiment 6).
@@ -142,6 +138,7 @@ bool RunMachine(const Machine& m, const std::vector<size_t>& sizes, size_t chunk
   // waits in the runtime, and a thread's hold ends with the thread.
   std::thread([&] { job.sim = SimBenchJob::Start(m.config, kProcs); }).join();
   if (!job.sim) return false;
+  job.members = std::make_unique<ukai::rt::bench::MemberThreads>(*job.sim);
   job.groups.resize(kProcs);
   job.Run([&](int r) {
     auto g = Group::FromStartpoints(job.sim->ctx(r), job.sim->members());
@@ -184,7 +181,8 @@ bool RunMachine(const Machine& m, const std::vector<size_t>& sizes, size_t chunk
       std::fflush(stdout);
     }
   }
-  job.groups.clear();
+  job.Run([&](int r) { job.groups[r].reset(); });  // each member leaves its group
+  job.members.reset();
   return true;
 }
 

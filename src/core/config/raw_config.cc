@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -172,13 +173,20 @@ Result<std::string> ReadConfigText(const std::string& path) {
     return Status::IoError(
         fmt::format("cannot read config file '{}': {}", path, std::strerror(errno)));
   }
-  // Read at most one byte more than the cap (the size stat() gives may be 0 for /proc files).
-  std::string text(kMaxConfigBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  // Read at most one byte more than the cap (the size stat() gives may be 0 for /proc files),
+  // in chunks: a buffer of the cap's size would touch a megabyte for a file of a few hundred
+  // bytes (the peak resident memory of every run).
+  std::string text;
+  char chunk[16384];
+  while (text.size() <= kMaxConfigBytes) {
+    const size_t want = std::min(sizeof(chunk), kMaxConfigBytes + 1 - text.size());
+    in.read(chunk, static_cast<std::streamsize>(want));
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (!in) break;  // end of the file (or an error, below)
+  }
   if (in.bad()) {
     return Status::IoError(fmt::format("cannot read config file '{}': read error", path));
   }
-  text.resize(static_cast<size_t>(in.gcount()));
   UKAI_RETURN_IF_ERROR(CheckConfigSize(text, path));
   return text;
 }

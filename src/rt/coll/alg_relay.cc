@@ -95,6 +95,52 @@ void ScatterParts(const CollArgs& a, const Parts& p, const std::vector<int>& rel
   }
 }
 
+// A relay reduction's plan: the relay set, its parts, this member's part (-1: not a relay).
+struct RelayPlan {
+  std::vector<int> relays;
+  Parts p;
+  int me;
+};
+
+// The relay set of collective `c` and every member's first hop (ScatterParts).
+Result<RelayPlan> ScatterToRelays(Collective c, const CollArgs& a, ScheduleBuilder* b) {
+  auto relays = RelaySet(c, a.n, a.root, a.relays);
+  if (!relays.ok()) return relays.status();
+  RelayPlan plan{*relays, PartsOf(a, static_cast<int>(relays->size())), IndexOf(*relays, a.rank)};
+  ScatterParts(a, plan.p, plan.relays, b);
+  return plan;
+}
+
+// One member alone: its own vector is the result.
+Status CopyOwn(const CollArgs& a, ScheduleBuilder* b) {
+  const uint64_t s = a.count * a.element;
+  b->Copy(SendBuf(0, s), RecvBuf(0, s));
+  return Status::Ok();
+}
+
+// The second hops of the parts other than `me`, from their relays, into the receive buffer.
+void RecvOtherParts(const Parts& p, const std::vector<int>& relays, int me, ScheduleBuilder* b) {
+  for (int i = 0; i < static_cast<int>(relays.size()); ++i) {
+    if (i == me) continue;
+    for (uint64_t c = 0; c < p.Chunks(i); ++c) {
+      b->BackgroundRecv(relays[i], p.hop2 + static_cast<uint32_t>(c),
+                        p.Chunk(&RecvBuf, i, c, p.begin[i]));
+    }
+  }
+}
+
+// Relay `me`'s second hop of chunk c of its part, to every member but itself and `skip`
+// (-1: none), starting with the next rank.
+void ForwardChunk(const CollArgs& a, const Parts& p, int me, uint64_t c, int skip,
+                  ScheduleBuilder* b) {
+  for (int j = 1; j < a.n; ++j) {
+    const int m = Mod(a.rank + j, a.n);
+    if (m != skip) {
+      b->Send(m, p.hop2 + static_cast<uint32_t>(c), p.Chunk(&RecvBuf, me, c, p.begin[me]));
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::vector<int>> RelaySet(Collective c, int n, int root, int k) {
@@ -143,13 +189,7 @@ Status BcastRelay(const CollArgs& a, ScheduleBuilder* b) {
     }
     return Status::Ok();
   }
-  for (int i = 0; i < k; ++i) {  // the other parts, from their relays
-    if (i == me) continue;
-    for (uint64_t c = 0; c < p.Chunks(i); ++c) {
-      b->BackgroundRecv((*relays)[i], p.hop2 + static_cast<uint32_t>(c),
-                        p.Chunk(&RecvBuf, i, c, p.begin[i]));
-    }
-  }
+  RecvOtherParts(p, *relays, me, b);  // the other parts, from their relays
   if (me < 0) return Status::Ok();
   const uint64_t chunks = p.Chunks(me);
   for (uint64_t c = 0; c <= chunks; ++c) {  // own part: receive chunk c, forward chunk c - 1
@@ -157,39 +197,18 @@ Status BcastRelay(const CollArgs& a, ScheduleBuilder* b) {
     if (c < chunks) {
       b->Recv(a.root, static_cast<uint32_t>(c), p.Chunk(&RecvBuf, me, c, p.begin[me]));
     }
-    if (c == 0) continue;
-    for (int j = 1; j < a.n; ++j) {
-      const int m = Mod(a.rank + j, a.n);
-      if (m != a.root) {
-        b->Send(m, p.hop2 + static_cast<uint32_t>(c - 1),
-                p.Chunk(&RecvBuf, me, c - 1, p.begin[me]));
-      }
-    }
+    if (c >= 1) ForwardChunk(a, p, me, c - 1, a.root, b);
   }
   return Status::Ok();
 }
 
 Status ReduceRelay(const CollArgs& a, ScheduleBuilder* b) {
-  const uint64_t s = a.count * a.element;
-  if (a.n == 1) {
-    b->Copy(SendBuf(0, s), RecvBuf(0, s));
-    return Status::Ok();
-  }
-  auto relays = RelaySet(Collective::kReduce, a.n, a.root, a.relays);
-  if (!relays.ok()) return relays.status();
-  const int k = static_cast<int>(relays->size());
-  const Parts p = PartsOf(a, k);
-  const int me = IndexOf(*relays, a.rank);
-  ScatterParts(a, p, *relays, b);
-  if (a.rank == a.root) {  // the results, from the other relays
-    for (int i = 0; i < k; ++i) {
-      if (i == me) continue;
-      for (uint64_t c = 0; c < p.Chunks(i); ++c) {
-        b->BackgroundRecv((*relays)[i], p.hop2 + static_cast<uint32_t>(c),
-                          p.Chunk(&RecvBuf, i, c, p.begin[i]));
-      }
-    }
-  }
+  if (a.n == 1) return CopyOwn(a, b);
+  Result<RelayPlan> plan = ScatterToRelays(Collective::kReduce, a, b);
+  if (!plan.ok()) return plan.status();
+  const Parts& p = plan->p;
+  const int me = plan->me;
+  if (a.rank == a.root) RecvOtherParts(p, plan->relays, me, b);  // the results
   if (me < 0) return Status::Ok();
   const bool at_root = a.rank == a.root;
   if (!at_root) b->NeedTmp(p.begin[me + 1] - p.begin[me]);
@@ -206,34 +225,18 @@ Status ReduceRelay(const CollArgs& a, ScheduleBuilder* b) {
 }
 
 Status AllreduceRelay(const CollArgs& a, ScheduleBuilder* b) {
-  const uint64_t s = a.count * a.element;
-  if (a.n == 1) {
-    b->Copy(SendBuf(0, s), RecvBuf(0, s));
-    return Status::Ok();
-  }
-  auto relays = RelaySet(Collective::kAllreduce, a.n, a.root, a.relays);
-  if (!relays.ok()) return relays.status();
-  const int k = static_cast<int>(relays->size());
-  const Parts p = PartsOf(a, k);
-  const int me = IndexOf(*relays, a.rank);
-  ScatterParts(a, p, *relays, b);
-  for (int i = 0; i < k; ++i) {  // the other parts' results
-    if (i == me) continue;
-    for (uint64_t c = 0; c < p.Chunks(i); ++c) {
-      b->BackgroundRecv((*relays)[i], p.hop2 + static_cast<uint32_t>(c),
-                        p.Chunk(&RecvBuf, i, c, p.begin[i]));
-    }
-  }
+  if (a.n == 1) return CopyOwn(a, b);
+  Result<RelayPlan> plan = ScatterToRelays(Collective::kAllreduce, a, b);
+  if (!plan.ok()) return plan.status();
+  const Parts& p = plan->p;
+  const int me = plan->me;
+  RecvOtherParts(p, plan->relays, me, b);  // the other parts' results
   if (me < 0) return Status::Ok();
   const uint64_t chunks = p.Chunks(me);
   for (uint64_t c = 0; c <= chunks; ++c) {
     b->Round();
     if (c < chunks) AccumulateChunk(a, p, me, c, p.Chunk(&RecvBuf, me, c, p.begin[me]), b);
-    if (c == 0) continue;
-    for (int j = 1; j < a.n; ++j) {
-      b->Send(Mod(a.rank + j, a.n), p.hop2 + static_cast<uint32_t>(c - 1),
-              p.Chunk(&RecvBuf, me, c - 1, p.begin[me]));
-    }
+    if (c >= 1) ForwardChunk(a, p, me, c - 1, /*skip=*/-1, b);
   }
   return Status::Ok();
 }

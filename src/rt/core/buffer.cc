@@ -74,17 +74,18 @@ Result<TypeTag> Reader::PeekTag() const {
 }
 
 Result<const uint8_t*> Reader::Fixed(TypeTag tag, size_t n) {
-  const std::string where = "buffer unpack at offset " + std::to_string(pos_) + ": ";
-  if (pos_ >= data_.size()) {
-    return Status::OutOfRange(where + "expected " + TypeTagName(static_cast<uint8_t>(tag)) +
+  // Built only on the error paths: a successful read allocates nothing.
+  auto where = [this] { return "buffer unpack at offset " + std::to_string(pos_) + ": "; };
+  if (pos_ >= data_.size()) [[unlikely]] {
+    return Status::OutOfRange(where() + "expected " + TypeTagName(static_cast<uint8_t>(tag)) +
                               ", found the end of the buffer");
   }
-  if (data_[pos_] != static_cast<uint8_t>(tag)) {
-    return Status::InvalidArgument(where + "expected " + TypeTagName(static_cast<uint8_t>(tag)) +
+  if (data_[pos_] != static_cast<uint8_t>(tag)) [[unlikely]] {
+    return Status::InvalidArgument(where() + "expected " + TypeTagName(static_cast<uint8_t>(tag)) +
                                    ", found " + TypeTagName(data_[pos_]));
   }
-  if (data_.size() - pos_ - 1 < n) {
-    return Status::OutOfRange(where + TypeTagName(static_cast<uint8_t>(tag)) + " needs " +
+  if (data_.size() - pos_ - 1 < n) [[unlikely]] {
+    return Status::OutOfRange(where() + TypeTagName(static_cast<uint8_t>(tag)) + " needs " +
                               std::to_string(n) + " bytes, " +
                               std::to_string(data_.size() - pos_ - 1) + " left");
   }

@@ -15,6 +15,9 @@
 namespace ukai::rt::internal {
 namespace {
 
+// RunProgressPass waits at most this long for another thread's pass to end.
+constexpr auto kRunPassWait = std::chrono::milliseconds(50);
+
 thread_local ContextState* tls_handler_context = nullptr;
 // The runtime whose non-threaded handler runs on this thread (inside its progress pass).
 thread_local const RuntimeImpl* tls_pass_runtime = nullptr;
@@ -314,6 +317,31 @@ void RuntimeImpl::Wake() {
   }
 }
 
+bool RuntimeImpl::RunProgressPass() {
+  if (!passes_by_modules_.load() || stop_.load()) return false;
+  if (!TryEnterProgress()) {
+    progress_wanted_.fetch_add(1);  // the progress thread steps aside (as for QuiesceProgress)
+    const auto give_up = std::chrono::steady_clock::now() + kRunPassWait;
+    while (!TryEnterProgress()) {
+      if (stop_.load() || std::chrono::steady_clock::now() > give_up) {
+        progress_wanted_.fetch_sub(1);
+        return false;
+      }
+      std::this_thread::yield();
+    }
+    progress_wanted_.fetch_sub(1);
+  }
+  // Checked again inside: Finalize joins the progress thread after setting stop_, and that
+  // thread cannot leave before this pass did (it needs progressing_ to see stop_).
+  if (stop_.load()) {
+    LeaveProgress();
+    return false;
+  }
+  ProgressPass(/*all=*/true);
+  LeaveProgress();
+  return true;
+}
+
 bool RuntimeImpl::TryEnterProgress() {
   // Test first: a caller spinning on Progress() while the thread progresses reads a shared
   // line instead of bouncing it with a read-modify-write.
@@ -339,7 +367,8 @@ void RuntimeImpl::QuiesceProgress() {
 int RuntimeImpl::Progress() {
   NoteCallerProgress();
   int n = 0;
-  const bool entered = TryEnterProgress();
+  // A thread that must run a pass (QuiesceProgress, a module's RunProgressPass) goes first.
+  const bool entered = progress_wanted_.load(std::memory_order_relaxed) == 0 && TryEnterProgress();
   if (entered) {
     n = ProgressPass(/*all=*/true);
     LeaveProgress();

@@ -16,8 +16,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Waits a little longer each round while another thread holds the progress flag: a few
-// yields (the peer may take the queue within microseconds), then sleeps up to 1 ms.
+// Waits a little longer each fruitless round (no progress, the queue did not shrink): a
+// few yields (the peer may take the queue within microseconds), then sleeps up to 1 ms.
 void Backoff(int round) {
   if (round < 64) {
     std::this_thread::yield();
@@ -42,7 +42,17 @@ Status RuntimeImpl::AwaitRoom(Peer& peer, RuntimeId rid, bool wait,
   if (InOwnProgressPass()) return Status::Ok();
   WaitScope scope;  // a handler thread waiting here may make the pool grow (thread_pool.h)
   const auto start = std::chrono::steady_clock::now();
-  for (int round = 0; peer.object->QueuedBytes() >= limit; ++round) {
+  // `idle` counts the rounds since the queue last shrank or a pass made progress: while the
+  // peer keeps taking frames the sender keeps polling (sleeping then would leave a draining
+  // socket or ring idle for up to a millisecond per round); only a queue that stands still
+  // for 64 rounds makes it sleep, longer each round.
+  size_t last_queued = peer.object->QueuedBytes();
+  int idle = 0;
+  for (int round = 0;; ++round) {
+    const size_t queued = peer.object->QueuedBytes();
+    if (queued < limit) break;
+    if (queued < last_queued) idle = 0;
+    last_queued = queued;
     if (timeout.count() > 0 && (round & 63) == 0 &&
         std::chrono::steady_clock::now() - start >= timeout) {
       return Status::Timeout("SendRsr: no room within " + std::to_string(timeout.count()) +
@@ -61,9 +71,13 @@ Status RuntimeImpl::AwaitRoom(Peer& peer, RuntimeId rid, bool wait,
     if (TryEnterProgress()) {  // drive progress ourselves: no progress thread, or it sleeps
       const int n = ProgressPass(/*all=*/true);
       LeaveProgress();
-      if (n == 0) Backoff(round);
+      if (n == 0) {
+        Backoff(idle++);
+      } else {
+        idle = 0;
+      }
     } else {
-      Backoff(round);
+      Backoff(idle++);
     }
   }
   return Status::Ok();

@@ -149,6 +149,17 @@ class ModuleHost {
   // Thread safe: wakes the progress thread if it is blocked (for modules without a WaitFd
   // whose senders run in this process, like inproc).
   virtual void Wake() = 0;
+  // Whether the runtime runs a progress thread (RuntimeOptions::progress_thread).
+  virtual bool has_progress_thread() const { return false; }
+  // Runs one progress pass (modules polled, frames dispatched, non-threaded handlers run)
+  // on the calling thread, a thread of the module's own that stands in for the progress
+  // thread (the sim module's driver, which must see what it delivered dispatched before it
+  // goes on): waits until no other thread is in a pass (the progress thread steps aside).
+  // False (nothing done) when the runtime has no progress thread (its handlers run only in
+  // the program's own Progress calls), is not running (starting, finalizing), or another
+  // thread kept its pass for 50 ms (it may be waiting for the caller). Any thread but one
+  // inside a pass of this runtime.
+  virtual bool RunProgressPass() { return false; }
 
   // ---- Authentication and confinement (docs/runtime.md) ----
   // This runtime's job secret (set before any module's Init; null only in test fakes, whose

@@ -56,6 +56,7 @@ Status RuntimeImpl::Start(Runtime* self) {
       bootstrap_->Start().WithContext("bootstrap " + std::string(bootstrap_->name())));
   UKAI_RETURN_IF_ERROR(LoadSecret());
   one_host_ = bootstrap_->OneHost();
+  oversubscribed_ = Oversubscribed(one_host_, bootstrap_->size());
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) return Status::IoError("eventfd failed");
   UKAI_RETURN_IF_ERROR(LoadModules());
@@ -69,7 +70,10 @@ Status RuntimeImpl::Start(Runtime* self) {
   try {  // the system may refuse threads (limits): an error, not an abort
     pool_ = std::make_unique<ThreadPool>(
         options_.handler_threads, std::max(options_.handler_threads, options_.handler_threads_max));
-    if (options_.progress_thread) progress_thread_ = std::thread([this] { ProgressLoop(); });
+    if (options_.progress_thread) {
+      progress_thread_ = std::thread([this] { ProgressLoop(); });
+      passes_by_modules_.store(true);
+    }
   } catch (const std::system_error& e) {
     if (pool_) pool_->Stop();
     for (auto& m : modules_) m->Close();
@@ -584,14 +588,14 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
     }
   }
   EncodeRsrHeader(&frame, target, handler, /*flags=*/0, payload);
-  Status st = SendLogged(*p, IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser,
-                         std::move(frame));
-  if (!st.ok()) {
+  if (Status st = SendLogged(*p, IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser,
+                             std::move(frame));
+      !st.ok()) {
     ++send_errors_;
     return st;
   }
   rsr_sent_.fetch_add(1, std::memory_order_relaxed);
-  return st;
+  return Status::Ok();  // built in place: no move of a Status on the hot path
 }
 
 void RuntimeImpl::EncodeRsrHeader(ByteBlock* frame, const Startpoint& target, HandlerId handler,

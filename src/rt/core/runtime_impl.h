@@ -46,6 +46,9 @@ std::string Hex(uint64_t v);
 // order): allowed[rank % allowed.size()], or -1 for no pinning (fast_defaults.cc).
 int PinCpu(std::string_view pin, std::string_view bootstrap, int rank, int size,
            const std::vector<int>& allowed);
+// True when a job of `size` processes, all on this host (`one_host`), has more of them than
+// the host has CPUs online, or when that count cannot be read (fast_defaults.cc).
+bool Oversubscribed(bool one_host, int size);
 
 // Makes `loc` the calling thread's OTF2 location for the scope (tracing.cc): request
 // callbacks and peer-event callbacks run on the progress location. No-op for null.
@@ -175,6 +178,8 @@ class RuntimeImpl final : public ModuleHost {
   void PeerFailed(RuntimeId peer, std::string_view module, bool orderly,
                   const Status& why) override;
   void Wake() override;
+  bool has_progress_thread() const override { return options_.progress_thread; }
+  bool RunProgressPass() override;
   const JobSecret* job_secret() const override { return secret_.get(); }
   PeerKey KeyFor(RuntimeId peer) const override;
   bool job_on_one_host() const override { return one_host_; }
@@ -203,8 +208,10 @@ class RuntimeImpl final : public ModuleHost {
   std::pair<OneSided*, const Descriptor*> OneSidedTo(const Startpoint& target);
   int Progress();
   Result<Startpoint> WorldStartpoint(int rank, ContextId context, EndpointId endpoint) const;
-  // The bootstrap's barrier (recorded as a collective when recording; tracing.cc).
+  // The bootstrap's barrier (recorded as a collective when recording; tracing.cc); under
+  // the sim module, SimBarrier: its rounds are frames through the simulated network.
   Status Barrier();
+  Status SimBarrier();
 
   RuntimeId id() const { return id_; }
   int rank() const { return bootstrap_->rank(); }
@@ -412,7 +419,8 @@ class RuntimeImpl final : public ModuleHost {
   void YieldWhileSpinning();
   // Runtime::Progress() returning `n`: after many idle calls in a row on this thread, gives
   // the core away once (two processes polling on one core then alternate within
-  // microseconds instead of scheduler time slices). Returns n.
+  // microseconds instead of scheduler time slices); in a job that does not oversubscribe
+  // this host, only once the thread has been idle for 50 us. Returns n.
   int CallerIdle(int n);
   // Pins this thread (and so the threads started after it) per options_.pin.
   Status ApplyPinning();
@@ -422,6 +430,7 @@ class RuntimeImpl final : public ModuleHost {
 
   RuntimeOptions options_;
   VirtualTime* vt_ = nullptr;  // SetVirtualTime
+  uint64_t barrier_seq_ = 0;   // SimBarrier's, from the thread that calls Barrier
   mutable std::mutex params_mu_;
   mutable std::unordered_set<std::string> params_asked_;  // guarded by params_mu_
   const RuntimeId id_;
@@ -434,6 +443,8 @@ class RuntimeImpl final : public ModuleHost {
   std::vector<DescriptorTable> world_;  // bootstrap tables, index = rank
   std::unique_ptr<JobSecret> secret_;   // set by Start before the modules
   bool one_host_ = true;                // bootstrap's OneHost()
+  // The job has more processes on this host than CPUs we may run on (Start; CallerIdle).
+  bool oversubscribed_ = true;
   mutable std::mutex tokens_mu_;
   std::unordered_map<RuntimeId, SecretKey> tokens_;  // peers' join tokens (NoteToken)
   bool finalized_ = false;
@@ -452,6 +463,7 @@ class RuntimeImpl final : public ModuleHost {
   // Progress exclusion (a try-lock flag, not a mutex: Progress() is called in tight spin
   // loops, and an uncontended pass should cost one read-modify-write, not two).
   std::atomic<bool> progressing_{false};
+  std::atomic<bool> passes_by_modules_{false};  // RunProgressPass allowed (progress thread up)
   bool TryEnterProgress();
   void LeaveProgress();
   // Returns once every progress pass that was running when it was called has ended (holds

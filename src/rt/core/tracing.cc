@@ -135,25 +135,40 @@ void RuntimeImpl::InvokeTraced(const HandlerEntry* he, Rsr& rsr) {
 }
 
 Status RuntimeImpl::Barrier() {
-  WaitScope scope;       // a handler thread may wait here (thread_pool.h)
-  if (vt_ != nullptr) {  // under sim: out of band, no simulated time; the thread is parked
-    vt_->ThreadParked("Barrier");
-    Status st = recorder_ ? Status::Ok() : bootstrap_->Barrier();
-    if (recorder_) {
-      trace::Location* loc = TraceLocation();
-      recorder_->BarrierBegin(loc);
-      st = bootstrap_->Barrier();
-      recorder_->BarrierEnd(loc);
-    }
-    vt_->ThreadCall("Barrier");
-    return st;
-  }
-  if (!recorder_) return bootstrap_->Barrier();
-  trace::Location* loc = TraceLocation();
-  recorder_->BarrierBegin(loc);
-  Status st = bootstrap_->Barrier();
-  recorder_->BarrierEnd(loc);
+  WaitScope scope;  // a handler thread may wait here (thread_pool.h)
+  trace::Location* loc = recorder_ ? TraceLocation() : nullptr;
+  if (recorder_) recorder_->BarrierBegin(loc);
+  // Under sim the barrier's frames cross the simulated network (SimBarrier).
+  Status st = vt_ != nullptr ? SimBarrier() : bootstrap_->Barrier();
+  if (recorder_) recorder_->BarrierEnd(loc);
   return st;
+}
+
+// A dissemination barrier over the world: in round k (distance d = 2^k) this rank sends to
+// rank + d and waits, in the runtime, for rank - d; ceil(log2 n) rounds. No rank leaves
+// before every rank entered, and each round takes the simulated network's time.
+Status RuntimeImpl::SimBarrier() {
+  vt_->ThreadCall("Barrier");
+  const int n = static_cast<int>(world_.size());
+  const int me = rank();
+  if (n <= 1) return Status::Ok();
+  const uint64_t seq = ++barrier_seq_;
+  for (int round = 0, d = 1; d < n; ++round, d *= 2) {
+    const RuntimeId to = world_[(me + d) % n].runtime;
+    const RuntimeId from = world_[(me - d + n) % n].runtime;
+    Status st = vt_->BarrierSend(to, seq, round);
+    if (!st.ok()) return st.WithContext("Barrier (round " + std::to_string(round) + ")");
+    for (;;) {
+      Result<bool> got = vt_->BarrierArrived(from, seq, round);
+      if (!got.ok()) {
+        return got.status().WithContext("Barrier (round " + std::to_string(round) + ")");
+      }
+      if (*got) break;
+      if (Progress() == 0) std::this_thread::yield();  // a wait in the runtime
+    }
+  }
+  vt_->ThreadCall("Barrier");
+  return Status::Ok();
 }
 
 void RuntimeImpl::TraceRequestEnded(PendingRequest& p) {

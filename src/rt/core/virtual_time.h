@@ -13,6 +13,10 @@
 #define UKAI_RT_CORE_VIRTUAL_TIME_H_
 
 #include <chrono>
+#include <cstdint>
+
+#include "core/status.h"
+#include "ukai/rt/startpoint.hpp"
 
 namespace ukai::rt::internal {
 
@@ -22,10 +26,6 @@ class VirtualTime {
   // The calling thread waits in a runtime call named `call` and has just checked (or is
   // about to check) what it waits for: the simulation may advance until a delivery.
   virtual void ThreadIdle(const char* call) = 0;
-  // The calling thread blocks in `call` outside the simulation (the bootstrap's out-of-band
-  // Runtime::Barrier): it sends nothing until its next runtime call, so the simulation
-  // need not wait for it, whatever is delivered meanwhile.
-  virtual void ThreadParked(const char* call) = 0;
   // The calling thread runs runtime call `call` (not a wait).
   virtual void ThreadCall(const char* call) = 0;
   // This runtime's simulated time since the simulation started (a runtime call too).
@@ -35,6 +35,12 @@ class VirtualTime {
   virtual void HandlerQueued() = 0;
   virtual void HandlerBegin() = 0;
   virtual void HandlerEnd() = 0;
+  // Runtime::Barrier() on the simulated machine: its rounds are frames through the simulated
+  // network (RuntimeImpl::Barrier runs the algorithm). BarrierSend sends round `round` of
+  // barrier `seq` to runtime `to`; BarrierArrived: whether that round came from `from`
+  // (taking it), kUnavailable when `from` failed or left, or this runtime stopped.
+  virtual Status BarrierSend(RuntimeId to, uint64_t seq, int round) = 0;
+  virtual Result<bool> BarrierArrived(RuntimeId from, uint64_t seq, int round) = 0;
 };
 
 // True when the calling thread takes part in a simulated machine's virtual time: its runtime

@@ -235,6 +235,9 @@ void Job::KillAll(int sig) {
 }
 
 void Job::Reap() {
+  // First the ranks the simulated machine stopped: one told it was stopped may already have
+  // exited on it, and is no failure of the job (SimHost notes a stop before telling it).
+  CheckSimulation();
   for (Child& c : children_) {
     if (!c.running) continue;
     int status = 0;

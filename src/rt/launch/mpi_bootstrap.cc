@@ -1,13 +1,10 @@
 #include "rt/launch/mpi_bootstrap.h"
 
-// The C API only (Open MPI's deprecated C++ bindings need libmpi_cxx).
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
-
 #include <cstdlib>
 #include <string>
 #include <vector>
+
+#include "core/mpi/mpi_library.h"
 
 namespace ukai::rt {
 namespace {
@@ -17,34 +14,38 @@ class MpiBootstrap final : public Bootstrap {
   std::string_view name() const override { return "mpi"; }
 
   Status Start() override {
+    Result<std::unique_ptr<MpiLibrary>> lib = MpiLibrary::Load();
+    if (!lib.ok()) return lib.status().WithContext("mpi bootstrap");
+    lib_ = std::move(*lib);
+    mpi_ = lib_.get();
     int initialized = 0;
-    MPI_Initialized(&initialized);
+    mpi_->Initialized(&initialized);
     int provided = MPI_THREAD_SINGLE;
     if (!initialized) {
-      if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+      if (mpi_->Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         return Status::Unavailable("mpi bootstrap: MPI_Init_thread failed");
       }
       owns_mpi_ = true;
     } else {
-      MPI_Query_thread(&provided);
+      mpi_->Query_thread(&provided);
     }
     if (provided < MPI_THREAD_MULTIPLE) {
       return Status::Unsupported("mpi bootstrap: the MPI library provides thread level " +
                                  std::to_string(provided) + ", the runtime needs " +
                                  "MPI_THREAD_MULTIPLE");
     }
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    mpi_->Comm_rank(mpi_->comm_world, &rank_);
+    mpi_->Comm_size(mpi_->comm_world, &size_);
     // One host when the ranks sharing memory with us are all of them (collective).
     MPI_Comm node;
     int node_size = 0;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+    if (mpi_->Comm_split_type(mpi_->comm_world, MPI_COMM_TYPE_SHARED, 0, mpi_->info_null, &node) ==
         MPI_SUCCESS) {
-      MPI_Comm_size(node, &node_size);
-      MPI_Comm_free(&node);
+      mpi_->Comm_size(node, &node_size);
+      mpi_->Comm_free(&node);
     }
     int all_one = node_size == size_ ? 1 : 0, one = 0;
-    MPI_Allreduce(&all_one, &one, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    mpi_->Allreduce(&all_one, &one, 1, mpi_->int_type, mpi_->op_min, mpi_->comm_world);
     one_host_ = one == 1;
     return Status::Ok();
   }
@@ -54,7 +55,7 @@ class MpiBootstrap final : public Bootstrap {
   Result<JobSecret> Secret() override {
     SecretKey k{};
     if (rank_ == 0) k = JobSecret::Generate().key();
-    if (MPI_Bcast(k.data(), static_cast<int>(k.size()), MPI_BYTE, 0, MPI_COMM_WORLD) !=
+    if (mpi_->Bcast(k.data(), static_cast<int>(k.size()), mpi_->byte, 0, mpi_->comm_world) !=
         MPI_SUCCESS) {
       return Status::Unavailable("mpi bootstrap: MPI_Bcast of the job secret failed");
     }
@@ -68,7 +69,7 @@ class MpiBootstrap final : public Bootstrap {
     mine.EncodeTo(&bytes);
     int len = static_cast<int>(bytes.size());
     std::vector<int> lens(size_), displs(size_);
-    MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    mpi_->Allgather(&len, 1, mpi_->int_type, lens.data(), 1, mpi_->int_type, mpi_->comm_world);
     int total = 0;
     for (int r = 0; r < size_; ++r) {
       if (lens[r] < 0 || lens[r] > (1 << 20)) {
@@ -79,8 +80,8 @@ class MpiBootstrap final : public Bootstrap {
       total += lens[r];
     }
     std::vector<uint8_t> all(static_cast<size_t>(total));
-    MPI_Allgatherv(bytes.data(), len, MPI_BYTE, all.data(), lens.data(), displs.data(), MPI_BYTE,
-                   MPI_COMM_WORLD);
+    mpi_->Allgatherv(bytes.data(), len, mpi_->byte, all.data(), lens.data(), displs.data(),
+                     mpi_->byte, mpi_->comm_world);
     std::vector<DescriptorTable> out;
     for (int r = 0; r < size_; ++r) {
       size_t used = 0;
@@ -94,19 +95,22 @@ class MpiBootstrap final : public Bootstrap {
   }
 
   Status Barrier() override {
-    return MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS
+    return mpi_->Barrier(mpi_->comm_world) == MPI_SUCCESS
                ? Status::Ok()
                : Status::Unavailable("mpi bootstrap: MPI_Barrier failed");
   }
 
   void Finish() override {
+    if (mpi_ == nullptr) return;  // Start() failed to load MPI
     int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (owns_mpi_ && !finalized) MPI_Finalize();
+    mpi_->Finalized(&finalized);
+    if (owns_mpi_ && !finalized) mpi_->Finalize();
     owns_mpi_ = false;
   }
 
  private:
+  std::unique_ptr<MpiLibrary> lib_;
+  const MpiLibrary* mpi_ = nullptr;  // lib_, once Start() loaded it
   int rank_ = 0;
   int size_ = 1;
   bool one_host_ = true;

@@ -81,9 +81,12 @@ struct SimHost::Conn final : public SimMember {
   void PeerGone(RuntimeId peer, bool orderly, const Status& why) override {
     Queue(sw::EncodePeerGone(peer, orderly, why.message()));
   }
+  void Kick() override {}  // the writer sends what Arrive queued
   void Stopped(const Status& why) override {
-    Queue(sw::EncodeText(sw::Type::kStopped, why.message()));
+    // Noted for the launcher before the process can learn it (and exit on it): a rank the
+    // launcher reaps is judged by what was noted by then (launcher.cc, Reap).
     if (!ending.load()) host->StopRank(rank, why.message(), /*failure=*/false);
+    Queue(sw::EncodeText(sw::Type::kStopped, why.message()));
   }
 
   // Frames the process will never dispatch (it died): taken, as far as their senders go.
@@ -263,11 +266,11 @@ Status SimHost::Handle(Conn& c, uint8_t type, std::span<const uint8_t> body) {
         case sw::CallKind::kIdle:
           fabric_->ThreadIdle(c.rt, call->call, &who);
           break;
+        case sw::CallKind::kIdleSettled:
+          fabric_->ThreadIdle(c.rt, call->call, &who, /*settled=*/true);
+          break;
         case sw::CallKind::kCall:
           fabric_->ThreadCall(c.rt, call->call, &who);
-          break;
-        case sw::CallKind::kParked:
-          fabric_->ThreadParked(c.rt, call->call, &who);
           break;
         case sw::CallKind::kHandlerQueued:
           fabric_->HandlerQueued(c.rt);

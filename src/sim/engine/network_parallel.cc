@@ -126,6 +126,9 @@ Status Network::CheckPartitionable(int threads, int ranks) const {
   if (nc.topology == TopologyKind::kGraph || nc.topology == TopologyKind::kTree) {
     return refuse("a graph topology (network.topology = graph / tree / anynet)");
   }
+  if (config_.router.flow_control == FlowControl::kInBand) {
+    return refuse("in-band flow control (router.flow_control = in-band)");
+  }
   if (routing_->MayFork()) {
     return refuse("a routing that forks messages (multicast, routing.algorithm = '" +
                   config_.routing.algorithm + "')");

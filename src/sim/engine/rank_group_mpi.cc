@@ -6,11 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
-// The C API only (Open MPI's deprecated C++ bindings need libmpi_cxx).
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
-
+#include "core/mpi/mpi_library.h"
 #include "sim/engine/rank_group.h"
 
 namespace ukai::sim {
@@ -30,11 +26,11 @@ extern "C" void OnTerm(int sig) {
 
 class MpiRankGroup final : public RankGroup {
  public:
-  explicit MpiRankGroup(bool owns) : owns_(owns) {
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
-    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(comm_, &rank_);
-    MPI_Comm_size(comm_, &size_);
+  MpiRankGroup(std::unique_ptr<MpiLibrary> lib, bool owns) : lib_(std::move(lib)), owns_(owns) {
+    mpi_->Comm_dup(mpi_->comm_world, &comm_);
+    mpi_->Comm_set_errhandler(comm_, mpi_->errors_return);
+    mpi_->Comm_rank(comm_, &rank_);
+    mpi_->Comm_size(comm_, &size_);
     std::snprintf(g_term_message, sizeof(g_term_message),
                   "ukai sim: rank %d: stopped by mpirun (another rank of the job ended or was "
                   "killed; see mpirun's message)\n",
@@ -42,10 +38,10 @@ class MpiRankGroup final : public RankGroup {
     signal(SIGTERM, OnTerm);
   }
   ~MpiRankGroup() override {
-    MPI_Comm_free(&comm_);
+    mpi_->Comm_free(&comm_);
     int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (owns_ && !finalized) MPI_Finalize();
+    mpi_->Finalized(&finalized);
+    if (owns_ && !finalized) mpi_->Finalize();
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -58,7 +54,7 @@ class MpiRankGroup final : public RankGroup {
       if (r == rank_) continue;
       const std::vector<uint8_t>& b = out[static_cast<size_t>(r)];
       MPI_Request req;
-      if (MPI_Isend(b.data(), static_cast<int>(b.size()), MPI_BYTE, r, kTag, comm_, &req) !=
+      if (mpi_->Isend(b.data(), static_cast<int>(b.size()), mpi_->byte, r, kTag, comm_, &req) !=
           MPI_SUCCESS) {
         return Status::Unavailable("MPI_Isend to rank " + std::to_string(r) + " failed");
       }
@@ -68,18 +64,18 @@ class MpiRankGroup final : public RankGroup {
       if (r == rank_) continue;
       MPI_Message msg;
       MPI_Status st;
-      if (MPI_Mprobe(r, kTag, comm_, &msg, &st) != MPI_SUCCESS) {
+      if (mpi_->Mprobe(r, kTag, comm_, &msg, &st) != MPI_SUCCESS) {
         return Status::Unavailable("MPI_Mprobe from rank " + std::to_string(r) + " failed");
       }
       int count = 0;
-      MPI_Get_count(&st, MPI_BYTE, &count);
+      mpi_->Get_count(&st, mpi_->byte, &count);
       std::vector<uint8_t>& b = (*in)[static_cast<size_t>(r)];
       b.resize(static_cast<size_t>(count));
-      if (MPI_Mrecv(b.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      if (mpi_->Mrecv(b.data(), count, mpi_->byte, &msg, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
         return Status::Unavailable("MPI_Mrecv from rank " + std::to_string(r) + " failed");
       }
     }
-    if (MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE) !=
+    if (mpi_->Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE) !=
         MPI_SUCCESS) {
       return Status::Unavailable("MPI_Waitall failed");
     }
@@ -90,11 +86,13 @@ class MpiRankGroup final : public RankGroup {
     std::fprintf(stderr, "ukai sim: rank %d: %s\n", rank_, why.c_str());
     std::fflush(stderr);
     signal(SIGTERM, SIG_DFL);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    mpi_->Abort(mpi_->comm_world, 1);
     std::_Exit(1);
   }
 
  private:
+  std::unique_ptr<MpiLibrary> lib_;
+  const MpiLibrary* mpi_ = lib_.get();
   bool owns_;
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
@@ -104,19 +102,25 @@ class MpiRankGroup final : public RankGroup {
 }  // namespace
 
 std::unique_ptr<RankGroup> NewMpiRankGroup(Status* status) {
+  Result<std::unique_ptr<MpiLibrary>> lib = MpiLibrary::Load();
+  if (!lib.ok()) {
+    *status = lib.status();
+    return nullptr;
+  }
+  const MpiLibrary* mpi_ = lib->get();
   int initialized = 0;
-  MPI_Initialized(&initialized);
+  mpi_->Initialized(&initialized);
   bool owns = false;
   if (!initialized) {
     int provided = 0;
-    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    if (mpi_->Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
       *status = Status::Unavailable("MPI_Init_thread failed");
       return nullptr;
     }
     owns = true;
   }
   *status = Status::Ok();
-  return std::make_unique<MpiRankGroup>(owns);
+  return std::make_unique<MpiRankGroup>(std::move(*lib), owns);
 }
 
 }  // namespace ukai::sim

@@ -268,9 +268,12 @@ constexpr BooksimKey kKeys[] = {
     {"c", "1", B::kMapped, "network.concentration on cmesh and flatfly; elsewhere default only",
      UKAI_MAP(MapBooksimConcentration(c))},
     {"routing_function", "none", B::kMapped,
-     "routing.algorithm: mesh, torus: dim_order, dor -> dor; min_adapt, valiant, romm; "
+     "routing.algorithm: mesh, torus: dim_order, dor -> dor; min_adapt (with "
+     "routing.min_adapt_candidates = booksim, routing.duato_atomic = none), valiant (with "
+     "routing.valiant_via_destination = true), romm; "
      "planar_adapt when ukai has it. cmesh: dor_no_express -> dor. flatfly: ran_min -> min, "
-     "valiant, ugal. fattree: nca, anca. dragonflynew: min, ugal",
+     "valiant, ugal. fattree: nca, anca. dragonflynew: min, ugal (with "
+     "routing.dragonfly_vcs = booksim)",
      UKAI_MAP(MapBooksimRouting(c))},
     {"use_noc_latency", "1", B::kMapped,
      "router.link_cycles: with 1, 2 on a torus, c / n on a cmesh (refused on a flatfly), else "

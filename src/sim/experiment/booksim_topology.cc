@@ -178,9 +178,23 @@ Status MapBooksimRouting(BooksimContext& c) {
     }
     UKAI_RETURN_IF_ERROR(c.Set("routing.algorithm", std::string(r.ours), "routing_function"));
     // BookSim2 hands an output VC to a new packet once the previous tail has left
-    // (wait_for_tail_credit = 0), also on min_adapt's adaptive VCs: no atomic VCs.
+    // (wait_for_tail_credit = 0), also on min_adapt's adaptive VCs: no atomic VCs. Its
+    // min_adapt offers the adaptive VCs toward the lowest unfinished dimension only (on a
+    // torus VC 3 alone): routing.min_adapt_candidates = booksim (sim_config.h).
     if (r.ours == "min_adapt") {
-      return c.Set("routing.duato_atomic", std::string("none"), "routing_function");
+      UKAI_RETURN_IF_ERROR(c.Set("routing.duato_atomic", std::string("none"), "routing_function"));
+      return c.Set("routing.min_adapt_candidates", std::string("booksim"), "routing_function");
+    }
+    // BookSim2's valiant_mesh / valiant_torus route to the intermediate node even when the
+    // way there passes the destination.
+    if (r.ours == "valiant" && (ours == "mesh" || ours == "torus")) {
+      return c.Set("routing.valiant_via_destination", true, "routing_function");
+    }
+    // BookSim2's min_dragonflynew and ugal_dragonflynew send every hop on the VC of its
+    // phase alone (VC 0 before the global channel, VC 1 from it on; ugal: VC 0, 1, 2),
+    // whatever num_vcs says.
+    if (ours == "dragonfly") {
+      return c.Set("routing.dragonfly_vcs", std::string("booksim"), "routing_function");
     }
     return Status::Ok();
   }

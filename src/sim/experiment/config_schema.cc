@@ -12,7 +12,9 @@
 #include "sim/engine/network.h"
 #include "sim/experiment/booksim_model.h"
 #include "sim/experiment/config_binding.h"
+#include "sim/experiment/config_checks.h"
 #include "sim/experiment/fault_config.h"
+#include "sim/experiment/gateway_keys.h"
 #include "sim/experiment/memory_budget.h"
 #include "sim/experiment/nic_job_config.h"
 #include "sim/experiment/sim_module_keys.h"
@@ -54,18 +56,12 @@ using config::EnumName;
 using config::FromName;
 using config::Names;
 using config::ToName;
-constexpr EnumName<DetourPolicy> kDetourPolicies[] = {{DetourPolicy::kNone, "none"},
-                                                      {DetourPolicy::kLearned, "learned"},
-                                                      {DetourPolicy::kManaged, "managed"},
-                                                      {DetourPolicy::kPreloaded, "preloaded"}};
-constexpr EnumName<CpuDirections> kCpuDirections[] = {{CpuDirections::kBoth, "both"},
-                                                      {CpuDirections::kIngress, "ingress"}};
-constexpr EnumName<DetourSwitchKind> kDetourSwitches[] = {
-    {DetourSwitchKind::kAware, "aware"}, {DetourSwitchKind::kDetector, "detector"}};
 constexpr EnumName<Switching> kSwitchings[] = {{Switching::kWormhole, "wormhole"},
                                                {Switching::kVirtualCutThrough, "vct"},
                                                {Switching::kVctSaf, "vct-saf"},
                                                {Switching::kStoreAndForward, "saf"}};
+constexpr EnumName<FlowControl> kFlowControls[] = {{FlowControl::kAdvance, "advance"},
+                                                   {FlowControl::kInBand, "in-band"}};
 constexpr EnumName<InjectionKind> kInjections[] = {{InjectionKind::kBernoulli, "bernoulli"},
                                                    {InjectionKind::kInterval, "interval"}};
 constexpr EnumName<MeasureMode> kMeasureModes[] = {
@@ -86,13 +82,11 @@ constexpr EnumName<DuatoAtomic> kDuatoAtomics[] = {{DuatoAtomic::kAdaptive, "ada
                                                    {DuatoAtomic::kAll, "all"},
                                                    {DuatoAtomic::kEscape, "escape"},
                                                    {DuatoAtomic::kNone, "none"}};
+constexpr EnumName<MinAdaptCandidates> kMinAdaptCandidates[] = {
+    {MinAdaptCandidates::kAll, "all"}, {MinAdaptCandidates::kBooksim, "booksim"}};
+constexpr EnumName<DragonflyVcs> kDragonflyVcs[] = {{DragonflyVcs::kSplit, "split"},
+                                                    {DragonflyVcs::kBooksim, "booksim"}};
 
-int I32(const Scalar& s) { return static_cast<int>(std::get<int64_t>(s)); }
-int64_t I64(const Scalar& s) { return std::get<int64_t>(s); }
-double F64(const Scalar& s) { return std::get<double>(s); }
-const std::string& Str(const Scalar& s) { return std::get<std::string>(s); }
-
-std::string Num(double v) { return config::ScalarToString(Scalar(v)); }
 template <typename T>
 std::string IntList(const std::vector<T>& v) {
   return v.size() == 1 ? fmt::format("{}", v[0]) : fmt::format("[{}]", fmt::join(v, ", "));
@@ -226,6 +220,14 @@ std::vector<Binding> NetworkAndRouterBindings() {
                 "forward at every router (docs/sss.md); a list runs each"),
        [](const Items& v, SimConfig* c) { c->router.switching = FromName(kSwitchings, v[0]); },
        [](const SimConfig& c) { return std::string(SwitchingName(c.router.switching)); }},
+      {KeySpec::Make("router.flow_control", VT::kEnum)
+           .Allowed(Names(kFlowControls))
+           .Doc("advance: credits announce room before a flit is sent, beside the data; "
+                "in-band: flow control during the packet (the SSS-CORE paper's alternative): "
+                "each flit crossing a channel costs the reverse channel its next cycle, which "
+                "carries the flow-control symbol instead of data (docs/sss.md)"),
+       [](const Items& v, SimConfig* c) { c->router.flow_control = FromName(kFlowControls, v[0]); },
+       [](const SimConfig& c) { return std::string(FlowControlName(c.router.flow_control)); }},
       {KeySpec::Make("router.hop_cycles", VT::kInt)
            .Unit("cycles")
            .Min(1)
@@ -457,6 +459,41 @@ std::vector<Binding> FidelityBindings() {
        [](const SimConfig& c) {
          return std::string(ToName(kDuatoAtomics, c.routing.duato_atomic));
        }},
+      {KeySpec::Make("routing.min_adapt_candidates", VT::kEnum)
+           .Allowed(Names(kMinAdaptCandidates))
+           .Doc("min_adapt: all (adaptive VCs toward every unfinished dimension) or booksim "
+                "(as BookSim2's code runs: toward the lowest unfinished dimension only, on a "
+                "torus VC 3 alone; the BookSim reader's choice, docs/booksim.md)"),
+       [](const Items& v, SimConfig* c) {
+         c->routing.min_adapt_candidates = FromName(kMinAdaptCandidates, v[0]);
+       },
+       [](const SimConfig& c) {
+         return std::string(ToName(kMinAdaptCandidates, c.routing.min_adapt_candidates));
+       }},
+      {KeySpec::Make("routing.valiant_via_destination", VT::kBool)
+           .Doc("valiant: a message whose path to its intermediate node passes its destination "
+                "goes on to the intermediate first, on every VC at the destination (BookSim2's "
+                "valiant_mesh / valiant_torus; the BookSim reader sets it); false: delivered "
+                "there"),
+       [](const Items& v, SimConfig* c) {
+         c->routing.valiant_via_destination = std::get<bool>(v[0]);
+       },
+       [](const SimConfig& c) {
+         return std::string(c.routing.valiant_via_destination ? "true" : "false");
+       }},
+      {KeySpec::Make("routing.dragonfly_vcs", VT::kEnum)
+           .Allowed(Names(kDragonflyVcs))
+           .Doc("dragonfly min and ugal: split (router.vcs divided among the VC classes; "
+                "terminals inject on class 0, routers eject on every VC) or booksim (class c "
+                "on VC c alone whatever router.vcs says, injection on any VC, ejection on the "
+                "class's VC: BookSim2's min_dragonflynew / ugal_dragonflynew; the BookSim "
+                "reader's choice, docs/booksim.md)"),
+       [](const Items& v, SimConfig* c) {
+         c->routing.dragonfly_vcs = FromName(kDragonflyVcs, v[0]);
+       },
+       [](const SimConfig& c) {
+         return std::string(ToName(kDragonflyVcs, c.routing.dragonfly_vcs));
+       }},
       {KeySpec::Make("traffic.source_queue", VT::kInt)
            .Unit("messages")
            .Min(0)
@@ -541,195 +578,6 @@ std::vector<Binding> RunBindings() {
   };
 }
 
-// The group topology and via-node detour keys (docs/gateway.md).
-std::vector<Binding> GatewayBindings() {
-  using VT = ValueType;
-  return {
-      {KeySpec::Make("network.groups", VT::kInt)
-           .Min(1)
-           .Max(1 << 20)
-           .Doc("group topology: number of groups G (a ring of G across groups)"),
-       [](const Items& v, SimConfig* c) { c->network.groups = I32(v[0]); },
-       [](const SimConfig& c) { return std::to_string(c.network.groups); }},
-      {KeySpec::Make("network.group_size", VT::kInt)
-           .Unit("nodes")
-           .Min(1)
-           .Max(30)
-           .Doc("group topology: nodes S per group, fully connected; node <g>G<i> has "
-                "index (g-1)*S + i"),
-       [](const Items& v, SimConfig* c) { c->network.group_size = I32(v[0]); },
-       [](const SimConfig& c) { return std::to_string(c.network.group_size); }},
-      {KeySpec::Make("routing.detour_switch", VT::kEnum)
-           .Allowed(Names(kDetourSwitches))
-           .Doc("dor-detour: aware = every router knows the faults and a message switches "
-                "to its via nodes where its normal path first crosses one; detector = the "
-                "router next to the fault switches it"),
-       [](const Items& v, SimConfig* c) {
-         c->routing.detour_switch = FromName(kDetourSwitches, v[0]);
-       },
-       [](const SimConfig& c) {
-         return std::string(ToName(kDetourSwitches, c.routing.detour_switch));
-       }},
-  };
-}
-
-bool Bool(const Scalar& s) { return std::get<bool>(s); }
-std::string StrList(const std::vector<std::string>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", \"" : "\"") + v[i] + "\"";
-  return s + "]";
-}
-
-// The gateway model's keys (nic/nic_config.h, docs/gateway.md).
-std::vector<Binding> NicBindings() {
-  using VT = ValueType;
-  return {
-      {KeySpec::Make("nic.enabled", VT::kString, Shape::kList)
-           .Doc("the enable register at start (nic.jobs changes it): nodes whose NIC is "
-                "enabled (I/O nodes), by name (\"3G0\"), coordinates name (\"3,4\") or number"),
-       [](const Items& v, SimConfig* c) {
-         c->nic.enabled.clear();
-         for (const Scalar& s : v) c->nic.enabled.push_back(Str(s));
-       },
-       [](const SimConfig& c) { return StrList(c.nic.enabled); }},
-      {KeySpec::Make("nic.management_node", VT::kString)
-           .Doc("the node the management node is attached to (Fig. 5: 2G2)"),
-       [](const Items& v, SimConfig* c) { c->nic.management_node = Str(v[0]); },
-       [](const SimConfig& c) { return c.nic.management_node; }},
-      {KeySpec::Make("nic.detours", VT::kEnum)
-           .Allowed(Names(kDetourPolicies))
-           .Doc("where the NICs' detours come from: none, learned (outgoing packets), managed "
-                "(management node after a fault), preloaded (every node at start)"),
-       [](const Items& v, SimConfig* c) { c->nic.detours = FromName(kDetourPolicies, v[0]); },
-       [](const SimConfig& c) { return std::string(ToName(kDetourPolicies, c.nic.detours)); }},
-      {KeySpec::Make("nic.frames", VT::kInt)
-           .Unit("frames")
-           .Min(0)
-           .Max(kCycleMax)
-           .Doc("ingress frames generated internally (0: none); > 0 or nic.egress_rate > 0 "
-                "runs the gateway model"),
-       [](const Items& v, SimConfig* c) { c->nic.frames = I64(v[0]); },
-       [](const SimConfig& c) { return std::to_string(c.nic.frames); }},
-      {KeySpec::Make("nic.ingress_rate", VT::kFloat)
-           .Unit("frames/cycle")
-           .Min(0, true)
-           .Max(1)
-           .Doc("arrival rate of internally generated ingress frames (Poisson)"),
-       [](const Items& v, SimConfig* c) { c->nic.ingress_rate = F64(v[0]); },
-       [](const SimConfig& c) { return Num(c.nic.ingress_rate); }},
-      {KeySpec::Make("nic.ingress_frame_bytes", VT::kInt)
-           .Unit("bytes")
-           .Min(22)
-           .Max(9018)
-           .Doc("size of internally generated ingress frames, FCS excluded"),
-       [](const Items& v, SimConfig* c) { c->nic.ingress_frame_bytes = I32(v[0]); },
-       [](const SimConfig& c) { return std::to_string(c.nic.ingress_frame_bytes); }},
-      {KeySpec::Make("nic.bad_fcs_fraction", VT::kFloat)
-           .Min(0)
-           .Max(1)
-           .Doc("share of internally generated ingress frames with a wrong FCS"),
-       [](const Items& v, SimConfig* c) { c->nic.bad_fcs_fraction = F64(v[0]); },
-       [](const SimConfig& c) { return Num(c.nic.bad_fcs_fraction); }},
-      {KeySpec::Make("nic.egress_rate", VT::kFloat)
-           .Unit("frames/node/cycle")
-           .Min(0)
-           .Max(1)
-           .Doc("frames each compute node sends to the outside (Bernoulli per cycle)"),
-       [](const Items& v, SimConfig* c) { c->nic.egress_rate = F64(v[0]); },
-       [](const SimConfig& c) { return Num(c.nic.egress_rate); }},
-      {KeySpec::Make("nic.egress_frame_bytes", VT::kInt)
-           .Unit("bytes")
-           .Min(22)
-           .Max(9018)
-           .Doc("size of egress frames, FCS excluded"),
-       [](const Items& v, SimConfig* c) { c->nic.egress_frame_bytes = I32(v[0]); },
-       [](const SimConfig& c) { return std::to_string(c.nic.egress_frame_bytes); }},
-      {KeySpec::Make("nic.egress_frames", VT::kInt)
-           .Unit("frames")
-           .Min(0)
-           .Max(kCycleMax)
-           .Doc("stop generating egress frames after this many (0: no cap)"),
-       [](const Items& v, SimConfig* c) { c->nic.egress_frames = I64(v[0]); },
-       [](const SimConfig& c) { return std::to_string(c.nic.egress_frames); }},
-      {KeySpec::Make("nic.notify_delay_cycles", VT::kInt)
-           .Unit("cycles")
-           .Min(0)
-           .Max(kCycleMax)
-           .Doc("delay from a node's failure or repair to the management node's notification"),
-       [](const Items& v, SimConfig* c) { c->nic.notify_delay_cycles = I64(v[0]); },
-       [](const SimConfig& c) { return std::to_string(c.nic.notify_delay_cycles); }},
-      {KeySpec::Make("nic.cpu_cycles_per_frame", VT::kInt)
-           .Unit("cycles")
-           .Min(0)
-           .Max(kCycleMax)
-           .Doc("> 0: the Fig. 1 baseline, each frame occupies the I/O node's CPU this long "
-                "(one frame at a time); 0: the patent's NIC on the router"),
-       [](const Items& v, SimConfig* c) { c->nic.cpu_cycles_per_frame = I64(v[0]); },
-       [](const SimConfig& c) { return std::to_string(c.nic.cpu_cycles_per_frame); }},
-      {KeySpec::Make("nic.cpu_directions", VT::kEnum)
-           .Allowed(Names(kCpuDirections))
-           .Doc("the frames the Fig. 1 baseline's I/O CPU handles: both (ingress and egress, "
-                "as the patent's Fig. 1) or ingress (inbound frames only)"),
-       [](const Items& v, SimConfig* c) { c->nic.cpu_directions = FromName(kCpuDirections, v[0]); },
-       [](const SimConfig& c) {
-         return std::string(ToName(kCpuDirections, c.nic.cpu_directions));
-       }},
-      {KeySpec::Make("nic.retransmit", VT::kBool)
-           .Doc("re-send lost frames from their source, as TCP would: ingress frames from the "
-                "external switch, egress frames from their compute node"),
-       [](const Items& v, SimConfig* c) { c->nic.retransmit = Bool(v[0]); },
-       [](const SimConfig& c) { return std::string(c.nic.retransmit ? "true" : "false"); }},
-      {KeySpec::Make("nic.retransmit_timeout_cycles", VT::kInt)
-           .Unit("cycles")
-           .Min(1)
-           .Max(kCycleMax)
-           .Doc("a lost frame is re-sent this long after its loss"),
-       [](const Items& v, SimConfig* c) { c->nic.retransmit_timeout_cycles = I64(v[0]); },
-       [](const SimConfig& c) { return std::to_string(c.nic.retransmit_timeout_cycles); }},
-      {KeySpec::Make("nic.retransmit_max", VT::kInt)
-           .Min(1)
-           .Max(1000)
-           .Doc("tries per frame (the first included) before it counts as lost"),
-       [](const Items& v, SimConfig* c) { c->nic.retransmit_max = I32(v[0]); },
-       [](const SimConfig& c) { return std::to_string(c.nic.retransmit_max); }},
-      {KeySpec::Make("nic.macs", VT::kString, Shape::kList)
-           .Doc("per-node MACs over the default 02:00:00:00:HH:LL (node index in hex): "
-                "[\"3G2=02:aa:00:00:00:01\"]"),
-       [](const Items& v, SimConfig* c) {
-         c->nic.macs.clear();
-         for (const Scalar& s : v) c->nic.macs.push_back(Str(s));
-       },
-       [](const SimConfig& c) { return StrList(c.nic.macs); }},
-      {KeySpec::Make("nic.ingress_pcap", VT::kString)
-           .Doc("pcap capture (Ethernet) of ingress frames with timestamps, read streaming; "
-                "replaces nic.frames; the run lasts until every frame is delivered, "
-                "discarded or lost"),
-       [](const Items& v, SimConfig* c) { c->nic.ingress_pcap = Str(v[0]); },
-       [](const SimConfig& c) { return c.nic.ingress_pcap; }},
-      {KeySpec::Make("nic.ingress_fcs", VT::kBool)
-           .Doc("the capture's frames end in their FCS (checked: S31-S33); false: taken as "
-                "good"),
-       [](const Items& v, SimConfig* c) { c->nic.ingress_fcs = Bool(v[0]); },
-       [](const SimConfig& c) { return std::string(c.nic.ingress_fcs ? "true" : "false"); }},
-      {KeySpec::Make("nic.egress_pcap", VT::kString)
-           .Doc("write the frames leaving through the NICs (with their FCS) to this pcap file"),
-       [](const Items& v, SimConfig* c) { c->nic.egress_pcap = Str(v[0]); },
-       [](const SimConfig& c) { return c.nic.egress_pcap; }},
-      {KeySpec::Make("nic.pcap_cycles_per_second", VT::kFloat)
-           .Unit("cycles/s")
-           .Min(1)
-           .Max(1e15)
-           .Doc("capture time to cycles: a frame's cycle = seconds since the first frame x "
-                "this"),
-       [](const Items& v, SimConfig* c) { c->nic.pcap_cycles_per_second = F64(v[0]); },
-       [](const SimConfig& c) { return Num(c.nic.pcap_cycles_per_second); }},
-      {KeySpec::Make("nic.internal_traffic", VT::kBool)
-           .Doc("run the traffic.* synthetic traffic beside the external traffic"),
-       [](const Items& v, SimConfig* c) { c->nic.internal_traffic = Bool(v[0]); },
-       [](const SimConfig& c) { return std::string(c.nic.internal_traffic ? "true" : "false"); }},
-  };
-}
-
 std::vector<Binding> Bindings() {
   std::vector<Binding> all = NetworkAndRouterBindings();
   for (auto* part :
@@ -749,13 +597,13 @@ std::string_view TopologyName(TopologyKind t) {
   return e == nullptr ? std::string_view("?") : e->name;
 }
 std::string_view SwitchingName(Switching s) { return ToName(kSwitchings, s); }
+std::string_view FlowControlName(FlowControl f) { return ToName(kFlowControls, f); }
 std::string_view InjectionName(InjectionKind i) { return ToName(kInjections, i); }
 std::string_view MeasureModeName(MeasureMode m) { return ToName(kMeasureModes, m); }
 std::string_view HeaderUnitsName(HeaderUnits h) { return ToName(kHeaderUnits, h); }
 std::string_view DorTieName(DorTieRule t) { return ToName(kDorTies, t); }
 std::string_view DorDatelineName(DorDateline d) { return ToName(kDorDatelines, d); }
 std::string_view DuatoAtomicName(DuatoAtomic a) { return ToName(kDuatoAtomics, a); }
-std::string_view DetourPolicyName(DetourPolicy d) { return ToName(kDetourPolicies, d); }
 
 std::span<const std::string_view> SweepKeyOrder() { return kSweepOrder; }
 
@@ -770,174 +618,6 @@ config::Schema SimConfigSchema() {
   for (config::KeySpec& k : SimModuleKeySpecs()) keys.push_back(std::move(k));
   return config::Schema(std::move(keys));
 }
-
-namespace {
-
-// network.k against network.n, the node count, and the hot-spot node numbers.
-void CheckNetwork(const config::ConfigValues& values, SimConfig* c,
-                  std::vector<std::string>* errors) {
-  const config::Value* k = values.Find("network.k");
-  const config::Value* n = values.Find("network.n");
-  const int dims = c->network.n;
-  if (c->network.topology == TopologyKind::kGroup) return;  // MakeTopology checks it
-  if (c->network.topology == TopologyKind::kGraph || c->network.topology == TopologyKind::kTree) {
-    if (Status st = CheckMemory(*c); !st.ok()) {  // MakeTopology checks the rest
-      const config::Value* at = values.Find("run.memory_limit");
-      errors->push_back(at ? fmt::format("{} {}", st.message(), at->origin.Where()) : st.message());
-    }
-    return;
-  }
-  if (k == nullptr) {
-    c->network.k.assign(dims, SimConfig().network.k[0]);
-  } else if (!k->is_list) {
-    c->network.k.assign(dims, c->network.k[0]);
-  } else if (static_cast<int>(k->items.size()) != dims) {
-    errors->push_back(
-        config::KeyError("network.k",
-                         fmt::format("has {} radices but network.n = {}{} (give one int for "
-                                     "every dimension, or a list of network.n ints)",
-                                     k->items.size(), dims, n ? "" : " (the default)"),
-                         k->origin)
-            .message());
-    return;
-  }
-  const TopologyKind kind = c->network.topology;
-  if (kind != TopologyKind::kMesh && kind != TopologyKind::kTorus) {  // indirect: MakeTopology
-    if (Status st = CheckMemory(*c); !st.ok()) {
-      const config::Value* at = values.Find("run.memory_limit");
-      if (at == nullptr) at = k ? k : n;
-      errors->push_back(at ? fmt::format("{} {}", st.message(), at->origin.Where()) : st.message());
-    }
-    return;
-  }
-  int64_t nodes = 1;
-  for (int r : c->network.k) nodes = std::min(nodes * r, kMaxNodes + 1);
-  if (nodes > kMaxNodes) {
-    errors->push_back(config::KeyError("network.k",
-                                       fmt::format("the network would have more than {} "
-                                                   "nodes, the most ukai simulates",
-                                                   kMaxNodes),
-                                       k ? k->origin : n->origin)
-                          .message());
-    return;
-  }
-  // The router state index and the memory estimate: arithmetic only, so that a network too
-  // large is refused at once (before any topology is built).
-  const int ports = 2 * dims + 1;
-  if (nodes > Fabric::MaxRouters(ports, c->router)) {
-    errors->push_back(config::KeyError("network.k",
-                                       fmt::format("{} nodes are too many for the router state "
-                                                   "index with router.vcs = {} and "
-                                                   "router.pe_vcs = {} (at most {})",
-                                                   nodes, c->router.vcs, c->router.pe_vcs,
-                                                   Fabric::MaxRouters(ports, c->router)),
-                                       k   ? k->origin
-                                       : n ? n->origin
-                                           : config::Origin{})
-                          .message());
-    return;
-  }
-  if (Status st = CheckMemory(*c); !st.ok()) {
-    const config::Value* at = values.Find("run.memory_limit");
-    if (at == nullptr) at = k ? k : n;
-    errors->push_back(at ? fmt::format("{} {}", st.message(), at->origin.Where()) : st.message());
-    return;
-  }
-  if (const config::Value* hot = values.Find("traffic.hotspot_nodes")) {
-    for (int node : c->traffic.hotspot_nodes) {
-      if (node >= nodes) {
-        errors->push_back(config::KeyError("traffic.hotspot_nodes",
-                                           fmt::format("node {} does not exist (the network "
-                                                       "has nodes 0..{})",
-                                                       node, nodes - 1),
-                                           hot->origin)
-                              .message());
-        break;
-      }
-    }
-  }
-}
-
-// A swept injection parameter that the chosen injection process does not use.
-void CheckUnusedSweeps(const config::ConfigValues& values, const SimConfig& c,
-                       std::vector<std::string>* errors) {
-  struct Rule {
-    std::string_view key;
-    InjectionKind needs;
-  };
-  for (const Rule& r : {Rule{"traffic.rate", InjectionKind::kBernoulli},
-                        Rule{"traffic.interval", InjectionKind::kInterval}}) {
-    const config::Value* v = values.Find(r.key);
-    if (v != nullptr && v->items.size() > 1 && c.traffic.injection != r.needs) {
-      errors->push_back(
-          config::KeyError(r.key,
-                           fmt::format("is swept but traffic.injection = \"{}\" "
-                                       "does not use it (set traffic.injection "
-                                       "= \"{}\")",
-                                       InjectionName(c.traffic.injection), InjectionName(r.needs)),
-                           v->origin)
-              .message());
-    }
-  }
-}
-
-// What only the simulator knows, for one point on an already built topology.
-Status CheckSupported(const SimConfig& c, const Topology& topology) {
-  UKAI_RETURN_IF_ERROR(ValidateConfig(c));
-  Result<const RoutingEntry*> routing = FindRoutingAlgorithm(c.routing.algorithm);
-  if (!routing.ok()) return routing.status();
-  if (c.faults.any()) {
-    Result<FaultPlan> faults = PlanFaults(topology, c.faults, c.seed);
-    if (!faults.ok()) return faults.status();
-    // The routing judges the network with its cycle-0 faults, as Network::Create builds it.
-    if (const auto* cube = dynamic_cast<const KaryNCube*>(&topology)) {
-      KaryNCube faulty = *cube;
-      faults->initial.ApplyTo(&faulty);
-      UKAI_RETURN_IF_ERROR((*routing)->supports(faulty, c));
-    }
-  }
-  UKAI_RETURN_IF_ERROR((*routing)->supports(topology, c));
-  if (c.workload.active()) return CheckWorkload(c, topology);  // workload/run_workload.h
-  if (c.nic.active()) {  // the gateway model's nodes and MACs (nic/gateway.h)
-    Result<NicNodes> nic = ResolveNicConfig(c, topology);
-    if (!nic.ok()) return nic.status();
-  }
-  if (c.sss.active()) return CheckSssConfig(c, topology);  // nic/sss_nic.h
-  Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(topology, c.traffic);
-  if (!pattern.ok()) return pattern.status();
-  const int flits = static_cast<int>((int64_t{c.traffic.message_bytes} + c.router.flit_bytes - 1) /
-                                     c.router.flit_bytes);
-  Result<std::unique_ptr<InjectionProcess>> injection = MakeInjection(c.traffic, flits);
-  return injection.ok() ? Status::Ok() : injection.status();
-}
-
-// Runs CheckSupported on every point; reports each distinct problem once, with the place
-// of the key it names and the first point that has it.
-void CheckPointsSupported(const config::ConfigValues& values, const std::vector<SimConfig>& points,
-                          std::vector<std::string>* errors) {
-  Result<std::unique_ptr<Topology>> topology = MakeTopology(points.front().network);
-  std::vector<std::string> seen;
-  for (size_t i = 0; i < points.size(); ++i) {
-    const SimConfig& c = points[i];
-    Status st = topology.ok() ? CheckSupported(c, **topology) : topology.status();
-    if (st.ok() || std::find(seen.begin(), seen.end(), st.message()) != seen.end()) continue;
-    seen.push_back(st.message());
-    std::string where;
-    // The key the simulator's error is about (Status::key()) gives the place in the file.
-    if (const config::Value* v = st.key().empty() ? nullptr : values.Find(st.key())) {
-      where = fmt::format(" {}", v->origin.Where());
-    }
-    std::string point;
-    if (points.size() > 1) {
-      point = fmt::format(" (point {} of {}: routing.algorithm = {}, traffic.pattern = {})", i + 1,
-                          points.size(), c.routing.algorithm, c.traffic.pattern);
-    }
-    errors->push_back(fmt::format("{}{}{}", st.message(), where, point));
-    if (!topology.ok()) break;
-  }
-}
-
-}  // namespace
 
 Result<std::vector<SimConfig>> ExpandSimConfigs(const config::ConfigValues& values) {
   const std::vector<Binding> bindings = Bindings();

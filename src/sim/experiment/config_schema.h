@@ -63,6 +63,7 @@ std::string DescribeSimLists(bool markdown);
 // Config names of the enums ("torus", "vct", "interval", "cycles").
 std::string_view TopologyName(TopologyKind t);
 std::string_view SwitchingName(Switching s);
+std::string_view FlowControlName(FlowControl f);
 std::string_view InjectionName(InjectionKind i);
 std::string_view MeasureModeName(MeasureMode m);
 // The router options' names as in the config (docs/simulator.md, "Router options").
@@ -70,7 +71,6 @@ std::string_view HeaderUnitsName(HeaderUnits h);
 std::string_view DorTieName(DorTieRule t);
 std::string_view DorDatelineName(DorDateline d);
 std::string_view DuatoAtomicName(DuatoAtomic a);
-std::string_view DetourPolicyName(DetourPolicy d);
 
 }  // namespace ukai::sim
 

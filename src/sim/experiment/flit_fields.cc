@@ -1,27 +1,23 @@
 #include "sim/experiment/flit_fields.h"
 
 #include <algorithm>
+#include <array>
 #include <set>
 #include <span>
 #include <string>
 
-#include "sim/experiment/booksim_model.h"
 #include "sim/experiment/config_schema.h"
+#include "sim/experiment/flit_field_parts.h"
+#include "sim/experiment/gateway_keys.h"
 #include "sim/experiment/sss_keys.h"
 #include "sim/experiment/workload_keys.h"
 
 namespace ukai::sim {
 namespace {
 
-// What a field reads: the point's number, config and figures.
-struct PointContext {
-  size_t index;
-  const SimConfig* config;
-  const PointResult* result;
-};
-
+using PointContext = FlitPointContext;
 using output::Field;
-using F = output::FieldOf<PointContext>;
+using F = FlitField;
 using P = const PointContext&;
 
 // A latency or hop figure of measured messages: no value when none was measured (not 0).
@@ -602,181 +598,17 @@ constexpr F kGatewayFields[] = {
      &HasGateway},
 };
 
-using BF = BooksimFigures;
-bool HasBooksim(P p) { return p.result->booksim.present; }
-template <int kStat, int kPart>
-Field Bs(P p) {
-  return p.result->booksim.stat[kStat][kPart];
-}
-constexpr std::string_view kIfBooksim = "with measure.mode = booksim or booksim_throughput";
-
-// BookSim2's statistics (docs/booksim.md); its summary lines are printed from these fields
-// (BooksimSummaryLines()).
-constexpr F kBooksimFields[] = {
-    {{"router_model", "", "router.model", "", 0, kIfBooksim},
-     [](P p) -> Field { return Text(RouterModelName(p.config->router.model)); },
-     &HasBooksim},
-    {{"packet_latency_avg", "cycles",
-      "BookSim2's packet latency: creation to tail arrival: average (of the measured packets)", "",
-      0, kIfBooksim},
-     &Bs<BF::kPacketLatency, BF::kAvg>,
-     &HasBooksim},
-    {{"packet_latency_min", "cycles",
-      "BookSim2's packet latency: creation to tail arrival: minimum (of the measured packets)", "",
-      0, kIfBooksim},
-     &Bs<BF::kPacketLatency, BF::kMin>,
-     &HasBooksim},
-    {{"packet_latency_max", "cycles",
-      "BookSim2's packet latency: creation to tail arrival: maximum (of the measured packets)", "",
-      0, kIfBooksim},
-     &Bs<BF::kPacketLatency, BF::kMax>,
-     &HasBooksim},
-    {{"network_latency_avg", "cycles",
-      "BookSim2's network latency: injection of the head into the injection channel to tail "
-      "arrival: average (of the measured packets)",
-      "", 0, kIfBooksim},
-     &Bs<BF::kNetworkLatency, BF::kAvg>,
-     &HasBooksim},
-    {{"network_latency_min", "cycles",
-      "BookSim2's network latency: injection of the head into the injection channel to tail "
-      "arrival: minimum (of the measured packets)",
-      "", 0, kIfBooksim},
-     &Bs<BF::kNetworkLatency, BF::kMin>,
-     &HasBooksim},
-    {{"network_latency_max", "cycles",
-      "BookSim2's network latency: injection of the head into the injection channel to tail "
-      "arrival: maximum (of the measured packets)",
-      "", 0, kIfBooksim},
-     &Bs<BF::kNetworkLatency, BF::kMax>,
-     &HasBooksim},
-    {{"flit_latency_avg", "cycles",
-      "BookSim2's flit latency: packet creation to the flit's arrival, over every flit of the "
-      "measured packets: average (of the measured packets)",
-      "", 0, kIfBooksim},
-     &Bs<BF::kFlitLatency, BF::kAvg>,
-     &HasBooksim},
-    {{"flit_latency_min", "cycles",
-      "BookSim2's flit latency: packet creation to the flit's arrival, over every flit of the "
-      "measured packets: minimum (of the measured packets)",
-      "", 0, kIfBooksim},
-     &Bs<BF::kFlitLatency, BF::kMin>,
-     &HasBooksim},
-    {{"flit_latency_max", "cycles",
-      "BookSim2's flit latency: packet creation to the flit's arrival, over every flit of the "
-      "measured packets: maximum (of the measured packets)",
-      "", 0, kIfBooksim},
-     &Bs<BF::kFlitLatency, BF::kMax>,
-     &HasBooksim},
-    {{"fragmentation_avg", "cycles",
-      "BookSim2's fragmentation: tail arrival minus head arrival minus (flits - 1): average (of "
-      "the measured packets)",
-      "", 0, kIfBooksim},
-     &Bs<BF::kFragmentation, BF::kAvg>,
-     &HasBooksim},
-    {{"fragmentation_min", "cycles",
-      "BookSim2's fragmentation: tail arrival minus head arrival minus (flits - 1): minimum (of "
-      "the measured packets)",
-      "", 0, kIfBooksim},
-     &Bs<BF::kFragmentation, BF::kMin>,
-     &HasBooksim},
-    {{"fragmentation_max", "cycles",
-      "BookSim2's fragmentation: tail arrival minus head arrival minus (flits - 1): maximum (of "
-      "the measured packets)",
-      "", 0, kIfBooksim},
-     &Bs<BF::kFragmentation, BF::kMax>,
-     &HasBooksim},
-    {{"injected_packet_rate_avg", "packets/node/cycle",
-      "BookSim2's injected packets per node and cycle: average (mean over nodes)", "", 0,
-      kIfBooksim},
-     &Bs<BF::kInjectedPacketRate, BF::kAvg>,
-     &HasBooksim},
-    {{"injected_packet_rate_min", "packets/node/cycle",
-      "BookSim2's injected packets per node and cycle: minimum (over nodes)", "", 0, kIfBooksim},
-     &Bs<BF::kInjectedPacketRate, BF::kMin>,
-     &HasBooksim},
-    {{"injected_packet_rate_max", "packets/node/cycle",
-      "BookSim2's injected packets per node and cycle: maximum (over nodes)", "", 0, kIfBooksim},
-     &Bs<BF::kInjectedPacketRate, BF::kMax>,
-     &HasBooksim},
-    {{"accepted_packet_rate_avg", "packets/node/cycle",
-      "BookSim2's accepted packets per node and cycle: average (mean over nodes)", "", 0,
-      kIfBooksim},
-     &Bs<BF::kAcceptedPacketRate, BF::kAvg>,
-     &HasBooksim},
-    {{"accepted_packet_rate_min", "packets/node/cycle",
-      "BookSim2's accepted packets per node and cycle: minimum (over nodes)", "", 0, kIfBooksim},
-     &Bs<BF::kAcceptedPacketRate, BF::kMin>,
-     &HasBooksim},
-    {{"accepted_packet_rate_max", "packets/node/cycle",
-      "BookSim2's accepted packets per node and cycle: maximum (over nodes)", "", 0, kIfBooksim},
-     &Bs<BF::kAcceptedPacketRate, BF::kMax>,
-     &HasBooksim},
-    {{"injected_flit_rate_avg", "flits/node/cycle",
-      "BookSim2's injected flits per node and cycle: average (mean over nodes)", "", 0, kIfBooksim},
-     &Bs<BF::kInjectedFlitRate, BF::kAvg>,
-     &HasBooksim},
-    {{"injected_flit_rate_min", "flits/node/cycle",
-      "BookSim2's injected flits per node and cycle: minimum (over nodes)", "", 0, kIfBooksim},
-     &Bs<BF::kInjectedFlitRate, BF::kMin>,
-     &HasBooksim},
-    {{"injected_flit_rate_max", "flits/node/cycle",
-      "BookSim2's injected flits per node and cycle: maximum (over nodes)", "", 0, kIfBooksim},
-     &Bs<BF::kInjectedFlitRate, BF::kMax>,
-     &HasBooksim},
-    {{"accepted_flit_rate_avg", "flits/node/cycle",
-      "BookSim2's accepted flits per node and cycle: average (mean over nodes)", "", 0, kIfBooksim},
-     &Bs<BF::kAcceptedFlitRate, BF::kAvg>,
-     &HasBooksim},
-    {{"accepted_flit_rate_min", "flits/node/cycle",
-      "BookSim2's accepted flits per node and cycle: minimum (over nodes)", "", 0, kIfBooksim},
-     &Bs<BF::kAcceptedFlitRate, BF::kMin>,
-     &HasBooksim},
-    {{"accepted_flit_rate_max", "flits/node/cycle",
-      "BookSim2's accepted flits per node and cycle: maximum (over nodes)", "", 0, kIfBooksim},
-     &Bs<BF::kAcceptedFlitRate, BF::kMax>,
-     &HasBooksim},
-    {{"router_hops_avg", "routers",
-      "BookSim2's Hops average: routers a measured packet crossed (avg_hops + 1)", "", 0,
-      kIfBooksim},
-     [](P p) -> Field { return p.result->booksim.hops; },
-     &HasBooksim},
-    {{"unstable", "",
-      "BookSim2's verdict: true when it would print \"Simulation unstable, ending ...\" (the "
-      "latency threshold was exceeded, or measure.max_samples periods did not converge)",
-      "", 0, kIfBooksim},
-     [](P p) -> Field { return p.result->booksim.unstable; },
-     &HasBooksim},
-    {{"booksim_log", "",
-      "BookSim2's progress lines that say how the run went (\"Warmed up ...\", \"Average "
-      "latency for class 0 exceeded ...\"), one per line",
-      "", 0, kIfBooksim},
-     [](P p) -> Field { return p.result->booksim.log; },
-     &HasBooksim},
-};
-
-constexpr BooksimLine kBooksimLines[] = {
-    {"Packet latency average", "packet_latency"},
-    {"Network latency average", "network_latency"},
-    {"Flit latency average", "flit_latency"},
-    {"Fragmentation average", "fragmentation"},
-    {"Injected packet rate average", "injected_packet_rate"},
-    {"Accepted packet rate average", "accepted_packet_rate"},
-    {"Injected flit rate average", "injected_flit_rate"},
-    {"Accepted flit rate average", "accepted_flit_rate"},
-};
-
 // Every part, in record order.
-constexpr std::span<const F> kParts[] = {
-    kConfigFields,  kFigureFields, kFaultFields, kOptionFields,  kWorkloadFields,
-    kNetraceFields, kOtf2Fields,   kSssFields,   kGatewayFields, kBooksimFields};
+std::array<std::span<const F>, 10> Parts() {
+  return {kConfigFields,  kFigureFields, kFaultFields, kOptionFields,  kWorkloadFields,
+          kNetraceFields, kOtf2Fields,   kSssFields,   kGatewayFields, BooksimFieldPart()};
+}
 
 }  // namespace
 
-std::span<const BooksimLine> BooksimSummaryLines() { return kBooksimLines; }
-
 std::vector<output::FieldSpec> FlitFields() {
   std::vector<output::FieldSpec> out;
-  for (std::span<const F> part : kParts) {
+  for (std::span<const F> part : Parts()) {
     for (output::FieldSpec& s : output::SpecsOf(part)) out.push_back(s);
   }
   return out;
@@ -785,7 +617,7 @@ std::vector<output::FieldSpec> FlitFields() {
 output::Record PointRecord(size_t index, const SimConfig& config, const PointResult& result) {
   const PointContext context{index, &config, &result};
   output::Record rec;
-  for (std::span<const F> part : kParts) output::AppendFields(part, context, &rec);
+  for (std::span<const F> part : Parts()) output::AppendFields(part, context, &rec);
   return rec;
 }
 

@@ -31,12 +31,13 @@ Result<PointResult> RunGuarded(const PointRunner& run_point, const SimConfig& po
 // What the deadlock check depends on: the network, the routing with its options, VCs and
 // root, the switching (atomic VCs) and the faults' seed.
 std::string CheckKey(const SimConfig& c) {
-  return fmt::format("{} {} {} {} {} {} {} {} {} {}", static_cast<int>(c.network.topology),
+  return fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {}", static_cast<int>(c.network.topology),
                      fmt::join(c.network.k, ","), c.routing.algorithm, c.router.vcs, c.routing.root,
                      c.faults.any() ? c.seed : 0, static_cast<int>(c.routing.dor_tie),
                      static_cast<int>(c.routing.dor_dateline),
-                     static_cast<int>(c.routing.duato_atomic),
-                     static_cast<int>(c.router.switching));
+                     static_cast<int>(c.routing.duato_atomic), static_cast<int>(c.router.switching),
+                     static_cast<int>(c.routing.min_adapt_candidates),
+                     c.routing.valiant_via_destination, static_cast<int>(c.routing.dragonfly_vcs));
 }
 
 class FlitExperiment : public Experiment {

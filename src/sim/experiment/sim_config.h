@@ -38,6 +38,12 @@ enum class TopologyKind {
 // that finds no free output when its hop pipeline ends waits until its whole message is in
 // the buffer. kStoreAndForward: every head waits for its whole message at every router.
 enum class Switching { kWormhole, kVirtualCutThrough, kVctSaf, kStoreAndForward };
+// router.flow_control (docs/sss.md, "Flow control"): kAdvance: credits announce room before a
+// flit is sent and travel beside the data (no channel time). kInBand: the SSS-CORE paper's
+// alternative, flow control during the packet: every data flit that crosses a channel makes
+// the receiver answer with a flow-control symbol on the reverse channel in the next cycle,
+// which then carries no data.
+enum class FlowControl { kAdvance, kInBand };
 enum class InjectionKind { kBernoulli, kInterval };
 // kBooksim / kBooksimThroughput: BookSim2's method (sim_type = latency / throughput):
 // warm-up sample periods, sample periods until three in a row converge, the latency
@@ -61,6 +67,18 @@ enum class DorTieRule { kRandom, kParity, kPlus };
 enum class DorDateline { kShared, kSplit };
 // Duato with wormhole: which VCs a router hands to a new message only once they are empty.
 enum class DuatoAtomic { kAdaptive, kAll, kEscape, kNone };
+// routing.min_adapt_candidates: kAll: min_adapt offers the adaptive VCs toward every
+// unfinished dimension; kBooksim: as BookSim2's min_adapt_mesh / min_adapt_torus run, only
+// toward the lowest unfinished dimension (its OutputSet is a std::set ordered by priority
+// alone, so of several ranges of one priority only the first is kept), on a torus on VC 3
+// alone.
+enum class MinAdaptCandidates { kAll, kBooksim };
+// routing.dragonfly_vcs: kSplit: the dragonfly's routings (min, ugal) split router.vcs into
+// their VC classes (class c: VCs c*V/C .. (c+1)*V/C - 1), a terminal injects on class 0 and
+// a router ejects on every VC; kBooksim: as BookSim2's min_dragonflynew / ugal_dragonflynew
+// run: class c on VC c alone whatever router.vcs says, a terminal injects on any VC and a
+// router ejects on the VC of the message's class.
+enum class DragonflyVcs { kSplit, kBooksim };
 // Header units: a private header pipeline per input VC, or one address decoder and one
 // output arbiter per input port shared by its VCs (the paper's Fig. 6).
 enum class HeaderUnits { kPerVc, kPerPort };
@@ -96,6 +114,7 @@ struct RouterConfig {
   int vc_buffer_flits = 8;  // depth of each VC buffer, flits
   int pe_vcs = 2;           // VCs of the PE (injection) interface
   Switching switching = Switching::kWormhole;
+  FlowControl flow_control = FlowControl::kAdvance;
   int hop_cycles = 5;           // header pipeline per router: latch, decode, 2x arb, transfer
   int link_cycles = 1;          // router-to-router channel delay
   int table_lookup_cycles = 5;  // extra header delay when a routing table is read
@@ -151,6 +170,12 @@ struct RoutingConfig {
   DorTieRule dor_tie = DorTieRule::kRandom;
   DorDateline dor_dateline = DorDateline::kShared;
   DuatoAtomic duato_atomic = DuatoAtomic::kAdaptive;
+  MinAdaptCandidates min_adapt_candidates = MinAdaptCandidates::kAll;
+  // valiant: a message whose path to its intermediate node passes its destination goes on
+  // to the intermediate node first, on every VC at the destination (BookSim2's valiant_mesh
+  // and valiant_torus); false: it is delivered there.
+  bool valiant_via_destination = false;
+  DragonflyVcs dragonfly_vcs = DragonflyVcs::kSplit;
   // Fault tolerance and deadlock recovery (updown, detour-ud, detour-nf):
   int root = -1;                  // up*/down* root node number; -1: lowest healthy node
   int64_t timeout_cycles = 128;   // detour-ud: blocking time that starts deadlock recovery

@@ -31,11 +31,7 @@ constexpr EnumName<MulticastKind> kMulticasts[] = {{MulticastKind::kNone, "none"
                                                    {MulticastKind::kHierarchical, "hierarchical"},
                                                    {MulticastKind::kChained, "chained"}};
 
-int I32(const Scalar& s) { return static_cast<int>(std::get<int64_t>(s)); }
-int64_t I64(const Scalar& s) { return std::get<int64_t>(s); }
-double F64(const Scalar& s) { return std::get<double>(s); }
 bool B(const Scalar& s) { return std::get<bool>(s); }
-std::string Num(double v) { return config::ScalarToString(Scalar(v)); }
 std::string YesNo(bool b) { return b ? "true" : "false"; }
 
 std::vector<ConfigBinding> TopologyAndRoutingRows() {

@@ -1,13 +1,12 @@
 #include "sim/nic/pcap_io.h"
 
-#include <pcap/pcap.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
 #include "sim/nic/frame_source.h"
+#include "sim/nic/pcap_library.h"
 #include "wire/gateway_packet.h"
 
 namespace ukai::sim {
@@ -24,18 +23,18 @@ int64_t Nanos(const struct pcap_pkthdr* h) {
 
 class PcapSource final : public FrameSource {
  public:
-  PcapSource(pcap_t* p, std::string path, double cps, bool fcs)
-      : pcap_(p), path_(std::move(path)), cps_(cps), fcs_(fcs) {}
-  ~PcapSource() override { pcap_close(pcap_); }
+  PcapSource(std::unique_ptr<PcapLibrary> lib, pcap_t* p, std::string path, double cps, bool fcs)
+      : lib_(std::move(lib)), pcap_(p), path_(std::move(path)), cps_(cps), fcs_(fcs) {}
+  ~PcapSource() override { lib_->close(pcap_); }
 
   Result<bool> Next(IngressFrame* out) override {
     struct pcap_pkthdr* h = nullptr;
     const u_char* data = nullptr;
-    const int rc = pcap_next_ex(pcap_, &h, &data);
+    const int rc = lib_->next_ex(pcap_, &h, &data);
     if (rc == PCAP_ERROR_BREAK) return false;  // end of the file
     auto where = [&] { return "nic.ingress_pcap: " + path_ + ": frame " + std::to_string(n_); };
     ++n_;
-    if (rc != 1) return Status::ParseError(where() + ": " + pcap_geterr(pcap_));
+    if (rc != 1) return Status::ParseError(where() + ": " + lib_->geterr(pcap_));
     if (h->caplen < h->len) {
       return Status::ParseError(where() + ": only " + std::to_string(h->caplen) + " of its " +
                                 std::to_string(h->len) +
@@ -61,6 +60,7 @@ class PcapSource final : public FrameSource {
   }
 
  private:
+  std::unique_ptr<PcapLibrary> lib_;
   pcap_t* pcap_;
   std::string path_;
   double cps_;
@@ -70,10 +70,11 @@ class PcapSource final : public FrameSource {
 
 class PcapSink final : public FrameSink {
  public:
-  PcapSink(pcap_t* p, pcap_dumper_t* d, double cps) : pcap_(p), dumper_(d), cps_(cps) {}
+  PcapSink(std::unique_ptr<PcapLibrary> lib, pcap_t* p, pcap_dumper_t* d, double cps)
+      : lib_(std::move(lib)), pcap_(p), dumper_(d), cps_(cps) {}
   ~PcapSink() override {
-    pcap_dump_close(dumper_);
-    pcap_close(pcap_);
+    lib_->dump_close(dumper_);
+    lib_->close(pcap_);
   }
   Status Write(int64_t cycle, std::span<const uint8_t> frame) override {
     struct pcap_pkthdr h = {};
@@ -81,11 +82,12 @@ class PcapSink final : public FrameSink {
     h.ts.tv_sec = static_cast<time_t>(ns / 1000000000);
     h.ts.tv_usec = static_cast<suseconds_t>(ns % 1000000000);
     h.caplen = h.len = static_cast<bpf_u_int32>(frame.size());
-    pcap_dump(reinterpret_cast<u_char*>(dumper_), &h, frame.data());
+    lib_->dump(reinterpret_cast<u_char*>(dumper_), &h, frame.data());
     return Status::Ok();
   }
 
  private:
+  std::unique_ptr<PcapLibrary> lib_;
   pcap_t* pcap_;
   pcap_dumper_t* dumper_;
   double cps_;
@@ -95,6 +97,9 @@ class PcapSink final : public FrameSink {
 
 Result<std::unique_ptr<FrameSource>> OpenPcapSource(const std::string& path,
                                                     double cycles_per_second, bool has_fcs) {
+  Result<std::unique_ptr<PcapLibrary>> loaded = PcapLibrary::Load("nic.ingress_pcap");
+  if (!loaded.ok()) return loaded.status();
+  std::unique_ptr<PcapLibrary> lib = std::move(loaded).value();
   char err[PCAP_ERRBUF_SIZE] = {};
   FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) {
@@ -103,34 +108,36 @@ Result<std::unique_ptr<FrameSource>> OpenPcapSource(const std::string& path,
   }
   std::setvbuf(file, nullptr, _IOFBF, kReadBufferBytes);
   // On success the pcap_t owns `file` (pcap_close() closes it).
-  pcap_t* p = pcap_fopen_offline_with_tstamp_precision(file, PCAP_TSTAMP_PRECISION_NANO, err);
+  pcap_t* p = lib->fopen_offline(file, PCAP_TSTAMP_PRECISION_NANO, err);
   if (p == nullptr) {
     std::fclose(file);
     return Status::IoError("nic.ingress_pcap: " + path + ": " + err).WithKey("nic.ingress_pcap");
   }
-  if (pcap_datalink(p) != DLT_EN10MB) {
-    const std::string name = pcap_datalink_val_to_name(pcap_datalink(p))
-                                 ? pcap_datalink_val_to_name(pcap_datalink(p))
-                                 : std::to_string(pcap_datalink(p));
-    pcap_close(p);
+  if (lib->datalink(p) != DLT_EN10MB) {
+    const char* known = lib->datalink_val_to_name(lib->datalink(p));
+    const std::string name = known != nullptr ? known : std::to_string(lib->datalink(p));
+    lib->close(p);
     return Status::ParseError("nic.ingress_pcap: " + path + ": link type " + name +
                               ", not Ethernet (EN10MB)")
         .WithKey("nic.ingress_pcap");
   }
-  return std::unique_ptr<FrameSource>(new PcapSource(p, path, cycles_per_second, has_fcs));
+  return std::unique_ptr<FrameSource>(
+      new PcapSource(std::move(lib), p, path, cycles_per_second, has_fcs));
 }
 
 Result<std::unique_ptr<FrameSink>> OpenPcapSink(const std::string& path, double cycles_per_second) {
-  pcap_t* p =
-      pcap_open_dead_with_tstamp_precision(DLT_EN10MB, kSnapLen, PCAP_TSTAMP_PRECISION_NANO);
+  Result<std::unique_ptr<PcapLibrary>> loaded = PcapLibrary::Load("nic.egress_pcap");
+  if (!loaded.ok()) return loaded.status();
+  std::unique_ptr<PcapLibrary> lib = std::move(loaded).value();
+  pcap_t* p = lib->open_dead(DLT_EN10MB, kSnapLen, PCAP_TSTAMP_PRECISION_NANO);
   if (p == nullptr) return Status::Internal("pcap_open_dead failed");
-  pcap_dumper_t* d = pcap_dump_open(p, path.c_str());
+  pcap_dumper_t* d = lib->dump_open(p, path.c_str());
   if (d == nullptr) {
-    const std::string err = pcap_geterr(p);
-    pcap_close(p);
+    const std::string err = lib->geterr(p);
+    lib->close(p);
     return Status::IoError("nic.egress_pcap: " + path + ": " + err).WithKey("nic.egress_pcap");
   }
-  return std::unique_ptr<FrameSink>(new PcapSink(p, d, cycles_per_second));
+  return std::unique_ptr<FrameSink>(new PcapSink(std::move(lib), p, d, cycles_per_second));
 }
 
 Status WriteSyntheticPcap(const std::string& path, const std::vector<Mac>& dst_macs, int64_t frames,

@@ -68,7 +68,8 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
       cand_stride_(2 * ports_),
       eject_flits_(config.eject_flits),
       bubble_cycles_(config.switch_bubble_cycles),
-      grant_options_(eject_flits_ > 1 || bubble_cycles_ > 0),
+      grant_options_(eject_flits_ > 1 || bubble_cycles_ > 0 ||
+                     config.flow_control == FlowControl::kInBand),
       shared_headers_(config.header_units == HeaderUnits::kPerPort),
       table_ports_(config.table_read_ports),
       net_vc_mask_(LowMask(config.vcs)) {
@@ -158,6 +159,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   max_link_cycles_ = config.link_cycles;
   for (int32_t l : link_port_) max_link_cycles_ = std::max(max_link_cycles_, l);
   if (config.model == RouterModel::kBooksim) InitBooksimTiming(topology, config);
+  if (config.flow_control == FlowControl::kInBand) InitInBand(topology);
   InitHot();
 }
 
@@ -360,7 +362,7 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     // router.model = booksim: a terminal's packet to itself goes through its router, as
     // BookSim2's source and sink are one router port.
     add({0, 0, valid_vcs_[Pi(r, 0)]});
-  } else if (m.dst == r || (m.dst >= 0 && dead_[m.dst])) {
+  } else if ((m.dst == r && !routing_->RoutesAtDestination()) || (m.dst >= 0 && dead_[m.dst])) {
     if (m.dst != r) m.undeliverable = true;
     sink();
   } else {

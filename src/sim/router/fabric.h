@@ -460,7 +460,8 @@ class Fabric {
   void ScanRouter(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s);
   void Nominate(const Hot& h, int32_t rpi, int ip, uint32_t cand, Scratch& s);
   void GrantOutput(const Hot& h, int32_t r, int32_t rpi, int op, int64_t now, Scratch& s);
-  // GrantOutput() with router.eject_flits > 1 or router.switch_bubble_cycles > 0.
+  // GrantOutput() with router.eject_flits > 1, router.switch_bubble_cycles > 0 or
+  // router.flow_control = in-band.
   void GrantWithOptions(const Hot& h, int32_t r, int32_t rpi, int op, uint32_t req, int64_t now,
                         Scratch& s);
   void HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_t now, Scratch& s);
@@ -540,7 +541,7 @@ class Fabric {
   bool needs_room_;
   int cand_stride_;
   int eject_flits_, bubble_cycles_;
-  bool grant_options_;   // eject_flits_ > 1 || bubble_cycles_ > 0
+  bool grant_options_;   // eject_flits_ > 1 || bubble_cycles_ > 0 || in_band_
   bool shared_headers_;  // router.header_units = per_port
   int table_ports_;      // router.table_read_ports
 
@@ -618,6 +619,22 @@ class Fabric {
   std::vector<Lane> lanes_;
   Hot hot_;
   bool constant_layouts_ = true;  // SetConstantLayouts()
+
+  // router.flow_control = in-band (fabric_flow.cc; one partition): per router port (index
+  // Pi) the output port of the channel that runs the other way on the same link (-1: none),
+  // and per port two slots (cycle & 1) of the last cycles it sent a flit and it had a flit
+  // refused by the rule. Evaluate() of cycle t writes only slot t & 1 of its own ports and
+  // reads only slot (t - 1) & 1, so the evaluation order does not matter.
+  bool in_band_ = false;
+  std::vector<int32_t> fc_reverse_;
+  std::vector<int64_t> fc_sent_, fc_refused_;
+  void InitInBand(const Topology& topology);
+  // Whether in-band flow control keeps output port `op` of router `rpi >> pshift_` from
+  // sending in cycle `now` (fork: any of its branches); if so, marks them refused.
+  bool InBandRefuses(int32_t rpi, int op, int32_t ivc, int64_t now);
+  // Marks output port `op` (fork: every branch) as sending in cycle `now`.
+  void InBandSends(int32_t rpi, int op, int32_t ivc, int64_t now);
+  bool InBandBlocked(int32_t pi, int64_t now) const;
 
   int64_t flits_discarded_ = 0;
   bool hold_unroutable_ = false;

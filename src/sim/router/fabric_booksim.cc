@@ -77,6 +77,26 @@ void Fabric::MatchBooksimVcs(int lane, int32_t r, Scratch& s) {
   }
   const int n = static_cast<int>(l.bs_req.size());
   const bool islip = booksim_va_ == VcAllocator::kIslip;
+  // Better request for input VC `ivc` than the one at `b` (islip: among its grants;
+  // separable input-first: the best tier first): the output VC nearest its pointer.
+  auto better = [&](const BsReq& q, const BsReq& b, int32_t ptr) {
+    return !islip && q.tier != b.tier ? q.tier < b.tier
+                                      : dist(q.ovc - rbase, ptr) < dist(b.ovc - rbase, ptr);
+  };
+  // One requesting input VC (the common case): every output VC it asks for grants it, so
+  // both allocators give it its best request.
+  int one = 0;
+  while (one < n && l.bs_req[static_cast<size_t>(one)].ivc == l.bs_req[0].ivc) ++one;
+  if (one == n) {
+    const int32_t ptr = va_accept_[l.bs_req[0].ivc];
+    const BsReq* b = &l.bs_req[0];
+    for (int i = 1; i < n; ++i) {
+      if (better(l.bs_req[static_cast<size_t>(i)], *b, ptr)) b = &l.bs_req[static_cast<size_t>(i)];
+    }
+    s.va[s.nva++] = {b->ivc, b->ovc, b->ip, b->v};
+    l.bs_req.clear();
+    return;
+  }
   if (islip) {
     // Grant: every requested output VC grants the requesting input VC nearest its pointer.
     for (const BsReq& q : l.bs_req) {
@@ -92,13 +112,7 @@ void Fabric::MatchBooksimVcs(int lane, int32_t r, Scratch& s) {
     const int32_t lo = q.ovc - rbase, li = q.ivc - rbase;
     if (islip && grant[static_cast<size_t>(lo)] != li) continue;
     int32_t& p = pick[static_cast<size_t>(li)];
-    const int32_t ptr = va_accept_[q.ivc];
-    if (p >= 0) {
-      const BsReq& b = l.bs_req[static_cast<size_t>(p)];
-      const bool better =
-          !islip && q.tier != b.tier ? q.tier < b.tier : dist(lo, ptr) < dist(b.ovc - rbase, ptr);
-      if (!better) continue;
-    }
+    if (p >= 0 && !better(q, l.bs_req[static_cast<size_t>(p)], va_accept_[q.ivc])) continue;
     p = i;
   }
   for (const BsReq& q : l.bs_req) {

@@ -221,7 +221,9 @@ UKAI_INLINE void Fabric::GrantOutput(const Hot& h, int32_t r, int32_t rpi, int o
 
 // GrantOutput() with the router options: up to eject_flits_ grants at the ejection port;
 // with a bubble, while the port has sent within the last bubble_cycles_ cycles only the
-// message it sent last may continue (the ejection port with eject_flits_ > 1 has none).
+// message it sent last may continue (the ejection port with eject_flits_ > 1 has none);
+// with in-band flow control a network port sends only when the rule lets it
+// (InBandRefuses()).
 __attribute__((noinline)) void Fabric::GrantWithOptions(const Hot& h, int32_t r, int32_t rpi,
                                                         int op, uint32_t req, int64_t now,
                                                         Scratch& s) {
@@ -240,6 +242,14 @@ __attribute__((noinline)) void Fabric::GrantWithOptions(const Hot& h, int32_t r,
         if (front_msg(Ctz(m)) == last->uid) ip = Ctz(m);
       }
       if (ip < 0) return;
+    }
+    const int32_t ivc = ((rpi + ip) << h.vshift) | s.nom_v[ip];
+    if (in_band_ && (op != h.pe || (forking_ && fork_n_[ivc] > 1))) {
+      if (InBandRefuses(rpi, op, ivc, now)) {
+        req &= ~(1u << ip);  // another requester of a wide ejection may still go
+        continue;
+      }
+      InBandSends(rpi, op, ivc, now);  // before Traverse(): a fork's tail releases its branches
     }
     if (bubble) *last = {front_msg(ip), now};
     req &= ~(1u << ip);

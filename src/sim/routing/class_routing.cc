@@ -27,12 +27,24 @@ uint32_t RangeMask(int vcs, int classes, int cls) {
 }  // namespace
 
 ClassRouting::ClassRouting(const SwitchTopology& topology, int vcs, int classes,
-                           std::string describe)
-    : topo_(topology), vcs_(vcs), classes_(classes), describe_(std::move(describe)) {}
+                           std::string describe, bool one_vc_per_class)
+    : topo_(topology),
+      vcs_(vcs),
+      classes_(classes),
+      describe_(std::move(describe)),
+      one_vc_per_class_(one_vc_per_class) {}
 
 uint32_t ClassRouting::ClassMask(int cls) const {
   if (cls < 0 || cls >= classes_) return 0;
-  return RangeMask(vcs_, classes_, cls);
+  return one_vc_per_class_ ? 1u << cls : RangeMask(vcs_, classes_, cls);
+}
+
+uint32_t ClassRouting::InjectionMask() const {
+  return one_vc_per_class_ ? RangeMask(vcs_, 1, 0) : ClassMask(0);
+}
+
+uint32_t ClassRouting::EjectionMask(uint32_t state, bool fresh) const {
+  return one_vc_per_class_ ? ClassMask(EjectClass(state, fresh)) : RangeMask(vcs_, 1, 0);
 }
 
 int ClassRouting::ClassOfVc(int vc) const {
@@ -51,20 +63,19 @@ int ClassRouting::UsedCredits(const RouteRequest& request, int port, int vcs) {
 }
 
 void ClassRouting::Route(const RouteRequest& r, RouteResult* result) const {
-  const uint32_t all = RangeMask(vcs_, 1, 0);
-  if (topo_.IsTerminal(r.node)) {  // a terminal's one port, in class 0
-    result->Add(0, ClassMask(0));
+  if (topo_.IsTerminal(r.node)) {  // a terminal's one port
+    result->Add(0, InjectionMask());
     return;
   }
   const int router = topo_.RouterOf(r.node);
   const int dst_router = topo_.DestinationRouter(r.dst);
-  if (dst_router == router) {  // eject towards the destination terminal
-    result->Add(topo_.TerminalPort(r.dst), all);
-    return;
-  }
   const bool fresh =
       r.in_port == topo_.PePort() || topo_.IsTerminal(topo_.Neighbor(r.node, r.in_port).node);
   uint32_t state = fresh ? 0 : (*r.message_state >> kStateShift) & 0xF;
+  if (dst_router == router) {  // eject towards the destination terminal
+    result->Add(topo_.TerminalPort(r.dst), EjectionMask(state, fresh));
+    return;
+  }
   const uint64_t seed = MessageSeed(r.src, r.dst, r.created);
   const uint64_t hop_seed = ChoicePerHop() ? Mix64(seed + static_cast<uint64_t>(router)) : seed;
   const At at{
@@ -84,7 +95,8 @@ class ClassEscape final : public EscapeFunction {
   int Variants() const override { return r_.ChoicePerHop() ? 1 : r_.Choices(); }
   void SelectVariant(int variant) const override { variant_ = variant; }
   std::string Rationale() const override {
-    return "every VC; hops unioned over every routing state of the arriving VC's class and "
+    return "every VC; ejections on every VC; hops unioned over every routing state of the arriving "
+           "VC's class and "
            "both adaptive decisions; a per-message random choice fixed per exploration, one "
            "exploration per choice";
   }
@@ -92,7 +104,7 @@ class ClassEscape final : public EscapeFunction {
     const SwitchTopology& t = r_.topo_;
     RouteResult result;
     if (t.IsTerminal(node)) {
-      if (in_port == t.PePort()) result.Add(0, r_.ClassMask(0));
+      if (in_port == t.PePort()) result.Add(0, r_.InjectionMask());
       Emit(result, out);
       return;
     }

@@ -1,7 +1,10 @@
 // ClassRouting: the base of the routing functions of the indirect topologies
 // (topology/switch_topology.h: cmesh, flatfly, fattree, dragonfly). Every hop of a message
 // uses one VC class; the router.vcs VCs of a port are split into Classes() equal classes
-// (class c: VCs c*V/C .. (c+1)*V/C - 1; ejection channels take every VC).
+// (class c: VCs c*V/C .. (c+1)*V/C - 1; a terminal injects on class 0, ejection channels
+// take every VC). With one VC per class (BookSim2's dragonfly routings, routing.dragonfly_vcs
+// = booksim) class c is VC c alone, a terminal injects on any VC and a router ejects on the
+// VC of EjectClass().
 //
 // A subclass routes at routers only (RouteAt): a terminal node sends everything on its one
 // port in class 0, and the router of a destination terminal ejects to it. Its state is 4
@@ -32,7 +35,9 @@ namespace ukai::sim {
 
 class ClassRouting : public RoutingFunction {
  public:
-  ClassRouting(const SwitchTopology& topology, int vcs, int classes, std::string describe);
+  // `one_vc_per_class`: class c on VC c alone (see above).
+  ClassRouting(const SwitchTopology& topology, int vcs, int classes, std::string describe,
+               bool one_vc_per_class = false);
   void Route(const RouteRequest& request, RouteResult* result) const final;
   std::unique_ptr<EscapeFunction> Escape() const;
 
@@ -56,6 +61,9 @@ class ClassRouting : public RoutingFunction {
   virtual void RouteAt(const At& at, uint32_t* state, RouteResult* result) const = 0;
   // The class of the hop chosen with state `state`; -1 for a state that never occurs.
   virtual int StateClass(uint32_t state) const = 0;
+  // With one VC per class: the class of the VC a router ejects a message on, from the state
+  // of its last hop (`fresh`: it came from a terminal of this router). Default: the state's.
+  virtual int EjectClass(uint32_t state, bool fresh) const { return fresh ? 0 : StateClass(state); }
   // The number of random choices (At::choice).
   virtual int Choices() const { return 1; }
   // Whether the choice also depends on the router (drawn per hop), not only on the message.
@@ -73,8 +81,13 @@ class ClassRouting : public RoutingFunction {
 
  private:
   friend class ClassEscape;
+  // The VCs of a terminal's one port, and of an ejection from a message's state.
+  uint32_t InjectionMask() const;
+  uint32_t EjectionMask(uint32_t state, bool fresh) const;
+
   int classes_;
   std::string describe_;
+  bool one_vc_per_class_;
 };
 
 }  // namespace ukai::sim

@@ -7,10 +7,15 @@
 namespace ukai::sim {
 
 DuatoRouting::DuatoRouting(const KaryNCube& topology, int vcs, DuatoAtomic atomic,
-                           bool sticky_escape)
-    : topo_(topology), escape_vcs_(topology.torus() ? 2 : 1), sticky_escape_(sticky_escape) {
+                           bool sticky_escape, bool booksim_set)
+    : topo_(topology),
+      escape_vcs_(topology.torus() ? 2 : 1),
+      sticky_escape_(sticky_escape),
+      first_dim_only_(booksim_set) {
   const uint32_t all = vcs >= 32 ? ~0u : ((1u << vcs) - 1);
   adaptive_mask_ = all & ~((1u << escape_vcs_) - 1);
+  // BookSim2's min_adapt_torus: the adaptive range is VC 3 alone (vcBegin + 3).
+  if (booksim_set && topology.torus()) adaptive_mask_ = all & (1u << 3);
   switch (atomic) {
     case DuatoAtomic::kAll:
       atomic_vcs_ = all;
@@ -37,8 +42,14 @@ void DuatoRouting::Route(const RouteRequest& request, RouteResult* result) const
     const int t = topo_.Coord(dst, d);
     if (c == t) continue;
     const int off = topo_.Offset(d, c, t);
+    const bool half_way = topo_.torus() && 2 * std::abs(off) == topo_.k(d);
+    if (first_dim_only_) {
+      // BookSim2 keeps the first range of a priority only; half way round it goes "-".
+      result->Add(2 * d + (off > 0 && !half_way ? 0 : 1), adaptive_mask_, 0);
+      break;
+    }
     result->Add(2 * d + (off > 0 ? 0 : 1), adaptive_mask_, 0);
-    if (topo_.torus() && 2 * std::abs(off) == topo_.k(d)) {
+    if (half_way) {
       result->Add(2 * d + 1, adaptive_mask_, 0);  // both ways are minimal
     }
   }

@@ -23,8 +23,11 @@ class DuatoRouting final : public RoutingFunction {
   // `sticky_escape`: a message that took an escape VC keeps to the escape VCs (BookSim2's
   // min_adapt_mesh / min_adapt_torus: `min_adapt`); otherwise it may go back to the
   // adaptive VCs at the next router (Duato's protocol as `duato` runs it).
+  // `booksim_set` (min_adapt with routing.min_adapt_candidates = booksim): the adaptive
+  // VCs only toward the lowest unfinished dimension and, on a torus, VC 3 alone, as
+  // BookSim2's min_adapt_mesh / min_adapt_torus offer them (sim_config.h).
   DuatoRouting(const KaryNCube& topology, int vcs, DuatoAtomic atomic = DuatoAtomic::kAll,
-               bool sticky_escape = false);
+               bool sticky_escape = false, bool booksim_set = false);
   void Route(const RouteRequest& request, RouteResult* result) const override;
   bool AtomicVcAllocation() const override { return atomic_vcs_ != 0; }
   uint32_t AtomicVcMask() const override { return atomic_vcs_; }
@@ -37,6 +40,7 @@ class DuatoRouting final : public RoutingFunction {
   uint32_t adaptive_mask_;
   uint32_t atomic_vcs_;
   bool sticky_escape_;
+  bool first_dim_only_;
 };
 
 }  // namespace ukai::sim

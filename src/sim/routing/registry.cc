@@ -89,7 +89,8 @@ Status RommSupports(const Topology& topology, const SimConfig& config) {
 }
 std::unique_ptr<RoutingFunction> ValiantCreate(const Topology& topology, const SimConfig& config) {
   if (AsCube(topology) == nullptr) return SwitchCreate<kValiant>(topology, config);
-  return std::make_unique<TwoPhaseRouting>(*AsCube(topology), config.router.vcs, false);
+  return std::make_unique<TwoPhaseRouting>(*AsCube(topology), config.router.vcs, false,
+                                           config.routing.valiant_via_destination);
 }
 std::unique_ptr<RoutingFunction> RommCreate(const Topology& topology, const SimConfig& config) {
   return std::make_unique<TwoPhaseRouting>(*AsCube(topology), config.router.vcs, true);
@@ -164,13 +165,19 @@ Status DuatoSupports(const Topology& topology, const SimConfig& config) {
   UKAI_RETURN_IF_ERROR(NeedCube(topology, config.routing.algorithm));
   UKAI_RETURN_IF_ERROR(NoFaults(config, config.routing.algorithm));
   const bool torus = AsCube(topology)->torus();
-  const int need = torus ? 3 : 2;
+  // min_adapt with BookSim2's candidates on a torus: its adaptive VC is VC 3.
+  const bool vc3 = torus && config.routing.algorithm == "min_adapt" &&
+                   config.routing.min_adapt_candidates == MinAdaptCandidates::kBooksim;
+  const int need = vc3 ? 4 : torus ? 3 : 2;
   if (config.router.vcs < need) {
-    return Status::InvalidArgument(
-               "routing.algorithm = '" + config.routing.algorithm + "' on a " +
-               (torus ? "torus" : "mesh") + " needs router.vcs >= " + std::to_string(need) + " (" +
-               (torus ? "2 escape" : "1 escape") +
-               " + at least 1 adaptive VC), got router.vcs = " + std::to_string(config.router.vcs))
+    return Status::InvalidArgument("routing.algorithm = '" + config.routing.algorithm + "' on a " +
+                                   (torus ? "torus" : "mesh") +
+                                   " needs router.vcs >= " + std::to_string(need) + " (" +
+                                   (vc3     ? "2 escape + VC 3, BookSim2's adaptive VC, with "
+                                              "routing.min_adapt_candidates = booksim"
+                                    : torus ? "2 escape + at least 1 adaptive VC"
+                                            : "1 escape + at least 1 adaptive VC") +
+                                   "), got router.vcs = " + std::to_string(config.router.vcs))
         .WithKey("routing.algorithm");
   }
   return Status::Ok();
@@ -201,8 +208,9 @@ std::unique_ptr<RoutingFunction> PlanarAdaptCreate(const Topology& topology,
 }
 
 std::unique_ptr<RoutingFunction> MinAdaptCreate(const Topology& topology, const SimConfig& config) {
-  return std::make_unique<DuatoRouting>(*AsCube(topology), config.router.vcs,
-                                        config.routing.duato_atomic, /*sticky_escape=*/true);
+  return std::make_unique<DuatoRouting>(
+      *AsCube(topology), config.router.vcs, config.routing.duato_atomic, /*sticky_escape=*/true,
+      config.routing.min_adapt_candidates == MinAdaptCandidates::kBooksim);
 }
 
 std::unique_ptr<RoutingFunction> DuatoCreate(const Topology& topology, const SimConfig& config) {
@@ -287,7 +295,9 @@ constexpr RoutingEntry kAlgorithms[] = {
      "minimal adaptive routing as BookSim2's min_adapt_mesh / min_adapt_torus: Duato's VCs "
      "(escape: dimension order, 1 VC on a mesh, 2 dateline VCs on a torus; the rest "
      "adaptive), but a message that took an escape VC stays on the escape VCs; "
-     "routing.duato_atomic applies; router.vcs >= 3 on a torus, >= 2 on a mesh",
+     "routing.duato_atomic applies; routing.min_adapt_candidates = booksim offers the "
+     "adaptive VCs as BookSim2's code does (lowest unfinished dimension only; torus: VC 3, "
+     "router.vcs >= 4); router.vcs >= 3 on a torus, >= 2 on a mesh",
      {},
      55.0,
      &DuatoSupports,
@@ -350,7 +360,8 @@ constexpr RoutingEntry kAlgorithms[] = {
      true},
     {"min",
      "minimal routing of the indirect topologies: dragonfly (local, global, local hop; 2 VC "
-     "classes: BookSim2's min_dragonflynew), flatfly (dimension order, 1 class: "
+     "classes: BookSim2's min_dragonflynew; routing.dragonfly_vcs), flatfly (dimension order, 1 "
+     "class: "
      "ran_min_flatfly); clock: dor's",
      {},
      79.0,

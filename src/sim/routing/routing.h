@@ -117,6 +117,9 @@ class RoutingFunction {
   // Whether Route() may answer with RouteResult::Fork() (the router then keeps per-VC fork
   // state).
   virtual bool MayFork() const { return false; }
+  // Whether Route() is asked at the message's destination too (it answers with kEjectPort
+  // to deliver there); otherwise the router ejects every message at its destination.
+  virtual bool RoutesAtDestination() const { return false; }
   virtual void TopologyChanged() {}
   // Reconfiguration (engine/reconfiguration.h) updates tables node by node:
   // PrepareTables(root) computes the tables of the topology as it is now into a new pending

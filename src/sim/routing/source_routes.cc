@@ -131,14 +131,8 @@ bool SourceRouteTable::Extract(const Topology& t, int start, int d, int64_t k,
   if (Dist(d, 0, start) == kFar) return false;
   int v = start, ph = 0;
   while (v != d) {
-    int options[64];
-    int count = 0;
-    for (int p = 0; p < t.NumNetworkPorts() && count < 64; ++p) {
-      const PortRef far = t.Neighbor(v, p);
-      if (!far.valid() || (!t.Forwards(far.node) && far.node != d)) continue;
-      const int nph = NextPhase(ph, v, far.node);
-      if (nph >= 0 && Dist(d, nph, far.node) == Dist(d, ph, v) - 1) options[count++] = p;
-    }
+    int options[kMaxChoices];
+    const int count = NextHops(t, v, ph, d, options);
     if (count == 0) return false;
     const int p = options[k % count];
     k /= count;
@@ -148,6 +142,32 @@ bool SourceRouteTable::Extract(const Topology& t, int start, int d, int64_t k,
     v = w;
   }
   return true;
+}
+
+int SourceRouteTable::NextHops(const Topology& t, int v, int ph, int d, int* ports) const {
+  int count = 0;
+  const int here = Dist(d, ph, v);
+  for (int p = 0, n = t.NumNetworkPorts(); p < n && count < kMaxChoices; ++p) {
+    const PortRef far = t.Neighbor(v, p);
+    if (!far.valid() || (!t.Forwards(far.node) && far.node != d)) continue;
+    const int nph = NextPhase(ph, v, far.node);
+    if (nph >= 0 && Dist(d, nph, far.node) == here - 1) ports[count++] = p;
+  }
+  return count;
+}
+
+// Depth first over the choices, stopping once `need` routes are counted: at most `need`
+// routes are walked (every choice leads to d, the distance falling by one per hop).
+int SourceRouteTable::CountRoutes(const Topology& t, int v, int ph, int d, int need) const {
+  if (v == d) return 1;
+  int ports[kMaxChoices];
+  const int count = NextHops(t, v, ph, d, ports);
+  int total = 0;
+  for (int i = 0; i < count && total < need; ++i) {
+    const int w = t.Neighbor(v, ports[i]).node;
+    total += CountRoutes(t, w, NextPhase(ph, v, w), d, need - total);
+  }
+  return total;
 }
 
 std::vector<RouteHop> SourceRouteTable::PathFrom(const Topology& t, int start, int dst) const {
@@ -199,7 +219,9 @@ Status SourceRouteTable::Compute(const Topology& t) {
             .WithKey("routing.algorithm");
       }
       found.clear();
-      for (int k = 0; static_cast<int>(found.size()) < max_paths_ && k < 4 * max_paths_; ++k) {
+      // Routes k = 0, 1, ... until max_paths_ distinct ones (or all there are) are found.
+      const int want = CountRoutes(t, s, 0, d, max_paths_);
+      for (int k = 0; static_cast<int>(found.size()) < want && k < 4 * max_paths_; ++k) {
         if (!Extract(t, s, d, k, &path)) {
           return Status::Internal(fmt::format("source routes: no next hop from {} towards {}",
                                               t.NodeName(s), t.NodeName(d)));

@@ -84,6 +84,12 @@ class SourceRouteTable {
   // Route k (see the file comment) from `start` in phase 0 to end node d, by dist_; false
   // if there is none.
   bool Extract(const Topology& t, int start, int d, int64_t k, std::vector<RouteHop>* out) const;
+  // The ports of node v's next hops in phase ph on a shortest legal route to end node d, in
+  // port order, into `ports` (room for kMaxChoices); returns how many.
+  static constexpr int kMaxChoices = 64;
+  int NextHops(const Topology& t, int v, int ph, int d, int* ports) const;
+  // The number of distinct routes from v (phase ph) to end node d, counted up to `need`.
+  int CountRoutes(const Topology& t, int v, int ph, int d, int need) const;
   int NextPhase(int ph, int v, int w) const;
   int Dist(int d, int ph, int v) const {
     return dist_[(static_cast<size_t>(d) * phases_ + ph) * level_.size() + v];

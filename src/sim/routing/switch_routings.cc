@@ -17,11 +17,14 @@ namespace {
 // the destination group (also for a message that stays in its group). A global hop adds 1.
 class DragonflyRouting final : public ClassRouting {
  public:
-  DragonflyRouting(const Dragonfly& t, int vcs, bool ugal)
+  DragonflyRouting(const Dragonfly& t, int vcs, bool ugal, bool one_vc_per_class)
       : ClassRouting(t, vcs, ugal ? 3 : 2,
-                     ugal ? "dragonfly UGAL (3 classes: Valiant in the source group, towards "
-                            "the destination group, in it)"
-                          : "dragonfly minimal (2 classes: source group, then the rest)"),
+                     std::string(ugal ? "dragonfly UGAL (3 classes: Valiant in the source "
+                                        "group, towards the destination group, in it"
+                                      : "dragonfly minimal (2 classes: source group, then the "
+                                        "rest") +
+                         (one_vc_per_class ? "; class c on VC c alone)" : ")"),
+                     one_vc_per_class),
         t_(t),
         ugal_(ugal) {}
 
@@ -30,6 +33,11 @@ class DragonflyRouting final : public ClassRouting {
     return static_cast<int>(s) < classes() ? static_cast<int>(s) : -1;
   }
   int Choices() const override { return ugal_ ? t_.groups() - 2 : 1; }
+  // A message from a terminal of the destination router: BookSim2's phase there is 0 (min)
+  // or 2 (ugal: destination in the source group).
+  int EjectClass(uint32_t state, bool fresh) const override {
+    return fresh ? (ugal_ ? 2 : 0) : StateClass(state);
+  }
 
   void RouteAt(const At& at, uint32_t* state, RouteResult* result) const override {
     const int g = t_.GroupOf(at.router), gd = t_.GroupOf(at.dst_router);
@@ -244,7 +252,8 @@ std::unique_ptr<ClassRouting> MakeSwitchRouting(const Topology& topology, const 
                                                 std::string_view algorithm) {
   const int vcs = config.router.vcs;
   if (const auto* t = dynamic_cast<const Dragonfly*>(&topology)) {
-    return std::make_unique<DragonflyRouting>(*t, vcs, algorithm == "ugal");
+    return std::make_unique<DragonflyRouting>(
+        *t, vcs, algorithm == "ugal", config.routing.dragonfly_vcs == DragonflyVcs::kBooksim);
   }
   if (const auto* t = dynamic_cast<const FlatFly*>(&topology)) {
     const FlyKind kind = algorithm == "min"       ? FlyKind::kMin

@@ -6,6 +6,10 @@
 //                      destination group, the global channel, local hop to the destination
 //                      router. 2 classes: 0 in the source group, 1 from the global
 //                      channel on (BookSim2's min_dragonflynew: VC 0 / VC 1).
+//                      routing.dragonfly_vcs = booksim (min and ugal): class c on VC c
+//                      alone whatever router.vcs says, injection on any VC, ejection on
+//                      the class's VC, as BookSim2's min_dragonflynew / ugal_dragonflynew
+//                      (the BookSim reader sets it); split (default): router.vcs divided.
 //              ugal    UGAL-L at the source router: minimal, or Valiant through a random
 //                      intermediate group (neither the source's nor the destination's),
 //                      minimal when its output's used credits q_min <= 2 q_nonmin + 30

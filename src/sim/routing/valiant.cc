@@ -50,6 +50,17 @@ void TwoPhaseRouting::Route(const RouteRequest& r, RouteResult* result) const {
   const int phase = (state & kPhaseBit) != 0 ? 1 : 0;
   int port = -1;
   uint32_t mask = 0;
+  if (via_destination_ && r.node == r.dst) {  // asked at the destination (RoutesAtDestination)
+    const uint32_t all = vcs_ >= 32 ? ~0u : (1u << vcs_) - 1;
+    if (phase == 1) {
+      result->Add(RouteResult::kEjectPort, all);
+      return;
+    }
+    // Passing the destination in phase 0: on to the intermediate node, on every VC.
+    Hop(r.node, mid, phase, &port, &mask);
+    if (port >= 0) result->Add(port, all);
+    return;
+  }
   Hop(r.node, phase == 0 ? mid : r.dst, phase, &port, &mask);
   if (port >= 0) result->Add(port, mask);
 }
@@ -75,6 +86,10 @@ class TwoPhaseEscape final : public EscapeFunction {
     uint32_t mask = 0;
     r_.Hop(node, phase == 0 ? mid_ : dst, phase, &port, &mask);
     if (port < 0) return;
+    // BookSim2's valiant passes the destination in phase 0 on every VC.
+    if (r_.via_destination() && phase == 0 && node == dst) {
+      mask = r_.vcs() >= 32 ? ~0u : (1u << r_.vcs()) - 1;
+    }
     for (uint32_t m = mask; m != 0; m &= m - 1) out->push_back({port, std::countr_zero(m)});
   }
 

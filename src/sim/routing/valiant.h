@@ -22,9 +22,13 @@ namespace ukai::sim {
 
 class TwoPhaseRouting final : public RoutingFunction {
  public:
-  TwoPhaseRouting(const KaryNCube& topology, int vcs, bool romm)
-      : topo_(topology), vcs_(vcs), romm_(romm) {}
+  // `via_destination` (routing.valiant_via_destination): a message whose path to its
+  // intermediate node passes its destination goes on to the intermediate first, on every VC
+  // at the destination, as BookSim2's valiant_mesh / valiant_torus route it.
+  TwoPhaseRouting(const KaryNCube& topology, int vcs, bool romm, bool via_destination = false)
+      : topo_(topology), vcs_(vcs), romm_(romm), via_destination_(via_destination) {}
   void Route(const RouteRequest& request, RouteResult* result) const override;
+  bool RoutesAtDestination() const override { return via_destination_; }
 
   // The intermediate node of a message.
   int Intermediate(int src, int dst, int64_t created) const;
@@ -36,11 +40,13 @@ class TwoPhaseRouting final : public RoutingFunction {
 
   const KaryNCube& topology() const { return topo_; }
   int vcs() const { return vcs_; }
+  bool via_destination() const { return via_destination_; }
 
  private:
   const KaryNCube& topo_;
   int vcs_;
   bool romm_;
+  bool via_destination_;
 };
 
 }  // namespace ukai::sim

@@ -1,10 +1,17 @@
 #include "sim/workload/bz2_stream.h"
 
 #include <bzlib.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "core/shared_library.h"
+
+#ifndef UKAI_BZ2_SONAME
+#error "UKAI_BZ2_SONAME (libbz2's soname) is set by src/sim/CMakeLists.txt"
+#endif
 
 namespace ukai::sim {
 
@@ -15,7 +22,34 @@ Result<size_t> MemoryStream::Read(void* out, size_t n) {
   return take;
 }
 
+// libbz2 is loaded when a stream is made, not linked: only netrace traces need it, and
+// every start of `ukai` paid for mapping it (docs/booksim.md, "Where ukai's memory goes").
+// The loader counts references; libbz2 keeps no state between streams.
 struct Bz2Stream::State {
+  ~State() {
+    if (open) decompress_end(&strm);
+  }
+  // Opens the library; false with `error` set when it or a function is missing.
+  bool Load() {
+    Result<std::unique_ptr<SharedLibrary>> so =
+        SharedLibrary::Open(UKAI_BZ2_SONAME, RTLD_NOW | RTLD_LOCAL, "libbz2");
+    Status st = so.status();
+    if (so.ok()) {
+      (*so)->Bind(&decompress_init, "BZ2_bzDecompressInit");
+      (*so)->Bind(&decompress, "BZ2_bzDecompress");
+      (*so)->Bind(&decompress_end, "BZ2_bzDecompressEnd");
+      st = (*so)->Missing();
+      library = std::move(*so);
+    }
+    if (!st.ok()) error = st.message();
+    return st.ok();
+  }
+
+  std::unique_ptr<SharedLibrary> library;  // declared first: closed after the stream ends
+  decltype(&::BZ2_bzDecompressInit) decompress_init = nullptr;
+  decltype(&::BZ2_bzDecompress) decompress = nullptr;
+  decltype(&::BZ2_bzDecompressEnd) decompress_end = nullptr;
+  std::string error = "libbz2 failed to initialise";
   bz_stream strm{};
   bool open = false;
 };
@@ -40,11 +74,10 @@ std::string Bz2Error(int code) {
 }  // namespace
 
 Bz2Stream::Bz2Stream() : state_(std::make_unique<State>()), in_(kInputBuffer) {
-  state_->open = BZ2_bzDecompressInit(&state_->strm, 0, 0) == BZ_OK;
+  if (state_->Load()) state_->open = state_->decompress_init(&state_->strm, 0, 0) == BZ_OK;
 }
 
 Bz2Stream::~Bz2Stream() {
-  if (state_->open) BZ2_bzDecompressEnd(&state_->strm);
   if (file_ != nullptr) std::fclose(file_);
 }
 
@@ -87,10 +120,10 @@ Status Bz2Stream::Restart() {
   bz_stream& strm = state_->strm;
   char* next_in = strm.next_in;
   const unsigned avail_in = strm.avail_in;
-  BZ2_bzDecompressEnd(&strm);
+  state_->decompress_end(&strm);
   strm = bz_stream{};
-  state_->open = BZ2_bzDecompressInit(&strm, 0, 0) == BZ_OK;
-  if (!state_->open) return Status::Internal("libbz2 failed to initialise");
+  state_->open = state_->decompress_init(&strm, 0, 0) == BZ_OK;
+  if (!state_->open) return Status::Internal(state_->error);
   strm.next_in = next_in;
   strm.avail_in = avail_in;
   stream_end_ = false;
@@ -99,7 +132,7 @@ Status Bz2Stream::Restart() {
 }
 
 Result<size_t> Bz2Stream::Read(void* out, size_t n) {
-  if (!state_->open) return Status::Internal("libbz2 failed to initialise");
+  if (!state_->open) return Status::Internal(state_->error);
   bz_stream& strm = state_->strm;
   size_t got = 0;
   while (got < n) {
@@ -120,7 +153,7 @@ Result<size_t> Bz2Stream::Read(void* out, size_t n) {
     strm.next_out = static_cast<char*>(out) + got;
     strm.avail_out = static_cast<unsigned>(std::min<size_t>(n - got, 1u << 30));
     const unsigned before = strm.avail_out;
-    const int r = BZ2_bzDecompress(&strm);
+    const int r = state_->decompress(&strm);
     const size_t produced = before - strm.avail_out;
     got += produced;
     out_total_ += static_cast<int64_t>(produced);

@@ -1,10 +1,5 @@
 #include "rt/modules/mpi/mpi_module.h"
 
-// The C API only (Open MPI's deprecated C++ bindings need libmpi_cxx).
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -17,18 +12,25 @@
 #include <string>
 #include <vector>
 
+#include "core/mpi/mpi_library.h"
 #include "wire/rsr_frame.h"
 
 namespace ukai::rt {
 namespace {
 
-constexpr uint8_t kDescriptorVersion = 1;
+// Version 2 adds the slot size (u32) after the job id.
+constexpr uint8_t kDescriptorVersion = 2;
 constexpr int kRecvBudget = 64;
-// Receives posted ahead (MPI_ANY_SOURCE, kMpiFrameTag), each into a slot of kSlotBytes:
-// a frame that fits lands in a slot on arrival (MPI matches it to the oldest posted
-// receive: no unexpected-message copy, no probe) and is delivered from there in place.
+// Receives posted ahead (MPI_ANY_SOURCE, kMpiFrameTag), each into a slot of `mpi.slot_bytes`
+// (the receiver's, announced in its descriptor: a sender never sends a slot frame larger
+// than the peer's slots): a frame that fits lands in a slot on arrival (MPI matches it to
+// the oldest posted receive: no unexpected-message copy, no probe; a large one is pulled by
+// MPI's single-copy path as soon as it is matched) and is delivered from there in place.
+// Slot memory is not initialised: pages are used once a frame touches them.
 constexpr int kSlots = 16;
-constexpr size_t kSlotBytes = size_t{64} << 10;
+constexpr size_t kDefaultSlotBytes = size_t{64} << 10;
+constexpr size_t kMinSlotBytes = 4096;
+constexpr size_t kMaxSlotBytes = size_t{64} << 20;
 // A larger frame goes as two messages: its header on kMpiFrameTag (the "head": a message
 // shorter than the frame its header announces) and the rest on kMpiTailTag, received with
 // MPI_Mprobe + MPI_Mrecv from that source straight into the frame's block. Heads and tails
@@ -46,17 +48,23 @@ std::string JobId() {
 struct MpiDescriptor {
   int rank = -1;
   std::string job;
+  size_t slot_bytes = kDefaultSlotBytes;
 };
 
 Result<MpiDescriptor> DecodeDescriptor(std::span<const uint8_t> d) {
-  if (d.size() < 7 || d[0] != kDescriptorVersion) {
+  if (d.size() < 11 || d[0] != kDescriptorVersion) {
     return Status::ParseError("mpi descriptor: bad size or version");
   }
   MpiDescriptor out;
   out.rank = static_cast<int>(wire::GetLe32(d.data() + 1));
   const size_t n = wire::GetLe16(d.data() + 5);
-  if (7 + n != d.size()) return Status::ParseError("mpi descriptor: job id length mismatch");
+  if (11 + n != d.size()) return Status::ParseError("mpi descriptor: job id length mismatch");
   out.job.assign(reinterpret_cast<const char*>(d.data() + 7), n);
+  out.slot_bytes = wire::GetLe32(d.data() + 7 + n);
+  if (out.slot_bytes < kMinSlotBytes || out.slot_bytes > kMaxSlotBytes) {
+    return Status::ParseError("mpi descriptor: slot size " + std::to_string(out.slot_bytes) +
+                              " out of range");
+  }
   return out;
 }
 
@@ -69,6 +77,8 @@ struct InFlight {
 // Sends in flight: the block stays alive until MPI completed the send.
 class SendTable {
  public:
+  // Set once, before the first Add() (MpiModule::Init).
+  void set_library(const MpiLibrary* mpi) { mpi_ = mpi; }
   void Add(MPI_Request r, ByteBlock&& b, std::shared_ptr<InFlight> counted = nullptr) {
     if (counted) {
       counted->frames.fetch_add(1, std::memory_order_relaxed);
@@ -84,7 +94,7 @@ class SendTable {
     std::lock_guard<std::mutex> lock(mu_);
     while (!pending_.empty()) {
       int done = 0;
-      MPI_Test(&pending_.front().req, &done, MPI_STATUS_IGNORE);
+      mpi_->Test(&pending_.front().req, &done, MPI_STATUS_IGNORE);
       if (!done) break;  // MPI completes sends to one peer in order; good enough to scan FIFO
       if (const auto& c = pending_.front().counted) {
         c->bytes.fetch_sub(pending_.front().block.size(), std::memory_order_relaxed);
@@ -97,6 +107,7 @@ class SendTable {
   }
 
  private:
+  const MpiLibrary* mpi_ = nullptr;
   struct Pending {
     MPI_Request req;
     ByteBlock block;
@@ -109,8 +120,15 @@ class SendTable {
 
 class MpiChannel final : public CommObject {
  public:
-  MpiChannel(RuntimeId peer, int rank, SendTable* sends, std::mutex* split_mu)
-      : peer_(peer), rank_(rank), sends_(sends), split_mu_(split_mu) {}
+  // `slot_bytes`: the peer's receive slots (frames up to that size go whole).
+  MpiChannel(const MpiLibrary* mpi, RuntimeId peer, int rank, size_t slot_bytes, SendTable* sends,
+             std::mutex* split_mu)
+      : mpi_(mpi),
+        peer_(peer),
+        rank_(rank),
+        slot_bytes_(slot_bytes),
+        sends_(sends),
+        split_mu_(split_mu) {}
   Status Send(ByteBlock&& frame) override {
     if (state_.load(std::memory_order_acquire) != CommState::kOk) {
       return Status::Unavailable("mpi: connection closed");
@@ -119,16 +137,16 @@ class MpiChannel final : public CommObject {
       return Status::InvalidArgument("mpi: frame of " + std::to_string(frame.size()) +
                                      " bytes (header size to 2 GiB)");
     }
-    if (frame.size() > kSlotBytes) return SendSplit(std::move(frame));
+    if (frame.size() > slot_bytes_) return SendSplit(std::move(frame));
     MPI_Request req;
-    if (MPI_Isend(frame.data(), static_cast<int>(frame.size()), MPI_BYTE, rank_, kMpiFrameTag,
-                  MPI_COMM_WORLD, &req) != MPI_SUCCESS) {
+    if (mpi_->Isend(frame.data(), static_cast<int>(frame.size()), mpi_->byte, rank_, kMpiFrameTag,
+                    mpi_->comm_world, &req) != MPI_SUCCESS) {
       return Status::Unavailable("mpi: MPI_Isend to rank " + std::to_string(rank_) + " failed");
     }
     // A small send usually completes at once (copied into MPI's eager buffers): then the
     // block goes now and the send table is not touched.
     int done = 0;
-    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    mpi_->Test(&req, &done, MPI_STATUS_IGNORE);
     if (!done) sends_->Add(req, std::move(frame), in_flight_);
     return Status::Ok();
   }
@@ -153,18 +171,18 @@ class MpiChannel final : public CommObject {
 
  private:
   // A frame larger than a receive slot: its header on kMpiFrameTag, the rest on
-  // kMpiTailTag (see kSlotBytes). The frame's block is held with the tail's request.
+  // kMpiTailTag (see kDefaultSlotBytes). The frame's block is held with the tail's request.
   Status SendSplit(ByteBlock&& frame) {
     std::lock_guard<std::mutex> lock(*split_mu_);
     MPI_Request head, tail;
-    if (MPI_Isend(frame.data(), static_cast<int>(wire::kHeaderSize), MPI_BYTE, rank_, kMpiFrameTag,
-                  MPI_COMM_WORLD, &head) != MPI_SUCCESS) {
+    if (mpi_->Isend(frame.data(), static_cast<int>(wire::kHeaderSize), mpi_->byte, rank_,
+                    kMpiFrameTag, mpi_->comm_world, &head) != MPI_SUCCESS) {
       return Status::Unavailable("mpi: MPI_Isend to rank " + std::to_string(rank_) + " failed");
     }
     sends_->Add(head, ByteBlock());
-    if (MPI_Isend(frame.data() + wire::kHeaderSize,
-                  static_cast<int>(frame.size() - wire::kHeaderSize), MPI_BYTE, rank_, kMpiTailTag,
-                  MPI_COMM_WORLD, &tail) != MPI_SUCCESS) {
+    if (mpi_->Isend(frame.data() + wire::kHeaderSize,
+                    static_cast<int>(frame.size() - wire::kHeaderSize), mpi_->byte, rank_,
+                    kMpiTailTag, mpi_->comm_world, &tail) != MPI_SUCCESS) {
       // The head went: the peer waits for this tail. Nothing sensible is left to do with
       // this peer; fail the channel so that later sends say so.
       state_.store(CommState::kFailed);
@@ -175,8 +193,10 @@ class MpiChannel final : public CommObject {
     return Status::Ok();
   }
 
+  const MpiLibrary* mpi_;
   const RuntimeId peer_;
   const int rank_;
+  const size_t slot_bytes_;
   SendTable* sends_;
   std::mutex* split_mu_;
   std::atomic<CommState> state_{CommState::kOk};
@@ -191,18 +211,18 @@ class MpiOneSided final : public OneSided {
  public:
   // Collective over MPI_COMM_WORLD (every rank initialises its module together: the mpi
   // bootstrap's Exchange follows at once). Null when MPI refuses the window.
-  static std::unique_ptr<MpiOneSided> Create() {
-    auto o = std::unique_ptr<MpiOneSided>(new MpiOneSided);
-    if (MPI_Comm_dup(MPI_COMM_WORLD, &o->comm_) != MPI_SUCCESS) return nullptr;
-    MPI_Comm_set_errhandler(o->comm_, MPI_ERRORS_RETURN);
-    if (MPI_Win_create_dynamic(MPI_INFO_NULL, o->comm_, &o->win_) != MPI_SUCCESS) {
-      o->win_ = MPI_WIN_NULL;
+  static std::unique_ptr<MpiOneSided> Create(const MpiLibrary* mpi_) {
+    auto o = std::unique_ptr<MpiOneSided>(new MpiOneSided(mpi_));
+    if (mpi_->Comm_dup(mpi_->comm_world, &o->comm_) != MPI_SUCCESS) return nullptr;
+    mpi_->Comm_set_errhandler(o->comm_, mpi_->errors_return);
+    if (mpi_->Win_create_dynamic(mpi_->info_null, o->comm_, &o->win_) != MPI_SUCCESS) {
+      o->win_ = mpi_->win_null;
       return nullptr;
     }
-    MPI_Win_set_errhandler(o->win_, MPI_ERRORS_RETURN);
-    if (MPI_Win_lock_all(MPI_MODE_NOCHECK, o->win_) != MPI_SUCCESS) {
-      MPI_Win_free(&o->win_);
-      o->win_ = MPI_WIN_NULL;
+    mpi_->Win_set_errhandler(o->win_, mpi_->errors_return);
+    if (mpi_->Win_lock_all(MPI_MODE_NOCHECK, o->win_) != MPI_SUCCESS) {
+      mpi_->Win_free(&o->win_);
+      o->win_ = mpi_->win_null;
       return nullptr;
     }
     return o;
@@ -210,16 +230,16 @@ class MpiOneSided final : public OneSided {
   // Collective: every rank closes its module (Runtime::Finalize, before MPI_Finalize).
   ~MpiOneSided() override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (win_ == MPI_WIN_NULL) {  // Create failed half-way
-      if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+    if (win_ == mpi_->win_null) {  // Create failed half-way
+      if (comm_ != mpi_->comm_null) mpi_->Comm_free(&comm_);
       return;
     }
     for (const auto& [base, length] : attached_) {
-      MPI_Win_detach(win_, reinterpret_cast<void*>(base));
+      mpi_->Win_detach(win_, reinterpret_cast<void*>(base));
     }
-    MPI_Win_unlock_all(win_);
-    MPI_Win_free(&win_);
-    MPI_Comm_free(&comm_);
+    mpi_->Win_unlock_all(win_);
+    mpi_->Win_free(&win_);
+    mpi_->Comm_free(&comm_);
   }
 
   Result<uint64_t> Attach(uint8_t* base, uint64_t length) override {
@@ -232,17 +252,17 @@ class MpiOneSided final : public OneSided {
     if (overlaps || length == 0 || length > static_cast<uint64_t>(PTRDIFF_MAX)) {
       return Status::FailedPrecondition("mpi: memory overlaps an attached range or is empty");
     }
-    if (MPI_Win_attach(win_, base, static_cast<MPI_Aint>(length)) != MPI_SUCCESS) {
+    if (mpi_->Win_attach(win_, base, static_cast<MPI_Aint>(length)) != MPI_SUCCESS) {
       return Status::Unavailable("mpi: MPI_Win_attach failed");
     }
     attached_[b] = length;
     MPI_Aint addr = 0;
-    MPI_Get_address(base, &addr);
+    mpi_->Get_address(base, &addr);
     return static_cast<uint64_t>(addr);
   }
   void Detach(uint8_t* base) override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (attached_.erase(reinterpret_cast<uintptr_t>(base)) == 1) MPI_Win_detach(win_, base);
+    if (attached_.erase(reinterpret_cast<uintptr_t>(base)) == 1) mpi_->Win_detach(win_, base);
   }
   Status Put(std::span<const uint8_t> peer, uint64_t addr, std::span<const uint8_t> data) override {
     return Transfer(peer, addr, const_cast<uint8_t*>(data.data()), data.size(), true);
@@ -263,23 +283,26 @@ class MpiOneSided final : public OneSided {
       const int count = static_cast<int>(std::min(kPiece, n - done));
       const auto disp = static_cast<MPI_Aint>(addr + done);
       const int rc =
-          put ? MPI_Put(local + done, count, MPI_BYTE, d->rank, disp, count, MPI_BYTE, win_)
-              : MPI_Get(local + done, count, MPI_BYTE, d->rank, disp, count, MPI_BYTE, win_);
+          put ? mpi_->Put(local + done, count, mpi_->byte, d->rank, disp, count, mpi_->byte, win_)
+              : mpi_->Get(local + done, count, mpi_->byte, d->rank, disp, count, mpi_->byte, win_);
       if (rc != MPI_SUCCESS) {
-        MPI_Win_flush(d->rank, win_);
+        mpi_->Win_flush(d->rank, win_);
         return Status::Unavailable(std::string("mpi: ") + (put ? "MPI_Put" : "MPI_Get") +
                                    " to rank " + std::to_string(d->rank) + " failed");
       }
     }
-    if (MPI_Win_flush(d->rank, win_) != MPI_SUCCESS) {
+    if (mpi_->Win_flush(d->rank, win_) != MPI_SUCCESS) {
       return Status::Unavailable("mpi: MPI_Win_flush to rank " + std::to_string(d->rank) +
                                  " failed");
     }
     return Status::Ok();
   }
 
-  MPI_Comm comm_ = MPI_COMM_NULL;
-  MPI_Win win_ = MPI_WIN_NULL;
+  explicit MpiOneSided(const MpiLibrary* mpi) : mpi_(mpi) {}
+
+  const MpiLibrary* mpi_;
+  MPI_Comm comm_ = mpi_->comm_null;
+  MPI_Win win_ = mpi_->win_null;
   std::mutex mu_;
   std::map<uintptr_t, uint64_t> attached_;  // base -> length (mu_)
 };
@@ -290,22 +313,48 @@ class MpiModule final : public Module {
 
   Status Init(ModuleHost* host) override {
     host_ = host;
+    if (const std::string v = host_->Param("mpi.slot_bytes"); !v.empty()) {
+      char* end = nullptr;
+      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end != '\0' || v[0] == '-' || n < kMinSlotBytes ||
+          n > kMaxSlotBytes) {
+        return Status::InvalidArgument("mpi.slot_bytes=" + v + ": must be an integer in [" +
+                                       std::to_string(kMinSlotBytes) + ", " +
+                                       std::to_string(kMaxSlotBytes) + "]");
+      }
+      slot_bytes_ = static_cast<size_t>(n);
+    }
+    Result<std::unique_ptr<MpiLibrary>> lib = MpiLibrary::Load();
+    if (!lib.ok()) return lib.status().WithContext("mpi module");
+    lib_ = std::move(*lib);
+    mpi_ = lib_.get();
+    sends_.set_library(mpi_);
+    for (Slot& slot : slots_) slot.req = mpi_->request_null;
     int initialized = 0, provided = 0;
-    MPI_Initialized(&initialized);
+    mpi_->Initialized(&initialized);
     if (!initialized) {
       return Status::Unsupported(
           "mpi module: MPI is not initialised (run under mpirun; the mpi bootstrap initialises "
           "it)");
     }
-    MPI_Query_thread(&provided);
+    mpi_->Query_thread(&provided);
     if (provided < MPI_THREAD_MULTIPLE) {
       return Status::Unsupported("mpi module: needs MPI_THREAD_MULTIPLE, MPI provides level " +
                                  std::to_string(provided));
     }
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    mpi_->Comm_rank(mpi_->comm_world, &rank_);
+    mpi_->Comm_size(mpi_->comm_world, &size_);
     job_ = JobId();
-    one_sided_ = MpiOneSided::Create();  // collective (see MpiOneSided::Create)
+    for (Slot& slot : slots_) {
+      slot.buf.reset(new uint8_t[slot_bytes_]);  // not initialised
+      // Persistent: each repost is an MPI_Start of the same request (no request allocated
+      // and initialised per frame, as MPI_Irecv does).
+      if (mpi_->Recv_init(slot.buf.get(), static_cast<int>(slot_bytes_), mpi_->byte, MPI_ANY_SOURCE,
+                          kMpiFrameTag, mpi_->comm_world, &slot.req) != MPI_SUCCESS) {
+        return Status::Unavailable("mpi: MPI_Recv_init of a receive slot failed");
+      }
+    }
+    one_sided_ = MpiOneSided::Create(mpi_);  // collective (see MpiOneSided::Create)
     if (!one_sided_) host_->Trace("mpi: no one-sided window (MPI refused it)");
     taken_ = kSlots;  // every slot: post them all
     Repost();
@@ -323,11 +372,12 @@ class MpiModule final : public Module {
     return c;
   }
   Result<std::vector<uint8_t>> MakeDescriptor() override {
-    std::vector<uint8_t> d(7 + job_.size());
+    std::vector<uint8_t> d(11 + job_.size());
     d[0] = kDescriptorVersion;
     wire::PutLe32(d.data() + 1, static_cast<uint32_t>(rank_));
     wire::PutLe16(d.data() + 5, static_cast<uint16_t>(job_.size()));
     std::memcpy(d.data() + 7, job_.data(), job_.size());
+    wire::PutLe32(d.data() + 7 + job_.size(), static_cast<uint32_t>(slot_bytes_));
     return d;
   }
   bool CanReach(std::span<const uint8_t> descriptor) const override {
@@ -339,8 +389,9 @@ class MpiModule final : public Module {
     if (!CanReach(descriptor)) {
       return Status::Unsupported("mpi: peer " + RuntimeIdString(peer) + " is not in this MPI job");
     }
-    const int rank = DecodeDescriptor(descriptor)->rank;
-    auto channel = std::make_shared<MpiChannel>(peer, rank, &sends_, &split_mu_);
+    const MpiDescriptor d = *DecodeDescriptor(descriptor);
+    auto channel =
+        std::make_shared<MpiChannel>(mpi_, peer, d.rank, d.slot_bytes, &sends_, &split_mu_);
     {
       std::lock_guard<std::mutex> lock(channels_mu_);
       channels_.push_back(channel);
@@ -357,18 +408,19 @@ class MpiModule final : public Module {
       Slot& slot = slots_[next_];
       int flag = 0;
       MPI_Status st;
-      MPI_Test(&slot.req, &flag, &st);
+      mpi_->Test(&slot.req, &flag, &st);
       if (!flag) break;
-      slot.req = MPI_REQUEST_NULL;
+      slot.active = false;
       next_ = (next_ + 1) % kSlots;
       ++taken_;
       int count = 0;
-      MPI_Get_count(&st, MPI_BYTE, &count);
-      if (ReceiveFrame({slot.buf.data(), static_cast<size_t>(count)}, st.MPI_SOURCE)) ++n;
+      mpi_->Get_count(&st, mpi_->byte, &count);
+      if (ReceiveFrame({slot.buf.get(), static_cast<size_t>(count)}, st.MPI_SOURCE)) ++n;
     }
     return n + (pending > 0 ? 1 : 0);
   }
   void Close() override {
+    if (mpi_ == nullptr) return;  // Init() could not load MPI
     // A goodbye to every other rank, after everything we sent (MPI keeps the order of
     // messages between two ranks on one tag): they mark us failed, orderly, instead of
     // sending into a finalized process. Ranks that run no mpi module never receive it.
@@ -383,8 +435,8 @@ class MpiModule final : public Module {
       b.Resize(wire::kHeaderSize);
       wire::EncodeHeader(bye, {b.data(), b.size()});
       MPI_Request req;
-      if (MPI_Isend(b.data(), static_cast<int>(b.size()), MPI_BYTE, r, kMpiFrameTag, MPI_COMM_WORLD,
-                    &req) == MPI_SUCCESS) {
+      if (mpi_->Isend(b.data(), static_cast<int>(b.size()), mpi_->byte, r, kMpiFrameTag,
+                      mpi_->comm_world, &req) == MPI_SUCCESS) {
         sends_.Add(req, std::move(b));
       }
     }
@@ -394,17 +446,23 @@ class MpiModule final : public Module {
     // Withdraw the posted receives (what they matched meanwhile is not delivered: the
     // engine has stopped).
     for (Slot& slot : slots_) {
-      if (slot.req == MPI_REQUEST_NULL) continue;
-      MPI_Cancel(&slot.req);
-      MPI_Wait(&slot.req, MPI_STATUS_IGNORE);
+      if (slot.req == nullptr || slot.req == mpi_->request_null) continue;
+      if (slot.active) {
+        mpi_->Cancel(&slot.req);
+        mpi_->Wait(&slot.req, MPI_STATUS_IGNORE);
+      }
+      mpi_->Request_free(&slot.req);
     }
     one_sided_.reset();  // collective, like the MPI_Finalize that follows
   }
 
  private:
+  std::unique_ptr<MpiLibrary> lib_;
+  const MpiLibrary* mpi_ = nullptr;  // lib_, once Init() loaded it
   ModuleHost* host_ = nullptr;
   int rank_ = 0, size_ = 1;
   std::string job_;
+  size_t slot_bytes_ = kDefaultSlotBytes;  // mpi.slot_bytes: our receive slots
   // A kBye from `rank`: its channel (if we have one) fails and the runtime is told.
   void PeerLeft(const wire::FrameHeader& h, int rank) {
     {
@@ -424,10 +482,9 @@ class MpiModule final : public Module {
   void Repost() {
     for (; taken_ > 0; --taken_) {
       Slot& slot = slots_[(next_ + kSlots - taken_) % kSlots];
-      if (MPI_Irecv(slot.buf.data(), static_cast<int>(kSlotBytes), MPI_BYTE, MPI_ANY_SOURCE,
-                    kMpiFrameTag, MPI_COMM_WORLD, &slot.req) != MPI_SUCCESS) {
-        slot.req = MPI_REQUEST_NULL;  // MPI_Test of a null request completes: not delivered
-      }
+      // A start that fails leaves the request inactive: MPI_Test then completes it with an
+      // empty status, a 0-byte frame that is rejected, not delivered.
+      slot.active = mpi_->Start(&slot.req) == MPI_SUCCESS;
     }
   }
   // One message from a slot: a whole frame (delivered in place), a head (its tail is
@@ -438,7 +495,7 @@ class MpiModule final : public Module {
                                   wire::GetLe32(bytes.data() + 12);  // header_len + payload_len
       // A head is exactly a valid header announcing more than a slot (what SendSplit sends);
       // anything else shorter than it announces is a malformed frame (rejected below).
-      if (bytes.size() == wire::kHeaderSize && frame_size > kSlotBytes &&
+      if (bytes.size() == wire::kHeaderSize && frame_size > slot_bytes_ &&
           wire::DecodeHeader(bytes).ok()) {
         return ReceiveSplit(bytes, frame_size, source);
       }
@@ -463,7 +520,7 @@ class MpiModule final : public Module {
     MPI_Status st;
     int found = 0;
     const auto deadline = std::chrono::steady_clock::now() + kTailWait;
-    while (MPI_Improbe(source, kMpiTailTag, MPI_COMM_WORLD, &found, &msg, &st) == MPI_SUCCESS &&
+    while (mpi_->Improbe(source, kMpiTailTag, mpi_->comm_world, &found, &msg, &st) == MPI_SUCCESS &&
            !found && std::chrono::steady_clock::now() < deadline) {
     }
     if (!found) {
@@ -473,13 +530,13 @@ class MpiModule final : public Module {
       return false;
     }
     int count = 0;
-    MPI_Get_count(&st, MPI_BYTE, &count);
+    mpi_->Get_count(&st, mpi_->byte, &count);
     const bool fits = frame_size <= wire::kHeaderSize + wire::kMaxPayloadBytes &&
                       head.size() + static_cast<uint64_t>(count) == frame_size;
     ByteBlock& b = delivered_.emplace_back(fits ? frame_size : static_cast<size_t>(count));
     b.Resize(fits ? frame_size : static_cast<size_t>(count));
     if (fits) std::memcpy(b.data(), head.data(), head.size());
-    MPI_Mrecv(b.data() + (fits ? head.size() : 0), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    mpi_->Mrecv(b.data() + (fits ? head.size() : 0), count, mpi_->byte, &msg, MPI_STATUS_IGNORE);
     if (!fits) {  // the tail is taken (the stream stays in step) and the frame rejected
       host_->RejectFrame(
           Status::ParseError("mpi: frame from rank " + std::to_string(source) + " announces " +
@@ -491,8 +548,9 @@ class MpiModule final : public Module {
   }
 
   struct Slot {
-    std::vector<uint8_t> buf = std::vector<uint8_t>(kSlotBytes);
-    MPI_Request req = MPI_REQUEST_NULL;
+    std::unique_ptr<uint8_t[]> buf;  // slot_bytes_, uninitialised
+    MPI_Request req = nullptr;       // persistent (MPI_Recv_init in Init()), freed by Close
+    bool active = false;             // started, not completed by MPI_Test yet
   };
   std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
   int next_ = 0;   // the slot whose receive was posted first (progress thread)

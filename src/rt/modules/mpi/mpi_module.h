@@ -6,14 +6,14 @@
 // under mpirun): user threads call MPI_Isend from Send() while the progress thread
 // probes and receives; Init fails with kUnsupported otherwise. Frames go on MPI_COMM_WORLD
 // with tags kMpiFrameTag and kMpiFrameTag + 1 (user MPI traffic on other tags is not
-// disturbed). Receives are posted ahead (16 slots of 64 KiB, MPI_ANY_SOURCE): a frame that
-// fits a slot is one MPI message (MPI_Isend of the ByteBlock, kept until MPI_Test says it
-// completed) and is delivered in place from its slot, which is posted again at the next
-// Progress(); a larger frame is its header on kMpiFrameTag and the rest on kMpiFrameTag + 1,
-// received with MPI_Mprobe + MPI_Mrecv into an owned ByteBlock (threaded handlers get it
-// without a copy). Order: slots are posted and taken in one circular order (MPI matches the
-// oldest posted receive first), and heads and tails leave in one order. WaitFd() is -1
-// (MPI has no pollable fd): the progress engine polls it.
+// disturbed). Receives are posted ahead (16 slots of 64 KiB, MPI_ANY_SOURCE, persistent
+// requests made once with MPI_Recv_init): a frame that fits a slot is one MPI message
+// (MPI_Isend of the ByteBlock, kept until MPI_Test says it completed) and is delivered in
+// place from its slot, which is started again (MPI_Start) at the next Progress(); a larger frame is
+// its header on kMpiFrameTag and the rest on kMpiFrameTag + 1, received with MPI_Mprobe + MPI_Mrecv
+// into an owned ByteBlock (threaded handlers get it without a copy). Order: slots are posted and
+// taken in one circular order (MPI matches the oldest posted receive first), and heads and tails
+// leave in one order. WaitFd() is -1 (MPI has no pollable fd): the progress engine polls it.
 //
 // Peers leaving: Close() (Finalize) sends a kBye frame to every other rank after its
 // last frames (MPI keeps the order between two ranks on one tag); a rank receiving it

@@ -216,6 +216,7 @@ Status ShmChannel::Send(ByteBlock&& frame) {
     return Status::InvalidArgument("shm: frame of " + std::to_string(frame.size()) +
                                    " bytes is shorter than a header");
   }
+  const bool staged = frame.size() >= stage_bytes_ && MaybeStage(frame);
   std::lock_guard<SpinMutex> lock(send_mu_);
   if (!cma_held_.empty()) ReapCmaLocked();
   // Frames queued behind a full ring go first, from this thread too: a sender streaming
@@ -227,7 +228,8 @@ Status ShmChannel::Send(ByteBlock&& frame) {
     done = WriteSome(frame, 0);
     if (done != 0) RingDoorbell();
     if (cma_next_id_ != cma_before) {
-      Hold(cma_next_id_, std::move(frame));
+      const bool counted = Counted(frame, staged);
+      Hold(cma_next_id_, std::move(frame), counted);
       return Status::Ok();
     }
     if (done == frame.size()) {
@@ -237,10 +239,24 @@ Status ShmChannel::Send(ByteBlock&& frame) {
     queue_offset_ = done;
   }
   held_bytes_.fetch_add(frame.size(), std::memory_order_relaxed);
-  queue_.push_back(std::move(frame));
+  queue_.push_back({std::move(frame), staged});
   queued_.store(true, std::memory_order_release);
   host_->Wake();  // the progress engine may be blocked in poll(): it must flush the queue
   return Status::Ok();
+}
+
+bool ShmChannel::MaybeStage(ByteBlock& frame) {
+  const size_t size = frame.size();
+  if (size < pool_min_ || pool_ == nullptr || frame.source() == pool_ ||
+      !peer_mapped_pool_.load(std::memory_order_acquire)) {
+    return false;
+  }
+  ByteBlock staged = ByteBlock::FromSource(pool_, size);
+  if (staged.capacity() < size) return false;  // the pool is exhausted: CMA or the ring
+  std::memcpy(staged.Extend(size), frame.data(), size);
+  frame = std::move(staged);
+  counters_->pool_frames_staged.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 bool ShmChannel::Flush() {
@@ -254,12 +270,14 @@ bool ShmChannel::FlushLocked() {
   while (!queue_.empty()) {
     const size_t before = queue_offset_;
     const uint64_t cma_before = cma_next_id_;
-    queue_offset_ = WriteSome(queue_.front(), queue_offset_);
+    Queued& q = queue_.front();
+    queue_offset_ = WriteSome(q.frame, queue_offset_);
     wrote |= queue_offset_ != before;
-    if (queue_offset_ < queue_.front().size()) break;
-    held_bytes_.fetch_sub(queue_.front().size(), std::memory_order_relaxed);
+    if (queue_offset_ < q.frame.size()) break;
+    held_bytes_.fetch_sub(q.frame.size(), std::memory_order_relaxed);
     if (cma_next_id_ != cma_before) {
-      Hold(cma_next_id_, std::move(queue_.front()));
+      const bool counted = Counted(q.frame, q.staged);
+      Hold(cma_next_id_, std::move(q.frame), counted);
     } else {
       InRing();
     }
@@ -273,21 +291,17 @@ bool ShmChannel::FlushLocked() {
 
 void ShmChannel::ReapCmaLocked() {
   const uint64_t done = segment_->CmaDoneOfOurProducer().load(std::memory_order_acquire);
-  while (!cma_held_.empty() && cma_held_.front().first <= done) {
-    const ByteBlock& b = cma_held_.front().second;
-    if (pool_ == nullptr || b.source() != pool_) {
-      held_bytes_.fetch_sub(b.size(), std::memory_order_relaxed);
-    }
+  while (!cma_held_.empty() && cma_held_.front().id <= done) {
+    const Held& h = cma_held_.front();
+    if (h.counted) held_bytes_.fetch_sub(h.frame.size(), std::memory_order_relaxed);
     cma_held_.pop_front();
   }
   cma_pending_.store(!cma_held_.empty(), std::memory_order_release);
 }
 
-void ShmChannel::Hold(uint64_t id, ByteBlock&& frame) {
-  if (pool_ == nullptr || frame.source() != pool_) {
-    held_bytes_.fetch_add(frame.size(), std::memory_order_relaxed);
-  }
-  cma_held_.emplace_back(id, std::move(frame));
+void ShmChannel::Hold(uint64_t id, ByteBlock&& frame, bool counted) {
+  if (counted) held_bytes_.fetch_add(frame.size(), std::memory_order_relaxed);
+  cma_held_.push_back({id, std::move(frame), counted});
   cma_pending_.store(true, std::memory_order_release);
 }
 
@@ -309,8 +323,8 @@ CommObject::Unconfirmed ShmChannel::CountLocked() {
   const uint64_t tail = producer_.ConsumedUpTo();
   ends_.PopUpTo(tail);
   Unconfirmed u{queue_.size() + cma_held_.size() + ends_.size(), producer_.position() - tail};
-  for (const ByteBlock& b : queue_) u.bytes += b.size();
-  for (const auto& [id, b] : cma_held_) u.bytes += b.size();
+  for (const Queued& q : queue_) u.bytes += q.frame.size();
+  for (const Held& h : cma_held_) u.bytes += h.frame.size();
   return u;
 }
 

@@ -38,6 +38,9 @@ constexpr int kPollBudget = 64;                        // frames per channel per
 constexpr uint64_t kHousekeepingNs = 200000;           // accept and hang-up checks while busy-idle
 constexpr size_t kDefaultPoolBytes = size_t{256} << 20;
 constexpr size_t kDefaultPoolMinBytes = size_t{16} << 10;
+// Heap frames from this size on are copied into the pool and sent as pool frames
+// (shm.stage_bytes; 0 = never; shm_channel.h).
+constexpr size_t kDefaultStageBytes = size_t{64} << 10;
 
 uint64_t NowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -142,6 +145,7 @@ class ShmModule final : public Module {
   size_t cma_bytes_ = 0;
   shm::ShmPool* pool_ = nullptr;  // our reference, set by Init; nullptr: no pool
   size_t pool_min_bytes_ = kDefaultPoolMinBytes;
+  size_t stage_bytes_ = kDefaultStageBytes;
   bool light_barriers_ = false;  // this process registered for membarrier (shm_ring.h)
   std::shared_ptr<shm::ShmCounters> counters_ = std::make_shared<shm::ShmCounters>();
   std::atomic<uint64_t> refused_{0};  // connections refused at set-up (Counters: "refused")
@@ -183,7 +187,8 @@ Status ShmModule::Init(ModuleHost* host) {
   Result<size_t> cma = SizeParam("shm.cma_bytes", kCmaAuto);
   Result<size_t> pool = SizeParam("shm.pool_bytes", kDefaultPoolBytes);
   Result<size_t> pool_min = SizeParam("shm.pool_min_bytes", kDefaultPoolMinBytes);
-  for (const Result<size_t>* r : {&ring, &chunk, &cma, &pool, &pool_min}) {
+  Result<size_t> stage = SizeParam("shm.stage_bytes", kDefaultStageBytes);
+  for (const Result<size_t>* r : {&ring, &chunk, &cma, &pool, &pool_min, &stage}) {
     if (!r->ok()) return r->status();
   }
   if (*pool != 0) {
@@ -196,6 +201,7 @@ Status ShmModule::Init(ModuleHost* host) {
     pool_ = *p;
   }
   pool_min_bytes_ = *pool_min;
+  stage_bytes_ = *stage;
   if (!shm::ValidRingCapacity(*ring)) {
     return Status::InvalidArgument("shm.ring_bytes=" + std::to_string(*ring) +
                                    ": must be a power of two in [4096, 2^30]");
@@ -309,6 +315,7 @@ Result<std::shared_ptr<CommObject>> ShmModule::Connect(RuntimeId peer,
   });
   // The peer maps our pool before it reads our first record, or refuses the connection.
   ch->ConfigurePool(pool_, pool_min_bytes_, /*peer_mapped=*/true, counters_);
+  ch->SetStageBytes(stage_bytes_);
   if (light_barriers_) ch->UseLightBarrier();
   Register(ch);
   // Our progress engine may be blocked in poll(): it must take the new channel into its
@@ -392,6 +399,8 @@ void ShmModule::Accept() {
                                            peer_efd, chunk_bytes_, cma_bytes_, host_);
     // The connector maps our pool when it reads the reply, before it reads our records.
     ch->ConfigurePool(pool_, pool_min_bytes_, /*peer_mapped=*/true, counters_);
+    ch->SetStageBytes(stage_bytes_);
+    ch->SetStageBytes(stage_bytes_);
     if (light_barriers_) ch->UseLightBarrier();
     if (peer_pool) ch->SetPeerPool(std::move(peer_pool));
     Register(ch);
@@ -547,6 +556,7 @@ std::map<std::string, uint64_t> ShmModule::Counters() const {
   std::map<std::string, uint64_t> c;
   c["pool_frames_sent"] = counters_->pool_frames_sent.load();
   c["pool_frames_received"] = counters_->pool_frames_received.load();
+  c["pool_frames_staged"] = counters_->pool_frames_staged.load();
   c["refused"] = refused_.load();
   if (pool_ != nullptr) {
     const shm::ShmPool::Stats st = pool_->stats();

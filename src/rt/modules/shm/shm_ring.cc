@@ -96,16 +96,25 @@ void RingProducer::Commit(size_t payload, uint32_t flags) {
   // the consumer's seq_cst store/load in PrepareWait it forms the Dekker pair that makes
   // lost wake-ups impossible, without a separate full fence. With light barriers it is a
   // release store; the consumer's HeavyBarrier() stands in for the fence.
-  const std::memory_order last = light_ ? std::memory_order_release : std::memory_order_seq_cst;
+  // The order must be a constant at each store: GCC compiles an atomic store whose order
+  // is a run-time value as seq_cst (an xchg), whatever the value.
+  auto publish = [this](uint64_t position) {
+    std::atomic<uint64_t>* tag = TagAt(data_, capacity_, position);
+    if (light_) {
+      tag->store(position + 1, std::memory_order_release);
+    } else {
+      tag->store(position + 1, std::memory_order_seq_cst);
+    }
+  };
   if (at == skip_at) {
-    TagAt(data_, capacity_, at)->store(at + 1, last);
+    publish(at);
   } else {
     TagAt(data_, capacity_, at)->store(at + 1, std::memory_order_release);
     // The skip record is published last so the consumer finds the record right after it.
     RecordMeta* skip_meta = MetaAt(data_, capacity_, skip_at);
     skip_meta->length = static_cast<uint32_t>(at - skip_at);
     skip_meta->flags = kRecordSkip;
-    TagAt(data_, capacity_, skip_at)->store(skip_at + 1, last);
+    publish(skip_at);
   }
   pos_ = next;
   control_->head.store(pos_, std::memory_order_relaxed);
@@ -134,15 +143,12 @@ bool RingProducer::TryWrite(std::span<const std::byte> a, std::span<const std::b
   return true;
 }
 
-bool RingProducer::NeedsWake() {
-  if (light_) {
-    // The light side of the asymmetric Dekker pair: only the compiler must keep the tag
-    // store before this load; the consumer's HeavyBarrier() orders the processor.
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (control_->consumer_waiting.load(std::memory_order_relaxed) == 0) return false;
-  } else if (control_->consumer_waiting.load(std::memory_order_seq_cst) == 0) {
-    return false;
-  }
+bool RingProducer::NeedsWakeSeqCst() {
+  if (control_->consumer_waiting.load(std::memory_order_seq_cst) == 0) return false;
+  return TakeWake();
+}
+
+bool RingProducer::TakeWake() {
   return control_->consumer_waiting.exchange(0, std::memory_order_acq_rel) != 0;
 }
 

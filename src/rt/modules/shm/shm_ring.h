@@ -107,7 +107,17 @@ class RingProducer {
   bool TryWrite(std::span<const std::byte> a, std::span<const std::byte> b, uint32_t flags);
   // After one or more Commit()s: true when the consumer announced it may sleep; the caller
   // must then wake it. Clears the announcement so one wake-up serves one sleep.
-  bool NeedsWake();
+  bool NeedsWake() {
+    if (light_) {
+      // The light side of the asymmetric Dekker pair: only the compiler must keep the tag
+      // store before this load; the consumer's HeavyBarrier() orders the processor. Inline:
+      // it runs after every record.
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      if (control_->consumer_waiting.load(std::memory_order_relaxed) == 0) return false;
+      return TakeWake();
+    }
+    return NeedsWakeSeqCst();
+  }
   // Wakes a consumer sleeping in RingConsumer::WaitFutex.
   void FutexWake();
   // Light barriers from now on (see the header comment); call only when this process's
@@ -130,6 +140,8 @@ class RingProducer {
   uint64_t reserved_at_ = 0;  // position of the open reservation
   size_t reserved_ = 0;       // payload bytes of the open reservation (0: none)
   bool light_ = false;        // UseLightBarrier()
+  bool NeedsWakeSeqCst();     // NeedsWake without light barriers
+  bool TakeWake();            // clears the consumer's announcement; true when it was set
 };
 
 // One record as the consumer sees it, in place in the shared mapping. Valid until Release().

@@ -13,6 +13,10 @@ namespace ukai::rt {
 namespace {
 
 constexpr int64_t kInfinity = std::numeric_limits<int64_t>::max() / 4;
+// A local thread in a settled idle round (it lets the machine advance) sleeps until
+// something happens that it may wait for (SimFabric::Activity), at most this long: its
+// wait may also end by what another thread of the program does outside the runtime.
+constexpr auto kIdleSleep = std::chrono::milliseconds(1);
 
 uint64_t RandomId() {
   std::random_device rd;
@@ -44,20 +48,28 @@ struct SimFabric::Member {
   int handlers = 0;          // threaded handlers queued or running
   uint64_t sent = 0;         // frames it sent (ordering of ready messages)
   bool failed = false;
+  bool to_kick = false;  // in kick_
+  int kicking = 0;       // the driver is in its Kick (Leave waits: the module stays)
 };
 
 struct SimFabric::Thread {
   std::vector<RuntimeId> holds;  // runtimes it called
   bool idle = false;
-  uint64_t seen = 0;  // seq_ when it last looked
+  // The dispatch epoch (Epoch()) at its last call. A wait checks its condition between two
+  // calls (a round: call, check, idle call), so an idle call shows that the thread saw
+  // everything dispatched up to `seen` only when nothing was dispatched since the call before
+  // it: `settled`. A dispatch that raced with the check (after it, before the idle call)
+  // leaves the thread holding for one more round.
+  uint64_t seen = 0;
+  bool settled = false;
   int64_t clock = 0;  // cycles
   int64_t cpu_mark = 0;
   const char* last_call = "Init";
   std::chrono::steady_clock::time_point last_wall = std::chrono::steady_clock::now();
   int handler_depth = 0;
-  bool program = false;  // called the runtime outside a handler
-  uint64_t key = 0;      // SimCaller::key of a remote thread (0: a thread of this process)
-  bool parked = false;   // blocked outside the simulation (ThreadParked) until its next call
+  bool program = false;   // called the runtime outside a handler
+  uint64_t key = 0;       // SimCaller::key of a remote thread (0: a thread of this process)
+  uint64_t activity = 0;  // SimFabric::activity_ at its last call
 };
 
 namespace {
@@ -115,7 +127,11 @@ Result<std::shared_ptr<SimFabric>> SimFabric::Create(std::unique_ptr<SimNetwork>
     }
   }
   std::shared_ptr<SimFabric> f(new SimFabric(std::move(net), std::move(options)));
-  f->driver_ = std::thread([p = f.get()] { p->Run(); });
+  {
+    std::lock_guard<std::mutex> lock(f->mu_);
+    f->driver_ = std::thread([p = f.get()] { p->Run(); });
+    f->driver_id_ = f->driver_.get_id();
+  }
   return f;
 }
 
@@ -125,6 +141,7 @@ SimFabric::~SimFabric() {
     stop_ = true;
   }
   cv_.notify_all();
+  idle_cv_.notify_all();
   if (driver_.joinable()) driver_.join();
   std::lock_guard<std::mutex> lock(anchor_->mu);
   anchor_->fabric = nullptr;
@@ -165,22 +182,34 @@ Result<int> SimFabric::Join(RuntimeId rt, SimMember* m, int process, const SimCa
   members_[rt] = std::move(member);
   ++joins_;
   CallLocked(rt, "Init", caller);
+  // A process that joins after its node failed (the machine ran on before it joined) is
+  // stopped at once, as it would have been at the failure.
+  for (size_t i = 0; i < next_failure_; ++i) {
+    if (failures_[i].node == node) {
+      FailNode(node, failures_[i].cycle);
+      break;
+    }
+  }
+  Activity();
   cv_.notify_all();
   return p;
 }
 
 void SimFabric::Leave(RuntimeId rt) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   Member* m = FindMember(rt);
   if (m == nullptr) return;
+  cv_.wait(lock, [&] { return m->kicking == 0; });  // the driver is done with the module
   departed_.push_back({m->process, m->node, rt, m->clock, m->failed});
   members_.erase(rt);
   for (auto& t : threads_) std::erase(t->holds, rt);
   for (auto& [id, other] : members_) {
-    if (!other->failed)
-      other->module->PeerGone(rt, /*orderly=*/true,
-                              Status::Unavailable("runtime left the simulated machine"));
+    if (other->failed) continue;
+    other->module->PeerGone(rt, /*orderly=*/true,
+                            Status::Unavailable("runtime left the simulated machine"));
+    NoteKick(*other);
   }
+  Activity();
   cv_.notify_all();
 }
 
@@ -193,6 +222,9 @@ bool SimFabric::Has(RuntimeId rt) {
 // ---- threads and clocks ----
 
 SimFabric::Thread* SimFabric::ThreadRecord(bool create) {
+  // The driver dispatches frames itself (KickMembers): a runtime call of a handler it runs
+  // is the progress pass's, like one on the runtime's progress thread.
+  if (std::this_thread::get_id() == driver_id_) return nullptr;
   ThreadSlot& slot = tls_slot;
   if (slot.anchor == anchor_ && slot.record != nullptr) return static_cast<Thread*>(slot.record);
   if (!create) return nullptr;
@@ -241,6 +273,12 @@ uint64_t SimFabric::Epoch(const Thread& t) const {
 void SimFabric::BumpEpochs() {
   ++seq_;
   for (auto& [process, epoch] : remote_epoch_) ++epoch;
+  Activity();
+}
+
+void SimFabric::Activity() {
+  ++activity_;
+  idle_cv_.notify_all();
 }
 
 void SimFabric::ForgetRemoteThread(uint64_t key) {
@@ -285,29 +323,40 @@ void SimFabric::ChargeCpu(Thread* t, const SimCaller* c) {
     t->clock += static_cast<int64_t>(cycles);
   }
   t->cpu_mark = cpu;
-  t->parked = false;  // every call but ThreadParked itself ends a parked wait
 }
 
-void SimFabric::ThreadParked(RuntimeId rt, const char* call, const SimCaller* c) {
-  ThreadIdle(rt, call, c);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (Thread* t = Caller(c, false)) t->parked = true;
-  cv_.notify_all();
+void SimFabric::Looked(Thread* t, bool idle) {
+  const uint64_t epoch = Epoch(*t);
+  t->settled = idle && t->seen == epoch;
+  t->seen = epoch;
+  t->idle = idle;
+  t->activity = activity_;
 }
 
-void SimFabric::ThreadIdle(RuntimeId rt, const char* call, const SimCaller* c) {
-  std::lock_guard<std::mutex> lock(mu_);
+bool SimFabric::Waits(const Thread& t) const { return t.idle && t.settled && t.seen == Epoch(t); }
+
+void SimFabric::ThreadIdle(RuntimeId rt, const char* call, const SimCaller* c, bool settled) {
+  std::unique_lock<std::mutex> lock(mu_);
   Thread* t = Caller(c, true);
   if (t == nullptr) return;
   ChargeCpu(t, c);
   if (std::find(t->holds.begin(), t->holds.end(), rt) == t->holds.end() && FindMember(rt)) {
     t->holds.push_back(rt);
   }
-  t->idle = true;
-  t->seen = Epoch(*t);
+  const uint64_t activity = t->activity;  // at its call before this round's check
+  Looked(t, /*idle=*/true);
+  if (settled) t->settled = true;
   t->last_call = call;
   t->last_wall = std::chrono::steady_clock::now();
+  // The driver can only move on when this thread now waits (an unsettled round changes
+  // nothing it could use): wake it only then.
+  if (!Waits(*t)) return;
   cv_.notify_all();
+  // A local thread that saw everything sleeps until something happens (a remote thread's
+  // round is replayed by the launcher's reader, which must not block).
+  if (t->key != 0 || activity != activity_) return;
+  idle_cv_.wait_for(lock, kIdleSleep,
+                    [&] { return activity_ != activity || stop_ || !status_.ok(); });
 }
 
 void SimFabric::ThreadCall(RuntimeId rt, const char* call, const SimCaller* c) {
@@ -319,7 +368,7 @@ void SimFabric::CallLocked(RuntimeId rt, const char* call, const SimCaller* c) {
   Thread* t = Caller(c, true);
   if (t == nullptr) return;
   ChargeCpu(t, c);
-  t->idle = false;
+  Looked(t, /*idle=*/false);
   t->program = t->program || t->handler_depth == 0;
   t->last_call = call;
   t->last_wall = std::chrono::steady_clock::now();
@@ -340,7 +389,7 @@ int64_t SimFabric::NowCycles(RuntimeId rt, const SimCaller* c) {
   // (the progress thread running a handler) only a read of the runtime's clock.
   if (t != nullptr && m != nullptr) {
     ChargeCpu(t, c);
-    t->idle = false;
+    Looked(t, /*idle=*/false);
     t->last_call = "Now";
     t->last_wall = std::chrono::steady_clock::now();
     if (std::find(t->holds.begin(), t->holds.end(), rt) == t->holds.end()) t->holds.push_back(rt);
@@ -366,8 +415,7 @@ void SimFabric::HandlerBegin(RuntimeId rt, const SimCaller* c) {
   Thread* t = Caller(c, true);
   if (t == nullptr) return;
   ++t->handler_depth;
-  t->idle = false;
-  t->parked = false;
+  Looked(t, /*idle=*/false);
   t->cpu_mark = t->key != 0 && c != nullptr ? c->cpu_ns : ThreadCpuNs();
   if (std::find(t->holds.begin(), t->holds.end(), rt) == t->holds.end()) t->holds.push_back(rt);
   if (Member* m = FindMember(rt)) {
@@ -393,6 +441,7 @@ void SimFabric::HandlerEnd(RuntimeId rt, const SimCaller* c) {
   }
   ++seq_;
   if (c != nullptr && c->key != 0) ++remote_epoch_[c->process()];
+  Activity();
   cv_.notify_all();
 }
 
@@ -400,8 +449,11 @@ void SimFabric::Dispatched(RuntimeId rt, int n, const SimCaller* c) {
   std::lock_guard<std::mutex> lock(mu_);
   ++seq_;  // first: a thread that looks after this sees what the dispatch did
   if (c != nullptr && c->key != 0) ++remote_epoch_[c->process()];
-  if (Member* m = FindMember(rt)) m->pending_dispatch = std::max(0, m->pending_dispatch - n);
-  cv_.notify_all();
+  Activity();
+  Member* m = FindMember(rt);
+  if (m == nullptr || m->pending_dispatch == 0) return;
+  m->pending_dispatch = std::max(0, m->pending_dispatch - n);
+  if (m->pending_dispatch == 0) cv_.notify_all();  // it no longer holds the driver
 }
 
 void SimFabric::ThreadIdleAll(const char* call) {
@@ -409,11 +461,10 @@ void SimFabric::ThreadIdleAll(const char* call) {
   Thread* t = ThreadRecord(false);
   if (t == nullptr) return;
   ChargeCpu(t, nullptr);
-  t->idle = true;
-  t->seen = Epoch(*t);
+  Looked(t, /*idle=*/true);
   t->last_call = call;
   t->last_wall = std::chrono::steady_clock::now();
-  cv_.notify_all();
+  if (Waits(*t)) cv_.notify_all();
 }
 
 }  // namespace ukai::rt
@@ -448,7 +499,7 @@ Status SimFabric::Post(RuntimeId from, RuntimeId to, ByteBlock&& frame,
   }
   if (Thread* t = Caller(c, false); t != nullptr) {
     ChargeCpu(t, c);
-    t->idle = false;
+    Looked(t, /*idle=*/false);
     t->last_call = "SendRsr";
     t->last_wall = std::chrono::steady_clock::now();
     if (std::find(t->holds.begin(), t->holds.end(), from) == t->holds.end()) {
@@ -483,7 +534,7 @@ int64_t SimFabric::Horizon() const {
     if (!m->failed && (m->pending_dispatch > 0 || m->handlers > 0)) h = std::min(h, m->clock);
   }
   for (const auto& t : threads_) {
-    if (t->parked || (t->idle && t->seen == Epoch(*t))) continue;
+    if (Waits(*t)) continue;
     for (RuntimeId r : t->holds) {
       auto it = members_.find(r);
       if (it == members_.end() || it->second->failed) continue;
@@ -506,6 +557,33 @@ void SimFabric::Deliver(InFlightFrame& f, int64_t cycle) {
   dst->clock = std::max(dst->clock, cycle);
   ++dst->pending_dispatch;
   dst->module->Arrive(std::move(f.frame), std::move(f.in_flight));
+  NoteKick(*dst);
+}
+
+void SimFabric::NoteKick(Member& m) {
+  if (m.to_kick) return;
+  m.to_kick = true;
+  kick_.push_back(m.id);
+}
+
+void SimFabric::KickMembers(std::unique_lock<std::mutex>& lock) {
+  std::vector<std::pair<RuntimeId, SimMember*>> kicks;
+  for (RuntimeId id : kick_) {
+    Member* m = FindMember(id);
+    if (m == nullptr) continue;
+    m->to_kick = false;
+    ++m->kicking;
+    kicks.emplace_back(id, m->module);
+  }
+  kick_.clear();
+  lock.unlock();
+  for (auto& [id, module] : kicks) module->Kick();
+  lock.lock();
+  for (auto& [id, module] : kicks) {
+    if (Member* m = FindMember(id)) --m->kicking;
+  }
+  Activity();        // a thread that polls its runtime itself may now find the frames
+  cv_.notify_all();  // a Leave may wait for the kicks
 }
 
 void SimFabric::HandleArrivals(const std::vector<SimArrival>& arrivals) {
@@ -539,6 +617,7 @@ void SimFabric::FailNode(int node, int64_t cycle) {
     m->failed = true;
     m->clock = std::max(m->clock, cycle);
     m->module->Stopped(why);
+    NoteKick(*m);
     failed.push_back(id);
   }
   FailMembers(failed, why);
@@ -550,8 +629,12 @@ void SimFabric::FailMembers(const std::vector<RuntimeId>& failed, const Status& 
     for (auto& [id, m] : members_) {
       if (id == f) continue;
       // Its peers see a crashed process; it sees every peer gone (it can reach none).
-      if (!m->failed) m->module->PeerGone(f, /*orderly=*/false, why);
+      if (!m->failed) {
+        m->module->PeerGone(f, /*orderly=*/false, why);
+        NoteKick(*m);
+      }
       dead->module->PeerGone(id, /*orderly=*/false, why);
+      NoteKick(*dead);
     }
   }
   BumpEpochs();
@@ -563,12 +646,14 @@ void SimFabric::FailRuntime(RuntimeId rt, const Status& why) {
   if (m == nullptr || m->failed) return;
   m->failed = true;
   m->module->Stopped(why);
+  NoteKick(*m);
   FailMembers({rt}, why);
   cv_.notify_all();
 }
 
 void SimFabric::StopRun(const Status& why) {
   status_ = why;
+  Activity();
   for (auto& [id, m] : members_) {
     if (m->failed) continue;
     m->failed = true;
@@ -576,13 +661,14 @@ void SimFabric::StopRun(const Status& why) {
     for (auto& [peer, other] : members_) {
       if (peer != id) m->module->PeerGone(peer, /*orderly=*/false, why);
     }
+    NoteKick(*m);
   }
   cv_.notify_all();
 }
 
 std::string SimFabric::StallMessage(int64_t horizon) const {
   for (const auto& t : threads_) {
-    if (t->parked || (t->idle && t->seen == Epoch(*t))) continue;
+    if (Waits(*t)) continue;
     for (RuntimeId r : t->holds) {
       auto it = members_.find(r);
       if (it == members_.end() || std::max(it->second->clock, t->clock) != horizon) continue;
@@ -648,9 +734,12 @@ void SimFabric::Run() {
   uint64_t last_seq = 0;
   uint64_t steps = 0;
   while (!stop_) {
+    // Frames and peer events handed to members are dispatched before anything else.
+    if (!kick_.empty()) KickMembers(lock);
     if (!status_.ok()) {
-      cv_.wait(lock, [&] { return stop_; });
-      break;
+      // The run stopped: only the members' last events are left to hand over.
+      cv_.wait(lock, [&] { return stop_ || !kick_.empty(); });
+      continue;
     }
     const int64_t horizon = Horizon();
     const int64_t now = net_->now();
@@ -694,6 +783,17 @@ void SimFabric::Run() {
 Status SimFabric::status() {
   std::lock_guard<std::mutex> lock(mu_);
   return status_;
+}
+
+bool SimFabric::Quiet() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!frames_.empty() || net_->Busy()) return false;
+  for (const auto& [pair, ch] : channels_) {
+    if (!ch.held.empty()) return false;
+  }
+  return std::none_of(members_.begin(), members_.end(), [](const auto& m) {
+    return m.second->pending_dispatch > 0 || m.second->handlers > 0;
+  });
 }
 
 int64_t SimFabric::network_cycle() {

@@ -99,12 +99,20 @@ struct SimInFlight {
   std::atomic<uint64_t> bytes{0};
 };
 
-// What the fabric calls on a module (with the fabric's lock held: must not call back).
+// What the fabric calls on a module (with the fabric's lock held: must not call back; but
+// Kick, which is called without it).
 class SimMember {
  public:
   virtual ~SimMember() = default;
-  // A frame the network delivered (its bytes unchanged).
+  // A frame the network delivered (its bytes unchanged). Kick follows once the step's
+  // arrivals are all handed over.
   virtual void Arrive(ByteBlock&& frame, std::shared_ptr<SimInFlight> in_flight) = 0;
+  // Frames arrived (called by the driver after a step, the fabric's lock released): the
+  // member dispatches them now on the calling thread if its runtime lets it
+  // (ModuleHost::TryProgressPass), else wakes whoever will. The driver goes on only once
+  // they are dispatched anyway (a delivery holds the runtime): running the non-threaded
+  // handlers here saves the hand-off to the runtime's progress thread and back.
+  virtual void Kick() = 0;
   // Peer `peer` left (orderly) or stopped (its node failed, or the run stopped).
   virtual void PeerGone(RuntimeId peer, bool orderly, const Status& why) = 0;
   // This runtime's own node failed, or the run stopped: every peer is gone.
@@ -149,10 +157,11 @@ class SimFabric {
   void Dispatched(RuntimeId rt, int n, const SimCaller* caller = nullptr);
 
   // Virtual time (rt/core/virtual_time.h) on behalf of runtime `rt`.
-  void ThreadIdle(RuntimeId rt, const char* call, const SimCaller* caller = nullptr);
+  // `settled`: the caller vouches that nothing was dispatched in its process since the
+  // thread's previous round (a remote thread whose unsettled rounds were not told).
+  void ThreadIdle(RuntimeId rt, const char* call, const SimCaller* caller = nullptr,
+                  bool settled = false);
   void ThreadCall(RuntimeId rt, const char* call, const SimCaller* caller = nullptr);
-  // VirtualTime::ThreadParked: the thread holds nothing until its next call.
-  void ThreadParked(RuntimeId rt, const char* call, const SimCaller* caller = nullptr);
   int64_t NowCycles(RuntimeId rt, const SimCaller* caller = nullptr);
   void HandlerQueued(RuntimeId rt);
   void HandlerBegin(RuntimeId rt, const SimCaller* caller = nullptr);
@@ -172,6 +181,10 @@ class SimFabric {
 
   // OK, or why the run stopped (a stalled process, the network's deadlock watchdog).
   Status status();
+  // Nothing is in flight: no frame in the network or held for order, none delivered and not
+  // yet dispatched, no threaded handler queued or running (a harness waits for this before
+  // it starts its threads on a next step: no clock moves meanwhile).
+  bool Quiet();
   // The network's current cycle, the processes' figures, counters.
   int64_t network_cycle();
   std::vector<SimProcessTimes> Processes();
@@ -200,6 +213,10 @@ class SimFabric {
     std::map<uint64_t, std::unique_ptr<InFlightFrame>> held;  // null: lost
   };
   void Deliver(InFlightFrame& f, int64_t cycle);
+  // A member got frames or peer events: the driver kicks it (SimMember::Kick).
+  void NoteKick(Member& m);
+  // Kicks the members noted (the lock released meanwhile).
+  void KickMembers(std::unique_lock<std::mutex>& lock);
   void Drop(InFlightFrame& f, bool lost);
   // (earliest, process, send order, user)
   using Ready = std::tuple<int64_t, int, uint64_t, uint64_t>;
@@ -219,8 +236,15 @@ class SimFabric {
   // ThreadCall's work, the lock held.
   void CallLocked(RuntimeId rt, const char* call, const SimCaller* caller);
   uint64_t Epoch(const Thread& t) const;
+  // A call of `t` (an idle round or not): records the epoch it saw (Thread::settled).
+  void Looked(Thread* t, bool idle);
+  // `t` lets the simulation advance: idle and settled with nothing new since.
+  bool Waits(const Thread& t) const;
   // Something happened every waiting thread must look at (as ++seq_ does for local ones).
   void BumpEpochs();
+  // Something happened a thread of this process blocked in an idle round may wait for (a
+  // step's arrivals, a dispatch, a handler's end, a peer event): wakes them.
+  void Activity();
   void FailMembers(const std::vector<RuntimeId>& failed, const Status& why);
   Member* FindMember(RuntimeId rt);
 
@@ -249,7 +273,9 @@ class SimFabric {
   std::condition_variable cv_;
   bool stop_ = false;
   Status status_;
-  uint64_t seq_ = 0;  // dispatches finished: a waiting thread holds again until it looked
+  uint64_t seq_ = 0;       // dispatches finished: a waiting thread holds again until it looked
+  uint64_t activity_ = 0;  // Activity() calls
+  std::condition_variable idle_cv_;  // local threads blocked in a settled idle round
   std::unordered_map<RuntimeId, std::unique_ptr<Member>> members_;
   int next_process_ = 0;
   int joins_ = 0, expected_joins_ = 0;
@@ -262,6 +288,8 @@ class SimFabric {
   uint64_t next_user_ = 1;
   std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_;
   std::vector<SimArrival> arrivals_;
+  std::vector<RuntimeId> kick_;  // members that got frames in this step
+  std::thread::id driver_id_;    // the driver's thread: never a program thread
   uint64_t frames_sent_ = 0, frames_delivered_ = 0, frames_lost_ = 0, frames_dropped_ = 0;
   uint64_t late_frames_ = 0, bytes_sent_ = 0, frames_refused_ = 0;
   std::thread driver_;

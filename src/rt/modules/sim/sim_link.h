@@ -33,7 +33,6 @@ class SimLink {
   virtual void Dispatched(RuntimeId rt, int n) = 0;
   virtual void ThreadIdle(RuntimeId rt, const char* call) = 0;
   virtual void ThreadCall(RuntimeId rt, const char* call) = 0;
-  virtual void ThreadParked(RuntimeId rt, const char* call) = 0;
   virtual int64_t NowCycles(RuntimeId rt) = 0;
   virtual void HandlerQueued(RuntimeId rt) = 0;
   virtual void HandlerBegin(RuntimeId rt) = 0;

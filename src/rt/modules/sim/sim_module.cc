@@ -2,6 +2,9 @@
 
 #include <atomic>
 #include <mutex>
+#include <set>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "rt/core/virtual_time.h"
@@ -11,6 +14,10 @@
 
 namespace ukai::rt {
 namespace {
+
+class SimModule;
+// The module whose Kick runs on this thread (its dispatcher's pass).
+thread_local const SimModule* tls_kicking = nullptr;
 
 // The machine in this process.
 class LocalSimLink final : public SimLink {
@@ -28,7 +35,6 @@ class LocalSimLink final : public SimLink {
   void Dispatched(RuntimeId rt, int n) override { f_->Dispatched(rt, n); }
   void ThreadIdle(RuntimeId rt, const char* call) override { f_->ThreadIdle(rt, call); }
   void ThreadCall(RuntimeId rt, const char* call) override { f_->ThreadCall(rt, call); }
-  void ThreadParked(RuntimeId rt, const char* call) override { f_->ThreadParked(rt, call); }
   int64_t NowCycles(RuntimeId rt) override { return f_->NowCycles(rt); }
   void HandlerQueued(RuntimeId rt) override { f_->HandlerQueued(rt); }
   void HandlerBegin(RuntimeId rt) override { f_->HandlerBegin(rt); }
@@ -91,6 +97,12 @@ class SimModule final : public Module, public SimMember, public internal::Virtua
           "sim: no simulated machine (run under `ukai launch --sim MACHINE.toml`, or set "
           "RuntimeOptions::sim_fabric)");
     }
+    // With a progress thread, the machine's own thread (the driver in one process, the
+    // channel's reader under launch --sim) dispatches every frame and peer event, standing in
+    // for the progress thread (Kick): one thread runs the non-threaded handlers, as usual.
+    // (Under launch --sim the channel's reader only hands frames over: the progress thread
+    // dispatches them.)
+    dispatcher_ = !remote_ && host->has_progress_thread();
     Result<int> process = fabric_->Join(host->runtime_id(), this);
     if (!process.ok()) return process.status();
     joined_ = true;
@@ -128,7 +140,7 @@ class SimModule final : public Module, public SimMember, public internal::Virtua
   int Progress() override;
   bool PrepareToBlock() override {
     Release();
-    return !pending_.load(std::memory_order_acquire);
+    return !pending_.load(std::memory_order_acquire) || !MayTake();
   }
   std::map<std::string, uint64_t> Counters() const override {
     return fabric_ ? fabric_->Counters() : std::map<std::string, uint64_t>{};
@@ -136,23 +148,43 @@ class SimModule final : public Module, public SimMember, public internal::Virtua
   void Close() override {
     if (!joined_) return;
     Release();
+    // Barrier frames are not the connections' (Finalize's flush does not see them): a rank
+    // that left the last barrier first waits, in the runtime, until its last rounds were
+    // taken (else a peer still waiting for them would see it leave instead).
+    while (barrier_in_flight_->frames.load(std::memory_order_acquire) > 0 && Running()) {
+      fabric_->ThreadIdle(host_->runtime_id(), "Finalize (a barrier's last rounds)");
+      std::this_thread::yield();
+    }
     fabric_->Leave(host_->runtime_id());
     joined_ = false;
   }
 
-  // SimMember (fabric lock held).
+  // SimMember (fabric lock held; Kick follows without it).
   void Arrive(ByteBlock&& frame, std::shared_ptr<SimInFlight> in_flight) override {
+    bool was_pending;
     {
       std::lock_guard<std::mutex> lock(mu_);
       inbox_.push_back({std::move(frame), std::move(in_flight)});
-      pending_.store(true, std::memory_order_release);
+      was_pending = pending_.exchange(true, std::memory_order_acq_rel);
     }
+    // Without a dispatcher (Kick) the progress thread takes them: wake it (once: a wake-up
+    // for the inbox is on its way while it is pending).
+    if (!dispatcher_ && !was_pending) host_->Wake();
+  }
+  void Kick() override {
+    tls_kicking = this;
+    const bool ran = host_->RunProgressPass();
+    tls_kicking = nullptr;
+    if (ran) return Release();
+    // Not running (starting, finalizing) or no progress thread: whoever progresses next.
+    missed_.store(true);
     host_->Wake();
   }
   void PeerGone(RuntimeId peer, bool orderly, const Status& why) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
       gone_.push_back({peer, orderly, why});
+      departed_.insert(peer);
       pending_.store(true, std::memory_order_release);
     }
     host_->Wake();
@@ -169,20 +201,60 @@ class SimModule final : public Module, public SimMember, public internal::Virtua
   // VirtualTime.
   void ThreadIdle(const char* call) override { fabric_->ThreadIdle(host_->runtime_id(), call); }
   void ThreadCall(const char* call) override { fabric_->ThreadCall(host_->runtime_id(), call); }
-  void ThreadParked(const char* call) override {
-    Release();
-    fabric_->ThreadParked(host_->runtime_id(), call);
-  }
   std::chrono::nanoseconds Now() override {
     const int64_t cycles = fabric_->NowCycles(host_->runtime_id());
     return std::chrono::nanoseconds(
         static_cast<int64_t>(static_cast<double>(cycles) * 1000.0 / fabric_->clock_mhz()));
+  }
+  Status BarrierSend(RuntimeId to, uint64_t seq, int round) override {
+    wire::FrameHeader h;
+    h.kind = wire::FrameKind::kBarrier;
+    h.source = host_->runtime_id();
+    h.target = to;
+    h.handler = static_cast<uint32_t>(round);
+    h.flags = wire::kFlagHasAddress;
+    h.address = seq;
+    ByteBlock frame(wire::kHeaderSize);
+    frame.Resize(wire::kHeaderSize);
+    wire::EncodeHeader(h, std::span<uint8_t>(frame.data(), wire::kHeaderSize));
+    return fabric_->Post(host_->runtime_id(), to, std::move(frame), barrier_in_flight_);
+  }
+  Result<bool> BarrierArrived(RuntimeId from, uint64_t seq, int round) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (barrier_rounds_.erase({from, seq, round}) > 0) return true;
+    if (!stopped_.ok()) return stopped_;
+    if (departed_.contains(from)) {
+      return Status::Unavailable("sim: runtime " + RuntimeIdString(from) +
+                                 " failed or left during the barrier");
+    }
+    return false;
   }
   void HandlerQueued() override { fabric_->HandlerQueued(host_->runtime_id()); }
   void HandlerBegin() override { fabric_->HandlerBegin(host_->runtime_id()); }
   void HandlerEnd() override { fabric_->HandlerEnd(host_->runtime_id()); }
 
  private:
+  bool Running() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stopped_.ok();
+  }
+  // A barrier round (wire::FrameKind::kBarrier) is the module's own: noted, not delivered.
+  bool TakeBarrierRound(std::span<const uint8_t> frame) {
+    if (frame.size() <= 5 || frame[5] != static_cast<uint8_t>(wire::FrameKind::kBarrier)) {
+      return false;
+    }
+    Result<wire::FrameView> v = wire::DecodeFrame(frame);
+    if (!v.ok() || v->header.target != host_->runtime_id()) return false;  // the runtime says why
+    std::lock_guard<std::mutex> lock(mu_);
+    barrier_rounds_.insert(
+        {v->header.source, v->header.address, static_cast<int>(v->header.handler)});
+    return true;
+  }
+  // Whether this thread may take the inbox and peer events: the dispatcher's pass (Kick), or
+  // any pass when there is no dispatcher or it missed them.
+  bool MayTake() const {
+    return !dispatcher_ || tls_kicking == this || missed_.load(std::memory_order_acquire);
+  }
   // Tells the fabric that what the last Progress() delivered has been dispatched.
   void Release() {
     const int n = taken_.exchange(0);
@@ -191,6 +263,8 @@ class SimModule final : public Module, public SimMember, public internal::Virtua
 
   std::shared_ptr<SimLink> fabric_;
   bool remote_ = false;
+  bool dispatcher_ = false;          // frames are dispatched by the machine's thread (Kick)
+  std::atomic<bool> missed_{false};  // a Kick could not run a pass: any pass takes them
   ModuleHost* host_ = nullptr;
   bool joined_ = false;
   std::mutex mu_;
@@ -209,11 +283,16 @@ class SimModule final : public Module, public SimMember, public internal::Virtua
   Status stopped_;            // why this runtime's node failed or the run stopped (OK: it runs)
   std::vector<Posted> work_;  // progress thread only
   std::atomic<int> taken_{0};
+  // Barrier rounds arrived and not yet taken (source, sequence, round); peers gone.
+  std::set<std::tuple<RuntimeId, uint64_t, int>> barrier_rounds_;
+  std::set<RuntimeId> departed_;
+  std::shared_ptr<SimInFlight> barrier_in_flight_ = std::make_shared<SimInFlight>();
 };
 
 int SimModule::Progress() {
   Release();
-  if (!pending_.load(std::memory_order_acquire)) return 0;
+  if (!pending_.load(std::memory_order_acquire) || !MayTake()) return 0;
+  missed_.store(false, std::memory_order_relaxed);
   std::vector<Gone> gone;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -225,7 +304,11 @@ int SimModule::Progress() {
   for (Posted& p : work_) {
     ByteBlock& b = p.frame;
     const size_t size = b.size();
-    if (host_->DeliverFrame(b.span(), &b).ok()) ++n;
+    if (TakeBarrierRound(b.span())) {
+      ++n;
+    } else if (host_->DeliverFrame(b.span(), &b).ok()) {
+      ++n;
+    }
     p.in_flight->bytes.fetch_sub(size, std::memory_order_relaxed);
     p.in_flight->frames.fetch_sub(1, std::memory_order_release);
   }

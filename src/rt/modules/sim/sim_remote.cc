@@ -13,6 +13,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -42,9 +43,14 @@ struct Slot {
   bool registered = false;  // the fabric has a record of it
   bool idle = false;
   bool program = false;
-  int depth = 0;            // threaded handlers running on it
-  uint64_t epoch = ~0ull;   // the link's epoch when its idleness was last told
-  int64_t skipped_cpu = 0;  // CPU time spent in idle rounds that were not told
+  int depth = 0;           // threaded handlers running on it
+  uint64_t epoch = ~0ull;  // the link's epoch at its last call told
+  // The link's epoch at its previous call or idle round (told or not): an idle round is
+  // settled when nothing was dispatched since (SimFabric's Thread::settled).
+  uint64_t round_epoch = ~0ull;
+  bool told_settled = false;  // the fabric has it as a settled idle thread at `epoch`
+  int64_t idle_cpu = 0;       // CPU time at its last idle round (after it: waiting)
+  int64_t skipped_cpu = 0;    // CPU time spent in idle rounds that were not told
   int64_t last_cpu = 0;
   ~Slot();
 };
@@ -142,8 +148,11 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     }
     Slot& s = MySlot();
     const int64_t cpu = Cpu(s);
-    if (s.registered) s.idle = false;
-    return Write(sw::EncodePostHeader(s.index, cpu, to, frame.size()), frame.span());
+    if (s.registered) Busy(s);
+    Status st =
+        Write(sw::EncodePostHeader(s.index, cpu, to, frame.size()), frame.span(), false, &s.epoch);
+    if (s.registered) s.round_epoch = s.epoch;
+    return st;
   }
 
   void Dispatched(RuntimeId, int n) override {
@@ -152,50 +161,49 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
         Write(sw::EncodeDispatched(s.index, static_cast<uint32_t>(n)), {}, /*bump=*/true);
   }
 
+  // Only settled rounds are told (an unsettled one holds the machine exactly as the busy
+  // call before it does), each once per epoch, as kIdleSettled: one message per dispatch
+  // epoch instead of two. The CPU time of a wait's rounds is not charged.
   void ThreadIdle(RuntimeId, const char* call) override {
     Slot& s = MySlot();
     const int64_t cpu = ThreadCpuNs();
-    if (s.registered && s.idle && s.epoch == epoch_.load(std::memory_order_acquire)) {
-      s.skipped_cpu += cpu - s.last_cpu;  // the fabric charges no CPU time while idle
-      s.last_cpu = cpu;
-      return;
-    }
-    Register(s);
+    const uint64_t now = epoch_.load(std::memory_order_acquire);
+    const bool settled = s.round_epoch == now;
+    s.round_epoch = now;
+    if (s.idle) s.skipped_cpu += cpu - s.idle_cpu;  // waiting since the last round
     s.idle = true;
+    s.idle_cpu = cpu;
     s.last_cpu = cpu;
-    [[maybe_unused]] Status st = Write(
-        sw::EncodeCall(s.index, sw::CallKind::kIdle, sw::CallIndex(call), cpu - s.skipped_cpu), {},
-        false, &s.epoch);
+    if (!settled || (s.registered && s.told_settled && s.epoch == now)) return;
+    Register(s);
+    // Told only if no dispatch slipped in before the write (under the write lock).
+    const Status st = Write(sw::EncodeCall(s.index, sw::CallKind::kIdleSettled, sw::CallIndex(call),
+                                           cpu - s.skipped_cpu),
+                            {}, false, &s.epoch, /*only_at=*/now);
+    s.told_settled = st.ok() && s.epoch == now;
   }
 
   void ThreadCall(RuntimeId, const char* call) override {
     Slot& s = MySlot();
     Register(s);
     const int64_t cpu = Cpu(s);
-    s.idle = false;
+    Busy(s);
     s.program = s.program || s.depth == 0;
     [[maybe_unused]] Status st =
-        Write(sw::EncodeCall(s.index, sw::CallKind::kCall, sw::CallIndex(call), cpu));
-  }
-
-  void ThreadParked(RuntimeId, const char* call) override {
-    Slot& s = MySlot();
-    Register(s);
-    const int64_t cpu = Cpu(s);
-    s.idle = true;
-    s.epoch = ~0ull;  // its next idle round is told again
-    [[maybe_unused]] Status st =
-        Write(sw::EncodeCall(s.index, sw::CallKind::kParked, sw::CallIndex(call), cpu));
+        Write(sw::EncodeCall(s.index, sw::CallKind::kCall, sw::CallIndex(call), cpu), {}, false,
+              &s.epoch);
+    s.round_epoch = s.epoch;
   }
 
   int64_t NowCycles(RuntimeId) override {
     Slot& s = MySlot();
     const int64_t cpu = Cpu(s);
-    if (s.registered) s.idle = false;
+    if (s.registered) Busy(s);
     std::unique_lock<std::mutex> lock(mu_);
     now_.erase(s.index);
     lock.unlock();
-    if (!Write(sw::EncodeNow(s.index, cpu)).ok()) return last_now_.load();
+    if (!Write(sw::EncodeNow(s.index, cpu), {}, false, &s.epoch).ok()) return last_now_.load();
+    if (s.registered) s.round_epoch = s.epoch;
     lock.lock();
     cv_.wait(lock, [&] { return now_.contains(s.index) || broken_; });
     auto it = now_.find(s.index);
@@ -212,10 +220,12 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     Slot& s = MySlot();
     Register(s);
     ++s.depth;
-    s.idle = false;
+    Busy(s);
     const int64_t cpu = Cpu(s);
     [[maybe_unused]] Status st = Write(sw::EncodeCall(s.index, sw::CallKind::kHandlerBegin,
-                                                      sw::CallIndex("a threaded handler"), cpu));
+                                                      sw::CallIndex("a threaded handler"), cpu),
+                                       {}, false, &s.epoch);
+    s.round_epoch = s.epoch;
   }
   void HandlerEnd(RuntimeId) override {
     Slot& s = MySlot();
@@ -223,8 +233,9 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     if (--s.depth <= 0) {
       s.depth = 0;
       if (!s.program) {
-        s.idle = true;
-        s.epoch = ~0ull;  // a pool thread holds nothing between handlers
+        s.idle = false;  // a pool thread holds nothing between handlers
+        s.told_settled = false;
+        s.round_epoch = ~0ull;
       }
     }
     [[maybe_unused]] Status st =
@@ -256,6 +267,11 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     }
     return s;
   }
+  // A call that is not an idle round: the thread holds (the fabric is told by the call).
+  static void Busy(Slot& s) {
+    s.idle = false;
+    s.told_settled = false;
+  }
   void Register(Slot& s) {
     if (s.registered) return;
     s.registered = true;
@@ -270,9 +286,14 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   // One message (and the frame after it), whole. `bump`: a dispatch epoch ends with it;
   // `epoch_out`: the epoch this message is part of (both under the write lock, so the
   // launcher sees epochs in the order the link counts them).
+  // `only_at`: sent only if the epoch is still that (else kWouldBlock, nothing written).
   Status Write(const std::vector<uint8_t>& head, std::span<const uint8_t> tail = {},
-               bool bump = false, uint64_t* epoch_out = nullptr) {
+               bool bump = false, uint64_t* epoch_out = nullptr,
+               std::optional<uint64_t> only_at = std::nullopt) {
     std::lock_guard<std::mutex> lock(write_mu_);
+    if (only_at && epoch_.load(std::memory_order_acquire) != *only_at) {
+      return Status::WouldBlock("sim: a dispatch came first");
+    }
     if (bump) epoch_.fetch_add(1, std::memory_order_acq_rel);
     if (epoch_out != nullptr) *epoch_out = epoch_.load(std::memory_order_acquire);
     iovec v[2] = {{const_cast<uint8_t*>(head.data()), head.size()},
@@ -308,6 +329,13 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     }
     if (!tail.empty()) posted_total_.fetch_add(1, std::memory_order_relaxed);
     return Status::Ok();
+  }
+
+  // A peer event: the fabric starts a new epoch for every waiting thread (its failures do),
+  // so their next idle rounds are told again.
+  void NewEpoch() {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    epoch_.fetch_add(1, std::memory_order_acq_rel);
   }
 
   void ReadLoop() {
@@ -357,6 +385,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
       case sw::Type::kPeerGone: {
         Result<sw::PeerGone> g = sw::DecodePeerGone(msg.body);
         if (!g.ok()) return g.status();
+        NewEpoch();
         {
           std::lock_guard<std::mutex> lock(mu_);
           gone_.insert(g->peer);
@@ -367,6 +396,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
       case sw::Type::kStopped: {
         Result<std::string> t = sw::DecodeText(msg.body);
         if (!t.ok()) return t.status();
+        NewEpoch();
         {
           std::lock_guard<std::mutex> lock(mu_);
           stopped_ = Status::Unavailable(*t);

@@ -237,8 +237,9 @@ Result<Call> DecodeCall(std::span<const uint8_t> body) {
   const uint8_t call = in.U8();
   const int64_t cpu = static_cast<int64_t>(in.U64());
   UKAI_RETURN_IF_ERROR(in.Done());
-  if (kind > kLastCallKind) {
-    return Status::ParseError("sim channel: call of unknown kind " + std::to_string(kind));
+  if (kind > kLastCallKind || kind == kRetiredCallKind) {
+    return Status::ParseError("sim channel: call of unknown kind " + std::to_string(kind) +
+                              (kind == kRetiredCallKind ? " (retired: a parked thread)" : ""));
   }
   if (CallName(call) == nullptr) {
     return Status::ParseError("sim channel: call names unknown runtime call " +

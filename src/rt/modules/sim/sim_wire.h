@@ -62,9 +62,13 @@ enum class CallKind : uint8_t {
   kHandlerBegin = 3,
   kHandlerEnd = 4,
   kThreadEnd = 5,
-  kParked = 6,
+  // 6: retired (a thread parked outside the simulation; nothing parks any more): refused.
+  // An idle round of a wait, and the process dispatched nothing since the thread's round
+  // before it (told or not): the thread saw everything up to now (SimFabric's "settled").
+  kIdleSettled = 7,
 };
-inline constexpr uint8_t kLastCallKind = 6;
+inline constexpr uint8_t kLastCallKind = 7;
+inline constexpr uint8_t kRetiredCallKind = 6;
 
 // The runtime calls a kCall can name (the fabric keeps the name of a process's last call
 // for its stall message); an unknown name travels as the last entry.

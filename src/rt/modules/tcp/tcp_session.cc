@@ -70,7 +70,6 @@ Result<bool> TcpSession::WriteLocked() {
     const ByteBlock& f = out_[cursor_].frame;
     Result<bool> done = WriteBytes(f.data(), f.size(), &cursor_off_);
     if (!done.ok() || !*done) return done;
-    unwritten_bytes_.fetch_sub(f.size(), std::memory_order_relaxed);
     ++cursor_;
     cursor_off_ = 0;
   }
@@ -88,8 +87,7 @@ Status TcpSession::Send(ByteBlock&& frame) {
   }
   // Kept until the peer acknowledges it (resent after a reconnect).
   out_.push_back(Out{std::move(frame)});
-  out_bytes_ += n;
-  unwritten_bytes_.fetch_add(n, std::memory_order_relaxed);
+  out_bytes_.fetch_add(n, std::memory_order_relaxed);
   if (!conn_ || write_armed_) return Status::Ok();  // reconnecting, or the socket is full
   Result<bool> done = WriteLocked();
   // A broken connection is the progress thread's to notice (EPOLLERR/EOF): the frame stays
@@ -122,7 +120,7 @@ bool TcpSession::OnAck(uint64_t count) {
   if (count < acked_) return true;  // an old acknowledgement (resumes may reorder nothing)
   if (count - acked_ > cursor_) return false;  // more than we wrote on this connection
   for (uint64_t i = acked_; i < count; ++i) {
-    out_bytes_ -= out_.front().frame.size();
+    out_bytes_.fetch_sub(out_.front().frame.size(), std::memory_order_relaxed);
     out_.pop_front();
     --cursor_;
   }
@@ -205,7 +203,7 @@ CommObject::Unconfirmed TcpSession::Outstanding() {
     Result<bool> done = WriteLocked();  // push on (the progress thread may be asleep)
     if (done.ok() && !*done) ArmWrite(true);
   }
-  return {out_.size(), out_bytes_};
+  return {out_.size(), out_bytes_.load(std::memory_order_relaxed)};
 }
 
 // ---- connections ----
@@ -218,7 +216,7 @@ bool TcpSession::Attach(const std::shared_ptr<TcpConn>& c, uint64_t peer_receive
     if (conn_ && conn_ != c) Detach();
     // The peer took everything up to peer_received; the rest goes again, in order.
     while (acked_ < peer_received && !out_.empty()) {
-      out_bytes_ -= out_.front().frame.size();
+      out_bytes_.fetch_sub(out_.front().frame.size(), std::memory_order_relaxed);
       out_.pop_front();
       ++acked_;
     }
@@ -226,9 +224,6 @@ bool TcpSession::Attach(const std::shared_ptr<TcpConn>& c, uint64_t peer_receive
     cursor_off_ = 0;
     ctrl_ = std::move(first);
     ctrl_off_ = 0;
-    size_t unwritten = 0;
-    for (const Out& o : out_) unwritten += o.frame.size();
-    unwritten_bytes_.store(unwritten, std::memory_order_relaxed);
     conn_ = c;
     write_armed_.store(false, std::memory_order_release);
     ever_attached_.store(true);
@@ -278,12 +273,11 @@ bool TcpSession::Shut(CommState state) {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_) return false;
   shut_ = true;
-  lost_ = {out_.size(), out_bytes_};
+  lost_ = {out_.size(), out_bytes_.load(std::memory_order_relaxed)};
   out_.clear();
-  out_bytes_ = 0;
+  out_bytes_.store(0, std::memory_order_relaxed);
   cursor_ = cursor_off_ = 0;
   ctrl_.clear();
-  unwritten_bytes_.store(0, std::memory_order_relaxed);
   if (state_.load() == CommState::kOk) state_.store(state);
   Detach();
   lost_since_ms_.store(-1);

@@ -91,7 +91,11 @@ class TcpSession final : public CommObject {
   void Close() override;
   CommState state() const override { return state_.load(); }
   RuntimeId peer() const override { return peer_; }
-  size_t QueuedBytes() const override { return unwritten_bytes_.load(std::memory_order_relaxed); }
+  // Every byte the session holds for the peer: unwritten, and written but not acknowledged
+  // yet (kept for a resend after a reconnect). Counting only the unwritten ones let a
+  // stalled receiver's socket buffers (tcp_rmem up to 32 MiB here) hold that much more of
+  // our memory beyond send_queue_bytes.
+  size_t QueuedBytes() const override { return out_bytes_.load(std::memory_order_relaxed); }
   Unconfirmed Outstanding() override;
 
   // Makes `c` the session's connection: frames the peer acknowledged up to
@@ -173,14 +177,13 @@ class TcpSession final : public CommObject {
   // frames (acks) written at the next frame boundary.
   std::deque<Out> out_;
   uint64_t acked_ = 0;
-  uint64_t out_bytes_ = 0;
+  std::atomic<uint64_t> out_bytes_{0};  // of out_ (written under mu_, read by QueuedBytes)
   size_t cursor_ = 0;
   size_t cursor_off_ = 0;
   std::vector<uint8_t> ctrl_;
   size_t ctrl_off_ = 0;
   std::atomic<bool> write_armed_{false};  // written under mu_
-  std::atomic<size_t> unwritten_bytes_{0};
-  bool shut_ = false;  // Shut() ran: lost_ is final
+  bool shut_ = false;                     // Shut() ran: lost_ is final
   Unconfirmed lost_;
   Status given_up_;  // under mu_
 
