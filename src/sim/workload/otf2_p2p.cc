@@ -85,16 +85,11 @@ Status Otf2Replay::PostSend(int loc, const Otf2Event& e, bool blocking) {
   t.sent = l.time;
   const MatchKey key{e.comm, l.rank, *dst, e.tag};
   Queues& qs = queues_[key];
-  if (!qs.recvs.empty()) {
-    const int32_t recv = qs.recvs.front();
-    qs.recvs.pop_front();
-    if (qs.recvs.empty() && qs.sends.empty()) queues_.erase(key);
-    Match(ti, recv);
-  } else {  // in the order of the senders' clocks (several locations of a rank may send)
-    auto at = qs.sends.end();
-    while (at != qs.sends.begin() && transfers_[static_cast<size_t>(*(at - 1))].sent > t.sent) --at;
-    qs.sends.insert(at, ti);
-  }
+  // In the order of the senders' clocks (several locations of a rank may send).
+  auto at = qs.sends.end();
+  while (at != qs.sends.begin() && transfers_[static_cast<size_t>(*(at - 1))].sent > t.sent) --at;
+  qs.sends.insert(at, ti);
+  MatchQueued(key);
   if (blocking) {
     BlockOn(loc, q);
   } else {
@@ -108,28 +103,76 @@ Status Otf2Replay::PostSend(int loc, const Otf2Event& e, bool blocking) {
   return Status::Ok();
 }
 
-Status Otf2Replay::PostRecv(int loc, uint64_t comm, uint32_t peer, uint32_t tag, int32_t request) {
+Status Otf2Replay::PostRecv(int loc, uint64_t comm, uint32_t peer, uint32_t tag, int32_t request,
+                            uint64_t trace_time) {
   Result<int> src = WorldRank(loc, comm, peer, "a receive");
   if (!src.ok()) return src.status();
   const Location& l = locs_[static_cast<size_t>(loc)];
   Request& q = requests_[static_cast<size_t>(request)];
   q.posted = l.time;
+  q.trace_posted = trace_time;
   q.key = MatchKey{comm, *src, l.rank, tag};
   const MatchKey key = q.key;
   Queues& qs = queues_[key];
-  if (!qs.sends.empty()) {
-    const int32_t t = qs.sends.front();
-    qs.sends.pop_front();
-    if (qs.recvs.empty() && qs.sends.empty()) queues_.erase(key);
-    Match(t, request);
-  } else {  // in post order by the locations' clocks: the replay runs a rank's locations one
-            // after the other, so a receive walked later may have been posted earlier
-    auto at = qs.recvs.end();
-    while (at != qs.recvs.begin() && requests_[static_cast<size_t>(*(at - 1))].posted > q.posted)
-      --at;
-    qs.recvs.insert(at, request);
-  }
+  // In post order: by the trace's clock where the rank has several locations (the replay
+  // walks them one after the other, and their replayed clocks drift apart), else by the
+  // location's clock (the same order).
+  const bool by_trace = several_locations_[static_cast<size_t>(l.rank)] != 0;
+  auto later = [&](int32_t other) {
+    const Request& o = requests_[static_cast<size_t>(other)];
+    return by_trace ? o.trace_posted > q.trace_posted : o.posted > q.posted;
+  };
+  auto at = qs.recvs.end();
+  while (at != qs.recvs.begin() && later(*(at - 1))) --at;
+  qs.recvs.insert(at, request);
+  MatchQueued(key);
   return Status::Ok();
+}
+
+// Matches the envelope's first sends and receives while the first receive is surely the
+// first posted: on a rank of several locations, no other location may yet post one earlier
+// in the trace (its events are in time order, so none earlier than its next one). A
+// receive that may not match yet waits in deferred_ until the rank's locations stop
+// (RecheckDeferred).
+void Otf2Replay::MatchQueued(const MatchKey& key) {
+  auto it = queues_.find(key);
+  if (it == queues_.end()) return;
+  Queues& qs = it->second;
+  while (!qs.sends.empty() && !qs.recvs.empty()) {
+    const int32_t recv = qs.recvs.front();
+    if (!FirstPostedSurely(recv)) {
+      deferred_[static_cast<size_t>(key.dst)].insert(key);
+      return;
+    }
+    const int32_t transfer = qs.sends.front();
+    qs.sends.pop_front();
+    qs.recvs.pop_front();
+    Match(transfer, recv);
+  }
+  if (qs.recvs.empty() && qs.sends.empty()) queues_.erase(it);
+}
+
+bool Otf2Replay::FirstPostedSurely(int32_t recv) {
+  const Request& q = requests_[static_cast<size_t>(recv)];
+  const size_t rank = static_cast<size_t>(q.key.dst);
+  if (!several_locations_[rank]) return true;
+  for (int other : locations_of_rank_[rank]) {
+    if (other == q.owner || locs_[static_cast<size_t>(other)].wait == Wait::kDone) continue;
+    // Its next event: the one after the call it waits in (a barrier's End, a receive's
+    // completion) is no earlier than when that call returned.
+    Result<const Otf2Event*> next = archive_->Peek(other, 0);
+    if (!next.ok()) return false;  // its walk reports the error
+    if (*next != nullptr && (*next)->time < q.trace_posted) return false;
+  }
+  return true;
+}
+
+void Otf2Replay::RecheckDeferred(int rank) {
+  auto& keys = deferred_[static_cast<size_t>(rank)];
+  if (keys.empty()) return;
+  const std::vector<MatchKey> waiting(keys.begin(), keys.end());
+  keys.clear();
+  for (const MatchKey& key : waiting) MatchQueued(key);
 }
 
 // An MpiIrecvRequest: its source, tag and communicator are in the MpiIrecv that completes
@@ -150,7 +193,7 @@ Status Otf2Replay::IrecvRequest(int loc, const Otf2Event& e) {
         FreeRequest(it->second);
         it->second = q;
       }
-      return PostRecv(loc, f.comm, f.peer, f.tag, q);
+      return PostRecv(loc, f.comm, f.peer, f.tag, q, e.time);
     }
     if (f.kind == Otf2EventKind::kRequestCancelled) return Status::Ok();  // never received
   }
@@ -169,7 +212,7 @@ Status Otf2Replay::Irecv(int loc, const Otf2Event& e) {
     l.requests.erase(it);
   } else {  // no MpiIrecvRequest recorded: posted now
     q = NewRequest(loc, false);
-    UKAI_RETURN_IF_ERROR(PostRecv(loc, e.comm, e.peer, e.tag, q));
+    UKAI_RETURN_IF_ERROR(PostRecv(loc, e.comm, e.peer, e.tag, q, e.time));
   }
   BlockOn(loc, q);
   return Status::Ok();

@@ -109,11 +109,18 @@ Status Otf2Replay::Init(const SimConfig& config, const Topology& topology, doubl
   coll_seq_.resize(node_of_rank_.size());
   locs_.resize(static_cast<size_t>(archive_->locations()));
   queued_.assign(locs_.size(), 0);
+  locations_of_rank_.resize(node_of_rank_.size());
   for (int i = 0; i < locations(); ++i) {
     Location& l = locs_[static_cast<size_t>(i)];
     l.rank = archive_->rank_of(i);
     l.last_ts = archive_->global_offset();
+    locations_of_rank_[static_cast<size_t>(l.rank)].push_back(i);
   }
+  several_locations_.resize(node_of_rank_.size());
+  for (size_t r = 0; r < node_of_rank_.size(); ++r) {
+    several_locations_[r] = locations_of_rank_[r].size() > 1 ? 1 : 0;
+  }
+  deferred_.resize(node_of_rank_.size());
   return Status::Ok();
 }
 
@@ -189,7 +196,15 @@ void Otf2Replay::Drain() {
   draining_ = false;
 }
 
+// Walks the location until it waits; then receives of its rank that waited for it to walk
+// on may match.
 void Otf2Replay::RunLocation(int loc) {
+  WalkLocation(loc);
+  const int rank = locs_[static_cast<size_t>(loc)].rank;
+  if (several_locations_[static_cast<size_t>(rank)]) RecheckDeferred(rank);
+}
+
+void Otf2Replay::WalkLocation(int loc) {
   Location& l = locs_[static_cast<size_t>(loc)];
   while (l.wait == Wait::kNone && status_.ok()) {
     if (l.time > now_ + kRunAheadCycles) {  // far ahead of the network: wait for its clock
@@ -241,7 +256,7 @@ Status Otf2Replay::Step(int loc, const Otf2Event& e) {
       return PostSend(loc, e, e.kind == Otf2EventKind::kSend);
     case Otf2EventKind::kRecv: {
       const int32_t q = NewRequest(loc, false);
-      UKAI_RETURN_IF_ERROR(PostRecv(loc, e.comm, e.peer, e.tag, q));
+      UKAI_RETURN_IF_ERROR(PostRecv(loc, e.comm, e.peer, e.tag, q, e.time));
       BlockOn(loc, q);
       return Status::Ok();
     }

@@ -17,8 +17,13 @@
 // MpiIrecvRequest whose MpiIrecv names its source and tag) by communicator, source rank,
 // destination rank and tag, each in the order posted, as MPI matches them (the trace records
 // wildcards already resolved); any location of the destination rank may post the receive.
-// "Posted" is by the locations' clocks: unmatched receives (and sends) wait in the order of
-// the cycle they were posted (sent) at, whichever location the replay walked first.
+// On a rank of one location "posted" is the order it walks its events. On a rank of several
+// (threads), whose locations the replay walks one after the other with clocks that drift
+// apart, it is the trace's order (the timestamps of the posting events, one clock per
+// process): the first receive of an envelope matches only when no other location of the
+// rank can still post one with an earlier timestamp (the next event of each is later, or it
+// ended), so a message goes to the receive that took it when the trace was recorded.
+// Unmatched sends wait in the order of the senders' clocks.
 // A send of at most workload.eager_bytes leaves at once as one data message and completes
 // locally at once; a larger one (rendezvous) sends a request of workload.control_bytes, and
 // its data leaves when the request has arrived and the matching receive is posted; it
@@ -63,6 +68,7 @@
 #include <queue>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -141,11 +147,12 @@ class Otf2Replay final : public TraceSource {
   // A send or receive of a location (pooled; index in requests_).
   struct Request {
     bool live = false, is_send = false, complete = false;
-    int owner = -1;         // location
-    int64_t done = 0;       // completion cycle
-    int32_t transfer = -1;  // the matched transfer
-    int64_t posted = 0;     // a receive: when it was posted
-    MatchKey key{};         // a receive: what it matches (for cancellation and notes)
+    int owner = -1;             // location
+    int64_t done = 0;           // completion cycle
+    int32_t transfer = -1;      // the matched transfer
+    int64_t posted = 0;         // a receive: when it was posted (cycles)
+    uint64_t trace_posted = 0;  // ... and by the trace (ticks of its posting event)
+    MatchKey key{};             // a receive: what it matches (for cancellation and notes)
   };
   // One message of the program: a send and, once matched, its receive.
   struct Transfer {
@@ -218,6 +225,7 @@ class Otf2Replay final : public TraceSource {
   void Wake(int loc);
   void Drain();
   void RunLocation(int loc);
+  void WalkLocation(int loc);
   Status Step(int loc, const Otf2Event& e);  // one event; may block the location
   void CountTime(Location& l, const Otf2Event& e);
   void Resume(int loc, int64_t time);
@@ -227,7 +235,11 @@ class Otf2Replay final : public TraceSource {
 
   // Point-to-point (otf2_p2p.cc).
   Status PostSend(int loc, const Otf2Event& e, bool blocking);
-  Status PostRecv(int loc, uint64_t comm, uint32_t peer, uint32_t tag, int32_t request);
+  Status PostRecv(int loc, uint64_t comm, uint32_t peer, uint32_t tag, int32_t request,
+                  uint64_t trace_time);
+  void MatchQueued(const MatchKey& key);
+  bool FirstPostedSurely(int32_t recv);
+  void RecheckDeferred(int rank);
   Status IrecvRequest(int loc, const Otf2Event& e);
   Status Irecv(int loc, const Otf2Event& e);
   void Match(int32_t transfer, int32_t request);
@@ -281,6 +293,11 @@ class Otf2Replay final : public TraceSource {
   std::vector<Transfer> transfers_;
   std::vector<int32_t> free_transfers_;
   std::unordered_map<MatchKey, Queues, MatchKeyHash> queues_;
+  // Per rank: whether it has several locations, which, and the envelopes (to it) whose first
+  // receive waits for its other locations to walk past its post time (MatchQueued).
+  std::vector<char> several_locations_;
+  std::vector<std::vector<int>> locations_of_rank_;
+  std::vector<std::unordered_set<MatchKey, MatchKeyHash>> deferred_;
   std::vector<CollInstance> colls_;
   std::vector<int32_t> free_colls_;
   std::map<std::pair<uint64_t, int64_t>, int32_t> coll_index_;  // (key, number) -> instance

@@ -372,6 +372,54 @@ TEST(Otf2, ReceivesOfSeveralLocationsMatchInTheOrderOfTheirPostCycles) {
   EXPECT_EQ(tag5[1].second, 1000);  // the thread's
 }
 
+// The runtime's refusal (docs/otf2-recording.md): rank 1's progress location receives rank
+// 0's first request (tag 7) before rank 1's context exists and answers it with an error
+// (tag 70); rank 0 sends it again, and the context receives that. The progress location
+// waits first for a large message from rank 2 that the trace shows arriving 1 ns after it
+// left, so in the replay it posts its receive of tag 7 later (by its clock) than the
+// context, whose clock has no wait. By the trace the progress location posted first: the
+// first request is its, and the replay ends with every message matched. Taken in the
+// replayed clocks' order, the context would take the first request, the progress location
+// would wait for the second, which rank 0 sends only after the refusal: nobody goes on.
+TEST(Otf2, ReceivesOfSeveralLocationsMatchInTheTracesOrderWhenTheirClocksDrift) {
+  const std::string dir = ScratchPath("otf2_trace_order");
+  Otf2TestArchive a(dir, 3);
+  const int progress = a.AddThread(1);
+  const int context = a.AddThread(1);
+  Send(a.Events(2), 40, 1, 9, 2000);
+  IrecvRequest(a.Events(progress), 40, 1);
+  Irecv(a.Events(progress), 41, 2, 9, 2000, 1);
+  IrecvRequest(a.Events(progress), 150, 2);
+  Irecv(a.Events(progress), 150, 0, 7, 8, 2);
+  Send(a.Events(progress), 151, 0, 70, 40);  // the refusal
+  Region(a.Events(1), Otf2TestArchive::kCompute, 0, 1);
+  IrecvRequest(a.Events(context), 160, 1);
+  Irecv(a.Events(context), 2300, 0, 7, 16, 1);
+  Send(a.Events(context), 2301, 0, 71, 4);  // its answer
+  Send(a.Events(0), 100, 1, 7, 8);
+  IrecvRequest(a.Events(0), 101, uint64_t{1} << 63);
+  Irecv(a.Events(0), 200, 1, 70, 40, uint64_t{1} << 63);
+  Send(a.Events(0), 2200, 1, 7, 16);  // again
+  IrecvRequest(a.Events(0), 2201, (uint64_t{1} << 63) + 1);
+  Irecv(a.Events(0), 2400, 1, 71, 4, (uint64_t{1} << 63) + 1);
+  SimConfig c = Otf2Config(a.Close());
+  Replay run = RunReplay(c);
+  ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+  ASSERT_EQ(run.end, DriveEnd::kDone);
+  std::vector<std::pair<int64_t, int64_t>> tag7;  // (bytes, post cycle) in match order
+  for (const auto& m : run.source->match_log()) {
+    if (m.tag == 7) tag7.emplace_back(m.bytes, m.posted);
+  }
+  ASSERT_EQ(tag7.size(), 2u);
+  EXPECT_EQ(tag7[0].first, 8);   // the progress location's receive ...
+  EXPECT_EQ(tag7[1].first, 16);  // ... and the context's
+  EXPECT_EQ(tag7[1].second, 160);
+  EXPECT_GT(tag7[0].second, 160);  // the drift this test is about
+  Result<PointResult> point = RunPoint(c);
+  ASSERT_TRUE(point.ok()) << point.status().ToString();
+  EXPECT_EQ(point->note, "");
+}
+
 // ---- Compute time ------------------------------------------------------------------------------
 
 TEST(Otf2, ComputeTraceReplaysTheGapsNoneOnlyCommunication) {
