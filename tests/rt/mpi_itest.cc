@@ -55,8 +55,8 @@ TEST(MpiWorker, PingPongOrderAndLargeMessages) {
     o.params["mpi.window"] = per_rank(window);
     window_expected = std::string(window).find("off") == std::string::npos;
   }
-  // UKAI_MPI_ITEST_RECYCLE="A,B": mpi.recycle_bytes of rank 0 and rank 1.
-  bool recycling = true;
+  // UKAI_MPI_ITEST_RECYCLE="A,B": mpi.recycle_bytes of rank 0 and rank 1 (default 0: none).
+  bool recycling = false;
   if (const char* recycle = std::getenv("UKAI_MPI_ITEST_RECYCLE"); recycle != nullptr) {
     o.params["mpi.recycle_bytes"] = per_rank(recycle);
     recycling = per_rank(recycle) != "0";
@@ -105,7 +105,7 @@ TEST(MpiWorker, PingPongOrderAndLargeMessages) {
   for (int i = 0; i < kCount; ++i) {
     // Every 50th is larger than a receive slot (64 KiB): it travels as a head and a tail
     // (mpi_module.cc) and must keep its place among the small ones. Those and every 7th
-    // come from NewBuffer (recycled blocks, unless mpi.recycle_bytes=0), the others from
+    // come from NewBuffer (recycled blocks with mpi.recycle_bytes > 0), the others from
     // the heap.
     Buffer b = i % 50 == 25 ? r.NewBuffer((100 << 10) + 16)
                : i % 7 == 0 ? r.NewBuffer(64)
@@ -252,9 +252,12 @@ TEST(MpiTest, WindowOffOnOneRank) {
   RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages", "UKAI_MPI_ITEST_WINDOW=off,on");
 }
 
-// NewBuffer without recycled blocks on rank 0 (heap Buffers, as before) and with a smaller
-// bound on rank 1: the same traffic arrives whole and in order.
+// NewBuffer from recycled blocks (mpi.recycle_bytes) on both ranks, then on rank 1 only
+// with a small bound (rank 0 sends heap Buffers, the default): the same traffic arrives
+// whole and in order, and every recycled block comes back (the worker checks).
 TEST(MpiTest, RecycleBytesPerRank) {
+  RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages",
+                 "UKAI_MPI_ITEST_RECYCLE=33554432,33554432");
   RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages", "UKAI_MPI_ITEST_RECYCLE=0,1048576");
 }
 

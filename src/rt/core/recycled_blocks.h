@@ -1,8 +1,8 @@
 // RecycledBlocks: a BlockSource of plain heap storage that keeps the blocks given back for
-// the next request of their size, instead of returning them to the allocator. It stands
-// behind Runtime::NewBuffer for a module without registered memory (mpi): a sender packing
-// one new Buffer per message then writes into the block the last completed send released
-// (warm in the cache, its pages resident) rather than into whatever malloc returns.
+// the next request of their size, instead of returning them to the allocator. The mpi
+// module puts it behind Runtime::NewBuffer when asked (mpi.recycle_bytes): a sender packing
+// one new Buffer per message then writes into a block a completed send gave back (its
+// pages resident) rather than into whatever malloc returns.
 //
 // Size classes: four per power of two (2^k, 1.25, 1.5, 1.75 x 2^k), so a block is at most
 // 25 % larger than asked; requests below `min_bytes` or above `max_bytes` are refused

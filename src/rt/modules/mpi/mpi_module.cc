@@ -38,12 +38,14 @@ constexpr size_t kMaxSlotBytes = size_t{64} << 20;
 // of one sender are sent in the same order (split_mu_), so the next tail of a source is
 // the one of its head; small frames need no such order (they are on the other tag).
 constexpr int kMpiTailTag = kMpiFrameTag + 1;
-// Runtime::NewBuffer from this module (AllocateBlock): blocks of kRecycleMinBytes to
-// kRecycleMaxBytes are recycled (rt/core/recycled_blocks.h), keeping up to mpi.recycle_bytes
-// of blocks that completed sends gave back; smaller and larger Buffers come from the heap.
+// Runtime::NewBuffer from this module (AllocateBlock) when mpi.recycle_bytes > 0: blocks of
+// kRecycleMinBytes to kRecycleMaxBytes are recycled (rt/core/recycled_blocks.h), keeping up
+// to mpi.recycle_bytes of blocks that completed sends gave back; smaller and larger Buffers
+// come from the heap. Off by default: it did not measure faster than heap Buffers
+// (docs/performance.md, "Issue 22, session 2026-11-28").
 constexpr size_t kRecycleMinBytes = size_t{16} << 10;
 constexpr size_t kRecycleMaxBytes = size_t{64} << 20;
-constexpr size_t kDefaultRecycleBytes = size_t{32} << 20;
+constexpr size_t kDefaultRecycleBytes = 0;
 constexpr size_t kMaxRecycleBytes = size_t{64} << 30;
 
 // Parses an unsigned integer parameter; false when `v` is not one.

@@ -35,6 +35,9 @@
 // once a window exists: bench/rt/profile/mpi_idle_test.cc). Counters(): one_sided_window
 // (1 when the window exists).
 //
+// Runtime::NewBuffer: heap Buffers, or with mpi.recycle_bytes > 0 recycled heap blocks
+// (rt/core/recycled_blocks.h; counters recycled_*).
+//
 // Descriptor: u8 version (1), u32 world rank, u16 length + job id (PMIX_NAMESPACE or
 // OMPI_MCA_ess_base_jobid).
 #ifndef UKAI_RT_MODULES_MPI_MPI_MODULE_H_
