@@ -56,7 +56,7 @@ std::string MpirunPrefix(const std::string& mca) {
 }
 
 Figures RunOpenMpi(const std::string& btl, const std::vector<size_t>& sizes, double seconds,
-                   bool thread_multiple) {
+                   bool thread_multiple, bool fresh_buffers) {
   Figures f;
   const std::string helper = SelfDirectory() + "/ukai_rt_mpi_pingpong";
   if (access(helper.c_str(), X_OK) != 0) {
@@ -71,7 +71,8 @@ Figures RunOpenMpi(const std::string& btl, const std::vector<size_t>& sizes, dou
   char budget[32];
   std::snprintf(budget, sizeof budget, "%.3f", seconds);
   const std::string cmd = MpirunPrefix(OpenMpiSettings(btl)) + " " + helper + " -s " + list +
-                          " -t " + budget + (thread_multiple ? " -m 1" : "");
+                          " -t " + budget + (thread_multiple ? " -m 1" : "") +
+                          (fresh_buffers ? " -f 1" : "");
   Result<std::string> out = RunCapture(cmd);
   if (!out.ok()) {
     f.note = out.status().message();

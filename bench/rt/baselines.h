@@ -15,8 +15,10 @@ namespace ukai::bench {
 // `btl` is "self,vader" (shared memory) or "self,tcp" (TCP loopback); the ob1 PML is forced
 // so the BTL is really the one used (OpenMpiSettings). `seconds` is the time budget per
 // size and test. `thread_multiple`: the helper initialises MPI with MPI_THREAD_MULTIPLE.
+// `fresh_buffers`: every message sent is packed into a newly allocated buffer (as a ukai
+// sender packs a new Buffer per RSR) instead of going from one reused, cache-resident one.
 Figures RunOpenMpi(const std::string& btl, const std::vector<size_t>& sizes, double seconds,
-                   bool thread_multiple = false);
+                   bool thread_multiple = false, bool fresh_buffers = false);
 
 // The mpirun MCA settings of the Open MPI baselines for `btl`: "--mca pml ob1 --mca btl
 // BTL" (the ukai mpi series runs under the same ones).

@@ -12,7 +12,14 @@
  * Options: -s size,size,...  (default 8,64,512,4096,32768,262144,1048576)
  *          -t seconds budget per size and test (default 0.5), -w window (default 64),
  *          -m 1: initialise with MPI_Init_thread(MPI_THREAD_MULTIPLE), the thread level the
- *          ukai mpi module runs at (default 0: MPI_Init). */
+ *          ukai mpi module runs at (default 0: MPI_Init),
+ *          -f 1: fresh buffers: every message sent is first packed (memcpy) into a buffer
+ *          malloc'ed for it and freed once its send completed, as a ukai sender packs a new
+ *          Buffer per RSR (default 0: every send and receive uses one reused buffer, which
+ *          stays in the cache). The allocator keeps freed memory (M_MMAP_THRESHOLD 32 MiB,
+ *          M_TRIM_THRESHOLD 1 GiB, as the ukai workers set it), so no page is faulted in
+ *          per message. */
+#include <malloc.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +39,20 @@ static int CompareDouble(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
+/* MPI_Send of `size` bytes of `buf`; `fresh` (-f 1): from a packed copy in a new buffer. */
+static void Send(const char* buf, int size, int peer, int tag, int fresh) {
+  if (!fresh) {
+    MPI_Send(buf, size, MPI_BYTE, peer, tag, MPI_COMM_WORLD);
+    return;
+  }
+  char* packed = malloc((size_t)size);
+  memcpy(packed, buf, (size_t)size);
+  MPI_Send(packed, size, MPI_BYTE, peer, tag, MPI_COMM_WORLD);
+  free(packed);
+}
+
 /* Round trips with rank 1; returns the median one-way latency in us (rank 0 only). */
-static double Latency(int rank, char* buf, int size, double budget, int* iters_out) {
+static double Latency(int rank, char* buf, int size, double budget, int fresh, int* iters_out) {
   const int peer = 1 - rank;
   /* Warm up with a fixed count on both ranks, timed on rank 0, and size the run from it. */
   enum { kWarmup = 200 };
@@ -41,11 +60,11 @@ static double Latency(int rank, char* buf, int size, double budget, int* iters_o
   double t0 = Now();
   for (int i = 0; i < kWarmup; ++i) {
     if (rank == 0) {
-      MPI_Send(buf, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+      Send(buf, size, peer, 1, fresh);
       MPI_Recv(buf, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else {
       MPI_Recv(buf, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Send(buf, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+      Send(buf, size, peer, 1, fresh);
     }
   }
   if (rank == 0) {
@@ -59,11 +78,11 @@ static double Latency(int rank, char* buf, int size, double budget, int* iters_o
   for (int i = 0; i < iters; ++i) {
     double s = Now();
     if (rank == 0) {
-      MPI_Send(buf, size, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
+      Send(buf, size, peer, 2, fresh);
       MPI_Recv(buf, size, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else {
       MPI_Recv(buf, size, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Send(buf, size, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
+      Send(buf, size, peer, 2, fresh);
     }
     samples[i] = Now() - s;
   }
@@ -77,9 +96,11 @@ static double Latency(int rank, char* buf, int size, double budget, int* iters_o
 /* Windows of `window` messages, each closed by a 1-byte ack; returns the median over the
  * windows of (window * size) / (window time) in GB/s, robust against the other jobs of a
  * shared machine preempting one of the two processes now and then. */
-static double Bandwidth(int rank, char* buf, int size, int window, double budget, int* msgs) {
+static double Bandwidth(int rank, char* buf, int size, int window, double budget, int fresh,
+                        int* msgs) {
   const int peer = 1 - rank;
   MPI_Request req[kMaxWindow];
+  char* packed[kMaxWindow] = {0};
   char ack = 0;
   int rounds = 0, stop = 0, cap = 1024;
   double* rates = malloc(sizeof(double) * (size_t)cap);
@@ -89,12 +110,19 @@ static double Bandwidth(int rank, char* buf, int size, int window, double budget
     double w0 = Now();
     for (int w = 0; w < window; ++w) {
       if (rank == 0) {
-        MPI_Isend(buf, size, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &req[w]);
+        const char* from = buf;
+        if (fresh) {
+          packed[w] = malloc((size_t)size);
+          memcpy(packed[w], buf, (size_t)size);
+          from = packed[w];
+        }
+        MPI_Isend(from, size, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &req[w]);
       } else {
         MPI_Irecv(buf, size, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &req[w]);
       }
     }
     MPI_Waitall(window, req, MPI_STATUSES_IGNORE);
+    for (int w = 0; w < window && fresh && rank == 0; ++w) free(packed[w]);
     /* The ack carries rank 0's stop decision back to rank 1 through a second message. */
     if (rank == 1) {
       MPI_Send(&ack, 1, MPI_BYTE, peer, 4, MPI_COMM_WORLD);
@@ -122,9 +150,14 @@ static double Bandwidth(int rank, char* buf, int size, int window, double budget
 }
 
 int main(int argc, char** argv) {
-  int multiple = 0;
+  int multiple = 0, fresh = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "-m") == 0) multiple = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "-f") == 0) fresh = atoi(argv[i + 1]);
+  }
+  if (fresh) {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
   }
   if (multiple) {
     int provided = 0;
@@ -151,7 +184,7 @@ int main(int argc, char** argv) {
       budget = atof(argv[i + 1]);
     } else if (strcmp(argv[i], "-w") == 0) {
       window = atoi(argv[i + 1]);
-    } else if (strcmp(argv[i], "-m") == 0) {
+    } else if (strcmp(argv[i], "-m") == 0 || strcmp(argv[i], "-f") == 0) {
       /* read above */
     } else {
       if (rank == 0) fprintf(stderr, "mpi_pingpong: unknown option %s\n", argv[i]);
@@ -175,13 +208,13 @@ int main(int argc, char** argv) {
   memset(buf, 7, (size_t)max_size);
   for (int i = 0; i < nsizes; ++i) {
     int iters = 0;
-    double lat = Latency(rank, buf, sizes[i], budget, &iters);
+    double lat = Latency(rank, buf, sizes[i], budget, fresh, &iters);
     if (rank == 0) printf("lat %d %.4f %d\n", sizes[i], lat, iters);
     fflush(stdout);
   }
   for (int i = 0; i < nsizes; ++i) {
     int msgs = 0;
-    double bw = Bandwidth(rank, buf, sizes[i], window, budget, &msgs);
+    double bw = Bandwidth(rank, buf, sizes[i], window, budget, fresh, &msgs);
     if (rank == 0) printf("bw %d %.4f %d\n", sizes[i], bw, msgs);
     fflush(stdout);
   }

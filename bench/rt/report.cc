@@ -147,6 +147,7 @@ void PrintTargets(const std::vector<Series>& all) {
     bool lat;
     size_t size;
     double limit;
+    bool comparison = false;  // printed with its ratio, no verdict: not a target of the issue
   };
   const Target targets[] = {
       {"3", "ukai shm", "ompi shm (vader)", true, 8, 1.0},
@@ -163,6 +164,10 @@ void PrintTargets(const std::vector<Series>& all) {
       {"22", "ukai mpi", "ompi shm (vader, thread multiple)", true, 8, 1.3},
       {"22", "ukai mpi", "ompi shm (vader)", false, 1048576, 0.9},
       {"22", "ukai mpi", "ompi shm (vader, thread multiple)", false, 1048576, 0.9},
+      // Not a target of the issue: the same row against raw MPI packing each message into a
+      // fresh buffer, as ukai's sender does (the like-for-like comparison).
+      {"22", "ukai mpi", "ompi shm (vader, thread multiple, fresh buffers)", false, 1048576, 0,
+       true},
       {"22", "ukai shm heap", "ompi shm (vader)", false, 1048576, 0.9},
   };
   std::printf("\ntargets (medians):\n");
@@ -174,6 +179,12 @@ void PrintTargets(const std::vector<Series>& all) {
       continue;
     }
     const double r = a / b;
+    if (t.comparison) {
+      std::printf(
+          "  issue %s: %-16s %-9s %7zu B: %.3f vs %s %.3f = %.2fx (comparison, no target)\n",
+          t.issue, t.ours, t.lat ? "latency" : "bandwidth", t.size, a, t.base, b, r);
+      continue;
+    }
     const bool pass = t.lat ? r <= t.limit : r >= t.limit;
     std::printf("  issue %s: %-16s %-9s %7zu B: %.3f vs %s %.3f = %.2fx (target %s %.2fx) %s\n",
                 t.issue, t.ours, t.lat ? "latency" : "bandwidth", t.size, a, t.base, b, r,

@@ -2,7 +2,10 @@
 //
 // Measures on this machine, in one run, and prints one table:
 //   - Open MPI 4 (MPI_Send/MPI_Recv ping-pong, windowed MPI_Isend/MPI_Irecv streaming) over
-//     shared memory (btl self,vader) and TCP loopback (btl self,tcp), under mpirun;
+//     shared memory (btl self,vader) and TCP loopback (btl self,tcp), under mpirun; over
+//     vader also at MPI_THREAD_MULTIPLE (the ukai mpi module's level), once from one reused
+//     buffer as usual and once packing each message into a fresh buffer (as a ukai sender
+//     packs a new Buffer per RSR: the like-for-like baseline of large messages);
 //   - UCX (ucx_perftest tag_lat and ucp_am_bw) with UCX_TLS=sm,self and tcp,self;
 //   - the shm module's raw ring between two processes (the transport's ceiling);
 //   - ukai RSR ping-pong and streaming per module (see ukai_pingpong.h).
@@ -117,6 +120,13 @@ int Main(int argc, char** argv) {
       // Raw MPI at the thread level the ukai mpi module needs (MPI_THREAD_MULTIPLE).
       {"ompi shm (vader, thread multiple)", Class::kShm, true,
        [&] { return RunOpenMpi("self,vader", o.sizes, o.seconds, /*thread_multiple=*/true); }},
+      // The same, packing each message into a fresh buffer: the like-for-like baseline of
+      // a ukai sender, which packs a new Buffer per RSR (large messages: out of the cache).
+      {"ompi shm (vader, thread multiple, fresh buffers)", Class::kShm, true,
+       [&] {
+         return RunOpenMpi("self,vader", o.sizes, o.seconds, /*thread_multiple=*/true,
+                           /*fresh_buffers=*/true);
+       }},
       {"ompi tcp (loopback)", Class::kTcp, true,
        [&] { return RunOpenMpi("self,tcp", o.sizes, o.seconds); }},
       {"ucx sm", Class::kShm, true, [&] { return RunUcx("sm,self", o.sizes, o.quick); }},

@@ -17,7 +17,8 @@
 // counts them and acknowledges each full window; the median over the windows of bytes / window
 // time. The workers set mallopt(M_MMAP_THRESHOLD 32 MiB, M_TRIM_THRESHOLD 1 GiB): Open MPI's
 // benchmark reuses one buffer, ours allocates a Buffer per RSR, and fresh pages would measure the
-// allocator, not the runtime.
+// allocator, not the runtime (the "fresh buffers" Open MPI series packs a new buffer per message
+// under the same settings).
 #ifndef UKAI_BENCH_RT_UKAI_PINGPONG_H_
 #define UKAI_BENCH_RT_UKAI_PINGPONG_H_
 

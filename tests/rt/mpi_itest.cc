@@ -3,7 +3,8 @@
 // checks rank/size and the module choice, exchanges ordered RSRs (non-threaded and
 // threaded; some larger than a receive slot, split in two messages), a 16 MiB message, and
 // meets the other rank in a barrier (MpiTest.ReceiveSlotSizes: the same with other receive
-// slot sizes, mpi.slot_bytes). MpiTest.OrderlyLeave
+// slot sizes, mpi.slot_bytes; MpiTest.WindowOffOnOneRank: mpi.window=off on one rank, no
+// one-sided window on either). MpiTest.OrderlyLeave
 // runs 3 ranks: rank 1 finalizes early; ranks 0 and 2 get an orderly peer event for it,
 // their sends to it fail with kUnavailable, and they keep talking to each other.
 #include <unistd.h>
@@ -17,6 +18,7 @@
 
 #include "gtest/gtest.h"
 #include "mpi_run.h"
+#include "rt/core/runtime_impl.h"
 #include "rt_test_util.h"
 #include "ukai/ukai.hpp"
 
@@ -37,18 +39,34 @@ TEST(MpiWorker, PingPongOrderAndLargeMessages) {
   RuntimeOptions o;
   o.bootstrap = "mpi";
   o.modules = {"mpi"};
-  // UKAI_MPI_ITEST_SLOTS="A,B": mpi.slot_bytes of rank 0 and rank 1 (MpiTest.ReceiveSlotSizes).
-  if (const char* slots = std::getenv("UKAI_MPI_ITEST_SLOTS"); slots != nullptr) {
-    const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
-    const std::string all = slots;
+  // UKAI_MPI_ITEST_SLOTS="A,B": mpi.slot_bytes of rank 0 and rank 1 (MpiTest.ReceiveSlotSizes);
+  // UKAI_MPI_ITEST_WINDOW="A,B": mpi.window of rank 0 and rank 1 (MpiTest.WindowOffOnOneRank).
+  const char* rank_env = std::getenv("OMPI_COMM_WORLD_RANK");
+  const bool rank1 = rank_env != nullptr && std::string(rank_env) == "1";
+  auto per_rank = [rank1](const std::string& all) {
     const size_t comma = all.find(',');
-    o.params["mpi.slot_bytes"] =
-        rank != nullptr && std::string(rank) == "1" ? all.substr(comma + 1) : all.substr(0, comma);
+    return rank1 ? all.substr(comma + 1) : all.substr(0, comma);
+  };
+  if (const char* slots = std::getenv("UKAI_MPI_ITEST_SLOTS"); slots != nullptr) {
+    o.params["mpi.slot_bytes"] = per_rank(slots);
+  }
+  bool window_expected = true;  // the job's window exists unless a rank turned it off
+  if (const char* window = std::getenv("UKAI_MPI_ITEST_WINDOW"); window != nullptr) {
+    o.params["mpi.window"] = per_rank(window);
+    window_expected = std::string(window).find("off") == std::string::npos;
+  }
+  // UKAI_MPI_ITEST_RECYCLE="A,B": mpi.recycle_bytes of rank 0 and rank 1 (default 0: none).
+  bool recycling = false;
+  if (const char* recycle = std::getenv("UKAI_MPI_ITEST_RECYCLE"); recycle != nullptr) {
+    o.params["mpi.recycle_bytes"] = per_rank(recycle);
+    recycling = per_rank(recycle) != "0";
   }
   auto rt = Runtime::Init(o);
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();
   Runtime& r = **rt;
   ASSERT_EQ(r.size(), 2);
+  EXPECT_EQ(r.impl()->ModuleCounters("mpi")["one_sided_window"], window_expected ? 1u : 0u)
+      << "rank " << r.rank();
   ContextOptions co;
   co.id = kCtx;
   co.init = [&](Context& c) -> Status {
@@ -85,10 +103,14 @@ TEST(MpiWorker, PingPongOrderAndLargeMessages) {
   ASSERT_TRUE(module.ok());
   EXPECT_EQ(*module, "mpi");
   for (int i = 0; i < kCount; ++i) {
-    Buffer b;
-    b.PutU32(static_cast<uint32_t>(i));
     // Every 50th is larger than a receive slot (64 KiB): it travels as a head and a tail
-    // (mpi_module.cc) and must keep its place among the small ones.
+    // (mpi_module.cc) and must keep its place among the small ones. Those and every 7th
+    // come from NewBuffer (recycled blocks with mpi.recycle_bytes > 0), the others from
+    // the heap.
+    Buffer b = i % 50 == 25 ? r.NewBuffer((100 << 10) + 16)
+               : i % 7 == 0 ? r.NewBuffer(64)
+                            : Buffer();
+    b.PutU32(static_cast<uint32_t>(i));
     if (i % 50 == 25) b.PutBytes(std::vector<uint8_t>(100 << 10, static_cast<uint8_t>(i)));
     ASSERT_TRUE(r.SendRsr(std::move(b), *sp, HandlerId::Of("seq")).ok());
     if (i % 10 == 0) {
@@ -106,6 +128,20 @@ TEST(MpiWorker, PingPongOrderAndLargeMessages) {
       << " " << threaded.load() << " " << large_ok.load();
   EXPECT_TRUE(in_order.load());
   ASSERT_TRUE(r.Barrier().ok());
+  // Every recycled block comes back once MPI completed its send (the progress thread tests
+  // them); the next NewBuffer of that size reuses one.
+  auto counters = [&r] { return r.impl()->ModuleCounters("mpi"); };
+  if (recycling) {
+    EXPECT_GE(counters()["recycled_allocated"], 1u);
+    EXPECT_TRUE(testing::WaitFor([&] { return counters()["recycled_blocks_in_use"] == 0; }))
+        << counters()["recycled_blocks_in_use"];
+    const uint64_t reused = counters()["recycled_reused"];
+    Buffer again = r.NewBuffer(100 << 10);
+    EXPECT_EQ(counters()["recycled_reused"], reused + 1);
+    EXPECT_EQ(counters()["recycled_blocks_in_use"], 1u);
+  } else {
+    EXPECT_EQ(counters().count("recycled_allocated"), 0u);
+  }
   EXPECT_TRUE(r.Finalize().ok());
 }
 
@@ -188,18 +224,48 @@ TEST(MpiTest, ReceiveSlotSizes) {
                  "UKAI_MPI_ITEST_SLOTS=1052672,1052672");
 }
 
-TEST(MpiTest, BadSlotSizeIsAnError) {
-  for (const char* v : {"100", "x", "-5", "67108865"}) {
+// Runtime::Init with the mpi module parameter `key` set to each of `values` fails with
+// kInvalidArgument naming the key and the value (before MPI is needed: no mpirun).
+void ExpectRefused(const std::string& key, std::initializer_list<const char*> values) {
+  for (const char* v : values) {
     RuntimeOptions o;
     o.bootstrap = "single";
     o.modules = {"mpi"};
-    o.params["mpi.slot_bytes"] = v;
+    o.params[key] = v;
     auto rt = Runtime::Init(o);
-    ASSERT_FALSE(rt.ok()) << v;
-    EXPECT_NE(rt.status().message().find("mpi.slot_bytes"), std::string::npos)
+    ASSERT_FALSE(rt.ok()) << key << "=" << v;
+    EXPECT_EQ(rt.status().code(), StatusCode::kInvalidArgument) << rt.status().ToString();
+    EXPECT_NE(rt.status().message().find(key + "=" + v), std::string::npos)
         << rt.status().ToString();
   }
 }
+
+TEST(MpiTest, BadSlotSizeIsAnError) {
+  ExpectRefused("mpi.slot_bytes", {"100", "x", "-5", "67108865"});
+}
+
+// mpi.window=off on one rank only: Init agrees on it (MPI_Allreduce), so neither rank
+// creates the one-sided window (counter one_sided_window 0 on both; the default run above
+// checks 1), and frames of every size still travel in order.
+TEST(MpiTest, WindowOffOnOneRank) {
+  RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages", "UKAI_MPI_ITEST_WINDOW=on,off");
+  RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages", "UKAI_MPI_ITEST_WINDOW=off,on");
+}
+
+// NewBuffer from recycled blocks (mpi.recycle_bytes) on both ranks, then on rank 1 only
+// with a small bound (rank 0 sends heap Buffers, the default): the same traffic arrives
+// whole and in order, and every recycled block comes back (the worker checks).
+TEST(MpiTest, RecycleBytesPerRank) {
+  RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages",
+                 "UKAI_MPI_ITEST_RECYCLE=33554432,33554432");
+  RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages", "UKAI_MPI_ITEST_RECYCLE=0,1048576");
+}
+
+TEST(MpiTest, BadRecycleBytesIsAnError) {
+  ExpectRefused("mpi.recycle_bytes", {"x", "-1", "68719476737", "1k"});
+}
+
+TEST(MpiTest, BadWindowValueIsAnError) { ExpectRefused("mpi.window", {"yes", "1", "On", "of"}); }
 
 TEST(MpiTest, OrderlyLeaveIsAPeerEventAndTheOthersGoOn) {
   RunUnderMpirun(3, "MpiWorker.OrderlyLeave");

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/mpi/mpi_library.h"
+#include "rt/core/recycled_blocks.h"
 #include "wire/rsr_frame.h"
 
 namespace ukai::rt {
@@ -37,6 +38,28 @@ constexpr size_t kMaxSlotBytes = size_t{64} << 20;
 // of one sender are sent in the same order (split_mu_), so the next tail of a source is
 // the one of its head; small frames need no such order (they are on the other tag).
 constexpr int kMpiTailTag = kMpiFrameTag + 1;
+// Runtime::NewBuffer from this module (AllocateBlock) when mpi.recycle_bytes > 0: blocks of
+// kRecycleMinBytes to kRecycleMaxBytes are recycled (rt/core/recycled_blocks.h), keeping up
+// to mpi.recycle_bytes of blocks that completed sends gave back; smaller and larger Buffers
+// come from the heap. Off by default: it did not measure faster than heap Buffers
+// (docs/performance.md, "Issue 22, session 2026-11-28").
+constexpr size_t kRecycleMinBytes = size_t{16} << 10;
+constexpr size_t kRecycleMaxBytes = size_t{64} << 20;
+constexpr size_t kDefaultRecycleBytes = 0;
+constexpr size_t kMaxRecycleBytes = size_t{64} << 30;
+
+// Parses an unsigned integer parameter; false when `v` is not one.
+bool ParseSize(const std::string& v, size_t* out) {
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || end == v.c_str() || *end != '\0' || v[0] == '-') return false;
+  *out = static_cast<size_t>(n);
+  return true;
+}
+
+struct UnrefBlocks {
+  void operator()(RecycledBlocks* b) const { b->Unref(); }
+};
 
 std::string JobId() {
   for (const char* v : {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"}) {
@@ -313,16 +336,29 @@ class MpiModule final : public Module {
 
   Status Init(ModuleHost* host) override {
     host_ = host;
+    if (const std::string v = host_->Param("mpi.window"); !v.empty()) {
+      if (v != "on" && v != "off") {
+        return Status::InvalidArgument("mpi.window=" + v + ": must be on or off");
+      }
+      window_wanted_ = v == "on";
+    }
     if (const std::string v = host_->Param("mpi.slot_bytes"); !v.empty()) {
-      char* end = nullptr;
-      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-      if (end == v.c_str() || *end != '\0' || v[0] == '-' || n < kMinSlotBytes ||
-          n > kMaxSlotBytes) {
+      if (!ParseSize(v, &slot_bytes_) || slot_bytes_ < kMinSlotBytes ||
+          slot_bytes_ > kMaxSlotBytes) {
         return Status::InvalidArgument("mpi.slot_bytes=" + v + ": must be an integer in [" +
                                        std::to_string(kMinSlotBytes) + ", " +
                                        std::to_string(kMaxSlotBytes) + "]");
       }
-      slot_bytes_ = static_cast<size_t>(n);
+    }
+    size_t recycle = kDefaultRecycleBytes;
+    if (const std::string v = host_->Param("mpi.recycle_bytes"); !v.empty()) {
+      if (!ParseSize(v, &recycle) || recycle > kMaxRecycleBytes) {
+        return Status::InvalidArgument("mpi.recycle_bytes=" + v + ": must be an integer in [0, " +
+                                       std::to_string(kMaxRecycleBytes) + "]");
+      }
+    }
+    if (recycle > 0) {
+      recycled_.reset(RecycledBlocks::Create(kRecycleMinBytes, kRecycleMaxBytes, recycle));
     }
     Result<std::unique_ptr<MpiLibrary>> lib = MpiLibrary::Load();
     if (!lib.ok()) return lib.status().WithContext("mpi module");
@@ -354,13 +390,41 @@ class MpiModule final : public Module {
         return Status::Unavailable("mpi: MPI_Recv_init of a receive slot failed");
       }
     }
-    one_sided_ = MpiOneSided::Create(mpi_);  // collective (see MpiOneSided::Create)
-    if (!one_sided_) host_->Trace("mpi: no one-sided window (MPI refused it)");
+    // Collective: every rank says whether it wants the window (mpi.window) and the job
+    // creates it only when all do (the window itself is collective too).
+    int want = window_wanted_ ? 1 : 0, all_want = 0;
+    if (mpi_->Allreduce(&want, &all_want, 1, mpi_->int_type, mpi_->op_min, mpi_->comm_world) !=
+        MPI_SUCCESS) {
+      return Status::Unavailable("mpi: MPI_Allreduce of mpi.window failed");
+    }
+    if (all_want == 1) {
+      one_sided_ = MpiOneSided::Create(mpi_);  // collective (see MpiOneSided::Create)
+      if (!one_sided_) host_->Trace("mpi: no one-sided window (MPI refused it)");
+    } else {
+      host_->Trace("mpi: no one-sided window (mpi.window=off on some rank)");
+    }
     taken_ = kSlots;  // every slot: post them all
     Repost();
     return Status::Ok();
   }
   OneSided* one_sided() override { return one_sided_.get(); }
+  ByteBlock AllocateBlock(size_t capacity) override {
+    return recycled_ ? ByteBlock::FromSource(recycled_.get(), capacity) : ByteBlock();
+  }
+  // one_sided_window: 1 when the job's one-sided window exists (set by Init, read only
+  // after); recycled_*: the blocks behind NewBuffer (RecycledBlocks::Stats).
+  std::map<std::string, uint64_t> Counters() const override {
+    std::map<std::string, uint64_t> c = {{"one_sided_window", one_sided_ ? 1 : 0}};
+    if (recycled_) {
+      const RecycledBlocks::Stats s = recycled_->stats();
+      c["recycled_allocated"] = s.allocated;
+      c["recycled_reused"] = s.reused;
+      c["recycled_released"] = s.released;
+      c["recycled_blocks_in_use"] = s.blocks_in_use;
+      c["recycled_kept_bytes"] = s.kept_bytes;
+    }
+    return c;
+  }
   ModuleCaps Query() const override {
     ModuleCaps c;
     c.reach = Reach::kAnyHost;
@@ -369,6 +433,7 @@ class MpiModule final : public Module {
     c.max_payload_bytes = wire::kMaxPayloadBytes;
     c.detects_peer_failure = false;
     c.multi_process = true;
+    if (recycled_) c.min_block_bytes = kRecycleMinBytes;
     return c;
   }
   Result<std::vector<uint8_t>> MakeDescriptor() override {
@@ -399,8 +464,10 @@ class MpiModule final : public Module {
     return std::shared_ptr<CommObject>(std::move(channel));
   }
   int Progress() override {
-    delivered_.clear();  // the previous pass's frames were dispatched by now
-    Repost();            // so were the slots it delivered in place
+    // An idle pass makes one call, the MPI_Test of the oldest posted slot: the two steps
+    // below and sends_.Test() cost a compare each when there is nothing to do.
+    if (!delivered_.empty()) delivered_.clear();  // the previous pass's frames were dispatched
+    if (taken_ > 0) Repost();                     // so were the slots it delivered in place
     const size_t pending = sends_.Test();
     int n = 0;
     // At most every slot once per pass: a taken slot is posted again only by the next one.
@@ -463,6 +530,9 @@ class MpiModule final : public Module {
   int rank_ = 0, size_ = 1;
   std::string job_;
   size_t slot_bytes_ = kDefaultSlotBytes;  // mpi.slot_bytes: our receive slots
+  bool window_wanted_ = true;              // mpi.window (the job agrees on it in Init)
+  // NewBuffer's blocks (mpi.recycle_bytes > 0); blocks hold their own references.
+  std::unique_ptr<RecycledBlocks, UnrefBlocks> recycled_;
   // A kBye from `rank`: its channel (if we have one) fails and the runtime is told.
   void PeerLeft(const wire::FrameHeader& h, int rank) {
     {

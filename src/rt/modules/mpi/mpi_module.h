@@ -30,6 +30,13 @@
 // granted large put/get with MPI_Put/MPI_Get + MPI_Win_flush (docs/rma.md). When MPI refuses
 // the window (Open MPI 4.1 through btl tcp: osc rdma needs a capable btl, osc pt2pt refuses
 // MPI_THREAD_MULTIPLE) the module works without it (traced) and RMA keeps its packets.
+// mpi.window=off (default on) on any rank leaves the window out for the whole job: Init
+// agrees on it with an MPI_Allreduce (MIN) before creating it (an idle MPI_Test costs more
+// once a window exists: bench/rt/profile/mpi_idle_test.cc). Counters(): one_sided_window
+// (1 when the window exists).
+//
+// Runtime::NewBuffer: heap Buffers, or with mpi.recycle_bytes > 0 recycled heap blocks
+// (rt/core/recycled_blocks.h; counters recycled_*).
 //
 // Descriptor: u8 version (1), u32 world rank, u16 length + job id (PMIX_NAMESPACE or
 // OMPI_MCA_ess_base_jobid).
