@@ -246,6 +246,11 @@ struct GroupOptions {
   // Data messages are cut into segments of at most this many bytes (whole elements), 0 = the
   // default 4 MiB.
   size_t segment_bytes = size_t{4} << 20;
+  // Steps of Broadcast, Scatter and Gather of at least this many bytes between members whose
+  // memory is readable (single_copy) are copied by both sides at once: the receiver asks the
+  // sender to write the first half into its buffer (process_vm_writev; memcpy inside one
+  // process) while it reads the second half. 0 = never.
+  size_t shared_copy_bytes = size_t{256} << 10;
 };
 
 // The handle of a non-blocking collective. Copyable (copies share the operation).

@@ -76,6 +76,7 @@ void CollOp::Reset(Init init) {
   round_started_ = false;
   pending_round_ = pending_bg_ = 0;
   ordered_next_ = 0;
+  puts_out_ = 0;
   finished_ = false;
   finished_flag_.store(false, std::memory_order_relaxed);
   status_ = Status::Ok();
@@ -195,7 +196,7 @@ void CollOp::MakeReady(int i, Outbox* out) {
   StepState& st = st_[i];
   st.ready = true;
   if (Large(s)) {
-    if (st.rts && !st.cts_sent && !ReadAnnounced(i, out)) {
+    if (st.rts && !st.cts_sent && !StartSharedCopy(i, out) && !ReadAnnounced(i, out)) {
       st.cts_sent = true;
       Emit(MsgKind::kCts, s.peer, s.tag, s.dst.length, 0, {}, out);
     }
@@ -221,7 +222,9 @@ bool CollOp::ReadAnnounced(int i, Outbox* out) {
     return false;
   }
   const coll::MemberProof& from = init_.proofs->at(s.peer);
-  constexpr uint64_t kPiece = uint64_t{256} << 10;  // combine from a scratch in cache
+  // Combine from a scratch: 1 MiB pieces (fewer system calls than 256 KiB ones measured
+  // faster for the 1 MiB allreduce, docs/performance.md "Collectives").
+  constexpr uint64_t kPiece = uint64_t{1} << 20;
   Status read;
   if (s.order == Order::kCopy) {
     read = coll::ReadMember(from, st.remote, {Ptr(s.dst), s.dst.length});
@@ -248,6 +251,106 @@ bool CollOp::ReadAnnounced(int i, Outbox* out) {
   Emit(MsgKind::kFin, s.peer, s.tag, s.dst.length, 0, {}, out);
   Complete(i);
   return true;
+}
+
+bool CollOp::StartSharedCopy(int i, Outbox* out) {
+  const Step& s = init_.schedule->steps[i];
+  StepState& st = st_[i];
+  const Collective c = init_.sig.coll;
+  const bool rooted =
+      c == Collective::kBroadcast || c == Collective::kScatter || c == Collective::kGather;
+  if (!rooted || init_.shared_copy_bytes == 0 || s.dst.length < init_.shared_copy_bytes ||
+      s.order != Order::kCopy || st.remote == 0 || init_.proofs == nullptr ||
+      init_.proofs->at(s.peer).pid == 0) {
+    return false;
+  }
+  const uint64_t half = SharedHalf(s.dst.length);
+  uint8_t* dst = Ptr(s.dst);
+  st.cts_sent = true;  // nothing but the sender's half (written, or as data) may come now
+  st.shared = true;
+  st.put_out = true;
+  ++puts_out_;
+  Queued();  // the answer to come: the operation is not done before it (see coll_op.h)
+  Emit(MsgKind::kPut, s.peer, s.tag, s.dst.length, reinterpret_cast<uint64_t>(dst), {}, out);
+  Queued();  // the read below, released by GroupState::Flush
+  out->reads.push_back(SharedRead{shared_from_this(), i, init_.proofs->at(s.peer), st.remote + half,
+                                  dst + half, s.dst.length - half});
+  return true;
+}
+
+void CollOp::SharedReadDone(int i, const Status& read, Outbox* out) {
+  if (finished_) return;
+  const Step& s = init_.schedule->steps[i];
+  StepState& st = st_[i];
+  if (read.code() == StatusCode::kUnavailable) return;  // the sender died: its peer event fails us
+  if (!read.ok()) {
+    Fail(read.WithContext("collective #" + std::to_string(init_.seq) + " (" + init_.sig.Describe() +
+                          "): reading rank " + std::to_string(s.peer)),
+         true, out);
+    return;
+  }
+  if (init_.counters) init_.counters->shared_reads.fetch_add(1, std::memory_order_relaxed);
+  st.own_read = true;
+  st.got += s.dst.length - SharedHalf(s.dst.length);
+  st.any = true;
+  Emit(MsgKind::kFin, s.peer, s.tag, s.dst.length, 0, {}, out);
+  SettleShared(i, out);
+  Advance(out);
+}
+
+void CollOp::OnPut(int i, const Header& h, Outbox* out) {
+  const Step& s = init_.schedule->steps[i];
+  const uint64_t half = SharedHalf(s.src.length);
+  Status wrote = Status::FailedPrecondition("not proven");
+  if (init_.proofs != nullptr && init_.proofs->at(s.peer).pid != 0) {
+    wrote = coll::WriteMember(init_.proofs->at(s.peer), h.offset, {CPtr(s.src), half});
+  }
+  if (wrote.code() == StatusCode::kUnavailable) return;  // the receiver died
+  if (wrote.ok()) {
+    if (init_.counters) init_.counters->shared_writes.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    SendRange(i, 0, half, out);  // cannot write there: the half goes as data (before kWrote)
+  }
+  Emit(MsgKind::kWrote, s.peer, s.tag, s.src.length, wrote.ok() ? half : 0, {}, out);
+}
+
+void CollOp::OnWrote(int i, const Header& h, Outbox* out) {
+  StepState& st = st_[i];
+  st.got += h.offset;
+  if (h.offset != 0) st.any = true;
+  PutAnswered(i);
+  SettleShared(i, out);
+}
+
+void CollOp::SettleShared(int i, Outbox* out) {
+  const Step& s = init_.schedule->steps[i];
+  const StepState& st = st_[i];
+  if (st.put_out || !st.own_read) return;
+  if (st.got == s.dst.length) {
+    Complete(i);
+    return;
+  }
+  // Data messages come before the kWrote that follows them: the half will not come.
+  Fail(Status::Cancelled("collective #" + std::to_string(init_.seq) + " (" + init_.sig.Describe() +
+                         "): rank " + std::to_string(s.peer) +
+                         " ended it before delivering its half of a shared copy"),
+       false, out);
+}
+
+void CollOp::PutAnswered(int i) {
+  StepState& st = st_[i];
+  if (!st.put_out) return;
+  st.put_out = false;
+  --puts_out_;
+  Dispatched();
+  TryComplete();
+}
+
+void CollOp::ReleasePuts(int peer) {
+  const coll::Schedule& sc = *init_.schedule;
+  for (size_t i = 0; i < sc.steps.size() && puts_out_ > 0; ++i) {
+    if (sc.steps[i].peer == peer) PutAnswered(static_cast<int>(i));
+  }
 }
 
 void CollOp::Receive(int i, uint64_t offset, std::span<const uint8_t> bytes, Outbox*) {
@@ -303,14 +406,18 @@ void CollOp::Complete(int i) {
 }
 
 void CollOp::SendData(int i, Outbox* out) {
+  SendRange(i, 0, init_.schedule->steps[i].src.length, out);
+}
+
+void CollOp::SendRange(int i, uint64_t begin, uint64_t end, Outbox* out) {
   const Step& s = init_.schedule->steps[i];
   const uint8_t* data = CPtr(s.src);
   const uint64_t len = s.src.length;
   const uint64_t element = DataTypeSize(init_.sig.type);
   const uint64_t seg = std::max(element, init_.segment_bytes - init_.segment_bytes % element);
   if (len == 0) Emit(MsgKind::kData, s.peer, s.tag, 0, 0, {}, out);
-  for (uint64_t off = 0; off < len; off += seg) {
-    Emit(MsgKind::kData, s.peer, s.tag, len, off, {data + off, std::min(seg, len - off)}, out);
+  for (uint64_t off = begin; off < end; off += seg) {
+    Emit(MsgKind::kData, s.peer, s.tag, len, off, {data + off, std::min(seg, end - off)}, out);
   }
 }
 
@@ -365,7 +472,17 @@ Status CollOp::CheckSignature(const Header& h) const {
 }
 
 void CollOp::OnMessage(const Header& h, std::span<const uint8_t> body, Outbox* out) {
-  if (finished_) return;
+  if (finished_) {
+    // A shared copy asked of us or answered to us after this operation ended.
+    const coll::Schedule& sc = *init_.schedule;
+    const int peer = static_cast<int>(h.src);
+    if (h.kind == MsgKind::kPut) {  // our buffer may be the caller's again: write nothing
+      Emit(MsgKind::kWrote, peer, h.tag, h.total, 0, {}, out);
+    } else if (h.kind == MsgKind::kWrote) {
+      if (const int i = sc.FindRecv(peer, h.tag); i >= 0) PutAnswered(i);
+    }
+    return;
+  }
   if (h.kind == MsgKind::kAbort) {
     const Status why = coll::DecodeAbort(body);
     Fail(Status(why.code(), "rank " + std::to_string(h.src) + " ended collective #" +
@@ -380,7 +497,8 @@ void CollOp::OnMessage(const Header& h, std::span<const uint8_t> body, Outbox* o
   }
   const coll::Schedule& sc = *init_.schedule;
   const int peer = static_cast<int>(h.src);
-  const bool to_send = h.kind == MsgKind::kCts || h.kind == MsgKind::kFin;
+  const bool to_send =
+      h.kind == MsgKind::kCts || h.kind == MsgKind::kFin || h.kind == MsgKind::kPut;
   const int i = to_send ? sc.FindSend(peer, h.tag) : sc.FindRecv(peer, h.tag);
   auto protocol = [&](const std::string& what) {
     Fail(Status::InvalidArgument("collective #" + std::to_string(init_.seq) + " (" +
@@ -416,6 +534,19 @@ void CollOp::OnMessage(const Header& h, std::span<const uint8_t> body, Outbox* o
     case MsgKind::kFin:
       if (!Large(s) || !st.announced) return protocol("a read of data not announced");
       Complete(i);
+      break;
+    case MsgKind::kPut:
+      if (!Large(s) || !st.announced || st.put || h.total != s.src.length) {
+        return protocol("an unexpected request to write");
+      }
+      st.put = true;
+      OnPut(i, h, out);
+      break;
+    case MsgKind::kWrote:
+      if (!st.put_out || h.offset > SharedHalf(s.dst.length)) {
+        return protocol("an unexpected write");
+      }
+      OnWrote(i, h, out);
       break;
     default:
       return protocol("a " + coll::MsgKindName(h.kind) + " message");

@@ -93,6 +93,7 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   void ContextClosed();
 
   std::vector<int> FailedMembers();
+  const CollCounters& counters() const { return *counters_; }
   // Sends what operations produced (outside mu_); completes finished operations.
   void Flush(Outbox* out);
 
@@ -125,6 +126,11 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   // Member r failed (or left, `orderly`) for `reason`: every operation fails naming it.
   // mu_ held.
   void MarkFailed(int r, bool orderly, const Status& reason, Outbox* out);
+  // Member r will not answer shared copies any more (failed, left, or this group closed).
+  // mu_ held.
+  void ReleasePutsOf(int r);
+  // A message for an operation that ended here (a shared copy's kPut or kWrote). mu_ held.
+  void OnEndedOpMessage(const coll::Header& h, Outbox* out);
   void CloseWith(const Status& why);
   void OnP2p(const coll::Header& h, std::span<const uint8_t> body, Outbox* out);
   void OnRelay(const coll::Header& h, std::span<const uint8_t> body, Outbox* out);
@@ -173,6 +179,9 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   void EraseOp(uint32_t seq);
   // Finished operations kept for reuse (only those nobody else refers to are reused).
   std::vector<std::shared_ptr<CollOp>> spare_;
+  // Ended operations whose shared copies wait for the sender's answer (coll_op.h).
+  std::vector<std::shared_ptr<CollOp>> orphans_;
+  const std::shared_ptr<CollCounters> counters_ = std::make_shared<CollCounters>();
   // Messages of operations not posted here yet (another member is ahead), arrival order.
   std::vector<Stashed> unexpected_;
   std::map<uint32_t, Status> aborted_;
