@@ -7,6 +7,7 @@
 
 #include <sched.h>
 
+#include "rt/coll/group_state.h"
 #include "ukai/rt/runtime.hpp"
 
 namespace ukai::rt::internal {
@@ -77,6 +78,8 @@ void CollOp::Reset(Init init) {
   pending_round_ = pending_bg_ = 0;
   ordered_next_ = 0;
   puts_out_ = 0;
+  slot_written_ = false;
+  slot_next_ = 0;
   finished_ = false;
   finished_flag_.store(false, std::memory_order_relaxed);
   status_ = Status::Ok();
@@ -117,7 +120,9 @@ bool CollOp::Large(const Step& s) const {
   return init_.rendezvous_bytes != 0 && len >= init_.rendezvous_bytes;
 }
 
-void CollOp::Start(Outbox* out) { Advance(out); }
+void CollOp::Start(Outbox* out) {
+  if (!init_.slot) Advance(out);  // slot operations: GroupState::PollSlots
+}
 
 void CollOp::Advance(Outbox* out) {
   const coll::Schedule& sc = *init_.schedule;
@@ -490,6 +495,17 @@ void CollOp::OnMessage(const Header& h, std::span<const uint8_t> body, Outbox* o
          false, out);
     return;
   }
+  if (init_.slot) {  // a member runs this operation with messages: it was called differently
+    OpSignature theirs;
+    theirs.coll = static_cast<Collective>(h.coll);
+    theirs.algorithm = static_cast<Algorithm>(h.algorithm);
+    theirs.type = static_cast<DataType>(h.dtype);
+    theirs.op = static_cast<ReduceOp>(h.redop);
+    theirs.root = static_cast<int>(h.root);
+    theirs.count = h.count;
+    Fail(SlotMismatch(static_cast<int>(h.src), theirs.Describe() + " with messages"), true, out);
+    return;
+  }
   Status sig = CheckSignature(h);
   if (!sig.ok()) {
     Fail(sig, true, out);
@@ -581,9 +597,16 @@ void CollOp::TryComplete() {
 Status CollOp::Wait(std::chrono::milliseconds timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   unsigned idle = 0;
+  // A slot operation completes when this member sees the others' slots: poll them too.
+  const std::shared_ptr<GroupState> group = init_.slot ? init_.group.lock() : nullptr;
+  unsigned spins = 0;
   while (!done()) {
-    const int n = init_.runtime->Progress();
-    if (n == 0 && init_.yield_when_idle) sched_yield();
+    int n = init_.runtime->Progress();
+    if (group != nullptr) n += group->PollSlots();
+    // Slot operations wait for other processes' stores only: after a few idle passes give
+    // the CPU away, so that on a busy host the member we wait for gets to run.
+    spins = n == 0 ? spins + 1 : 0;
+    if (n == 0 && (init_.yield_when_idle || (group != nullptr && spins > 64))) sched_yield();
     if (n == 0 && ++idle % 256 == 0) {
       if (timeout.count() >= 0 && std::chrono::steady_clock::now() > deadline) {
         return Status::Timeout("collective still in flight after " +

@@ -36,6 +36,7 @@
 #include "rt/coll/cross_memory.h"
 #include "rt/coll/reduce_kernels.h"
 #include "rt/coll/schedule.h"
+#include "rt/coll/slots.h"
 #include "rt/coll/small_vec.h"
 #include "ukai/rt/group.hpp"
 
@@ -68,6 +69,7 @@ struct Outbox {
 struct CollCounters {
   std::atomic<uint64_t> shared_reads{0};   // shared copies received here (our half read)
   std::atomic<uint64_t> shared_writes{0};  // shared copies' halves written by us
+  std::atomic<uint64_t> slot_ops{0};       // barriers and allreduces done in shared slots
 };
 
 // The part of a shared copy of `length` bytes that the sender writes: [0, SharedHalf).
@@ -112,6 +114,8 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
     // Steps of broadcast/scatter/gather from this size on are shared copies (0: never).
     uint64_t shared_copy_bytes = 0;
     std::shared_ptr<CollCounters> counters;
+    // Done in the group's shared slots (GroupState::PollSlots), not by a schedule.
+    bool slot = false;
     // More members on this host than CPUs: Wait gives the CPU away whenever a progress pass
     // found nothing (Open MPI's yield_when_idle), so the member that has work runs.
     bool yield_when_idle = false;
@@ -139,6 +143,15 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
   bool finished() const { return finished_; }
   // A shared copy's read of step `step` ended with `read` (called by GroupState::Flush).
   void SharedReadDone(int step, const Status& read, Outbox* out);
+  // ---- shared slots (slot_ops.cc), under the group lock ----
+  bool slot() const { return init_.slot; }
+  bool slot_written() const { return slot_written_; }
+  bool succeeded() const { return finished_ && status_.ok(); }
+  // Publishes this member's contribution in its slot `buffer`.
+  void WriteSlot(coll::SlotArea& area, int buffer);
+  // Reads the members' contributions; true once the operation finished (the result in recv,
+  // or a mismatch of signatures: failed, the others told).
+  bool ReadSlots(const coll::SlotArea& area, Outbox* out);
   // Shared copies asked of member `peer` whose answer will not come (it failed or left).
   void ReleasePuts(int peer);
   // Whether a shared copy still waits for the sender's answer (the operation may be finished:
@@ -160,6 +173,8 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
   void Queued() { in_flight_.fetch_add(1, std::memory_order_relaxed); }
   bool done() const { return done_.load(std::memory_order_acquire); }
   Status Wait(std::chrono::milliseconds timeout) const;
+  // One progress pass of the runtime (and of the group's slots for a slot operation).
+  void Poll() const;
   Status status() const;  // valid once done()
   Runtime* runtime() const { return init_.runtime; }
 
@@ -212,6 +227,9 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
             std::span<const uint8_t> body, Outbox* out);
   void Finish(const Status& s, Outbox* out);
   Status CheckSignature(const coll::Header& h) const;
+  // The signature as a slot carries it, and the mismatch errors of slot operations.
+  uint64_t SlotSignature() const;
+  Status SlotMismatch(int rank, const std::string& theirs) const;
 
   Init init_;
   coll::Combiner combiner_;
@@ -231,6 +249,8 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
   int pending_bg_ = 0;     // background steps not complete
   uint32_t ordered_next_ = 0;
   int puts_out_ = 0;  // shared copies whose kWrote is still to come (each holds in_flight_)
+  bool slot_written_ = false;
+  int slot_next_ = 0;  // slot operations: the first member whose contribution was not seen
   bool finished_ = false;
   std::atomic<bool> finished_flag_{false};  // finished_, for TryComplete outside the lock
   Status status_;

@@ -92,6 +92,7 @@ std::shared_ptr<CollOp> GroupState::MakeOp(const PostArgs& p, uint32_t seq,
   init.proofs = proofs_;
   init.shared_copy_bytes = options_.single_copy ? options_.shared_copy_bytes : 0;
   init.counters = counters_;
+  init.slot = p.slot && slots_ != nullptr;
   init.yield_when_idle = oversubscribed_;
   for (auto& spare : spare_) {  // mu_ held
     if (spare.use_count() == 1 && spare->done()) {
@@ -116,7 +117,9 @@ Status GroupState::MemberProblem(uint32_t seq) const {
 CollRequest GroupState::Post(const PostArgs& p) {
   std::shared_ptr<const coll::Schedule> schedule;
   Status error = p.error;
-  if (error.ok()) {
+  if (p.slot && slots_ != nullptr) {
+    schedule = no_schedule_;
+  } else if (error.ok()) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       schedule = CachedSchedule(p.args);
@@ -151,6 +154,10 @@ CollRequest GroupState::Post(const PostArgs& p) {
     } else {
       ops_.emplace_back(seq, op);
       op->Start(&out);
+      if (op->slot()) {
+        slot_queue_.push_back(op);
+        PollSlotsLocked(&out);  // publishes this member's contribution when it may
+      }
       if (!unexpected_.empty()) {
         std::vector<Stashed> early;
         for (auto it = unexpected_.begin(); it != unexpected_.end();) {
