@@ -514,7 +514,7 @@ Result<Peer*> RuntimeImpl::PeerFor(const Startpoint& target) {
   // never stalls sends to other peers.
   {
     std::unique_lock<std::mutex> lock(connect_mu_);
-    connect_cv_.wait(lock, [&] { return connecting_.count(rid) == 0; });
+    connect_cv_.wait(lock, [&] { return !connecting_.contains(rid); });
     {
       std::lock_guard<std::mutex> plock(peers_mu_);
       auto it = peers_.find(rid);
@@ -523,7 +523,7 @@ Result<Peer*> RuntimeImpl::PeerFor(const Startpoint& target) {
         return &it->second;
       }
     }
-    connecting_.insert(rid);
+    connecting_.emplace(rid, std::this_thread::get_id());
   }
   Result<Peer*> result = ConnectPeer(target);
   {
@@ -543,6 +543,7 @@ Result<Peer*> RuntimeImpl::ConnectPeer(const Startpoint& target) {
   NoteToken(target.descriptors());
   Result<std::shared_ptr<CommObject>> obj = (*m)->Connect(rid, d->bytes);
   if (!obj.ok()) return obj.status().WithContext("connect to " + Hex(rid));
+  if (connect_hook_for_testing_) connect_hook_for_testing_(rid);
   Trace("peer " + Hex(rid) + " via " + std::string((*m)->name()) +
         " (skipped: " + (why.empty() ? "none" : why) + ")");
   size_t index = 0;

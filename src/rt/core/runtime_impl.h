@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -175,6 +176,16 @@ class RuntimeImpl final : public ModuleHost {
   Status DeliverFrame(std::span<const uint8_t> frame, ByteBlock* owned) override;
   void RejectFrame(const Status& why) override;
   void AdoptIncoming(RuntimeId peer, std::shared_ptr<CommObject> object) override;
+  // Tests only: `hook` runs on the connecting thread after a module's Connect to a peer
+  // succeeded and before the peer entry is recorded (set before any connect; may be empty).
+  void SetConnectHookForTesting(std::function<void(RuntimeId)> hook) {
+    connect_hook_for_testing_ = std::move(hook);
+  }
+  // Whether a working entry for `rid` is recorded (tests, diagnostics).
+  bool KnowsPeer(RuntimeId rid) {
+    Result<Peer*> p = RecordedPeer(rid);
+    return p.ok() && *p != nullptr;
+  }
   void PeerFailed(RuntimeId peer, std::string_view module, bool orderly,
                   const Status& why) override;
   void Wake() override;
@@ -328,8 +339,12 @@ class RuntimeImpl final : public ModuleHost {
   Status SendReply(RuntimeId to, const wire::FrameHeader& of, uint64_t request, ByteBlock&& body,
                    const Status& status);
   // The peer entry of runtime `rid`, connecting through the bootstrap's tables or the
-  // inproc fabric when there is none yet (a reply's way back).
+  // inproc fabric when there is none yet (a reply's way back). A connect to `rid` that
+  // another thread has in progress is waited for first: its channel can be live in the
+  // module (the peer already sends on it) before the entry is recorded.
   Result<Peer*> PeerById(RuntimeId rid);
+  // The recorded working entry of `rid`, nullptr when there is none, or why it refuses.
+  Result<Peer*> RecordedPeer(RuntimeId rid);
   // Calls options_.on_error (exceptions it throws are ignored).
   void ReportError(const ErrorEvent& e);
   std::atomic<uint64_t> handler_errors_{0}, rsr_refused_{0};
@@ -456,9 +471,12 @@ class RuntimeImpl final : public ModuleHost {
 
   std::mutex connect_mu_;
   std::condition_variable connect_cv_;
-  std::unordered_set<RuntimeId> connecting_;
+  // Peers being connected, with the thread connecting each (PeerById waits for another
+  // thread's connect, never for its own).
+  std::unordered_map<RuntimeId, std::thread::id> connecting_;
   std::mutex peers_mu_;
   std::unordered_map<RuntimeId, Peer> peers_;
+  std::function<void(RuntimeId)> connect_hook_for_testing_;  // SetConnectHookForTesting
 
   // Progress exclusion (a try-lock flag, not a mutex: Progress() is called in tight spin
   // loops, and an uncontended pass should cost one read-modify-write, not two).

@@ -184,15 +184,29 @@ Status RuntimeImpl::SendReply(RuntimeId to, const wire::FrameHeader& of, uint64_
   return SendLogged(**peer, FrameClass::kAnswer, std::move(frame));
 }
 
+Result<Peer*> RuntimeImpl::RecordedPeer(RuntimeId rid) {
+  std::lock_guard<std::mutex> lock(peers_mu_);
+  auto it = peers_.find(rid);
+  if (it == peers_.end() || !it->second.object) return nullptr;
+  UKAI_RETURN_IF_ERROR(PeerRefuses(it->second, rid));
+  return &it->second;
+}
+
 Result<Peer*> RuntimeImpl::PeerById(RuntimeId rid) {
+  Result<Peer*> recorded = RecordedPeer(rid);
+  if (!recorded.ok() || *recorded != nullptr) return recorded;
   {
-    std::lock_guard<std::mutex> lock(peers_mu_);
-    auto it = peers_.find(rid);
-    if (it != peers_.end() && it->second.object) {
-      UKAI_RETURN_IF_ERROR(PeerRefuses(it->second, rid));
-      return &it->second;
-    }
+    // Another thread's connect to `rid` may have made the channel live (the peer sends on
+    // it, and we answer here) before it recorded the entry: wait for that connect.
+    std::unique_lock<std::mutex> lock(connect_mu_);
+    const std::thread::id self = std::this_thread::get_id();
+    connect_cv_.wait(lock, [&] {
+      auto it = connecting_.find(rid);
+      return it == connecting_.end() || it->second == self;
+    });
   }
+  recorded = RecordedPeer(rid);
+  if (!recorded.ok() || *recorded != nullptr) return recorded;
   std::shared_ptr<const DescriptorTable> table;
   if (rid == id_) table = table_;
   for (const DescriptorTable& t : world_) {
