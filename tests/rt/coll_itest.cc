@@ -2,7 +2,8 @@
 // shm (4 processes) and tcp (3) under `ukai launch`, and over the mpi module under
 // `mpirun -n 3`; a member killed (SIGKILL) during an allreduce under `ukai launch
 // --keep-going` (shm, tcp): every other member's allreduce completes with kUnavailable naming
-// it, and the survivors Shrink and go on.
+// it, and the survivors Shrink and go on; likewise a member killed between two allreduces
+// done in shared slots (shm): the others' next one must not wait on its slot for ever.
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 
 #include "coll_matrix.h"
 #include "mpi_run.h"
+#include "rt/coll/group_state.h"
 #include "rt/launch/launcher.h"
 
 namespace ukai::rt {
@@ -128,6 +130,48 @@ TEST(CollWorker, KilledDuringAllreduce) {
   }
 }
 
+TEST(CollWorker, KilledBetweenSlotAllreduces) {
+  if (Mode() != "slot-kill") GTEST_SKIP() << "run by CollMultiProcess";
+  const std::string dir = std::getenv("UKAI_COLL_ITEST_DIR");
+  int argc = 1;
+  char arg0[] = "worker";
+  char* argv[] = {arg0, nullptr};
+  auto rt = Runtime::Init(argc, argv);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  auto ctx = (*rt)->CreateContext({.name = "coll", .id = kCtx});
+  ASSERT_TRUE(ctx.ok());
+  auto made = Group::World(**ctx);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  Group& w = **made;
+  const int rank = w.rank();
+  ASSERT_TRUE(w.shared_slots());
+  double in = rank + 1.0, out = 0;
+  const ConstView i(&in, 1, DataType::kDouble);
+  const MutView o(&out, 1, DataType::kDouble);
+  for (int k = 0; k < 100; ++k) {
+    ASSERT_TRUE(w.Allreduce(i, o, ReduceOp::kSum).ok());
+    ASSERT_EQ(out, 10.0);
+  }
+  if (rank == 2) ::raise(SIGKILL);
+  const Status st = w.Allreduce(i, o, ReduceOp::kSum);
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  EXPECT_NE(st.message().find("group member 2 (runtime"), std::string::npos) << st.ToString();
+  EXPECT_EQ(w.Barrier().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(w.FailedMembers(), std::vector<int>{2});
+  EXPECT_EQ(w.state()->counters().slot_ops.load(), 100u);
+  auto survivors = w.Shrink();
+  ASSERT_TRUE(survivors.ok()) << survivors.status().ToString();
+  EXPECT_TRUE((*survivors)->shared_slots());
+  ASSERT_TRUE((*survivors)->Allreduce(i, o, ReduceOp::kSum).ok());
+  EXPECT_EQ(out, 1.0 + 2.0 + 4.0);
+  survivors->reset();
+  made->reset();
+  (void)(*rt)->Finalize();
+  if (!::testing::Test::HasFailure()) {
+    std::ofstream(dir + "/rank" + std::to_string(rank) + ".ok") << "ok\n";
+  }
+}
+
 TEST(CollMultiProcess, SliceOverShmAndTcp) {
   for (auto [module, n] : {std::pair<const char*, int>{"shm", 4}, {"tcp", 3}}) {
     ::setenv("UKAI_COLL_ITEST", "slice", 1);
@@ -166,6 +210,29 @@ TEST(CollMultiProcess, MemberKilledDuringAllreduce) {
     }
     EXPECT_EQ(std::system(("rm -rf " + dir).c_str()), 0);
   }
+}
+
+TEST(CollMultiProcess, MemberKilledBetweenSlotAllreduces) {
+  const std::string dir = "/tmp/ukai_coll_slot_kill_" + std::to_string(::getpid());
+  ASSERT_EQ(std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  ::setenv("UKAI_COLL_ITEST", "slot-kill", 1);
+  ::setenv("UKAI_COLL_ITEST_DIR", dir.c_str(), 1);
+  LaunchOptions o;
+  o.processes = 4;
+  o.modules = {"shm"};
+  o.keep_going = true;
+  o.timeout_s = 120;
+  o.command = {SelfExe(), "--gtest_filter=CollWorker.KilledBetweenSlotAllreduces"};
+  Result<int> code = Launch(o);
+  ::unsetenv("UKAI_COLL_ITEST");
+  ::unsetenv("UKAI_COLL_ITEST_DIR");
+  ASSERT_TRUE(code.ok()) << code.status().ToString();
+  EXPECT_EQ(*code, 128 + SIGKILL);
+  for (int rank : {0, 1, 3}) {
+    EXPECT_TRUE(std::ifstream(dir + "/rank" + std::to_string(rank) + ".ok").good())
+        << "rank " << rank << " did not finish";
+  }
+  EXPECT_EQ(std::system(("rm -rf " + dir).c_str()), 0);
 }
 
 #if UKAI_HAVE_MPI

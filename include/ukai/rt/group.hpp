@@ -246,6 +246,17 @@ struct GroupOptions {
   // Data messages are cut into segments of at most this many bytes (whole elements), 0 = the
   // default 4 MiB.
   size_t segment_bytes = size_t{4} << 20;
+  // Steps of Broadcast, Scatter and Gather of at least this many bytes between members whose
+  // memory is readable (single_copy) are copied by both sides at once: the receiver asks the
+  // sender to write the first half into its buffer (process_vm_writev; memcpy inside one
+  // process) while it reads the second half. 0 = never.
+  size_t shared_copy_bytes = size_t{256} << 10;
+  // When every member is on one host (and asks for them), barriers and allreduces of at
+  // most 512 bytes per member that take the automatic choice (CollOptions::algorithm kAuto,
+  // no forced choice) are done in shared-memory slots instead of messages: each member
+  // publishes its contribution and combines everyone's in rank order (bitwise as `direct`).
+  // A slot operation completes when its caller waits for or tests it.
+  bool shared_slots = true;
 };
 
 // The handle of a non-blocking collective. Copyable (copies share the operation).
@@ -302,6 +313,9 @@ class Group {
   // The module whose figures select the algorithms (the slowest any member uses to reach
   // another, agreed at creation): "inproc", "shm", "mpi", "tcp".
   const std::string& module() const;
+  // Whether this group does its small barriers and allreduces in shared slots
+  // (GroupOptions::shared_slots; agreed at creation).
+  bool shared_slots() const;
   // Ranks known failed or departed, ascending.
   std::vector<int> FailedMembers() const;
   // The algorithm kAuto takes for `c` with `bytes` per member (the table, then forced

@@ -7,6 +7,7 @@
 
 #include <sched.h>
 
+#include "rt/coll/group_state.h"
 #include "ukai/rt/runtime.hpp"
 
 namespace ukai::rt::internal {
@@ -76,6 +77,9 @@ void CollOp::Reset(Init init) {
   round_started_ = false;
   pending_round_ = pending_bg_ = 0;
   ordered_next_ = 0;
+  puts_out_ = 0;
+  slot_written_ = false;
+  slot_next_ = 0;
   finished_ = false;
   finished_flag_.store(false, std::memory_order_relaxed);
   status_ = Status::Ok();
@@ -116,7 +120,9 @@ bool CollOp::Large(const Step& s) const {
   return init_.rendezvous_bytes != 0 && len >= init_.rendezvous_bytes;
 }
 
-void CollOp::Start(Outbox* out) { Advance(out); }
+void CollOp::Start(Outbox* out) {
+  if (!init_.slot) Advance(out);  // slot operations: GroupState::PollSlots
+}
 
 void CollOp::Advance(Outbox* out) {
   const coll::Schedule& sc = *init_.schedule;
@@ -195,7 +201,7 @@ void CollOp::MakeReady(int i, Outbox* out) {
   StepState& st = st_[i];
   st.ready = true;
   if (Large(s)) {
-    if (st.rts && !st.cts_sent && !ReadAnnounced(i, out)) {
+    if (st.rts && !st.cts_sent && !StartSharedCopy(i, out) && !ReadAnnounced(i, out)) {
       st.cts_sent = true;
       Emit(MsgKind::kCts, s.peer, s.tag, s.dst.length, 0, {}, out);
     }
@@ -221,7 +227,9 @@ bool CollOp::ReadAnnounced(int i, Outbox* out) {
     return false;
   }
   const coll::MemberProof& from = init_.proofs->at(s.peer);
-  constexpr uint64_t kPiece = uint64_t{256} << 10;  // combine from a scratch in cache
+  // Combine from a scratch: 1 MiB pieces (fewer system calls than 256 KiB ones measured
+  // faster for the 1 MiB allreduce, docs/performance.md "Collectives").
+  constexpr uint64_t kPiece = uint64_t{1} << 20;
   Status read;
   if (s.order == Order::kCopy) {
     read = coll::ReadMember(from, st.remote, {Ptr(s.dst), s.dst.length});
@@ -248,6 +256,106 @@ bool CollOp::ReadAnnounced(int i, Outbox* out) {
   Emit(MsgKind::kFin, s.peer, s.tag, s.dst.length, 0, {}, out);
   Complete(i);
   return true;
+}
+
+bool CollOp::StartSharedCopy(int i, Outbox* out) {
+  const Step& s = init_.schedule->steps[i];
+  StepState& st = st_[i];
+  const Collective c = init_.sig.coll;
+  const bool rooted =
+      c == Collective::kBroadcast || c == Collective::kScatter || c == Collective::kGather;
+  if (!rooted || init_.shared_copy_bytes == 0 || s.dst.length < init_.shared_copy_bytes ||
+      s.order != Order::kCopy || st.remote == 0 || init_.proofs == nullptr ||
+      init_.proofs->at(s.peer).pid == 0) {
+    return false;
+  }
+  const uint64_t half = SharedHalf(s.dst.length);
+  uint8_t* dst = Ptr(s.dst);
+  st.cts_sent = true;  // nothing but the sender's half (written, or as data) may come now
+  st.shared = true;
+  st.put_out = true;
+  ++puts_out_;
+  Queued();  // the answer to come: the operation is not done before it (see coll_op.h)
+  Emit(MsgKind::kPut, s.peer, s.tag, s.dst.length, reinterpret_cast<uint64_t>(dst), {}, out);
+  Queued();  // the read below, released by GroupState::Flush
+  out->reads.push_back(SharedRead{shared_from_this(), i, init_.proofs->at(s.peer), st.remote + half,
+                                  dst + half, s.dst.length - half});
+  return true;
+}
+
+void CollOp::SharedReadDone(int i, const Status& read, Outbox* out) {
+  if (finished_) return;
+  const Step& s = init_.schedule->steps[i];
+  StepState& st = st_[i];
+  if (read.code() == StatusCode::kUnavailable) return;  // the sender died: its peer event fails us
+  if (!read.ok()) {
+    Fail(read.WithContext("collective #" + std::to_string(init_.seq) + " (" + init_.sig.Describe() +
+                          "): reading rank " + std::to_string(s.peer)),
+         true, out);
+    return;
+  }
+  if (init_.counters) init_.counters->shared_reads.fetch_add(1, std::memory_order_relaxed);
+  st.own_read = true;
+  st.got += s.dst.length - SharedHalf(s.dst.length);
+  st.any = true;
+  Emit(MsgKind::kFin, s.peer, s.tag, s.dst.length, 0, {}, out);
+  SettleShared(i, out);
+  Advance(out);
+}
+
+void CollOp::OnPut(int i, const Header& h, Outbox* out) {
+  const Step& s = init_.schedule->steps[i];
+  const uint64_t half = SharedHalf(s.src.length);
+  Status wrote = Status::FailedPrecondition("not proven");
+  if (init_.proofs != nullptr && init_.proofs->at(s.peer).pid != 0) {
+    wrote = coll::WriteMember(init_.proofs->at(s.peer), h.offset, {CPtr(s.src), half});
+  }
+  if (wrote.code() == StatusCode::kUnavailable) return;  // the receiver died
+  if (wrote.ok()) {
+    if (init_.counters) init_.counters->shared_writes.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    SendRange(i, 0, half, out);  // cannot write there: the half goes as data (before kWrote)
+  }
+  Emit(MsgKind::kWrote, s.peer, s.tag, s.src.length, wrote.ok() ? half : 0, {}, out);
+}
+
+void CollOp::OnWrote(int i, const Header& h, Outbox* out) {
+  StepState& st = st_[i];
+  st.got += h.offset;
+  if (h.offset != 0) st.any = true;
+  PutAnswered(i);
+  SettleShared(i, out);
+}
+
+void CollOp::SettleShared(int i, Outbox* out) {
+  const Step& s = init_.schedule->steps[i];
+  const StepState& st = st_[i];
+  if (st.put_out || !st.own_read) return;
+  if (st.got == s.dst.length) {
+    Complete(i);
+    return;
+  }
+  // Data messages come before the kWrote that follows them: the half will not come.
+  Fail(Status::Cancelled("collective #" + std::to_string(init_.seq) + " (" + init_.sig.Describe() +
+                         "): rank " + std::to_string(s.peer) +
+                         " ended it before delivering its half of a shared copy"),
+       false, out);
+}
+
+void CollOp::PutAnswered(int i) {
+  StepState& st = st_[i];
+  if (!st.put_out) return;
+  st.put_out = false;
+  --puts_out_;
+  Dispatched();
+  TryComplete();
+}
+
+void CollOp::ReleasePuts(int peer) {
+  const coll::Schedule& sc = *init_.schedule;
+  for (size_t i = 0; i < sc.steps.size() && puts_out_ > 0; ++i) {
+    if (sc.steps[i].peer == peer) PutAnswered(static_cast<int>(i));
+  }
 }
 
 void CollOp::Receive(int i, uint64_t offset, std::span<const uint8_t> bytes, Outbox*) {
@@ -303,14 +411,18 @@ void CollOp::Complete(int i) {
 }
 
 void CollOp::SendData(int i, Outbox* out) {
+  SendRange(i, 0, init_.schedule->steps[i].src.length, out);
+}
+
+void CollOp::SendRange(int i, uint64_t begin, uint64_t end, Outbox* out) {
   const Step& s = init_.schedule->steps[i];
   const uint8_t* data = CPtr(s.src);
   const uint64_t len = s.src.length;
   const uint64_t element = DataTypeSize(init_.sig.type);
   const uint64_t seg = std::max(element, init_.segment_bytes - init_.segment_bytes % element);
   if (len == 0) Emit(MsgKind::kData, s.peer, s.tag, 0, 0, {}, out);
-  for (uint64_t off = 0; off < len; off += seg) {
-    Emit(MsgKind::kData, s.peer, s.tag, len, off, {data + off, std::min(seg, len - off)}, out);
+  for (uint64_t off = begin; off < end; off += seg) {
+    Emit(MsgKind::kData, s.peer, s.tag, len, off, {data + off, std::min(seg, end - off)}, out);
   }
 }
 
@@ -365,12 +477,33 @@ Status CollOp::CheckSignature(const Header& h) const {
 }
 
 void CollOp::OnMessage(const Header& h, std::span<const uint8_t> body, Outbox* out) {
-  if (finished_) return;
+  if (finished_) {
+    // A shared copy asked of us or answered to us after this operation ended.
+    const coll::Schedule& sc = *init_.schedule;
+    const int peer = static_cast<int>(h.src);
+    if (h.kind == MsgKind::kPut) {  // our buffer may be the caller's again: write nothing
+      Emit(MsgKind::kWrote, peer, h.tag, h.total, 0, {}, out);
+    } else if (h.kind == MsgKind::kWrote) {
+      if (const int i = sc.FindRecv(peer, h.tag); i >= 0) PutAnswered(i);
+    }
+    return;
+  }
   if (h.kind == MsgKind::kAbort) {
     const Status why = coll::DecodeAbort(body);
     Fail(Status(why.code(), "rank " + std::to_string(h.src) + " ended collective #" +
                                 std::to_string(init_.seq) + ": " + why.message()),
          false, out);
+    return;
+  }
+  if (init_.slot) {  // a member runs this operation with messages: it was called differently
+    OpSignature theirs;
+    theirs.coll = static_cast<Collective>(h.coll);
+    theirs.algorithm = static_cast<Algorithm>(h.algorithm);
+    theirs.type = static_cast<DataType>(h.dtype);
+    theirs.op = static_cast<ReduceOp>(h.redop);
+    theirs.root = static_cast<int>(h.root);
+    theirs.count = h.count;
+    Fail(SlotMismatch(static_cast<int>(h.src), theirs.Describe() + " with messages"), true, out);
     return;
   }
   Status sig = CheckSignature(h);
@@ -380,7 +513,8 @@ void CollOp::OnMessage(const Header& h, std::span<const uint8_t> body, Outbox* o
   }
   const coll::Schedule& sc = *init_.schedule;
   const int peer = static_cast<int>(h.src);
-  const bool to_send = h.kind == MsgKind::kCts || h.kind == MsgKind::kFin;
+  const bool to_send =
+      h.kind == MsgKind::kCts || h.kind == MsgKind::kFin || h.kind == MsgKind::kPut;
   const int i = to_send ? sc.FindSend(peer, h.tag) : sc.FindRecv(peer, h.tag);
   auto protocol = [&](const std::string& what) {
     Fail(Status::InvalidArgument("collective #" + std::to_string(init_.seq) + " (" +
@@ -417,6 +551,19 @@ void CollOp::OnMessage(const Header& h, std::span<const uint8_t> body, Outbox* o
       if (!Large(s) || !st.announced) return protocol("a read of data not announced");
       Complete(i);
       break;
+    case MsgKind::kPut:
+      if (!Large(s) || !st.announced || st.put || h.total != s.src.length) {
+        return protocol("an unexpected request to write");
+      }
+      st.put = true;
+      OnPut(i, h, out);
+      break;
+    case MsgKind::kWrote:
+      if (!st.put_out || h.offset > SharedHalf(s.dst.length)) {
+        return protocol("an unexpected write");
+      }
+      OnWrote(i, h, out);
+      break;
     default:
       return protocol("a " + coll::MsgKindName(h.kind) + " message");
   }
@@ -450,9 +597,16 @@ void CollOp::TryComplete() {
 Status CollOp::Wait(std::chrono::milliseconds timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   unsigned idle = 0;
+  // A slot operation completes when this member sees the others' slots: poll them too.
+  const std::shared_ptr<GroupState> group = init_.slot ? init_.group.lock() : nullptr;
+  unsigned spins = 0;
   while (!done()) {
-    const int n = init_.runtime->Progress();
-    if (n == 0 && init_.yield_when_idle) sched_yield();
+    int n = init_.runtime->Progress();
+    if (group != nullptr) n += group->PollSlots();
+    // Slot operations wait for other processes' stores only: after a few idle passes give
+    // the CPU away, so that on a busy host the member we wait for gets to run.
+    spins = n == 0 ? spins + 1 : 0;
+    if (n == 0 && (init_.yield_when_idle || (group != nullptr && spins > 64))) sched_yield();
     if (n == 0 && ++idle % 256 == 0) {
       if (timeout.count() >= 0 && std::chrono::steady_clock::now() > deadline) {
         return Status::Timeout("collective still in flight after " +

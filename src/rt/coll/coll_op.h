@@ -12,6 +12,16 @@
 // data when the receiver answers kCts, which it does once the receiving step is ready (its
 // round running, its turn in the ordered sequence), so data never wait in a copy; the
 // sending step completes then.
+//
+// Shared copies (GroupOptions::shared_copy_bytes): a large step of a broadcast, scatter or
+// gather between members proven on one host is copied by both sides at once. The receiver
+// asks the sender (kPut, with its destination address) to write the first half
+// (SharedHalf) into its buffer with process_vm_writev, and reads the second half itself
+// outside the group lock (Outbox::reads, done by GroupState::Flush after the kPut left),
+// then tells the sender it read (kFin). The sender answers kWrote with the bytes it wrote
+// (0: it sent them as data instead, or its operation had ended). Until that answer (or the
+// sender's failure or departure) the receiving operation does not become done, even when it
+// failed meanwhile, so the sender never writes into a buffer its owner got back.
 #ifndef UKAI_RT_COLL_COLL_OP_H_
 #define UKAI_RT_COLL_COLL_OP_H_
 
@@ -26,6 +36,7 @@
 #include "rt/coll/cross_memory.h"
 #include "rt/coll/reduce_kernels.h"
 #include "rt/coll/schedule.h"
+#include "rt/coll/slots.h"
 #include "rt/coll/small_vec.h"
 #include "ukai/rt/group.hpp"
 
@@ -40,9 +51,29 @@ struct OutMsg {
   Buffer buffer;
   std::shared_ptr<CollOp> op;  // the operation it belongs to (null: a group message)
 };
+// A shared copy's own half: read from the sender's memory after the messages left.
+struct SharedRead {
+  std::shared_ptr<CollOp> op;
+  int step = 0;
+  coll::MemberProof from;
+  uint64_t remote = 0;  // the sender's address
+  uint8_t* dst = nullptr;
+  uint64_t length = 0;
+};
 struct Outbox {
   coll::SmallVec<OutMsg, 4> messages;
+  std::vector<SharedRead> reads;
 };
+
+// What a group's operations did, for tests and benchmarks. Thread safe (relaxed counters).
+struct CollCounters {
+  std::atomic<uint64_t> shared_reads{0};   // shared copies received here (our half read)
+  std::atomic<uint64_t> shared_writes{0};  // shared copies' halves written by us
+  std::atomic<uint64_t> slot_ops{0};       // barriers and allreduces done in shared slots
+};
+
+// The part of a shared copy of `length` bytes that the sender writes: [0, SharedHalf).
+inline uint64_t SharedHalf(uint64_t length) { return (length / 2) & ~uint64_t{63}; }
 
 // What an operation was called with, as it travels in every message's header (so that
 // members can tell a mismatch) and as the error messages name it.
@@ -80,6 +111,11 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
     // Single copy (cross_memory.h): announce our addresses; read the members proven here.
     bool single_copy = false;
     std::shared_ptr<const std::vector<coll::MemberProof>> proofs;
+    // Steps of broadcast/scatter/gather from this size on are shared copies (0: never).
+    uint64_t shared_copy_bytes = 0;
+    std::shared_ptr<CollCounters> counters;
+    // Done in the group's shared slots (GroupState::PollSlots), not by a schedule.
+    bool slot = false;
     // More members on this host than CPUs: Wait gives the CPU away whenever a progress pass
     // found nothing (Open MPI's yield_when_idle), so the member that has work runs.
     bool yield_when_idle = false;
@@ -105,6 +141,22 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
     if (!finished_) Finish(s, out);
   }
   bool finished() const { return finished_; }
+  // A shared copy's read of step `step` ended with `read` (called by GroupState::Flush).
+  void SharedReadDone(int step, const Status& read, Outbox* out);
+  // ---- shared slots (slot_ops.cc), under the group lock ----
+  bool slot() const { return init_.slot; }
+  bool slot_written() const { return slot_written_; }
+  bool succeeded() const { return finished_ && status_.ok(); }
+  // Publishes this member's contribution in its slot `buffer`.
+  void WriteSlot(coll::SlotArea& area, int buffer);
+  // Reads the members' contributions; true once the operation finished (the result in recv,
+  // or a mismatch of signatures: failed, the others told).
+  bool ReadSlots(const coll::SlotArea& area, Outbox* out);
+  // Shared copies asked of member `peer` whose answer will not come (it failed or left).
+  void ReleasePuts(int peer);
+  // Whether a shared copy still waits for the sender's answer (the operation may be finished:
+  // GroupState keeps it until the answer comes, see above).
+  bool awaiting_puts() const { return puts_out_ > 0; }
   // Point-to-point sends put their messages into the outbox through this.
   void Queue(int dst, Buffer buffer, Outbox* out) {
     Queued();
@@ -121,6 +173,8 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
   void Queued() { in_flight_.fetch_add(1, std::memory_order_relaxed); }
   bool done() const { return done_.load(std::memory_order_acquire); }
   Status Wait(std::chrono::milliseconds timeout) const;
+  // One progress pass of the runtime (and of the group's slots for a slot operation).
+  void Poll() const;
   Status status() const;  // valid once done()
   Runtime* runtime() const { return init_.runtime; }
 
@@ -138,6 +192,10 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
     bool cts_sent = false;
     bool announced = false;  // send: its kRts went out
     uint64_t remote = 0;     // recv: the sender's address of the data (kRts), 0: none
+    bool shared = false;     // recv: a shared copy (kPut sent)
+    bool put_out = false;    // recv: the sender's kWrote still to come
+    bool own_read = false;   // recv: our half was read
+    bool put = false;        // send: the receiver's kPut was handled
   };
   uint8_t* Ptr(const coll::Region& r);
   const uint8_t* CPtr(const coll::Region& r) const;
@@ -155,10 +213,23 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
   // it (kFin); false when it cannot (the caller asks for the data instead). When the
   // member's process is gone the step waits for the runtime's peer event, which fails it.
   bool ReadAnnounced(int i, Outbox* out);
+  // Starts a shared copy of step i when it qualifies (see above); false when not.
+  bool StartSharedCopy(int i, Outbox* out);
+  // The sender's side of a kPut / the receiver's of a kWrote.
+  void OnPut(int i, const coll::Header& h, Outbox* out);
+  void OnWrote(int i, const coll::Header& h, Outbox* out);
+  // Completes a shared step once both halves are in, or fails it when the sender's half
+  // cannot come.
+  void SettleShared(int i, Outbox* out);
+  void PutAnswered(int i);
+  void SendRange(int i, uint64_t begin, uint64_t end, Outbox* out);
   void Emit(coll::MsgKind kind, int dst, uint32_t tag, uint64_t total, uint64_t offset,
             std::span<const uint8_t> body, Outbox* out);
   void Finish(const Status& s, Outbox* out);
   Status CheckSignature(const coll::Header& h) const;
+  // The signature as a slot carries it, and the mismatch errors of slot operations.
+  uint64_t SlotSignature() const;
+  Status SlotMismatch(int rank, const std::string& theirs) const;
 
   Init init_;
   coll::Combiner combiner_;
@@ -177,6 +248,9 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
   int pending_round_ = 0;  // steps of the current round not complete
   int pending_bg_ = 0;     // background steps not complete
   uint32_t ordered_next_ = 0;
+  int puts_out_ = 0;  // shared copies whose kWrote is still to come (each holds in_flight_)
+  bool slot_written_ = false;
+  int slot_next_ = 0;  // slot operations: the first member whose contribution was not seen
   bool finished_ = false;
   std::atomic<bool> finished_flag_{false};  // finished_, for TryComplete outside the lock
   Status status_;

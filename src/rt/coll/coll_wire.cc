@@ -9,9 +9,9 @@
 namespace ukai::rt::coll {
 
 std::string MsgKindName(MsgKind k) {
-  static const char* const kNames[] = {"?",     "data",       "rts",          "cts",
-                                       "fin",   "abort",      "bye",          "p2p",
-                                       "relay", "shrink-ask", "shrink-state", "shrink-commit"};
+  static const char* const kNames[] = {
+      "?",   "data",  "rts",        "cts",          "fin",           "abort", "bye",
+      "p2p", "relay", "shrink-ask", "shrink-state", "shrink-commit", "put",   "wrote"};
   const auto i = static_cast<uint8_t>(k);
   return i <= kLastMsgKind ? kNames[i] : "kind " + std::to_string(i);
 }

@@ -19,7 +19,8 @@
 // 32     u64  count    the operation's count argument (elements)
 // 40     u64  total    bytes of the step's whole message (rts: of the data to come)
 // 48     u64  offset   data: where this segment goes in the step's message; rts: the
-//                      sender's one-sided address (0: none)
+//                      sender's one-sided address (0: none); put: the receiver's address
+//                      of the step's data; wrote: the bytes written
 // Bodies: data, p2p, relay: the segment's bytes; abort: u32 status code, then the message
 // text; shrink: u32 count, then that many u32 ranks; the others: empty.
 //
@@ -54,8 +55,11 @@ enum class MsgKind : uint8_t {
   kShrinkAsk = 9,      // shrink: the coordinator asks for the failed set
   kShrinkState = 10,   // shrink: a member's failed set
   kShrinkCommit = 11,  // shrink: the decided failed set
+  kPut = 12,           // shared copy: the receiver asks the sender to write the first part
+                       // of an announced step to `offset` (the receiver's address)
+  kWrote = 13,         // shared copy: the sender wrote the first `offset` bytes
 };
-inline constexpr uint8_t kLastMsgKind = 11;
+inline constexpr uint8_t kLastMsgKind = 13;
 std::string MsgKindName(MsgKind k);
 
 struct Header {

@@ -32,27 +32,49 @@ uint64_t NewNonce() {
   return v;
 }
 
+namespace {
+
+// process_vm_readv (write = false) or process_vm_writev of `len` bytes between `local` here
+// and `remote` in process `pid`, resuming after partial transfers.
+Status CrossCopy(uint64_t pid, uint8_t* local, uint64_t remote, size_t len, bool write) {
+  size_t done = 0;
+  while (done < len) {
+    iovec here{local + done, len - done};
+    iovec there{reinterpret_cast<void*>(remote + done), len - done};
+    const pid_t p = static_cast<pid_t>(pid);
+    const ssize_t n = write ? process_vm_writev(p, &here, 1, &there, 1, 0)
+                            : process_vm_readv(p, &here, 1, &there, 1, 0);
+    if (n <= 0) {
+      const int err = n == 0 ? EFAULT : errno;
+      const std::string what = std::string(write ? "process_vm_writev" : "process_vm_readv") +
+                               " of " + std::to_string(len) + " bytes " + (write ? "to" : "from") +
+                               " pid " + std::to_string(pid) + ": " + std::strerror(err);
+      return err == ESRCH ? Status::Unavailable(what) : Status::IoError(what);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ReadMember(const MemberProof& p, uint64_t addr, std::span<uint8_t> out) {
   if (out.empty()) return Status::Ok();
   if (p.pid == static_cast<uint64_t>(getpid())) {  // another runtime of this process
     std::memcpy(out.data(), reinterpret_cast<const void*>(addr), out.size());
     return Status::Ok();
   }
-  size_t done = 0;
-  while (done < out.size()) {
-    iovec local{out.data() + done, out.size() - done};
-    iovec remote{reinterpret_cast<void*>(addr + done), out.size() - done};
-    const ssize_t n = process_vm_readv(static_cast<pid_t>(p.pid), &local, 1, &remote, 1, 0);
-    if (n <= 0) {
-      const int err = n == 0 ? EFAULT : errno;
-      const std::string what = "process_vm_readv of " + std::to_string(out.size()) +
-                               " bytes from pid " + std::to_string(p.pid) + ": " +
-                               std::strerror(err);
-      return err == ESRCH ? Status::Unavailable(what) : Status::IoError(what);
-    }
-    done += static_cast<size_t>(n);
+  return CrossCopy(p.pid, out.data(), addr, out.size(), /*write=*/false);
+}
+
+Status WriteMember(const MemberProof& p, uint64_t addr, std::span<const uint8_t> in) {
+  if (in.empty()) return Status::Ok();
+  if (p.pid == static_cast<uint64_t>(getpid())) {
+    std::memcpy(reinterpret_cast<void*>(addr), in.data(), in.size());
+    return Status::Ok();
   }
-  return Status::Ok();
+  // process_vm_writev reads the local iovec only; the cast does not write `in`.
+  return CrossCopy(p.pid, const_cast<uint8_t*>(in.data()), addr, in.size(), /*write=*/true);
 }
 
 bool Verify(const MemberProof& p) {

@@ -1,6 +1,6 @@
-// Single-copy reads of another member's memory: between processes on one host with
-// cross-memory attach (process_vm_readv, as the shm module's large frames and Open MPI's
-// vader do), inside one process with memcpy.
+// Single-copy reads (and writes) of another member's memory: between processes on one host
+// with cross-memory attach (process_vm_readv / process_vm_writev, as the shm module's large
+// frames and Open MPI's vader do), inside one process with memcpy.
 //
 // A member may be read only once its pid is proven: at group creation every member publishes
 // (host key, pid, the address of a random 64-bit nonce in its memory, the nonce); a peer on
@@ -37,6 +37,10 @@ bool Verify(const MemberProof& p);
 // Copies out.size() bytes at address `addr` of the proven member `p` into `out`.
 // kUnavailable when that process is gone, kIoError for other failures.
 Status ReadMember(const MemberProof& p, uint64_t addr, std::span<uint8_t> out);
+// Copies `in` to address `addr` of the proven member `p` (process_vm_writev; memcpy inside
+// one process). The address comes from the member itself (it asks us to write into its own
+// memory), so a lying member can only corrupt itself. Errors as ReadMember.
+Status WriteMember(const MemberProof& p, uint64_t addr, std::span<const uint8_t> in);
 
 }  // namespace ukai::rt::coll
 

@@ -1,10 +1,13 @@
 // The public Group and CollRequest: creation (World, FromStartpoints, Split, Shrink), the
 // argument checks of every collective, and the forwards to GroupState.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <thread>
 
 #include "rt/coll/group_state.h"
@@ -154,7 +157,17 @@ PostArgs MakePost(GroupState& g, Collective c, ConstView send, MutView recv, con
   p.args.relays = o.relays;
   p.args.chunk_bytes = o.chunk_bytes;
   p.args.algorithm = o.algorithm;
-  if (p.args.algorithm == Algorithm::kAuto) {
+  // Small barriers and allreduces of the automatic choice go to the shared slots (every
+  // member decides the same: the group's slots, the forced choices and the size agree).
+  const auto forced = g.overrides().find(c);
+  const bool auto_choice = o.algorithm == Algorithm::kAuto &&
+                           (forced == g.overrides().end() || forced->second == Algorithm::kAuto);
+  p.slot = g.shared_slots() && auto_choice &&
+           (c == Collective::kBarrier ||
+            (c == Collective::kAllreduce && count * p.args.element <= coll::kSlotDataBytes));
+  if (p.slot) {
+    p.args.algorithm = Algorithm::kDirect;  // the order it combines in
+  } else if (p.args.algorithm == Algorithm::kAuto) {
     p.args.algorithm = coll::SelectAlgorithm(g.overrides(), c, g.module(), g.size(),
                                              count * p.args.element, p.args.commutative);
   }
@@ -191,6 +204,46 @@ CollRequest PostCollective(GroupState& g, Collective c, ConstView send, MutView 
 }
 
 constexpr std::string_view kModuleOrder[] = {"inproc", "shm", "mpi", "tcp"};
+// What each member says of itself at creation (Introduce): the slowest module it uses, its
+// proof (4 words), whether it asks for shared slots.
+constexpr size_t kIntro = 6;
+
+// Every member on one host asked for shared slots (slots.h): rank 0 creates the area and
+// tells the others its name, they attach, and all agree whether everyone could before rank 0
+// removes the name. Creation does not fail when slots cannot be had: the group goes without.
+Status SetUpSlots(GroupState& g) {
+  CollOptions o;
+  o.algorithm = Algorithm::kBinomial;
+  std::unique_ptr<coll::SlotArea> area;
+  char name[128] = {};
+  if (g.rank() == 0) {
+    std::string made;
+    Result<std::unique_ptr<coll::SlotArea>> a = coll::SlotArea::Create(g.size(), &made);
+    if (a.ok() && made.size() < sizeof name) {
+      area = std::move(*a);
+      std::memcpy(name, made.data(), made.size());
+    }
+  }
+  UKAI_RETURN_IF_ERROR(PostCollective(g, Collective::kBroadcast, ConstView(),
+                                      MutView(name, sizeof name, DataType::kByte), nullptr, 0, o)
+                           .Wait()
+                           .WithContext("group creation (shared slots)"));
+  name[sizeof name - 1] = '\0';
+  if (g.rank() != 0 && name[0] != '\0') {
+    Result<std::unique_ptr<coll::SlotArea>> a = coll::SlotArea::Attach(name, g.size());
+    if (a.ok()) area = std::move(*a);
+  }
+  int32_t ok = area != nullptr ? 1 : 0, all_ok = 0;
+  const Reduction min(ReduceOp::kMin);
+  const Status agreed =
+      PostCollective(g, Collective::kAllreduce, ConstView(&ok, 1, DataType::kInt32),
+                     MutView(&all_ok, 1, DataType::kInt32), &min, 0, o)
+          .Wait();
+  if (g.rank() == 0 && name[0] != '\0') shm_unlink(name);
+  UKAI_RETURN_IF_ERROR(agreed.WithContext("group creation (shared slots)"));
+  if (all_ok == 1) g.set_slots(std::move(area));
+  return Status::Ok();
+}
 
 // The group's first operation (and a barrier of its creation): an allgather of what each
 // member knows of itself — the slowest module it uses to reach another member, and its proof
@@ -211,19 +264,20 @@ Status Introduce(GroupState& g) {
     slowest = std::max(slowest, idx);
   }
   const coll::MemberProof own = g.OwnProof();
-  const uint64_t mine[5] = {slowest, own.host, own.pid, own.addr, own.nonce};
-  std::vector<uint64_t> all(5 * static_cast<size_t>(g.size()));
+  const uint64_t mine[kIntro] = {slowest,  own.host,  own.pid,
+                                 own.addr, own.nonce, g.options().shared_slots ? 1u : 0u};
+  std::vector<uint64_t> all(kIntro * static_cast<size_t>(g.size()));
   CollOptions o;
   o.algorithm = Algorithm::kRecursiveDoubling;
   UKAI_RETURN_IF_ERROR(
-      PostCollective(g, Collective::kAllgather, ConstView(mine, 5, DataType::kUint64),
+      PostCollective(g, Collective::kAllgather, ConstView(mine, kIntro, DataType::kUint64),
                      MutView(all.data(), all.size(), DataType::kUint64), nullptr, 0, o)
           .Wait()
           .WithContext("group creation"));
   uint64_t agreed = 0;
   std::vector<coll::MemberProof> proofs(static_cast<size_t>(g.size()));
   for (int r = 0; r < g.size(); ++r) {
-    const uint64_t* rec = &all[5 * static_cast<size_t>(r)];
+    const uint64_t* rec = &all[kIntro * static_cast<size_t>(r)];
     agreed = std::max(agreed, rec[0]);
     const bool near = modules[r] == "shm" || modules[r] == "inproc";
     coll::MemberProof p{rec[1], rec[2], rec[3], rec[4]};
@@ -232,10 +286,15 @@ Status Introduce(GroupState& g) {
   g.set_module(std::string(kModuleOrder[std::min<uint64_t>(agreed, 3)]));
   g.set_proofs(std::move(proofs));
   // Members of this host (processes, or runtimes of one process) beyond its CPUs.
-  int here = 0;
-  for (int r = 0; r < g.size(); ++r) here += all[5 * static_cast<size_t>(r) + 1] == own.host;
+  int here = 0, slots = 0;
+  for (int r = 0; r < g.size(); ++r) {
+    here += all[kIntro * static_cast<size_t>(r) + 1] == own.host;
+    slots += all[kIntro * static_cast<size_t>(r) + 5] == 1;
+  }
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   g.set_oversubscribed(cpus > 0 && here > cpus);
+  const bool near = g.module() == "shm" || g.module() == "inproc";
+  if (g.size() > 1 && here == g.size() && slots == g.size() && near) return SetUpSlots(g);
   return Status::Ok();
 }
 
@@ -321,7 +380,7 @@ Result<std::unique_ptr<Group>> Create(Context& ctx, std::vector<Startpoint> memb
 
 bool CollRequest::Test() const {
   if (op_ == nullptr) return true;
-  if (!op_->done()) op_->runtime()->Progress();
+  op_->Poll();
   return op_->done();
 }
 
@@ -452,6 +511,7 @@ int Group::size() const { return state_->size(); }
 uint64_t Group::id() const { return state_->id(); }
 const Startpoint& Group::member(int rank) const { return state_->member(rank); }
 const std::string& Group::module() const { return state_->module(); }
+bool Group::shared_slots() const { return state_->shared_slots(); }
 std::vector<int> Group::FailedMembers() const { return state_->FailedMembers(); }
 Context& Group::context() const {
   Context* c = state_->hub()->context();

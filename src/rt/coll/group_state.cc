@@ -90,6 +90,9 @@ std::shared_ptr<CollOp> GroupState::MakeOp(const PostArgs& p, uint32_t seq,
   init.segment_bytes = options_.segment_bytes == 0 ? uint64_t{4} << 20 : options_.segment_bytes;
   init.single_copy = options_.single_copy;
   init.proofs = proofs_;
+  init.shared_copy_bytes = options_.single_copy ? options_.shared_copy_bytes : 0;
+  init.counters = counters_;
+  init.slot = p.slot && slots_ != nullptr;
   init.yield_when_idle = oversubscribed_;
   for (auto& spare : spare_) {  // mu_ held
     if (spare.use_count() == 1 && spare->done()) {
@@ -114,7 +117,9 @@ Status GroupState::MemberProblem(uint32_t seq) const {
 CollRequest GroupState::Post(const PostArgs& p) {
   std::shared_ptr<const coll::Schedule> schedule;
   Status error = p.error;
-  if (error.ok()) {
+  if (p.slot && slots_ != nullptr) {
+    schedule = no_schedule_;
+  } else if (error.ok()) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       schedule = CachedSchedule(p.args);
@@ -149,6 +154,10 @@ CollRequest GroupState::Post(const PostArgs& p) {
     } else {
       ops_.emplace_back(seq, op);
       op->Start(&out);
+      if (op->slot()) {
+        slot_queue_.push_back(op);
+        PollSlotsLocked(&out);  // publishes this member's contribution when it may
+      }
       if (!unexpected_.empty()) {
         std::vector<Stashed> early;
         for (auto it = unexpected_.begin(); it != unexpected_.end();) {
@@ -182,6 +191,7 @@ void GroupState::EraseOp(uint32_t seq) {
   const int i = FindOp(seq);
   if (i < 0) return;
   std::shared_ptr<CollOp>& op = ops_[i].second;
+  if (op->awaiting_puts()) orphans_.push_back(op);  // until the sender answers
   if (spare_.size() < 4 && std::find(spare_.begin(), spare_.end(), op) == spare_.end()) {
     spare_.push_back(std::move(op));
   }
@@ -215,7 +225,39 @@ void GroupState::Flush(Outbox* out) {
       m.op->TryComplete();
     }
   }
-  if (!later.messages.empty()) Flush(&later);
+  for (SharedRead& r : out->reads) {  // after the messages: the kPut left first
+    const Status read = coll::ReadMember(r.from, r.remote, {r.dst, r.length});
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      r.op->SharedReadDone(r.step, read, &later);
+      if (r.op->finished()) EraseOp(r.op->seq());
+    }
+    r.op->Dispatched();
+    r.op->TryComplete();
+  }
+  if (!later.messages.empty() || !later.reads.empty()) Flush(&later);
+}
+
+void GroupState::ReleasePutsOf(int r) {
+  for (auto& [seq, op] : ops_) op->ReleasePuts(r);
+  for (auto& op : orphans_) op->ReleasePuts(r);
+  std::erase_if(orphans_, [](const std::shared_ptr<CollOp>& op) { return !op->awaiting_puts(); });
+}
+
+void GroupState::OnEndedOpMessage(const Header& h, Outbox* out) {
+  if (h.kind == MsgKind::kPut) {  // the operation ended here: write nothing, say so
+    Header reply = h;
+    reply.kind = MsgKind::kWrote;
+    reply.src = static_cast<uint32_t>(rank_);
+    reply.offset = 0;
+    out->messages.push_back(OutMsg{static_cast<int>(h.src), coll::MakeMessage(reply, {}), nullptr});
+    return;
+  }
+  if (h.kind != MsgKind::kWrote) return;
+  for (auto& op : orphans_) {
+    if (op->seq() == h.seq) op->OnMessage(h, {}, out);
+  }
+  std::erase_if(orphans_, [](const std::shared_ptr<CollOp>& op) { return !op->awaiting_puts(); });
 }
 
 void GroupState::OnMessage(RuntimeId from, const Header& h, std::span<const uint8_t> body) {
@@ -243,6 +285,7 @@ void GroupState::OnMessage(RuntimeId from, const Header& h, std::span<const uint
                                       " left the group (its Group was destroyed) after " +
                                       std::to_string(h.seq) + " collectives");
           FailOps(m.why, h.seq, &out);
+          ReleasePutsOf(static_cast<int>(h.src));
         }
         break;
       }
@@ -271,7 +314,9 @@ void GroupState::OnMessage(RuntimeId from, const Header& h, std::span<const uint
           std::shared_ptr<CollOp> op = ops_[at].second;
           op->OnMessage(h, body, &out);
           if (op->finished()) EraseOp(h.seq);
-        } else if (h.seq >= next_seq_ && !closed_) {
+        } else if (h.seq < next_seq_) {
+          OnEndedOpMessage(h, &out);
+        } else if (!closed_) {
           if (h.kind == MsgKind::kAbort) {
             const Status why = coll::DecodeAbort(body);
             aborted_[h.seq] =
@@ -291,6 +336,7 @@ void GroupState::FailOps(const Status& why, uint32_t from_seq, Outbox* out) {
   for (auto it = ops_.begin(); it != ops_.end();) {
     if (it->first >= from_seq) {
       it->second->Fail(why, false, out);
+      if (it->second->awaiting_puts()) orphans_.push_back(it->second);
       it = ops_.erase(it);
     } else {
       ++it;
@@ -313,6 +359,7 @@ void GroupState::MarkFailed(int r, bool orderly, const Status& reason, Outbox* o
   m.why =
       Status::Unavailable(MemberName(r) + (orderly ? " left: " : " failed: ") + reason.ToString());
   FailOps(m.why, 0, out);
+  ReleasePutsOf(r);
 }
 
 void GroupState::OnPeerEvent(const PeerEvent& e) {
@@ -335,6 +382,9 @@ void GroupState::CloseWith(const Status& why) {
     closed_why_ = why;
     const uint32_t first_pending = ops_.empty() ? next_seq_ : ops_.front().first;
     FailOps(why, 0, &out);
+    // The hub drops this group's later messages: no answer to a shared copy comes now, and
+    // the operations must not stay undone (coll_op.h; the sender may still write its half).
+    for (int r = 0; r < size(); ++r) ReleasePutsOf(r);
     unexpected_.clear();
     for (int r = 0; r < size(); ++r) {
       if (r != rank_ && !members_[r].failed) {

@@ -8,6 +8,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,7 @@
 #include "rt/coll/hub.h"
 #include "rt/coll/schedule.h"
 #include "rt/coll/select.h"
+#include "rt/coll/slots.h"
 #include "ukai/rt/group.hpp"
 
 namespace ukai::rt::internal {
@@ -33,7 +35,8 @@ struct PostArgs {
   void* recv = nullptr;
   uint64_t send_bytes = 0;
   bool in_place = false;
-  coll::Combiner combiner;                // reductions: made (and checked) by the caller
+  bool slot = false;        // done in the group's shared slots (GroupState::PollSlots)
+  coll::Combiner combiner;  // reductions: made (and checked) by the caller
   std::shared_ptr<const Reduction> user;  // a user reduction's function, kept alive
   Status error;  // an argument error: the operation fails, and so do the others' (abort)
 };
@@ -65,6 +68,12 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   coll::MemberProof OwnProof() const;
   // The members proven readable (cross_memory.h), by rank; set at creation.
   void set_proofs(std::vector<coll::MemberProof> proofs);
+  // Set at creation (before any operation): the shared slots (slots.h), or null.
+  void set_slots(std::unique_ptr<coll::SlotArea> area) { slots_ = std::move(area); }
+  bool shared_slots() const { return slots_ != nullptr; }
+  // Runs the slot operations in order as far as the members' slots allow (any thread);
+  // returns how many completed.
+  int PollSlots();
   // Set at creation: more members on this host than it has CPUs.
   void set_oversubscribed(bool v) { oversubscribed_ = v; }
   // "group member 2 (runtime 1f.., context 1)".
@@ -93,6 +102,7 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   void ContextClosed();
 
   std::vector<int> FailedMembers();
+  const CollCounters& counters() const { return *counters_; }
   // Sends what operations produced (outside mu_); completes finished operations.
   void Flush(Outbox* out);
 
@@ -125,6 +135,15 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   // Member r failed (or left, `orderly`) for `reason`: every operation fails naming it.
   // mu_ held.
   void MarkFailed(int r, bool orderly, const Status& reason, Outbox* out);
+  // PollSlots with mu_ held.
+  int PollSlotsLocked(Outbox* out);
+  // Whether this member may overwrite its older slot (slots.h's rule). mu_ held.
+  bool SlotMayWrite() const;
+  // Member r will not answer shared copies any more (failed, left, or this group closed).
+  // mu_ held.
+  void ReleasePutsOf(int r);
+  // A message for an operation that ended here (a shared copy's kPut or kWrote). mu_ held.
+  void OnEndedOpMessage(const coll::Header& h, Outbox* out);
   void CloseWith(const Status& why);
   void OnP2p(const coll::Header& h, std::span<const uint8_t> body, Outbox* out);
   void OnRelay(const coll::Header& h, std::span<const uint8_t> body, Outbox* out);
@@ -173,6 +192,19 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   void EraseOp(uint32_t seq);
   // Finished operations kept for reuse (only those nobody else refers to are reused).
   std::vector<std::shared_ptr<CollOp>> spare_;
+  // Shared slots: the area (set before the first operation, then constant), the slot
+  // operations in posting order (under mu_), which slot this member writes next, and what
+  // its two slots hold.
+  std::unique_ptr<coll::SlotArea> slots_;
+  std::deque<std::shared_ptr<CollOp>> slot_queue_;
+  int slot_buffer_ = 0;
+  uint64_t slot_held_[2] = {0, 0};  // seq + 1 of the operation in each slot (0: none)
+  bool slot_prev_ok_ = true;        // the last slot operation completed successfully
+  const std::shared_ptr<const coll::Schedule> no_schedule_ =
+      std::make_shared<const coll::Schedule>();
+  // Ended operations whose shared copies wait for the sender's answer (coll_op.h).
+  std::vector<std::shared_ptr<CollOp>> orphans_;
+  const std::shared_ptr<CollCounters> counters_ = std::make_shared<CollCounters>();
   // Messages of operations not posted here yet (another member is ahead), arrival order.
   std::vector<Stashed> unexpected_;
   std::map<uint32_t, Status> aborted_;

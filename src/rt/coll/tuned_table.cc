@@ -24,8 +24,9 @@ constexpr TableRow kRows[] = {
     {Collective::kReduce, "shm", 2, 2, kAny, Algorithm::kDirect},
     {Collective::kAllreduce, "shm", 2, 2, 8, Algorithm::kDirect},
     {Collective::kAllreduce, "shm", 2, 2, 4096, Algorithm::kRecursiveDoubling},
-    {Collective::kAllreduce, "shm", 2, 2, 32768, Algorithm::kDirect},
-    {Collective::kAllreduce, "shm", 2, 2, kAny, Algorithm::kRelay},
+    // Hand-set, not measured by --tune: two members over shm above 4 KiB take direct (each
+    // reads the other's vector at once and combines it; docs/collectives.md, "Selection").
+    {Collective::kAllreduce, "shm", 2, 2, kAny, Algorithm::kDirect},
     {Collective::kReduceScatter, "shm", 2, 2, 512, Algorithm::kRecursiveHalving},
     {Collective::kReduceScatter, "shm", 2, 2, kAny, Algorithm::kDirect},
     {Collective::kAlltoall, "shm", 2, 2, 32768, Algorithm::kDirect},

@@ -1,0 +1,252 @@
+// Shared work between members on one host: large steps of broadcast, scatter and gather
+// copied by both sides at once (GroupOptions::shared_copy_bytes, src/rt/coll/coll_op.h),
+// and barriers and small allreduces in shared-memory slots (GroupOptions::shared_slots,
+// src/rt/coll/slots.h), over inproc (several runtimes in this process: memcpy stands for
+// process_vm_writev / process_vm_readv, the slot area is mapped once per member; the
+// multi-process tests in coll_itest.cc run the system calls and a killed member).
+#include <thread>
+
+#include "coll_test_util.h"
+#include "rt/coll/cross_memory.h"
+#include "rt/coll/group_state.h"
+
+namespace ukai::rt {
+namespace {
+
+using testing::CollWorld;
+
+int32_t Pattern(uint64_t i) { return static_cast<int32_t>(i * 2654435761u); }
+
+struct Counts {
+  uint64_t reads = 0, writes = 0;
+};
+
+Counts CountsOf(CollWorld& w, int r) {
+  const internal::CollCounters& c = w.group(r).state()->counters();
+  return {c.shared_reads.load(), c.shared_writes.load()};
+}
+
+// Odd sizes (halves that are not whole elements apart from the 64-byte cut), three roots:
+// every result complete, every receiver read its half once per step and every sender wrote
+// one; below the threshold, and with the feature off, nothing is shared.
+TEST(Coll, LargeRootedCopiesAreSharedAndComplete) {
+  constexpr int kN = 3;
+  CollWorld w(kN, "inproc");
+  ASSERT_TRUE(w.ok());
+  if (!coll::Verify(w.group(0).state()->OwnProof())) {
+    GTEST_SKIP() << "cross-memory reads are not permitted here (no single copy)";
+  }
+  CollOptions direct;
+  direct.algorithm = Algorithm::kDirect;
+  w.Run([&](int r, Group* g) {
+    const size_t count = (size_t{3} << 18) / 4 + 7;  // 768 KiB + 28 bytes of int32
+    std::vector<int32_t> buf(count, -1);
+    if (r == 1) {
+      for (size_t i = 0; i < count; ++i) buf[i] = Pattern(i);
+    }
+    ASSERT_TRUE(g->Broadcast(buf, 1, direct).ok());
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(buf[i], Pattern(i)) << "element " << i;
+
+    const size_t block = 65543;  // int64: 512 KiB + 56 bytes per rank
+    std::vector<int64_t> all(r == 0 ? kN * block : 0), mine(block, -1);
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i) * 3 + 1;
+    ASSERT_TRUE(g->Scatter(all, mine, 0, direct).ok());
+    for (size_t i = 0; i < block; ++i) {
+      ASSERT_EQ(mine[i], static_cast<int64_t>(r * block + i) * 3 + 1) << "element " << i;
+    }
+    std::vector<int64_t> got(r == 2 ? kN * block : 0, -1);
+    ASSERT_TRUE(g->Gather(mine, got, 2, direct).ok());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i], static_cast<int64_t>(i) * 3 + 1) << "element " << i;
+    }
+  });
+  // broadcast from 1: 0 and 2 read, 1 wrote twice; scatter from 0: 1 and 2 read, 0 wrote
+  // twice; gather to 2: 2 read twice, 0 and 1 wrote once.
+  const Counts want[kN] = {{1, 3}, {1, 3}, {4, 0}};
+  for (int r = 0; r < kN; ++r) {
+    EXPECT_EQ(CountsOf(w, r).reads, want[r].reads) << "rank " << r;
+    EXPECT_EQ(CountsOf(w, r).writes, want[r].writes) << "rank " << r;
+  }
+  w.Run([&](int r, Group* g) {  // one element short of 256 KiB: read by the receiver alone
+    std::vector<int32_t> buf((size_t{256} << 10) / 4 - 1, r == 0 ? 5 : 0);
+    ASSERT_TRUE(g->Broadcast(buf, 0, direct).ok());
+    for (int32_t v : buf) ASSERT_EQ(v, 5);
+  });
+  for (int r = 0; r < kN; ++r) EXPECT_EQ(CountsOf(w, r).writes, want[r].writes);
+
+  GroupOptions off;
+  off.shared_copy_bytes = 0;
+  CollWorld plain(kN, "inproc", off);
+  ASSERT_TRUE(plain.ok());
+  plain.Run([&](int r, Group* g) {
+    std::vector<int64_t> buf(size_t{1} << 17, r == 2 ? 11 : 0);  // 1 MiB
+    ASSERT_TRUE(g->Broadcast(buf, 2, direct).ok());
+    for (int64_t v : buf) ASSERT_EQ(v, 11);
+  });
+  for (int r = 0; r < kN; ++r) {
+    EXPECT_EQ(CountsOf(plain, r).reads, 0u);
+    EXPECT_EQ(CountsOf(plain, r).writes, 0u);
+  }
+}
+
+uint64_t SlotOps(CollWorld& w, int r) { return w.group(r).state()->counters().slot_ops.load(); }
+
+// Barriers and allreduces up to 512 bytes go to the slots (and give the reference results,
+// combined in rank order: a non-commutative user operation shows it); 520 bytes and forced
+// algorithms do not. 100 rounds, so that both slots of every member are reused often.
+TEST(CollSlots, BarrierAndSmallAllreducesUseTheSlots) {
+  for (int n : {2, 3, 5}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    CollWorld w(n, "inproc");
+    ASSERT_TRUE(w.ok());
+    for (int r = 0; r < n; ++r) ASSERT_TRUE(w.group(r).shared_slots());
+    constexpr int kRounds = 100;
+    w.Run([&](int r, Group* g) {
+      for (int k = 0; k < kRounds; ++k) {
+        ASSERT_TRUE(g->Barrier().ok());
+        const size_t count = 1 + static_cast<size_t>(k) % 64;  // up to 64 doubles: 512 B
+        std::vector<double> in(count, r + k), out(count, -1);
+        ASSERT_TRUE(g->Allreduce(in, out, ReduceOp::kSum).ok());
+        const double want = n * k + n * (n - 1) / 2.0;
+        for (double v : out) ASSERT_EQ(v, want) << "round " << k;
+        std::vector<uint64_t> f(3), h(3);
+        for (uint64_t i = 0; i < 3; ++i) f[i] = testing::AffineValue(r, i, k);
+        ASSERT_TRUE(g->Allreduce(f, h, testing::AffineCompose()).ok());
+        for (uint64_t i = 0; i < 3; ++i) {
+          uint64_t ref = testing::AffineValue(0, i, k);
+          for (int j = 1; j < n; ++j) ref = testing::Compose(ref, testing::AffineValue(j, i, k));
+          ASSERT_EQ(h[i], ref) << "round " << k;
+        }
+      }
+    });
+    for (int r = 0; r < n; ++r) EXPECT_EQ(SlotOps(w, r), 3u * kRounds);
+    w.Run([&](int r, Group* g) {
+      std::vector<double> in(65, r), out(65);  // 520 bytes: messages
+      ASSERT_TRUE(g->Allreduce(in, out, ReduceOp::kMax).ok());
+      EXPECT_EQ(out[64], n - 1);
+      CollOptions direct;  // a forced algorithm: messages
+      direct.algorithm = Algorithm::kDirect;
+      ASSERT_TRUE(g->Barrier(direct).ok());
+      std::vector<double> small(2, r), max(2);
+      ASSERT_TRUE(g->Allreduce(small, max, ReduceOp::kMax, direct).ok());
+      EXPECT_EQ(max[1], n - 1);
+    });
+    for (int r = 0; r < n; ++r) EXPECT_EQ(SlotOps(w, r), 3u * kRounds);
+  }
+}
+
+// Several slot operations in flight at once, between operations that travel as messages,
+// completed in any order (Test and Wait).
+TEST(CollSlots, NonBlockingInFlightBesideMessages) {
+  constexpr int kN = 4;
+  CollWorld w(kN, "inproc");
+  ASSERT_TRUE(w.ok());
+  w.Run([&](int r, Group* g) {
+    constexpr int kOps = 12;
+    std::vector<std::vector<int64_t>> in(kOps), out(kOps);
+    std::vector<CollRequest> q;
+    for (int k = 0; k < kOps; ++k) {
+      const size_t count = k % 3 == 2 ? 5000 : 8;  // every third one by messages
+      in[k].assign(count, r * k);
+      out[k].assign(count, -1);
+      q.push_back(g->IAllreduce(in[k], out[k], ReduceOp::kSum));
+      if (k % 4 == 0) q.push_back(g->IBarrier());
+    }
+    for (size_t i = q.size(); i-- > 0;) {
+      if (i % 2 == 0) {
+        while (!q[i].Test()) std::this_thread::yield();
+      }
+      ASSERT_TRUE(q[i].WaitFor(std::chrono::seconds(60)).ok()) << q[i].status().ToString();
+    }
+    for (int k = 0; k < kOps; ++k) {
+      for (int64_t v : out[k]) ASSERT_EQ(v, k * (0 + 1 + 2 + 3)) << "op " << k;
+    }
+  });
+  EXPECT_EQ(SlotOps(w, 0), 8u + 3u);  // 8 small allreduces, 3 barriers
+}
+
+// Slots only when every member asks for them: one member with shared_slots = false turns
+// them off for the whole group (the calls still work, by messages).
+TEST(CollSlots, OffUnlessEveryMemberAsks) {
+  constexpr int kN = 3;
+  CollWorld w(kN, "inproc");
+  ASSERT_TRUE(w.ok());
+  std::vector<std::unique_ptr<Group>> mixed(kN);
+  w.Run([&](int r, Group*) {
+    GroupOptions o;
+    o.tag = 5;
+    o.shared_slots = r != 1;
+    auto g = Group::FromStartpoints(w.context(r), w.members(), o);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    mixed[r] = std::move(*g);
+    EXPECT_FALSE(mixed[r]->shared_slots());
+    int32_t one = 1, sum = 0;
+    ASSERT_TRUE(mixed[r]
+                    ->Allreduce(ConstView(&one, 1, DataType::kInt32),
+                                MutView(&sum, 1, DataType::kInt32), ReduceOp::kSum)
+                    .ok());
+    EXPECT_EQ(sum, kN);
+    EXPECT_EQ(mixed[r]->state()->counters().slot_ops.load(), 0u);
+  });
+}
+
+// Members that call a slot collective differently fail with a clear error naming both calls
+// (in slots, or one of them with messages), and the group goes on working afterwards.
+TEST(CollSlots, MismatchedCallsFailClearlyAndTheGroupGoesOn) {
+  constexpr int kN = 2;
+  CollWorld w(kN, "inproc");
+  ASSERT_TRUE(w.ok());
+  w.Run([&](int r, Group* g) {
+    std::vector<int32_t> in(r == 0 ? 4 : 5, 1), out(in.size());
+    Status st = g->Allreduce(in, out, ReduceOp::kSum);  // both in slots
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+    EXPECT_NE(st.message().find("mismatched collective"), std::string::npos) << st.ToString();
+    EXPECT_NE(st.message().find(r == 0 ? "called allreduce of 5 int32" : "called allreduce of 4"),
+              std::string::npos)
+        << st.ToString();
+    std::vector<int32_t> big(r == 0 ? 4 : 1000, 1), got(big.size());
+    st = g->Allreduce(big, got, ReduceOp::kSum);  // rank 0 in slots, rank 1 by messages
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+    EXPECT_NE(st.message().find("in shared slots"), std::string::npos) << st.ToString();
+    for (int k = 0; k < 20; ++k) {  // slots written after failed operations are reused safely
+      ASSERT_TRUE(g->Barrier().ok());
+      int64_t mine = r + k, sum = 0;
+      ASSERT_TRUE(g->Allreduce(ConstView(&mine, 1, DataType::kInt64),
+                               MutView(&sum, 1, DataType::kInt64), ReduceOp::kSum)
+                      .ok());
+      ASSERT_EQ(sum, 1 + 2 * k);
+    }
+  });
+}
+
+// A member that leaves between two slot allreduces: the others' next one completes with
+// kUnavailable naming it (no hang on its slot), so do later ones, and Shrink goes on in
+// slots. (A member killed by SIGKILL between them: coll_itest.cc.)
+TEST(CollSlots, MemberLeavingBetweenSlotAllreduces) {
+  constexpr int kN = 3;
+  CollWorld w(kN, "inproc");
+  ASSERT_TRUE(w.ok());
+  w.Run([&](int r, Group* g) {
+    double in = r, out = 0;
+    const ConstView i(&in, 1, DataType::kDouble);
+    const MutView o(&out, 1, DataType::kDouble);
+    ASSERT_TRUE(g->Allreduce(i, o, ReduceOp::kSum).ok());
+    EXPECT_EQ(out, 3.0);
+    if (r == 1) {
+      w.group_ptr(1).reset();
+      return;
+    }
+    Status st = g->Allreduce(i, o, ReduceOp::kSum);
+    EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+    EXPECT_NE(st.message().find("group member 1"), std::string::npos) << st.ToString();
+    EXPECT_EQ(g->Barrier().code(), StatusCode::kUnavailable);
+    auto s = g->Shrink();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_TRUE((*s)->shared_slots());
+    ASSERT_TRUE((*s)->Allreduce(i, o, ReduceOp::kSum).ok());
+    EXPECT_EQ(out, 2.0);
+  });
+}
+
+}  // namespace
+}  // namespace ukai::rt
