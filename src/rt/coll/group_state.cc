@@ -358,6 +358,9 @@ void GroupState::MarkFailed(int r, bool orderly, const Status& reason, Outbox* o
   if (m.left) return;  // it completed what it had to before its goodbye
   m.why =
       Status::Unavailable(MemberName(r) + (orderly ? " left: " : " failed: ") + reason.ToString());
+  // Slot operations whose every contribution is already in the shared slots (the member
+  // wrote its part before it died) complete rather than fail.
+  if (!slot_queue_.empty()) PollSlotsLocked(out);
   FailOps(m.why, 0, out);
   ReleasePutsOf(r);
 }
