@@ -4,22 +4,31 @@
 // delivery must be the same, cycle by cycle.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/engine/network.h"
+#include "sim/experiment/front_door.h"
+#include "sim/routing/dimension_order.h"
 #include "sim_test_util.h"
 
 namespace ukai::sim {
 namespace {
 
 // What a run shows of the fabric: every head hop and every delivery, in order, as text.
-std::vector<std::string> Trace(const SimConfig& cfg, bool constant_layouts, int64_t cycles) {
-  auto net = Network::Create(cfg);
+// `routing`: replaces the config's routing (bound to the topology by `bind`).
+std::vector<std::string> Trace(const SimConfig& cfg, bool constant_layouts, int64_t cycles,
+                               bool route_cache = true,
+                               std::unique_ptr<RoutingFunction> routing = nullptr,
+                               const std::function<void(const Topology&)>& bind = nullptr) {
+  auto net = Network::Create(cfg, std::move(routing));
   EXPECT_TRUE(net.ok()) << net.status().ToString();
   if (!net.ok()) return {};
+  if (bind) bind((*net)->topology());
   (*net)->SetFabricConstantLayouts(constant_layouts);
+  (*net)->SetFabricRouteCache(route_cache);
   std::vector<std::string> out;
   (*net)->SetHopObserver([&out](const HopEvent& e) {
     out.push_back("hop " + std::to_string(e.cycle) + " " + std::to_string(e.msg) + " " +
@@ -39,6 +48,7 @@ std::vector<std::string> Trace(const SimConfig& cfg, bool constant_layouts, int6
   EXPECT_TRUE((*net)->CheckInvariants().ok());
   out.push_back("moved " + std::to_string((*net)->flits_ejected()) + " " +
                 std::to_string((*net)->flit_hops()));
+  out.push_back("undeliverable " + std::to_string((*net)->messages_undeliverable()));
   return out;
 }
 
@@ -83,6 +93,75 @@ TEST(FabricLayoutTest, OtherConstantLayoutsSameAsGenericPath) {
   cfg.traffic.message_bytes = 256;
   cfg.traffic.rate = 0.5;
   ExpectSameAsGeneric(cfg, 3000);
+}
+
+// router.model = booksim (BookSim2's VC allocators on its 4 VCs of 8 flits, 2-cycle channels
+// on the mesh, 3 on the torus): the constant-layout path against the generic one, with both
+// allocators, dimension order (one candidate) and min_adapt (several: requests of several
+// candidates per head, heads of several input VCs per router).
+TEST(FabricLayoutTest, BooksimModelSameAsGenericPath) {
+  for (const char* topology : {"mesh", "torus"}) {
+    for (const char* routing : {"dim_order", "min_adapt"}) {
+      for (const char* allocator : {"islip", "separable_input_first"}) {
+        const std::string text = std::string("topology = ") + topology +
+                                 "; k = 4; n = 2; num_vcs = 4; vc_buf_size = 8;"
+                                 " routing_function = " +
+                                 routing + "; vc_allocator = " + allocator +
+                                 "; packet_size = 4; injection_rate = 0.2; seed = 5;";
+        Result<std::vector<SimConfig>> points = LoadSimConfigsFromString(text, "t.cfg", {});
+        ASSERT_TRUE(points.ok()) << points.status().ToString();
+        SCOPED_TRACE(text);
+        ExpectSameAsGeneric(points->front(), 3000);
+      }
+    }
+  }
+}
+
+// Dimension order on a k-ary n-cube that says it is a PureRoute() routing and, unlike
+// `dor`, runs on a network with faults (the router drains what it cannot route).
+class PureDor final : public RoutingFunction {
+ public:
+  void Bind(const Topology& topology) { cube_ = dynamic_cast<const KaryNCube*>(&topology); }
+  void Route(const RouteRequest& request, RouteResult* result) const override {
+    const DorHop hop = NextDorHop(*cube_, request.node, request.dst);
+    if (hop.port >= 0) result->Add(hop.port, 0xf);
+  }
+  bool PureRoute() const override { return true; }
+
+ private:
+  const KaryNCube* cube_ = nullptr;
+};
+
+// A PureRoute() routing's answers kept per (router, destination) give the run that routing
+// every head afresh gives, also when timed faults and repairs change which ports are
+// alive (heads toward a dead port are drained, and routed again after the repair).
+TEST(FabricLayoutTest, RouteCacheSameAsRoutingEveryHead) {
+  SimConfig cfg = testing::SmallConfig(TopologyKind::kMesh, {4, 4});
+  cfg.traffic.message_bytes = 64;
+  cfg.traffic.rate = 0.3;
+  FaultEventSpec fail, repair;
+  fail.cycle = 1000;
+  fail.node.form = NodeRef::Form::kCoords;
+  fail.node.coords = {1, 1};
+  fail.node.text = "[1, 1]";
+  repair = fail;
+  repair.cycle = 2000;
+  repair.kind = FaultEventSpec::Kind::kRepairNode;
+  cfg.faults.events = {fail, repair};
+  cfg.faults.reconfig.mode = ReconfigConfig::Mode::kInstant;
+  auto trace = [&cfg](bool cache) {
+    auto routing = std::make_unique<PureDor>();
+    PureDor* raw = routing.get();
+    return Trace(cfg, true, 3000, cache, std::move(routing),
+                 [raw](const Topology& t) { raw->Bind(t); });
+  };
+  const std::vector<std::string> cached = trace(true);
+  const std::vector<std::string> fresh = trace(false);
+  ASSERT_GT(cached.size(), 100u);
+  ASSERT_EQ(cached.size(), fresh.size());
+  for (size_t i = 0; i < cached.size(); ++i) ASSERT_EQ(cached[i], fresh[i]) << "entry " << i;
+  // The fault drained messages in transit: kept routes through it were dropped.
+  EXPECT_NE(cached.back(), "undeliverable 0");
 }
 
 }  // namespace

@@ -311,16 +311,20 @@ bool Network::StartMessage(Part& part, int32_t node, Pe& pe) {
   pe.seq = 0;
   pe.length = (*messages_)[pe.current].length;
   const int vcs = config_.router.pe_vcs;
-  int best = -1;
-  for (int i = 0; i < vcs; ++i) {
-    const int v = (pe.rr + i) % vcs;
-    if (best < 0 || fabric_->InjectionCount(node, v) < fabric_->InjectionCount(node, best)) {
+  // From pe.rr (always in [0, vcs)) round the VCs without a division per step.
+  int best = pe.rr;
+  int best_count = fabric_->InjectionCount(node, best);
+  for (int i = 1, v = pe.rr + 1; i < vcs; ++i, ++v) {
+    if (v == vcs) v = 0;
+    const int count = fabric_->InjectionCount(node, v);
+    if (count < best_count) {
       best = v;
+      best_count = count;
     }
   }
   const int fixed = (*messages_)[pe.current].inject_vc;
   pe.vc = fixed >= 0 ? fixed % vcs : best;
-  pe.rr = (pe.rr + 1) % vcs;
+  pe.rr = pe.rr + 1 == vcs ? 0 : pe.rr + 1;
   return true;
 }
 

@@ -279,6 +279,8 @@ class Network {
   void SetHopObserver(std::function<void(const HopEvent&)> observer);
   // For tests: Fabric::SetConstantLayouts().
   void SetFabricConstantLayouts(bool on) { fabric_->SetConstantLayouts(on); }
+  // For tests: Fabric::SetRouteCache().
+  void SetFabricRouteCache(bool on) { fabric_->SetRouteCache(on); }
 
  private:
   Network() = default;

@@ -101,6 +101,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
   if (booksim_va_ != VcAllocator::kMaxCredit) {
     va_accept_.Reset(nvc);
     va_free_from_.Reset(nvc);
+    booksim_simple_ = !reroute_ && !vct_ && atomic_vcs_ == 0;
   }
   rr_.Reset(npi);
   masks_.Reset(static_cast<size_t>(nodes_) * words_);
@@ -118,6 +119,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
     fork_.resize(nvc * kMaxBranches);
     copied_count_.assign(nodes_, 0);
   }
+  SetRouteCache(true);
   if (shared_headers_) {
     header_free_.Reset(npi);
     header_rr_.Reset(npi);
@@ -200,7 +202,8 @@ void Fabric::InitBooksimTiming(const Topology& topology, const RouterConfig& con
   // A credit counts at most the longest credit channel + credit_delay cycles after it left.
   int longest = 0;
   for (int32_t l : credit_port_) longest = std::max(longest, l);
-  const size_t slots = static_cast<size_t>(longest + credit_delay_ + 2);
+  // A power of two: the slot of a cycle is a mask away.
+  const size_t slots = std::bit_ceil(static_cast<size_t>(longest + credit_delay_ + 2));
   for (Lane& l : lanes_) l.credit_ring.resize(slots);
   max_link_cycles_ += traversal_cycles_;
 }
@@ -285,10 +288,21 @@ int64_t Fabric::packets_stored() const {
 
 void Fabric::SetPortAlive(int32_t router, int port, bool alive) {
   if (down_ivc_[Pi(router, port)] < 0) return;  // unconnected
-  valid_vcs_[Pi(router, port)] = alive ? net_vc_mask_ : 0;
+  const uint32_t vcs = alive ? net_vc_mask_ : 0;
+  if (valid_vcs_[Pi(router, port)] == vcs) return;
+  valid_vcs_[Pi(router, port)] = vcs;
+  // The kept routes were filtered by the old liveness.
+  if (cache_routes_) route_cache_.Reset(static_cast<size_t>(nodes_) * nodes_);
+}
+
+void Fabric::SetRouteCache(bool on) {
+  cache_routes_ = on && routing_->PureRoute() && !forking_ && nodes_ <= kRouteCacheNodes;
+  route_cache_.Reset(cache_routes_ ? static_cast<size_t>(nodes_) * nodes_ : 0);
 }
 
 void Fabric::ForgetRoutes() {
+  // Liveness or tables changed: a PureRoute() routing may answer differently now.
+  if (cache_routes_) route_cache_.Reset(static_cast<size_t>(nodes_) * nodes_);
   for (const NodeRun& run : local_) {
     for (int32_t ivc = run.begin << rshift_; ivc < run.end << rshift_; ++ivc) {
       const uint64_t bit = Bit(ivc);
@@ -312,6 +326,7 @@ void Fabric::InitHot() {
   h.tx = nullptr;  // the lane's, set by Evaluate()
   h.ej = nullptr;
   h.route = nullptr;
+  h.bs_req = nullptr;
   h.lane = 0;
   h.link_port = link_port_.empty() ? nullptr : link_port_.data();
   h.ports = ports_;
@@ -326,8 +341,7 @@ void Fabric::InitHot() {
   h.shared_headers = shared_headers_;
   h.table_ports = table_ports_;
   h.booksim_va = booksim_va_ != VcAllocator::kMaxCredit;
-  h.extras =
-      forking_ || saf_ != 0 || !link_port_.empty() || !eject_bounded_.empty() || h.booksim_va;
+  h.extras = forking_ || saf_ != 0 || !link_port_.empty() || !eject_bounded_.empty();
   hot_ = h;
 }
 
@@ -365,6 +379,9 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
   } else if ((m.dst == r && !routing_->RoutesAtDestination()) || (m.dst >= 0 && dead_[m.dst])) {
     if (m.dst != r) m.undeliverable = true;
     sink();
+  } else if (cache_routes_ && route_cache_[static_cast<size_t>(r) * nodes_ + m.dst] != 0) {
+    const uint64_t c = route_cache_[static_cast<size_t>(r) * nodes_ + m.dst];
+    add({static_cast<int16_t>((c & 0xffff) - 1), 0, static_cast<uint32_t>(c >> 32)});
   } else {
     RouteRequest req;
     req.node = r;
@@ -400,6 +417,10 @@ bool Fabric::RouteHead(int32_t r, int ip, int v, int32_t ivc, const Flit& f, int
     read_table = result->table_lookup();
     fork = result->fork();
     if (read_table) extra = table_lookup_cycles_;
+    if (cache_routes_ && n == 1) {  // PureRoute(): the same answer for every head to m.dst
+      route_cache_[static_cast<size_t>(r) * nodes_ + m.dst] =
+          uint64_t{first.vc_mask} << 32 | static_cast<uint64_t>(first.port + 1);
+    }
     if (n == 0 && !hold_unroutable_) {  // no live way on: drain it here (faults), never a hang
       m.undeliverable = true;
       sink();

@@ -274,6 +274,9 @@ class Fabric {
   // For tests: false makes Evaluate() and Commit() take the generic path whatever the
   // layout (the constant-layout paths must give the same results).
   void SetConstantLayouts(bool on) { constant_layouts_ = on; }
+  // For tests (before the first cycle): false routes every head afresh, also with a
+  // PureRoute() routing (whose answers are otherwise kept per router and destination).
+  void SetRouteCache(bool on);
 
   // Debug checks: credit conservation on every channel VC, buffer/mask agreement,
   // ownership consistency. Returns "" when all hold, else a description.
@@ -353,6 +356,13 @@ class Fabric {
     int32_t credit;
   };
   using Ejected = EjectedFlit;
+  // A request of BookSim2's VC allocators: input VC ivc (port ip, VC v) for the output VCs
+  // `mask` of output port `port`, of routing tier `tier` (one routing candidate).
+  struct BsReq {
+    int32_t ivc;
+    int16_t ip, v, tier, port;
+    uint32_t mask;
+  };
   // Raw pointers and scalars of the hot loops, set once by the constructor (the vectors
   // never resize afterwards) and copied to a local by Evaluate(): the compiler cannot keep
   // member pointers in registers across the byte-sized stores of the loop bodies (they may
@@ -368,7 +378,8 @@ class Fabric {
     const uint8_t* __restrict remote;  // remote_
     Transfer* __restrict tx;           // the evaluating lane's lists
     Ejected* __restrict ej;
-    RouteResult* route;  // the lane's RouteHead() scratch
+    RouteResult* route;          // the lane's RouteHead() scratch
+    std::vector<BsReq>* bs_req;  // the lane's BookSim2 VC-allocation requests
     int lane;
     // Per router port (index Pi): the latency of the channel it feeds, when the topology
     // gives channels their own latencies (topology/graph.h); nullptr: `link` everywhere.
@@ -382,18 +393,12 @@ class Fabric {
     // the hot paths test this one flag first (false on the constant-layout paths, which
     // then compile those features out).
     bool extras;
-    bool booksim_va;  // booksim_va_ != kMaxCredit (implies extras)
+    bool booksim_va;  // booksim_va_ != kMaxCredit (a constant on the constant-layout paths)
   };
   // Per-router scratch of one Evaluate.
   struct VaReq {
     int32_t ivc, ovc;
     int ip, v;
-  };
-  // A request of BookSim2's VC allocators: input VC ivc (port ip, VC v) for output VC ovc
-  // of routing tier `tier`.
-  struct BsReq {
-    int32_t ivc, ovc;
-    int16_t ip, v, tier;
   };
   struct Scratch {
     int ntx, nej;  // staged transfers and ejections so far
@@ -426,11 +431,11 @@ class Fabric {
     // Evaluate(), so its counters and masks can stay in registers).
     RouteResult route;
     // BookSim2's VC allocators (fabric_booksim.cc): the requests of the router being
-    // evaluated, and per router-local output / input VC scratch (-1 between routers).
+    // evaluated.
     std::vector<BsReq> bs_req;
-    std::vector<int32_t> bs_grant, bs_pick;
     // router.model = booksim: credits on their way back, by the cycle they count from
-    // (slot cycle % size), and the last cycle whose credits were applied.
+    // (slot cycle % size; the size is a power of two), and the last cycle whose credits
+    // were applied.
     std::vector<std::vector<int32_t>> credit_ring;
     int64_t credits_applied = -1;
     int64_t flits_moved = 0, flits_ejected = 0, flit_hops = 0, last_move_cycle = 0;
@@ -452,8 +457,8 @@ class Fabric {
                                  vfull);
   }
   // Evaluate() for 8-port-stride routers of 2^kVshift VCs of 2^kDshift-flit buffers,
-  // 1-cycle links.
-  template <int kVshift, int kDshift>
+  // 1-cycle links (kBooksim: BookSim2's VC allocators, any link latency).
+  template <int kVshift, int kDshift, bool kBooksim>
   void EvaluateFixed(const Hot& base, const int32_t* routers, size_t count, int64_t now,
                      Scratch& s);
   void EvaluateRouter(const Hot& h, int32_t r, int64_t now, Scratch& s);
@@ -489,6 +494,23 @@ class Fabric {
   // s.va after the router's scan.
   void RequestBooksimVcs(int lane, int32_t r, int32_t ivc, int64_t now);
   void MatchBooksimVcs(int lane, int32_t r, Scratch& s);
+  // Inline front ends of those for the common case (fabric_evaluate.cc): a head of one
+  // candidate on a wormhole router without atomic VCs or re-routing (booksim_simple_), and
+  // a router with one request.
+  void RequestBooksim(const Hot& h, int32_t r, int32_t ivc, int64_t now);
+  void MatchBooksim(const Hot& h, int32_t r, Scratch& s);
+  // The VC of `mask` (!= 0) whose router-local output VC index port_base + vc comes first in
+  // round-robin order from pointer `ptr`: the first at or after ptr's VC when ptr points
+  // into this port, else the lowest.
+  static int NearestVc(uint32_t mask, int32_t port_base, int32_t ptr, int vshift) {
+    const int32_t rel = ptr - port_base;
+    const int start = rel > 0 && rel < (1 << vshift) ? rel : 0;
+    const auto hi = static_cast<uint32_t>((uint64_t{mask} >> start) << start);
+    return __builtin_ctz(hi != 0 ? hi : mask);
+  }
+  // A PureRoute() answer kept for the head `f` of input VC `ivc`: then it is routed (true);
+  // false: RouteHead() must route it.
+  bool RouteFromCache(const Hot& h, int32_t r, int32_t ivc, const Flit& f, int64_t now);
   // router.model = booksim's credit channels (fabric_booksim.cc): Commit() of lane `lane`
   // for cycle `now` with every credit put on its way, and the credits that count from
   // `now` on applied (Evaluate() calls it first).
@@ -558,6 +580,8 @@ class Fabric {
   // SelectionFunction) and per input VC its round-robin pointer over its router's output
   // VCs (router-local index; empty with kMaxCredit).
   VcAllocator booksim_va_ = VcAllocator::kMaxCredit;
+  // With them: no re-routing, wormhole, no atomic VCs (RequestBooksim()'s inline case).
+  bool booksim_simple_ = false;
   LazyArray<int32_t> va_accept_;
   // Per output VC: the first cycle a head may request it after the tail of its last packet
   // left (BookSim2 allocates the VC one cycle before the switch, so a VC freed by switch
@@ -590,6 +614,14 @@ class Fabric {
   LazyArray<int64_t> header_free_;
   LazyArray<uint8_t> header_rr_;
   LazyArray<uint8_t> dead_;  // per node (every one: heads check their destination's): faulty
+  // Routings with PureRoute() on networks of up to kRouteCacheNodes nodes: per (router,
+  // destination), index router * nodes_ + destination, the one live candidate RouteHead()
+  // got for it (bits 0-15: port + 1, bits 32-63: VC mask; 0: not known yet). A router's
+  // entries are written by its own lane only; SetPortAlive() drops them all when a port's
+  // liveness changes.
+  static constexpr int kRouteCacheNodes = 256;
+  bool cache_routes_ = false;
+  LazyArray<uint64_t> route_cache_;
   // Forks: per input VC the branches of its routed head (0: none) and those acquired, and
   // kMaxBranches slots of (output VC, downstream input VC or this router for the PE).
   // Forks, bounded ejection and per-channel latencies need a Fabric of one partition

@@ -16,10 +16,10 @@
 
 namespace ukai::sim {
 
-// The head of `ivc` (routed, its pipeline over) requests every free output VC among its
-// candidates (free as for the SelectionFunction: not owned, room where the routing or VCT
-// needs it). None free: it is blocked until an output VC of its router may have become
-// free, as after a failed selection.
+// The head of `ivc` (routed, its pipeline over) requests, per candidate, every free output
+// VC of it (free as for the SelectionFunction: not owned, room where the routing or VCT
+// needs it): one request of a VC mask per candidate. None free: it is blocked until an
+// output VC of its router may have become free, as after a failed selection.
 void Fabric::RequestBooksimVcs(int lane, int32_t r, int32_t ivc, int64_t now) {
   Lane& l = lanes_[static_cast<size_t>(lane)];
   InVc& q = in_[ivc];
@@ -37,93 +37,86 @@ void Fabric::RequestBooksimVcs(int lane, int32_t r, int32_t ivc, int64_t now) {
       q.cand_count == 1 ? &one : &cand_[static_cast<size_t>(ivc) * cand_stride_];
   const int32_t base = r << rshift_;
   const int32_t needed = vct_ ? m.length : 0;
-  const size_t before = l.bs_req.size();
+  bool requested = false;
   bool freeing = false;  // a VC freed too recently: try again next cycle
   for (int i = 0; i < q.cand_count; ++i) {
     const RouteCandidate& c = cands[i];
+    const int32_t port_base = base + (c.port << vshift_);
+    uint32_t free = 0;
     for (uint32_t mask = c.vc_mask; mask != 0; mask &= mask - 1) {
       const int vc = std::countr_zero(mask);
-      const int32_t ovc = base + (c.port << vshift_) + vc;
-      const OutputVcState& s = out_[ovc];
+      const OutputVcState& s = out_[port_base + vc];
       const int32_t need = ((atomic_vcs_ >> vc) & 1u) != 0 ? depth_ : needed;
       if (s.owner >= 0 || s.credits < need) continue;
-      if (va_free_from_[ovc] > now) {
+      if (va_free_from_[port_base + vc] > now) {
         freeing = true;
         continue;
       }
-      l.bs_req.push_back({ivc, ovc, static_cast<int16_t>(ip), static_cast<int16_t>(v), c.tier});
+      free |= 1u << vc;
     }
+    if (free == 0) continue;
+    l.bs_req.push_back(
+        {ivc, static_cast<int16_t>(ip), static_cast<int16_t>(v), c.tier, c.port, free});
+    requested = true;
   }
-  if (l.bs_req.size() == before && !reroute_ && !freeing) {
+  if (!requested && !reroute_ && !freeing) {
     q.state = kBlocked;
     q.aux = static_cast<int32_t>(epoch_[r]);
   }
 }
 
 // Matches the requests of router r's heads into s.va (at most one per input VC; islip: at
-// most one per output VC too), for AllocateVcs() to grant; clears the requests.
+// most one per output VC too), for AllocateVcs() to grant; clears the requests. The
+// requests of one input VC are consecutive (one head's candidates). islip's grant is
+// pairwise: an output VC that two input VCs request goes to the one nearer its pointer
+// (va_rr_); each input VC then accepts the granted output VC nearest its own pointer
+// (va_accept_). Separable input-first: each input VC picks the best tier, then the output
+// VC nearest its pointer, and AllocateVcs() arbitrates per output VC.
 void Fabric::MatchBooksimVcs(int lane, int32_t r, Scratch& s) {
   Lane& l = lanes_[static_cast<size_t>(lane)];
-  if (l.bs_req.empty()) return;
+  const int n = static_cast<int>(l.bs_req.size());
+  if (n == 0) return;
   const int32_t rbase = r << rshift_;
   const int32_t lmask = (1 << rshift_) - 1;
-  // Round-robin distance of router-local index x from pointer p (0: p itself).
-  auto dist = [lmask](int32_t x, int32_t p) { return (x - p) & lmask; };
-  std::vector<int32_t>& grant = l.bs_grant;  // per local output VC: the input VC it grants
-  std::vector<int32_t>& pick = l.bs_pick;    // per local input VC: its request (index)
-  if (grant.empty()) {
-    grant.assign(static_cast<size_t>(lmask) + 1, -1);
-    pick.assign(static_cast<size_t>(lmask) + 1, -1);
-  }
-  const int n = static_cast<int>(l.bs_req.size());
   const bool islip = booksim_va_ == VcAllocator::kIslip;
-  // Better request for input VC `ivc` than the one at `b` (islip: among its grants;
-  // separable input-first: the best tier first): the output VC nearest its pointer.
-  auto better = [&](const BsReq& q, const BsReq& b, int32_t ptr) {
-    return !islip && q.tier != b.tier ? q.tier < b.tier
-                                      : dist(q.ovc - rbase, ptr) < dist(b.ovc - rbase, ptr);
-  };
-  // One requesting input VC (the common case): every output VC it asks for grants it, so
-  // both allocators give it its best request.
-  int one = 0;
-  while (one < n && l.bs_req[static_cast<size_t>(one)].ivc == l.bs_req[0].ivc) ++one;
-  if (one == n) {
-    const int32_t ptr = va_accept_[l.bs_req[0].ivc];
-    const BsReq* b = &l.bs_req[0];
-    for (int i = 1; i < n; ++i) {
-      if (better(l.bs_req[static_cast<size_t>(i)], *b, ptr)) b = &l.bs_req[static_cast<size_t>(i)];
+  const BsReq* req = l.bs_req.data();
+  const bool one_input = req[n - 1].ivc == req[0].ivc;
+  for (int g = 0; g < n;) {
+    const int32_t ivc = req[g].ivc;
+    const int32_t li = ivc - rbase;
+    const int32_t ptr = va_accept_[ivc];
+    int best = -1, best_tier = 0;
+    int32_t best_ovc = 0, best_dist = 0;
+    for (; g < n && req[g].ivc == ivc; ++g) {
+      const BsReq& q = req[g];
+      const int32_t port_base = q.port << vshift_;
+      uint32_t granted = q.mask;
+      if (islip && !one_input) {
+        // Output VCs an input VC nearer their pointers also requests go to that one.
+        for (int j = 0; j < n; ++j) {
+          const BsReq& o = req[j];
+          if (o.ivc == ivc || o.port != q.port) continue;
+          for (uint32_t both = granted & o.mask; both != 0; both &= both - 1) {
+            const int32_t ovc = rbase + port_base + std::countr_zero(both);
+            const int32_t rr = va_rr_[ovc];
+            if (((o.ivc - rbase - rr) & lmask) < ((li - rr) & lmask)) granted &= ~(both & -both);
+          }
+        }
+        if (granted == 0) continue;
+      }
+      const int32_t lo = port_base + NearestVc(granted, port_base, ptr, vshift_);
+      const int32_t dist = (lo - ptr) & lmask;
+      // islip: the nearest granted VC; separable input-first: the best tier first. Ties
+      // (one output VC named by two candidates) keep the earlier request.
+      const bool better =
+          best < 0 || (!islip && q.tier != best_tier ? q.tier < best_tier : dist < best_dist);
+      if (!better) continue;
+      best = g;
+      best_tier = q.tier;
+      best_ovc = rbase + lo;
+      best_dist = dist;
     }
-    s.va[s.nva++] = {b->ivc, b->ovc, b->ip, b->v};
-    l.bs_req.clear();
-    return;
-  }
-  if (islip) {
-    // Grant: every requested output VC grants the requesting input VC nearest its pointer.
-    for (const BsReq& q : l.bs_req) {
-      const int32_t lo = q.ovc - rbase, li = q.ivc - rbase;
-      int32_t& g = grant[static_cast<size_t>(lo)];
-      if (g < 0 || dist(li, va_rr_[q.ovc]) < dist(g, va_rr_[q.ovc])) g = li;
-    }
-  }
-  // Accept (islip: among the grants; separable input-first: among the requests of the
-  // best tier): the output VC nearest the input VC's pointer.
-  for (int i = 0; i < n; ++i) {
-    const BsReq& q = l.bs_req[static_cast<size_t>(i)];
-    const int32_t lo = q.ovc - rbase, li = q.ivc - rbase;
-    if (islip && grant[static_cast<size_t>(lo)] != li) continue;
-    int32_t& p = pick[static_cast<size_t>(li)];
-    if (p >= 0 && !better(q, l.bs_req[static_cast<size_t>(p)], va_accept_[q.ivc])) continue;
-    p = i;
-  }
-  for (const BsReq& q : l.bs_req) {
-    const int32_t li = q.ivc - rbase;
-    int32_t& p = pick[static_cast<size_t>(li)];
-    if (p >= 0) {
-      const BsReq& b = l.bs_req[static_cast<size_t>(p)];
-      s.va[s.nva++] = {b.ivc, b.ovc, b.ip, b.v};
-      p = -1;
-    }
-    grant[static_cast<size_t>(q.ovc - rbase)] = -1;
+    if (best >= 0) s.va[s.nva++] = {ivc, best_ovc, req[best].ip, req[best].v};
   }
   l.bs_req.clear();
 }
@@ -134,8 +127,7 @@ void Fabric::MatchBooksimVcs(int lane, int32_t r, Scratch& s) {
 void Fabric::DeferCredit(Lane& lane, int32_t ovc, int64_t now) {
   const int link = credit_port_[static_cast<size_t>(ovc >> vshift_)];
   const int64_t from = now + 1 + link + credit_delay_;
-  lane.credit_ring[static_cast<size_t>(from % static_cast<int64_t>(lane.credit_ring.size()))]
-      .push_back(ovc);
+  lane.credit_ring[static_cast<size_t>(from) & (lane.credit_ring.size() - 1)].push_back(ovc);
 }
 
 void Fabric::ApplyCredit(int32_t ovc) {
@@ -149,7 +141,7 @@ void Fabric::ApplyDueCredits(Lane& lane, int64_t now) {
   // Every slot once at most: the cycles since the last call (the engine may skip idle ones).
   const int64_t first = std::max(lane.credits_applied + 1, now - slots + 1);
   for (int64_t t = first; t <= now; ++t) {
-    std::vector<int32_t>& due = lane.credit_ring[static_cast<size_t>(t % slots)];
+    std::vector<int32_t>& due = lane.credit_ring[static_cast<size_t>(t & (slots - 1))];
     for (int32_t ovc : due) ApplyCredit(ovc);
     due.clear();
   }
@@ -167,17 +159,27 @@ void Fabric::CommitDelayed(Lane& lane, int64_t now, uint8_t* active) {
     CommitInbox(lane.remote_in, active, &lane, now);
     lane.remote_in.clear();
   }
+  // DeferCredit() with the lookups hoisted out of the loops.
+  std::vector<int32_t>* ring = lane.credit_ring.data();
+  const size_t ring_mask = lane.credit_ring.size() - 1;
+  const int32_t* credit_port = credit_port_.data();
+  const int64_t from = now + 1 + credit_delay_;
+  const int vshift = vshift_;
+  auto defer = [&](int32_t ovc) {
+    ring[static_cast<size_t>(from + credit_port[ovc >> vshift]) & ring_mask].push_back(ovc);
+  };
+  InVc* in = in_.data();
+  Masks* masks = masks_.data();
+  const int mshift = mshift_, rshift = rshift_;
   for (int i = 0; i < lane.ntx; ++i) {
     const Transfer t = lane.tx[static_cast<size_t>(i)];
-    if (t.credit >= 0) DeferCredit(lane, t.credit, now);
-    ++in_[t.dst].count;  // Evaluate() already wrote the flit into its slot
-    masks_[t.dst >> mshift_].nonempty |= Bit(t.dst);
-    active[t.dst >> rshift_] = 1;
+    if (t.credit >= 0) defer(t.credit);
+    ++in[t.dst].count;  // Evaluate() already wrote the flit into its slot
+    masks[t.dst >> mshift].nonempty |= Bit(t.dst);
+    active[t.dst >> rshift] = 1;
   }
   for (int i = 0; i < lane.nej; ++i) {
-    if (lane.ej[static_cast<size_t>(i)].credit >= 0) {
-      DeferCredit(lane, lane.ej[static_cast<size_t>(i)].credit, now);
-    }
+    if (lane.ej[static_cast<size_t>(i)].credit >= 0) defer(lane.ej[static_cast<size_t>(i)].credit);
   }
   lane.ntx = 0;
   lane.nej = 0;

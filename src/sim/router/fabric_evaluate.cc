@@ -33,18 +33,22 @@ void Fabric::Evaluate(int lane_index, const int32_t* routers, size_t count, int6
   base.tx = lane.tx.data();
   base.ej = lane.ej.data();
   base.route = &lane.route;
+  base.bs_req = &lane.bs_req;
   base.lane = lane_index;
   Scratch s;
   s.ntx = lane.ntx;
   s.nej = lane.nej;
   for (uint32_t& req : s.out_req) req = 0;
-  const bool fixed = constant_layouts_ && hot_.pshift == 3 && hot_.link == 1 && !hot_.extras;
-  if (fixed && hot_.vshift == 2 && hot_.dshift == 3) {
-    EvaluateFixed<2, 3>(base, routers, count, now, s);
-  } else if (fixed && hot_.vshift == 2 && hot_.dshift == 4) {
-    EvaluateFixed<2, 4>(base, routers, count, now, s);
-  } else if (fixed && hot_.vshift == 3 && hot_.dshift == 6) {
-    EvaluateFixed<3, 6>(base, routers, count, now, s);
+  const bool fixed = constant_layouts_ && hot_.pshift == 3 && !hot_.extras;
+  const bool plain = fixed && hot_.link == 1 && !hot_.booksim_va;
+  if (plain && hot_.vshift == 2 && hot_.dshift == 3) {
+    EvaluateFixed<2, 3, false>(base, routers, count, now, s);
+  } else if (plain && hot_.vshift == 2 && hot_.dshift == 4) {
+    EvaluateFixed<2, 4, false>(base, routers, count, now, s);
+  } else if (plain && hot_.vshift == 3 && hot_.dshift == 6) {
+    EvaluateFixed<3, 6, false>(base, routers, count, now, s);
+  } else if (fixed && hot_.booksim_va && hot_.vshift == 2 && hot_.dshift == 3) {
+    EvaluateFixed<2, 3, true>(base, routers, count, now, s);
   } else {
     const Hot h = base;
     for (size_t i = 0; i < count; ++i) EvaluateRouter(h, routers[i], now, s);
@@ -65,8 +69,9 @@ void Fabric::Evaluate(int lane_index, const int32_t* routers, size_t count, int6
 // constants, the inlined stages need no shift loads and fewer registers. Instantiated for
 // the spec's router (4 VCs of 8 flits), 4 VCs of 16 flits (the gateway benchmark) and 5-8
 // VCs of 64 flits (experiments/gateway/group24.toml). The port count too for a 2-D (5
-// ports) and a 3-D torus (7).
-template <int kVshift, int kDshift>
+// ports) and a 3-D torus (7). kBooksim: BookSim2's VC allocators (Hot::booksim_va) on the
+// common BookSim2 router (4 VCs of 8 flits), whatever its channel latency.
+template <int kVshift, int kDshift, bool kBooksim>
 void Fabric::EvaluateFixed(const Hot& base, const int32_t* routers, size_t count, int64_t now,
                            Scratch& s) {
   static_assert(3 + kVshift <= 6, "a router's input VCs fit one Masks word");
@@ -75,9 +80,10 @@ void Fabric::EvaluateFixed(const Hot& base, const int32_t* routers, size_t count
   h.vshift = kVshift;
   h.dshift = kDshift;
   h.mshift = 3 + kVshift;
-  h.link = 1;
+  h.link = kBooksim ? base.link : 1;
   h.slot_mask = (1u << kDshift) - 1;
   h.extras = false;  // compiles forks, store-and-forward and the rest out of this path
+  h.booksim_va = kBooksim;
   h.link_port = nullptr;
   if (base.ports == 5) {
     h.ports = 5;
@@ -103,7 +109,7 @@ UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Sc
   s.table_used = 0;
   s.out_mask = 0;
   ScanRouter(h, r, rpi, now, s);
-  if (__builtin_expect(h.extras, false) && h.booksim_va) MatchBooksimVcs(h.lane, r, s);
+  if (h.booksim_va) MatchBooksim(h, r, s);
   if (s.nva > 0) AllocateVcs(h, r, rpi, s);
   for (uint32_t om = s.out_mask; om != 0; om &= om - 1) GrantOutput(h, r, rpi, Ctz(om), now, s);
 }
@@ -271,7 +277,8 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_
     if (q.aux == static_cast<int32_t>(h.epoch[r])) return;
   } else {
     const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
-    if (q.state == kIdle && RouteHead(r, ip, v, ivc, f, now, h.route) && h.table_ports != 0) {
+    if (q.state == kIdle && !RouteFromCache(h, r, ivc, f, now) &&
+        RouteHead(r, ip, v, ivc, f, now, h.route) && h.table_ports != 0) {
       const uint32_t port = 1u << (v % h.table_ports);
       if ((s.table_used & port) != 0) {  // the VC group's table port is taken: next cycle
         q.state = kIdle;
@@ -286,8 +293,8 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_
     ForkAcquire(r, ivc);
     return;
   }
-  if (__builtin_expect(h.extras, false) && h.booksim_va) {
-    RequestBooksimVcs(h.lane, r, ivc, now);
+  if (h.booksim_va) {
+    RequestBooksim(h, r, ivc, now);
     return;
   }
   const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
@@ -301,6 +308,73 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_
     q.aux = static_cast<int32_t>(h.epoch[r]);
   }
   if (__builtin_expect(h.extras, false) && saf_ != 0) StoreAfterFailure(r, ivc);
+}
+
+// RouteHead() for a head whose PureRoute() answer is kept: one candidate, no table, no
+// fork (RouteHead() handles the head at its destination, to a dead node or at a terminal).
+UKAI_INLINE bool Fabric::RouteFromCache(const Hot& h, int32_t r, int32_t ivc, const Flit& f,
+                                        int64_t now) {
+  if (!cache_routes_) return false;
+  const int32_t dst = (*messages_)[f.msg()].dst;
+  if (dst == r || dst < 0 || dead_[dst] != 0 || !terminal_.empty()) return false;
+  const uint64_t c = route_cache_[static_cast<size_t>(r) * nodes_ + dst];
+  if (c == 0) return false;
+  InVc& q = h.in[ivc];
+  q.cand_count = 1;
+  q.cand_port = static_cast<uint8_t>((c & 0xffff) - 1);
+  q.cand_mask = static_cast<uint32_t>(c >> 32);
+  q.ready = now + hop_cycles_ - 1;
+  q.state = kRouted;
+  return true;
+}
+
+// BookSim2's VC allocators, a head's requests: inline for one candidate on a simple router
+// (fabric.h: booksim_simple_), else RequestBooksimVcs(). The same free VCs: not owned and
+// not freed too recently (no credits needed on wormhole VCs that are not atomic).
+UKAI_INLINE void Fabric::RequestBooksim(const Hot& h, int32_t r, int32_t ivc, int64_t now) {
+  InVc& q = h.in[ivc];
+  if (!booksim_simple_ || q.cand_count != 1) {
+    RequestBooksimVcs(h.lane, r, ivc, now);
+    return;
+  }
+  const int32_t port_base = (r << (h.pshift + h.vshift)) + (q.cand_port << h.vshift);
+  const int64_t* __restrict free_from = va_free_from_.data() + port_base;
+  const OutputVcState* __restrict out = h.out + port_base;
+  uint32_t free = 0;
+  bool freeing = false;  // a VC freed too recently: try again next cycle
+  for (uint32_t m = q.cand_mask; m != 0; m &= m - 1) {
+    const int vc = Ctz(m);
+    if (out[vc].owner >= 0) continue;
+    const bool recent = free_from[vc] > now;
+    freeing |= recent;
+    free |= static_cast<uint32_t>(!recent) << vc;
+  }
+  if (free != 0) {
+    const int ip = (ivc >> h.vshift) & ((1 << h.pshift) - 1);
+    const int v = ivc & ((1 << h.vshift) - 1);
+    h.bs_req->push_back({ivc, static_cast<int16_t>(ip), static_cast<int16_t>(v), 0,
+                         static_cast<int16_t>(q.cand_port), free});
+  } else if (!freeing) {
+    q.state = kBlocked;
+    q.aux = static_cast<int32_t>(h.epoch[r]);
+  }
+}
+
+// The requests of router r: none, one (its input VC gets the VC nearest its pointer, as
+// from both allocators) or more (MatchBooksimVcs()).
+UKAI_INLINE void Fabric::MatchBooksim(const Hot& h, int32_t r, Scratch& s) {
+  std::vector<BsReq>& req = *h.bs_req;
+  if (req.empty()) return;
+  if (req.size() > 1) {
+    MatchBooksimVcs(h.lane, r, s);
+    return;
+  }
+  const BsReq& q = req[0];
+  const int32_t rbase = r << (h.pshift + h.vshift);
+  const int32_t port_base = q.port << h.vshift;
+  const int32_t lo = port_base + NearestVc(q.mask, port_base, va_accept_[q.ivc], h.vshift);
+  s.va[s.nva++] = {q.ivc, rbase + lo, q.ip, q.v};
+  req.clear();
 }
 
 // The head of `ivc` (network input port, not for the ejection port) waits for its whole
@@ -411,7 +485,7 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
     const uint64_t bit = uint64_t{1} << (q.ivc & ((1 << h.mshift) - 1));
     mk.active |= bit;
     va_rr_[q.ovc] = (q.ivc - rbase + 1) & lmask;
-    if (__builtin_expect(h.extras, false) && h.booksim_va) {
+    if (h.booksim_va) {
       va_accept_[q.ivc] = (q.ovc - rbase + 1) & lmask;
     }
     if (h.out[q.ovc].credits > 0) {
@@ -502,7 +576,7 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   }
   if (tail) {
     o.owner = -1;
-    if (__builtin_expect(h.extras, false) && h.booksim_va) {
+    if (h.booksim_va) {
       // A terminal (BookSim2's source) reuses its VC at once; a router a cycle later.
       va_free_from_[q.out] =
           now + (!terminal_.empty() && terminal_[static_cast<size_t>(r)] ? 1 : 2);

@@ -21,6 +21,11 @@ class DorRouting final : public RoutingFunction {
              DorDateline dateline = DorDateline::kSplit)
       : topo_(topology), vcs_(vcs), tie_(tie), dateline_(dateline) {}
   void Route(const RouteRequest& request, RouteResult* result) const override;
+  // A mesh, or a torus whose ties all go "+" and whose dateline class depends on (node,
+  // destination) only (split): the hop depends on nothing else.
+  bool PureRoute() const override {
+    return !topo_.torus() || (tie_ == DorTieRule::kPlus && dateline_ == DorDateline::kSplit);
+  }
 
  private:
   const KaryNCube& topo_;

@@ -120,6 +120,13 @@ class RoutingFunction {
   // Whether Route() is asked at the message's destination too (it answers with kEjectPort
   // to deliver there); otherwise the router ejects every message at its destination.
   virtual bool RoutesAtDestination() const { return false; }
+  // Whether Route()'s answer is a function of (request.node, request.dst) and the network's
+  // liveness alone: it reads no other field of the request (in port and VC, source, time,
+  // message state, via nodes, route, output VCs), and never asks for a table lookup or a
+  // fork. The router may then keep the answer per (node, destination) and reuse it; it
+  // drops what it kept whenever liveness or routing tables change (Fabric::ForgetRoutes(),
+  // Fabric::SetPortAlive()).
+  virtual bool PureRoute() const { return false; }
   virtual void TopologyChanged() {}
   // Reconfiguration (engine/reconfiguration.h) updates tables node by node:
   // PrepareTables(root) computes the tables of the topology as it is now into a new pending
