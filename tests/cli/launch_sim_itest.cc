@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -181,6 +182,30 @@ TEST(LaunchSim, BarrierTakesTheZeroLoadTimeOfItsRounds) {
   }
 }
 
+// Threads that spin on the host's cores while they live (the launched processes lose
+// their cores at random points).
+class HostNoise {
+ public:
+  explicit HostNoise(int threads) {
+    for (int i = 0; i < threads; ++i) {
+      spinners_.emplace_back([this] {
+        uint64_t x = 1;
+        while (!stop_.load(std::memory_order_relaxed)) x = x * 6364136223846793005ull + 1;
+        volatile uint64_t sink = x;
+        (void)sink;
+      });
+    }
+  }
+  ~HostNoise() {
+    stop_ = true;
+    for (auto& t : spinners_) t.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> spinners_;
+};
+
 // The collectives example (Group::World, every collective, split, Runtime::Barrier) as 4
 // processes: the same simulated times on every run, the second run beside threads that
 // spin on the host's cores (the processes lose their cores at random points).
@@ -188,21 +213,12 @@ TEST(LaunchSim, CollectivesTakeTheSameSimulatedTimesOnEveryRun) {
   const std::string machine = Torus4x4("coll.toml");
   std::vector<std::string> records;
   for (int noise : {0, 3}) {
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> spinners;
-    for (int i = 0; i < noise; ++i) {
-      spinners.emplace_back([&] {
-        uint64_t x = 1;
-        while (!stop.load(std::memory_order_relaxed)) x = x * 6364136223846793005ull + 1;
-        volatile uint64_t sink = x;
-        (void)sink;
-      });
-    }
+    std::optional<HostNoise> spinning;
+    if (noise > 0) spinning.emplace(noise);
     const std::string json = ScratchPath("coll.json");
     const Outcome o = Ukai({"launch", "-n", "4", "--timeout", "300", "--sim", machine, "--sim-out",
                             json, UKAI_EXAMPLE_COLLECTIVES});
-    stop = true;
-    for (auto& t : spinners) t.join();
+    spinning.reset();
     ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
     EXPECT_NE(o.out.find("all collectives correct"), std::string::npos) << o.out;
     records.push_back(WithoutWallTime(ReadFile(json)));
@@ -221,21 +237,12 @@ TEST(LaunchSim, SixteenProcessesTakeTheSameSimulatedTimesOnEveryRun) {
   const std::string machine = Torus4x4("ring16.toml");
   std::vector<std::string> records;
   for (int noise : {0, 2}) {
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> spinners;
-    for (int i = 0; i < noise; ++i) {
-      spinners.emplace_back([&] {
-        uint64_t x = 1;
-        while (!stop.load(std::memory_order_relaxed)) x = x * 6364136223846793005ull + 1;
-        volatile uint64_t sink = x;
-        (void)sink;
-      });
-    }
+    std::optional<HostNoise> spinning;
+    if (noise > 0) spinning.emplace(noise);
     const std::string json = ScratchPath("ring16.json");
     const Outcome o = Ukai({"launch", "-n", "16", "--timeout", "300", "--sim", machine, "--sim-out",
                             json, UKAI_EXAMPLE_SPMD_RING, "20"});
-    stop = true;
-    for (auto& t : spinners) t.join();
+    spinning.reset();
     ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
     EXPECT_NE(o.out.find("20 laps"), std::string::npos) << o.out;
     EXPECT_NE(o.out.find("sums correct"), std::string::npos) << o.out;
