@@ -1,9 +1,12 @@
 // SPMD ring: the same program runs as N processes (`ukai launch -n N`, or `mpirun -n N`
 // with --ukai-modules=mpi); every rank creates context 1 / endpoint 1, and a token travels
 // rank 0 -> 1 -> ... -> N-1 -> 0 for ROUNDS laps, each rank adding its rank to it. Rank 0
-// checks the sum and prints the module chosen for its right neighbour and the lap time.
+// checks the sum and prints the module chosen for its right neighbour and the lap time
+// (Runtime::Now(): wall time, or simulated time under `ukai launch --sim`, where rank 0's
+// wait in the runtime lets the simulated machine advance; docs/sim-module.md).
 //
 //   ukai launch -n 4 [--modules shm] rt_example_spmd_ring [ROUNDS]
+//   ukai launch -n 16 --sim MACHINE.toml rt_example_spmd_ring [ROUNDS]
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -58,14 +61,15 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     std::printf("%d processes, module to rank %d: %s\n", size, 1 % size,
                 r.SelectModule(next)->c_str());
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = r.Now();
     rt::Buffer b;
     b.PutU32(0);
     b.PutU64(0);
     if (!r.SendRsr(std::move(b), next, kToken).ok()) return 1;
-    while (laps.load() < rounds && !wrong.load()) std::this_thread::yield();
-    const double us =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    while (laps.load() < rounds && !wrong.load()) {
+      if (r.Progress() == 0) std::this_thread::yield();  // a wait in the runtime
+    }
+    const double us = std::chrono::duration<double, std::micro>(r.Now() - t0).count();
     std::printf("%d laps: %.2f us per lap, %.2f us per hop; sums %s\n", rounds, us / rounds,
                 us / rounds / size, wrong.load() ? "WRONG" : "correct");
   }

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -46,7 +47,10 @@ void LaunchOnSimulatedMachine(rt::LaunchOptions options, const SimLaunchOptions&
     return fail(kExitUsage, "--sim " + sim.machine + ": " + machine.status().ToString());
   }
   options.sim = machine->fabric;
+  const auto started = std::chrono::steady_clock::now();
   Result<int> code = rt::Launch(options);
+  const double wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!code.ok()) {
     *context->io.err << code.status().ToString() << "\n";
     context->exit_code =
@@ -54,7 +58,8 @@ void LaunchOnSimulatedMachine(rt::LaunchOptions options, const SimLaunchOptions&
     return;
   }
   context->exit_code = *code;
-  const rt::SimRunContext run = rt::CollectSimRun(*machine, options.processes);
+  rt::SimRunContext run = rt::CollectSimRun(*machine, options.processes);
+  run.network.wall_seconds = wall_seconds;  // the launch's, start to the last exit
   const output::Record record = rt::SimRunRecord(run);
   std::unique_ptr<output::RecordWriter> summary =
       MakeRecordWriter(*format, context->io.out, rt::SimRunTableColumns(run));

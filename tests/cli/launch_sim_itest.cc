@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -104,6 +105,11 @@ TEST(LaunchSim, PingPongOneWayTimeIsTheZeroLoadLatencyExactly) {
   // The program's time is at least three rounds of the largest ping (rank 0 leaves after).
   EXPECT_GE(std::stod(m[1]) * 1000, 3.0 * double(last_round));
   EXPECT_NE(o.out.find("program_us"), std::string::npos) << "the table summary: " << o.out;
+  // The launch's wall-clock time (processes start, exchange 20 frames and exit: not 0, and
+  // far less than the test's timeout).
+  ASSERT_TRUE(std::regex_search(record, m, std::regex("\"wall_seconds\":([0-9.e+-]+)"))) << record;
+  EXPECT_GT(std::stod(m[1]), 0.0) << record;
+  EXPECT_LT(std::stod(m[1]), 120.0) << record;
   std::remove(json.c_str());
 }
 
@@ -176,6 +182,30 @@ TEST(LaunchSim, BarrierTakesTheZeroLoadTimeOfItsRounds) {
   }
 }
 
+// Threads that spin on the host's cores while they live (the launched processes lose
+// their cores at random points).
+class HostNoise {
+ public:
+  explicit HostNoise(int threads) {
+    for (int i = 0; i < threads; ++i) {
+      spinners_.emplace_back([this] {
+        uint64_t x = 1;
+        while (!stop_.load(std::memory_order_relaxed)) x = x * 6364136223846793005ull + 1;
+        volatile uint64_t sink = x;
+        (void)sink;
+      });
+    }
+  }
+  ~HostNoise() {
+    stop_ = true;
+    for (auto& t : spinners_) t.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> spinners_;
+};
+
 // The collectives example (Group::World, every collective, split, Runtime::Barrier) as 4
 // processes: the same simulated times on every run, the second run beside threads that
 // spin on the host's cores (the processes lose their cores at random points).
@@ -183,27 +213,47 @@ TEST(LaunchSim, CollectivesTakeTheSameSimulatedTimesOnEveryRun) {
   const std::string machine = Torus4x4("coll.toml");
   std::vector<std::string> records;
   for (int noise : {0, 3}) {
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> spinners;
-    for (int i = 0; i < noise; ++i) {
-      spinners.emplace_back([&] {
-        uint64_t x = 1;
-        while (!stop.load(std::memory_order_relaxed)) x = x * 6364136223846793005ull + 1;
-        volatile uint64_t sink = x;
-        (void)sink;
-      });
-    }
+    std::optional<HostNoise> spinning;
+    if (noise > 0) spinning.emplace(noise);
     const std::string json = ScratchPath("coll.json");
     const Outcome o = Ukai({"launch", "-n", "4", "--timeout", "300", "--sim", machine, "--sim-out",
                             json, UKAI_EXAMPLE_COLLECTIVES});
-    stop = true;
-    for (auto& t : spinners) t.join();
+    spinning.reset();
     ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
     EXPECT_NE(o.out.find("all collectives correct"), std::string::npos) << o.out;
     records.push_back(WithoutWallTime(ReadFile(json)));
     std::remove(json.c_str());
   }
   ASSERT_EQ(FinishTimes(records[0]).size(), 4u) << records[0];
+  EXPECT_EQ(records[0], records[1]) << "program_time_us, finish_time_us, frames, network fields";
+}
+
+// The ring example (a token passed round the ranks, rank 0 waiting in the runtime) as 16
+// processes, one per node of the 4x4 torus: every process's finish time, the frames and the
+// network's figures are the same on every run, the second run beside threads that spin on
+// the host's cores (with 16 processes and the launcher's threads on a loaded host, their
+// calls reach the simulation in a different order on every run).
+TEST(LaunchSim, SixteenProcessesTakeTheSameSimulatedTimesOnEveryRun) {
+  const std::string machine = Torus4x4("ring16.toml");
+  std::vector<std::string> records;
+  for (int noise : {0, 2}) {
+    std::optional<HostNoise> spinning;
+    if (noise > 0) spinning.emplace(noise);
+    const std::string json = ScratchPath("ring16.json");
+    const Outcome o = Ukai({"launch", "-n", "16", "--timeout", "300", "--sim", machine, "--sim-out",
+                            json, UKAI_EXAMPLE_SPMD_RING, "20"});
+    spinning.reset();
+    ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+    EXPECT_NE(o.out.find("20 laps"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("sums correct"), std::string::npos) << o.out;
+    records.push_back(WithoutWallTime(ReadFile(json)));
+    std::remove(json.c_str());
+  }
+  ASSERT_EQ(FinishTimes(records[0]).size(), 16u) << records[0];
+  // 20 laps of 16 hops, and the two barriers' rounds (4 rounds of 16 frames each).
+  EXPECT_NE(records[0].find("\"frames_sent\":" + std::to_string(20 * 16 + 2 * 4 * 16) + ","),
+            std::string::npos)
+      << records[0];
   EXPECT_EQ(records[0], records[1]) << "program_time_us, finish_time_us, frames, network fields";
 }
 

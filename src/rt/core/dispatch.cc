@@ -6,6 +6,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -419,7 +420,10 @@ void RuntimeImpl::ProgressLoop() {
       all_have_fds = false;
     }
   }
-  const auto spin = std::chrono::microseconds(options_.spin_us);
+  // A module that keeps virtual time wakes us for everything it has (ModuleCaps).
+  const bool virtual_time =
+      std::any_of(caps_.begin(), caps_.end(), [](const ModuleCaps& c) { return c.virtual_time; });
+  const auto spin = std::chrono::microseconds(virtual_time ? 0 : options_.spin_us);
   auto last_active = Clock::now();
   while (!TryEnterProgress()) std::this_thread::yield();  // an explicit Progress() caller
   while (!stop_.load(std::memory_order_relaxed)) {

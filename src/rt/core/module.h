@@ -83,6 +83,12 @@ struct ModuleCaps {
   // Future operations (spec/rma-nic.md): the runtime emulates them over RSRs when false.
   bool rma = false;
   bool atomics = false;
+  // The module keeps virtual time (the `sim` module, rt/core/virtual_time.h): a frame only
+  // comes when the simulated machine delivers it, and the module wakes the progress thread
+  // (ModuleHost::Wake) for every arrival and peer event. The progress thread then does not
+  // busy-poll (RuntimeOptions::spin_us) after activity: spinning would only take the host's
+  // cores from the processes and the simulation that the next delivery waits for.
+  bool virtual_time = false;
 };
 
 enum class CommState : uint8_t { kOk, kFailed, kClosed };

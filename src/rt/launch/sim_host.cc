@@ -49,10 +49,18 @@ struct SimHost::Conn final : public SimMember {
   std::condition_variable out_cv;
   std::vector<Out> out;
   bool closing = false;
+  bool writer_wanted = false;  // a flush found the socket full: the writer sends the rest
+  // Frames this process posted are not all taken yet: the writer looks every millisecond.
+  std::atomic<bool> watch{false};
   // Frames handed to the process and not yet dispatched by it (their senders' counts).
   std::deque<std::pair<std::shared_ptr<SimInFlight>, size_t>> delivered;
 
-  // What this process posted, per peer; the writer tells it what its peers took.
+  // One sender at a time (Flush): the bytes taken from `out` and not yet sent, in order.
+  std::mutex send_mu;
+  std::vector<uint8_t> wbuf;
+  size_t wdone = 0;
+
+  // What this process posted, per peer; a flush tells it what its peers took.
   struct PeerPost {
     std::shared_ptr<SimInFlight> in_flight = std::make_shared<SimInFlight>();
     uint64_t frames = 0, bytes = 0, told_frames = 0, told_bytes = 0;
@@ -60,28 +68,32 @@ struct SimHost::Conn final : public SimMember {
   std::mutex posted_mu;
   std::unordered_map<RuntimeId, PeerPost> posted;
 
+  // Queued for the next flush (by the reader after its batch, the stepping thread's Kick,
+  // or the writer).
   void Queue(std::vector<uint8_t> head, ByteBlock frame = {}) {
-    {
-      std::lock_guard<std::mutex> lock(out_mu);
-      out.push_back({std::move(head), std::move(frame)});
-    }
-    out_cv.notify_one();
+    std::lock_guard<std::mutex> lock(out_mu);
+    out.push_back({std::move(head), std::move(frame)});
   }
+  // Sends what is queued (and the taken counts) in one write. `block` false: never waits
+  // for the socket or for another sender; the writer thread sends what is left.
+  void Flush(bool block);
+  // Appends to wbuf what its peers took since the last count (send_mu held); whether
+  // frames it posted are still not taken.
+  bool AppendTaken();
 
-  // SimMember (the fabric's lock is held: queue only).
+  // SimMember (the fabric's lock is held: queue only; Kick flushes).
   void Arrive(ByteBlock&& frame, std::shared_ptr<SimInFlight> in_flight) override {
     std::vector<uint8_t> head = sw::EncodeArriveHeader(frame.size());
-    {
-      std::lock_guard<std::mutex> lock(out_mu);
-      delivered.emplace_back(std::move(in_flight), frame.size());
-      out.push_back({std::move(head), std::move(frame)});
-    }
-    out_cv.notify_one();
+    std::lock_guard<std::mutex> lock(out_mu);
+    delivered.emplace_back(std::move(in_flight), frame.size());
+    out.push_back({std::move(head), std::move(frame)});
   }
   void PeerGone(RuntimeId peer, bool orderly, const Status& why) override {
     Queue(sw::EncodePeerGone(peer, orderly, why.message()));
   }
-  void Kick() override {}  // the writer sends what Arrive queued
+  // The stepping thread writes what this step handed over itself (no hand-off to the
+  // writer thread and back).
+  void Kick() override { Flush(/*block=*/false); }
   void Stopped(const Status& why) override {
     // Noted for the launcher before the process can learn it (and exit on it): a rank the
     // launcher reaps is judged by what was noted by then (launcher.cc, Reap).
@@ -119,7 +131,8 @@ Result<std::unique_ptr<SimHost>> SimHost::Create(std::shared_ptr<SimFabric> fabr
     c->child_fd = sv[1];
     h->conns_.push_back(std::move(c));
   }
-  h->fabric_->ExpectJoins(ranks);  // no process starts late in simulated time
+  h->fabric_->ExpectJoins(ranks);     // no process starts late in simulated time
+  h->fabric_->SetSteppedByCallers();  // the readers step the network (ReadLoop)
   for (auto& c : h->conns_) {
     Conn* p = c.get();
     p->reader = std::thread([hp = h.get(), p] { hp->ReadLoop(*p); });
@@ -138,6 +151,8 @@ SimHost::~SimHost() {
     }
     c->out_cv.notify_all();
     if (c->writer.joinable()) c->writer.join();
+    // The fabric may outlive this host: it calls the channel no more.
+    if (c->joined) fabric_->DetachMember(c->rt, Status::Unavailable("sim: the launcher ended"));
     close(c->fd);
     if (c->child_fd >= 0) close(c->child_fd);
   }
@@ -191,6 +206,10 @@ void SimHost::ReadLoop(Conn& c) {
       if (!why.ok()) break;
       continue;
     }
+    // Everything this process sent so far is replayed: answer it, then step the network
+    // as far as that lets it move (here, rather than waking the driver thread).
+    c.Flush(/*block=*/false);
+    fabric_->StepOn();
     const ssize_t r = recv(c.fd, buf, sizeof buf, 0);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break;  // the process ended (or the launcher shuts down)
@@ -209,6 +228,7 @@ void SimHost::ReadLoop(Conn& c) {
   }
   fabric_->ForgetRemoteThread(static_cast<uint64_t>(c.rank + 1) << 32);
   c.ReleaseDelivered();
+  fabric_->StepOn();  // its end may let the others move on
   {
     std::lock_guard<std::mutex> lock(c.out_mu);
     c.closing = true;
@@ -307,7 +327,6 @@ Status SimHost::Handle(Conn& c, uint8_t type, std::span<const uint8_t> body) {
       if (fabric_->Post(c.rt, p->peer, std::move(frame), pp.in_flight, &who).ok()) {
         ++pp.frames;
         pp.bytes += bytes;
-        c.out_cv.notify_one();  // the writer watches what is outstanding
       } else {
         fabric_->CountRefused();
       }
@@ -345,49 +364,94 @@ Status SimHost::Handle(Conn& c, uint8_t type, std::span<const uint8_t> body) {
   }
 }
 
-void SimHost::WriteLoop(Conn& c) {
-  std::vector<uint8_t> buf;
+bool SimHost::Conn::AppendTaken() {
   bool outstanding = false;
+  std::lock_guard<std::mutex> lock(posted_mu);
+  for (auto& [peer, pp] : posted) {
+    const uint64_t frames = pp.frames - pp.in_flight->frames.load(std::memory_order_acquire);
+    const uint64_t bytes = pp.bytes - pp.in_flight->bytes.load(std::memory_order_relaxed);
+    if (frames > pp.told_frames) {
+      const std::vector<uint8_t> m =
+          sw::EncodeTaken(peer, frames - pp.told_frames, bytes - pp.told_bytes);
+      wbuf.insert(wbuf.end(), m.begin(), m.end());
+      pp.told_frames = frames;
+      pp.told_bytes = bytes;
+    }
+    outstanding = outstanding || pp.told_frames < pp.frames;
+  }
+  return outstanding;
+}
+
+void SimHost::Conn::Flush(bool block) {
+  std::unique_lock<std::mutex> sending(send_mu, std::defer_lock);
+  if (block) {
+    sending.lock();
+  } else if (!sending.try_lock()) {  // the writer sends: it takes what is queued after
+    {
+      std::lock_guard<std::mutex> lock(out_mu);
+      writer_wanted = true;
+    }
+    out_cv.notify_one();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(out_mu);
+    for (Out& o : out) {
+      wbuf.insert(wbuf.end(), o.head.begin(), o.head.end());
+      wbuf.insert(wbuf.end(), o.frame.data(), o.frame.data() + o.frame.size());
+    }
+    out.clear();
+  }
+  const bool outstanding = AppendTaken();
+  if (outstanding && !watch.exchange(true)) {
+    {
+      std::lock_guard<std::mutex> lock(out_mu);
+      writer_wanted = true;  // from now on every millisecond
+    }
+    out_cv.notify_one();
+  } else if (!outstanding) {
+    watch.store(false);
+  }
+  const int flags = MSG_NOSIGNAL | (block ? 0 : MSG_DONTWAIT);
+  while (wdone < wbuf.size()) {
+    const ssize_t r = send(fd, wbuf.data() + wdone, wbuf.size() - wdone, flags);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && !block && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      {
+        std::lock_guard<std::mutex> lock(out_mu);
+        writer_wanted = true;  // the socket is full: the writer waits for room
+      }
+      out_cv.notify_one();
+      return;
+    }
+    if (r <= 0) {  // the process is gone: its reader ends the connection
+      wdone = wbuf.size();
+      break;
+    }
+    wdone += static_cast<size_t>(r);
+  }
+  wbuf.clear();
+  wdone = 0;
+}
+
+// Sends what a flush could not (a full socket), the last messages (a refusal) before the
+// channel closes, and the taken counts while frames this process posted are not yet taken
+// (its peers' dispatches do not wake this thread: it looks every millisecond then).
+void SimHost::WriteLoop(Conn& c) {
   for (;;) {
-    std::vector<Conn::Out> batch;
     {
       std::unique_lock<std::mutex> lock(c.out_mu);
-      c.out_cv.wait_for(lock, std::chrono::milliseconds(outstanding ? 1 : 50),
-                        [&] { return !c.out.empty() || c.closing; });
+      c.out_cv.wait_for(lock, std::chrono::milliseconds(c.watch.load() ? 1 : 50),
+                        [&] { return c.writer_wanted || c.closing; });
+      c.writer_wanted = false;
       if (c.closing && c.out.empty()) {
+        lock.unlock();
+        c.Flush(/*block=*/true);
         shutdown(c.fd, SHUT_RDWR);  // after the last message (a refusal) went out
         break;
       }
-      batch.swap(c.out);
     }
-    buf.clear();
-    for (Conn::Out& o : batch) {
-      buf.insert(buf.end(), o.head.begin(), o.head.end());
-      buf.insert(buf.end(), o.frame.data(), o.frame.data() + o.frame.size());
-    }
-    {
-      std::lock_guard<std::mutex> lock(c.posted_mu);
-      outstanding = false;
-      for (auto& [peer, pp] : c.posted) {
-        const uint64_t frames = pp.frames - pp.in_flight->frames.load(std::memory_order_acquire);
-        const uint64_t bytes = pp.bytes - pp.in_flight->bytes.load(std::memory_order_relaxed);
-        if (frames > pp.told_frames) {
-          const std::vector<uint8_t> m =
-              sw::EncodeTaken(peer, frames - pp.told_frames, bytes - pp.told_bytes);
-          buf.insert(buf.end(), m.begin(), m.end());
-          pp.told_frames = frames;
-          pp.told_bytes = bytes;
-        }
-        outstanding = outstanding || pp.told_frames < pp.frames;
-      }
-    }
-    size_t done = 0;
-    while (done < buf.size()) {
-      const ssize_t r = send(c.fd, buf.data() + done, buf.size() - done, MSG_NOSIGNAL);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) break;  // the process is gone: its reader ends the connection
-      done += static_cast<size_t>(r);
-    }
+    c.Flush(/*block=*/true);
   }
 }
 

@@ -3,8 +3,12 @@
 // rt/sim_machine/); each process it starts is a remote runtime of that fabric, reached over
 // its own socketpair (the child's end inherited as UKAI_SIM_FD; messages: sim_wire.h). For
 // each process a reader thread replays its calls on the fabric on behalf of the calling
-// thread (SimCaller), and a writer thread sends it what the fabric hands it (arrivals, peer
-// events, now replies) and how much of what it posted its peers took (flow control).
+// thread (SimCaller), answers them (now replies), and then steps the network itself as far
+// as the conservative horizon lets it (SimFabric::StepOn: no hand-off to the driver thread).
+// Whichever thread steps writes the arrivals and peer events of its step to their processes
+// (SimMember::Kick), never waiting for a socket; with each write goes how much of what the
+// process posted its peers took (flow control). A writer thread per process sends what did
+// not fit into the socket and looks every millisecond for frames its peers took.
 //
 // Untrusted input: a message that does not decode, a hello that names another rank than
 // the channel's or a runtime id already on the machine, more frames dispatched than were

@@ -4,15 +4,17 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <random>
 
 #include "rt/core/virtual_time.h"
+#include "rt/modules/sim/sim_fabric_records.h"
 
 namespace ukai::rt {
+
+using sim_fabric_internal::HexId;
+
 namespace {
 
-constexpr int64_t kInfinity = std::numeric_limits<int64_t>::max() / 4;
 // A local thread in a settled idle round (it lets the machine advance) sleeps until
 // something happens that it may wait for (SimFabric::Activity), at most this long: its
 // wait may also end by what another thread of the program does outside the runtime.
@@ -29,48 +31,16 @@ int64_t ThreadCpuNs() {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
-std::string HexId(uint64_t v) {
-  static const char* kDigits = "0123456789abcdef";
-  std::string s(16, '0');
-  for (int i = 15; i >= 0; --i, v >>= 4) s[i] = kDigits[v & 15];
-  return s;
-}
+// What a detached member's events go to (SimFabric::DetachMember).
+class DetachedMember final : public SimMember {
+ public:
+  void Arrive(ByteBlock&&, std::shared_ptr<SimInFlight>) override {}
+  void Kick() override {}
+  void PeerGone(RuntimeId, bool, const Status&) override {}
+  void Stopped(const Status&) override {}
+};
 
 }  // namespace
-
-struct SimFabric::Member {
-  RuntimeId id = 0;
-  SimMember* module = nullptr;
-  int process = 0;
-  int node = 0;
-  int64_t clock = 0;         // cycles
-  int pending_dispatch = 0;  // frames handed to it and not yet dispatched
-  int handlers = 0;          // threaded handlers queued or running
-  uint64_t sent = 0;         // frames it sent (ordering of ready messages)
-  bool failed = false;
-  bool to_kick = false;  // in kick_
-  int kicking = 0;       // the driver is in its Kick (Leave waits: the module stays)
-};
-
-struct SimFabric::Thread {
-  std::vector<RuntimeId> holds;  // runtimes it called
-  bool idle = false;
-  // The dispatch epoch (Epoch()) at its last call. A wait checks its condition between two
-  // calls (a round: call, check, idle call), so an idle call shows that the thread saw
-  // everything dispatched up to `seen` only when nothing was dispatched since the call before
-  // it: `settled`. A dispatch that raced with the check (after it, before the idle call)
-  // leaves the thread holding for one more round.
-  uint64_t seen = 0;
-  bool settled = false;
-  int64_t clock = 0;  // cycles
-  int64_t cpu_mark = 0;
-  const char* last_call = "Init";
-  std::chrono::steady_clock::time_point last_wall = std::chrono::steady_clock::now();
-  int handler_depth = 0;
-  bool program = false;   // called the runtime outside a handler
-  uint64_t key = 0;       // SimCaller::key of a remote thread (0: a thread of this process)
-  uint64_t activity = 0;  // SimFabric::activity_ at its last call
-};
 
 namespace {
 
@@ -96,6 +66,7 @@ SimFabric::SimFabric(std::unique_ptr<SimNetwork> net, SimFabricOptions options)
       failures_(net_->node_failures()) {
   anchor_ = std::make_shared<Anchor>();
   anchor_->fabric = this;
+  detached_ = std::make_unique<DetachedMember>();
 }
 
 Result<std::shared_ptr<SimFabric>> SimFabric::Create(std::unique_ptr<SimNetwork> net,
@@ -141,6 +112,7 @@ SimFabric::~SimFabric() {
     stop_ = true;
   }
   cv_.notify_all();
+  driver_cv_.notify_all();
   idle_cv_.notify_all();
   if (driver_.joinable()) driver_.join();
   std::lock_guard<std::mutex> lock(anchor_->mu);
@@ -210,6 +182,20 @@ void SimFabric::Leave(RuntimeId rt) {
     NoteKick(*other);
   }
   Activity();
+  cv_.notify_all();
+}
+
+void SimFabric::DetachMember(RuntimeId rt, const Status& why) {
+  std::unique_lock<std::mutex> lock(mu_);
+  Member* m = FindMember(rt);
+  if (m == nullptr) return;
+  cv_.wait(lock, [&] { return m->kicking == 0; });  // the stepping thread is done with it
+  if (!m->failed) {
+    m->failed = true;
+    m->module->Stopped(why);
+    FailMembers({rt}, why);
+  }
+  m->module = detached_.get();
   cv_.notify_all();
 }
 
@@ -524,300 +510,6 @@ Status SimFabric::Post(RuntimeId from, RuntimeId to, ByteBlock&& frame,
   bytes_sent_ += static_cast<uint64_t>(bytes);
   cv_.notify_all();
   return Status::Ok();
-}
-
-// ---- the driver ----
-
-int64_t SimFabric::Horizon() const {
-  int64_t h = kInfinity;
-  for (const auto& [id, m] : members_) {
-    if (!m->failed && (m->pending_dispatch > 0 || m->handlers > 0)) h = std::min(h, m->clock);
-  }
-  for (const auto& t : threads_) {
-    if (Waits(*t)) continue;
-    for (RuntimeId r : t->holds) {
-      auto it = members_.find(r);
-      if (it == members_.end() || it->second->failed) continue;
-      h = std::min(h, std::max(it->second->clock, t->clock));
-    }
-  }
-  return h;
-}
-
-void SimFabric::Drop(InFlightFrame& f, bool lost) {
-  lost ? ++frames_lost_ : ++frames_dropped_;
-  f.in_flight->bytes.fetch_sub(f.frame.size(), std::memory_order_relaxed);
-  f.in_flight->frames.fetch_sub(1, std::memory_order_release);
-}
-
-void SimFabric::Deliver(InFlightFrame& f, int64_t cycle) {
-  Member* dst = FindMember(f.to);
-  if (dst == nullptr || dst->failed) return Drop(f, false);
-  ++frames_delivered_;
-  dst->clock = std::max(dst->clock, cycle);
-  ++dst->pending_dispatch;
-  dst->module->Arrive(std::move(f.frame), std::move(f.in_flight));
-  NoteKick(*dst);
-}
-
-void SimFabric::NoteKick(Member& m) {
-  if (m.to_kick) return;
-  m.to_kick = true;
-  kick_.push_back(m.id);
-}
-
-void SimFabric::KickMembers(std::unique_lock<std::mutex>& lock) {
-  std::vector<std::pair<RuntimeId, SimMember*>> kicks;
-  for (RuntimeId id : kick_) {
-    Member* m = FindMember(id);
-    if (m == nullptr) continue;
-    m->to_kick = false;
-    ++m->kicking;
-    kicks.emplace_back(id, m->module);
-  }
-  kick_.clear();
-  lock.unlock();
-  for (auto& [id, module] : kicks) module->Kick();
-  lock.lock();
-  for (auto& [id, module] : kicks) {
-    if (Member* m = FindMember(id)) --m->kicking;
-  }
-  Activity();        // a thread that polls its runtime itself may now find the frames
-  cv_.notify_all();  // a Leave may wait for the kicks
-}
-
-void SimFabric::HandleArrivals(const std::vector<SimArrival>& arrivals) {
-  for (const SimArrival& a : arrivals) {
-    auto it = frames_.find(a.user);
-    if (it == frames_.end()) continue;
-    auto f = std::make_unique<InFlightFrame>(std::move(it->second));
-    frames_.erase(it);
-    Channel& ch = channels_[{f->from, f->to}];
-    const uint64_t seq = f->pair_seq;
-    if (a.lost) {
-      Drop(*f, true);
-      f.reset();  // a gap the later frames need not wait for
-    }
-    ch.held[seq] = std::move(f);
-    // Hand over every frame that now follows the last one delivered, in order.
-    while (!ch.held.empty() && ch.held.begin()->first == ch.next_deliver) {
-      if (ch.held.begin()->second) Deliver(*ch.held.begin()->second, a.cycle);
-      ch.held.erase(ch.held.begin());
-      ++ch.next_deliver;
-    }
-  }
-}
-
-void SimFabric::FailNode(int node, int64_t cycle) {
-  const Status why = Status::Unavailable("sim: node " + std::to_string(node) + " failed at cycle " +
-                                         std::to_string(cycle) + " (faults.events)");
-  std::vector<RuntimeId> failed;
-  for (auto& [id, m] : members_) {
-    if (m->node != node || m->failed) continue;
-    m->failed = true;
-    m->clock = std::max(m->clock, cycle);
-    m->module->Stopped(why);
-    NoteKick(*m);
-    failed.push_back(id);
-  }
-  FailMembers(failed, why);
-}
-
-void SimFabric::FailMembers(const std::vector<RuntimeId>& failed, const Status& why) {
-  for (RuntimeId f : failed) {
-    Member* dead = FindMember(f);
-    for (auto& [id, m] : members_) {
-      if (id == f) continue;
-      // Its peers see a crashed process; it sees every peer gone (it can reach none).
-      if (!m->failed) {
-        m->module->PeerGone(f, /*orderly=*/false, why);
-        NoteKick(*m);
-      }
-      dead->module->PeerGone(id, /*orderly=*/false, why);
-      NoteKick(*dead);
-    }
-  }
-  BumpEpochs();
-}
-
-void SimFabric::FailRuntime(RuntimeId rt, const Status& why) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Member* m = FindMember(rt);
-  if (m == nullptr || m->failed) return;
-  m->failed = true;
-  m->module->Stopped(why);
-  NoteKick(*m);
-  FailMembers({rt}, why);
-  cv_.notify_all();
-}
-
-void SimFabric::StopRun(const Status& why) {
-  status_ = why;
-  Activity();
-  for (auto& [id, m] : members_) {
-    if (m->failed) continue;
-    m->failed = true;
-    m->module->Stopped(why);
-    for (auto& [peer, other] : members_) {
-      if (peer != id) m->module->PeerGone(peer, /*orderly=*/false, why);
-    }
-    NoteKick(*m);
-  }
-  cv_.notify_all();
-}
-
-std::string SimFabric::StallMessage(int64_t horizon) const {
-  for (const auto& t : threads_) {
-    if (Waits(*t)) continue;
-    for (RuntimeId r : t->holds) {
-      auto it = members_.find(r);
-      if (it == members_.end() || std::max(it->second->clock, t->clock) != horizon) continue;
-      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::steady_clock::now() - t->last_wall)
-                          .count();
-      return "sim: process " + std::to_string(it->second->process) + " (runtime " + HexId(r) +
-             ") made no runtime call for " + std::to_string(ms) +
-             " ms of wall time while the simulation waited for it at cycle " +
-             std::to_string(horizon) + " (sim.stall_ms = " + std::to_string(options_.stall_ms) +
-             "); its last call: " + t->last_call;
-    }
-  }
-  for (const auto& [id, m] : members_) {
-    if (m->clock == horizon && (m->pending_dispatch > 0 || m->handlers > 0)) {
-      return "sim: process " + std::to_string(m->process) + " (runtime " + HexId(id) +
-             ") did not dispatch what was delivered to it for sim.stall_ms = " +
-             std::to_string(options_.stall_ms) + " ms (" +
-             (m->handlers > 0 ? "a threaded handler runs or waits outside the runtime"
-                              : "no progress: call Runtime::Progress or use the progress thread") +
-             ")";
-    }
-  }
-  return "sim: the simulation waited sim.stall_ms = " + std::to_string(options_.stall_ms) + " ms";
-}
-
-Status SimFabric::Advance(std::unique_lock<std::mutex>& lock, int64_t horizon) {
-  (void)lock;
-  const int64_t now = net_->now();
-  if (next_failure_ < failures_.size() && failures_[next_failure_].cycle <= now) {
-    FailNode(failures_[next_failure_].node, failures_[next_failure_].cycle);
-    ++next_failure_;
-    return Status::Ok();
-  }
-  while (!ready_.empty() && std::get<0>(ready_.top()) <= now) {
-    const uint64_t user = std::get<3>(ready_.top());
-    ready_.pop();
-    auto it = frames_.find(user);
-    if (it == frames_.end()) continue;
-    Member* dst = FindMember(it->second.to);
-    const int dst_node = dst != nullptr ? dst->node : it->second.src_node;
-    net_->Add(it->second.src_node, dst_node, static_cast<int64_t>(it->second.frame.size()), now,
-              user);
-  }
-  if (!net_->Busy()) {
-    int64_t next = horizon;
-    if (!ready_.empty()) next = std::min(next, std::get<0>(ready_.top()));
-    if (next_failure_ < failures_.size()) next = std::min(next, failures_[next_failure_].cycle);
-    if (next >= kInfinity) return Status::Ok();
-    net_->Skip(next);
-    return Status::Ok();
-  }
-  arrivals_.clear();
-  UKAI_RETURN_IF_ERROR(net_->Step(&arrivals_));
-  HandleArrivals(arrivals_);
-  return Status::Ok();
-}
-
-void SimFabric::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  auto progressed = std::chrono::steady_clock::now();
-  int64_t last_now = -1;
-  uint64_t last_seq = 0;
-  uint64_t steps = 0;
-  while (!stop_) {
-    // Frames and peer events handed to members are dispatched before anything else.
-    if (!kick_.empty()) KickMembers(lock);
-    if (!status_.ok()) {
-      // The run stopped: only the members' last events are left to hand over.
-      cv_.wait(lock, [&] { return stop_ || !kick_.empty(); });
-      continue;
-    }
-    const int64_t horizon = Horizon();
-    const int64_t now = net_->now();
-    // Nothing happens before every expected process joined (the first one, in one process),
-    // nor once no running process is left (the others left or their nodes failed: nothing
-    // can observe the network any more, and what is in flight could only be lost): the
-    // machine's time is its processes'.
-    const bool running = std::any_of(members_.begin(), members_.end(),
-                                     [](const auto& m) { return !m.second->failed; });
-    const bool work = running && joins_ >= expected_joins_ &&
-                      (net_->Busy() || !ready_.empty() || next_failure_ < failures_.size());
-    if (now < horizon && work) {
-      Status st = Advance(lock, horizon);
-      if (!st.ok()) StopRun(st);
-      if ((++steps & 63) == 0) {  // let senders and leavers in (std::mutex is not fair)
-        lock.unlock();
-        std::this_thread::yield();
-        lock.lock();
-      }
-      if (net_->now() != last_now) {
-        last_now = net_->now();
-        progressed = std::chrono::steady_clock::now();
-      }
-      continue;
-    }
-    if (seq_ != last_seq || !work || horizon >= kInfinity) {
-      last_seq = seq_;
-      progressed = std::chrono::steady_clock::now();
-    }
-    cv_.wait_for(lock, std::chrono::milliseconds(1));
-    if (work && horizon < kInfinity &&
-        std::chrono::steady_clock::now() - progressed >
-            std::chrono::milliseconds(options_.stall_ms)) {
-      StopRun(Status::Unavailable(StallMessage(horizon)));
-    }
-  }
-}
-
-// ---- figures ----
-
-Status SimFabric::status() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return status_;
-}
-
-bool SimFabric::Quiet() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!frames_.empty() || net_->Busy()) return false;
-  for (const auto& [pair, ch] : channels_) {
-    if (!ch.held.empty()) return false;
-  }
-  return std::none_of(members_.begin(), members_.end(), [](const auto& m) {
-    return m.second->pending_dispatch > 0 || m.second->handlers > 0;
-  });
-}
-
-int64_t SimFabric::network_cycle() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return net_->now();
-}
-
-std::vector<SimProcessTimes> SimFabric::Processes() {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<SimProcessTimes> out = departed_;
-  for (const auto& [id, m] : members_)
-    out.push_back({m->process, m->node, id, m->clock, m->failed});
-  std::sort(out.begin(), out.end(), [](const SimProcessTimes& a, const SimProcessTimes& b) {
-    return a.process < b.process;
-  });
-  return out;
-}
-
-std::map<std::string, uint64_t> SimFabric::Counters() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return {{"frames_sent", frames_sent_},       {"frames_delivered", frames_delivered_},
-          {"frames_lost", frames_lost_},       {"frames_dropped", frames_dropped_},
-          {"late_frames", late_frames_},       {"bytes_sent", bytes_sent_},
-          {"frames_refused", frames_refused_}, {"network_cycle", uint64_t(net_->now())}};
 }
 
 }  // namespace ukai::rt

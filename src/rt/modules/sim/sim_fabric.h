@@ -178,6 +178,19 @@ class SimFabric {
   void ExpectJoins(int n);
   void AbandonJoin();
   void FailRuntime(RuntimeId rt, const Status& why);
+  // The launcher's side steps the network itself: after a reader thread replayed what a
+  // process sent, it calls StepOn, which steps the network as far as the conservative
+  // horizon allows and hands the arrivals over (SimMember::Kick) on the calling thread,
+  // unless another thread is stepping (that one sees the change: nothing is lost). Only
+  // for threads that are no program thread of this fabric and whose members' Kick does not
+  // call back into it (rt/launch/sim_host.cc). SetSteppedByCallers: the driver thread then
+  // only looks every millisecond (the stall check, and a step nobody took), instead of
+  // being woken by every call.
+  void StepOn();
+  void SetSteppedByCallers();
+  // Member `rt`'s module goes away (its process ended; the launcher's channel closes): the
+  // fabric calls it no more (after a Kick running now). Fails the runtime if it had not.
+  void DetachMember(RuntimeId rt, const Status& why);
 
   // OK, or why the run stopped (a stalled process, the network's deadlock watchdog).
   Status status();
@@ -223,6 +236,11 @@ class SimFabric {
 
   SimFabric(std::unique_ptr<SimNetwork> net, SimFabricOptions options);
   void Run();
+  // Steps while the horizon allows, kicking members first (the lock released meanwhile);
+  // the caller set stepping_.
+  void Step(std::unique_lock<std::mutex>& lock);
+  // A running process, every expected one joined, and something to simulate.
+  bool Work() const;
   int64_t Horizon() const;
   Status Advance(std::unique_lock<std::mutex>& lock, int64_t horizon);
   void HandleArrivals(const std::vector<SimArrival>& arrivals);
@@ -261,6 +279,7 @@ class SimFabric {
 
  private:
   std::shared_ptr<Anchor> anchor_;
+  std::unique_ptr<SimMember> detached_;  // the module of detached members (DetachMember)
 
   const uint64_t id_;
   std::unique_ptr<SimNetwork> net_;
@@ -271,7 +290,10 @@ class SimFabric {
 
   std::mutex mu_;
   std::condition_variable cv_;
+  std::condition_variable driver_cv_;  // the driver's, when callers step (SetSteppedByCallers)
   bool stop_ = false;
+  bool stepping_ = false;      // a thread is in Step()
+  bool callers_step_ = false;  // SetSteppedByCallers
   Status status_;
   uint64_t seq_ = 0;       // dispatches finished: a waiting thread holds again until it looked
   uint64_t activity_ = 0;  // Activity() calls

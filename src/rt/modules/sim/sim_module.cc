@@ -118,6 +118,7 @@ class SimModule final : public Module, public SimMember, public internal::Virtua
     c.max_payload_bytes = wire::kMaxPayloadBytes;
     c.detects_peer_failure = true;
     c.multi_process = remote_;
+    c.virtual_time = true;  // Arrive, PeerGone and Stopped wake the progress thread
     return c;
   }
   Result<std::vector<uint8_t>> MakeDescriptor() override {

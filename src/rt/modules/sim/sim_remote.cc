@@ -6,8 +6,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +27,9 @@ namespace ukai::rt {
 namespace {
 
 namespace sw = simwire;
+
+// A thread in a settled idle round sleeps at most this long (SleepUntilActivity).
+constexpr auto kIdleSleep = std::chrono::milliseconds(1);
 
 int64_t ThreadCpuNs() {
   timespec ts{};
@@ -52,6 +57,7 @@ struct Slot {
   int64_t idle_cpu = 0;       // CPU time at its last idle round (after it: waiting)
   int64_t skipped_cpu = 0;    // CPU time spent in idle rounds that were not told
   int64_t last_cpu = 0;
+  uint64_t activity = 0;  // the link's activity count at its last call or round
   ~Slot();
 };
 thread_local Slot tls_slot;
@@ -121,7 +127,8 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
 
   // Leaves, then closes the channel: nothing reaches the module after this returns.
   void Leave(RuntimeId) override {
-    [[maybe_unused]] Status s = Write(sw::Encode(sw::Type::kLeave, {}));
+    [[maybe_unused]] Status s = Write(sw::Encode(sw::Type::kLeave, {}), {}, false, nullptr,
+                                      std::nullopt, std::nullopt, /*urgent=*/true);
     leaving_.store(true);
     shutdown(fd_, SHUT_RDWR);
     if (reader_.joinable() && reader_.get_id() != std::this_thread::get_id()) reader_.join();
@@ -157,8 +164,9 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
 
   void Dispatched(RuntimeId, int n) override {
     Slot& s = MySlot();
-    [[maybe_unused]] Status st =
-        Write(sw::EncodeDispatched(s.index, static_cast<uint32_t>(n)), {}, /*bump=*/true);
+    [[maybe_unused]] Status st = Write(sw::EncodeDispatched(s.index, static_cast<uint32_t>(n)), {},
+                                       /*bump=*/true, nullptr, std::nullopt,
+                                       /*dispatched=*/static_cast<uint64_t>(n));
   }
 
   // Only settled rounds are told (an unsettled one holds the machine exactly as the busy
@@ -174,13 +182,22 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     s.idle = true;
     s.idle_cpu = cpu;
     s.last_cpu = cpu;
-    if (!settled || (s.registered && s.told_settled && s.epoch == now)) return;
-    Register(s);
-    // Told only if no dispatch slipped in before the write (under the write lock).
-    const Status st = Write(sw::EncodeCall(s.index, sw::CallKind::kIdleSettled, sw::CallIndex(call),
-                                           cpu - s.skipped_cpu),
-                            {}, false, &s.epoch, /*only_at=*/now);
-    s.told_settled = st.ok() && s.epoch == now;
+    const uint64_t seen = s.activity;  // at its call before this round's check
+    s.activity = activity_.load(std::memory_order_acquire);
+    if (!settled) return;
+    if (!s.registered || !s.told_settled || s.epoch != now) {
+      Register(s);
+      // Told only if no dispatch slipped in before the write (under the write lock).
+      const Status st = Write(sw::EncodeCall(s.index, sw::CallKind::kIdleSettled,
+                                             sw::CallIndex(call), cpu - s.skipped_cpu),
+                              {}, false, &s.epoch, /*only_at=*/now);
+      s.told_settled = st.ok() && s.epoch == now;
+      if (!s.told_settled) return;
+    }
+    // The launcher has it waiting and it saw everything: it sleeps until something happens
+    // in this process that it may wait for (SleepUntilActivity), instead of spinning on the
+    // host's cores that the other processes and the launcher need.
+    if (seen == s.activity) SleepUntilActivity(seen);
   }
 
   void ThreadCall(RuntimeId, const char* call) override {
@@ -202,7 +219,11 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     std::unique_lock<std::mutex> lock(mu_);
     now_.erase(s.index);
     lock.unlock();
-    if (!Write(sw::EncodeNow(s.index, cpu), {}, false, &s.epoch).ok()) return last_now_.load();
+    if (!Write(sw::EncodeNow(s.index, cpu), {}, false, &s.epoch, std::nullopt, std::nullopt,
+               /*urgent=*/true)
+             .ok()) {
+      return last_now_.load();
+    }
     if (s.registered) s.round_epoch = s.epoch;
     lock.lock();
     cv_.wait(lock, [&] { return now_.contains(s.index) || broken_; });
@@ -268,9 +289,25 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     return s;
   }
   // A call that is not an idle round: the thread holds (the fabric is told by the call).
-  static void Busy(Slot& s) {
+  void Busy(Slot& s) {
     s.idle = false;
     s.told_settled = false;
+    s.activity = activity_.load(std::memory_order_acquire);
+  }
+  // Something a waiting thread of this process may wait for happened: an arrival, a peer
+  // event, a taken count, a dispatch or a threaded handler's end (an epoch), the channel's end.
+  void Activity() {
+    {
+      std::lock_guard<std::mutex> lock(idle_mu_);
+      activity_.fetch_add(1, std::memory_order_acq_rel);
+    }
+    idle_cv_.notify_all();
+  }
+  // At most kIdleSleep: the wait may also end by what a thread does outside the runtime.
+  void SleepUntilActivity(uint64_t seen) {
+    std::unique_lock<std::mutex> lock(idle_mu_);
+    idle_cv_.wait_for(lock, kIdleSleep,
+                      [&] { return activity_.load(std::memory_order_acquire) != seen; });
   }
   void Register(Slot& s) {
     if (s.registered) return;
@@ -287,24 +324,50 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   // `epoch_out`: the epoch this message is part of (both under the write lock, so the
   // launcher sees epochs in the order the link counts them).
   // `only_at`: sent only if the epoch is still that (else kWouldBlock, nothing written).
+  // `dispatched`: a kDispatched of that many frames.
+  //
+  // Corking: while frames delivered to this process are not yet reported dispatched, the
+  // launcher holds the whole machine at this runtime's clock, and nothing this process
+  // says can move it on (no call of its threads holds it earlier: they carry the runtime's
+  // clock) nor be needed before the network passes that clock (a frame it posts now is
+  // stamped with it). Its messages then wait here, in order, and go in one write with the
+  // next one that matters: the dispatch report, a now request, the leave.
   Status Write(const std::vector<uint8_t>& head, std::span<const uint8_t> tail = {},
                bool bump = false, uint64_t* epoch_out = nullptr,
-               std::optional<uint64_t> only_at = std::nullopt) {
-    std::lock_guard<std::mutex> lock(write_mu_);
+               std::optional<uint64_t> only_at = std::nullopt,
+               std::optional<uint64_t> dispatched = std::nullopt, bool urgent = false) {
+    std::unique_lock<std::mutex> lock(write_mu_);
     if (only_at && epoch_.load(std::memory_order_acquire) != *only_at) {
       return Status::WouldBlock("sim: a dispatch came first");
     }
     if (bump) epoch_.fetch_add(1, std::memory_order_acq_rel);
     if (epoch_out != nullptr) *epoch_out = epoch_.load(std::memory_order_acquire);
-    iovec v[2] = {{const_cast<uint8_t*>(head.data()), head.size()},
+    if (!tail.empty()) posted_total_.fetch_add(1, std::memory_order_relaxed);
+    if (dispatched) undispatched_ -= std::min(undispatched_, *dispatched);
+    Status st;
+    if (!urgent && !dispatched && undispatched_ > 0) {
+      cork_.insert(cork_.end(), head.begin(), head.end());
+      cork_.insert(cork_.end(), tail.begin(), tail.end());
+    } else {
+      st = Send(head, tail);
+    }
+    lock.unlock();
+    if (bump) Activity();  // a waiting thread of this process looks again
+    return st;
+  }
+
+  // Sends the corked messages, then `head` and `tail` (write lock held).
+  Status Send(const std::vector<uint8_t>& head, std::span<const uint8_t> tail) {
+    iovec v[3] = {{cork_.data(), cork_.size()},
+                  {const_cast<uint8_t*>(head.data()), head.size()},
                   {const_cast<uint8_t*>(tail.data()), tail.size()}};
-    size_t total = head.size() + tail.size(), done = 0;
+    const size_t total = cork_.size() + head.size() + tail.size();
+    size_t done = 0;
     while (done < total) {
       size_t skip = done;
-      int first = 0;
-      iovec cur[2];
+      iovec cur[3];
       int n = 0;
-      for (int i = 0; i < 2; ++i) {
+      for (int i = 0; i < 3; ++i) {
         if (skip >= v[i].iov_len) {
           skip -= v[i].iov_len;
           continue;
@@ -314,7 +377,6 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
         skip = 0;
         ++n;
       }
-      (void)first;
       msghdr mh{};
       mh.msg_iov = cur;
       mh.msg_iovlen = static_cast<size_t>(n);
@@ -323,19 +385,23 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
       if (r <= 0) {
         const Status why = Status::Unavailable(std::string("sim: the launcher's channel broke: ") +
                                                (r < 0 ? std::strerror(errno) : "closed"));
+        cork_.clear();
         return why;
       }
       done += static_cast<size_t>(r);
     }
-    if (!tail.empty()) posted_total_.fetch_add(1, std::memory_order_relaxed);
+    cork_.clear();
     return Status::Ok();
   }
 
   // A peer event: the fabric starts a new epoch for every waiting thread (its failures do),
   // so their next idle rounds are told again.
   void NewEpoch() {
-    std::lock_guard<std::mutex> lock(write_mu_);
-    epoch_.fetch_add(1, std::memory_order_acq_rel);
+    {
+      std::lock_guard<std::mutex> lock(write_mu_);
+      epoch_.fetch_add(1, std::memory_order_acq_rel);
+    }
+    Activity();
   }
 
   void ReadLoop() {
@@ -379,7 +445,12 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
         std::memcpy(b.data(), f->data(), f->size());
         arrived_->frames.fetch_add(1, std::memory_order_relaxed);
         arrived_->bytes.fetch_add(f->size(), std::memory_order_relaxed);
+        {
+          std::lock_guard<std::mutex> lock(write_mu_);
+          ++undispatched_;  // before its dispatch can be reported (Write's corking)
+        }
         member_->Arrive(std::move(b), arrived_);
+        Activity();  // a thread that polls the runtime itself may dispatch it
         return Status::Ok();
       }
       case sw::Type::kPeerGone: {
@@ -433,6 +504,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
           s.in_flight->frames.fetch_sub(1, std::memory_order_release);
           it->second.pop_front();
         }
+        Activity();  // a send waiting for room may go on
         return Status::Ok();
       }
       default:
@@ -459,6 +531,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
       }
     }
     cv_.notify_all();
+    Activity();
     if (!first || leaving_.load()) return;
     if (why.code() == StatusCode::kParseError) {  // not a close: say why this runtime stops
       std::fprintf(stderr, "ukai sim module (rank %u): %s\n", rank_, why.ToString().c_str());
@@ -476,7 +549,12 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   sw::SimWireParser parser_;  // Join's thread, then the reader's
   std::thread reader_;
   std::mutex write_mu_;
+  std::vector<uint8_t> cork_;  // messages waiting for the next one that matters (Write)
+  uint64_t undispatched_ = 0;  // frames arrived and not yet reported dispatched
   std::atomic<uint64_t> epoch_{0};
+  std::mutex idle_mu_;
+  std::condition_variable idle_cv_;  // threads sleeping in a settled idle round
+  std::atomic<uint64_t> activity_{0};
   std::atomic<bool> leaving_{false};
   std::atomic<uint32_t> next_thread_{1};
   std::atomic<uint64_t> posted_total_{0};

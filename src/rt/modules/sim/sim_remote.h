@@ -6,6 +6,12 @@
 // Threads: each thread that calls gets a number in this process; its CPU time
 // (CLOCK_THREAD_CPUTIME_ID) travels with its calls, minus the time it spent in waits the
 // launcher already knows it waits in (repeated idle rounds are told once per dispatch epoch).
+// A thread whose idle round the launcher knows, and that saw everything, sleeps (at most
+// 1 ms) until something happens in this process that it may wait for (an arrival, a
+// dispatch, a handler's end, a peer event, a taken count) instead of spinning.
+// While frames delivered to this process are not yet reported dispatched (the launcher holds
+// the machine at this runtime's clock meanwhile), its messages are corked and go in one
+// write with the next dispatch report, now request or leave (Write in sim_remote.cc).
 // A reader thread takes the launcher's messages: arrivals, peer events, now replies, taken
 // counts. A broken channel (the launcher died, a bad message) stops the runtime: every peer
 // is gone (kUnavailable) and the error names the channel.
