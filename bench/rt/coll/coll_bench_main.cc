@@ -15,7 +15,7 @@
 //    timed by its fastest batch) and each figure on stderr.
 //
 // A figure is rank 0's median time per call over batches of back-to-back calls (doubled from
-// one until a batch takes 2 us), as the helper times Open MPI. Options: --runs=N,
+// one until a batch takes kBatchUs = 20 us), as the helper times Open MPI. Options: --runs=N,
 // --seconds=S (per figure, default 0.3), --only=targets|relay, --tune,
 // --worker (internal: one rank of a ukai job; --specs=..., --out=FILE).
 #include <unistd.h>
@@ -87,6 +87,13 @@ std::string Arg(int argc, char** argv, const std::string& name, const std::strin
 
 // ---- the worker: one rank of a ukai job ----
 
+// A batch of calls takes at least this long (us): rank 0 times whole batches, and the
+// decision broadcast between two batches (rank 0 leaves it first) makes the first call of a
+// batch wait for the others; in a batch of 2 calls (the rule was 2 us) that wait was half
+// the figure of an 8-byte allreduce, in one of ~30 it is a thirtieth. ukai_coll_mpi uses the
+// same rule.
+constexpr double kBatchUs = 20.0;
+
 // The `percentile`-th percentile (50: the median) of rank 0's us per call of fn over batches;
 // every rank calls fn the same number of times (rank 0 decides when to stop and tells the
 // others outside the timed part).
@@ -103,7 +110,7 @@ double TimeCalls(rt::Group& w, double seconds, int percentile, const std::functi
       if (!fn()) return -1;
     }
     const double us = (NowSeconds() - t0) * 1e6;
-    if (!decide(us < 2.0 && batch < (1 << 16))) break;
+    if (!decide(us < kBatchUs && batch < (1 << 16))) break;
     batch *= 2;
   }
   std::vector<double> samples;

@@ -1,7 +1,7 @@
 // ukai_coll_mpi: Open MPI's collectives timed the way ukai_coll_bench times ukai's (the
 // baseline of the same run). Run under mpirun -n N. For each requested operation and size it
-// times batches of calls (doubling from 1 until a batch takes >= 2 us, then batches over the
-// time budget) and prints one line per (operation, size) from rank 0:
+// times batches of calls (doubling from 1 until a batch takes >= BATCH_US = 20 us, then
+// batches over the time budget) and prints one line per (operation, size) from rank 0:
 //   coll OP BYTES MEDIAN_US_PER_CALL SAMPLES
 // OP: barrier, allreduce (double sum; BYTES of doubles), bcast (root 0), alltoall (BYTES per
 // pair), reduce (double sum to root 0), allgather (BYTES per rank). Every rank synchronises
@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+// As ukai_coll_bench's kBatchUs (why: there).
+#define BATCH_US 20.0
 
 static double Now(void) { return MPI_Wtime(); }
 
@@ -49,7 +52,7 @@ static void Measure(const char* op, size_t bytes, double seconds, int rank) {
     double t0 = Now();
     for (int i = 0; i < batch; ++i) RunOnce(op, bytes);
     double us = (Now() - t0) * 1e6;
-    int more = us < 2.0 && batch < (1 << 16);
+    int more = us < BATCH_US && batch < (1 << 16);
     MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!more) break;
     batch *= 2;
