@@ -229,6 +229,57 @@ TEST(Coll, RelayWithRendezvousChunks) {
   });
 }
 
+// An alltoall's blocks below GroupOptions::exchange_eager_bytes go at once (no
+// announcement), from it on by rendezvous; a broadcast of the same size is announced; with
+// exchange_eager_bytes 0 the alltoall is too. Back-to-back alltoalls of both kinds (pairwise,
+// direct) give every block where it belongs.
+uint64_t Announced(CollWorld& w, int r) { return w.group(r).state()->counters().announced.load(); }
+
+void AlltoallRounds(CollWorld& w, size_t block, Algorithm alg, int rounds) {
+  const int n = w.size();
+  w.Run([&](int r, Group* g) {
+    CollOptions o;
+    o.algorithm = alg;
+    for (int k = 0; k < rounds; ++k) {
+      std::vector<int64_t> in(static_cast<size_t>(n) * block), out(in.size(), -1);
+      for (size_t i = 0; i < in.size(); ++i) in[i] = (k * 1000 + r) * 1000003LL + i;
+      ASSERT_TRUE(g->Alltoall(in, out, o).ok());
+      for (int from = 0; from < n; ++from) {
+        for (size_t i = 0; i < block; ++i) {  // block `r` of member `from`'s input
+          const size_t at = static_cast<size_t>(from) * block + i;
+          ASSERT_EQ(out[at], (k * 1000 + from) * 1000003LL + static_cast<size_t>(r) * block + i);
+        }
+      }
+    }
+  });
+}
+
+TEST(Coll, AlltoallBlocksBelowTheExchangeLimitGoAtOnce) {
+  constexpr int kN = 3;
+  CollWorld w(kN, "inproc");
+  ASSERT_TRUE(w.ok());
+  const size_t block = 8192;  // int64: 64 KiB per pair, above rendezvous_bytes (32 KiB)
+  for (Algorithm alg : {Algorithm::kPairwise, Algorithm::kDirect}) {
+    AlltoallRounds(w, block, alg, 5);
+  }
+  for (int r = 0; r < kN; ++r) EXPECT_EQ(Announced(w, r), 0u) << "rank " << r;
+  AlltoallRounds(w, (size_t{128} << 10) / 8, Algorithm::kPairwise, 2);  // at the limit
+  for (int r = 0; r < kN; ++r) EXPECT_EQ(Announced(w, r), 2u * (kN - 1)) << "rank " << r;
+  w.Run([&](int r, Group* g) {
+    std::vector<int64_t> buf(block, r == 0 ? 4 : 0);
+    ASSERT_TRUE(g->Broadcast(buf, 0, CollOptions{.algorithm = Algorithm::kDirect}).ok());
+    for (int64_t v : buf) ASSERT_EQ(v, 4);
+  });
+  EXPECT_EQ(Announced(w, 0), 2u * (kN - 1) + (kN - 1));
+
+  GroupOptions off;
+  off.exchange_eager_bytes = 0;
+  CollWorld announced(kN, "inproc", off);
+  ASSERT_TRUE(announced.ok());
+  AlltoallRounds(announced, block, Algorithm::kPairwise, 3);
+  for (int r = 0; r < kN; ++r) EXPECT_EQ(Announced(announced, r), 3u * (kN - 1)) << "rank " << r;
+}
+
 TEST(Coll, SendRecvDirectAndRelayed) {
   constexpr int kN = 5;
   CollWorld w(kN, "inproc");

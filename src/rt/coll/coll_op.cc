@@ -117,7 +117,8 @@ const uint8_t* CollOp::CPtr(const Region& r) const {
 
 bool CollOp::Large(const Step& s) const {
   const uint64_t len = s.kind == StepKind::kSend ? s.src.length : s.dst.length;
-  return init_.rendezvous_bytes != 0 && len >= init_.rendezvous_bytes;
+  if (init_.rendezvous_bytes == 0 || len < init_.rendezvous_bytes) return false;
+  return init_.sig.coll != Collective::kAlltoall || len >= init_.exchange_eager_bytes;
 }
 
 void CollOp::Start(Outbox* out) {
@@ -166,6 +167,7 @@ void CollOp::StartRound(Outbox* out) {
           const uint64_t addr =
               init_.single_copy ? reinterpret_cast<uint64_t>(CPtr(s.src)) : uint64_t{0};
           Emit(MsgKind::kRts, s.peer, s.tag, s.src.length, addr, {}, out);
+          if (init_.counters) init_.counters->announced.fetch_add(1, std::memory_order_relaxed);
         } else {
           SendData(static_cast<int>(i), out);
         }

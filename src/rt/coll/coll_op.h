@@ -8,10 +8,10 @@
 // once the operation finished and every message it put into an outbox was handed to the
 // runtime (in_flight_ == 0): by Finish, or by the Flush that hands over its last message.
 //
-// Large messages (rendezvous_bytes and more): the sender announces them (kRts) and sends the
-// data when the receiver answers kCts, which it does once the receiving step is ready (its
-// round running, its turn in the ordered sequence), so data never wait in a copy; the
-// sending step completes then.
+// Large messages (rendezvous_bytes and more; an alltoall's from exchange_eager_bytes): the
+// sender announces them (kRts) and sends the data when the receiver answers kCts, which it
+// does once the receiving step is ready (its round running, its turn in the ordered
+// sequence), so data never wait in a copy; the sending step completes then.
 //
 // Shared copies (GroupOptions::shared_copy_bytes): a large step of a broadcast, scatter or
 // gather between members proven on one host is copied by both sides at once. The receiver
@@ -70,6 +70,7 @@ struct CollCounters {
   std::atomic<uint64_t> shared_reads{0};   // shared copies received here (our half read)
   std::atomic<uint64_t> shared_writes{0};  // shared copies' halves written by us
   std::atomic<uint64_t> slot_ops{0};       // barriers and allreduces done in shared slots
+  std::atomic<uint64_t> announced{0};      // large messages announced (rendezvous, kRts)
 };
 
 // The part of a shared copy of `length` bytes that the sender writes: [0, SharedHalf).
@@ -107,6 +108,7 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
     coll::Combiner combiner;
     std::shared_ptr<const Reduction> user;
     uint64_t rendezvous_bytes = 0;
+    uint64_t exchange_eager_bytes = 0;  // alltoall blocks below this: never rendezvous
     uint64_t segment_bytes = uint64_t{4} << 20;
     // Single copy (cross_memory.h): announce our addresses; read the members proven here.
     bool single_copy = false;

@@ -87,6 +87,7 @@ std::shared_ptr<CollOp> GroupState::MakeOp(const PostArgs& p, uint32_t seq,
   init.combiner = p.combiner;
   init.user = p.user;
   init.rendezvous_bytes = options_.rendezvous_bytes;
+  init.exchange_eager_bytes = options_.exchange_eager_bytes;
   init.segment_bytes = options_.segment_bytes == 0 ? uint64_t{4} << 20 : options_.segment_bytes;
   init.single_copy = options_.single_copy;
   init.proofs = proofs_;
