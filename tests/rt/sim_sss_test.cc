@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <string>
@@ -91,8 +92,17 @@ TEST(SimOnSssNetwork, RmaPutsAndGetsCrossTheSwitches) {
   EXPECT_GT(round_trip[1], 0);
   EXPECT_GT(round_trip[3], round_trip[1]) << "the far node is behind the root switch";
   const sim::PointResult net = NetworkResult(*job.fabric);
-  // Node to node under one leaf switch: 2 hops; across the root: 4; as many packets each.
-  EXPECT_EQ(net.avg_hops, 3.0);
+  // Node to node under one leaf switch: 2 hops; across the root: 4. Every message took one
+  // of the two (the hop total is 2 near + 4 far), and both paths carried the same puts and
+  // gets; the runtime's own control frames (timing-dependent: a credit return goes alone or
+  // rides on an answer) may add one on either path -- once, under make test's load, 28 far
+  // against 27 near (avg_hops 3.018).
+  const double measured = static_cast<double>(net.messages_measured);
+  const double far = (net.avg_hops - 2.0) * measured / 2.0, near = measured - far;
+  EXPECT_NEAR(far, std::round(far), 1e-6) << "a message took neither 2 nor 4 hops";
+  EXPECT_GE(near, 10.0);  // at least the 5 + 5 data packets of the put and the get
+  EXPECT_GE(far, 10.0);
+  EXPECT_LE(std::abs(far - near), 1.0) << "near " << near << ", far " << far;
   EXPECT_EQ(net.undeliverable_messages, 0);
 }
 
