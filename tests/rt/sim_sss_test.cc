@@ -94,9 +94,9 @@ TEST(SimOnSssNetwork, RmaPutsAndGetsCrossTheSwitches) {
   const sim::PointResult net = NetworkResult(*job.fabric);
   // Node to node under one leaf switch: 2 hops; across the root: 4. Every message took one
   // of the two (the hop total is 2 near + 4 far), and both paths carried the same puts and
-  // gets; the runtime's own control frames (timing-dependent: a credit return goes alone or
-  // rides on an answer) may add one on either path -- once, under make test's load, 28 far
-  // against 27 near (avg_hops 3.018).
+  // gets; one more frame of the runtime's own, whose count depends on timing (not
+  // identified), may go on either path -- seen once, under make test's load: 28 far against
+  // 27 near (avg_hops 3.018).
   const double measured = static_cast<double>(net.messages_measured);
   const double far = (net.avg_hops - 2.0) * measured / 2.0, near = measured - far;
   EXPECT_NEAR(far, std::round(far), 1e-6) << "a message took neither 2 nor 4 hops";
