@@ -248,5 +248,38 @@ TEST(CollSlots, MemberLeavingBetweenSlotAllreduces) {
   });
 }
 
+// A member's failure seen while an operation of ours waits in the slots with every
+// contribution already there (the member wrote its part, then died): the operation
+// completes with the sum, and only the next one fails. Member 0's allreduce is posted
+// first and not polled (slot operations complete when their caller waits); 1 and 2 write
+// theirs; then member 0's group hears that 2 failed.
+TEST(CollSlots, AFailureSeenAfterEveryContributionArrivedFailsOnlyLaterOperations) {
+  constexpr int kN = 3;
+  CollWorld w(kN, "inproc");
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(w.group(0).shared_slots());
+  std::vector<double> in = {1.0, 2.0, 4.0}, out(kN, 0.0);
+  std::vector<CollRequest> q;
+  for (int r = 0; r < kN; ++r) {
+    q.push_back(w.group(r).IAllreduce(ConstView(&in[r], 1, DataType::kDouble),
+                                      MutView(&out[r], 1, DataType::kDouble), ReduceOp::kSum));
+  }
+  PeerEvent died;
+  died.peer = w.runtime(2).id();
+  died.module = "inproc";
+  died.reason = Status::Unavailable("killed (test)");
+  w.group(0).state()->OnPeerEvent(died);
+  const Status st = q[0].Wait();
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(out[0], 7.0);
+  EXPECT_EQ(w.group(0).state()->counters().slot_ops.load(), 1u);
+  double more = 0;
+  const Status next = w.group(0).Allreduce(ConstView(&in[0], 1, DataType::kDouble),
+                                           MutView(&more, 1, DataType::kDouble), ReduceOp::kSum);
+  EXPECT_EQ(next.code(), StatusCode::kUnavailable) << next.ToString();
+  EXPECT_NE(next.message().find("group member 2"), std::string::npos) << next.ToString();
+  for (int r = 1; r < kN; ++r) EXPECT_TRUE(q[r].Wait().ok()) << "rank " << r;
+}
+
 }  // namespace
 }  // namespace ukai::rt
