@@ -89,19 +89,46 @@ TEST(CollWorker, Slice) {
   EXPECT_TRUE((*rt)->Finalize().ok());
 }
 
+// One process of the killed-member tests: its runtime, context and world group.
+struct KillWorker {
+  bool Start() {
+    int argc = 1;
+    char arg0[] = "worker";
+    char* argv[] = {arg0, nullptr};
+    auto made = Runtime::Init(argc, argv);
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    if (!made.ok()) return false;
+    rt = std::move(*made);
+    auto ctx = rt->CreateContext({.name = "coll", .id = kCtx});
+    EXPECT_TRUE(ctx.ok());
+    if (!ctx.ok()) return false;
+    auto w = Group::World(**ctx);
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    if (!w.ok()) return false;
+    world = std::move(*w);
+    return true;
+  }
+  // Ends the runtime (Finalize may report frames the dead member never took) and, when this
+  // rank saw what it should, says so in a file: the launcher sees only exit codes, and
+  // --keep-going ignores the survivors'.
+  void Finish(int rank) {
+    world.reset();
+    (void)rt->Finalize();
+    if (!::testing::Test::HasFailure()) {
+      std::ofstream(std::string(std::getenv("UKAI_COLL_ITEST_DIR")) + "/rank" +
+                    std::to_string(rank) + ".ok")
+          << "ok\n";
+    }
+  }
+  std::unique_ptr<Runtime> rt;
+  std::unique_ptr<Group> world;
+};
+
 TEST(CollWorker, KilledDuringAllreduce) {
   if (Mode() != "kill") GTEST_SKIP() << "run by CollMultiProcess";
-  const std::string dir = std::getenv("UKAI_COLL_ITEST_DIR");
-  int argc = 1;
-  char arg0[] = "worker";
-  char* argv[] = {arg0, nullptr};
-  auto rt = Runtime::Init(argc, argv);
-  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
-  auto ctx = (*rt)->CreateContext({.name = "coll", .id = kCtx});
-  ASSERT_TRUE(ctx.ok());
-  auto made = Group::World(**ctx);
-  ASSERT_TRUE(made.ok()) << made.status().ToString();
-  Group& w = **made;
+  KillWorker job;
+  ASSERT_TRUE(job.Start());
+  Group& w = *job.world;
   const int rank = w.rank();
   ASSERT_TRUE(w.Barrier().ok());
   std::vector<double> in(1 << 19, w.rank() + 1.0), out(in.size());
@@ -121,28 +148,14 @@ TEST(CollWorker, KilledDuringAllreduce) {
   ASSERT_TRUE((*survivors)->Allreduce(in, out, ReduceOp::kSum, ring).ok());
   EXPECT_EQ(out[12345], 1.0 + 2.0 + 4.0);
   survivors->reset();
-  made->reset();
-  (void)(*rt)->Finalize();  // may report frames the dead member never took
-  // The launcher sees only exit codes (and --keep-going ignores the survivors'): the file
-  // says this rank saw what it should.
-  if (!::testing::Test::HasFailure()) {
-    std::ofstream(dir + "/rank" + std::to_string(rank) + ".ok") << "ok\n";
-  }
+  job.Finish(rank);
 }
 
 TEST(CollWorker, KilledBetweenSlotAllreduces) {
   if (Mode() != "slot-kill") GTEST_SKIP() << "run by CollMultiProcess";
-  const std::string dir = std::getenv("UKAI_COLL_ITEST_DIR");
-  int argc = 1;
-  char arg0[] = "worker";
-  char* argv[] = {arg0, nullptr};
-  auto rt = Runtime::Init(argc, argv);
-  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
-  auto ctx = (*rt)->CreateContext({.name = "coll", .id = kCtx});
-  ASSERT_TRUE(ctx.ok());
-  auto made = Group::World(**ctx);
-  ASSERT_TRUE(made.ok()) << made.status().ToString();
-  Group& w = **made;
+  KillWorker job;
+  ASSERT_TRUE(job.Start());
+  Group& w = *job.world;
   const int rank = w.rank();
   ASSERT_TRUE(w.shared_slots());
   double in = rank + 1.0, out = 0;
@@ -165,11 +178,7 @@ TEST(CollWorker, KilledBetweenSlotAllreduces) {
   ASSERT_TRUE((*survivors)->Allreduce(i, o, ReduceOp::kSum).ok());
   EXPECT_EQ(out, 1.0 + 2.0 + 4.0);
   survivors->reset();
-  made->reset();
-  (void)(*rt)->Finalize();
-  if (!::testing::Test::HasFailure()) {
-    std::ofstream(dir + "/rank" + std::to_string(rank) + ".ok") << "ok\n";
-  }
+  job.Finish(rank);
 }
 
 TEST(CollMultiProcess, SliceOverShmAndTcp) {
@@ -187,52 +196,42 @@ TEST(CollMultiProcess, SliceOverShmAndTcp) {
   }
 }
 
-TEST(CollMultiProcess, MemberKilledDuringAllreduce) {
-  for (const char* module : {"shm", "tcp"}) {
-    const std::string dir = "/tmp/ukai_coll_kill_" + std::to_string(::getpid()) + module;
-    ASSERT_EQ(std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
-    ::setenv("UKAI_COLL_ITEST", "kill", 1);
-    ::setenv("UKAI_COLL_ITEST_DIR", dir.c_str(), 1);
-    LaunchOptions o;
-    o.processes = 4;
-    o.modules = {module};
-    o.keep_going = true;
-    o.timeout_s = 120;
-    o.command = {SelfExe(), "--gtest_filter=CollWorker.KilledDuringAllreduce"};
-    Result<int> code = Launch(o);
-    ::unsetenv("UKAI_COLL_ITEST");
-    ::unsetenv("UKAI_COLL_ITEST_DIR");
-    ASSERT_TRUE(code.ok()) << code.status().ToString();
-    EXPECT_EQ(*code, 128 + SIGKILL) << module;
-    for (int rank : {0, 1, 3}) {
-      EXPECT_TRUE(std::ifstream(dir + "/rank" + std::to_string(rank) + ".ok").good())
-          << module << ": rank " << rank << " did not finish";
-    }
-    EXPECT_EQ(std::system(("rm -rf " + dir).c_str()), 0);
-  }
-}
-
-TEST(CollMultiProcess, MemberKilledBetweenSlotAllreduces) {
-  const std::string dir = "/tmp/ukai_coll_slot_kill_" + std::to_string(::getpid());
+// Launches `worker` (a CollWorker test) as 4 processes over `module` with --keep-going and
+// mode `mode`; rank 2 kills itself: the job ends with its SIGKILL and every other rank left
+// a file saying it saw what it should.
+void LaunchWithAKilledMember(const std::string& mode, const std::string& module,
+                             const std::string& worker) {
+  const std::string dir =
+      "/tmp/ukai_coll_" + mode + "_" + std::to_string(::getpid()) + "_" + module;
   ASSERT_EQ(std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
-  ::setenv("UKAI_COLL_ITEST", "slot-kill", 1);
+  ::setenv("UKAI_COLL_ITEST", mode.c_str(), 1);
   ::setenv("UKAI_COLL_ITEST_DIR", dir.c_str(), 1);
   LaunchOptions o;
   o.processes = 4;
-  o.modules = {"shm"};
+  o.modules = {module};
   o.keep_going = true;
   o.timeout_s = 120;
-  o.command = {SelfExe(), "--gtest_filter=CollWorker.KilledBetweenSlotAllreduces"};
+  o.command = {SelfExe(), "--gtest_filter=CollWorker." + worker};
   Result<int> code = Launch(o);
   ::unsetenv("UKAI_COLL_ITEST");
   ::unsetenv("UKAI_COLL_ITEST_DIR");
   ASSERT_TRUE(code.ok()) << code.status().ToString();
-  EXPECT_EQ(*code, 128 + SIGKILL);
+  EXPECT_EQ(*code, 128 + SIGKILL) << module;
   for (int rank : {0, 1, 3}) {
     EXPECT_TRUE(std::ifstream(dir + "/rank" + std::to_string(rank) + ".ok").good())
-        << "rank " << rank << " did not finish";
+        << module << ": rank " << rank << " did not finish";
   }
   EXPECT_EQ(std::system(("rm -rf " + dir).c_str()), 0);
+}
+
+TEST(CollMultiProcess, MemberKilledDuringAllreduce) {
+  for (const char* module : {"shm", "tcp"}) {
+    LaunchWithAKilledMember("kill", module, "KilledDuringAllreduce");
+  }
+}
+
+TEST(CollMultiProcess, MemberKilledBetweenSlotAllreduces) {
+  LaunchWithAKilledMember("slot-kill", "shm", "KilledBetweenSlotAllreduces");
 }
 
 #if UKAI_HAVE_MPI

@@ -24,6 +24,18 @@ namespace {
 // Bodies from this size on are packed into the runtime's registered memory (NewBuffer).
 constexpr size_t kPoolBodyBytes = size_t{16} << 10;
 
+// The call a message's header says its sender made.
+OpSignature SignatureOf(const Header& h) {
+  OpSignature s;
+  s.coll = static_cast<Collective>(h.coll);
+  s.algorithm = static_cast<Algorithm>(h.algorithm);
+  s.type = static_cast<DataType>(h.dtype);
+  s.op = static_cast<ReduceOp>(h.redop);
+  s.root = static_cast<int>(h.root);
+  s.count = h.count;
+  return s;
+}
+
 }  // namespace
 
 std::string OpSignature::Describe() const {
@@ -464,13 +476,7 @@ Status CollOp::CheckSignature(const Header& h) const {
       h.root == static_cast<uint32_t>(mine.root) && h.count == mine.count) {
     return Status::Ok();
   }
-  OpSignature theirs;
-  theirs.coll = static_cast<Collective>(h.coll);
-  theirs.algorithm = static_cast<Algorithm>(h.algorithm);
-  theirs.type = static_cast<DataType>(h.dtype);
-  theirs.op = static_cast<ReduceOp>(h.redop);
-  theirs.root = static_cast<int>(h.root);
-  theirs.count = h.count;
+  const OpSignature theirs = SignatureOf(h);
   return Status::InvalidArgument("mismatched collective #" + std::to_string(init_.seq) +
                                  " of group " + std::to_string(init_.group_id) + ": rank " +
                                  std::to_string(h.src) + " called " + theirs.Describe() +
@@ -498,13 +504,7 @@ void CollOp::OnMessage(const Header& h, std::span<const uint8_t> body, Outbox* o
     return;
   }
   if (init_.slot) {  // a member runs this operation with messages: it was called differently
-    OpSignature theirs;
-    theirs.coll = static_cast<Collective>(h.coll);
-    theirs.algorithm = static_cast<Algorithm>(h.algorithm);
-    theirs.type = static_cast<DataType>(h.dtype);
-    theirs.op = static_cast<ReduceOp>(h.redop);
-    theirs.root = static_cast<int>(h.root);
-    theirs.count = h.count;
+    const OpSignature theirs = SignatureOf(h);
     Fail(SlotMismatch(static_cast<int>(h.src), theirs.Describe() + " with messages"), true, out);
     return;
   }
