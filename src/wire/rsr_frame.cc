@@ -38,62 +38,76 @@ void EncodeHeader(const FrameHeader& h, std::span<uint8_t> out) {
   PutLe64(p + 48, h.address);
 }
 
-Result<FrameHeader> DecodeHeader(std::span<const uint8_t> in, uint32_t max_payload) {
-  if (in.size() < kHeaderSize) {
+namespace {
+
+// DecodeHeader's checks, writing into `*h`: the frame decoders share it without wrapping
+// one Result in another (a frame is decoded per RSR on the receive path).
+Status ParseHeader(std::span<const uint8_t> in, uint32_t max_payload, FrameHeader* h) {
+  if (in.size() < kHeaderSize) [[unlikely]] {
     return Status::OutOfRange("rsr frame: truncated header (" + std::to_string(in.size()) + " of " +
                               std::to_string(kHeaderSize) + " bytes)");
   }
   const uint8_t* p = in.data();
-  if (GetLe32(p) != kMagic)
+  if (GetLe32(p) != kMagic) [[unlikely]]
     return Bad("bad magic " + Hex32(GetLe32(p)) + " at offset 0 (want " + Hex32(kMagic) + ")");
-  if (p[4] != kVersion) {
+  if (p[4] != kVersion) [[unlikely]] {
     return Bad("unsupported version " + std::to_string(p[4]) + " at offset 4 (want " +
                std::to_string(kVersion) + ")");
   }
-  if (!KnownKind(p[5])) return Bad("unknown kind " + std::to_string(p[5]) + " at offset 5");
-  FrameHeader h;
-  h.kind = static_cast<FrameKind>(p[5]);
-  h.header_len = GetLe16(p + 6);
-  if (h.header_len < kHeaderSize) {
-    return Bad("header_len " + std::to_string(h.header_len) + " < " + std::to_string(kHeaderSize) +
+  if (!KnownKind(p[5])) [[unlikely]]
+    return Bad("unknown kind " + std::to_string(p[5]) + " at offset 5");
+  h->kind = static_cast<FrameKind>(p[5]);
+  h->header_len = GetLe16(p + 6);
+  if (h->header_len < kHeaderSize) [[unlikely]] {
+    return Bad("header_len " + std::to_string(h->header_len) + " < " + std::to_string(kHeaderSize) +
                " at offset 6");
   }
-  if (in.size() < h.header_len) {
+  if (in.size() < h->header_len) [[unlikely]] {
     return Status::OutOfRange("rsr frame: truncated extended header (" + std::to_string(in.size()) +
-                              " of " + std::to_string(h.header_len) + " bytes)");
+                              " of " + std::to_string(h->header_len) + " bytes)");
   }
-  h.flags = GetLe32(p + 8);
-  if ((h.flags & ~kKnownFlags) != 0) {
-    return Bad("unknown flag bits " + Hex32(h.flags & ~kKnownFlags) + " at offset 8");
+  h->flags = GetLe32(p + 8);
+  if ((h->flags & ~kKnownFlags) != 0) [[unlikely]] {
+    return Bad("unknown flag bits " + Hex32(h->flags & ~kKnownFlags) + " at offset 8");
   }
-  h.payload_len = GetLe32(p + 12);
-  if (h.payload_len > max_payload) {
-    return Bad("payload_len " + std::to_string(h.payload_len) + " exceeds the limit " +
+  h->payload_len = GetLe32(p + 12);
+  if (h->payload_len > max_payload) [[unlikely]] {
+    return Bad("payload_len " + std::to_string(h->payload_len) + " exceeds the limit " +
                std::to_string(max_payload) + " at offset 12");
   }
-  h.source = GetLe64(p + 16);
-  h.target = GetLe64(p + 24);
-  h.context = GetLe32(p + 32);
-  h.endpoint = GetLe32(p + 36);
-  h.handler = GetLe32(p + 40);
-  if (GetLe32(p + 44) != 0) return Bad("reserved field at offset 44 is not zero");
-  h.address = GetLe64(p + 48);
+  h->source = GetLe64(p + 16);
+  h->target = GetLe64(p + 24);
+  h->context = GetLe32(p + 32);
+  h->endpoint = GetLe32(p + 36);
+  h->handler = GetLe32(p + 40);
+  if (GetLe32(p + 44) != 0) [[unlikely]]
+    return Bad("reserved field at offset 44 is not zero");
+  h->address = GetLe64(p + 48);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<FrameHeader> DecodeHeader(std::span<const uint8_t> in, uint32_t max_payload) {
+  FrameHeader h;
+  if (Status st = ParseHeader(in, max_payload, &h); !st.ok()) return st;
   return h;
 }
 
 Result<FrameView> DecodeFrame(std::span<const uint8_t> in, uint32_t max_payload) {
-  Result<FrameHeader> h = DecodeHeader(in, max_payload);
-  if (!h.ok()) return h.status();
-  const size_t want = h->frame_size();
-  if (in.size() < want) {
+  FrameView v;
+  if (Status st = ParseHeader(in, max_payload, &v.header); !st.ok()) return st;
+  const size_t want = v.header.frame_size();
+  if (in.size() < want) [[unlikely]] {
     return Status::OutOfRange("rsr frame: truncated payload (" + std::to_string(in.size()) +
                               " of " + std::to_string(want) + " bytes)");
   }
-  if (in.size() > want) {
+  if (in.size() > want) [[unlikely]] {
     return Bad(std::to_string(in.size() - want) + " trailing bytes after a " +
                std::to_string(want) + "-byte frame");
   }
-  return FrameView{*h, in.subspan(h->header_len, h->payload_len)};
+  v.payload = in.subspan(v.header.header_len, v.header.payload_len);
+  return v;
 }
 
 }  // namespace ukai::wire

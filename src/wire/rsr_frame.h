@@ -22,8 +22,10 @@
 #ifndef UKAI_WIRE_RSR_FRAME_H_
 #define UKAI_WIRE_RSR_FRAME_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "core/status.h"
@@ -104,28 +106,35 @@ struct FrameView {
 // header_len + payload_len bytes (kOutOfRange when truncated, kParseError when longer).
 Result<FrameView> DecodeFrame(std::span<const uint8_t> in, uint32_t max_payload = kMaxPayloadBytes);
 
+// The bytes of `v` in the opposite order (std::byteswap is C++23).
+template <typename T>
+constexpr T ByteSwap(T v) {
+  T out = 0;
+  for (size_t i = 0; i < sizeof v; ++i) out = static_cast<T>((out << 8) | ((v >> (8 * i)) & 0xFF));
+  return out;
+}
+
 // Little-endian helpers shared by the runtime's codecs. `p` must point at enough bytes.
-inline void PutLe16(uint8_t* p, uint16_t v) {
-  p[0] = static_cast<uint8_t>(v);
-  p[1] = static_cast<uint8_t>(v >> 8);
-}
-inline void PutLe32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-inline void PutLe64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-inline uint16_t GetLe16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
-inline uint32_t GetLe32(const uint8_t* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
+// One unaligned load or store on little-endian hosts (the byte loops they replace were
+// compiled byte by byte), a byte swap on big-endian ones.
+template <typename T>
+inline T LoadLe(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  if constexpr (std::endian::native == std::endian::big) v = ByteSwap(v);
   return v;
 }
-inline uint64_t GetLe64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
+template <typename T>
+inline void StoreLe(uint8_t* p, T v) {
+  if constexpr (std::endian::native == std::endian::big) v = ByteSwap(v);
+  std::memcpy(p, &v, sizeof v);
 }
+inline void PutLe16(uint8_t* p, uint16_t v) { StoreLe(p, v); }
+inline void PutLe32(uint8_t* p, uint32_t v) { StoreLe(p, v); }
+inline void PutLe64(uint8_t* p, uint64_t v) { StoreLe(p, v); }
+inline uint16_t GetLe16(const uint8_t* p) { return LoadLe<uint16_t>(p); }
+inline uint32_t GetLe32(const uint8_t* p) { return LoadLe<uint32_t>(p); }
+inline uint64_t GetLe64(const uint8_t* p) { return LoadLe<uint64_t>(p); }
 
 }  // namespace ukai::wire
 
