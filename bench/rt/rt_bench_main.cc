@@ -17,6 +17,9 @@
 //          and ranges), --seconds=S (budget per size and test, default 0.25),
 //          --only=name,name (series names), --sizes=8,64,... (bytes), --ukai-...=V (passed
 //          to every ukai runtime, e.g. --ukai-param=shm.cma_bytes=65536).
+// Environment: UKAI_BENCH_SEND_WORK=N / UKAI_BENCH_SINK_WORK=N add N busy-loop iterations
+//          per streamed message to the ukai series' sender / receiver (which side bounds
+//          the rate); unset, nothing is added.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -53,7 +54,22 @@ struct Side {
   std::atomic<uint64_t> pongs{0}, acks{0};
   std::atomic<bool> stop{false};
   uint64_t sunk = 0;  // progress thread only
+  // Extra busy-loop iterations per streamed message on the sending side (after each
+  // SendRsr) and in the receiving side's sink handler: UKAI_BENCH_SEND_WORK and
+  // UKAI_BENCH_SINK_WORK, 0 by default. Slowing one side and not the other shows which
+  // one bounds the message rate (docs/performance.md).
+  int send_work = 0, sink_work = 0;
 };
+
+// `iterations` rounds of an empty loop the compiler keeps (about one cycle each).
+void BusyWork(int iterations) {
+  for (int k = 0; k < iterations; ++k) asm volatile("" ::: "memory");
+}
+
+int EnvInt(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? 0 : std::atoi(v);
+}
 
 // A buffer for a message of `n` payload bytes: registered memory (NewBuffer, the documented
 // way to send large messages) or, for the "heap" series, a plain Buffer grown by the pack.
@@ -73,6 +89,7 @@ Status Install(Side* s) {
       [[maybe_unused]] Status st = s->rt->SendRsr(std::move(b), s->peer, kPong);
     };
     auto sink = [s](rt::Rsr&) {
+      BusyWork(s->sink_work);
       if (++s->sunk % kWindow == 0) {
         [[maybe_unused]] Status st = s->rt->SendRsr(Buffer(), s->peer, kAck);
       }
@@ -130,6 +147,7 @@ Figures Measure(Side* s, const std::vector<size_t>& sizes, double seconds) {
         Buffer b = NewMessage(s, n);
         b.PutBytes(std::span<const uint8_t>(data.data(), n));
         [[maybe_unused]] Status st = s->rt->SendRsr(std::move(b), s->peer, kSink);
+        BusyWork(s->send_work);
         if ((i & 7) == 7) s->rt->Progress();  // flushes sends a full ring had to queue
       }
       while (s->acks.load(std::memory_order_acquire) < want) s->rt->Progress();
@@ -256,6 +274,8 @@ Figures RunInproc(const std::vector<size_t>& sizes, double seconds,
     }
     *holder = std::move(*r);
     side->rt = holder->get();
+    side->send_work = EnvInt("UKAI_BENCH_SEND_WORK");
+    side->sink_work = EnvInt("UKAI_BENCH_SINK_WORK");
     if (Status s = Install(side); !s.ok()) {
       f.note = s.ToString();
       return f;
@@ -311,6 +331,8 @@ int RunWorker(const std::string& worker, const std::string& out_path,
   Side side;
   side.rt = &rt;
   side.pool = !heap;
+  side.send_work = EnvInt("UKAI_BENCH_SEND_WORK");
+  side.sink_work = EnvInt("UKAI_BENCH_SINK_WORK");
   if (Status s = Install(&side); !s.ok()) return 1;
   auto sp = rt.WorldStartpoint(1 - rt.rank(), kCtx, kEp);
   if (!sp.ok() || rt.size() != 2) return 1;
