@@ -19,27 +19,6 @@ std::string Hex32(uint32_t v) {
   return buf;
 }
 
-}  // namespace
-
-void EncodeHeader(const FrameHeader& h, std::span<uint8_t> out) {
-  uint8_t* p = out.data();
-  PutLe32(p + 0, kMagic);
-  p[4] = kVersion;
-  p[5] = static_cast<uint8_t>(h.kind);
-  PutLe16(p + 6, static_cast<uint16_t>(kHeaderSize));
-  PutLe32(p + 8, h.flags);
-  PutLe32(p + 12, h.payload_len);
-  PutLe64(p + 16, h.source);
-  PutLe64(p + 24, h.target);
-  PutLe32(p + 32, h.context);
-  PutLe32(p + 36, h.endpoint);
-  PutLe32(p + 40, h.handler);
-  PutLe32(p + 44, 0);
-  PutLe64(p + 48, h.address);
-}
-
-namespace {
-
 // DecodeHeader's checks, writing into `*h`: the frame decoders share it without wrapping
 // one Result in another (a frame is decoded per RSR on the receive path).
 Status ParseHeader(std::span<const uint8_t> in, uint32_t max_payload, FrameHeader* h) {
@@ -87,6 +66,23 @@ Status ParseHeader(std::span<const uint8_t> in, uint32_t max_payload, FrameHeade
 }
 
 }  // namespace
+
+void EncodeHeader(const FrameHeader& h, std::span<uint8_t> out) {
+  uint8_t* p = out.data();
+  PutLe32(p + 0, kMagic);
+  p[4] = kVersion;
+  p[5] = static_cast<uint8_t>(h.kind);
+  PutLe16(p + 6, static_cast<uint16_t>(kHeaderSize));
+  PutLe32(p + 8, h.flags);
+  PutLe32(p + 12, h.payload_len);
+  PutLe64(p + 16, h.source);
+  PutLe64(p + 24, h.target);
+  PutLe32(p + 32, h.context);
+  PutLe32(p + 36, h.endpoint);
+  PutLe32(p + 40, h.handler);
+  PutLe32(p + 44, 0);
+  PutLe64(p + 48, h.address);
+}
 
 Result<FrameHeader> DecodeHeader(std::span<const uint8_t> in, uint32_t max_payload) {
   FrameHeader h;

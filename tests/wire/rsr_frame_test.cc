@@ -27,6 +27,35 @@ std::vector<uint8_t> Frame(const FrameHeader& h) {
   return f;
 }
 
+// The swap behind the helpers on big-endian hosts (compiled, not run, on this one).
+static_assert(ByteSwap<uint16_t>(0x1122) == 0x2211);
+static_assert(ByteSwap<uint32_t>(0x11223344u) == 0x44332211u);
+static_assert(ByteSwap<uint64_t>(0x1122334455667788ull) == 0x8877665544332211ull);
+
+// The little-endian helpers at every alignment: bytes in wire order, values back unchanged,
+// the neighbours untouched.
+TEST(RsrFrame, LittleEndianHelpersAtEveryOffset) {
+  for (size_t at = 0; at < 8; ++at) {
+    std::vector<uint8_t> b(24, 0xEE);
+    PutLe64(b.data() + at, 0x0102030405060708ull);
+    for (size_t i = 0; i < 8; ++i) EXPECT_EQ(b[at + i], 8 - i) << "offset " << at;
+    EXPECT_EQ(b[at + 8], 0xEE);
+    if (at > 0) {
+      EXPECT_EQ(b[at - 1], 0xEE);
+    }
+    EXPECT_EQ(GetLe64(b.data() + at), 0x0102030405060708ull);
+    EXPECT_EQ(GetLe32(b.data() + at), 0x05060708u);
+    EXPECT_EQ(GetLe16(b.data() + at), 0x0708u);
+    PutLe32(b.data() + at, 0xA1B2C3D4u);
+    EXPECT_EQ(b[at], 0xD4);
+    EXPECT_EQ(b[at + 3], 0xA1);
+    EXPECT_EQ(GetLe32(b.data() + at), 0xA1B2C3D4u);
+    PutLe16(b.data() + at, 0xBEEF);
+    EXPECT_EQ(b[at], 0xEF);
+    EXPECT_EQ(b[at + 1], 0xBE);
+  }
+}
+
 TEST(RsrFrame, ByteExactLayout) {
   std::vector<uint8_t> f = Frame(Sample());
   const std::vector<uint8_t> want = {
