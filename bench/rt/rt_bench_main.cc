@@ -65,6 +65,11 @@ std::vector<std::string> Split(const std::string& s) {
 }
 
 int Main(int argc, char** argv) {
+  int send_work = 0, sink_work = 0;  // checked here so a bad value stops the run at once
+  if (Status s = ReadBenchWork(&send_work, &sink_work); !s.ok()) {
+    std::fprintf(stderr, "ukai_rt_bench: %s\n", s.ToString().c_str());
+    return 2;
+  }
   Options o;
   std::string worker, out_path;
   std::vector<std::string> runtime_args;  // --ukai-* options for our runtimes

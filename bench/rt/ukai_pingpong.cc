@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -66,9 +67,21 @@ void BusyWork(int iterations) {
   for (int k = 0; k < iterations; ++k) asm volatile("" ::: "memory");
 }
 
-int EnvInt(const char* name) {
+// Environment variable `name` as busy-loop iterations: unset 0, else an integer in
+// [0, 1e9]; anything else is an error naming the variable and its value.
+Status EnvIterations(const char* name, int* out) {
+  *out = 0;
   const char* v = std::getenv(name);
-  return v == nullptr ? 0 : std::atoi(v);
+  if (v == nullptr) return Status::Ok();
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(v, &end, 10);
+  if (end == v || *end != '\0' || errno != 0 || n < 0 || n > 1000000000L) {
+    return Status::InvalidArgument(std::string(name) + "=" + v +
+                                   ": not an iteration count (an integer from 0 to 1e9)");
+  }
+  *out = static_cast<int>(n);
+  return Status::Ok();
 }
 
 // A buffer for a message of `n` payload bytes: registered memory (NewBuffer, the documented
@@ -274,8 +287,10 @@ Figures RunInproc(const std::vector<size_t>& sizes, double seconds,
     }
     *holder = std::move(*r);
     side->rt = holder->get();
-    side->send_work = EnvInt("UKAI_BENCH_SEND_WORK");
-    side->sink_work = EnvInt("UKAI_BENCH_SINK_WORK");
+    if (Status s = ReadBenchWork(&side->send_work, &side->sink_work); !s.ok()) {
+      f.note = s.ToString();
+      return f;
+    }
     if (Status s = Install(side); !s.ok()) {
       f.note = s.ToString();
       return f;
@@ -300,6 +315,11 @@ Figures RunInproc(const std::vector<size_t>& sizes, double seconds,
 }
 
 }  // namespace
+
+Status ReadBenchWork(int* send_work, int* sink_work) {
+  UKAI_RETURN_IF_ERROR(EnvIterations("UKAI_BENCH_SEND_WORK", send_work));
+  return EnvIterations("UKAI_BENCH_SINK_WORK", sink_work);
+}
 
 int RunWorker(const std::string& worker, const std::string& out_path,
               const std::vector<size_t>& sizes, double seconds,
@@ -331,8 +351,10 @@ int RunWorker(const std::string& worker, const std::string& out_path,
   Side side;
   side.rt = &rt;
   side.pool = !heap;
-  side.send_work = EnvInt("UKAI_BENCH_SEND_WORK");
-  side.sink_work = EnvInt("UKAI_BENCH_SINK_WORK");
+  if (Status s = ReadBenchWork(&side.send_work, &side.sink_work); !s.ok()) {
+    std::fprintf(stderr, "ukai_rt_bench worker: %s\n", s.ToString().c_str());
+    return 2;
+  }
   if (Status s = Install(&side); !s.ok()) return 1;
   auto sp = rt.WorldStartpoint(1 - rt.rank(), kCtx, kEp);
   if (!sp.ok() || rt.size() != 2) return 1;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "figures.h"
+#include "ukai/status.hpp"
 
 namespace ukai::bench {
 
@@ -38,6 +39,11 @@ struct PingPongSeries {
                         const std::vector<std::string>& runtime_args)>
       run;
 };
+
+// UKAI_BENCH_SEND_WORK / UKAI_BENCH_SINK_WORK: busy-loop iterations added per streamed
+// message to the sender / the receiver's sink handler (0 when unset). Error: a value that is
+// not an integer in [0, 1e9], naming the variable.
+Status ReadBenchWork(int* send_work, int* sink_work);
 
 // The runtime's series, in table order.
 std::vector<PingPongSeries> UkaiSeries();
