@@ -93,15 +93,16 @@ TEST(SimOnSssNetwork, RmaPutsAndGetsCrossTheSwitches) {
   EXPECT_GT(round_trip[3], round_trip[1]) << "the far node is behind the root switch";
   const sim::PointResult net = NetworkResult(*job.fabric);
   // Node to node under one leaf switch: 2 hops; across the root: 4. Every message took one
-  // of the two (the hop total is 2 near + 4 far), and both paths carried the same puts and
-  // gets; one more frame of the runtime's own, whose count depends on timing (not
-  // identified), may go on either path -- seen once, under make test's load: 28 far against
-  // 27 near (avg_hops 3.018).
+  // of the two (the hop total is 2 near + 4 far). Each path carries the put's 6 packets
+  // (20,000 bytes from offset 100 in 4 KiB pieces) and their 6 acks, the get's 6 requests
+  // and 6 replies: 24, as traced in every quiet and loaded run (2026-11-28). One run under
+  // make test's load measured 27 near and 28 far (avg_hops 3.018); what the extra frames
+  // were is not identified, so more than 24 is allowed, and the paths may differ by one.
   const double measured = static_cast<double>(net.messages_measured);
   const double far = (net.avg_hops - 2.0) * measured / 2.0, near = measured - far;
   EXPECT_NEAR(far, std::round(far), 1e-6) << "a message took neither 2 nor 4 hops";
-  EXPECT_GE(near, 10.0);  // at least the 5 + 5 data packets of the put and the get
-  EXPECT_GE(far, 10.0);
+  EXPECT_GE(near, 24.0);
+  EXPECT_GE(far, 24.0);
   EXPECT_LE(std::abs(far - near), 1.0) << "near " << near << ", far " << far;
   EXPECT_EQ(net.undeliverable_messages, 0);
 }
