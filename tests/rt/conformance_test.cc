@@ -3,12 +3,15 @@
 // module under test; multi-process modules also get a forked peer process.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "conformance_modules.h"
 #include "rt/core/runtime_impl.h"
@@ -266,6 +269,64 @@ TEST_P(Conformance, NewBufferStorageWorksOverEveryModule) {
   }));
 }
 
+// SendRsrBytes: the payload is the caller's bytes, copied at the call (the array is
+// overwritten right after), of every size from empty to past the shm ring's records and
+// its pool threshold, in one order with SendRsr's RSRs; an address and the counters too.
+TEST_P(Conformance, SendRsrBytesCopiesEverySizeInOrderWithSendRsr) {
+  const size_t sizes[] = {0, 1, 4, 8, 56, 200, 4096, 5000, 70000, size_t{300} << 10};
+  constexpr uint32_t kRounds = 3;
+  auto fill = [](uint32_t seq, size_t n, uint8_t* p) {
+    for (size_t i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(seq * 31 + i * 7);
+    if (n >= 4) wire::PutLe32(p, seq);
+  };
+  std::atomic<uint32_t> next{0};
+  std::atomic<int> bad{0}, addressed{0};
+  On(1, "mix", HandlerKind::kNonThreaded, [&](Rsr& m) {
+    const uint32_t seq = next.load();
+    const size_t n = sizes[seq / 2 % std::size(sizes)];
+    std::vector<uint8_t> want(n);
+    fill(seq, n, want.data());
+    if (!std::equal(want.begin(), want.end(), m.payload().begin(), m.payload().end())) ++bad;
+    addressed += m.address() == std::optional<uint64_t>(seq);
+    next.store(seq + 1);  // last: the test reads the counters once it sees this
+  });
+  const uint64_t sent_before = rts_[0]->stats().rsr_sent;
+  uint32_t seq = 0;
+  std::vector<uint8_t> scratch;
+  for (uint32_t round = 0; round < kRounds; ++round) {
+    for (size_t n : sizes) {
+      scratch.assign(n, 0);
+      fill(seq, n, scratch.data());
+      ASSERT_TRUE(
+          rts_[0]->SendRsrBytes(scratch, Sp(1).WithAddress(seq), HandlerId::Of("mix")).ok());
+      std::fill(scratch.begin(), scratch.end(), uint8_t{0xee});  // copied already
+      ++seq;
+      Buffer b(n);
+      fill(seq, n, b.block().Extend(n));
+      ASSERT_TRUE(
+          rts_[0]->SendRsr(std::move(b), Sp(1).WithAddress(seq), HandlerId::Of("mix")).ok());
+      ++seq;
+    }
+  }
+  ASSERT_TRUE(WaitFor([&] { return next.load() == seq; }, std::chrono::seconds(30)));
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(addressed.load(), static_cast<int>(seq));
+  EXPECT_EQ(rts_[0]->stats().rsr_sent - sent_before, seq);
+  EXPECT_EQ(rts_[0]->stats().send_errors, 0u);
+}
+
+TEST_P(Conformance, SendRsrBytesErrorsAreSendRsrs) {
+  const std::vector<uint8_t> big(wire::kMaxPayloadBytes + 1, 1);
+  Status st = rts_[0]->SendRsrBytes(big, Sp(1), HandlerId::Of("x"));
+  EXPECT_EQ(st.code(), StatusCode::kOutOfRange) << st.ToString();
+  st = rts_[0]->SendRsrBytes({}, Startpoint(), HandlerId::Of("x"));
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  st = rts_[0]->SendRsrBytes({}, Sp(1), HandlerId::Of("x"),
+                             {.timeout = std::chrono::milliseconds(-1)});
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_EQ(rts_[0]->stats().send_errors, 2u);  // the timeout is refused before any send
+}
+
 TEST_P(Conformance, TooLargeMessageIsAnError) {
   Buffer b(wire::kMaxPayloadBytes + 16);
   std::vector<uint8_t> big(wire::kMaxPayloadBytes, 1);
@@ -293,7 +354,11 @@ TEST_P(Conformance, ManyConcurrentSendersKeepPerSenderOrder) {
           Buffer b;
           b.PutU32(t);
           b.PutU32(s);
-          EXPECT_TRUE(rts_[r]->SendRsr(std::move(b), Sp(1), HandlerId::Of("multi")).ok());
+          // Every other one by SendRsrBytes (in place over shm), of the Buffer's packed bytes.
+          EXPECT_TRUE(((s & 1) != 0
+                           ? rts_[r]->SendRsrBytes(b.payload(), Sp(1), HandlerId::Of("multi"))
+                           : rts_[r]->SendRsr(std::move(b), Sp(1), HandlerId::Of("multi")))
+                          .ok());
         }
       });
     }

@@ -176,10 +176,11 @@ class Traffic {
   Status ServeA(Context& c) {
     auto ep = c.CreateEndpoint({.id = 1});
     if (!ep.ok()) return ep.status();
+    // Forwards by SendRsrBytes (recorded as SendRsr's RSRs are: CheckMessages).
     auto fwd = (*ep)->RegisterHandler("fwd", HandlerKind::kNonThreaded, [&](Rsr& m) {
       Buffer out;
       out.PutBytes(m.payload());
-      m.runtime().SendRsr(std::move(out), to_b_, HandlerId::Of("sink"));
+      m.runtime().SendRsrBytes(out.payload(), to_b_, HandlerId::Of("sink"));
     });
     auto ask = (*ep)->RegisterHandler("ask", HandlerKind::kThreaded, [](Rsr& m) {
       Buffer reply;

@@ -79,15 +79,31 @@ ByteBlock Frame(const wire::FrameHeader& h, const std::vector<uint8_t>& payload)
   return b;
 }
 
-TEST(ShmChannelTest, RsrFramesTravelCompactWithEveryField) {
-  FakeHost host;
-  Channels c = Make(&host);
+// The header of the tests' routed RSRs (runtime 1 to 2, context 7, endpoint 8).
+wire::FrameHeader Routed() {
   wire::FrameHeader h;
   h.source = 1;
   h.target = 2;
   h.context = 7;
   h.endpoint = 8;
   h.handler = 0xdeadbeef;
+  return h;
+}
+
+// A delivered header carries Routed()'s fields.
+void ExpectRouted(const wire::FrameHeader& g) {
+  EXPECT_EQ(g.kind, wire::FrameKind::kRsr);
+  EXPECT_EQ(g.source, 1u);
+  EXPECT_EQ(g.target, 2u);
+  EXPECT_EQ(g.context, 7u);
+  EXPECT_EQ(g.endpoint, 8u);
+  EXPECT_EQ(g.handler, 0xdeadbeefu);
+}
+
+TEST(ShmChannelTest, RsrFramesTravelCompactWithEveryField) {
+  FakeHost host;
+  Channels c = Make(&host);
+  wire::FrameHeader h = Routed();
   h.payload_len = 3;
   ASSERT_TRUE(c.sender->Send(Frame(h, {1, 2, 3})).ok());
   h.flags = wire::kFlagHasAddress;
@@ -99,15 +115,7 @@ TEST(ShmChannelTest, RsrFramesTravelCompactWithEveryField) {
   EXPECT_EQ(got, 2);
   ASSERT_EQ(host.headers.size(), 2u);
   EXPECT_EQ(host.rejected, 0);
-  for (int i = 0; i < 2; ++i) {
-    const wire::FrameHeader& g = host.headers[i];
-    EXPECT_EQ(g.kind, wire::FrameKind::kRsr);
-    EXPECT_EQ(g.source, 1u);
-    EXPECT_EQ(g.target, 2u);
-    EXPECT_EQ(g.context, 7u);
-    EXPECT_EQ(g.endpoint, 8u);
-    EXPECT_EQ(g.handler, 0xdeadbeefu);
-  }
+  for (int i = 0; i < 2; ++i) ExpectRouted(host.headers[i]);
   EXPECT_EQ(host.payloads[0], (std::vector<uint8_t>{1, 2, 3}));
   EXPECT_FALSE(host.headers[0].has_address());
   EXPECT_TRUE(host.headers[1].has_address());
@@ -233,6 +241,100 @@ TEST(ShmChannelTest, FlowAccountingIsExactPastTheEndQueueGrowth) {
   std::vector<uint32_t> want(kFrames);
   for (uint32_t i = 0; i < kFrames; ++i) want[i] = i;
   EXPECT_EQ(Numbers(host), want);
+}
+
+// TrySendInPlace (Runtime::SendRsrBytes, small SendRsr): the same compact record as Send's
+// from the route and payload alone, every field intact, in one order with Send's frames,
+// counted by the flow accounting as Send's are.
+TEST(ShmChannelTest, InPlaceSendsAreCompactRecordsInOrderWithFrames) {
+  FakeHost host;
+  Channels c = Make(&host);
+  const wire::FrameHeader h = Routed();
+  CommObject::RsrRoute r{7, 8, 0xdeadbeef, 0, 0};
+  CommObject::RsrRoute addressed{7, 8, 0xdeadbeef, wire::kFlagHasAddress, 0x0123456789abcdefULL};
+  EXPECT_TRUE(c.sender->sends_in_place());
+  std::vector<uint8_t> p(4);
+  for (uint32_t i = 0; i < 9; ++i) {
+    wire::PutLe32(p.data(), i);
+    if (i % 3 == 0) {
+      ASSERT_TRUE(c.sender->Send(Numbered(h, i)).ok());
+    } else {
+      ASSERT_TRUE(c.sender->TrySendInPlace(i % 3 == 1 ? r : addressed, p));
+    }
+  }
+  const std::vector<uint8_t> payload(100, 0x5a);  // past the record's first cache line
+  ASSERT_TRUE(c.sender->TrySendInPlace(r, payload));
+  ASSERT_TRUE(c.sender->TrySendInPlace(r, {}));
+  CommObject::Unconfirmed u = c.sender->Outstanding();
+  EXPECT_EQ(u.frames, 11u);
+  int got = 0;
+  for (int i = 0; i < 100 && got < 11; ++i) got += c.receiver->Poll(&host, 64);
+  ASSERT_EQ(got, 11);
+  EXPECT_EQ(host.rejected, 0);
+  for (int i = 0; i < 11; ++i) {
+    const wire::FrameHeader& g = host.headers[i];
+    ExpectRouted(g);
+    EXPECT_EQ(g.has_address(), i < 9 && i % 3 == 2) << i;
+    if (g.has_address()) {
+      EXPECT_EQ(g.address, 0x0123456789abcdefULL);
+    }
+  }
+  const std::vector<uint32_t> numbers = Numbers(host);
+  for (uint32_t i = 0; i < 9; ++i) EXPECT_EQ(numbers[i], i);
+  EXPECT_EQ(host.payloads[9], payload);
+  EXPECT_TRUE(host.payloads[10].empty());
+  c.receiver->ReleaseDelivered();
+  u = c.sender->Outstanding();
+  EXPECT_EQ(u.frames, 0u);
+  EXPECT_EQ(u.bytes, 0u);
+}
+
+// TrySendInPlace declines (false, nothing sent) what must not go as a compact record now:
+// a full ring, a payload past one record or past the cross-memory-attach size, a failed
+// channel. Frames queued behind a full ring go first once there is room; everything
+// arrives in send order.
+TEST(ShmChannelTest, InPlaceSendsDeclineWhatMustGoAnotherWay) {
+  FakeHost host;
+  Channels c = Make(&host, /*cma_bytes=*/2048, /*ring_bytes=*/4096);
+  wire::FrameHeader h;
+  h.source = 1;
+  h.target = 2;
+  CommObject::RsrRoute r{0, 0, 0, 0, 0};
+  std::vector<uint8_t> p(4);
+  EXPECT_FALSE(c.sender->TrySendInPlace(r, std::vector<uint8_t>(3000, 1)));  // CMA size
+  EXPECT_FALSE(c.sender->TrySendInPlace(r, std::vector<uint8_t>(5000, 1)));  // past a record
+  uint32_t sent = 0;
+  for (; sent < 200 && c.sender->QueuedBytes() == 0; ++sent) {  // fills the ring
+    wire::PutLe32(p.data(), sent);
+    if (!c.sender->TrySendInPlace(r, p)) {
+      ASSERT_TRUE(c.sender->Send(Numbered(h, sent)).ok());
+    }
+  }
+  ASSERT_GT(c.sender->QueuedBytes(), 0u) << "the ring never filled";
+  wire::PutLe32(p.data(), sent);
+  EXPECT_FALSE(c.sender->TrySendInPlace(r, p)) << "the ring is full";
+  ASSERT_TRUE(c.sender->Send(Numbered(h, sent++)).ok());
+  // The receiver frees ring space; two frames are still queued (nobody flushed): the next
+  // in-place send pushes them first.
+  for (int i = 0; i < 4; ++i) ASSERT_GT(c.receiver->Poll(&host, 64), 0);  // 1 + 2 + 4 + 8
+  c.receiver->ReleaseDelivered();
+  ASSERT_GT(c.sender->QueuedBytes(), 0u);
+  wire::PutLe32(p.data(), sent);
+  EXPECT_TRUE(c.sender->TrySendInPlace(r, p));
+  ++sent;
+  EXPECT_EQ(c.sender->QueuedBytes(), 0u);
+  std::vector<uint32_t> want;
+  for (uint32_t i = 0; i < sent; ++i) want.push_back(i);
+  for (int i = 0; i < 1000 && host.headers.size() < sent; ++i) {
+    c.receiver->Poll(&host, 64);
+    c.receiver->ReleaseDelivered();
+    c.sender->Flush();
+  }
+  EXPECT_EQ(Numbers(host), want);
+  wire::PutLe32(p.data(), sent);
+  EXPECT_TRUE(c.sender->TrySendInPlace(r, p)) << "the queue is empty again";
+  EXPECT_TRUE(c.sender->MarkFailed());
+  EXPECT_FALSE(c.sender->TrySendInPlace(r, p));
 }
 
 // Pool frames (shm_pool.h): a frame whose storage lies in the sender's pool crosses as a

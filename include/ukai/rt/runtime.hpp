@@ -417,6 +417,14 @@ class Runtime {
                  SendOptions options = {});
   Status SendRsr(const Buffer& buffer, const Startpoint& target, HandlerId handler,
                  SendOptions options = {});
+  // Sends an RSR whose payload is the bytes of `payload`, copied before it returns (no
+  // Buffer: the handler reads them as Rsr::payload(), or with its reader when they were
+  // packed by a Buffer). The fastest way to send a small message (as GASNet-EX's Medium AM
+  // or UCX's short send): the shm module writes it straight into its ring. Large payloads
+  // are copied once into the memory the module sends from (NewBuffer's). Delivery, order
+  // (with SendRsr's too), flow control, errors and options are SendRsr's.
+  Status SendRsrBytes(std::span<const uint8_t> payload, const Startpoint& target, HandlerId handler,
+                      SendOptions options = {});
   // Flow control: when the target peer already holds send_queue_bytes of accepted RSRs,
   // SendRsr blocks until the peer took enough of them (driving progress meanwhile; it returns
   // kUnavailable if the peer fails first, kTimeout after SendOptions::timeout). A

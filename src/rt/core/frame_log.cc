@@ -18,7 +18,19 @@ Status FrameLog::Send(CommObject& object, FrameClass cls, ByteBlock&& frame) {
   const uint64_t bytes = frame.size();
   std::lock_guard<SpinMutex> lock(mu_);
   Status st = object.Send(std::move(frame));
-  if (!st.ok()) return st;
+  if (st.ok()) RecordLocked(cls, bytes);
+  return st;
+}
+
+bool FrameLog::TrySendInPlace(CommObject& object, FrameClass cls, const CommObject::RsrRoute& route,
+                              std::span<const uint8_t> payload) {
+  std::lock_guard<SpinMutex> lock(mu_);
+  if (!object.TrySendInPlace(route, payload)) return false;
+  RecordLocked(cls, wire::kHeaderSize + payload.size());
+  return true;
+}
+
+void FrameLog::RecordLocked(FrameClass cls, uint64_t bytes) {
   if (!runs_.empty() && runs_.back().cls == cls) {
     ++runs_.back().frames;
     runs_.back().bytes += bytes;
@@ -26,7 +38,6 @@ Status FrameLog::Send(CommObject& object, FrameClass cls, ByteBlock&& frame) {
     runs_.push_back({cls, 1, bytes});
     if (runs_.size() > kMaxRuns) runs_.pop_front();
   }
-  return st;
 }
 
 FrameLog::Split FrameLog::Newest(uint64_t frames, uint64_t bytes) const {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <span>
 
 #include "rt/core/module.h"
 #include "rt/core/spin_mutex.h"
@@ -33,6 +34,11 @@ class FrameLog {
 
   // Sends `frame` through `object` and, when it was accepted, records it as `cls`.
   Status Send(CommObject& object, FrameClass cls, ByteBlock&& frame);
+  // CommObject::TrySendInPlace under the log's lock: when the object took the RSR, records
+  // it as `cls` (as a frame of header and payload) and returns true; else false, nothing
+  // sent or recorded (the caller then Sends the frame).
+  bool TrySendInPlace(CommObject& object, FrameClass cls, const CommObject::RsrRoute& route,
+                      std::span<const uint8_t> payload);
 
   struct Split {
     uint64_t user_frames = 0, user_bytes = 0;
@@ -43,6 +49,8 @@ class FrameLog {
   Split Newest(uint64_t frames, uint64_t bytes) const;
 
  private:
+  void RecordLocked(FrameClass cls, uint64_t bytes);  // mu_ held
+
   struct Run {
     FrameClass cls;
     uint64_t frames;

@@ -101,6 +101,28 @@ class CommObject {
   // Sends one frame (header already written at the front of `frame`). Takes ownership of
   // the block in every case. Errors: kUnavailable once the object failed or closed.
   virtual Status Send(ByteBlock&& frame) = 0;
+  // The fields of an RSR's wire header that a connection does not imply (the source and
+  // target are the connection's ends; kind and lengths follow from the payload).
+  struct RsrRoute {
+    uint32_t context = 0;
+    uint32_t endpoint = 0;
+    uint32_t handler = 0;
+    uint32_t flags = 0;  // wire header flags; kFlagHasAddress: `address` is set
+    uint64_t address = 0;
+  };
+  // Sends one RSR from its route and payload without a frame (the payload is copied before
+  // it returns), when the module has such a path and can take it now: then true, and it is
+  // in the channel's order exactly as Send's frames are. False when it cannot (no such path,
+  // frames queued ahead of it, a full ring, a payload the module sends another way, a failed
+  // or closed object): nothing was sent, and the caller builds the frame and calls Send,
+  // which also reports any error. Default: false.
+  virtual bool TrySendInPlace(const RsrRoute& route, std::span<const uint8_t> payload) {
+    (void)route;
+    (void)payload;
+    return false;
+  }
+  // Whether TrySendInPlace can ever take an RSR (so that the runtime does not try the others).
+  bool sends_in_place() const { return sends_in_place_; }
   // Closes the connection (a kBye frame first where the module has a stream).
   virtual void Close() = 0;
   virtual CommState state() const = 0;
@@ -122,6 +144,9 @@ class CommObject {
     uint64_t bytes = 0;
   };
   virtual Unconfirmed Outstanding() { return {}; }
+
+ protected:
+  bool sends_in_place_ = false;  // set by the constructors of objects that override it
 };
 
 // What the runtime offers a module. Implemented by the runtime; one per Runtime.

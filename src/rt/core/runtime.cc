@@ -65,6 +65,14 @@ Status Runtime::SendRsr(const Buffer& buffer, const Startpoint& target, HandlerI
   return SendRsr(std::move(copy), target, handler, options);
 }
 
+Status Runtime::SendRsrBytes(std::span<const uint8_t> payload, const Startpoint& target,
+                             HandlerId handler, SendOptions options) {
+  if (options.timeout.count() < 0) {
+    return Status::InvalidArgument("SendRsrBytes: negative timeout");
+  }
+  return impl_->SendBytes(payload, target, handler, options.timeout);
+}
+
 Status Runtime::TrySendRsr(Buffer& buffer, const Startpoint& target, HandlerId handler) {
   return impl_->TrySend(buffer, target, handler);
 }

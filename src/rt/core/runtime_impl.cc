@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <system_error>
 #include <thread>
@@ -558,8 +559,8 @@ Result<Peer*> RuntimeImpl::ConnectPeer(const Startpoint& target) {
   return &peer;
 }
 
-Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
-                         bool wait_for_room, std::chrono::milliseconds timeout) {
+Status RuntimeImpl::CheckSend(const Startpoint& target, size_t payload, bool wait_for_room,
+                              std::chrono::milliseconds timeout, Peer** out) {
   if (!target.valid()) {
     ++send_errors_;
     return Status::InvalidArgument("SendRsr: null startpoint");
@@ -574,7 +575,6 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
     }
     p = *peer;
   }
-  const size_t payload = frame.size() - wire::kHeaderSize;
   if (payload > p->max_payload) {
     ++send_errors_;
     return Status::OutOfRange("SendRsr: payload of " + std::to_string(payload) +
@@ -588,8 +588,71 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
       return room;
     }
   }
+  *out = p;
+  return Status::Ok();
+}
+
+namespace {
+
+CommObject::RsrRoute RouteOf(const Startpoint& target, HandlerId handler) {
+  CommObject::RsrRoute r;
+  r.context = target.context();
+  r.endpoint = target.endpoint();
+  r.handler = handler.value;
+  if (target.address()) {
+    r.flags = wire::kFlagHasAddress;
+    r.address = *target.address();
+  }
+  return r;
+}
+
+}  // namespace
+
+bool RuntimeImpl::SendInPlace(Peer& p, const Startpoint& target, HandlerId handler,
+                              std::span<const uint8_t> payload) {
+  // Recording needs the frame (SendRecorded); in place, the RSR never becomes one.
+  if (!p.object->sends_in_place() || recorder_) return false;
+  const FrameClass cls = IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser;
+  if (!p.log.TrySendInPlace(*p.object, cls, RouteOf(target, handler), payload)) return false;
+  rsr_sent_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
+                         bool wait_for_room, std::chrono::milliseconds timeout) {
+  const size_t payload = frame.size() - wire::kHeaderSize;
+  Peer* p = nullptr;
+  if (Status st = CheckSend(target, payload, wait_for_room, timeout, &p); !st.ok()) return st;
+  // A small heap frame goes into a ring record without its header being encoded.
+  if (payload <= kInPlaceMaxPayload && frame.source() == nullptr &&
+      SendInPlace(*p, target, handler, frame.span().subspan(wire::kHeaderSize))) {
+    return Status::Ok();
+  }
+  return SendFrame(*p, std::move(frame), target, handler, payload);
+}
+
+Status RuntimeImpl::SendBytes(std::span<const uint8_t> payload, const Startpoint& target,
+                              HandlerId handler, std::chrono::milliseconds timeout) {
+  Peer* p = nullptr;
+  if (Status st = CheckSend(target, payload.size(), /*wait_for_room=*/true, timeout, &p);
+      !st.ok()) {
+    return st;
+  }
+  if (SendInPlace(*p, target, handler, payload)) return Status::Ok();
+  // As a frame: in the memory the module sends from fastest when it has some (NewBuffer's).
+  const size_t size = wire::kHeaderSize + payload.size();
+  ByteBlock frame = AllocateBlock(size);
+  if (frame.capacity() < size) frame = ByteBlock(size);
+  frame.Resize(size);
+  if (!payload.empty())
+    std::memcpy(frame.data() + wire::kHeaderSize, payload.data(), payload.size());
+  return SendFrame(*p, std::move(frame), target, handler, payload.size());
+}
+
+Status RuntimeImpl::SendFrame(Peer& p, ByteBlock&& frame, const Startpoint& target,
+                              HandlerId handler, size_t payload) {
   EncodeRsrHeader(&frame, target, handler, /*flags=*/0, payload);
-  if (Status st = SendLogged(*p, IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser,
+  if (Status st = SendLogged(p, IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser,
                              std::move(frame));
       !st.ok()) {
     ++send_errors_;

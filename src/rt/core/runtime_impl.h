@@ -208,6 +208,13 @@ class RuntimeImpl final : public ModuleHost {
   Status Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
               bool wait_for_room = true,
               std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+  // Runtime::SendRsrBytes: `payload` copied, in place into the channel where it can
+  // (CommObject::TrySendInPlace), else as a frame.
+  Status SendBytes(std::span<const uint8_t> payload, const Startpoint& target, HandlerId handler,
+                   std::chrono::milliseconds timeout);
+  // Payloads up to this size of heap frames Send tries in place first (larger ones would
+  // not fit a ring record of the shm module anyway, or go by its pool).
+  static constexpr size_t kInPlaceMaxPayload = 4096;
   Result<std::string> SelectModule(const Startpoint& target);
   // The one-sided facility (rt/core/one_sided.h) of a loaded module (the first that has one),
   // or null; and that of the module carrying traffic to `target` with the target's descriptor
@@ -359,6 +366,18 @@ class RuntimeImpl final : public ModuleHost {
   // startpoint carries an address) and `payload` bytes after the header.
   void EncodeRsrHeader(ByteBlock* frame, const Startpoint& target, HandlerId handler,
                        uint32_t flags, size_t payload) const;
+  // The checks of every RSR send: a valid target, a working peer (the one this
+  // thread sent to last without a lookup), a payload its module carries, room in its send
+  // queue (waiting as Send's arguments say). OK with *out set, or the error (counted).
+  Status CheckSend(const Startpoint& target, size_t payload, bool wait_for_room,
+                   std::chrono::milliseconds timeout, Peer** out);
+  // Sends the RSR in place through `p`'s object when it can (not while recording); true
+  // when it did (counted as sent).
+  bool SendInPlace(Peer& p, const Startpoint& target, HandlerId handler,
+                   std::span<const uint8_t> payload);
+  // Encodes `frame`'s header and sends it through `p`'s frame log (counted either way).
+  Status SendFrame(Peer& p, ByteBlock&& frame, const Startpoint& target, HandlerId handler,
+                   size_t payload);
 
   // ---- OTF2 recording (tracing.cc) ----
   // Opens the recorder when options_.otf2 is set (after the bootstrap exchange).

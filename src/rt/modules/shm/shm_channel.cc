@@ -33,7 +33,9 @@ ShmChannel::ShmChannel(RuntimeId self, RuntimeId peer, std::unique_ptr<ShmSegmen
       cma_bytes_(cma_bytes),
       host_(host),
       producer_(segment_->MakeProducer()),
-      consumer_(segment_->MakeConsumer()) {}
+      consumer_(segment_->MakeConsumer()) {
+  sends_in_place_ = true;
+}
 
 ShmChannel::~ShmChannel() {
   {
@@ -157,14 +159,21 @@ size_t ShmChannel::WriteSome(const ByteBlock& frame, size_t offset) {
 }
 
 bool ShmChannel::WriteCompact(const ByteBlock& frame) {
-  // The runtime encoded the header (wire/rsr_frame.h layout): copy the four routing words
-  // (context, endpoint, handler at 32..43; flags at 8) and the address when present,
-  // straight into the record.
+  // The runtime encoded the header (wire/rsr_frame.h layout): its routing words are
+  // context, endpoint, handler at 32..43, flags at 8, the address at 48.
   const uint8_t* h = frame.data();
-  const size_t head =
-      (wire::GetLe32(h + 8) & wire::kFlagHasAddress) != 0 ? kCompactHeader + 8 : kCompactHeader;
-  const uint8_t* payload = h + wire::kHeaderSize;
-  const size_t n = frame.size() - wire::kHeaderSize;
+  RsrRoute r;
+  r.context = wire::GetLe32(h + 32);
+  r.endpoint = wire::GetLe32(h + 36);
+  r.handler = wire::GetLe32(h + 40);
+  r.flags = wire::GetLe32(h + 8);
+  if ((r.flags & wire::kFlagHasAddress) != 0) r.address = wire::GetLe64(h + 48);
+  return WriteCompactRecord(r, {h + wire::kHeaderSize, frame.size() - wire::kHeaderSize});
+}
+
+bool ShmChannel::WriteCompactRecord(const RsrRoute& r, std::span<const uint8_t> payload) {
+  const size_t head = (r.flags & wire::kFlagHasAddress) != 0 ? kCompactHeader + 8 : kCompactHeader;
+  const size_t n = payload.size();
   std::span<std::byte> area = producer_.TryReserve(head + n);
   if (area.empty()) return false;
   auto* out = reinterpret_cast<uint8_t*>(area.data());
@@ -172,13 +181,33 @@ bool ShmChannel::WriteCompact(const ByteBlock& frame) {
   size_t first = n;
   if (head + n > kFirstLinePayload) {
     first = kFirstLinePayload > head ? kFirstLinePayload - head : 0;
-    std::memcpy(out + head + first, payload + first, n - first);
+    std::memcpy(out + head + first, payload.data() + first, n - first);
   }
-  std::memcpy(out, h + 32, 12);
-  std::memcpy(out + 12, h + 8, 4);
-  if (head != kCompactHeader) std::memcpy(out + kCompactHeader, h + 48, 8);
-  if (first != 0) std::memcpy(out + head, payload, first);
+  wire::PutLe32(out, r.context);
+  wire::PutLe32(out + 4, r.endpoint);
+  wire::PutLe32(out + 8, r.handler);
+  wire::PutLe32(out + 12, r.flags);
+  if (head != kCompactHeader) wire::PutLe64(out + kCompactHeader, r.address);
+  if (first != 0) std::memcpy(out + head, payload.data(), first);
   producer_.Commit(head + n, kCompactRsr);
+  return true;
+}
+
+bool ShmChannel::TrySendInPlace(const RsrRoute& route, std::span<const uint8_t> payload) {
+  // Only what WriteSome would send as a compact record had it come as a heap frame: one
+  // that fits a record and is smaller than the sizes that are staged in the pool or go by
+  // cross-memory attach.
+  const size_t frame = wire::kHeaderSize + payload.size();
+  if (frame > max_record_ || frame >= stage_bytes_ || (cma_bytes_ != 0 && frame >= cma_bytes_) ||
+      state() != CommState::kOk) {
+    return false;
+  }
+  std::lock_guard<SpinMutex> lock(send_mu_);
+  if (!cma_held_.empty()) ReapCmaLocked();
+  if (!queue_.empty() && FlushLocked()) return false;  // frames still queued go first
+  if (!WriteCompactRecord(route, payload)) return false;
+  RingDoorbell();
+  InRing();
   return true;
 }
 

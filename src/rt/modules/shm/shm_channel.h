@@ -121,6 +121,9 @@ class ShmChannel final : public CommObject {
 
   // CommObject.
   Status Send(ByteBlock&& frame) override;
+  // A small RSR straight into the ring as a kCompactRsr record (no frame is built); false
+  // when it would not go as one, frames are queued ahead, or the ring is full.
+  bool TrySendInPlace(const RsrRoute& route, std::span<const uint8_t> payload) override;
   void Close() override;
   CommState state() const override { return state_.load(std::memory_order_acquire); }
   RuntimeId peer() const override { return peer_; }
@@ -202,6 +205,7 @@ class ShmChannel final : public CommObject {
   bool MaybeStage(ByteBlock& frame);
   // Writes a whole RSR frame as one kCompactRsr record; false when the ring is full.
   bool WriteCompact(const ByteBlock& frame);
+  bool WriteCompactRecord(const RsrRoute& route, std::span<const uint8_t> payload);
   // Delivers a kCompactRsr record; false when it was rejected (and counted).
   bool DeliverCompact(ModuleHost* host, const RecordView& v);
   // Delivers or reassembles one record; false when it was rejected (and counted).
