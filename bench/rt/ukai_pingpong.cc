@@ -51,6 +51,9 @@ void PinTo(int cpu) {
 struct Side {
   Runtime* rt = nullptr;
   bool pool = true;  // data messages from Runtime::NewBuffer (else heap Buffers)
+  // Data messages by Runtime::SendRsrBytes from the sender's array (no Buffer; the "-bytes"
+  // series): the payload is the n bytes alone.
+  bool bytes = false;
   rt::Startpoint peer;
   std::atomic<uint64_t> pongs{0}, acks{0};
   std::atomic<bool> stop{false};
@@ -96,6 +99,10 @@ Status Install(Side* s) {
     if (!ep.ok()) return ep.status();
     rt::Endpoint* e = *ep;
     auto echo = [s](rt::Rsr& rsr) {
+      if (s->bytes) {
+        [[maybe_unused]] Status st = s->rt->SendRsrBytes(rsr.payload(), s->peer, kPong);
+        return;
+      }
       auto bytes = rsr.reader().GetBytes();
       Buffer b = NewMessage(s, bytes.ok() ? bytes->size() : 0);
       if (bytes.ok()) b.PutBytes(*bytes);
@@ -128,6 +135,11 @@ Figures Measure(Side* s, const std::vector<size_t>& sizes, double seconds) {
   std::vector<uint8_t> data(max, 7);
   auto round_trip = [&](size_t n) {
     const uint64_t want = s->pongs.load(std::memory_order_relaxed) + 1;
+    if (s->bytes) {
+      if (!s->rt->SendRsrBytes({data.data(), n}, s->peer, kPing).ok()) return false;
+      while (s->pongs.load(std::memory_order_acquire) < want) s->rt->Progress();
+      return true;
+    }
     Buffer b = NewMessage(s, n);
     b.PutBytes(std::span<const uint8_t>(data.data(), n));
     if (!s->rt->SendRsr(std::move(b), s->peer, kPing).ok()) return false;
@@ -157,9 +169,13 @@ Figures Measure(Side* s, const std::vector<size_t>& sizes, double seconds) {
       const double w0 = NowSeconds();
       const uint64_t want = s->acks.load() + 1;
       for (int i = 0; i < kWindow; ++i) {
-        Buffer b = NewMessage(s, n);
-        b.PutBytes(std::span<const uint8_t>(data.data(), n));
-        [[maybe_unused]] Status st = s->rt->SendRsr(std::move(b), s->peer, kSink);
+        if (s->bytes) {
+          [[maybe_unused]] Status st = s->rt->SendRsrBytes({data.data(), n}, s->peer, kSink);
+        } else {
+          Buffer b = NewMessage(s, n);
+          b.PutBytes(std::span<const uint8_t>(data.data(), n));
+          [[maybe_unused]] Status st = s->rt->SendRsr(std::move(b), s->peer, kSink);
+        }
         BusyWork(s->send_work);
         if ((i & 7) == 7) s->rt->Progress();  // flushes sends a full ring had to queue
       }
@@ -330,6 +346,7 @@ int RunWorker(const std::string& worker, const std::string& out_path,
            worker.compare(worker.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   const bool heap = ends_with("-heap");
+  const bool bytes = ends_with("-bytes");
   // "-default": the default settings (progress thread on, not pinned); the same loops.
   const bool defaults = ends_with("-default");
   const std::string module = worker.substr(0, worker.find('-'));
@@ -351,6 +368,7 @@ int RunWorker(const std::string& worker, const std::string& out_path,
   Side side;
   side.rt = &rt;
   side.pool = !heap;
+  side.bytes = bytes;
   if (Status s = ReadBenchWork(&side.send_work, &side.sink_work); !s.ok()) {
     std::fprintf(stderr, "ukai_rt_bench worker: %s\n", s.ToString().c_str());
     return 2;
@@ -387,6 +405,9 @@ std::vector<PingPongSeries> UkaiSeries() {
       {"ukai shm", false, [](auto& s, double t, auto& a) { return RunLaunched("shm", s, t, a); }},
       {"ukai shm heap", false,
        [](auto& s, double t, auto& a) { return RunLaunched("shm-heap", s, t, a); }},
+      // Runtime::SendRsrBytes: the payload copied from the caller's array, no Buffer.
+      {"ukai shm bytes", false,
+       [](auto& s, double t, auto& a) { return RunLaunched("shm-bytes", s, t, a); }},
       {"ukai tcp", true, [](auto& s, double t, auto& a) { return RunLaunched("tcp", s, t, a); }},
       // Default settings (progress thread on, spin_us 200, not pinned) beside the tuned runs.
       {"ukai shm default", false,

@@ -12,7 +12,9 @@
 // packs the payload into a new Buffer and answers with "pong"; one-way = median round trip
 // / 2. The Buffers come from Runtime::NewBuffer (registered memory: the shm module's pool,
 // for payloads >= shm.pool_min_bytes), except in "ukai shm heap" (worker "shm-heap"),
-// which packs into plain heap Buffers as before, so both paths are visible. Bandwidth: rank 0 sends
+// which packs into plain heap Buffers as before, so both paths are visible, and "ukai shm
+// bytes" (worker "shm-bytes"), where both sides send by Runtime::SendRsrBytes from an array
+// (the payload is the `size` bytes alone; no Buffer). Bandwidth: rank 0 sends
 // windows of 64 RSRs of `size` bytes (a progress pass after every 8th send), rank 1's handler
 // counts them and acknowledges each full window; the median over the windows of bytes / window
 // time. The workers set mallopt(M_MMAP_THRESHOLD 32 MiB, M_TRIM_THRESHOLD 1 GiB): Open MPI's
@@ -48,8 +50,9 @@ Status ReadBenchWork(int* send_work, int* sink_work);
 // The runtime's series, in table order.
 std::vector<PingPongSeries> UkaiSeries();
 
-// Worker mode (`ukai_rt_bench --worker=MODULE[-heap] --out=FILE --sizes=.. --seconds=S`):
-// one of the two processes of a series (-heap: heap Buffers instead of NewBuffer). Returns
+// Worker mode (`ukai_rt_bench --worker=MODULE[-heap|-bytes|-default] --out=FILE --sizes=..
+// --seconds=S`): one of the two processes of a series (-heap: heap Buffers instead of
+// NewBuffer; -bytes: SendRsrBytes; -default: default runtime settings). Returns
 // the process exit code.
 int RunWorker(const std::string& worker, const std::string& out_path,
               const std::vector<size_t>& sizes, double seconds,
