@@ -27,7 +27,13 @@ bool FrameLog::TrySendInPlace(CommObject& object, FrameClass cls, const CommObje
   std::lock_guard<SpinMutex> lock(mu_);
   if (!object.TrySendInPlace(route, payload)) return false;
   RecordLocked(cls, wire::kHeaderSize + payload.size());
+  ++in_place_sends_;
   return true;
+}
+
+uint64_t FrameLog::in_place_sends() const {
+  std::lock_guard<SpinMutex> lock(mu_);
+  return in_place_sends_;
 }
 
 void FrameLog::RecordLocked(FrameClass cls, uint64_t bytes) {

@@ -39,6 +39,9 @@ class FrameLog {
   // sent or recorded (the caller then Sends the frame).
   bool TrySendInPlace(CommObject& object, FrameClass cls, const CommObject::RsrRoute& route,
                       std::span<const uint8_t> payload);
+  // RSRs TrySendInPlace sent (counted under the lock it holds anyway: no atomic add per
+  // RSR; RuntimeStats::rsr_sent adds them up).
+  uint64_t in_place_sends() const;
 
   struct Split {
     uint64_t user_frames = 0, user_bytes = 0;
@@ -60,6 +63,7 @@ class FrameLog {
   // instructions and a call per RSR).
   mutable SpinMutex mu_;
   std::deque<Run> runs_;  // oldest first
+  uint64_t in_place_sends_ = 0;
 };
 
 }  // namespace ukai::rt::internal

@@ -559,6 +559,14 @@ Result<Peer*> RuntimeImpl::ConnectPeer(const Startpoint& target) {
   return &peer;
 }
 
+inline Peer* RuntimeImpl::ReadyPeer(const Startpoint& target, size_t payload) const {
+  if (!target.valid()) return nullptr;
+  Peer* p = CachedPeer(target.runtime());
+  if (p == nullptr || payload > p->max_payload) return nullptr;
+  const uint64_t limit = options_.send_queue_bytes;
+  return limit != 0 && p->object->QueuedBytes() >= limit ? nullptr : p;
+}
+
 Status RuntimeImpl::CheckSend(const Startpoint& target, size_t payload, bool wait_for_room,
                               std::chrono::milliseconds timeout, Peer** out) {
   if (!target.valid()) {
@@ -613,16 +621,16 @@ bool RuntimeImpl::SendInPlace(Peer& p, const Startpoint& target, HandlerId handl
   // Recording needs the frame (SendRecorded); in place, the RSR never becomes one.
   if (!p.object->sends_in_place() || recorder_) return false;
   const FrameClass cls = IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser;
-  if (!p.log.TrySendInPlace(*p.object, cls, RouteOf(target, handler), payload)) return false;
-  rsr_sent_.fetch_add(1, std::memory_order_relaxed);
-  return true;
+  return p.log.TrySendInPlace(*p.object, cls, RouteOf(target, handler), payload);
 }
 
 Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId handler,
                          bool wait_for_room, std::chrono::milliseconds timeout) {
   const size_t payload = frame.size() - wire::kHeaderSize;
-  Peer* p = nullptr;
-  if (Status st = CheckSend(target, payload, wait_for_room, timeout, &p); !st.ok()) return st;
+  Peer* p = ReadyPeer(target, payload);
+  if (p == nullptr) [[unlikely]] {
+    if (Status st = CheckSend(target, payload, wait_for_room, timeout, &p); !st.ok()) return st;
+  }
   // A small heap frame goes into a ring record without its header being encoded.
   if (payload <= kInPlaceMaxPayload && frame.source() == nullptr &&
       SendInPlace(*p, target, handler, frame.span().subspan(wire::kHeaderSize))) {
@@ -633,10 +641,12 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
 
 Status RuntimeImpl::SendBytes(std::span<const uint8_t> payload, const Startpoint& target,
                               HandlerId handler, std::chrono::milliseconds timeout) {
-  Peer* p = nullptr;
-  if (Status st = CheckSend(target, payload.size(), /*wait_for_room=*/true, timeout, &p);
-      !st.ok()) {
-    return st;
+  Peer* p = ReadyPeer(target, payload.size());
+  if (p == nullptr) [[unlikely]] {
+    if (Status st = CheckSend(target, payload.size(), /*wait_for_room=*/true, timeout, &p);
+        !st.ok()) {
+      return st;
+    }
   }
   if (SendInPlace(*p, target, handler, payload)) return Status::Ok();
   // As a frame: in the memory the module sends from fastest when it has some (NewBuffer's).
@@ -695,6 +705,10 @@ Result<Startpoint> RuntimeImpl::WorldStartpoint(int rank, ContextId context,
 RuntimeStats RuntimeImpl::stats() const {
   RuntimeStats s;
   s.rsr_sent = rsr_sent_.load();
+  {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    for (const auto& [rid, p] : peers_) s.rsr_sent += p.log.in_place_sends();
+  }
   s.rsr_delivered = rsr_delivered_.load();
   s.frames_rejected = frames_rejected_.load();
   s.rsr_dropped = rsr_dropped_.load();

@@ -371,8 +371,11 @@ class RuntimeImpl final : public ModuleHost {
   // queue (waiting as Send's arguments say). OK with *out set, or the error (counted).
   Status CheckSend(const Startpoint& target, size_t payload, bool wait_for_room,
                    std::chrono::milliseconds timeout, Peer** out);
+  // CheckSend's common case without a Status: the cached peer when it passes every check,
+  // else null (CheckSend then says why, or connects, or waits for room).
+  Peer* ReadyPeer(const Startpoint& target, size_t payload) const;
   // Sends the RSR in place through `p`'s object when it can (not while recording); true
-  // when it did (counted as sent).
+  // when it did (counted as sent by its frame log).
   bool SendInPlace(Peer& p, const Startpoint& target, HandlerId handler,
                    std::span<const uint8_t> payload);
   // Encodes `frame`'s header and sends it through `p`'s frame log (counted either way).
@@ -404,6 +407,8 @@ class RuntimeImpl final : public ModuleHost {
   // context posts its next receive.
   void InvokeTraced(const HandlerEntry* he, Rsr& rsr);
   void InvokeHandlerBody(const HandlerEntry* he, Rsr& rsr);
+  // A handler threw: counted, traced, reported (on_error) and, for a request, answered.
+  [[gnu::cold]] void HandlerFailed(const HandlerEntry* he, Rsr& rsr, const Status& failed);
   std::unique_ptr<trace::Recorder> recorder_;
   bool launcher_merges_ = false;  // `ukai launch --otf2` merges the parts after the job
 
@@ -493,7 +498,7 @@ class RuntimeImpl final : public ModuleHost {
   // Peers being connected, with the thread connecting each (PeerById waits for another
   // thread's connect, never for its own).
   std::unordered_map<RuntimeId, std::thread::id> connecting_;
-  std::mutex peers_mu_;
+  mutable std::mutex peers_mu_;
   std::unordered_map<RuntimeId, Peer> peers_;
   std::function<void(RuntimeId)> connect_hook_for_testing_;  // SetConnectHookForTesting
 

@@ -75,18 +75,21 @@ bool RuntimeImpl::CheckServiceFrame(const wire::FrameHeader& h, std::span<const 
 }
 
 void RuntimeImpl::InvokeHandlerBody(const HandlerEntry* he, Rsr& rsr) {
-  Status failed;
   try {
     he->fn(rsr);
     if (rsr.request_id() != 0) AnswerIfUnanswered(he, rsr, Status::Ok());
-    return;
   } catch (const BadResultAccess& e) {
-    failed = e.status().WithContext("handler '" + he->name + "' used a failed Result");
+    HandlerFailed(he, rsr,
+                  e.status().WithContext("handler '" + he->name + "' used a failed Result"));
   } catch (const std::exception& e) {
-    failed = Status::Internal("handler '" + he->name + "' threw: " + e.what());
+    HandlerFailed(he, rsr, Status::Internal("handler '" + he->name + "' threw: " + e.what()));
   } catch (...) {
-    failed = Status::Internal("handler '" + he->name + "' threw a non-standard exception");
+    HandlerFailed(he, rsr,
+                  Status::Internal("handler '" + he->name + "' threw a non-standard exception"));
   }
+}
+
+void RuntimeImpl::HandlerFailed(const HandlerEntry* he, Rsr& rsr, const Status& failed) {
   handler_errors_.fetch_add(1, std::memory_order_relaxed);
   Trace("handler failed (RSR from " + Hex(rsr.source()) + "): " + failed.ToString());
   ReportError(ErrorEvent{ErrorEvent::Kind::kHandlerFailed, rsr.source(), rsr.context().id(),
