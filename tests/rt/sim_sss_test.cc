@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "rma_test_util.h"
 #include "rt_test_util.h"
 #include "sim_test_util.h"
 #include "ukai/rt/multicast.hpp"
@@ -58,12 +59,6 @@ struct TreeJob {
   std::vector<std::unique_ptr<Multicaster>> mcs;
 };
 
-std::vector<uint8_t> Pattern(size_t n, int seed) {
-  std::vector<uint8_t> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(i * 131 + seed);
-  return v;
-}
-
 // Puts and gets of several packets (RMA packets are at most 4 KiB) to a process under the
 // same leaf switch and to one under another: both round trips are exact copies, and the
 // far one takes longer in simulated time (it crosses the root switch).
@@ -76,9 +71,12 @@ TEST(SimOnSssNetwork, RmaPutsAndGetsCrossTheSwitches) {
     job.rmas.push_back(std::move(*rma));
   }
   std::map<int, int64_t> round_trip;
-  std::vector<std::vector<uint8_t>> memory(kProcesses, std::vector<uint8_t>(64 << 10));
+  // Page-aligned, so that the packets do not depend on where the heap put the memory: the
+  // 20,000 bytes from offset 100 are 5 packets (3,996 + 3 x 4,096 + 3,716 bytes).
+  std::vector<std::unique_ptr<Pages>> memory;
+  for (int i = 0; i < kProcesses; ++i) memory.push_back(std::make_unique<Pages>(64 << 10));
   for (int target : {1, 3}) {
-    auto key = job.rmas[target]->Register(memory[target]);
+    auto key = job.rmas[target]->Register(memory[target]->span());
     ASSERT_TRUE(key.ok()) << key.status().ToString();
     const std::vector<uint8_t> data = Pattern(20000, target);
     std::vector<uint8_t> back(data.size());
@@ -87,23 +85,24 @@ TEST(SimOnSssNetwork, RmaPutsAndGetsCrossTheSwitches) {
     ASSERT_TRUE(job.rmas[0]->GetSync(*key, 100, back).ok());
     round_trip[target] = job.rts[0]->Now().count() - t0;
     EXPECT_EQ(back, data) << "target " << target;
-    EXPECT_TRUE(std::equal(data.begin(), data.end(), memory[target].begin() + 100));
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), memory[target]->data + 100));
   }
   EXPECT_GT(round_trip[1], 0);
   EXPECT_GT(round_trip[3], round_trip[1]) << "the far node is behind the root switch";
   const sim::PointResult net = NetworkResult(*job.fabric);
   // Node to node under one leaf switch: 2 hops; across the root: 4. Every message took one
-  // of the two (the hop total is 2 near + 4 far). Each path carries the put's 6 packets
-  // (20,000 bytes from offset 100 in 4 KiB pieces) and their 6 acks, the get's 6 requests
-  // and 6 replies: 24, as traced in every quiet and loaded run (2026-11-28). One run under
-  // make test's load measured 27 near and 28 far (avg_hops 3.018); what the extra frames
-  // were is not identified, so more than 24 is allowed, and the paths may differ by one.
+  // of the two (the hop total is 2 near + 4 far). Each path carries the same RMA traffic:
+  // the put's 5 packets and their 5 acks, the get's 5 requests and 5 replies, which the
+  // network carried as 27 messages on each path in every run traced (2026-11-28, alone and
+  // beside a build; more than 20: not broken down here). With the memory where the heap put
+  // it, the packets depended on its page offset, which changed with the allocation history
+  // of a loaded run, and the two paths could differ: the likely cause of a failure under
+  // `ctest -j2` (2026-11-28 14:40; its output was not kept).
   const double measured = static_cast<double>(net.messages_measured);
   const double far = (net.avg_hops - 2.0) * measured / 2.0, near = measured - far;
   EXPECT_NEAR(far, std::round(far), 1e-6) << "a message took neither 2 nor 4 hops";
-  EXPECT_GE(near, 24.0);
-  EXPECT_GE(far, 24.0);
-  EXPECT_LE(std::abs(far - near), 1.0) << "near " << near << ", far " << far;
+  EXPECT_GE(near, 20.0);
+  EXPECT_NEAR(far, near, 1e-6) << "near " << near << ", far " << far;
   EXPECT_EQ(net.undeliverable_messages, 0);
 }
 
