@@ -705,10 +705,12 @@ Result<Startpoint> RuntimeImpl::WorldStartpoint(int rank, ContextId context,
 RuntimeStats RuntimeImpl::stats() const {
   RuntimeStats s;
   s.rsr_sent = rsr_sent_.load();
+  std::vector<const FrameLog*> logs;  // peers are never erased: read without peers_mu_ held
   {
     std::lock_guard<std::mutex> lock(peers_mu_);
-    for (const auto& [rid, p] : peers_) s.rsr_sent += p.log.in_place_sends();
+    for (const auto& [rid, p] : peers_) logs.push_back(&p.log);
   }
+  for (const FrameLog* log : logs) s.rsr_sent += log->in_place_sends();
   s.rsr_delivered = rsr_delivered_.load();
   s.frames_rejected = frames_rejected_.load();
   s.rsr_dropped = rsr_dropped_.load();

@@ -499,6 +499,8 @@ class RuntimeImpl final : public ModuleHost {
   // thread's connect, never for its own).
   std::unordered_map<RuntimeId, std::thread::id> connecting_;
   mutable std::mutex peers_mu_;
+  // Entries are never erased (a failed or closed peer stays, flagged): pointers to them stay
+  // valid while the runtime lives (the thread's peer cache, stats()).
   std::unordered_map<RuntimeId, Peer> peers_;
   std::function<void(RuntimeId)> connect_hook_for_testing_;  // SetConnectHookForTesting
 
