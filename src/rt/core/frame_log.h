@@ -5,9 +5,9 @@
 // Newest() and report a departed peer's lost answers apart from lost user RSRs
 // (docs/runtime.md, "Flow control").
 //
-// Thread safety: every method takes the log's mutex; Send holds it across the module's Send so
-// that the log's order is the channel's order. Memory: at most kMaxRuns runs; frames older than
-// the log are counted as user frames (never hides a user loss).
+// Thread safety: every method takes the log's mutex; Send and TrySendInPlace hold it across
+// the module's call so that the log's order is the channel's order. Memory: at most kMaxRuns runs;
+// frames older than the log are counted as user frames (never hides a user loss).
 #ifndef UKAI_RT_CORE_FRAME_LOG_H_
 #define UKAI_RT_CORE_FRAME_LOG_H_
 

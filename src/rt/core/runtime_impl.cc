@@ -631,8 +631,9 @@ Status RuntimeImpl::Send(ByteBlock&& frame, const Startpoint& target, HandlerId 
   if (p == nullptr) [[unlikely]] {
     if (Status st = CheckSend(target, payload, wait_for_room, timeout, &p); !st.ok()) return st;
   }
-  // A small heap frame goes into a ring record without its header being encoded.
-  if (payload <= kInPlaceMaxPayload && frame.source() == nullptr &&
+  // A heap frame the channel would copy into one ring record anyway goes there without its
+  // header being encoded (the channel declines the sizes it sends another way).
+  if (frame.source() == nullptr &&
       SendInPlace(*p, target, handler, frame.span().subspan(wire::kHeaderSize))) {
     return Status::Ok();
   }

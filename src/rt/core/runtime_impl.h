@@ -212,9 +212,6 @@ class RuntimeImpl final : public ModuleHost {
   // (CommObject::TrySendInPlace), else as a frame.
   Status SendBytes(std::span<const uint8_t> payload, const Startpoint& target, HandlerId handler,
                    std::chrono::milliseconds timeout);
-  // Payloads up to this size of heap frames Send tries in place first (larger ones would
-  // not fit a ring record of the shm module anyway, or go by its pool).
-  static constexpr size_t kInPlaceMaxPayload = 4096;
   Result<std::string> SelectModule(const Startpoint& target);
   // The one-sided facility (rt/core/one_sided.h) of a loaded module (the first that has one),
   // or null; and that of the module carrying traffic to `target` with the target's descriptor
