@@ -138,7 +138,9 @@ int Main(int argc, char** argv) {
   }
   std::printf("module %s, %ld RSRs of %zu bytes (%s): send %.1f ns/RSR, receive %.1f ns/RSR\n",
               o.module.c_str(), o.count, o.bytes,
-              o.send_bytes ? "SendRsrBytes" : o.heap ? "heap Buffer" : "NewBuffer",
+              o.send_bytes ? "SendRsrBytes"
+              : o.heap     ? "heap Buffer"
+                           : "NewBuffer",
               send_s / o.count * 1e9, recv_s / o.count * 1e9);
   [[maybe_unused]] ukai::Status s1 = ra->Finalize(), s2 = rb->Finalize();
   return 0;

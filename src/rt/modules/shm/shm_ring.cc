@@ -170,29 +170,6 @@ RingConsumer::RingConsumer(RingControl* control, std::byte* data, size_t capacit
   pos_ = control_->tail.load(std::memory_order_acquire);
 }
 
-bool RingConsumer::Peek(RecordView* out) {
-  for (;;) {
-    const uint64_t tag = TagAt(data_, capacity_, pos_)->load(std::memory_order_acquire);
-    if (tag != pos_ + 1) return false;
-    const RecordMeta* meta = MetaAt(data_, capacity_, pos_);
-    if (meta->flags & kRecordSkip) {
-      pos_ += meta->length;  // freed with the next Publish()
-      continue;
-    }
-    const size_t length = meta->length;
-    out->payload = {data_ + (pos_ & (capacity_ - 1)) + kRecordHeader, length};
-    out->flags = meta->flags;
-    peeked_bytes_ = RecordFootprint(length == 0 ? 1 : length);
-    return true;
-  }
-}
-
-void RingConsumer::Consume() {
-  assert(peeked_bytes_ != 0 && "Consume without Peek");
-  pos_ += peeked_bytes_;
-  peeked_bytes_ = 0;
-}
-
 void RingConsumer::Publish() { control_->tail.store(pos_, std::memory_order_release); }
 
 bool RingConsumer::PrepareWait() {

@@ -42,6 +42,7 @@
 #define UKAI_RT_MODULES_SHM_SHM_RING_H_
 
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -156,8 +157,26 @@ class RingConsumer {
   RingConsumer(RingControl* control, std::byte* data, size_t capacity);
 
   // The next record if one is published, else false. Skip records are consumed silently.
-  // Peek() again without Release() returns the same record.
-  bool Peek(RecordView* out);
+  // Peek() again without Release() returns the same record. Inline: it runs once per
+  // record on the receive path.
+  bool Peek(RecordView* out) {
+    for (;;) {
+      std::byte* at = data_ + (pos_ & (capacity_ - 1));
+      const uint64_t tag =
+          reinterpret_cast<std::atomic<uint64_t>*>(at)->load(std::memory_order_acquire);
+      if (tag != pos_ + 1) return false;
+      const uint32_t length = *reinterpret_cast<const uint32_t*>(at + 8);
+      const uint32_t flags = *reinterpret_cast<const uint32_t*>(at + 12);
+      if (flags & kRecordSkip) {
+        pos_ += length;  // freed with the next Publish()
+        continue;
+      }
+      out->payload = {at + kRecordHeader, length};
+      out->flags = flags;
+      peeked_bytes_ = RecordFootprint(length == 0 ? 1 : length);
+      return true;
+    }
+  }
   // Frees the record returned by the last Peek() and publishes the new tail.
   void Release() {
     Consume();
@@ -165,7 +184,11 @@ class RingConsumer {
   }
   // Moves past the record returned by the last Peek() without freeing it yet: records
   // consumed this way stay readable in place until Publish().
-  void Consume();
+  void Consume() {
+    assert(peeked_bytes_ != 0 && "Consume without Peek");
+    pos_ += peeked_bytes_;
+    peeked_bytes_ = 0;
+  }
   // Frees every consumed record (publishes the tail to the producer).
   void Publish();
   // Announces that the consumer may sleep. Returns false (and withdraws the announcement)
