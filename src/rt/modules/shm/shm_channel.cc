@@ -173,6 +173,17 @@ bool ShmChannel::WriteCompact(const ByteBlock& frame) {
 bool ShmChannel::WriteCompactRecord(const RsrRoute& r, std::span<const uint8_t> payload) {
   const size_t head = (r.flags & wire::kFlagHasAddress) != 0 ? kCompactHeader + 8 : kCompactHeader;
   const size_t n = payload.size();
+  if (head + n <= kFirstLinePayload) {  // one cache line (an 8-byte RSR): the short way
+    return producer_.TryWriteLine(head + n, kCompactRsr, [&](std::byte* area) {
+      auto* out = reinterpret_cast<uint8_t*>(area);
+      wire::PutLe32(out, r.context);
+      wire::PutLe32(out + 4, r.endpoint);
+      wire::PutLe32(out + 8, r.handler);
+      wire::PutLe32(out + 12, r.flags);
+      if (head != kCompactHeader) wire::PutLe64(out + kCompactHeader, r.address);
+      if (n != 0) std::memcpy(out + head, payload.data(), n);
+    });
+  }
   std::span<std::byte> area = producer_.TryReserve(head + n);
   if (area.empty()) return false;
   auto* out = reinterpret_cast<uint8_t*>(area.data());

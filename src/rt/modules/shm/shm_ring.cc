@@ -95,26 +95,16 @@ void RingProducer::Commit(size_t payload, uint32_t flags) {
   // The last tag store is seq_cst (an xchg on x86): with the seq_cst load in NeedsWake and
   // the consumer's seq_cst store/load in PrepareWait it forms the Dekker pair that makes
   // lost wake-ups impossible, without a separate full fence. With light barriers it is a
-  // release store; the consumer's HeavyBarrier() stands in for the fence.
-  // The order must be a constant at each store: GCC compiles an atomic store whose order
-  // is a run-time value as seq_cst (an xchg), whatever the value.
-  auto publish = [this](uint64_t position) {
-    std::atomic<uint64_t>* tag = TagAt(data_, capacity_, position);
-    if (light_) {
-      tag->store(position + 1, std::memory_order_release);
-    } else {
-      tag->store(position + 1, std::memory_order_seq_cst);
-    }
-  };
+  // release store; the consumer's HeavyBarrier() stands in for the fence (Publish).
   if (at == skip_at) {
-    publish(at);
+    Publish(at);
   } else {
     TagAt(data_, capacity_, at)->store(at + 1, std::memory_order_release);
     // The skip record is published last so the consumer finds the record right after it.
     RecordMeta* skip_meta = MetaAt(data_, capacity_, skip_at);
     skip_meta->length = static_cast<uint32_t>(at - skip_at);
     skip_meta->flags = kRecordSkip;
-    publish(skip_at);
+    Publish(skip_at);
   }
   pos_ = next;
   control_->head.store(pos_, std::memory_order_relaxed);
