@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <future>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -127,6 +130,42 @@ TEST_P(Conformance, NonThreadedHandlersRunInSendOrderOnOneThread) {
     EXPECT_EQ(threads.size(), 1u);
   }
   EXPECT_EQ(rts_[1]->stats().rsr_delivered, kCount);
+}
+
+// The dispatch path's cached routes (the last few targets): RSRs to seven non-threaded
+// handlers in turn (more than it caches), by SendRsr and SendRsrBytes, some of which throw,
+// run in send order, each in the handler it names, and are counted exactly.
+TEST_P(Conformance, SendOrderHoldsAcrossMoreHandlersThanCachedRoutes) {
+  constexpr uint32_t kHandlers = 7, kCount = 3000;
+  std::atomic<uint32_t> next{0};
+  std::atomic<int> out_of_order{0}, misrouted{0};
+  for (uint32_t k = 0; k < kHandlers; ++k) {
+    const std::string name = "route" + std::to_string(k);
+    On(1, name.c_str(), HandlerKind::kNonThreaded, [&, k](Rsr& m) {
+      const uint32_t seq = wire::GetLe32(m.payload().data());
+      if (seq != next.load()) ++out_of_order;
+      if (seq % kHandlers != k) ++misrouted;
+      next.store(seq + 1);
+      if (seq % 100 == 99) throw std::runtime_error("every hundredth throws");
+    });
+  }
+  for (uint32_t i = 0; i < kCount; ++i) {
+    uint8_t p[4];
+    wire::PutLe32(p, i);
+    const HandlerId h = HandlerId::Of("route" + std::to_string(i % kHandlers));
+    if (i % 2 == 0) {
+      ASSERT_TRUE(rts_[0]->SendRsrBytes(p, Sp(1), h).ok());
+    } else {
+      Buffer b(4);
+      std::memcpy(b.block().Extend(4), p, 4);
+      ASSERT_TRUE(rts_[0]->SendRsr(std::move(b), Sp(1), h).ok());
+    }
+  }
+  ASSERT_TRUE(WaitFor([&] { return next.load() == kCount; }));
+  EXPECT_EQ(out_of_order.load(), 0);
+  EXPECT_EQ(misrouted.load(), 0);
+  EXPECT_EQ(rts_[1]->stats().rsr_delivered, kCount);
+  EXPECT_TRUE(WaitFor([&] { return rts_[1]->stats().handler_errors == kCount / 100; }));
 }
 
 TEST_P(Conformance, ThreadedHandlerMayBlockWithoutStallingProgress) {

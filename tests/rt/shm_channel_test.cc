@@ -289,6 +289,46 @@ TEST(ShmChannelTest, InPlaceSendsAreCompactRecordsInOrderWithFrames) {
   EXPECT_EQ(u.bytes, 0u);
 }
 
+// Poll's compact-record path beside the chunked one: in-place records, a compact record
+// from Send, a frame in ten chunks and another in-place record arrive in send order; the
+// polls count every record they consumed (each chunk too), and after ReleaseDelivered the
+// sender has nothing unconfirmed.
+TEST(ShmChannelTest, PollCountsEveryRecordOfAMixedRunAndReleasesThemAll) {
+  FakeHost host;
+  Channels c = Make(&host);  // 64 KiB rings, 4 KiB chunks
+  const wire::FrameHeader h = Routed();
+  const CommObject::RsrRoute r{7, 8, 0xdeadbeef, 0, 0};
+  std::vector<uint8_t> p(4);
+  auto in_place = [&](uint32_t n) {
+    wire::PutLe32(p.data(), n);
+    return c.sender->TrySendInPlace(r, p);
+  };
+  for (uint32_t i = 0; i < 3; ++i) ASSERT_TRUE(in_place(i));
+  ASSERT_TRUE(c.sender->Send(Numbered(h, 3)).ok());
+  std::vector<uint8_t> big(40000, 0x11);  // past one record (32 KiB rings' half): 10 chunks
+  wire::PutLe32(big.data(), 4);
+  wire::FrameHeader hb = h;
+  hb.payload_len = static_cast<uint32_t>(big.size());  // the first chunk's header says so
+  ASSERT_TRUE(c.sender->Send(Frame(hb, big)).ok());
+  ASSERT_TRUE(in_place(5));
+  EXPECT_EQ(c.sender->Outstanding().frames, 6u);
+  int got = 0, records = 0;
+  for (int i = 0; i < 100 && got < 6; ++i) got += c.receiver->Poll(&host, 64, &records);
+  EXPECT_EQ(got, 6);
+  EXPECT_EQ(records, 3 + 1 + 10 + 1);
+  EXPECT_EQ(host.rejected, 0);
+  ASSERT_EQ(host.payloads.size(), 6u);
+  for (const wire::FrameHeader& g : host.headers) ExpectRouted(g);
+  EXPECT_EQ(host.payloads[4], big);
+  const std::vector<uint32_t> numbers = Numbers(host);
+  EXPECT_EQ(numbers, (std::vector<uint32_t>{0, 1, 2, 3, ~0u, 5}));
+  EXPECT_GT(c.sender->Outstanding().frames, 0u);  // the records wait for the next poll
+  c.receiver->ReleaseDelivered();
+  const CommObject::Unconfirmed u = c.sender->Outstanding();
+  EXPECT_EQ(u.frames, 0u);
+  EXPECT_EQ(u.bytes, 0u);
+}
+
 // TrySendInPlace declines (false, nothing sent) what must not go as a compact record now:
 // a full ring, a payload past one record or past the cross-memory-attach size, a failed
 // channel. Frames queued behind a full ring go first once there is room; everything

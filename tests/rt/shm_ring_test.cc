@@ -84,6 +84,43 @@ TEST(ShmRingTest, OrderAndContentSurviveManyWraparounds) {
   EXPECT_FALSE(r.consumer.Peek(&v));
 }
 
+// TryWriteLine (one-line records: small RSRs) mixed with TryReserve + Commit records of
+// every size, over many laps of a small ring: order, sizes (0 to kFirstLinePayload), flags
+// and content intact, and a full ring refuses a line record until the consumer releases.
+TEST(ShmRingTest, LineRecordsMixWithOthersOverManyWraparounds) {
+  LocalRing r(4096);
+  uint64_t written = 0, read = 0;
+  const uint64_t total = 20000;
+  // Every third record a general one (up to 300 bytes), the rest line records.
+  auto size_of = [](uint64_t seq) {
+    return seq % 3 == 0 ? SizeOf(seq, 300) : seq % (kFirstLinePayload + 1);
+  };
+  auto write = [&](uint64_t seq) {
+    const size_t n = size_of(seq);
+    if (seq % 3 == 0) return Write(r.producer, seq, n);
+    return r.producer.TryWriteLine(n, static_cast<uint32_t>(seq & 0xffff),
+                                   [&](std::byte* p) { Fill(p, n, seq); });
+  };
+  bool refused_when_full = false;
+  while (read < total) {
+    while (written < total && write(written)) ++written;
+    if (written < total && written % 3 != 0) refused_when_full = true;  // a line refused
+    RecordView v;
+    int burst = 0;
+    while (burst++ < 5 && r.consumer.Peek(&v)) {
+      ASSERT_EQ(v.payload.size(), size_of(read)) << "record " << read;
+      ASSERT_EQ(v.flags, read & 0xffff);
+      ASSERT_TRUE(Check(v.payload, read)) << "record " << read;
+      r.consumer.Release();
+      ++read;
+    }
+  }
+  EXPECT_EQ(written, total);
+  EXPECT_TRUE(refused_when_full);
+  RecordView v;
+  EXPECT_FALSE(r.consumer.Peek(&v));
+}
+
 TEST(ShmRingTest, FullRingRefusesThenAcceptsAfterRelease) {
   LocalRing r(4096);
   int n = 0;

@@ -7,8 +7,10 @@
 // `valgrind --tool=callgrind --toggle-collect=...` for instruction counts per RSR (see
 // docs/performance.md, "Issue 22").
 //
-//   ukai_rt_cost [--module=shm|tcp] [--count=N] [--bytes=N] [--window=N] [--heap] [--ukai-...]
-// --heap sends plain heap Buffers (else Runtime::NewBuffer, as the bench's default series).
+//   ukai_rt_cost [--module=shm|tcp] [--count=N] [--bytes=N] [--window=N] [--heap | --send-bytes]
+//                [--ukai-...]
+// --heap sends plain heap Buffers (else Runtime::NewBuffer, as the bench's default series);
+// --send-bytes sends by Runtime::SendRsrBytes from an array (ukai_rt_bench's "ukai shm bytes").
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,14 +31,21 @@ struct Options {
   size_t bytes = 8;
   int window = 64;
   bool heap = false;
+  bool send_bytes = false;  // Runtime::SendRsrBytes instead of a Buffer per RSR
   std::vector<std::string> runtime_args;
 };
 
 // The two measured loops live in functions of their own so that callgrind can toggle on them.
 __attribute__((noinline)) void SendWindow(rt::Runtime& a, const rt::Startpoint& to, int n,
-                                          const std::vector<uint8_t>& data, bool heap) {
+                                          const std::vector<uint8_t>& data, const Options& o) {
   const rt::HandlerId sink = rt::HandlerId::Of("cost.sink");
+  const bool heap = o.heap;
   for (int i = 0; i < n; ++i) {
+    if (o.send_bytes) {
+      if (!a.SendRsrBytes(data, to, sink).ok()) std::abort();
+      if ((i & 7) == 7) a.Progress();
+      continue;
+    }
     rt::Buffer b = heap ? rt::Buffer() : a.NewBuffer(data.size() + 5);
     b.PutBytes(data);
     if (!a.SendRsr(std::move(b), to, sink).ok()) std::abort();
@@ -62,6 +71,8 @@ int Main(int argc, char** argv) {
       o.window = std::atoi(s.c_str() + 9);
     } else if (s == "--heap") {
       o.heap = true;
+    } else if (s == "--send-bytes") {
+      o.send_bytes = true;
     } else if (s.rfind("--ukai-", 0) == 0) {
       o.runtime_args.push_back(s);
     } else {
@@ -108,16 +119,17 @@ int Main(int argc, char** argv) {
   if (!cb.ok()) return 1;
   const rt::Startpoint to = ep->MakeStartpoint();
   std::vector<uint8_t> data(o.bytes, 7);
-  const uint64_t per = o.bytes + 5;  // payload bytes of one RSR (PutBytes: tag + length)
+  // Payload bytes of one RSR (PutBytes adds a tag and a length).
+  const uint64_t per = o.send_bytes ? o.bytes : o.bytes + 5;
   // Warm up (connection set-up), then measure.
-  SendWindow(*ra, to, o.window, data, o.heap);
+  SendWindow(*ra, to, o.window, data, o);
   ReceiveWindow(*rb, &got, per * o.window);
   got = 0;
   double send_s = 0, recv_s = 0;
   for (long done = 0; done < o.count; done += o.window) {
     const int n = static_cast<int>(std::min<long>(o.window, o.count - done));
     const auto t0 = Clock::now();
-    SendWindow(*ra, to, n, data, o.heap);
+    SendWindow(*ra, to, n, data, o);
     const auto t1 = Clock::now();
     ReceiveWindow(*rb, &got, got + per * n);
     const auto t2 = Clock::now();
@@ -125,7 +137,10 @@ int Main(int argc, char** argv) {
     recv_s += std::chrono::duration<double>(t2 - t1).count();
   }
   std::printf("module %s, %ld RSRs of %zu bytes (%s): send %.1f ns/RSR, receive %.1f ns/RSR\n",
-              o.module.c_str(), o.count, o.bytes, o.heap ? "heap Buffer" : "NewBuffer",
+              o.module.c_str(), o.count, o.bytes,
+              o.send_bytes ? "SendRsrBytes"
+              : o.heap     ? "heap Buffer"
+                           : "NewBuffer",
               send_s / o.count * 1e9, recv_s / o.count * 1e9);
   [[maybe_unused]] ukai::Status s1 = ra->Finalize(), s2 = rb->Finalize();
   return 0;

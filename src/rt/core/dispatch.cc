@@ -114,14 +114,48 @@ void RuntimeImpl::Deliver(const wire::FrameHeader& header, std::span<const uint8
       !CheckServiceFrame(header, payload)) {
     return;
   }
-  Delivered& d = delivered_.emplace_back();
-  d.header = header;
-  d.payload = payload;
+  Delivered& d = delivered_.emplace_back(header, payload);
   if (owned != nullptr) d.storage = std::move(*owned);  // payload's bytes do not move
 }
 
+inline void RuntimeImpl::RunNonThreaded(ContextState* cs, EndpointState* es, const HandlerEntry* h,
+                                        const wire::FrameHeader& header,
+                                        std::span<const uint8_t> payload) {
+  HandlerScope scope(cs, this);
+  std::optional<uint64_t> addr;
+  if (header.has_address()) addr = header.address;
+  const uint64_t request = SplitRequest(header, &payload);
+  Rsr rsr(self_, cs->context.get(), es->endpoint.get(), header.source, HandlerId{header.handler},
+          addr, payload, request);
+  InvokeHandler(h, rsr);
+}
+
+bool RuntimeImpl::DispatchRouted(const Delivered& d) {
+  const wire::FrameHeader& h = d.header;
+  if (has_reinject_.load(std::memory_order_acquire) || (h.flags & wire::kFlagReply) != 0) {
+    return false;
+  }
+  for (const Route& r : routes_) {
+    if (r.context != h.context || r.endpoint != h.endpoint || r.handler != h.handler || !r.cs) {
+      continue;
+    }
+    // The same checks as Dispatch's; anything else (threaded, context not ready) goes there.
+    ContextState* rcs = r.cs.get();
+    if (r.he->kind != HandlerKind::kNonThreaded ||
+        rcs->phase.load(std::memory_order_acquire) != ContextState::Phase::kReady) {
+      return false;
+    }
+    CountDelivered();
+    RunNonThreaded(rcs, r.es, r.he, h, d.payload);
+    return true;
+  }
+  return false;
+}
+
 void RuntimeImpl::DispatchDelivered() {
-  for (Delivered& d : delivered_) Dispatch(d);
+  for (Delivered& d : delivered_) {
+    if (!DispatchRouted(d)) Dispatch(d);
+  }
   delivered_.clear();
 }
 
@@ -226,18 +260,6 @@ void RuntimeImpl::Run(const std::shared_ptr<ContextState>& cs, EndpointState* es
   if (vt_ != nullptr) vt_->HandlerQueued();
   pool_->Submit(
       std::make_unique<HandlerTask>(self_, cs, es, he, d.header, std::move(storage), payload));
-}
-
-void RuntimeImpl::RunNonThreaded(ContextState* cs, EndpointState* es, const HandlerEntry* h,
-                                 const wire::FrameHeader& header,
-                                 std::span<const uint8_t> payload) {
-  HandlerScope scope(cs, this);
-  std::optional<uint64_t> addr;
-  if (header.has_address()) addr = header.address;
-  const uint64_t request = SplitRequest(header, &payload);
-  Rsr rsr(self_, cs->context.get(), es->endpoint.get(), header.source, HandlerId{header.handler},
-          addr, payload, request);
-  InvokeHandler(h, rsr);
 }
 
 void RuntimeImpl::DrainReinjected() {

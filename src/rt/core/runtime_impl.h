@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -98,8 +99,14 @@ inline constexpr size_t kMaxHandlerName = 256;
 Status CheckHandlerName(std::string_view name);
 
 // The request id of RSR `h` (0 when it is no request); trims the request trailer off
-// `payload` (CheckServiceFrame made sure it is there).
-uint64_t SplitRequest(const wire::FrameHeader& h, std::span<const uint8_t>* payload);
+// `payload` (CheckServiceFrame made sure it is there). Inline: once per dispatched RSR.
+inline uint64_t SplitRequest(const wire::FrameHeader& h, std::span<const uint8_t>* payload) {
+  if ((h.flags & wire::kFlagRequest) == 0) return 0;
+  const size_t n = payload->size() - wire::kRequestTrailer;
+  const uint64_t id = wire::GetLe64(payload->data() + n);
+  *payload = payload->first(n);
+  return id;
+}
 
 // A frame kept for later dispatch (owned bytes): held while its context boots.
 struct HeldFrame {
@@ -151,6 +158,8 @@ struct Peer {
 
 // A frame delivered by a module during its Progress(), dispatched right after it.
 struct Delivered {
+  Delivered() = default;
+  Delivered(const wire::FrameHeader& h, std::span<const uint8_t> p) : header(h), payload(p) {}
   wire::FrameHeader header;
   std::span<const uint8_t> payload;
   ByteBlock storage;  // non-empty when the module gave its storage away
@@ -299,11 +308,16 @@ class RuntimeImpl final : public ModuleHost {
   Peer* CachedPeer(RuntimeId rid) const;
   Result<Peer*> ConnectPeer(const Startpoint& target);
   void DispatchDelivered();
+  // Dispatch's common case (a non-threaded handler of a ready context on a cached route);
+  // false when it did nothing and Dispatch must decide.
+  bool DispatchRouted(const Delivered& d);
   void Dispatch(Delivered& d);
   void Run(const std::shared_ptr<ContextState>& cs, EndpointState* es, const HandlerEntry* he,
            Delivered& d);
-  void RunNonThreaded(ContextState* cs, EndpointState* es, const HandlerEntry* h,
-                      const wire::FrameHeader& header, std::span<const uint8_t> payload);
+  // Inlined into the dispatch paths (dispatch.cc, its only callers): once per RSR.
+  [[gnu::always_inline]] void RunNonThreaded(ContextState* cs, EndpointState* es,
+                                             const HandlerEntry* h, const wire::FrameHeader& header,
+                                             std::span<const uint8_t> payload);
   void DrainReinjected();
   void DrainEvents();
   void ProgressLoop();
@@ -403,7 +417,18 @@ class RuntimeImpl final : public ModuleHost {
   // InvokeHandler when recording: the context's receive completes, the handler runs, the
   // context posts its next receive.
   void InvokeTraced(const HandlerEntry* he, Rsr& rsr);
-  void InvokeHandlerBody(const HandlerEntry* he, Rsr& rsr);
+  // Runs the handler; what it throws goes to HandlerThrew. Inline: the non-threaded
+  // dispatch path runs it once per RSR.
+  void InvokeHandlerBody(const HandlerEntry* he, Rsr& rsr) {
+    try {
+      he->fn(rsr);
+      if (rsr.request_id() != 0) AnswerIfUnanswered(he, rsr, Status::Ok());
+    } catch (...) {
+      HandlerThrew(he, rsr, std::current_exception());
+    }
+  }
+  // Classifies what a handler threw (`thrown`) and hands it to HandlerFailed.
+  [[gnu::cold]] void HandlerThrew(const HandlerEntry* he, Rsr& rsr, std::exception_ptr thrown);
   // A handler threw: counted, traced, reported (on_error) and, for a request, answered.
   [[gnu::cold]] void HandlerFailed(const HandlerEntry* he, Rsr& rsr, const Status& failed);
   std::unique_ptr<trace::Recorder> recorder_;

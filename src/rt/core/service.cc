@@ -44,14 +44,6 @@ std::string EndpointState::Names() {
   return out.empty() ? "none" : out;
 }
 
-uint64_t SplitRequest(const wire::FrameHeader& h, std::span<const uint8_t>* payload) {
-  if ((h.flags & wire::kFlagRequest) == 0) return 0;
-  const size_t n = payload->size() - wire::kRequestTrailer;
-  const uint64_t id = wire::GetLe64(payload->data() + n);
-  *payload = payload->first(n);
-  return id;
-}
-
 bool RuntimeImpl::CheckServiceFrame(const wire::FrameHeader& h, std::span<const uint8_t> payload) {
   const bool request = (h.flags & wire::kFlagRequest) != 0;
   const bool reply = (h.flags & wire::kFlagReply) != 0;
@@ -74,10 +66,9 @@ bool RuntimeImpl::CheckServiceFrame(const wire::FrameHeader& h, std::span<const 
   return true;
 }
 
-void RuntimeImpl::InvokeHandlerBody(const HandlerEntry* he, Rsr& rsr) {
+void RuntimeImpl::HandlerThrew(const HandlerEntry* he, Rsr& rsr, std::exception_ptr thrown) {
   try {
-    he->fn(rsr);
-    if (rsr.request_id() != 0) AnswerIfUnanswered(he, rsr, Status::Ok());
+    std::rethrow_exception(thrown);
   } catch (const BadResultAccess& e) {
     HandlerFailed(he, rsr,
                   e.status().WithContext("handler '" + he->name + "' used a failed Result"));

@@ -100,8 +100,7 @@ Status ShmChannel::ReadAcceptReply(int timeout_ms) {
   return Status::Ok();
 }
 
-void ShmChannel::RingDoorbell() {
-  if (!producer_.NeedsWake()) return;
+void ShmChannel::WakePeer() {
   int efd = peer_efd_.load(std::memory_order_acquire);
   if (efd < 0) {
     // The peer waits on our ring, so its reply is already in the socket (see header).
@@ -174,6 +173,17 @@ bool ShmChannel::WriteCompact(const ByteBlock& frame) {
 bool ShmChannel::WriteCompactRecord(const RsrRoute& r, std::span<const uint8_t> payload) {
   const size_t head = (r.flags & wire::kFlagHasAddress) != 0 ? kCompactHeader + 8 : kCompactHeader;
   const size_t n = payload.size();
+  if (head + n <= kFirstLinePayload) {  // one cache line (an 8-byte RSR): the short way
+    return producer_.TryWriteLine(head + n, kCompactRsr, [&](std::byte* area) {
+      auto* out = reinterpret_cast<uint8_t*>(area);
+      wire::PutLe32(out, r.context);
+      wire::PutLe32(out + 4, r.endpoint);
+      wire::PutLe32(out + 8, r.handler);
+      wire::PutLe32(out + 12, r.flags);
+      if (head != kCompactHeader) wire::PutLe64(out + kCompactHeader, r.address);
+      if (n != 0) std::memcpy(out + head, payload.data(), n);
+    });
+  }
   std::span<std::byte> area = producer_.TryReserve(head + n);
   if (area.empty()) return false;
   auto* out = reinterpret_cast<uint8_t*>(area.data());
@@ -211,14 +221,16 @@ bool ShmChannel::TrySendInPlace(const RsrRoute& route, std::span<const uint8_t> 
   return true;
 }
 
-bool ShmChannel::DeliverCompact(ModuleHost* host, const RecordView& v) {
+// Inline into Poll: it runs once per small RSR; the rejection is out of line.
+inline bool ShmChannel::DeliverCompact(ModuleHost* host, const RecordView& v) {
   const auto* p = reinterpret_cast<const uint8_t*>(v.payload.data());
   const size_t size = v.payload.size();
-  wire::FrameHeader h;
-  if (size >= kCompactHeader) {
+  if (size >= kCompactHeader) [[likely]] {
+    wire::FrameHeader h;
     h.flags = wire::GetLe32(p + 12);
     const size_t at = (h.flags & wire::kFlagHasAddress) != 0 ? kCompactHeader + 8 : kCompactHeader;
-    if ((h.flags & ~wire::kKnownFlags) == 0 && size >= at && size - at <= wire::kMaxPayloadBytes) {
+    if ((h.flags & ~wire::kKnownFlags) == 0 && size >= at && size - at <= wire::kMaxPayloadBytes)
+        [[likely]] {
       h.kind = wire::FrameKind::kRsr;
       h.payload_len = static_cast<uint32_t>(size - at);
       h.source = peer_;
@@ -231,9 +243,13 @@ bool ShmChannel::DeliverCompact(ModuleHost* host, const RecordView& v) {
       return true;
     }
   }
+  RejectCompact(host, size);
+  return false;
+}
+
+void ShmChannel::RejectCompact(ModuleHost* host, size_t size) {
   host->RejectFrame(Status::ParseError("shm: compact RSR record of " + std::to_string(size) +
                                        " bytes with bad header or flags"));
-  return false;
 }
 
 Status ShmChannel::Send(ByteBlock&& frame) {
@@ -339,12 +355,6 @@ void EndQueue::Grow() {
   for (size_t i = 0; i < count_; ++i) bigger[i] = buf_[(head_ + i) & (buf_.size() - 1)];
   buf_.swap(bigger);
   head_ = 0;
-}
-
-void ShmChannel::InRing() {
-  // A full queue: forget what the (lagging) peer consumed before growing it.
-  if (ends_.full()) ends_.PopUpTo(producer_.ConsumedUpTo());
-  ends_.Push(producer_.position());
 }
 
 CommObject::Unconfirmed ShmChannel::CountLocked() {
@@ -573,19 +583,24 @@ int ShmChannel::Poll(ModuleHost* host, int budget, int* records, bool coalesce) 
   // transfer between cores) and would delay the dispatch of the frame just delivered. Stop
   // after one frame unless the previous poll filled its batch (a stream is flowing).
   budget = std::min(budget, batch_);
-  int delivered = 0;
+  int delivered = 0, consumed = 0;
   RecordView v;
   while (delivered < budget && consumer_.Peek(&v)) {
     // A bad frame is counted (by DeliverFrame, or here for our own chunk framing) and
-    // skipped: record boundaries are intact, so the channel goes on.
-    if (DeliverRecord(host, v) &&
-        (v.flags == kCompactRsr || v.flags == kWholeFrame || v.flags == kLastChunk ||
-         v.flags == kCmaFrame || v.flags == kPoolFrame)) {
+    // skipped: record boundaries are intact, so the channel goes on. Small RSRs (compact
+    // records, the common case) skip DeliverRecord's dispatch on the record's kind.
+    if (v.flags == kCompactRsr) {
+      delivered += DeliverCompact(host, v) ? 1 : 0;
+    } else if (DeliverRecord(host, v) && (v.flags == kWholeFrame || v.flags == kLastChunk ||
+                                          v.flags == kCmaFrame || v.flags == kPoolFrame)) {
       ++delivered;
     }
     consumer_.Consume();
+    ++consumed;
+  }
+  if (consumed != 0) {
     consumed_ = true;
-    if (records != nullptr) ++*records;
+    if (records != nullptr) *records += consumed;
   }
   batch_ = delivered == budget ? std::min(2 * batch_, kMaxBatch) : 1;
   if (coalesce && delivered > 0 && delivered < budget) skip_polls_ = kSkipPolls;  // drained

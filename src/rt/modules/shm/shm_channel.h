@@ -190,7 +190,11 @@ class ShmChannel final : public CommObject {
   // Flow accounting (send_mu_ held): a frame went whole into the ring / into cma_held_.
   // `counted`: its bytes count in QueuedBytes while held (heap frames, staged ones too: the
   // sender sent ordinary memory; not NewBuffer's pool frames, which the pool bounds).
-  void InRing();
+  void InRing() {  // inline: once per record sent
+    // A full queue: forget what the (lagging) peer consumed before growing it.
+    if (ends_.full()) ends_.PopUpTo(producer_.ConsumedUpTo());
+    ends_.Push(producer_.position());
+  }
   void Hold(uint64_t id, ByteBlock&& frame, bool counted);
   bool Counted(const ByteBlock& frame, bool staged) const {
     return staged || pool_ == nullptr || frame.source() != pool_;
@@ -199,7 +203,12 @@ class ShmChannel final : public CommObject {
   void DropPending();
   // Writes as much of `frame` from `offset` on as the ring takes; returns the new offset.
   size_t WriteSome(const ByteBlock& frame, size_t offset);
-  void RingDoorbell();
+  // After a commit: wakes the peer when it announced that it may sleep. The check is
+  // inline (once per record sent); the wake-up is not.
+  void RingDoorbell() {
+    if (producer_.NeedsWake()) WakePeer();
+  }
+  void WakePeer();
   // Replaces a `frame` of at least stage_bytes_ by a copy in a pool block when it is a heap
   // frame and the pool can serve it (any thread, without send_mu_); true when it did.
   bool MaybeStage(ByteBlock& frame);
@@ -208,6 +217,7 @@ class ShmChannel final : public CommObject {
   bool WriteCompactRecord(const RsrRoute& route, std::span<const uint8_t> payload);
   // Delivers a kCompactRsr record; false when it was rejected (and counted).
   bool DeliverCompact(ModuleHost* host, const RecordView& v);
+  [[gnu::cold]] void RejectCompact(ModuleHost* host, size_t size);  // counts a bad one
   // Delivers or reassembles one record; false when it was rejected (and counted).
   bool DeliverRecord(ModuleHost* host, const RecordView& v);
   // Delivers a kPoolFrame record in place from the peer's pool; false when rejected.

@@ -95,26 +95,16 @@ void RingProducer::Commit(size_t payload, uint32_t flags) {
   // The last tag store is seq_cst (an xchg on x86): with the seq_cst load in NeedsWake and
   // the consumer's seq_cst store/load in PrepareWait it forms the Dekker pair that makes
   // lost wake-ups impossible, without a separate full fence. With light barriers it is a
-  // release store; the consumer's HeavyBarrier() stands in for the fence.
-  // The order must be a constant at each store: GCC compiles an atomic store whose order
-  // is a run-time value as seq_cst (an xchg), whatever the value.
-  auto publish = [this](uint64_t position) {
-    std::atomic<uint64_t>* tag = TagAt(data_, capacity_, position);
-    if (light_) {
-      tag->store(position + 1, std::memory_order_release);
-    } else {
-      tag->store(position + 1, std::memory_order_seq_cst);
-    }
-  };
+  // release store; the consumer's HeavyBarrier() stands in for the fence (Publish).
   if (at == skip_at) {
-    publish(at);
+    Publish(at);
   } else {
     TagAt(data_, capacity_, at)->store(at + 1, std::memory_order_release);
     // The skip record is published last so the consumer finds the record right after it.
     RecordMeta* skip_meta = MetaAt(data_, capacity_, skip_at);
     skip_meta->length = static_cast<uint32_t>(at - skip_at);
     skip_meta->flags = kRecordSkip;
-    publish(skip_at);
+    Publish(skip_at);
   }
   pos_ = next;
   control_->head.store(pos_, std::memory_order_relaxed);
@@ -168,29 +158,6 @@ RingConsumer::RingConsumer(RingControl* control, std::byte* data, size_t capacit
     : control_(control), data_(data), capacity_(capacity) {
   assert(ValidRingCapacity(capacity));
   pos_ = control_->tail.load(std::memory_order_acquire);
-}
-
-bool RingConsumer::Peek(RecordView* out) {
-  for (;;) {
-    const uint64_t tag = TagAt(data_, capacity_, pos_)->load(std::memory_order_acquire);
-    if (tag != pos_ + 1) return false;
-    const RecordMeta* meta = MetaAt(data_, capacity_, pos_);
-    if (meta->flags & kRecordSkip) {
-      pos_ += meta->length;  // freed with the next Publish()
-      continue;
-    }
-    const size_t length = meta->length;
-    out->payload = {data_ + (pos_ & (capacity_ - 1)) + kRecordHeader, length};
-    out->flags = meta->flags;
-    peeked_bytes_ = RecordFootprint(length == 0 ? 1 : length);
-    return true;
-  }
-}
-
-void RingConsumer::Consume() {
-  assert(peeked_bytes_ != 0 && "Consume without Peek");
-  pos_ += peeked_bytes_;
-  peeked_bytes_ = 0;
 }
 
 void RingConsumer::Publish() { control_->tail.store(pos_, std::memory_order_release); }

@@ -42,6 +42,7 @@
 #define UKAI_RT_MODULES_SHM_SHM_RING_H_
 
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -105,6 +106,30 @@ class RingProducer {
   // bytes beyond the record's first cache line before those in it, so the line the
   // consumer polls is written in one short burst (prefer it to TryReserve + memcpy).
   bool TryWrite(std::span<const std::byte> a, std::span<const std::byte> b, uint32_t flags);
+  // A record whose `payload` bytes (at most kFirstLinePayload) fit its first cache line:
+  // `fill(area)` writes them, then the record is published with user `flags` (low 31 bits),
+  // as TryReserve + Commit would, without their general cases (such a record never needs a
+  // skip record: records are line-aligned). False (nothing written) when the ring lacks
+  // space now. Inline: a small message's whole ring write.
+  template <typename Fill>
+  bool TryWriteLine(size_t payload, uint32_t flags, Fill&& fill) {
+    assert(reserved_ == 0 && payload <= kFirstLinePayload);
+    // The record's line and the line whose tag is zeroed before publishing (as TryReserve).
+    if (capacity_ - (pos_ - cached_tail_) < 2 * kCacheLine) {
+      cached_tail_ = control_->tail.load(std::memory_order_acquire);
+      if (capacity_ - (pos_ - cached_tail_) < 2 * kCacheLine) return false;
+    }
+    std::byte* at = data_ + (pos_ & (capacity_ - 1));
+    reinterpret_cast<std::atomic<uint64_t>*>(data_ + ((pos_ + kCacheLine) & (capacity_ - 1)))
+        ->store(0, std::memory_order_relaxed);
+    fill(at + kRecordHeader);
+    *reinterpret_cast<uint32_t*>(at + 8) = static_cast<uint32_t>(payload);
+    *reinterpret_cast<uint32_t*>(at + 12) = flags & ~kRecordSkip;
+    Publish(pos_);
+    pos_ += kCacheLine;
+    control_->head.store(pos_, std::memory_order_relaxed);
+    return true;
+  }
   // After one or more Commit()s: true when the consumer announced it may sleep; the caller
   // must then wake it. Clears the announcement so one wake-up serves one sleep.
   bool NeedsWake() {
@@ -140,8 +165,19 @@ class RingProducer {
   uint64_t reserved_at_ = 0;  // position of the open reservation
   size_t reserved_ = 0;       // payload bytes of the open reservation (0: none)
   bool light_ = false;        // UseLightBarrier()
-  bool NeedsWakeSeqCst();     // NeedsWake without light barriers
-  bool TakeWake();            // clears the consumer's announcement; true when it was set
+  // Stores the tag of the record at `position` (its last store): seq_cst, or release with
+  // light barriers (see Commit). The order must be a constant at each store: GCC compiles
+  // an atomic store whose order is a run-time value as seq_cst (an xchg), whatever the value.
+  void Publish(uint64_t position) {
+    auto* tag = reinterpret_cast<std::atomic<uint64_t>*>(data_ + (position & (capacity_ - 1)));
+    if (light_) {
+      tag->store(position + 1, std::memory_order_release);
+    } else {
+      tag->store(position + 1, std::memory_order_seq_cst);
+    }
+  }
+  bool NeedsWakeSeqCst();  // NeedsWake without light barriers
+  bool TakeWake();         // clears the consumer's announcement; true when it was set
 };
 
 // One record as the consumer sees it, in place in the shared mapping. Valid until Release().
@@ -156,8 +192,26 @@ class RingConsumer {
   RingConsumer(RingControl* control, std::byte* data, size_t capacity);
 
   // The next record if one is published, else false. Skip records are consumed silently.
-  // Peek() again without Release() returns the same record.
-  bool Peek(RecordView* out);
+  // Peek() again without Release() returns the same record. Inline: it runs once per
+  // record on the receive path.
+  bool Peek(RecordView* out) {
+    for (;;) {
+      std::byte* at = data_ + (pos_ & (capacity_ - 1));
+      const uint64_t tag =
+          reinterpret_cast<std::atomic<uint64_t>*>(at)->load(std::memory_order_acquire);
+      if (tag != pos_ + 1) return false;
+      const uint32_t length = *reinterpret_cast<const uint32_t*>(at + 8);
+      const uint32_t flags = *reinterpret_cast<const uint32_t*>(at + 12);
+      if (flags & kRecordSkip) {
+        pos_ += length;  // freed with the next Publish()
+        continue;
+      }
+      out->payload = {at + kRecordHeader, length};
+      out->flags = flags;
+      peeked_bytes_ = RecordFootprint(length == 0 ? 1 : length);
+      return true;
+    }
+  }
   // Frees the record returned by the last Peek() and publishes the new tail.
   void Release() {
     Consume();
@@ -165,7 +219,11 @@ class RingConsumer {
   }
   // Moves past the record returned by the last Peek() without freeing it yet: records
   // consumed this way stay readable in place until Publish().
-  void Consume();
+  void Consume() {
+    assert(peeked_bytes_ != 0 && "Consume without Peek");
+    pos_ += peeked_bytes_;
+    peeked_bytes_ = 0;
+  }
   // Frees every consumed record (publishes the tail to the producer).
   void Publish();
   // Announces that the consumer may sleep. Returns false (and withdraws the announcement)
