@@ -42,13 +42,15 @@ void Fabric::RequestBooksimVcs(int lane, int32_t r, int32_t ivc, int64_t now) {
   for (int i = 0; i < q.cand_count; ++i) {
     const RouteCandidate& c = cands[i];
     const int32_t port_base = base + (c.port << vshift_);
+    const Masks& mk = masks_[port_base >> mshift_];
+    const uint64_t recent = mk.freed_at + 2 > now ? mk.freed : 0;
     uint32_t free = 0;
     for (uint32_t mask = c.vc_mask; mask != 0; mask &= mask - 1) {
       const int vc = std::countr_zero(mask);
       const OutputVcState& s = out_[port_base + vc];
       const int32_t need = ((atomic_vcs_ >> vc) & 1u) != 0 ? depth_ : needed;
       if (s.owner >= 0 || s.credits < need) continue;
-      if (va_free_from_[port_base + vc] > now) {
+      if ((recent & Bit(port_base + vc)) != 0) {
         freeing = true;
         continue;
       }
@@ -81,6 +83,34 @@ void Fabric::MatchBooksimVcs(int lane, int32_t r, Scratch& s) {
   const bool islip = booksim_va_ == VcAllocator::kIslip;
   const BsReq* req = l.bs_req.data();
   const bool one_input = req[n - 1].ivc == req[0].ivc;
+  // islip on routers of up to 64 VCs: the output VCs (bit: router-local index) that more
+  // than one request names, and for each the input VC nearest its pointer, in one pass.
+  const bool table = islip && !one_input && rshift_ <= 6;
+  uint64_t multi = 0;
+  int32_t winner[64];
+  if (table) {
+    uint64_t any = 0;
+    for (int j = 0; j < n; ++j) {
+      const uint64_t m = uint64_t{req[j].mask} << (req[j].port << vshift_);
+      multi |= any & m;
+      any |= m;
+    }
+    int32_t best_dist[64];
+    uint64_t seen = 0;
+    for (int j = 0; j < n; ++j) {
+      const int32_t lj = req[j].ivc - rbase;
+      for (uint64_t m = (uint64_t{req[j].mask} << (req[j].port << vshift_)) & multi; m != 0;
+           m &= m - 1) {
+        const int b = std::countr_zero(m);
+        const int32_t dist = (lj - va_rr_[rbase + b]) & lmask;
+        if (((seen >> b) & 1u) == 0 || dist < best_dist[b]) {
+          best_dist[b] = dist;
+          winner[b] = lj;
+        }
+        seen |= uint64_t{1} << b;
+      }
+    }
+  }
   for (int g = 0; g < n;) {
     const int32_t ivc = req[g].ivc;
     const int32_t li = ivc - rbase;
@@ -91,7 +121,14 @@ void Fabric::MatchBooksimVcs(int lane, int32_t r, Scratch& s) {
       const BsReq& q = req[g];
       const int32_t port_base = q.port << vshift_;
       uint32_t granted = q.mask;
-      if (islip && !one_input) {
+      if (table) {
+        const uint64_t contested = (uint64_t{q.mask} << port_base) & multi;
+        for (uint64_t m = contested; m != 0; m &= m - 1) {
+          const int b = std::countr_zero(m);
+          if (winner[b] != li) granted &= ~(1u << (b - port_base));
+        }
+        if (granted == 0) continue;
+      } else if (islip && !one_input) {
         // Output VCs an input VC nearer their pointers also requests go to that one.
         for (int j = 0; j < n; ++j) {
           const BsReq& o = req[j];
