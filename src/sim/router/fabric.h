@@ -525,6 +525,8 @@ class Fabric {
   // s.va after the router's scan.
   void RequestBooksimVcs(int lane, int32_t r, int32_t ivc, int64_t now);
   void MatchBooksimVcs(int lane, int32_t r, Scratch& s);
+  uint64_t IslipContested(const BsReq* req, int n, int32_t rbase, int32_t* winner,
+                          bool* grouped) const;
   // Inline front ends of those for the common case (fabric_evaluate.cc): a head of one
   // candidate on a wormhole router without atomic VCs or re-routing (booksim_simple_), and
   // a router with one request.
