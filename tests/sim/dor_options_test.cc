@@ -261,5 +261,71 @@ TEST(DorOptionsTest, CheckerFollowsTheDatelineOption) {
   EXPECT_LT(split->channels, 1600);
 }
 
+// Route() on tori small enough for its hop table (dor.h) gives, for every node,
+// destination, input port and VC, tie choice, tie rule and dateline, the hop and VCs the
+// dimension-order functions compute directly (what Route() does on larger tori).
+TEST(DorOptionsTest, HopTableMatchesTheComputedHop) {
+  struct Case {
+    std::vector<int> k;
+    int vcs;
+  };
+  for (const Case& c : {Case{{8, 8}, 4}, Case{{4, 4, 4}, 2}, Case{{5, 6}, 3}, Case{{4, 4}, 1}}) {
+    const auto t = Torus(c.k);
+    for (DorTieRule tie : {DorTieRule::kRandom, DorTieRule::kParity, DorTieRule::kPlus}) {
+      for (DorDateline line : {DorDateline::kShared, DorDateline::kSplit}) {
+        const DorRouting routing(*t, c.vcs, tie, line);
+        int checked = 0;
+        for (int node = 0; node < t->NumNodes(); ++node) {
+          for (int dst = 0; dst < t->NumNodes(); ++dst) {
+            for (int in_port = 0; in_port <= t->PePort(); ++in_port) {
+              for (int in_vc = 0; in_vc < c.vcs; ++in_vc) {
+                for (uint32_t drawn = 0; drawn < 8; drawn += tie == DorTieRule::kRandom ? 1 : 8) {
+                  // kRandom: the tie bits already drawn (route_state.h bits 4-7).
+                  const uint32_t state0 = tie == DorTieRule::kRandom ? 0x80u | drawn << 4 : 0u;
+                  uint32_t state = state0, expect_state = state0;
+                  RouteRequest req;
+                  req.node = node;
+                  req.in_port = in_port;
+                  req.in_vc = in_vc;
+                  req.src = (node + 3) % t->NumNodes();
+                  req.dst = dst;
+                  req.now = 17;
+                  req.message_state = &state;
+                  RouteResult out;
+                  routing.Route(req, &out);
+                  const uint32_t ties =
+                      tie == DorTieRule::kPlus
+                          ? 0u
+                          : DorTieMinusBits(*t, tie, req.src, dst, req.now, &expect_state);
+                  const DorHop hop = NextDorHop(*t, node, dst, ties);
+                  if (hop.port < 0) {
+                    EXPECT_EQ(out.size(), 0);
+                    continue;
+                  }
+                  const uint32_t mask =
+                      line == DorDateline::kShared
+                          ? SharedDatelineMask(*t, hop, node, dst, in_port, in_vc, c.vcs)
+                          : ClassMask(0, c.vcs, hop.dateline_class);
+                  if (mask == 0) {  // no VC may be taken from here: no candidate
+                    EXPECT_EQ(out.size(), 0);
+                    continue;
+                  }
+                  ASSERT_EQ(out.size(), 1) << node << "->" << dst;
+                  EXPECT_EQ(out[0].port, hop.port) << node << "->" << dst;
+                  EXPECT_EQ(out[0].vc_mask, mask)
+                      << node << "->" << dst << " in " << in_port << "/" << in_vc;
+                  EXPECT_EQ(state, expect_state);
+                  ++checked;
+                }
+              }
+            }
+          }
+        }
+        EXPECT_GT(checked, 0);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ukai::sim

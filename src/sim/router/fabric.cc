@@ -100,7 +100,6 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
           : config.vc_allocator;
   if (booksim_va_ != VcAllocator::kMaxCredit) {
     va_accept_.Reset(nvc);
-    va_free_from_.Reset(nvc);
     booksim_simple_ = !reroute_ && !vct_ && atomic_vcs_ == 0;
   }
   rr_.Reset(npi);
@@ -132,6 +131,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
     lane.tx.resize(static_cast<size_t>(routers) << pshift_);
     lane.ej.resize(static_cast<size_t>(routers * eject_flits_));
     lane.out.resize(static_cast<size_t>(plan->count()));
+    lane.pipe_ring.resize(kPipeSlots);
   }
   for (const NodeRun& run : local_) {
     const size_t v0 = static_cast<size_t>(run.begin) << rshift_;
@@ -232,7 +232,6 @@ double Fabric::ReservedBytes() const {
   add(out_);
   add(va_rr_);
   add(va_accept_);
-  add(va_free_from_);
   add(rr_);
   add(valid_vcs_);
   add(down_ivc_);
@@ -308,6 +307,7 @@ void Fabric::ForgetRoutes() {
       const uint64_t bit = Bit(ivc);
       if (in_[ivc].state != kIdle && (masks_[ivc >> mshift_].active & bit) == 0) {
         in_[ivc].state = kIdle;
+        masks_[ivc >> mshift_].pipe &= ~bit;
       }
     }
   }
@@ -327,6 +327,7 @@ void Fabric::InitHot() {
   h.ej = nullptr;
   h.route = nullptr;
   h.bs_req = nullptr;
+  h.pipe_ring = nullptr;
   h.lane = 0;
   h.link_port = link_port_.empty() ? nullptr : link_port_.data();
   h.ports = ports_;
@@ -341,6 +342,8 @@ void Fabric::InitHot() {
   h.shared_headers = shared_headers_;
   h.table_ports = table_ports_;
   h.booksim_va = booksim_va_ != VcAllocator::kMaxCredit;
+  h.va_unique = booksim_va_ == VcAllocator::kIslip;
+  h.partitioned = std::any_of(owner_.begin(), owner_.end(), [](int32_t p) { return p != 0; });
   h.extras = forking_ || saf_ != 0 || !link_port_.empty() || !eject_bounded_.empty();
   hot_ = h;
 }

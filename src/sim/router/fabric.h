@@ -341,7 +341,19 @@ class Fabric {
     uint64_t visible;   // VCs whose front flit has arrived (a subset of nonempty)
     uint64_t active;    // VCs owning an output VC
     uint64_t credit;    // active VCs whose output VC has a credit (a subset of active)
+    // The same bits for the router's output VCs (an output VC's index is laid out as an
+    // input VC's): held by an input VC (OutputVcState::owner >= 0)...
+    uint64_t owned;
+    // ...and, with BookSim2's VC allocators, released by a router that is not a terminal
+    // in cycle freed_at (only the last such cycle's): a head may request them from
+    // freed_at + 2 on (BookSim2 allocates a VC one cycle before the switch).
+    uint64_t freed;
+    int64_t freed_at;
+    // Input VCs whose routed head is still in its hop pipeline (ready in a later cycle):
+    // the head loop skips them until Lane::pipe_ring clears the bit in their ready cycle.
+    uint64_t pipe;
   };
+  static_assert(sizeof(Masks) == 64);
   // Switch allocation round-robin pointers of a router port (index Pi).
   struct RoundRobin {
     uint8_t in;   // next VC this input port prefers
@@ -375,11 +387,12 @@ class Fabric {
     RoundRobin* __restrict rr;
     uint32_t* __restrict epoch;
     const int32_t* __restrict down_ivc;
-    const uint8_t* __restrict remote;  // remote_
+    const uint8_t* __restrict remote;  // remote_ (all zero unless `partitioned`)
     Transfer* __restrict tx;           // the evaluating lane's lists
     Ejected* __restrict ej;
-    RouteResult* route;          // the lane's RouteHead() scratch
-    std::vector<BsReq>* bs_req;  // the lane's BookSim2 VC-allocation requests
+    RouteResult* route;               // the lane's RouteHead() scratch
+    std::vector<BsReq>* bs_req;       // the lane's BookSim2 VC-allocation requests
+    std::vector<int32_t>* pipe_ring;  // the lane's Lane::pipe_ring
     int lane;
     // Per router port (index Pi): the latency of the channel it feeds, when the topology
     // gives channels their own latencies (topology/graph.h); nullptr: `link` everywhere.
@@ -394,6 +407,10 @@ class Fabric {
     // then compile those features out).
     bool extras;
     bool booksim_va;  // booksim_va_ != kMaxCredit (a constant on the constant-layout paths)
+    // booksim_va_ == kIslip: the matched requests name distinct output VCs, so
+    // AllocateVcs() grants each without arbitration.
+    bool va_unique;
+    bool partitioned;  // the network has more than one partition
   };
   // Per-router scratch of one Evaluate.
   struct VaReq {
@@ -438,6 +455,10 @@ class Fabric {
     // were applied.
     std::vector<std::vector<int32_t>> credit_ring;
     int64_t credits_applied = -1;
+    // Input VCs whose Masks::pipe bit is cleared in cycle t, at slot t % kPipeSlots, and
+    // the last cycle whose slot was cleared (ClearPipes()).
+    std::vector<std::vector<int32_t>> pipe_ring;
+    int64_t pipes_cleared = -1;
     int64_t flits_moved = 0, flits_ejected = 0, flit_hops = 0, last_move_cycle = 0;
   };
   void InitHot();
@@ -449,6 +470,16 @@ class Fabric {
   int32_t Pi(int32_t r, int p) const { return (r << pshift_) | p; }
   int32_t Ivc(int32_t r, int p, int v) const { return (Pi(r, p) << vshift_) | v; }
   uint64_t Bit(int32_t ivc) const { return uint64_t{1} << (ivc & ((1 << mshift_) - 1)); }
+  // Output VC `ovc` held by input VC `ivc` / free again (its owner and Masks::owned; off
+  // the hot paths, which update both inline).
+  void SetOwner(int32_t ovc, int32_t ivc) {
+    out_[ovc].owner = ivc;
+    masks_[ovc >> mshift_].owned |= Bit(ovc);
+  }
+  void ClearOwner(int32_t ovc) {
+    out_[ovc].owner = -1;
+    masks_[ovc >> mshift_].owned &= ~Bit(ovc);
+  }
   // One mask (`field` of Masks) of port p of router r, bit v = VC v (debug views).
   uint32_t PortBits(uint64_t Masks::*field, int32_t r, int p) const {
     const int32_t ivc0 = Ivc(r, p, 0);
@@ -494,6 +525,8 @@ class Fabric {
   // s.va after the router's scan.
   void RequestBooksimVcs(int lane, int32_t r, int32_t ivc, int64_t now);
   void MatchBooksimVcs(int lane, int32_t r, Scratch& s);
+  uint64_t IslipContested(const BsReq* req, int n, int32_t rbase, int32_t* winner,
+                          bool* grouped) const;
   // Inline front ends of those for the common case (fabric_evaluate.cc): a head of one
   // candidate on a wormhole router without atomic VCs or re-routing (booksim_simple_), and
   // a router with one request.
@@ -516,6 +549,9 @@ class Fabric {
   // `now` on applied (Evaluate() calls it first).
   void CommitDelayed(Lane& lane, int64_t now, uint8_t* active);
   void DeferCredit(Lane& lane, int32_t ovc, int64_t now);
+  // Clears the Masks::pipe bits due in the cycles since the last call, up to `now`.
+  void ClearPipes(Lane& lane, int64_t now);
+  static constexpr int kPipeSlots = 8;  // a power of two
   void ApplyDueCredits(Lane& lane, int64_t now);
   void ApplyCredit(int32_t ovc);
   // Credits on their way back to output VC `ovc` (the invariant check counts them).
@@ -583,10 +619,6 @@ class Fabric {
   // With them: no re-routing, wormhole, no atomic VCs (RequestBooksim()'s inline case).
   bool booksim_simple_ = false;
   LazyArray<int32_t> va_accept_;
-  // Per output VC: the first cycle a head may request it after the tail of its last packet
-  // left (BookSim2 allocates the VC one cycle before the switch, so a VC freed by switch
-  // allocation in cycle t serves a head whose switch allocation is in t + 2 at the earliest).
-  LazyArray<int64_t> va_free_from_;
   // router.model = booksim: switch traversal cycles moved onto the channels, and the
   // credit channels (credit_delay_ < 0: credits count the next cycle, ukai's model).
   int traversal_cycles_ = 0;

@@ -42,13 +42,15 @@ void Fabric::RequestBooksimVcs(int lane, int32_t r, int32_t ivc, int64_t now) {
   for (int i = 0; i < q.cand_count; ++i) {
     const RouteCandidate& c = cands[i];
     const int32_t port_base = base + (c.port << vshift_);
+    const Masks& mk = masks_[port_base >> mshift_];
+    const uint64_t recent = mk.freed_at + 2 > now ? mk.freed : 0;
     uint32_t free = 0;
     for (uint32_t mask = c.vc_mask; mask != 0; mask &= mask - 1) {
       const int vc = std::countr_zero(mask);
       const OutputVcState& s = out_[port_base + vc];
       const int32_t need = ((atomic_vcs_ >> vc) & 1u) != 0 ? depth_ : needed;
       if (s.owner >= 0 || s.credits < need) continue;
-      if (va_free_from_[port_base + vc] > now) {
+      if ((recent & Bit(port_base + vc)) != 0) {
         freeing = true;
         continue;
       }
@@ -72,6 +74,56 @@ void Fabric::RequestBooksimVcs(int lane, int32_t r, int32_t ivc, int64_t now) {
 // (va_rr_); each input VC then accepts the granted output VC nearest its own pointer
 // (va_accept_). Separable input-first: each input VC picks the best tier, then the output
 // VC nearest its pointer, and AllocateVcs() arbitrates per output VC.
+namespace {
+
+// islip: the VCs of request `q` (of router-local input VC `li`) that no request nearer an
+// output VC's pointer also names (`winner`: the nearest one of every VC in `multi`).
+inline uint32_t IslipGranted(uint32_t mask, int32_t port_base, int32_t li, uint64_t multi,
+                             const int32_t* winner) {
+  uint32_t granted = mask;
+  for (uint64_t m = (uint64_t{mask} << port_base) & multi; m != 0; m &= m - 1) {
+    const int b = std::countr_zero(m);
+    if (winner[b] != li) granted &= ~(1u << (b - port_base));
+  }
+  return granted;
+}
+
+}  // namespace
+
+// islip on routers of up to 64 VCs: the output VCs (bit: router-local index) that more
+// than one request names, and in `winner` for each the router-local input VC nearest its
+// pointer; `grouped`: some input VC made more than one request.
+uint64_t Fabric::IslipContested(const BsReq* req, int n, int32_t rbase, int32_t* winner,
+                                bool* grouped) const {
+  const int32_t lmask = (1 << rshift_) - 1;
+  uint64_t any = 0, multi = 0;
+  bool more = false;
+  for (int j = 0; j < n; ++j) {
+    const uint64_t m = uint64_t{req[j].mask} << (req[j].port << vshift_);
+    multi |= any & m;
+    any |= m;
+    more |= j > 0 && req[j].ivc == req[j - 1].ivc;
+  }
+  *grouped = more;
+  if (multi == 0) return 0;
+  int32_t best_dist[64];
+  uint64_t seen = 0;
+  for (int j = 0; j < n; ++j) {
+    const int32_t lj = req[j].ivc - rbase;
+    for (uint64_t m = (uint64_t{req[j].mask} << (req[j].port << vshift_)) & multi; m != 0;
+         m &= m - 1) {
+      const int b = std::countr_zero(m);
+      const int32_t dist = (lj - va_rr_[rbase + b]) & lmask;
+      if (((seen >> b) & 1u) == 0 || dist < best_dist[b]) {
+        best_dist[b] = dist;
+        winner[b] = lj;
+      }
+      seen |= uint64_t{1} << b;
+    }
+  }
+  return multi;
+}
+
 void Fabric::MatchBooksimVcs(int lane, int32_t r, Scratch& s) {
   Lane& l = lanes_[static_cast<size_t>(lane)];
   const int n = static_cast<int>(l.bs_req.size());
@@ -81,6 +133,23 @@ void Fabric::MatchBooksimVcs(int lane, int32_t r, Scratch& s) {
   const bool islip = booksim_va_ == VcAllocator::kIslip;
   const BsReq* req = l.bs_req.data();
   const bool one_input = req[n - 1].ivc == req[0].ivc;
+  const bool table = islip && !one_input && rshift_ <= 6;
+  uint64_t multi = 0;
+  int32_t winner[64];
+  bool grouped = true;
+  if (table) multi = IslipContested(req, n, rbase, winner, &grouped);
+  if (table && !grouped) {  // one request per input VC: it takes its nearest granted VC
+    for (int j = 0; j < n; ++j) {
+      const BsReq& q = req[j];
+      const int32_t port_base = q.port << vshift_;
+      const uint32_t granted = IslipGranted(q.mask, port_base, q.ivc - rbase, multi, winner);
+      if (granted == 0) continue;
+      const int32_t lo = port_base + NearestVc(granted, port_base, va_accept_[q.ivc], vshift_);
+      s.va[s.nva++] = {q.ivc, rbase + lo, q.ip, q.v};
+    }
+    l.bs_req.clear();
+    return;
+  }
   for (int g = 0; g < n;) {
     const int32_t ivc = req[g].ivc;
     const int32_t li = ivc - rbase;
@@ -91,7 +160,10 @@ void Fabric::MatchBooksimVcs(int lane, int32_t r, Scratch& s) {
       const BsReq& q = req[g];
       const int32_t port_base = q.port << vshift_;
       uint32_t granted = q.mask;
-      if (islip && !one_input) {
+      if (table) {
+        granted = IslipGranted(q.mask, port_base, li, multi, winner);
+        if (granted == 0) continue;
+      } else if (islip && !one_input) {
         // Output VCs an input VC nearer their pointers also requests go to that one.
         for (int j = 0; j < n; ++j) {
           const BsReq& o = req[j];

@@ -40,6 +40,9 @@ void Fabric::CheckRouter(int32_t r, const std::function<void(const std::string&)
         if (has_credit != (((credit_bits >> v) & 1u) != 0)) {
           fail("credit mask mismatch at input VC " + std::to_string(ivc));
         }
+        if ((out_[ivc].owner >= 0) != ((masks_[ivc >> mshift_].owned & Bit(ivc)) != 0)) {
+          fail("owned mask mismatch at output VC " + std::to_string(ivc));
+        }
         if (out_[ivc].owner >= 0) {
           const int32_t o = out_[ivc].owner;
           const bool o_active = (masks_[o >> mshift_].active & Bit(o)) != 0;

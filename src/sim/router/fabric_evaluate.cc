@@ -1,6 +1,7 @@
 // Fabric::Evaluate: one cycle of a set of routers, in stages (scan the input ports, VC
 // allocation, switch allocation + traversal). Every stage of router r reads committed
 // state and writes only router r's own state and the staged transfers (fabric.h).
+#include <algorithm>
 #include <bit>
 
 #include "sim/router/fabric.h"
@@ -26,6 +27,7 @@ UKAI_INLINE int PickRoundRobin(uint32_t mask, int start) {
 void Fabric::Evaluate(int lane_index, const int32_t* routers, size_t count, int64_t now) {
   Lane& lane = lanes_[static_cast<size_t>(lane_index)];
   if (credit_delay_ >= 0) ApplyDueCredits(lane, now);
+  ClearPipes(lane, now);
   for (int32_t part : lane.out_used) lane.out[static_cast<size_t>(part)].clear();
   lane.out_used.clear();
   lane.boundary_flits = 0;
@@ -34,6 +36,7 @@ void Fabric::Evaluate(int lane_index, const int32_t* routers, size_t count, int6
   base.ej = lane.ej.data();
   base.route = &lane.route;
   base.bs_req = &lane.bs_req;
+  base.pipe_ring = lane.pipe_ring.data();
   base.lane = lane_index;
   Scratch s;
   s.ntx = lane.ntx;
@@ -63,6 +66,18 @@ void Fabric::Evaluate(int lane_index, const int32_t* routers, size_t count, int6
     lane.flit_hops += lane.ntx + lane.boundary_flits;
     lane.last_move_cycle = now;
   }
+}
+
+// Every slot once at most: the cycles since the last call (the engine may skip idle ones).
+// A slot holds only VCs due in a cycle after the last call and within kPipeSlots of it.
+void Fabric::ClearPipes(Lane& lane, int64_t now) {
+  const int64_t first = std::max(lane.pipes_cleared + 1, now - kPipeSlots + 1);
+  for (int64_t t = first; t <= now; ++t) {
+    std::vector<int32_t>& due = lane.pipe_ring[static_cast<size_t>(t & (kPipeSlots - 1))];
+    for (int32_t ivc : due) masks_[ivc >> mshift_].pipe &= ~Bit(ivc);
+    due.clear();
+  }
+  lane.pipes_cleared = now;
 }
 
 // Up to 8 ports of 2^kVshift VCs of 2^kDshift flits, 1-cycle links: with the layout as
@@ -149,7 +164,7 @@ UKAI_INLINE void Fabric::ScanRouter(const Hot& h, int32_t r, int32_t rpi, int64_
   }
   for (int32_t w = w0; w < w0 + (1 << wshift); ++w) {
     const Masks& mk = h.masks[w];
-    for (uint64_t m = mk.visible & ~mk.active; m != 0; m &= m - 1) {
+    for (uint64_t m = mk.visible & ~mk.active & ~mk.pipe; m != 0; m &= m - 1) {
       HandleHead(h, r, (w << h.mshift) | Ctz64(m), now, s);
     }
   }
@@ -269,9 +284,10 @@ __attribute__((noinline)) void Fabric::GrantWithOptions(const Hot& h, int32_t r,
 // A visible head without an output VC: route it if new, then (once its hop pipeline is
 // over) ask the selection for an output VC and queue a VC-allocation request.
 UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_t now, Scratch& s) {
+  InVc& q = h.in[ivc];
+  if (q.state == kRouted && q.ready > now) return;  // still in its hop pipeline
   const int ip = (ivc >> h.vshift) & ((1 << h.pshift) - 1);
   const int v = ivc & ((1 << h.vshift) - 1);
-  InVc& q = h.in[ivc];
   if (q.state == kBlocked) {
     // Nothing freed since the last failed selection: it would fail again.
     if (q.aux == static_cast<int32_t>(h.epoch[r])) return;
@@ -286,7 +302,13 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_
       }
       s.table_used |= port;
     }
-    if (q.ready > now) return;
+    if (q.ready > now) {  // just routed: the head loop skips it until its ready cycle
+      if (q.ready - now < kPipeSlots) {
+        h.masks[ivc >> h.mshift].pipe |= uint64_t{1} << (ivc & ((1 << h.mshift) - 1));
+        h.pipe_ring[q.ready & (kPipeSlots - 1)].push_back(ivc);
+      }
+      return;
+    }
   }
   if (__builtin_expect(h.extras, false) && saf_ != 0 && !MaySelect(r, ivc, now)) return;
   if (__builtin_expect(h.extras, false) && forking_ && fork_n_[ivc] != 0) {
@@ -338,17 +360,13 @@ UKAI_INLINE void Fabric::RequestBooksim(const Hot& h, int32_t r, int32_t ivc, in
     return;
   }
   const int32_t port_base = (r << (h.pshift + h.vshift)) + (q.cand_port << h.vshift);
-  const int64_t* __restrict free_from = va_free_from_.data() + port_base;
-  const OutputVcState* __restrict out = h.out + port_base;
-  uint32_t free = 0;
-  bool freeing = false;  // a VC freed too recently: try again next cycle
-  for (uint32_t m = q.cand_mask; m != 0; m &= m - 1) {
-    const int vc = Ctz(m);
-    if (out[vc].owner >= 0) continue;
-    const bool recent = free_from[vc] > now;
-    freeing |= recent;
-    free |= static_cast<uint32_t>(!recent) << vc;
-  }
+  const Masks& mk = h.masks[port_base >> h.mshift];
+  const int shift = port_base & ((1 << h.mshift) - 1);
+  const uint64_t recent = mk.freed_at + 2 > now ? mk.freed : 0;
+  const auto unowned = static_cast<uint32_t>(~mk.owned >> shift) & q.cand_mask;
+  const uint32_t free = unowned & ~static_cast<uint32_t>(recent >> shift);
+  // A VC freed too recently: try again next cycle.
+  const bool freeing = (unowned & static_cast<uint32_t>(recent >> shift)) != 0;
   if (free != 0) {
     const int ip = (ivc >> h.vshift) & ((1 << h.pshift) - 1);
     const int v = ivc & ((1 << h.vshift) - 1);
@@ -465,21 +483,24 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
   for (int i = 0; i < s.nva; ++i) {
     const VaReq& q = s.va[i];
     if (h.out[q.ovc].owner >= 0) continue;  // granted to a competitor earlier in this loop
-    const int32_t rr = va_rr_[q.ovc];
-    const int32_t prio = (q.ivc - rbase - rr) & lmask;
-    bool wins = true;
-    for (int j = 0; j < s.nva && wins; ++j) {
-      if (j == i || s.va[j].ovc != q.ovc) continue;
-      wins = ((s.va[j].ivc - rbase - rr) & lmask) > prio;
+    if (!h.va_unique) {
+      const int32_t rr = va_rr_[q.ovc];
+      const int32_t prio = (q.ivc - rbase - rr) & lmask;
+      bool wins = true;
+      for (int j = 0; j < s.nva && wins; ++j) {
+        if (j == i || s.va[j].ovc != q.ovc) continue;
+        wins = ((s.va[j].ivc - rbase - rr) & lmask) > prio;
+      }
+      if (!wins) continue;
     }
-    if (!wins) continue;
     InVc& in = h.in[q.ivc];
     h.out[q.ovc].owner = q.ivc;
+    h.masks[q.ovc >> h.mshift].owned |= uint64_t{1} << (q.ovc & ((1 << h.mshift) - 1));
     in.out = q.ovc;
     if (__builtin_expect(h.extras, false)) in.stored = 0;
     const int op = (q.ovc - rbase) >> h.vshift;
     in.aux = op == h.pe ? r : h.down_ivc[rpi | op] + static_cast<int32_t>(q.ovc & vmask);
-    in.remote = h.remote[rpi | op] | h.remote[rpi | q.ip];
+    in.remote = h.partitioned ? h.remote[rpi | op] | h.remote[rpi | q.ip] : 0;
     in.state = kRouted;
     Masks& mk = h.masks[q.ivc >> h.mshift];
     const uint64_t bit = uint64_t{1} << (q.ivc & ((1 << h.mshift) - 1));
@@ -576,10 +597,17 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   }
   if (tail) {
     o.owner = -1;
-    if (h.booksim_va) {
-      // A terminal (BookSim2's source) reuses its VC at once; a router a cycle later.
-      va_free_from_[q.out] =
-          now + (!terminal_.empty() && terminal_[static_cast<size_t>(r)] ? 1 : 2);
+    Masks& om = h.masks[q.out >> h.mshift];
+    const uint64_t obit = uint64_t{1} << (q.out & ((1 << h.mshift) - 1));
+    om.owned &= ~obit;
+    // BookSim2's VC allocators: a terminal (BookSim2's source) reuses its VC at once; a
+    // router a cycle later.
+    if (h.booksim_va && (terminal_.empty() || terminal_[static_cast<size_t>(r)] == 0)) {
+      if (om.freed_at != now) {
+        om.freed = 0;
+        om.freed_at = now;
+      }
+      om.freed |= obit;
     }
     if (__builtin_expect(h.extras, false) && forking_ && fork_n_[ivc] != 0) ReleaseFork(r, ivc);
     q.state = kIdle;

@@ -44,7 +44,7 @@ void Fabric::ForkAcquire(int32_t r, int32_t ivc) {
       }
     }
     if (best < 0) break;
-    for (uint32_t m = valid; m != 0; m &= m - 1) h.out[pbase + __builtin_ctz(m)].owner = ivc;
+    for (uint32_t m = valid; m != 0; m &= m - 1) SetOwner(pbase + __builtin_ctz(m), ivc);
     branches[got] = {pbase + best, c.port == h.pe ? r : h.down_ivc[Pi(r, c.port)] + best};
     ++got;
   }
@@ -116,7 +116,7 @@ void Fabric::ReleaseFork(int32_t r, int32_t ivc) {
     const int port = static_cast<int>((static_cast<uint32_t>(branches[i].ovc) >> h.vshift) & pmask);
     const int32_t pbase = base + (port << h.vshift);
     for (uint32_t m = valid_vcs_[Pi(r, port)]; m != 0; m &= m - 1) {
-      h.out[pbase + __builtin_ctz(m)].owner = -1;
+      ClearOwner(pbase + __builtin_ctz(m));
     }
   }
   fork_n_[ivc] = 0;

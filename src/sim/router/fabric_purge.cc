@@ -96,11 +96,12 @@ int Fabric::PurgeVc(int32_t ivc, const std::function<bool(int32_t msg)>& discard
   if (!discard(served)) return removed;
   // The served message is gone: release its output VC, route the next head afresh.
   if ((mk.active & Bit(ivc)) != 0) {
-    if (out_[q.out].owner == ivc) out_[q.out].owner = -1;
+    if (out_[q.out].owner == ivc) ClearOwner(q.out);
     mk.active &= ~Bit(ivc);
     mk.credit &= ~Bit(ivc);
   }
   q.state = kIdle;
+  mk.pipe &= ~Bit(ivc);
   q.stored = 0;
   return removed;
 }

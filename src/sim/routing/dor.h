@@ -9,17 +9,21 @@
 #ifndef UKAI_SIM_ROUTING_DOR_H_
 #define UKAI_SIM_ROUTING_DOR_H_
 
+#include <cstdint>
+#include <vector>
+
 #include "sim/experiment/sim_config.h"
 #include "sim/routing/routing.h"
 #include "sim/topology/kary_ncube.h"
 
 namespace ukai::sim {
 
+struct DorHop;
+
 class DorRouting final : public RoutingFunction {
  public:
   DorRouting(const KaryNCube& topology, int vcs, DorTieRule tie = DorTieRule::kPlus,
-             DorDateline dateline = DorDateline::kSplit)
-      : topo_(topology), vcs_(vcs), tie_(tie), dateline_(dateline) {}
+             DorDateline dateline = DorDateline::kSplit);
   void Route(const RouteRequest& request, RouteResult* result) const override;
   // A mesh, or a torus whose ties all go "+" and whose dateline class depends on (node,
   // destination) only (split): the hop depends on nothing else.
@@ -28,10 +32,23 @@ class DorRouting final : public RoutingFunction {
   }
 
  private:
+  // The VCs of `hop` for a head that came in on (in_port, in_vc).
+  uint32_t HopMask(const DorHop& hop, int node, int dst, int in_port, int in_vc) const;
+  void BuildHops();
+
   const KaryNCube& topo_;
   int vcs_;
   DorTieRule tie_;
   DorDateline dateline_;
+  // On a torus of up to 8 VCs and kMaxHops (node, destination, tie bits) triples: per
+  // triple, index (node * nodes + destination) << n | tie bits, the hop Route() computes
+  // otherwise, packed: bits 0-7 the output port + 1 (0: node == destination), bits 8-15
+  // the VC mask for a head that does not arrive straight along the hop's ring, 16-23 for
+  // one that does on a VC below vcs / 2, 24-31 on one at or above it (the dateline masks
+  // depend on nothing else). Empty otherwise.
+  static constexpr size_t kMaxHops = size_t{1} << 16;
+  std::vector<uint32_t> hops_;
+  size_t hop_nodes_ = 0;
 };
 
 }  // namespace ukai::sim
