@@ -17,7 +17,8 @@
 // A figure is rank 0's median time per call over batches of back-to-back calls (doubled from
 // one until a batch takes kBatchUs = 20 us), as the helper times Open MPI. Options: --runs=N,
 // --seconds=S (per figure, default 0.3), --only=targets|relay, --tune,
-// --worker (internal: one rank of a ukai job; --specs=..., --out=FILE).
+// --worker (internal: one rank of a ukai job; --specs=..., --out=FILE), --help; anything else
+// is refused with exit code 2.
 #include <unistd.h>
 
 #include <algorithm>
@@ -471,12 +472,41 @@ void Tune(double seconds) {
   }
 }
 
+// Checks the driver's options (the worker's come from the driver): -1 to go on; otherwise the
+// exit code (0 after --help, 2 after printing what is wrong), so that a mistyped option does
+// not start a quarter-hour run.
+int CheckDriverArgs(int argc, char** argv) {
+  static const char kUsage[] =
+      "usage: ukai_coll_bench [--runs=N] [--seconds=S] [--only=targets|relay]\n"
+      "       ukai_coll_bench --tune [--seconds=S]\n";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const size_t eq = a.find('=');
+    const std::string name = a.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : a.substr(eq + 1);
+    if (a == "--help" || a == "-h") return std::fputs(kUsage, stdout), 0;
+    char* end = nullptr;
+    const double number = value.empty() ? 0 : std::strtod(value.c_str(), &end);
+    const bool positive = !value.empty() && *end == '\0' && number > 0;
+    const bool ok = (a == "--tune") || (name == "--seconds" && positive) ||
+                    (name == "--runs" && positive && number == static_cast<int>(number)) ||
+                    a == "--only=targets" || a == "--only=relay";
+    if (!ok) {
+      std::fprintf(stderr, "ukai_coll_bench: unknown or malformed argument '%s'\n%s", argv[i],
+                   kUsage);
+      return 2;
+    }
+  }
+  return -1;
+}
+
 }  // namespace
 }  // namespace ukai::bench
 
 int main(int argc, char** argv) {
   using namespace ukai::bench;
   if (!Arg(argc, argv, "--worker").empty()) return RunWorker(argc, argv);
+  if (const int code = CheckDriverArgs(argc, argv); code >= 0) return code;
   const double seconds = std::atof(Arg(argc, argv, "--seconds", "0.3").c_str());
   if (!Arg(argc, argv, "--tune").empty()) {
     Tune(seconds);
