@@ -170,34 +170,38 @@ bool ShmChannel::WriteCompact(const ByteBlock& frame) {
   return WriteCompactRecord(r, {h + wire::kHeaderSize, frame.size() - wire::kHeaderSize});
 }
 
+namespace {
+
+// A compact record's header: the route's words, then the address when it has one (`head`
+// bytes: kCompactHeader, or 8 more).
+void PutCompactHeader(const CommObject::RsrRoute& r, size_t head, uint8_t* out) {
+  wire::PutLe32(out, r.context);
+  wire::PutLe32(out + 4, r.endpoint);
+  wire::PutLe32(out + 8, r.handler);
+  wire::PutLe32(out + 12, r.flags);
+  if (head != kCompactHeader) wire::PutLe64(out + kCompactHeader, r.address);
+}
+
+}  // namespace
+
 bool ShmChannel::WriteCompactRecord(const RsrRoute& r, std::span<const uint8_t> payload) {
   const size_t head = (r.flags & wire::kFlagHasAddress) != 0 ? kCompactHeader + 8 : kCompactHeader;
   const size_t n = payload.size();
   if (head + n <= kFirstLinePayload) {  // one cache line (an 8-byte RSR): the short way
     return producer_.TryWriteLine(head + n, kCompactRsr, [&](std::byte* area) {
       auto* out = reinterpret_cast<uint8_t*>(area);
-      wire::PutLe32(out, r.context);
-      wire::PutLe32(out + 4, r.endpoint);
-      wire::PutLe32(out + 8, r.handler);
-      wire::PutLe32(out + 12, r.flags);
-      if (head != kCompactHeader) wire::PutLe64(out + kCompactHeader, r.address);
+      PutCompactHeader(r, head, out);
       if (n != 0) std::memcpy(out + head, payload.data(), n);
     });
   }
   std::span<std::byte> area = producer_.TryReserve(head + n);
   if (area.empty()) return false;
   auto* out = reinterpret_cast<uint8_t*>(area.data());
-  // Bytes past the record's first cache line first, the first line last (see Commit).
-  size_t first = n;
-  if (head + n > kFirstLinePayload) {
-    first = kFirstLinePayload > head ? kFirstLinePayload - head : 0;
-    std::memcpy(out + head + first, payload.data() + first, n - first);
-  }
-  wire::PutLe32(out, r.context);
-  wire::PutLe32(out + 4, r.endpoint);
-  wire::PutLe32(out + 8, r.handler);
-  wire::PutLe32(out + 12, r.flags);
-  if (head != kCompactHeader) wire::PutLe64(out + kCompactHeader, r.address);
+  // Bytes past the record's first cache line first (the record is longer than a line
+  // here), the first line last (see Commit).
+  const size_t first = kFirstLinePayload > head ? kFirstLinePayload - head : 0;
+  std::memcpy(out + head + first, payload.data() + first, n - first);
+  PutCompactHeader(r, head, out);
   if (first != 0) std::memcpy(out + head, payload.data(), first);
   producer_.Commit(head + n, kCompactRsr);
   return true;
