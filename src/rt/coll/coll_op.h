@@ -71,6 +71,10 @@ struct CollCounters {
   std::atomic<uint64_t> shared_writes{0};  // shared copies' halves written by us
   std::atomic<uint64_t> slot_ops{0};       // barriers and allreduces done in shared slots
   std::atomic<uint64_t> announced{0};      // large messages announced (rendezvous, kRts)
+  // slot_ops + 1: counted under the group's lock only, so without a locked instruction.
+  void CountSlotOp() {
+    slot_ops.store(slot_ops.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 };
 
 // The part of a shared copy of `length` bytes that the sender writes: [0, SharedHalf).

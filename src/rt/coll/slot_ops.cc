@@ -55,7 +55,7 @@ bool CollOp::ReadSlots(const coll::SlotArea& area, Outbox* out) {
       combiner_.Apply(recv, area.Find(r, init_.seq, &sig), recv, bytes);
     }
   }
-  if (init_.counters) init_.counters->slot_ops.fetch_add(1, std::memory_order_relaxed);
+  if (init_.counters) init_.counters->CountSlotOp();
   Finish(Status::Ok(), out);
   return true;
 }
@@ -157,7 +157,7 @@ CollRequest GroupState::PostSlotBarrier() {
       if (missing == size()) {  // this member came last: the barrier is complete
         slots_->SetDone(rank_, seq);
         slot_prev_ok_ = true;
-        counters_->slot_ops.fetch_add(1, std::memory_order_relaxed);
+        counters_->CountSlotOp();
         if (slot_done_ == nullptr) slot_done_ = CollOp::Failed(&runtime(), Status::Ok());
         return CollRequest(slot_done_);
       }
