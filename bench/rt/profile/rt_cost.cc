@@ -119,8 +119,9 @@ int MeasureBarrier(std::vector<std::unique_ptr<rt::Runtime>>& rts, const Options
   return 0;
 }
 
-int Main(int argc, char** argv) {
-  Options o;
+// Reads the arguments into *o; 0, or the exit code (2) after a message.
+int ParseOptions(int argc, char** argv, Options* po) {
+  Options& o = *po;
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
     if (s.rfind("--module=", 0) == 0) {
@@ -152,15 +153,21 @@ int Main(int argc, char** argv) {
                  "ukai_rt_cost: --count and --window >= 1, --bytes <= 64 MiB, --barrier=2..16\n");
     return 2;
   }
-  std::vector<std::unique_ptr<rt::Runtime>> rts(std::max(2, o.members));
-  for (auto& slot : rts) {
+  return 0;
+}
+
+// Starts the runtimes of *rts (progress threads off, o.module only, --ukai-... applied); 0, or
+// the exit code after a message.
+int StartRuntimes(char* argv0, const Options& o, std::vector<std::unique_ptr<rt::Runtime>>* rts) {
+  for (auto& slot : *rts) {
     rt::RuntimeOptions opt;
     opt.bootstrap = "single";
     opt.modules = {o.module};
     opt.progress_thread = false;
     opt.params["tcp.listen"] = "127.0.0.1:0";
-    std::vector<char*> args = {argv[0]};
-    for (auto& s : o.runtime_args) args.push_back(s.data());
+    std::vector<std::string> extra = o.runtime_args;  // ParseRuntimeArgs takes char**
+    std::vector<char*> args = {argv0};
+    for (auto& s : extra) args.push_back(s.data());
     int n = static_cast<int>(args.size());
     args.push_back(nullptr);
     if (ukai::Status st = rt::ParseRuntimeArgs(n, args.data(), &opt); !st.ok()) {
@@ -174,6 +181,14 @@ int Main(int argc, char** argv) {
     }
     slot = std::move(*r);
   }
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  Options o;
+  if (int code = ParseOptions(argc, argv, &o); code != 0) return code;
+  std::vector<std::unique_ptr<rt::Runtime>> rts(std::max(2, o.members));
+  if (int code = StartRuntimes(argv[0], o, &rts); code != 0) return code;
   if (o.members > 0) return MeasureBarrier(rts, o);
   rt::Runtime* ra = rts[0].get();
   rt::Runtime* rb = rts[1].get();
