@@ -281,5 +281,81 @@ TEST(CollSlots, AFailureSeenAfterEveryContributionArrivedFailsOnlyLaterOperation
   for (int r = 1; r < kN; ++r) EXPECT_TRUE(q[r].Wait().ok()) << "rank " << r;
 }
 
+// Barriers in the slots, all members driven from this thread: the last member to post one
+// completes it at once, the others in their Wait; a barrier waiting in the slots fails with
+// kUnavailable naming the member that failed (its runtime's peer event) or left (its Group
+// destroyed) before posting it.
+TEST(CollSlots, BarrierWaitingInTheSlotsFailsForAFailedOrDepartedMember) {
+  constexpr int kN = 3;
+  {
+    CollWorld w(kN, "inproc");
+    ASSERT_TRUE(w.ok());
+    for (int round = 0; round < 3; ++round) {
+      std::vector<CollRequest> q;
+      for (int r = 0; r < kN; ++r) q.push_back(w.group(r).IBarrier());
+      EXPECT_TRUE(q[kN - 1].Test()) << "round " << round;  // the last one found every slot
+      for (int r = 0; r < kN; ++r) EXPECT_TRUE(q[r].Wait().ok()) << "rank " << r;
+    }
+    for (int r = 0; r < kN; ++r) EXPECT_EQ(SlotOps(w, r), 3u);
+    CollRequest q0 = w.group(0).IBarrier(), q1 = w.group(1).IBarrier();
+    PeerEvent died;
+    died.peer = w.runtime(2).id();
+    died.module = "inproc";
+    died.reason = Status::Unavailable("killed (test)");
+    w.group(0).state()->OnPeerEvent(died);
+    w.group(1).state()->OnPeerEvent(died);
+    for (const CollRequest& q : {q0, q1}) {
+      const Status st = q.Wait();
+      EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+      EXPECT_NE(st.message().find("group member 2"), std::string::npos) << st.ToString();
+    }
+  }
+  CollWorld w(kN, "inproc");
+  ASSERT_TRUE(w.ok());
+  CollRequest q0 = w.group(0).IBarrier();
+  EXPECT_FALSE(q0.Test());
+  w.group_ptr(1).reset();
+  const Status st = q0.WaitFor(std::chrono::seconds(60));
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  EXPECT_NE(st.message().find("group member 1"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("left the group"), std::string::npos) << st.ToString();
+}
+
+// A barrier against a slot allreduce of the same collective number, whichever is posted
+// first (the barrier then finds the allreduce's slot, or waits for it): both fail with the
+// mismatch, and the group goes on.
+TEST(CollSlots, BarrierAgainstASlotAllreduceFailsEitherWayRound) {
+  constexpr int kN = 2;
+  CollWorld w(kN, "inproc");
+  ASSERT_TRUE(w.ok());
+  for (const bool barrier_first : {false, true}) {
+    SCOPED_TRACE(barrier_first ? "barrier first" : "allreduce first");
+    int64_t in = 5, out = 0;
+    CollRequest qa, qb;
+    auto allreduce = [&] {
+      return w.group(1).IAllreduce(ConstView(&in, 1, DataType::kInt64),
+                                   MutView(&out, 1, DataType::kInt64), ReduceOp::kSum);
+    };
+    if (barrier_first) {
+      qb = w.group(0).IBarrier();
+      qa = allreduce();
+    } else {
+      qa = allreduce();
+      qb = w.group(0).IBarrier();
+    }
+    Status st = qb.WaitFor(std::chrono::seconds(60));
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+    EXPECT_NE(st.message().find("mismatched collective"), std::string::npos) << st.ToString();
+    st = qa.WaitFor(std::chrono::seconds(60));
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+    EXPECT_NE(st.message().find("mismatched collective"), std::string::npos) << st.ToString();
+  }
+  for (int k = 0; k < 10; ++k) {
+    CollRequest a = w.group(0).IBarrier(), b = w.group(1).IBarrier();
+    ASSERT_TRUE(a.Wait().ok());
+    ASSERT_TRUE(b.Wait().ok());
+  }
+}
+
 }  // namespace
 }  // namespace ukai::rt

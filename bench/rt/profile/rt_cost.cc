@@ -8,13 +8,20 @@
 // docs/performance.md, "Issue 22").
 //
 //   ukai_rt_cost [--module=shm|tcp] [--count=N] [--bytes=N] [--window=N] [--heap | --send-bytes]
-//                [--ukai-...]
+//                [--barrier[=N]] [--ukai-...]
 // --heap sends plain heap Buffers (else Runtime::NewBuffer, as the bench's default series);
 // --send-bytes sends by Runtime::SendRsrBytes from an array (ukai_rt_bench's "ukai shm bytes").
+// --barrier[=N] measures a Group barrier instead: a group of N runtimes' contexts (default 2;
+// over shm: in shared slots, docs/collectives.md), `--count` rounds in one thread of IBarrier
+// on every member in rank order, then Wait on each (BarrierRound); prints the wall time per
+// round. Under callgrind with --toggle-collect='*BarrierRound*', instructions / count = one
+// barrier of each member (the last to post completes at once, the others in their Wait).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ukai/ukai.hpp"
@@ -32,6 +39,7 @@ struct Options {
   int window = 64;
   bool heap = false;
   bool send_bytes = false;  // Runtime::SendRsrBytes instead of a Buffer per RSR
+  int members = 0;          // > 0: Group barriers of this many members instead of RSRs
   std::vector<std::string> runtime_args;
 };
 
@@ -53,12 +61,67 @@ __attribute__((noinline)) void SendWindow(rt::Runtime& a, const rt::Startpoint& 
   }
 }
 
+// One barrier of each member, all driven by this thread: IBarrier of every member in rank
+// order (the last one finds every slot filled), then Wait of each.
+__attribute__((noinline)) bool BarrierRound(const std::vector<std::unique_ptr<rt::Group>>& g,
+                                            std::vector<rt::CollRequest>& q) {
+  for (size_t r = 0; r < g.size(); ++r) q[r] = g[r]->IBarrier();
+  bool ok = true;
+  for (size_t r = 0; r < g.size(); ++r) ok = q[r].Wait().ok() && ok;
+  return ok;
+}
+
 __attribute__((noinline)) void ReceiveWindow(rt::Runtime& b, const uint64_t* got, uint64_t want) {
   while (*got < want) b.Progress();
 }
 
-int Main(int argc, char** argv) {
-  Options o;
+// The --barrier mode: `o.members` runtimes (A, B and more made like them), the group of
+// their contexts (created in one thread per member, as every member waits for the others),
+// then `count` BarrierRounds in this thread.
+int MeasureBarrier(std::vector<std::unique_ptr<rt::Runtime>>& rts, const Options& o) {
+  constexpr rt::ContextId kCtx = 3;
+  const size_t n = rts.size();
+  std::vector<rt::Context*> ctxs(n);
+  std::vector<rt::Startpoint> members;
+  for (size_t r = 0; r < n; ++r) {
+    auto c = rts[r]->CreateContext({.name = "coll", .id = kCtx});
+    if (!c.ok()) return std::fprintf(stderr, "%s\n", c.status().ToString().c_str()), 1;
+    ctxs[r] = *c;
+    members.emplace_back(rts[r]->shared_descriptors(), kCtx, 1);
+  }
+  std::vector<std::unique_ptr<rt::Group>> groups(n);
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      auto g = rt::Group::FromStartpoints(*ctxs[r], members);
+      if (g.ok()) groups[r] = std::move(*g);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& g : groups) {
+    if (g == nullptr) return std::fprintf(stderr, "ukai_rt_cost: group creation failed\n"), 1;
+  }
+  std::vector<rt::CollRequest> q(n);
+  for (int i = 0; i < 100; ++i) {  // warm up
+    if (!BarrierRound(groups, q)) return 1;
+  }
+  const auto t0 = Clock::now();
+  for (long i = 0; i < o.count; ++i) {
+    if (!BarrierRound(groups, q)) return 1;
+  }
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf("module %s, %ld barrier rounds of %zu members (shared slots: %s): %.1f ns/round\n",
+              o.module.c_str(), o.count, n, groups[0]->shared_slots() ? "yes" : "no",
+              s / o.count * 1e9);
+  q.clear();
+  groups.clear();
+  for (auto& r : rts) [[maybe_unused]] ukai::Status st = r->Finalize();
+  return 0;
+}
+
+// Reads the arguments into *o; 0, or the exit code (2) after a message.
+int ParseOptions(int argc, char** argv, Options* po) {
+  Options& o = *po;
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
     if (s.rfind("--module=", 0) == 0) {
@@ -73,6 +136,10 @@ int Main(int argc, char** argv) {
       o.heap = true;
     } else if (s == "--send-bytes") {
       o.send_bytes = true;
+    } else if (s == "--barrier") {
+      o.members = 2;
+    } else if (s.rfind("--barrier=", 0) == 0) {
+      o.members = std::atoi(s.c_str() + 10);
     } else if (s.rfind("--ukai-", 0) == 0) {
       o.runtime_args.push_back(s);
     } else {
@@ -80,19 +147,27 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
-  if (o.count < 1 || o.window < 1 || o.bytes > (size_t{1} << 26)) {
-    std::fprintf(stderr, "ukai_rt_cost: --count and --window >= 1, --bytes <= 64 MiB\n");
+  if (o.count < 1 || o.window < 1 || o.bytes > (size_t{1} << 26) || o.members < 0 ||
+      o.members == 1 || o.members > 16) {
+    std::fprintf(stderr,
+                 "ukai_rt_cost: --count and --window >= 1, --bytes <= 64 MiB, --barrier=2..16\n");
     return 2;
   }
-  std::unique_ptr<rt::Runtime> ra, rb;
-  for (auto* slot : {&ra, &rb}) {
+  return 0;
+}
+
+// Starts the runtimes of *rts (progress threads off, o.module only, --ukai-... applied); 0, or
+// the exit code after a message.
+int StartRuntimes(char* argv0, const Options& o, std::vector<std::unique_ptr<rt::Runtime>>* rts) {
+  for (auto& slot : *rts) {
     rt::RuntimeOptions opt;
     opt.bootstrap = "single";
     opt.modules = {o.module};
     opt.progress_thread = false;
     opt.params["tcp.listen"] = "127.0.0.1:0";
-    std::vector<char*> args = {argv[0]};
-    for (auto& s : o.runtime_args) args.push_back(s.data());
+    std::vector<std::string> extra = o.runtime_args;  // ParseRuntimeArgs takes char**
+    std::vector<char*> args = {argv0};
+    for (auto& s : extra) args.push_back(s.data());
     int n = static_cast<int>(args.size());
     args.push_back(nullptr);
     if (ukai::Status st = rt::ParseRuntimeArgs(n, args.data(), &opt); !st.ok()) {
@@ -104,8 +179,19 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr, "ukai_rt_cost: %s\n", r.status().ToString().c_str());
       return 1;
     }
-    *slot = std::move(*r);
+    slot = std::move(*r);
   }
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  Options o;
+  if (int code = ParseOptions(argc, argv, &o); code != 0) return code;
+  std::vector<std::unique_ptr<rt::Runtime>> rts(std::max(2, o.members));
+  if (int code = StartRuntimes(argv[0], o, &rts); code != 0) return code;
+  if (o.members > 0) return MeasureBarrier(rts, o);
+  rt::Runtime* ra = rts[0].get();
+  rt::Runtime* rb = rts[1].get();
   uint64_t got = 0;
   rt::Endpoint* ep = nullptr;
   auto cb =

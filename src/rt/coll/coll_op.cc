@@ -84,7 +84,30 @@ void CollOp::Reset(Init init) {
     init_.send = send_copy_.get();
   }
   combiner_ = init_.combiner;
-  stash_.clear();
+  ResetProgress();
+}
+
+void CollOp::ResetSlotBarrier(uint32_t seq, const OpSignature& sig, bool yield_when_idle,
+                              const std::shared_ptr<const coll::Schedule>& empty) {
+  init_.seq = seq;
+  init_.sig = sig;
+  if (init_.schedule != empty) init_.schedule = empty;
+  init_.send = nullptr;
+  init_.recv = nullptr;
+  init_.in_place = false;
+  init_.send_bytes = 0;
+  init_.combiner = coll::Combiner();
+  if (init_.user != nullptr) init_.user.reset();
+  init_.slot = true;
+  init_.yield_when_idle = yield_when_idle;
+  st_ = st_small_;  // no steps
+  tmp_ = tmp_small_;
+  combiner_ = init_.combiner;
+  ResetProgress();
+}
+
+void CollOp::ResetProgress() {
+  if (!stash_.empty()) stash_.clear();
   round_ = 0;
   round_started_ = false;
   pending_round_ = pending_bg_ = 0;
@@ -593,18 +616,22 @@ void CollOp::Finish(const Status& s, Outbox* out) {
 
 void CollOp::TryComplete() {
   if (!finished_flag_.load() || in_flight_.load() != 0) return;
-  done_.store(true);
+  done_.store(true, std::memory_order_release);
 }
 
 Status CollOp::Wait(std::chrono::milliseconds timeout) const {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  if (done()) return status_;  // e.g. a slot barrier that the last member to arrive posted
+  std::chrono::steady_clock::time_point deadline{};
+  if (timeout.count() >= 0) deadline = std::chrono::steady_clock::now() + timeout;
   unsigned idle = 0;
-  // A slot operation completes when this member sees the others' slots: poll them too.
+  // A slot operation completes when this member sees the others' slots: poll them too (a
+  // pass looks at the awaited slot many times between progress passes, and takes the lock
+  // only when it shows, or in every 8th idle pass).
   const std::shared_ptr<GroupState> group = init_.slot ? init_.group.lock() : nullptr;
   unsigned spins = 0;
   while (!done()) {
-    int n = init_.runtime->Progress();
-    if (group != nullptr) n += group->PollSlots();
+    int n = group != nullptr ? group->AwaitSlots(*this, spins % 8 == 7) : 0;
+    if (!done()) n += init_.runtime->Progress();
     // Slot operations wait for other processes' stores only: after a few idle passes give
     // the CPU away, so that on a busy host the member we wait for gets to run.
     spins = n == 0 ? spins + 1 : 0;

@@ -71,6 +71,10 @@ struct CollCounters {
   std::atomic<uint64_t> shared_writes{0};  // shared copies' halves written by us
   std::atomic<uint64_t> slot_ops{0};       // barriers and allreduces done in shared slots
   std::atomic<uint64_t> announced{0};      // large messages announced (rendezvous, kRts)
+  // slot_ops + 1: counted under the group's lock only, so without a locked instruction.
+  void CountSlotOp() {
+    slot_ops.store(slot_ops.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 };
 
 // The part of a shared copy of `length` bytes that the sender writes: [0, SharedHalf).
@@ -88,6 +92,9 @@ struct OpSignature {
   // "allreduce of 10 int32 (sum, ring)", "broadcast of 8 byte from root 2 (binomial)".
   std::string Describe() const;
 };
+
+// The signature as a shared slot carries it (collective, type, operation, count).
+uint64_t SlotSignatureOf(const OpSignature& s);
 
 class CollOp : public std::enable_shared_from_this<CollOp> {
  public:
@@ -126,6 +133,11 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
   // Makes this (finished, unreferenced) object the start of a new operation: GroupState keeps
   // a few finished operations for reuse instead of allocating one per collective.
   void Reset(Init init);
+  // As Reset, for a barrier in the group's shared slots (GroupState::PostSlotBarrier): keeps
+  // the fields every operation of the group shares (this object was made by the same group)
+  // and sets the rest, without copying an Init.
+  void ResetSlotBarrier(uint32_t seq, const OpSignature& sig, bool yield_when_idle,
+                        const std::shared_ptr<const coll::Schedule>& empty);
   // An operation that completed with `status` already (argument errors).
   static std::shared_ptr<CollOp> Failed(Runtime* runtime, Status status);
 
@@ -151,9 +163,18 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
   bool succeeded() const { return finished_ && status_.ok(); }
   // Publishes this member's contribution in its slot `buffer`.
   void WriteSlot(coll::SlotArea& area, int buffer);
+  // The caller published it (GroupState::PostSlotBarrier) and saw the contributions of the
+  // members below `missing`.
+  void SlotWritten(int missing) {
+    slot_written_ = true;
+    slot_next_ = missing;
+  }
   // Reads the members' contributions; true once the operation finished (the result in recv,
   // or a mismatch of signatures: failed, the others told).
   bool ReadSlots(const coll::SlotArea& area, Outbox* out);
+  // After ReadSlots returned false: the member whose contribution is missing (slots.h's
+  // SlotArea::Has tells when it is there).
+  int slot_missing() const { return slot_next_; }
   // Shared copies asked of member `peer` whose answer will not come (it failed or left).
   void ReleasePuts(int peer);
   // Whether a shared copy still waits for the sender's answer (the operation may be finished:
@@ -229,8 +250,10 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
             std::span<const uint8_t> body, Outbox* out);
   void Finish(const Status& s, Outbox* out);
   Status CheckSignature(const coll::Header& h) const;
+  // The per-operation state Reset and ResetSlotBarrier start from.
+  void ResetProgress();
   // The signature as a slot carries it, and the mismatch errors of slot operations.
-  uint64_t SlotSignature() const;
+  uint64_t SlotSignature() const { return SlotSignatureOf(init_.sig); }
   Status SlotMismatch(int rank, const std::string& theirs) const;
 
   Init init_;

@@ -524,6 +524,7 @@ Algorithm Group::Select(Collective c, size_t bytes) const {
 // ---- Group: collectives ----
 
 CollRequest Group::IBarrier(const CollOptions& o) {
+  if (state_->SlotBarrier(o)) return state_->PostSlotBarrier();
   return PostCollective(*state_, Collective::kBarrier, {}, {}, nullptr, 0, o);
 }
 CollRequest Group::IBroadcast(MutView buf, int root, const CollOptions& o) {

@@ -200,6 +200,7 @@ void GroupState::EraseOp(uint32_t seq) {
 }
 
 void GroupState::Flush(Outbox* out) {
+  if (out->messages.empty() && out->reads.empty()) return;
   const HandlerId handler = HandlerId::Of(coll::kCollHandler);
   Outbox later;  // what failing a member's operations sends (after this loop)
   for (size_t i = 0; i < out->messages.size(); ++i) {

@@ -6,6 +6,7 @@
 #ifndef UKAI_RT_COLL_GROUP_STATE_H_
 #define UKAI_RT_COLL_GROUP_STATE_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -69,11 +70,31 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   // The members proven readable (cross_memory.h), by rank; set at creation.
   void set_proofs(std::vector<coll::MemberProof> proofs);
   // Set at creation (before any operation): the shared slots (slots.h), or null.
-  void set_slots(std::unique_ptr<coll::SlotArea> area) { slots_ = std::move(area); }
+  void set_slots(std::unique_ptr<coll::SlotArea> area) {
+    slots_ = std::move(area);
+    const auto forced = overrides_.find(Collective::kBarrier);
+    slot_barrier_ =
+        slots_ != nullptr && (forced == overrides_.end() || forced->second == Algorithm::kAuto);
+  }
   bool shared_slots() const { return slots_ != nullptr; }
   // Runs the slot operations in order as far as the members' slots allow (any thread);
   // returns how many completed.
   int PollSlots();
+  // Whether a Barrier with options `o` goes to the shared slots (as MakePost decides: the
+  // group has slots, the automatic choice, no forced barrier algorithm).
+  bool SlotBarrier(const CollOptions& o) const {
+    return slot_barrier_ && o.algorithm == Algorithm::kAuto;
+  }
+  // Posts a barrier in the shared slots: what Post does for it, without building a PostArgs
+  // and an operation's Init (it reuses a finished operation); falls back to Post when other
+  // slot operations are queued, or the group has failed members, stashed messages or aborts.
+  CollRequest PostSlotBarrier();
+  // A waiter's poll of the slots (CollOp::Wait): looks up to kSlotPeeks times at the words
+  // the first queued slot operation waits for (no lock, no progress pass) and runs PollSlots
+  // once they show; `force`: also when they did not (the watch may be stale: the operation
+  // it names failed). Returns how many operations completed.
+  int AwaitSlots(const CollOp& op, bool force);
+  static constexpr int kSlotPeeks = 64;
   // Set at creation: more members on this host than it has CPUs.
   void set_oversubscribed(bool v) { oversubscribed_ = v; }
   // "group member 2 (runtime 1f.., context 1)".
@@ -139,6 +160,8 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   int PollSlotsLocked(Outbox* out);
   // Whether this member may overwrite its older slot (slots.h's rule). mu_ held.
   bool SlotMayWrite() const;
+  // A slot barrier's operation `seq`: a finished one reused, else a new one. mu_ held.
+  std::shared_ptr<CollOp> SlotBarrierOp(uint32_t seq);
   // Member r will not answer shared copies any more (failed, left, or this group closed).
   // mu_ held.
   void ReleasePutsOf(int r);
@@ -197,6 +220,12 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   // its two slots hold.
   std::unique_ptr<coll::SlotArea> slots_;
   std::deque<std::shared_ptr<CollOp>> slot_queue_;
+  // What the first queued slot operation waits for, as (member << 33) | (seq + 1), set by
+  // PollSlotsLocked; 0: nothing to peek at (PollSlots decides). Read without mu_.
+  std::atomic<uint64_t> slot_watch_{0};
+  bool slot_barrier_ = false;  // barriers of the automatic choice go to the slots
+  // The handle of every slot barrier that completed as it was posted (done, OK; never reused).
+  std::shared_ptr<CollOp> slot_done_;
   int slot_buffer_ = 0;
   uint64_t slot_held_[2] = {0, 0};  // seq + 1 of the operation in each slot (0: none)
   bool slot_prev_ok_ = true;        // the last slot operation completed successfully

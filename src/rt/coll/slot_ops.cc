@@ -11,8 +11,7 @@ namespace ukai::rt::internal {
 
 // ---- CollOp ----
 
-uint64_t CollOp::SlotSignature() const {
-  const OpSignature& s = init_.sig;
+uint64_t SlotSignatureOf(const OpSignature& s) {
   return static_cast<uint64_t>(s.coll) | static_cast<uint64_t>(s.type) << 8 |
          static_cast<uint64_t>(s.op) << 16 | (s.count & 0xffffffffu) << 32;
 }
@@ -56,7 +55,7 @@ bool CollOp::ReadSlots(const coll::SlotArea& area, Outbox* out) {
       combiner_.Apply(recv, area.Find(r, init_.seq, &sig), recv, bytes);
     }
   }
-  if (init_.counters) init_.counters->slot_ops.fetch_add(1, std::memory_order_relaxed);
+  if (init_.counters) init_.counters->CountSlotOp();
   Finish(Status::Ok(), out);
   return true;
 }
@@ -93,8 +92,9 @@ bool GroupState::SlotMayWrite() const {
 
 int GroupState::PollSlotsLocked(Outbox* out) {
   int completed = 0;
+  uint64_t watch = 0;
   while (!slot_queue_.empty()) {
-    const std::shared_ptr<CollOp> op = slot_queue_.front();
+    CollOp* op = slot_queue_.front().get();  // the queue holds it until pop_front
     if (!op->finished()) {
       if (!op->slot_written()) {
         if (!SlotMayWrite()) break;
@@ -102,15 +102,110 @@ int GroupState::PollSlotsLocked(Outbox* out) {
         slot_held_[slot_buffer_] = uint64_t{op->seq()} + 1;
         slot_buffer_ ^= 1;
       }
-      if (!op->ReadSlots(*slots_, out)) break;
+      if (!op->ReadSlots(*slots_, out)) {
+        watch = static_cast<uint64_t>(op->slot_missing()) << 33 | (uint64_t{op->seq()} + 1);
+        break;
+      }
     }
     slots_->SetDone(rank_, op->seq());
     if (op->slot_written()) slot_prev_ok_ = op->succeeded();
-    slot_queue_.pop_front();
     EraseOp(op->seq());
+    slot_queue_.pop_front();
     ++completed;
   }
+  slot_watch_.store(watch, std::memory_order_relaxed);
   return completed;
+}
+
+namespace {
+
+// A barrier's signature as MakePost (group.cc) makes it for the slots.
+OpSignature SlotBarrierSignature() {
+  OpSignature sig;
+  sig.coll = Collective::kBarrier;
+  sig.algorithm = Algorithm::kDirect;
+  sig.type = DataType::kByte;
+  return sig;
+}
+
+}  // namespace
+
+CollRequest GroupState::PostSlotBarrier() {
+  Outbox out;
+  std::shared_ptr<CollOp> op;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool plain = !closed_ && troubled_ == 0 && slot_queue_.empty() && aborted_.empty() &&
+                       unexpected_.empty() && SlotMayWrite();
+    if (plain) {
+      const uint32_t seq = next_seq_++;
+      const OpSignature sig = SlotBarrierSignature();
+      const uint64_t packed = SlotSignatureOf(sig);
+      slots_->Write(rank_, slot_buffer_, seq, packed, nullptr, 0);
+      slot_held_[slot_buffer_] = uint64_t{seq} + 1;
+      slot_buffer_ ^= 1;
+      int missing = 0;  // the first member whose contribution is not there (or differs)
+      bool differs = false;
+      for (uint64_t theirs = 0; missing < size(); ++missing) {
+        if (missing == rank_) continue;
+        if (slots_->Find(missing, seq, &theirs) == nullptr) break;
+        if (theirs != packed) {
+          differs = true;
+          break;
+        }
+      }
+      if (missing == size()) {  // this member came last: the barrier is complete
+        slots_->SetDone(rank_, seq);
+        slot_prev_ok_ = true;
+        counters_->CountSlotOp();
+        if (slot_done_ == nullptr) slot_done_ = CollOp::Failed(&runtime(), Status::Ok());
+        return CollRequest(slot_done_);
+      }
+      op = SlotBarrierOp(seq);
+      op->SlotWritten(missing);
+      ops_.emplace_back(seq, op);
+      slot_queue_.push_back(op);
+      slot_watch_.store(static_cast<uint64_t>(missing) << 33 | (uint64_t{seq} + 1),
+                        std::memory_order_relaxed);
+      if (differs) PollSlotsLocked(&out);  // fails it now and tells the others, as Post does
+    }
+  }
+  Flush(&out);
+  if (op == nullptr) {  // the general way: the same operation, with every check of Post
+    PostArgs p;
+    p.args.coll = Collective::kBarrier;
+    p.args.n = size();
+    p.args.rank = rank_;
+    p.args.algorithm = Algorithm::kDirect;
+    p.sig = SlotBarrierSignature();
+    p.slot = true;
+    return Post(p);
+  }
+  return CollRequest(std::move(op));
+}
+
+std::shared_ptr<CollOp> GroupState::SlotBarrierOp(uint32_t seq) {
+  for (auto& spare : spare_) {
+    if (spare.use_count() == 1 && spare->done()) {
+      spare->ResetSlotBarrier(seq, SlotBarrierSignature(), oversubscribed_, no_schedule_);
+      return spare;
+    }
+  }
+  PostArgs p;
+  p.sig = SlotBarrierSignature();
+  p.slot = true;
+  return MakeOp(p, seq, no_schedule_);
+}
+
+int GroupState::AwaitSlots(const CollOp& op, bool force) {
+  for (int k = 0; k < kSlotPeeks && !op.done(); ++k) {
+    const uint64_t watch = slot_watch_.load(std::memory_order_relaxed);
+    if (watch == 0 ||
+        slots_->Has(static_cast<int>(watch >> 33), static_cast<uint32_t>(watch - 1))) {
+      return PollSlots();
+    }
+  }
+  return op.done() || !force ? 0 : PollSlots();
 }
 
 }  // namespace ukai::rt::internal

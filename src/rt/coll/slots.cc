@@ -82,6 +82,12 @@ const uint8_t* SlotArea::Find(int r, uint32_t seq, uint64_t* signature) const {
   return nullptr;
 }
 
+bool SlotArea::Has(int r, uint32_t seq) const {
+  const uint64_t want = uint64_t{seq} + 1;
+  return Word(Slot(r, 0)).load(std::memory_order_acquire) == want ||
+         Word(Slot(r, 1)).load(std::memory_order_acquire) == want;
+}
+
 uint64_t SlotArea::Latest(int r) const {
   const uint64_t a = Word(Slot(r, 0)).load(std::memory_order_acquire);
   const uint64_t b = Word(Slot(r, 1)).load(std::memory_order_acquire);

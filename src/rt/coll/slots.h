@@ -47,6 +47,9 @@ class SlotArea {
   void Write(int r, int buffer, uint32_t seq, uint64_t signature, const void* data, uint64_t bytes);
   // Member r's contribution to `seq` (its data; *signature set), or null when not there.
   const uint8_t* Find(int r, uint32_t seq, uint64_t* signature) const;
+  // Whether member r published its contribution to `seq` (Find without the signature; the
+  // waiters' poll, so it reads only the two sequence words).
+  bool Has(int r, uint32_t seq) const;
   // The highest operation member r published, + 1 (0: none).
   uint64_t Latest(int r) const;
   // Member r ended operation `seq` (completed or failed): Done(r) returns seq + 1 then.
