@@ -23,13 +23,6 @@ uint64_t GetBits(std::span<const uint8_t> in, size_t* bit, int width) {
   return v;
 }
 
-// "0x0000abcd".
-std::string Hex32(uint32_t v) {
-  char buf[11];
-  std::snprintf(buf, sizeof buf, "0x%08x", v);
-  return buf;
-}
-
 Status CheckNodes(int nodes) {
   if (nodes < 2 || nodes > kFullMeshMaxNodes) {
     return Status::InvalidArgument("control header: nodes " + std::to_string(nodes) +

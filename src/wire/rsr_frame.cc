@@ -13,12 +13,6 @@ bool KnownKind(uint8_t k) {
 
 Status Bad(const std::string& what) { return Status::ParseError("rsr frame: " + what); }
 
-std::string Hex32(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(v));
-  return buf;
-}
-
 // DecodeHeader's checks, writing into `*h`: the frame decoders share it without wrapping
 // one Result in another (a frame is decoded per RSR on the receive path).
 Status ParseHeader(std::span<const uint8_t> in, uint32_t max_payload, FrameHeader* h) {
@@ -104,6 +98,12 @@ Result<FrameView> DecodeFrame(std::span<const uint8_t> in, uint32_t max_payload)
   }
   v.payload = in.subspan(v.header.header_len, v.header.payload_len);
   return v;
+}
+
+std::string Hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(v));
+  return buf;
 }
 
 }  // namespace ukai::wire

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 
 #include "core/status.h"
 
@@ -135,6 +136,9 @@ inline void PutLe64(uint8_t* p, uint64_t v) { StoreLe(p, v); }
 inline uint16_t GetLe16(const uint8_t* p) { return LoadLe<uint16_t>(p); }
 inline uint32_t GetLe32(const uint8_t* p) { return LoadLe<uint32_t>(p); }
 inline uint64_t GetLe64(const uint8_t* p) { return LoadLe<uint64_t>(p); }
+
+// "0x0000abcd": a 32-bit field as the wire codecs' errors print it.
+std::string Hex32(uint32_t v);
 
 }  // namespace ukai::wire
 

@@ -9,24 +9,8 @@
 namespace ukai::rt::coll {
 namespace {
 
-uint64_t Bytes(const CollArgs& a) { return a.count * a.element; }
 int Abs(const CollArgs& a, int v) { return (v + a.root) % a.n; }
 int Rel(const CollArgs& a) { return Mod(a.rank - a.root, a.n); }
-
-// The children of v in the binomial tree over 0..n-1, nearest first.
-std::vector<int> Children(int v, int n) {
-  std::vector<int> out;
-  const int limit = v == 0 ? n : LowBit(v);
-  for (int m = 1; m < limit && v + m < n; m <<= 1) out.push_back(v + m);
-  return out;
-}
-
-// The chain's pipeline unit: whole elements, 64 KiB by default.
-uint64_t ChunkBytes(const CollArgs& a) {
-  uint64_t c = a.chunk_bytes == 0 ? uint64_t{64} << 10 : a.chunk_bytes;
-  c -= c % a.element;
-  return c == 0 ? a.element : c;
-}
 
 }  // namespace
 

@@ -10,21 +10,6 @@
 namespace ukai::rt::coll {
 namespace {
 
-uint64_t Bytes(const CollArgs& a) { return a.count * a.element; }
-
-std::vector<int> Children(int v, int n) {
-  std::vector<int> out;
-  const int limit = v == 0 ? n : LowBit(v);
-  for (int m = 1; m < limit && v + m < n; m <<= 1) out.push_back(v + m);
-  return out;
-}
-
-uint64_t ChunkBytes(const CollArgs& a) {
-  uint64_t c = a.chunk_bytes == 0 ? uint64_t{64} << 10 : a.chunk_bytes;
-  c -= c % a.element;
-  return c == 0 ? a.element : c;
-}
-
 // acc = x0 (op) x1 (op) ... (op) x(n-1): rank j's contribution arrives from j (tag `tag`) or,
 // for j == rank, comes from `own`. Ordered, so the sum is the serial one.
 void SerialAccumulate(const CollArgs& a, Region own, Region acc, uint32_t tag, ScheduleBuilder* b) {

@@ -22,12 +22,6 @@
 namespace ukai::rt::coll {
 namespace {
 
-uint64_t ChunkBytes(const CollArgs& a) {
-  uint64_t c = a.chunk_bytes == 0 ? uint64_t{64} << 10 : a.chunk_bytes;
-  c -= c % a.element;
-  return c == 0 ? a.element : c;
-}
-
 // The parts of the vector and their chunks (byte offsets within the vector).
 struct Parts {
   std::vector<uint64_t> begin;  // K + 1 entries

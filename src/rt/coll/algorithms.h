@@ -6,6 +6,7 @@
 #define UKAI_RT_COLL_ALGORITHMS_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "rt/coll/schedule.h"
 
@@ -31,6 +32,21 @@ inline int Mod(int a, int n) { return ((a % n) + n) % n; }
 // ranks v's subtree holds ([v, v + Subtree(v))).
 inline int TreeParent(int v) { return v - LowBit(v); }
 inline int Subtree(int v, int n) { return v == 0 ? n : (LowBit(v) < n - v ? LowBit(v) : n - v); }
+// The children of v in the binomial tree over 0..n-1, nearest first.
+inline std::vector<int> Children(int v, int n) {
+  std::vector<int> out;
+  const int limit = v == 0 ? n : LowBit(v);
+  for (int m = 1; m < limit && v + m < n; m <<= 1) out.push_back(v + m);
+  return out;
+}
+// The bytes of the collective's vector.
+inline uint64_t Bytes(const CollArgs& a) { return a.count * a.element; }
+// The chain's pipeline unit: whole elements, 64 KiB by default.
+inline uint64_t ChunkBytes(const CollArgs& a) {
+  uint64_t c = a.chunk_bytes == 0 ? uint64_t{64} << 10 : a.chunk_bytes;
+  c -= c % a.element;
+  return c == 0 ? a.element : c;
+}
 
 // ---- builders (alg_basic.cc) ----
 Status BarrierDirect(const CollArgs& a, ScheduleBuilder* b);

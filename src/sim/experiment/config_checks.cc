@@ -22,8 +22,6 @@
 namespace ukai::sim {
 namespace {
 
-constexpr int64_t kMaxNodes = int64_t{1} << 26;  // KaryNCube's limit
-
 // What only the simulator knows, for one point on an already built topology.
 Status CheckSupported(const SimConfig& c, const Topology& topology) {
   UKAI_RETURN_IF_ERROR(ValidateConfig(c));
@@ -94,12 +92,12 @@ void CheckNetwork(const config::ConfigValues& values, SimConfig* c,
     return;
   }
   int64_t nodes = 1;
-  for (int r : c->network.k) nodes = std::min(nodes * r, kMaxNodes + 1);
-  if (nodes > kMaxNodes) {
+  for (int r : c->network.k) nodes = std::min(nodes * r, kKaryNCubeMaxNodes + 1);
+  if (nodes > kKaryNCubeMaxNodes) {
     errors->push_back(config::KeyError("network.k",
                                        fmt::format("the network would have more than {} "
                                                    "nodes, the most ukai simulates",
-                                                   kMaxNodes),
+                                                   kKaryNCubeMaxNodes),
                                        k ? k->origin : n->origin)
                           .message());
     return;

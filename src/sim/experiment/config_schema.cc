@@ -39,7 +39,6 @@ using config::Shape;
 using config::ValueType;
 using Items = std::vector<Scalar>;
 
-constexpr int64_t kMaxNodes = int64_t{1} << 26;  // KaryNCube's limit
 constexpr size_t kMaxPoints = 100000;
 [[maybe_unused]] constexpr double kIntMax = INT_MAX;
 constexpr double kCycleMax = double(int64_t{1} << 50);  // the engine's limit on counts
@@ -311,7 +310,7 @@ std::vector<Binding> RoutingAndTrafficBindings() {
        [](const SimConfig& c) { return std::to_string(c.traffic.interval); }},
       {KeySpec::Make("traffic.hotspot_nodes", VT::kInt, Shape::kList)
            .Min(0)
-           .Max(kMaxNodes - 1)
+           .Max(kKaryNCubeMaxNodes - 1)
            .Doc("hotspot pattern: the hot destination node numbers (< number of nodes)"),
        [](const Items& v, SimConfig* c) {
          c->traffic.hotspot_nodes.clear();
@@ -512,7 +511,7 @@ std::vector<Binding> FaultRoutingBindings() {
   return {
       {KeySpec::Make("routing.root", VT::kInt)
            .Min(-1)
-           .Max(kMaxNodes - 1)
+           .Max(kKaryNCubeMaxNodes - 1)
            .Doc("up*/down* root node number (updown, detour-ud); -1 or a faulty node: the "
                 "lowest-numbered healthy node"),
        [](const Items& v, SimConfig* c) { c->routing.root = I32(v[0]); },

@@ -8,10 +8,6 @@
 namespace ukai::sim::fullmesh {
 namespace {
 
-Ref In(int node, int64_t off) { return Ref{BufKind::kIn, node, off}; }
-Ref Out(int node, int64_t off) { return Ref{BufKind::kOut, node, off}; }
-Ref Stage(int node, int64_t off) { return Ref{BufKind::kStage, node, off}; }
-
 // Appends a segment and returns its index.
 int32_t Add(Plan* p, int from, int to, int64_t bytes, Hop hop, Ref src, Ref dst,
             bool accumulate = false) {
@@ -48,46 +44,46 @@ Plan DirectPlan(const Operation& op, const std::vector<int>& members) {
   const int root = op.root;
   switch (op.type) {
     case OpType::kP2p:
-      Add(&p, root, op.dest, s, Hop::kDirect, In(root, 0), Out(op.dest, 0));
+      Add(&p, root, op.dest, s, Hop::kDirect, InRef(root, 0), OutRef(op.dest, 0));
       break;
     case OpType::kMulticast:
       for (int q : members) {
-        if (q != root) Add(&p, root, q, s, Hop::kDirect, In(root, 0), Out(q, 0));
+        if (q != root) Add(&p, root, q, s, Hop::kDirect, InRef(root, 0), OutRef(q, 0));
       }
       break;
     case OpType::kScatter:
       for (int j = 0; j < n; ++j)
-        Add(&p, root, members[j], s, Hop::kDirect, In(root, j * s), Out(members[j], 0));
+        Add(&p, root, members[j], s, Hop::kDirect, InRef(root, j * s), OutRef(members[j], 0));
       break;
     case OpType::kGather:
       for (int j = 0; j < n; ++j)
-        Add(&p, members[j], root, s, Hop::kDirect, In(members[j], 0), Out(root, j * s));
+        Add(&p, members[j], root, s, Hop::kDirect, InRef(members[j], 0), OutRef(root, j * s));
       break;
     case OpType::kReduce:
-      Add(&p, root, root, s, Hop::kLocal, In(root, 0), Out(root, 0));
+      Add(&p, root, root, s, Hop::kLocal, InRef(root, 0), OutRef(root, 0));
       for (int q : members) {
-        if (q != root) Add(&p, q, root, s, Hop::kDirect, In(q, 0), Out(root, 0), true);
+        if (q != root) Add(&p, q, root, s, Hop::kDirect, InRef(q, 0), OutRef(root, 0), true);
       }
       break;
     case OpType::kAllreduce:
       for (int d : members) {
-        Add(&p, d, d, s, Hop::kLocal, In(d, 0), Out(d, 0));
+        Add(&p, d, d, s, Hop::kLocal, InRef(d, 0), OutRef(d, 0));
         for (int q : members) {
-          if (q != d) Add(&p, q, d, s, Hop::kDirect, In(q, 0), Out(d, 0), true);
+          if (q != d) Add(&p, q, d, s, Hop::kDirect, InRef(q, 0), OutRef(d, 0), true);
         }
       }
       break;
     case OpType::kAllgather:
       for (int d : members) {
         for (int j = 0; j < n; ++j)
-          Add(&p, members[j], d, s, Hop::kDirect, In(members[j], 0), Out(d, j * s));
+          Add(&p, members[j], d, s, Hop::kDirect, InRef(members[j], 0), OutRef(d, j * s));
       }
       break;
     case OpType::kAlltoall:
       for (int e = 0; e < n; ++e) {
         for (int j = 0; j < n; ++j) {
-          Add(&p, members[j], members[e], s, Hop::kDirect, In(members[j], e * s),
-              Out(members[e], j * s));
+          Add(&p, members[j], members[e], s, Hop::kDirect, InRef(members[j], e * s),
+              OutRef(members[e], j * s));
         }
       }
       break;
@@ -107,11 +103,13 @@ Plan P2pRelayPlan(const Operation& op, const std::vector<int>& relays, bool dire
     PartRange(op.bytes, parts, i, 1, &b, &e);
     const int h = holders[i];
     if (h == op.dest) {
-      Add(&p, op.root, h, e - b, Hop::kDirect, In(op.root, b), Out(h, b));
+      Add(&p, op.root, h, e - b, Hop::kDirect, InRef(op.root, b), OutRef(h, b));
       continue;
     }
-    const int32_t first = Add(&p, op.root, h, e - b, Hop::kFirst, In(op.root, b), Stage(h, b));
-    const int32_t second = Add(&p, h, op.dest, e - b, Hop::kSecond, Stage(h, b), Out(op.dest, b));
+    const int32_t first =
+        Add(&p, op.root, h, e - b, Hop::kFirst, InRef(op.root, b), StageRef(h, b));
+    const int32_t second =
+        Add(&p, h, op.dest, e - b, Hop::kSecond, StageRef(h, b), OutRef(op.dest, b));
     SetParents(&p, second, first, 1);
   }
   return p;
@@ -127,17 +125,18 @@ Plan MulticastRelayPlan(const Operation& op, const std::vector<int>& members,
     int64_t b, e;
     PartRange(op.bytes, k, i, 1, &b, &e);
     if (relays[i] != op.root) {
-      first[i] = Add(&p, op.root, relays[i], e - b, Hop::kFirst, In(op.root, b), Out(relays[i], b));
+      first[i] =
+          Add(&p, op.root, relays[i], e - b, Hop::kFirst, InRef(op.root, b), OutRef(relays[i], b));
     }
   }
   for (int i = 0; i < k; ++i) {  // then every relay copies its part to the other receivers
     int64_t b, e;
     PartRange(op.bytes, k, i, 1, &b, &e);
     const int r = relays[i];
-    const Ref src = r == op.root ? In(r, b) : Out(r, b);
+    const Ref src = r == op.root ? InRef(r, b) : OutRef(r, b);
     for (int q : members) {
       if (q == op.root || q == r) continue;
-      const int32_t s = Add(&p, r, q, e - b, Hop::kSecond, src, Out(q, b));
+      const int32_t s = Add(&p, r, q, e - b, Hop::kSecond, src, OutRef(q, b));
       if (first[i] >= 0) SetParents(&p, s, first[i], 1);
     }
   }
@@ -154,10 +153,10 @@ Plan ReduceRelayPlan(const Operation& op, const std::vector<int>& members,
     int64_t b, e;
     PartRange(op.bytes, k, i, 4, &b, &e);
     const int r = relays[i];
-    Add(&p, r, r, e - b, Hop::kLocal, In(r, b), Stage(r, b));
+    Add(&p, r, r, e - b, Hop::kLocal, InRef(r, b), StageRef(r, b));
     begin[i] = static_cast<int32_t>(p.segments.size());
     for (int q : members) {
-      if (q != r) Add(&p, q, r, e - b, Hop::kFirst, In(q, b), Stage(r, b), true);
+      if (q != r) Add(&p, q, r, e - b, Hop::kFirst, InRef(q, b), StageRef(r, b), true);
     }
     count[i] = static_cast<int32_t>(p.segments.size()) - begin[i];
   }
@@ -167,7 +166,7 @@ Plan ReduceRelayPlan(const Operation& op, const std::vector<int>& members,
     const int r = relays[i];
     for (int d : members) {
       if (op.type == OpType::kReduce && d != op.root) continue;
-      const int32_t s = Add(&p, r, d, e - b, Hop::kSecond, Stage(r, b), Out(d, b));
+      const int32_t s = Add(&p, r, d, e - b, Hop::kSecond, StageRef(r, b), OutRef(d, b));
       SetParents(&p, s, begin[i], count[i]);
     }
   }
@@ -182,8 +181,8 @@ Plan GroupRelayPlan(const Operation& op, const std::vector<int>& members,
   int other = 0;
   for (int j = 0; j < static_cast<int>(members.size()); ++j) {
     const int q = members[j];
-    const Ref root_ref = scatter ? In(op.root, j * s) : Out(op.root, j * s);
-    const Ref q_ref = scatter ? Out(q, 0) : In(q, 0);
+    const Ref root_ref = scatter ? InRef(op.root, j * s) : OutRef(op.root, j * s);
+    const Ref q_ref = scatter ? OutRef(q, 0) : InRef(q, 0);
     const int r = q == op.root ? -1 : relay_of[other++];
     if (r < 0) {
       if (scatter)
@@ -208,10 +207,10 @@ Plan GroupRelayPlan(const Operation& op, const std::vector<int>& members,
           Add(&p, q, op.root, e - b, Hop::kDirect, qb, rb);
         continue;
       }
-      const int32_t f = scatter ? Add(&p, op.root, r, e - b, Hop::kFirst, rb, Stage(r, b))
-                                : Add(&p, q, r, e - b, Hop::kFirst, qb, Stage(r, b));
-      const int32_t sec = scatter ? Add(&p, r, q, e - b, Hop::kSecond, Stage(r, b), qb)
-                                  : Add(&p, r, op.root, e - b, Hop::kSecond, Stage(r, b), rb);
+      const int32_t f = scatter ? Add(&p, op.root, r, e - b, Hop::kFirst, rb, StageRef(r, b))
+                                : Add(&p, q, r, e - b, Hop::kFirst, qb, StageRef(r, b));
+      const int32_t sec = scatter ? Add(&p, r, q, e - b, Hop::kSecond, StageRef(r, b), qb)
+                                  : Add(&p, r, op.root, e - b, Hop::kSecond, StageRef(r, b), rb);
       SetParents(&p, sec, f, 1);
     }
   }

@@ -28,6 +28,10 @@ struct Ref {
   int32_t node = 0;
   int64_t offset = 0;
 };
+// Offset `off` of node `node`'s input, output and staging buffer.
+inline Ref InRef(int node, int64_t off) { return Ref{BufKind::kIn, node, off}; }
+inline Ref OutRef(int node, int64_t off) { return Ref{BufKind::kOut, node, off}; }
+inline Ref StageRef(int node, int64_t off) { return Ref{BufKind::kStage, node, off}; }
 
 enum class Hop : uint8_t {
   kDirect = 0,  // sender -> receiver over their direct link

@@ -67,37 +67,33 @@ class TreeBuilder {
   std::vector<std::pair<int, int32_t>> round_;
 };
 
-Ref In(int node, int64_t off) { return Ref{BufKind::kIn, node, off}; }
-Ref Out(int node, int64_t off) { return Ref{BufKind::kOut, node, off}; }
-Ref Stage(int node, int64_t off) { return Ref{BufKind::kStage, node, off}; }
-
-// Rank 0's `from` (bytes) to every rank's Out(0) (rank 0's own excluded).
+// Rank 0's `from` (bytes) to every rank's OutRef(0) (rank 0's own excluded).
 void Broadcast(TreeBuilder* t, int64_t bytes, Ref from) {
   for (int k = 1; k < t->n(); k *= 2) {
     for (int r = 0; r < k && r + k < t->n(); ++r)
-      t->Send(r, r + k, bytes, r == 0 ? from : Out(t->Node(r), 0), Out(t->Node(r + k), 0));
+      t->Send(r, r + k, bytes, r == 0 ? from : OutRef(t->Node(r), 0), OutRef(t->Node(r + k), 0));
     t->EndRound();
   }
 }
 
 // Sums every rank's In into acc(rank); rank 0's acc gets the total.
 void Reduce(TreeBuilder* t, int64_t bytes, const std::function<Ref(int)>& acc) {
-  for (int r = 0; r < t->n(); ++r) t->Send(r, r, bytes, In(t->Node(r), 0), acc(r));
+  for (int r = 0; r < t->n(); ++r) t->Send(r, r, bytes, InRef(t->Node(r), 0), acc(r));
   for (int k = 1; k < t->n(); k *= 2) {
     for (int r = k; r < t->n(); r += 2 * k) t->Send(r, r - k, bytes, acc(r), acc(r - k), true);
     t->EndRound();
   }
 }
 
-// Every rank's In block to Out(root) in member order; other ranks stage by rank.
+// Every rank's In block to OutRef(root) in member order; other ranks stage by rank.
 void Gather(TreeBuilder* t, int64_t s) {
   const int root = t->Node(0);
   auto at = [t, s, root](int parent) {
     return [t, s, root, parent](int x) {
-      return parent == 0 ? Out(root, t->Index(x) * s) : Stage(t->Node(parent), x * s);
+      return parent == 0 ? OutRef(root, t->Index(x) * s) : StageRef(t->Node(parent), x * s);
     };
   };
-  for (int r = 0; r < t->n(); ++r) t->Send(r, r, s, In(t->Node(r), 0), at(r)(r));
+  for (int r = 0; r < t->n(); ++r) t->Send(r, r, s, InRef(t->Node(r), 0), at(r)(r));
   for (int k = 1; k < t->n(); k *= 2) {
     for (int r = k; r < t->n(); r += 2 * k)
       t->SendBlocks(r, r - k, r, std::min(r + k, t->n()), s, at(r), at(r - k));
@@ -109,7 +105,7 @@ void Scatter(TreeBuilder* t, int64_t s) {
   const int root = t->Node(0);
   auto at = [t, s, root](int holder) {
     return [t, s, root, holder](int x) {
-      return holder == 0 ? In(root, t->Index(x) * s) : Stage(t->Node(holder), x * s);
+      return holder == 0 ? InRef(root, t->Index(x) * s) : StageRef(t->Node(holder), x * s);
     };
   };
   int top = 1;
@@ -119,7 +115,7 @@ void Scatter(TreeBuilder* t, int64_t s) {
       t->SendBlocks(r, r + k, r + k, std::min(r + 2 * k, t->n()), s, at(r), at(r + k));
     t->EndRound();
   }
-  for (int r = 0; r < t->n(); ++r) t->Send(r, r, s, at(r)(r), Out(t->Node(r), 0));
+  for (int r = 0; r < t->n(); ++r) t->Send(r, r, s, at(r)(r), OutRef(t->Node(r), 0));
 }
 
 }  // namespace
@@ -140,7 +136,7 @@ Plan TreePlan(const Operation& op, const std::vector<int>& members) {
   const int root = t.Node(0);
   switch (op.type) {
     case OpType::kMulticast:
-      Broadcast(&t, s, In(root, 0));
+      Broadcast(&t, s, InRef(root, 0));
       break;
     case OpType::kScatter:
       Scatter(&t, s);
@@ -149,15 +145,16 @@ Plan TreePlan(const Operation& op, const std::vector<int>& members) {
       Gather(&t, s);
       break;
     case OpType::kReduce:
-      Reduce(&t, s, [&t, root](int r) { return r == 0 ? Out(root, 0) : Stage(t.Node(r), 0); });
+      Reduce(&t, s,
+             [&t, root](int r) { return r == 0 ? OutRef(root, 0) : StageRef(t.Node(r), 0); });
       break;
     case OpType::kAllreduce:
-      Reduce(&t, s, [&t](int r) { return Out(t.Node(r), 0); });
-      Broadcast(&t, s, Out(root, 0));
+      Reduce(&t, s, [&t](int r) { return OutRef(t.Node(r), 0); });
+      Broadcast(&t, s, OutRef(root, 0));
       break;
     case OpType::kAllgather:
       Gather(&t, s);
-      Broadcast(&t, t.n() * s, Out(root, 0));
+      Broadcast(&t, t.n() * s, OutRef(root, 0));
       break;
     default:
       break;

@@ -152,7 +152,8 @@ Status WriteSyntheticPcap(const std::string& path, const std::vector<Mac>& dst_m
     Result<bool> got = src->Next(&f);
     if (!got.ok()) return got.status();
     if (!*got) break;
-    if (!with_fcs) f.bytes.resize(f.bytes.size() - 4);
+    // Without the FCS: its 4 bytes off the end (every synthetic frame has them).
+    if (!with_fcs && f.bytes.size() >= 4) f.bytes.resize(f.bytes.size() - 4);
     UKAI_RETURN_IF_ERROR((*sink)->Write(f.cycle, f.bytes));
   }
   return Status::Ok();

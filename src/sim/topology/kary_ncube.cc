@@ -26,7 +26,7 @@ Result<std::unique_ptr<KaryNCube>> KaryNCube::Create(const NetworkConfig& config
           .WithKey("network.k");
     }
     nodes *= k[d];
-    if (nodes > (int64_t{1} << 26)) {
+    if (nodes > kKaryNCubeMaxNodes) {
       return Status::InvalidArgument("network.k: network too large (more than 2^26 nodes)")
           .WithKey("network.k");
     }

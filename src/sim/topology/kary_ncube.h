@@ -13,6 +13,7 @@
 #ifndef UKAI_SIM_TOPOLOGY_KARY_NCUBE_H_
 #define UKAI_SIM_TOPOLOGY_KARY_NCUBE_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@
 #include "sim/topology/topology.h"
 
 namespace ukai::sim {
+
+// The most nodes a k-ary n-cube may have (KaryNCube::Create refuses more).
+inline constexpr int64_t kKaryNCubeMaxNodes = int64_t{1} << 26;
 
 class KaryNCube final : public Topology {
  public:

@@ -28,7 +28,7 @@ namespace {
 
 using shm::ShmChannel;
 
-constexpr uint8_t kDescriptorVersion = 1;
+constexpr uint8_t kShmDescriptorVersion = 1;
 // Frames from this size on go by cross-memory attach (shm.cma_bytes; 0 = never); unset =
 // frames too large for one ring record (instead of chunks: one copy instead of two).
 constexpr size_t kCmaAuto = ~size_t{0};
@@ -67,10 +67,10 @@ struct ShmDescriptor {
   std::string socket_name;
 };
 
-Result<ShmDescriptor> DecodeDescriptor(std::span<const uint8_t> d) {
+Result<ShmDescriptor> DecodeShmDescriptor(std::span<const uint8_t> d) {
   auto fail = [](const std::string& what) { return Status::ParseError("shm descriptor: " + what); };
   if (d.size() < 5) return fail("too short (" + std::to_string(d.size()) + " bytes)");
-  if (d[0] != kDescriptorVersion) return fail("unknown version " + std::to_string(d[0]));
+  if (d[0] != kShmDescriptorVersion) return fail("unknown version " + std::to_string(d[0]));
   ShmDescriptor out;
   size_t at = 1;
   for (std::string* field : {&out.host_key, &out.socket_name}) {
@@ -111,7 +111,7 @@ class ShmModule final : public Module {
   }
   Result<std::vector<uint8_t>> MakeDescriptor() override;
   bool CanReach(std::span<const uint8_t> descriptor) const override {
-    Result<ShmDescriptor> d = DecodeDescriptor(descriptor);
+    Result<ShmDescriptor> d = DecodeShmDescriptor(descriptor);
     return d.ok() && d->host_key == host_key_;
   }
   Result<std::shared_ptr<CommObject>> Connect(RuntimeId peer,
@@ -241,7 +241,7 @@ Status ShmModule::Init(ModuleHost* host) {
 
 Result<std::vector<uint8_t>> ShmModule::MakeDescriptor() {
   std::vector<uint8_t> d(1 + 2 + host_key_.size() + 2 + socket_name_.size());
-  d[0] = kDescriptorVersion;
+  d[0] = kShmDescriptorVersion;
   size_t at = 1;
   for (const std::string* f : {&host_key_, &socket_name_}) {
     wire::PutLe16(d.data() + at, static_cast<uint16_t>(f->size()));
@@ -273,7 +273,7 @@ void ShmModule::Unregister(uint64_t tag) {
 
 Result<std::shared_ptr<CommObject>> ShmModule::Connect(RuntimeId peer,
                                                        std::span<const uint8_t> descriptor) {
-  Result<ShmDescriptor> d = DecodeDescriptor(descriptor);
+  Result<ShmDescriptor> d = DecodeShmDescriptor(descriptor);
   if (!d.ok()) return d.status();
   if (d->host_key != host_key_) {
     return Status::Unsupported("shm: peer " + shm::IdString(peer) + " is on another host");

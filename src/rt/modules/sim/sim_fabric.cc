@@ -13,22 +13,17 @@ namespace ukai::rt {
 
 using sim_fabric_internal::HexId;
 
-namespace {
-
-// A local thread in a settled idle round (it lets the machine advance) sleeps until
-// something happens that it may wait for (SimFabric::Activity), at most this long: its
-// wait may also end by what another thread of the program does outside the runtime.
-constexpr auto kIdleSleep = std::chrono::milliseconds(1);
-
-uint64_t RandomId() {
-  std::random_device rd;
-  return (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ 0x51u;
-}
-
 int64_t ThreadCpuNs() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+namespace {
+
+uint64_t RandomId() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ 0x51u;
 }
 
 // What a detached member's events go to (SimFabric::DetachMember).
@@ -341,7 +336,7 @@ void SimFabric::ThreadIdle(RuntimeId rt, const char* call, const SimCaller* c, b
   // A local thread that saw everything sleeps until something happens (a remote thread's
   // round is replayed by the launcher's reader, which must not block).
   if (t->key != 0 || activity != activity_) return;
-  idle_cv_.wait_for(lock, kIdleSleep,
+  idle_cv_.wait_for(lock, kSimIdleSleep,
                     [&] { return activity_ != activity || stop_ || !status_.ok(); });
 }
 

@@ -26,6 +26,7 @@
 #define UKAI_RT_MODULES_SIM_SIM_FABRIC_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -43,6 +44,15 @@
 #include "ukai/rt/startpoint.hpp"
 
 namespace ukai::rt {
+
+// A thread in a settled idle round (it lets the machine advance) sleeps until something
+// happens that it may wait for, at most this long: its wait may also end by what another
+// thread of the program does outside the runtime. The same in one process (SimFabric) and
+// in a launched one (sim_remote.cc).
+inline constexpr auto kSimIdleSleep = std::chrono::milliseconds(1);
+
+// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), nanoseconds.
+int64_t ThreadCpuNs();
 
 // A message of the network that was delivered (or lost) in `cycle`; `user` as given to Add.
 struct SimArrival {

@@ -28,15 +28,6 @@ namespace {
 
 namespace sw = simwire;
 
-// A thread in a settled idle round sleeps at most this long (SleepUntilActivity).
-constexpr auto kIdleSleep = std::chrono::milliseconds(1);
-
-int64_t ThreadCpuNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
-
 class RemoteSimLink;
 
 // The calling thread's state towards the link (mirrors what the launcher's fabric knows of
@@ -60,7 +51,7 @@ struct Slot {
   uint64_t activity = 0;  // the link's activity count at its last call or round
   ~Slot();
 };
-thread_local Slot tls_slot;
+thread_local Slot tls_remote_slot;
 
 class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<RemoteSimLink> {
  public:
@@ -278,7 +269,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   };
 
   Slot& MySlot() {
-    Slot& s = tls_slot;
+    Slot& s = tls_remote_slot;
     if (s.owner != this || s.link.expired()) {
       s = Slot{};
       s.link = weak_from_this();
@@ -303,10 +294,10 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     }
     idle_cv_.notify_all();
   }
-  // At most kIdleSleep: the wait may also end by what a thread does outside the runtime.
+  // At most kSimIdleSleep: the wait may also end by what a thread does outside the runtime.
   void SleepUntilActivity(uint64_t seen) {
     std::unique_lock<std::mutex> lock(idle_mu_);
-    idle_cv_.wait_for(lock, kIdleSleep,
+    idle_cv_.wait_for(lock, kSimIdleSleep,
                       [&] { return activity_.load(std::memory_order_acquire) != seen; });
   }
   void Register(Slot& s) {
