@@ -408,6 +408,10 @@ int RuntimeImpl::Progress() {
 // otherwise add ~0.3 us to every pass of the fast ones (shm), while it costs them a few
 // passes (well under 1 us) of their ~10 us latency.
 constexpr double kSlowModuleUs = 2.0;
+// Under virtual time the progress thread sleeps at most this long (ms): a module that keeps
+// virtual time wakes it when no program thread waiting in the runtime takes its arrivals;
+// the look catches a thread that left its wait just as they came.
+constexpr int kVirtualTimeLookMs = 10;
 constexpr uint64_t kSlowEvery = 8;
 
 int RuntimeImpl::ProgressPass(bool all) {
@@ -454,7 +458,10 @@ void RuntimeImpl::ProgressLoop() {
       std::this_thread::yield();
       while (!TryEnterProgress()) std::this_thread::yield();
     }
-    if (StepAsideForCallers()) last_active = Clock::now();
+    // Under virtual time a program thread that waits polls Progress() itself and the module
+    // wakes this thread only when none does (ModuleCaps::virtual_time): no timed stepping
+    // aside, whose sleeps would cost more wake-ups than the deliveries.
+    if (!virtual_time && StepAsideForCallers()) last_active = Clock::now();
     if (ProgressPass(/*all=*/false) > 0) {
       last_active = Clock::now();
       continue;
@@ -475,7 +482,7 @@ void RuntimeImpl::ProgressLoop() {
       continue;
     }
     LeaveProgress();  // let explicit Progress() callers in while we sleep
-    ::poll(fds.data(), fds.size(), all_have_fds ? 100 : 1);
+    ::poll(fds.data(), fds.size(), virtual_time ? kVirtualTimeLookMs : all_have_fds ? 100 : 1);
     while (!TryEnterProgress()) std::this_thread::yield();
     for (auto& m : modules_) m->Unblocked();
     sleeping_.store(false);

@@ -184,8 +184,8 @@ class SimFabric {
   // unless another thread is stepping (that one sees the change: nothing is lost). Only
   // for threads that are no program thread of this fabric and whose members' Kick does not
   // call back into it (rt/launch/sim_host.cc). SetSteppedByCallers: the driver thread then
-  // only looks every millisecond (the stall check, and a step nobody took), instead of
-  // being woken by every call.
+  // only looks every 10 ms (the stall check, and a step nobody took), instead of being
+  // woken by every call.
   void StepOn();
   void SetSteppedByCallers();
   // Member `rt`'s module goes away (its process ended; the launcher's channel closes): the

@@ -162,11 +162,23 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     return st;
   }
 
+  // A program thread's report waits in the cork for the next message of this process (its
+  // own next round, as a rule: the thread waits, and its round after the dispatch tells the
+  // launcher it looked; one write instead of two) or a pass of another thread (FlushHeld);
+  // the launcher holds the machine at this runtime's clock until it has the report, so
+  // nothing this process says meanwhile can be late. Other threads' reports go at once.
   void Dispatched(RuntimeId, int n) override {
     Slot& s = MySlot();
     [[maybe_unused]] Status st = Write(sw::EncodeDispatched(s.index, static_cast<uint32_t>(n)), {},
                                        /*bump=*/true, nullptr, std::nullopt,
-                                       /*dispatched=*/static_cast<uint64_t>(n));
+                                       /*dispatched=*/static_cast<uint64_t>(n), /*urgent=*/false,
+                                       /*hold=*/ProgramThread(s));
+  }
+  void FlushHeld() override {
+    if (ProgramThread(MySlot())) return;  // the report waits for that thread's next message
+    std::lock_guard<std::mutex> lock(write_mu_);
+    if (cork_.empty() || undispatched_ > 0) return;  // else the next report sends it
+    [[maybe_unused]] Status st = Send({}, {});
   }
 
   // Only settled rounds are told (an unsettled one holds the machine exactly as the busy
@@ -179,6 +191,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     const bool settled = s.round_epoch == now;
     s.round_epoch = now;
     if (s.idle) s.skipped_cpu += cpu - s.idle_cpu;  // waiting since the last round
+    if (!s.idle) waiting_.fetch_add(1, std::memory_order_relaxed);
     s.idle = true;
     s.idle_cpu = cpu;
     s.last_cpu = cpu;
@@ -254,6 +267,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     if (--s.depth <= 0) {
       s.depth = 0;
       if (!s.program) {
+        if (s.idle) waiting_.fetch_sub(1, std::memory_order_relaxed);
         s.idle = false;  // a pool thread holds nothing between handlers
         s.told_settled = false;
         s.round_epoch = ~0ull;
@@ -265,9 +279,12 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   std::map<std::string, uint64_t> Counters() override {
     return {{"frames_posted", posted_total_.load()}};
   }
+  bool ThreadWaits() override { return waiting_.load(std::memory_order_relaxed) > 0; }
 
-  // A thread of this process ended.
-  void ThreadEnded(uint32_t index) {
+  // A thread of this process ended (`idle`: in a wait; `registered`: the fabric knows it).
+  void ThreadEnded(uint32_t index, bool idle, bool registered) {
+    if (idle) waiting_.fetch_sub(1, std::memory_order_relaxed);
+    if (!registered) return;
     [[maybe_unused]] Status st = Write(sw::EncodeCall(index, sw::CallKind::kThreadEnd, 0, 0));
   }
 
@@ -288,8 +305,10 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     }
     return s;
   }
+  static bool ProgramThread(const Slot& s) { return s.registered && s.program && s.depth == 0; }
   // A call that is not an idle round: the thread holds (the fabric is told by the call).
   void Busy(Slot& s) {
+    if (s.idle) waiting_.fetch_sub(1, std::memory_order_relaxed);
     s.idle = false;
     s.told_settled = false;
     s.activity = activity_.load(std::memory_order_acquire);
@@ -324,7 +343,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   // `epoch_out`: the epoch this message is part of (both under the write lock, so the
   // launcher sees epochs in the order the link counts them).
   // `only_at`: sent only if the epoch is still that (else kWouldBlock, nothing written).
-  // `dispatched`: a kDispatched of that many frames.
+  // `dispatched`: a kDispatched of that many frames; sent at once unless `hold`.
   //
   // Corking: while frames delivered to this process are not yet reported dispatched, the
   // launcher holds the whole machine at this runtime's clock, and nothing this process
@@ -335,7 +354,8 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   Status Write(const std::vector<uint8_t>& head, std::span<const uint8_t> tail = {},
                bool bump = false, uint64_t* epoch_out = nullptr,
                std::optional<uint64_t> only_at = std::nullopt,
-               std::optional<uint64_t> dispatched = std::nullopt, bool urgent = false) {
+               std::optional<uint64_t> dispatched = std::nullopt, bool urgent = false,
+               bool hold = false) {
     std::unique_lock<std::mutex> lock(write_mu_);
     if (only_at && epoch_.load(std::memory_order_acquire) != *only_at) {
       return Status::WouldBlock("sim: a dispatch came first");
@@ -345,7 +365,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     if (!tail.empty()) posted_total_.fetch_add(1, std::memory_order_relaxed);
     if (dispatched) undispatched_ -= std::min(undispatched_, *dispatched);
     Status st;
-    if (!urgent && !dispatched && undispatched_ > 0) {
+    if (!urgent && (dispatched ? hold : undispatched_ > 0)) {
       cork_.insert(cork_.end(), head.begin(), head.end());
       cork_.insert(cork_.end(), tail.begin(), tail.end());
     } else {
@@ -555,6 +575,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   std::mutex idle_mu_;
   std::condition_variable idle_cv_;  // threads sleeping in a settled idle round
   std::atomic<uint64_t> activity_{0};
+  std::atomic<int> waiting_{0};  // threads whose last call was an idle round (ThreadWaits)
   std::atomic<bool> leaving_{false};
   std::atomic<uint32_t> next_thread_{1};
   std::atomic<uint64_t> posted_total_{0};
@@ -571,8 +592,8 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
 };
 
 Slot::~Slot() {
-  if (!registered) return;
-  if (std::shared_ptr<RemoteSimLink> l = link.lock()) l->ThreadEnded(index);
+  if (!registered && !idle) return;
+  if (std::shared_ptr<RemoteSimLink> l = link.lock()) l->ThreadEnded(index, idle, registered);
 }
 
 Result<int> ParseNumber(const std::string& what, const std::string& v) {
