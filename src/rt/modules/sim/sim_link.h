@@ -43,7 +43,8 @@ class SimLink {
   // for them (under `ukai launch --sim`; in one process the fabric's driver dispatches).
   virtual bool ThreadWaits() { return false; }
   // A progress pass that dispatched nothing new: sends what waits for a program thread's
-  // next message (a dispatch report it made, sim_remote.cc), unless on that thread.
+  // next message (a dispatch report it made, calls and posts of a thread the launcher has
+  // busy: sim_remote.cc), unless on such a thread.
   virtual void FlushHeld() {}
 };
 

@@ -54,8 +54,11 @@ struct Slot {
   // settled when nothing was dispatched since (SimFabric's Thread::settled).
   uint64_t round_epoch = ~0ull;
   bool told_settled = false;  // the fabric has it as a settled idle thread at `epoch`
-  int64_t idle_cpu = 0;       // CPU time at its last idle round (after it: waiting)
-  int64_t skipped_cpu = 0;    // CPU time spent in idle rounds that were not told
+  // Its last message (sent or corked) was a call that holds the machine (a post, a call,
+  // a now request): the launcher has it busy before any later message of it.
+  bool busy_told = false;
+  int64_t idle_cpu = 0;     // CPU time at its last idle round (after it: waiting)
+  int64_t skipped_cpu = 0;  // CPU time spent in idle rounds that were not told
   int64_t last_cpu = 0;
   uint64_t activity = 0;  // the link's activity count at its last call or round
   ~Slot();
@@ -85,6 +88,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     Register(s);
     s.idle = false;
     s.program = true;
+    s.busy_told = true;  // the launcher's Join holds the runtime for it (a call "Init")
     UKAI_RETURN_IF_ERROR(Write(sw::EncodeHello(rank_, rt, s.index, Cpu(s))));
     // The answer, read here (the reader thread starts after it).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -155,10 +159,14 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     }
     Slot& s = MySlot();
     const int64_t cpu = Cpu(s);
+    const bool busy = ProgramThread(s) && s.busy_told;
     if (s.registered) Busy(s);
-    Status st =
-        Write(sw::EncodePostHeader(s.index, cpu, to, frame.size()), frame.span(), false, &s.epoch);
-    if (s.registered) s.round_epoch = s.epoch;
+    Status st = Write(sw::EncodePostHeader(s.index, cpu, to, frame.size()), frame.span(), false,
+                      &s.epoch, std::nullopt, std::nullopt, /*urgent=*/false, /*hold=*/busy);
+    if (s.registered) {
+      s.round_epoch = s.epoch;
+      s.busy_told = true;
+    }
     return st;
   }
 
@@ -206,6 +214,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
                               {}, false, &s.epoch, /*only_at=*/now);
       s.told_settled = st.ok() && s.epoch == now;
       if (!s.told_settled) return;
+      s.busy_told = false;
     }
     // The launcher has it waiting and it saw everything: it sleeps until something happens
     // in this process that it may wait for (SleepUntilActivity), instead of spinning on the
@@ -217,12 +226,14 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     Slot& s = MySlot();
     Register(s);
     const int64_t cpu = Cpu(s);
+    const bool busy = ProgramThread(s) && s.busy_told;
     Busy(s);
     s.program = s.program || s.depth == 0;
     [[maybe_unused]] Status st =
         Write(sw::EncodeCall(s.index, sw::CallKind::kCall, sw::CallIndex(call), cpu), {}, false,
-              &s.epoch);
+              &s.epoch, std::nullopt, std::nullopt, /*urgent=*/false, /*hold=*/busy);
     s.round_epoch = s.epoch;
+    s.busy_told = true;
   }
 
   int64_t NowCycles(RuntimeId) override {
@@ -237,7 +248,10 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
              .ok()) {
       return last_now_.load();
     }
-    if (s.registered) s.round_epoch = s.epoch;
+    if (s.registered) {
+      s.round_epoch = s.epoch;
+      s.busy_told = true;
+    }
     lock.lock();
     cv_.wait(lock, [&] { return now_.contains(s.index) || broken_; });
     auto it = now_.find(s.index);
@@ -255,6 +269,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     Register(s);
     ++s.depth;
     Busy(s);
+    s.busy_told = false;  // corks only at depth 0 (ProgramThread)
     const int64_t cpu = Cpu(s);
     [[maybe_unused]] Status st = Write(sw::EncodeCall(s.index, sw::CallKind::kHandlerBegin,
                                                       sw::CallIndex("a threaded handler"), cpu),
@@ -344,6 +359,10 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   // launcher sees epochs in the order the link counts them).
   // `only_at`: sent only if the epoch is still that (else kWouldBlock, nothing written).
   // `dispatched`: a kDispatched of that many frames; sent at once unless `hold`.
+  // `hold`: corked in any case (a program thread's dispatch report, or a call or post of a
+  // program thread the launcher already has busy: it holds the machine at the runtime's
+  // clock until that thread's next round, so its calls and posts cannot be late; they go
+  // with that round, the next message of another thread, or FlushHeld).
   //
   // Corking: while frames delivered to this process are not yet reported dispatched, the
   // launcher holds the whole machine at this runtime's clock, and nothing this process
@@ -365,7 +384,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     if (!tail.empty()) posted_total_.fetch_add(1, std::memory_order_relaxed);
     if (dispatched) undispatched_ -= std::min(undispatched_, *dispatched);
     Status st;
-    if (!urgent && (dispatched ? hold : undispatched_ > 0)) {
+    if (!urgent && (hold || (!dispatched && undispatched_ > 0))) {
       cork_.insert(cork_.end(), head.begin(), head.end());
       cork_.insert(cork_.end(), tail.begin(), tail.end());
     } else {

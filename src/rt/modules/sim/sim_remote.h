@@ -12,8 +12,10 @@
 // While frames delivered to this process are not yet reported dispatched (the launcher holds
 // the machine at this runtime's clock meanwhile), its messages are corked and go in one
 // write with the next dispatch report, now request or leave (Write in sim_remote.cc); a
-// report made by a program thread is corked too, until the next message of the process
-// (that thread's next round, as a rule) or a pass of another thread (FlushHeld).
+// report made by a program thread is corked too, and so are the calls and posts of a
+// program thread the launcher already has busy (it holds the machine at the runtime's clock
+// meanwhile), until the next message of the process that is not corked (that thread's next
+// round, as a rule) or a pass of another thread (FlushHeld).
 // ThreadWaits: a thread waits in the runtime (the progress thread need not be woken for
 // arrivals: that thread's wait takes them).
 // A reader thread takes the launcher's messages: arrivals, peer events, now replies, taken
