@@ -28,8 +28,11 @@ namespace {
 
 namespace sw = simwire;
 
-// A thread in a settled idle round sleeps at most this long (SleepUntilActivity).
-constexpr auto kIdleSleep = std::chrono::milliseconds(1);
+// A thread in a settled idle round sleeps at most this long (SleepUntilActivity): what it
+// waits for comes with a wake-up (Activity) but for what another thread does outside the
+// runtime; a timed look per millisecond and waiting thread cost more than the deliveries
+// with 16 processes (docs/performance.md, "wake-ups instead of timers").
+constexpr auto kIdleSleep = std::chrono::milliseconds(5);
 
 int64_t ThreadCpuNs() {
   timespec ts{};

@@ -7,7 +7,7 @@
 // (CLOCK_THREAD_CPUTIME_ID) travels with its calls, minus the time it spent in waits the
 // launcher already knows it waits in (repeated idle rounds are told once per dispatch epoch).
 // A thread whose idle round the launcher knows, and that saw everything, sleeps (at most
-// 1 ms) until something happens in this process that it may wait for (an arrival, a
+// 5 ms) until something happens in this process that it may wait for (an arrival, a
 // dispatch, a handler's end, a peer event, a taken count) instead of spinning.
 // While frames delivered to this process are not yet reported dispatched (the launcher holds
 // the machine at this runtime's clock meanwhile), its messages are corked and go in one
