@@ -87,8 +87,9 @@ struct ModuleCaps {
   // comes when the simulated machine delivers it, and the module wakes the progress thread
   // (ModuleHost::Wake) for every arrival and peer event that no thread waiting in the
   // runtime takes. The progress thread then does not busy-poll (RuntimeOptions::spin_us)
-  // after activity, nor step aside in timed sleeps while program threads call Progress():
-  // it sleeps until woken, at most 10 ms (dispatch.cc). Spinning and timed wake-ups would
+  // after activity, and across processes (with multi_process: `ukai launch --sim`) it does
+  // not step aside in timed sleeps while program threads call Progress() either: it
+  // sleeps until woken, at most 10 ms (dispatch.cc). Spinning and timed wake-ups would
   // only take the host's cores from the processes and the simulation that the next
   // delivery waits for.
   bool virtual_time = false;
