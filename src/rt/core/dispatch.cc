@@ -408,6 +408,10 @@ int RuntimeImpl::Progress() {
 // otherwise add ~0.3 us to every pass of the fast ones (shm), while it costs them a few
 // passes (well under 1 us) of their ~10 us latency.
 constexpr double kSlowModuleUs = 2.0;
+// Under `ukai launch --sim` the progress thread sleeps at most this long (ms): the sim
+// module wakes it when no program thread waiting in the runtime takes its arrivals; the
+// look catches a thread that left its wait just as they came.
+constexpr int kVirtualTimeLookMs = 10;
 constexpr uint64_t kSlowEvery = 8;
 
 int RuntimeImpl::ProgressPass(bool all) {
@@ -446,6 +450,12 @@ void RuntimeImpl::ProgressLoop() {
   const bool virtual_time =
       std::any_of(caps_.begin(), caps_.end(), [](const ModuleCaps& c) { return c.virtual_time; });
   const auto spin = std::chrono::microseconds(virtual_time ? 0 : options_.spin_us);
+  // Virtual time across processes (`ukai launch --sim`): the module wakes this thread for
+  // whatever no waiting program thread takes, so it neither steps aside in timed sleeps
+  // nor polls every millisecond (in one process the fabric's driver dispatches instead).
+  const bool woken_for_all = std::any_of(caps_.begin(), caps_.end(), [](const ModuleCaps& c) {
+    return c.virtual_time && c.multi_process;
+  });
   auto last_active = Clock::now();
   while (!TryEnterProgress()) std::this_thread::yield();  // an explicit Progress() caller
   while (!stop_.load(std::memory_order_relaxed)) {
@@ -454,7 +464,10 @@ void RuntimeImpl::ProgressLoop() {
       std::this_thread::yield();
       while (!TryEnterProgress()) std::this_thread::yield();
     }
-    if (StepAsideForCallers()) last_active = Clock::now();
+    // Under `launch --sim` a program thread that waits polls Progress() itself and the
+    // module wakes this thread only when none does: no timed stepping aside, whose sleeps
+    // would cost more wake-ups than the deliveries.
+    if (!woken_for_all && StepAsideForCallers()) last_active = Clock::now();
     if (ProgressPass(/*all=*/false) > 0) {
       last_active = Clock::now();
       continue;
@@ -475,7 +488,7 @@ void RuntimeImpl::ProgressLoop() {
       continue;
     }
     LeaveProgress();  // let explicit Progress() callers in while we sleep
-    ::poll(fds.data(), fds.size(), all_have_fds ? 100 : 1);
+    ::poll(fds.data(), fds.size(), woken_for_all ? kVirtualTimeLookMs : all_have_fds ? 100 : 1);
     while (!TryEnterProgress()) std::this_thread::yield();
     for (auto& m : modules_) m->Unblocked();
     sleeping_.store(false);

@@ -85,9 +85,13 @@ struct ModuleCaps {
   bool atomics = false;
   // The module keeps virtual time (the `sim` module, rt/core/virtual_time.h): a frame only
   // comes when the simulated machine delivers it, and the module wakes the progress thread
-  // (ModuleHost::Wake) for every arrival and peer event. The progress thread then does not
-  // busy-poll (RuntimeOptions::spin_us) after activity: spinning would only take the host's
-  // cores from the processes and the simulation that the next delivery waits for.
+  // (ModuleHost::Wake) for every arrival and peer event that no thread waiting in the
+  // runtime takes. The progress thread then does not busy-poll (RuntimeOptions::spin_us)
+  // after activity, and across processes (with multi_process: `ukai launch --sim`) it does
+  // not step aside in timed sleeps while program threads call Progress() either: it
+  // sleeps until woken, at most 10 ms (dispatch.cc). Spinning and timed wake-ups would
+  // only take the host's cores from the processes and the simulation that the next
+  // delivery waits for.
   bool virtual_time = false;
 };
 

@@ -473,7 +473,7 @@ class RuntimeImpl final : public ModuleHost {
   void NoteCallerProgress();
   // Progress thread, holding the flag: when a program thread called Progress() since the
   // last look, lets go of the flag and sleeps (500 us at a time) until the program
-  // stopped calling it; true when it stepped aside.
+  // stopped calling it; true when it stepped aside. Not under `ukai launch --sim` (ModuleCaps).
   bool StepAsideForCallers();
   // Progress thread, spinning idle: gives the core to another runnable thread now and then
   // (the program's own threads on an oversubscribed machine).

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -52,6 +53,7 @@ struct SimHost::Conn final : public SimMember {
   bool writer_wanted = false;  // a flush found the socket full: the writer sends the rest
   // Frames this process posted are not all taken yet: the writer looks every millisecond.
   std::atomic<bool> watch{false};
+  std::atomic<uint64_t> flushes{0};  // writes to the process (each with the taken counts)
   // Frames handed to the process and not yet dispatched by it (their senders' counts).
   std::deque<std::pair<std::shared_ptr<SimInFlight>, size_t>> delivered;
 
@@ -73,6 +75,10 @@ struct SimHost::Conn final : public SimMember {
   void Queue(std::vector<uint8_t> head, ByteBlock frame = {}) {
     std::lock_guard<std::mutex> lock(out_mu);
     out.push_back({std::move(head), std::move(frame)});
+  }
+  bool HasQueued() {
+    std::lock_guard<std::mutex> lock(out_mu);
+    return !out.empty();
   }
   // Sends what is queued (and the taken counts) in one write. `block` false: never waits
   // for the socket or for another sender; the writer thread sends what is left.
@@ -206,9 +212,10 @@ void SimHost::ReadLoop(Conn& c) {
       if (!why.ok()) break;
       continue;
     }
-    // Everything this process sent so far is replayed: answer it, then step the network
+    // Everything this process sent so far is replayed: answer it (taken counts alone wait
+    // for the next write: the step's arrivals, or the writer's look), then step the network
     // as far as that lets it move (here, rather than waking the driver thread).
-    c.Flush(/*block=*/false);
+    if (c.HasQueued()) c.Flush(/*block=*/false);
     fabric_->StepOn();
     const ssize_t r = recv(c.fd, buf, sizeof buf, 0);
     if (r < 0 && errno == EINTR) continue;
@@ -430,19 +437,28 @@ void SimHost::Conn::Flush(bool block) {
     }
     wdone += static_cast<size_t>(r);
   }
+  if (!wbuf.empty()) flushes.fetch_add(1, std::memory_order_relaxed);
   wbuf.clear();
   wdone = 0;
 }
 
 // Sends what a flush could not (a full socket), the last messages (a refusal) before the
 // channel closes, and the taken counts while frames this process posted are not yet taken
-// (its peers' dispatches do not wake this thread: it looks every millisecond then).
+// (its peers' dispatches do not wake this thread: it looks then, and writes only when
+// nothing was written to the process since its last look, for every write carries the
+// counts of its time. It looks 1 ms after it wrote, and twice as long after each look that
+// found a write, up to kWatchMaxMs: a count is told within 2 x kWatchMaxMs).
 void SimHost::WriteLoop(Conn& c) {
+  constexpr int kWatchMaxMs = 8;
+  uint64_t looked = 0;  // c.flushes at the last look
+  int interval_ms = 1;
   for (;;) {
+    bool wanted;
     {
       std::unique_lock<std::mutex> lock(c.out_mu);
-      c.out_cv.wait_for(lock, std::chrono::milliseconds(c.watch.load() ? 1 : 50),
+      c.out_cv.wait_for(lock, std::chrono::milliseconds(c.watch.load() ? interval_ms : 50),
                         [&] { return c.writer_wanted || c.closing; });
+      wanted = c.writer_wanted;
       c.writer_wanted = false;
       if (c.closing && c.out.empty()) {
         lock.unlock();
@@ -451,7 +467,15 @@ void SimHost::WriteLoop(Conn& c) {
         break;
       }
     }
+    const uint64_t flushes = c.flushes.load(std::memory_order_relaxed);
+    if (!wanted && flushes != looked) {
+      looked = flushes;
+      interval_ms = std::min(2 * interval_ms, kWatchMaxMs);
+      continue;
+    }
     c.Flush(/*block=*/true);
+    looked = c.flushes.load(std::memory_order_relaxed);
+    interval_ms = 1;
   }
 }
 

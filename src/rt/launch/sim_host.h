@@ -7,8 +7,10 @@
 // as the conservative horizon lets it (SimFabric::StepOn: no hand-off to the driver thread).
 // Whichever thread steps writes the arrivals and peer events of its step to their processes
 // (SimMember::Kick), never waiting for a socket; with each write goes how much of what the
-// process posted its peers took (flow control). A writer thread per process sends what did
-// not fit into the socket and looks every millisecond for frames its peers took.
+// process posted its peers took (flow control: the counts alone never make a write). A
+// writer thread per process sends what did not fit into the socket and, while frames the
+// process posted are not all taken, sends their counts when nothing else was written to
+// the process since its last look (1 ms after its own write, up to 8 ms apart).
 //
 // Untrusted input: a message that does not decode, a hello that names another rank than
 // the channel's or a runtime id already on the machine, more frames dispatched than were

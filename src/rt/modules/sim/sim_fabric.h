@@ -45,10 +45,10 @@
 
 namespace ukai::rt {
 
-// A thread in a settled idle round (it lets the machine advance) sleeps until something
-// happens that it may wait for, at most this long: its wait may also end by what another
-// thread of the program does outside the runtime. The same in one process (SimFabric) and
-// in a launched one (sim_remote.cc).
+// A thread of a program in one process in a settled idle round (it lets the machine
+// advance) sleeps until something happens that it may wait for, at most this long: its wait
+// may also end by what another thread of the program does outside the runtime (a launched
+// process has its own bound, sim_remote.cc).
 inline constexpr auto kSimIdleSleep = std::chrono::milliseconds(1);
 
 // The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), nanoseconds.
@@ -194,8 +194,8 @@ class SimFabric {
   // unless another thread is stepping (that one sees the change: nothing is lost). Only
   // for threads that are no program thread of this fabric and whose members' Kick does not
   // call back into it (rt/launch/sim_host.cc). SetSteppedByCallers: the driver thread then
-  // only looks every millisecond (the stall check, and a step nobody took), instead of
-  // being woken by every call.
+  // only looks every 10 ms (the stall check, and a step nobody took), instead of being
+  // woken by every call.
   void StepOn();
   void SetSteppedByCallers();
   // Member `rt`'s module goes away (its process ended; the launcher's channel closes): the

@@ -270,8 +270,8 @@ void SimFabric::Run() {
       stepping_ = false;
       if (stop_) break;
     }
-    // Callers step (the launcher's readers): look every millisecond. Else every call that
-    // may let the machine move on wakes this thread (cv_).
+    // Callers step (the launcher's readers): look every 10 ms. Else every call that may
+    // let the machine move on wakes this thread (cv_).
     std::condition_variable& cv = callers_step_ ? driver_cv_ : cv_;
     if (!status_.ok()) {
       // The run stopped: only the members' last events are left to hand over.
@@ -288,7 +288,9 @@ void SimFabric::Run() {
       last_seq = seq_;
       progressed = std::chrono::steady_clock::now();
     }
-    cv.wait_for(lock, std::chrono::milliseconds(1));
+    // When callers step, this look is only the stall check's (and a safety net): every
+    // 10 ms, not every millisecond (a wake-up of this thread costs the callers a core).
+    cv.wait_for(lock, std::chrono::milliseconds(callers_step_ ? 10 : 1));
     if (stop_ || stepping_ || !status_.ok()) continue;
     const int64_t horizon = Horizon();
     // The simulation waits (the horizon holds it, something is left to simulate) and has

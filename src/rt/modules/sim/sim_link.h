@@ -38,6 +38,14 @@ class SimLink {
   virtual void HandlerBegin(RuntimeId rt) = 0;
   virtual void HandlerEnd(RuntimeId rt) = 0;
   virtual std::map<std::string, uint64_t> Counters() = 0;
+  // A thread of this process waits in the runtime (its last call was an idle round): it
+  // polls Progress() and takes arrivals itself, so the progress thread need not be woken
+  // for them (under `ukai launch --sim`; in one process the fabric's driver dispatches).
+  virtual bool ThreadWaits() { return false; }
+  // A progress pass that dispatched nothing new: sends what waits for a program thread's
+  // next message (a dispatch report it made, calls and posts of a thread the launcher has
+  // busy: sim_remote.cc), unless on such a thread.
+  virtual void FlushHeld() {}
 };
 
 }  // namespace ukai::rt

@@ -169,8 +169,9 @@ class SimModule final : public Module, public SimMember, public internal::Virtua
       was_pending = pending_.exchange(true, std::memory_order_acq_rel);
     }
     // Without a dispatcher (Kick) the progress thread takes them: wake it (once: a wake-up
-    // for the inbox is on its way while it is pending).
-    if (!dispatcher_ && !was_pending) host_->Wake();
+    // for the inbox is on its way while it is pending), unless a thread waiting in the
+    // runtime takes them (its wait polls Progress; the progress thread looks every 10 ms).
+    if (!dispatcher_ && !was_pending && !fabric_->ThreadWaits()) host_->Wake();
   }
   void Kick() override {
     tls_kicking = this;
@@ -259,7 +260,11 @@ class SimModule final : public Module, public SimMember, public internal::Virtua
   // Tells the fabric that what the last Progress() delivered has been dispatched.
   void Release() {
     const int n = taken_.exchange(0);
-    if (n > 0 && joined_) fabric_->Dispatched(host_->runtime_id(), n);
+    if (n > 0 && joined_) {
+      fabric_->Dispatched(host_->runtime_id(), n);
+    } else if (remote_ && joined_) {
+      fabric_->FlushHeld();
+    }
   }
 
   std::shared_ptr<SimLink> fabric_;

@@ -28,6 +28,12 @@ namespace {
 
 namespace sw = simwire;
 
+// A thread in a settled idle round sleeps at most this long (SleepUntilActivity): what it
+// waits for comes with a wake-up (Activity) but for what another thread does outside the
+// runtime; a timed look per millisecond and waiting thread cost more than the deliveries
+// with 16 processes (docs/performance.md, "wake-ups instead of timers").
+constexpr auto kRemoteIdleSleep = std::chrono::milliseconds(5);
+
 class RemoteSimLink;
 
 // The calling thread's state towards the link (mirrors what the launcher's fabric knows of
@@ -45,8 +51,11 @@ struct Slot {
   // settled when nothing was dispatched since (SimFabric's Thread::settled).
   uint64_t round_epoch = ~0ull;
   bool told_settled = false;  // the fabric has it as a settled idle thread at `epoch`
-  int64_t idle_cpu = 0;       // CPU time at its last idle round (after it: waiting)
-  int64_t skipped_cpu = 0;    // CPU time spent in idle rounds that were not told
+  // Its last message (sent or corked) was a call that holds the machine (a post, a call,
+  // a now request): the launcher has it busy before any later message of it.
+  bool busy_told = false;
+  int64_t idle_cpu = 0;     // CPU time at its last idle round (after it: waiting)
+  int64_t skipped_cpu = 0;  // CPU time spent in idle rounds that were not told
   int64_t last_cpu = 0;
   uint64_t activity = 0;  // the link's activity count at its last call or round
   ~Slot();
@@ -76,6 +85,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     Register(s);
     s.idle = false;
     s.program = true;
+    s.busy_told = true;  // the launcher's Join holds the runtime for it (a call "Init")
     UKAI_RETURN_IF_ERROR(Write(sw::EncodeHello(rank_, rt, s.index, Cpu(s))));
     // The answer, read here (the reader thread starts after it).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -146,18 +156,34 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     }
     Slot& s = MySlot();
     const int64_t cpu = Cpu(s);
+    const bool busy = ProgramThread(s) && s.busy_told;
     if (s.registered) Busy(s);
-    Status st =
-        Write(sw::EncodePostHeader(s.index, cpu, to, frame.size()), frame.span(), false, &s.epoch);
-    if (s.registered) s.round_epoch = s.epoch;
+    Status st = Write(sw::EncodePostHeader(s.index, cpu, to, frame.size()), frame.span(), false,
+                      &s.epoch, std::nullopt, std::nullopt, /*urgent=*/false, /*hold=*/busy);
+    if (s.registered) {
+      s.round_epoch = s.epoch;
+      s.busy_told = true;
+    }
     return st;
   }
 
+  // A program thread's report waits in the cork for the next message of this process (its
+  // own next round, as a rule: the thread waits, and its round after the dispatch tells the
+  // launcher it looked; one write instead of two) or a pass of another thread (FlushHeld);
+  // the launcher holds the machine at this runtime's clock until it has the report, so
+  // nothing this process says meanwhile can be late. Other threads' reports go at once.
   void Dispatched(RuntimeId, int n) override {
     Slot& s = MySlot();
     [[maybe_unused]] Status st = Write(sw::EncodeDispatched(s.index, static_cast<uint32_t>(n)), {},
                                        /*bump=*/true, nullptr, std::nullopt,
-                                       /*dispatched=*/static_cast<uint64_t>(n));
+                                       /*dispatched=*/static_cast<uint64_t>(n), /*urgent=*/false,
+                                       /*hold=*/ProgramThread(s));
+  }
+  void FlushHeld() override {
+    if (ProgramThread(MySlot())) return;  // the report waits for that thread's next message
+    std::lock_guard<std::mutex> lock(write_mu_);
+    if (cork_.empty() || undispatched_ > 0) return;  // else the next report sends it
+    [[maybe_unused]] Status st = Send({}, {});
   }
 
   // Only settled rounds are told (an unsettled one holds the machine exactly as the busy
@@ -170,6 +196,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     const bool settled = s.round_epoch == now;
     s.round_epoch = now;
     if (s.idle) s.skipped_cpu += cpu - s.idle_cpu;  // waiting since the last round
+    if (!s.idle) waiting_.fetch_add(1, std::memory_order_relaxed);
     s.idle = true;
     s.idle_cpu = cpu;
     s.last_cpu = cpu;
@@ -184,6 +211,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
                               {}, false, &s.epoch, /*only_at=*/now);
       s.told_settled = st.ok() && s.epoch == now;
       if (!s.told_settled) return;
+      s.busy_told = false;
     }
     // The launcher has it waiting and it saw everything: it sleeps until something happens
     // in this process that it may wait for (SleepUntilActivity), instead of spinning on the
@@ -195,12 +223,14 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     Slot& s = MySlot();
     Register(s);
     const int64_t cpu = Cpu(s);
+    const bool busy = ProgramThread(s) && s.busy_told;
     Busy(s);
     s.program = s.program || s.depth == 0;
     [[maybe_unused]] Status st =
         Write(sw::EncodeCall(s.index, sw::CallKind::kCall, sw::CallIndex(call), cpu), {}, false,
-              &s.epoch);
+              &s.epoch, std::nullopt, std::nullopt, /*urgent=*/false, /*hold=*/busy);
     s.round_epoch = s.epoch;
+    s.busy_told = true;
   }
 
   int64_t NowCycles(RuntimeId) override {
@@ -215,7 +245,10 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
              .ok()) {
       return last_now_.load();
     }
-    if (s.registered) s.round_epoch = s.epoch;
+    if (s.registered) {
+      s.round_epoch = s.epoch;
+      s.busy_told = true;
+    }
     lock.lock();
     cv_.wait(lock, [&] { return now_.contains(s.index) || broken_; });
     auto it = now_.find(s.index);
@@ -233,6 +266,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     Register(s);
     ++s.depth;
     Busy(s);
+    s.busy_told = false;  // corks only at depth 0 (ProgramThread)
     const int64_t cpu = Cpu(s);
     [[maybe_unused]] Status st = Write(sw::EncodeCall(s.index, sw::CallKind::kHandlerBegin,
                                                       sw::CallIndex("a threaded handler"), cpu),
@@ -245,6 +279,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     if (--s.depth <= 0) {
       s.depth = 0;
       if (!s.program) {
+        if (s.idle) waiting_.fetch_sub(1, std::memory_order_relaxed);
         s.idle = false;  // a pool thread holds nothing between handlers
         s.told_settled = false;
         s.round_epoch = ~0ull;
@@ -256,9 +291,12 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   std::map<std::string, uint64_t> Counters() override {
     return {{"frames_posted", posted_total_.load()}};
   }
+  bool ThreadWaits() override { return waiting_.load(std::memory_order_relaxed) > 0; }
 
-  // A thread of this process ended.
-  void ThreadEnded(uint32_t index) {
+  // A thread of this process ended (`idle`: in a wait; `registered`: the fabric knows it).
+  void ThreadEnded(uint32_t index, bool idle, bool registered) {
+    if (idle) waiting_.fetch_sub(1, std::memory_order_relaxed);
+    if (!registered) return;
     [[maybe_unused]] Status st = Write(sw::EncodeCall(index, sw::CallKind::kThreadEnd, 0, 0));
   }
 
@@ -279,8 +317,10 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     }
     return s;
   }
+  static bool ProgramThread(const Slot& s) { return s.registered && s.program && s.depth == 0; }
   // A call that is not an idle round: the thread holds (the fabric is told by the call).
   void Busy(Slot& s) {
+    if (s.idle) waiting_.fetch_sub(1, std::memory_order_relaxed);
     s.idle = false;
     s.told_settled = false;
     s.activity = activity_.load(std::memory_order_acquire);
@@ -294,10 +334,10 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     }
     idle_cv_.notify_all();
   }
-  // At most kSimIdleSleep: the wait may also end by what a thread does outside the runtime.
+  // At most kRemoteIdleSleep: the wait may also end by what a thread does outside the runtime.
   void SleepUntilActivity(uint64_t seen) {
     std::unique_lock<std::mutex> lock(idle_mu_);
-    idle_cv_.wait_for(lock, kSimIdleSleep,
+    idle_cv_.wait_for(lock, kRemoteIdleSleep,
                       [&] { return activity_.load(std::memory_order_acquire) != seen; });
   }
   void Register(Slot& s) {
@@ -315,7 +355,11 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   // `epoch_out`: the epoch this message is part of (both under the write lock, so the
   // launcher sees epochs in the order the link counts them).
   // `only_at`: sent only if the epoch is still that (else kWouldBlock, nothing written).
-  // `dispatched`: a kDispatched of that many frames.
+  // `dispatched`: a kDispatched of that many frames; sent at once unless `hold`.
+  // `hold`: corked in any case (a program thread's dispatch report, or a call or post of a
+  // program thread the launcher already has busy: it holds the machine at the runtime's
+  // clock until that thread's next round, so its calls and posts cannot be late; they go
+  // with that round, the next message of another thread, or FlushHeld).
   //
   // Corking: while frames delivered to this process are not yet reported dispatched, the
   // launcher holds the whole machine at this runtime's clock, and nothing this process
@@ -326,7 +370,8 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   Status Write(const std::vector<uint8_t>& head, std::span<const uint8_t> tail = {},
                bool bump = false, uint64_t* epoch_out = nullptr,
                std::optional<uint64_t> only_at = std::nullopt,
-               std::optional<uint64_t> dispatched = std::nullopt, bool urgent = false) {
+               std::optional<uint64_t> dispatched = std::nullopt, bool urgent = false,
+               bool hold = false) {
     std::unique_lock<std::mutex> lock(write_mu_);
     if (only_at && epoch_.load(std::memory_order_acquire) != *only_at) {
       return Status::WouldBlock("sim: a dispatch came first");
@@ -336,7 +381,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     if (!tail.empty()) posted_total_.fetch_add(1, std::memory_order_relaxed);
     if (dispatched) undispatched_ -= std::min(undispatched_, *dispatched);
     Status st;
-    if (!urgent && !dispatched && undispatched_ > 0) {
+    if (!urgent && (hold || (!dispatched && undispatched_ > 0))) {
       cork_.insert(cork_.end(), head.begin(), head.end());
       cork_.insert(cork_.end(), tail.begin(), tail.end());
     } else {
@@ -546,6 +591,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   std::mutex idle_mu_;
   std::condition_variable idle_cv_;  // threads sleeping in a settled idle round
   std::atomic<uint64_t> activity_{0};
+  std::atomic<int> waiting_{0};  // threads whose last call was an idle round (ThreadWaits)
   std::atomic<bool> leaving_{false};
   std::atomic<uint32_t> next_thread_{1};
   std::atomic<uint64_t> posted_total_{0};
@@ -562,8 +608,8 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
 };
 
 Slot::~Slot() {
-  if (!registered) return;
-  if (std::shared_ptr<RemoteSimLink> l = link.lock()) l->ThreadEnded(index);
+  if (!registered && !idle) return;
+  if (std::shared_ptr<RemoteSimLink> l = link.lock()) l->ThreadEnded(index, idle, registered);
 }
 
 Result<int> ParseNumber(const std::string& what, const std::string& v) {

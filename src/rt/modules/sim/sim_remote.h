@@ -7,11 +7,17 @@
 // (CLOCK_THREAD_CPUTIME_ID) travels with its calls, minus the time it spent in waits the
 // launcher already knows it waits in (repeated idle rounds are told once per dispatch epoch).
 // A thread whose idle round the launcher knows, and that saw everything, sleeps (at most
-// 1 ms) until something happens in this process that it may wait for (an arrival, a
+// 5 ms) until something happens in this process that it may wait for (an arrival, a
 // dispatch, a handler's end, a peer event, a taken count) instead of spinning.
 // While frames delivered to this process are not yet reported dispatched (the launcher holds
 // the machine at this runtime's clock meanwhile), its messages are corked and go in one
-// write with the next dispatch report, now request or leave (Write in sim_remote.cc).
+// write with the next dispatch report, now request or leave (Write in sim_remote.cc); a
+// report made by a program thread is corked too, and so are the calls and posts of a
+// program thread the launcher already has busy (it holds the machine at the runtime's clock
+// meanwhile), until the next message of the process that is not corked (that thread's next
+// round, as a rule) or a pass of another thread (FlushHeld).
+// ThreadWaits: a thread waits in the runtime (the progress thread need not be woken for
+// arrivals: that thread's wait takes them).
 // A reader thread takes the launcher's messages: arrivals, peer events, now replies, taken
 // counts. A broken channel (the launcher died, a bad message) stops the runtime: every peer
 // is gone (kUnavailable) and the error names the channel.
