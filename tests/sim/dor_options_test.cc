@@ -328,4 +328,58 @@ TEST(DorOptionsTest, HopTableMatchesTheComputedHop) {
 }
 
 }  // namespace
+// RouteOne() (what the router calls instead of Route()) gives Route()'s one candidate,
+// packed, and sets the message state alike: on a torus with the hop table, one without
+// (too large for it) and a mesh, for every tie rule and dateline.
+TEST(DorOptionsTest, RouteOneMatchesRoute) {
+  NetworkConfig mesh;
+  mesh.topology = TopologyKind::kMesh;
+  mesh.n = 2;
+  mesh.k = {5, 4};
+  auto m = KaryNCube::Create(mesh);
+  ASSERT_TRUE(m.ok());
+  std::vector<std::unique_ptr<KaryNCube>> topologies;
+  topologies.push_back(Torus({8, 8}));
+  topologies.push_back(Torus({20, 20}));
+  topologies.push_back(std::move(*m));
+  for (const auto& t : topologies) {
+    for (DorTieRule tie : {DorTieRule::kRandom, DorTieRule::kParity, DorTieRule::kPlus}) {
+      for (DorDateline line : {DorDateline::kShared, DorDateline::kSplit}) {
+        const DorRouting routing(*t, 4, tie, line);
+        int checked = 0;
+        for (int node = 0; node < t->NumNodes(); node += 3) {
+          for (int dst = 0; dst < t->NumNodes(); dst += 2) {
+            for (int in_port = 0; in_port <= t->PePort(); ++in_port) {
+              for (int in_vc = 0; in_vc < 4; ++in_vc) {
+                uint32_t state = 0, one_state = 0;
+                RouteRequest req;
+                req.node = node;
+                req.in_port = in_port;
+                req.in_vc = in_vc;
+                req.src = (node + 5) % t->NumNodes();
+                req.dst = dst;
+                req.now = 1000 + node;
+                req.message_state = &state;
+                RouteResult out;
+                routing.Route(req, &out);
+                const uint64_t one =
+                    routing.RouteOne(node, in_port, in_vc, req.src, dst, req.now, &one_state);
+                ASSERT_LE(out.size(), 1);
+                const uint64_t expect =
+                    out.size() == 0
+                        ? 0
+                        : uint64_t{out[0].vc_mask} << 32 | static_cast<uint32_t>(out[0].port + 1);
+                ASSERT_EQ(one, expect) << node << "->" << dst << " in " << in_port << "/" << in_vc;
+                ASSERT_EQ(one_state, state);
+                checked += out.size();
+              }
+            }
+          }
+        }
+        EXPECT_GT(checked, 0);
+      }
+    }
+  }
+}
+
 }  // namespace ukai::sim
