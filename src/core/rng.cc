@@ -39,11 +39,13 @@ uint64_t Rng::Uniform(uint64_t n) {
   return static_cast<uint64_t>(m >> 64);
 }
 
-int64_t Rng::Geometric(double p) {
+int64_t Rng::Geometric(double p) { return Geometric(p, p >= 1.0 ? 0.0 : std::log1p(-p)); }
+
+int64_t Rng::Geometric(double p, double log1m_p) {
   if (p >= 1.0) return 1;
   // Inversion: G = ceil(log(U) / log(1 - p)) with U in (0, 1].
   const double u = 1.0 - NextDouble();  // (0, 1]
-  const double g = std::ceil(std::log(u) / std::log1p(-p));
+  const double g = std::ceil(std::log(u) / log1m_p);
   if (!(g >= 1.0)) return 1;  // u == 1 gives 0; also guards NaN
   if (g > static_cast<double>(std::numeric_limits<int64_t>::max() / 4)) {
     return std::numeric_limits<int64_t>::max() / 4;

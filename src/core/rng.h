@@ -49,6 +49,9 @@ class Rng {
   // Number of Bernoulli(p) trials up to and including the first success (>= 1), for
   // 0 < p <= 1: the gap between events of a per-cycle Bernoulli process.
   int64_t Geometric(double p);
+  // The same draw with `log1m_p` = std::log1p(-p) computed once by the caller (a process
+  // of one rate draws many gaps).
+  int64_t Geometric(double p, double log1m_p);
 
  private:
   static uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }

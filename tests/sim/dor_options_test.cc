@@ -31,6 +31,21 @@ std::unique_ptr<KaryNCube> Torus(std::vector<int> k) {
   return std::move(*t);
 }
 
+// A request of `node` for a head that came in on (in_port, in_vc), of a message src -> dst
+// with routing state `state`, at cycle `now`.
+RouteRequest Request(int node, int in_port, int in_vc, int src, int dst, int64_t now,
+                     uint32_t* state) {
+  RouteRequest req;
+  req.node = node;
+  req.in_port = in_port;
+  req.in_vc = in_vc;
+  req.src = src;
+  req.dst = dst;
+  req.now = now;
+  req.message_state = state;
+  return req;
+}
+
 // Follows the route src -> dst (the first VC of every mask), adding `weight` to the load
 // of every channel (node * ports + port) it crosses. `now` is the cycle of the first hop.
 void AddPathLoad(const KaryNCube& t, const DorRouting& r, int src, int dst, int64_t now,
@@ -39,14 +54,7 @@ void AddPathLoad(const KaryNCube& t, const DorRouting& r, int src, int dst, int6
   int node = src, in_port = t.PePort(), in_vc = 0;
   for (int hops = 0; node != dst; ++hops) {
     ASSERT_LT(hops, t.NumNodes()) << src << "->" << dst;
-    RouteRequest req;
-    req.node = node;
-    req.in_port = in_port;
-    req.in_vc = in_vc;
-    req.src = src;
-    req.dst = dst;
-    req.now = now + hops;
-    req.message_state = &state;
+    const RouteRequest req = Request(node, in_port, in_vc, src, dst, now + hops, &state);
     RouteResult out;
     r.Route(req, &out);
     ASSERT_EQ(out.size(), 1);
@@ -283,14 +291,8 @@ TEST(DorOptionsTest, HopTableMatchesTheComputedHop) {
                   // kRandom: the tie bits already drawn (route_state.h bits 4-7).
                   const uint32_t state0 = tie == DorTieRule::kRandom ? 0x80u | drawn << 4 : 0u;
                   uint32_t state = state0, expect_state = state0;
-                  RouteRequest req;
-                  req.node = node;
-                  req.in_port = in_port;
-                  req.in_vc = in_vc;
-                  req.src = (node + 3) % t->NumNodes();
-                  req.dst = dst;
-                  req.now = 17;
-                  req.message_state = &state;
+                  const RouteRequest req =
+                      Request(node, in_port, in_vc, (node + 3) % t->NumNodes(), dst, 17, &state);
                   RouteResult out;
                   routing.Route(req, &out);
                   const uint32_t ties =
@@ -328,4 +330,52 @@ TEST(DorOptionsTest, HopTableMatchesTheComputedHop) {
 }
 
 }  // namespace
+// RouteOne() (what the router calls instead of Route()) gives Route()'s one candidate,
+// packed, and sets the message state alike: on a torus with the hop table, one without
+// (too large for it) and a mesh, for every tie rule and dateline.
+TEST(DorOptionsTest, RouteOneMatchesRoute) {
+  NetworkConfig mesh;
+  mesh.topology = TopologyKind::kMesh;
+  mesh.n = 2;
+  mesh.k = {5, 4};
+  auto m = KaryNCube::Create(mesh);
+  ASSERT_TRUE(m.ok());
+  std::vector<std::unique_ptr<KaryNCube>> topologies;
+  topologies.push_back(Torus({8, 8}));
+  topologies.push_back(Torus({20, 20}));
+  topologies.push_back(std::move(*m));
+  for (const auto& t : topologies) {
+    for (DorTieRule tie : {DorTieRule::kRandom, DorTieRule::kParity, DorTieRule::kPlus}) {
+      for (DorDateline line : {DorDateline::kShared, DorDateline::kSplit}) {
+        const DorRouting routing(*t, 4, tie, line);
+        int checked = 0;
+        for (int node = 0; node < t->NumNodes(); node += 3) {
+          for (int dst = 0; dst < t->NumNodes(); dst += 2) {
+            for (int in_port = 0; in_port <= t->PePort(); ++in_port) {
+              for (int in_vc = 0; in_vc < 4; ++in_vc) {
+                uint32_t state = 0, one_state = 0;
+                const RouteRequest req = Request(node, in_port, in_vc, (node + 5) % t->NumNodes(),
+                                                 dst, 1000 + node, &state);
+                RouteResult out;
+                routing.Route(req, &out);
+                const uint64_t one =
+                    routing.RouteOne(node, in_port, in_vc, req.src, dst, req.now, &one_state);
+                ASSERT_LE(out.size(), 1);
+                const uint64_t expect =
+                    out.size() == 0
+                        ? 0
+                        : uint64_t{out[0].vc_mask} << 32 | static_cast<uint32_t>(out[0].port + 1);
+                ASSERT_EQ(one, expect) << node << "->" << dst << " in " << in_port << "/" << in_vc;
+                ASSERT_EQ(one_state, state);
+                checked += out.size();
+              }
+            }
+          }
+        }
+        EXPECT_GT(checked, 0);
+      }
+    }
+  }
+}
+
 }  // namespace ukai::sim

@@ -164,5 +164,43 @@ TEST(FabricLayoutTest, RouteCacheSameAsRoutingEveryHead) {
   EXPECT_NE(cached.back(), "undeliverable 0");
 }
 
+// `dor` on a torus with random ties and the shared dateline answers through
+// RoutingFunction::RouteOne(): routing every head through Route() instead (the route cache
+// off) gives the same run, on ukai's router and on BookSim2's.
+TEST(FabricLayoutTest, RouteOneSameAsRouteEveryHead) {
+  SimConfig cfg = testing::SmallConfig(TopologyKind::kTorus, {4, 4});
+  cfg.traffic.message_bytes = 64;
+  cfg.traffic.rate = 0.4;
+  Result<std::vector<SimConfig>> booksim = LoadSimConfigsFromString(
+      "topology = torus; k = 4; n = 2; num_vcs = 4; vc_buf_size = 8; routing_function = "
+      "dim_order; packet_size = 1; injection_rate = 0.3; seed = 3;",
+      "t.cfg", {});
+  ASSERT_TRUE(booksim.ok()) << booksim.status().ToString();
+  for (const SimConfig& c : {cfg, booksim->front()}) {
+    const std::vector<std::string> one = Trace(c, true, 3000, true);
+    const std::vector<std::string> every = Trace(c, true, 3000, false);
+    ASSERT_GT(one.size(), 100u);
+    ASSERT_EQ(one.size(), every.size());
+    for (size_t i = 0; i < one.size(); ++i) ASSERT_EQ(one[i], every[i]) << "entry " << i;
+  }
+}
+
+// BookSim2's single-flit packets at a high rate on an 8x8 mesh: routers with several VC
+// requests each cycle, output VCs that two heads name (islip's contested case), both
+// allocators; the lean matching against the general one (and the constant layout against
+// the generic).
+TEST(FabricLayoutTest, BooksimLeanMatchingSameAsGeneral) {
+  for (const char* allocator : {"islip", "separable_input_first"}) {
+    const std::string text = std::string(
+                                 "topology = mesh; k = 8; n = 2; num_vcs = 4; vc_buf_size = 8;"
+                                 " routing_function = dim_order; vc_allocator = ") +
+                             allocator + "; packet_size = 1; injection_rate = 0.35; seed = 7;";
+    Result<std::vector<SimConfig>> points = LoadSimConfigsFromString(text, "t.cfg", {});
+    ASSERT_TRUE(points.ok()) << points.status().ToString();
+    SCOPED_TRACE(text);
+    ExpectSameAsGeneric(points->front(), 2000);
+  }
+}
+
 }  // namespace
 }  // namespace ukai::sim

@@ -272,10 +272,12 @@ class Fabric {
     observer_ = std::move(observer);
   }
   // For tests: false makes Evaluate() and Commit() take the generic path whatever the
-  // layout (the constant-layout paths must give the same results).
+  // layout, and BookSim2's VC requests the general matching (the constant-layout paths and
+  // the lean matching must give the same results).
   void SetConstantLayouts(bool on) { constant_layouts_ = on; }
-  // For tests (before the first cycle): false routes every head afresh, also with a
-  // PureRoute() routing (whose answers are otherwise kept per router and destination).
+  // For tests (before the first cycle): false routes every head afresh through
+  // RoutingFunction::Route(), also with a PureRoute() routing (whose answers are otherwise
+  // kept per router and destination) or one with RouteOne() (otherwise called instead).
   void SetRouteCache(bool on);
 
   // Debug checks: credit conservation on every channel VC, buffer/mask agreement,
@@ -411,6 +413,9 @@ class Fabric {
     // AllocateVcs() grants each without arbitration.
     bool va_unique;
     bool partitioned;  // the network has more than one partition
+    // Every router with several BookSim2 VC requests goes through MatchBooksimVcs()
+    // (SetConstantLayouts(false): tests compare MatchBooksim()'s lean cases with it).
+    bool generic_match;
   };
   // Per-router scratch of one Evaluate.
   struct VaReq {
@@ -429,6 +434,12 @@ class Fabric {
     uint32_t out_req[32];
     int nva;  // VC-allocation requests in va
     VaReq va[32 * 32];
+    // BookSim2's VC allocators, the current router's requests so far (RequestBooksim()):
+    // the output VCs (bit: router-local index, up to 64) some request names, those two or
+    // more name, and whether one came through RequestBooksimVcs() (MatchBooksim() resets
+    // them).
+    uint64_t bs_any, bs_multi;
+    bool bs_generic;
   };
 
   // One lane per local partition: what its Evaluate() staged during a cycle for Commit()
@@ -527,10 +538,14 @@ class Fabric {
   void MatchBooksimVcs(int lane, int32_t r, Scratch& s);
   uint64_t IslipContested(const BsReq* req, int n, int32_t rbase, int32_t* winner,
                           bool* grouped) const;
+  // islip's matching of requests of distinct input VCs (in ascending order) on a router of
+  // up to 64 VCs, `multi` the output VCs (router-local bits) more than one of them names.
+  void MatchIslipContested(int lane, int32_t r, uint64_t multi, Scratch& s);
   // Inline front ends of those for the common case (fabric_evaluate.cc): a head of one
   // candidate on a wormhole router without atomic VCs or re-routing (booksim_simple_), and
-  // a router with one request.
-  void RequestBooksim(const Hot& h, int32_t r, int32_t ivc, int64_t now);
+  // a router whose requests are all such heads' (one per input VC): each takes its nearest
+  // VC, except islip's output VCs named more than once (MatchIslipContested()).
+  void RequestBooksim(const Hot& h, int32_t r, int32_t ivc, int64_t now, Scratch& s);
   void MatchBooksim(const Hot& h, int32_t r, Scratch& s);
   // The VC of `mask` (!= 0) whose router-local output VC index port_base + vc comes first in
   // round-robin order from pointer `ptr`: the first at or after ptr's VC when ptr points
@@ -544,6 +559,9 @@ class Fabric {
   // A PureRoute() answer kept for the head `f` of input VC `ivc`: then it is routed (true);
   // false: RouteHead() must route it.
   bool RouteFromCache(const Hot& h, int32_t r, int32_t ivc, const Flit& f, int64_t now);
+  // RouteHead() through RoutingFunction::RouteOne() (route_one_); false: RouteHead() must
+  // route it.
+  bool RouteFast(const Hot& h, int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now);
   // router.model = booksim's credit channels (fabric_booksim.cc): Commit() of lane `lane`
   // for cycle `now` with every credit put on its way, and the credits that count from
   // `now` on applied (Evaluate() calls it first).
@@ -654,6 +672,9 @@ class Fabric {
   static constexpr int kRouteCacheNodes = 256;
   bool cache_routes_ = false;
   LazyArray<uint64_t> route_cache_;
+  // The routing answers through RoutingFunction::RouteOne() (no fork, no kept routes):
+  // RouteFast() routes heads without a RouteRequest.
+  bool route_one_ = false;
   // Forks: per input VC the branches of its routed head (0: none) and those acquired, and
   // kMaxBranches slots of (output VC, downstream input VC or this router for the PE).
   // Forks, bounded ejection and per-channel latencies need a Fabric of one partition

@@ -124,6 +124,45 @@ uint64_t Fabric::IslipContested(const BsReq* req, int n, int32_t rbase, int32_t*
   return multi;
 }
 
+// Each contested output VC goes to the input VC nearest its pointer: the first of those
+// naming it at or after the pointer, cyclically (router-local input VC bits); the others
+// lose it, and each input VC takes its nearest VC among those left.
+void Fabric::MatchIslipContested(int lane, int32_t r, uint64_t multi, Scratch& s) {
+  std::vector<BsReq>& req = lanes_[static_cast<size_t>(lane)].bs_req;
+  const int32_t rbase = r << rshift_;
+  const int n = static_cast<int>(req.size());
+  uint64_t named[64];  // per contested VC: the input VCs (router-local bits) naming it
+  for (uint64_t m = multi; m != 0; m &= m - 1) named[std::countr_zero(m)] = 0;
+  for (int j = 0; j < n; ++j) {
+    const uint64_t bit = uint64_t{1} << (req[j].ivc - rbase);
+    for (uint64_t m = (uint64_t{req[j].mask} << (req[j].port << vshift_)) & multi; m != 0;
+         m &= m - 1) {
+      named[std::countr_zero(m)] |= bit;
+    }
+  }
+  int8_t winner[64];
+  for (uint64_t m = multi; m != 0; m &= m - 1) {
+    const int b = std::countr_zero(m);
+    const int rr = va_rr_[rbase + b];  // < 64: a router-local index
+    const uint64_t at_or_after = named[b] >> rr << rr;
+    winner[b] = static_cast<int8_t>(std::countr_zero(at_or_after != 0 ? at_or_after : named[b]));
+  }
+  for (int j = 0; j < n; ++j) {
+    const BsReq& q = req[j];
+    const int32_t port_base = q.port << vshift_;
+    const int32_t li = q.ivc - rbase;
+    uint32_t granted = q.mask;
+    for (uint64_t m = (uint64_t{q.mask} << port_base) & multi; m != 0; m &= m - 1) {
+      const int b = std::countr_zero(m);
+      if (winner[b] != li) granted &= ~(1u << (b - port_base));
+    }
+    if (granted == 0) continue;
+    const int32_t lo = port_base + NearestVc(granted, port_base, va_accept_[q.ivc], vshift_);
+    s.va[s.nva++] = {q.ivc, rbase + lo, q.ip, q.v};
+  }
+  req.clear();
+}
+
 void Fabric::MatchBooksimVcs(int lane, int32_t r, Scratch& s) {
   Lane& l = lanes_[static_cast<size_t>(lane)];
   const int n = static_cast<int>(l.bs_req.size());

@@ -38,10 +38,13 @@ void Fabric::Evaluate(int lane_index, const int32_t* routers, size_t count, int6
   base.bs_req = &lane.bs_req;
   base.pipe_ring = lane.pipe_ring.data();
   base.lane = lane_index;
+  base.generic_match = !constant_layouts_;
   Scratch s;
   s.ntx = lane.ntx;
   s.nej = lane.nej;
   for (uint32_t& req : s.out_req) req = 0;
+  s.bs_any = s.bs_multi = 0;
+  s.bs_generic = false;
   const bool fixed = constant_layouts_ && hot_.pshift == 3 && !hot_.extras;
   const bool plain = fixed && hot_.link == 1 && !hot_.booksim_va;
   if (plain && hot_.vshift == 2 && hot_.dshift == 3) {
@@ -294,7 +297,8 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_
   } else {
     const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
     if (q.state == kIdle && !RouteFromCache(h, r, ivc, f, now) &&
-        RouteHead(r, ip, v, ivc, f, now, h.route) && h.table_ports != 0) {
+        !RouteFast(h, r, ip, v, ivc, f, now) && RouteHead(r, ip, v, ivc, f, now, h.route) &&
+        h.table_ports != 0) {
       const uint32_t port = 1u << (v % h.table_ports);
       if ((s.table_used & port) != 0) {  // the VC group's table port is taken: next cycle
         q.state = kIdle;
@@ -316,7 +320,7 @@ UKAI_INLINE void Fabric::HandleHead(const Hot& h, int32_t r, int32_t ivc, int64_
     return;
   }
   if (h.booksim_va) {
-    RequestBooksim(h, r, ivc, now);
+    RequestBooksim(h, r, ivc, now, s);
     return;
   }
   const Flit& f = h.buf[(static_cast<size_t>(ivc) << h.dshift) + q.head];
@@ -350,16 +354,43 @@ UKAI_INLINE bool Fabric::RouteFromCache(const Hot& h, int32_t r, int32_t ivc, co
   return true;
 }
 
+// RouteHead() for a head whose routing answers through RouteOne() (route_one_): the same
+// one candidate, no table, no fork; false (nothing changed but the message's routing state,
+// which Route() sets alike) where RouteHead() must route it: at its destination, to a
+// dead node, at a terminal, or with no live candidate.
+UKAI_INLINE bool Fabric::RouteFast(const Hot& h, int32_t r, int ip, int v, int32_t ivc,
+                                   const Flit& f, int64_t now) {
+  if (!route_one_) return false;
+  Message& m = (*messages_)[f.msg()];
+  const int32_t dst = m.dst;
+  if (dst == r || dst < 0 || dead_[dst] != 0 || !terminal_.empty()) return false;
+  const uint64_t c = routing_->RouteOne(r, ip, v, m.src, dst, now, &m.routing_state);
+  const int port = static_cast<int>(c & 0xffffu) - 1;
+  if (port < 0 || port >= h.pe) return false;
+  const uint32_t mask = static_cast<uint32_t>(c >> 32) & valid_vcs_[(r << h.pshift) | port];
+  if (mask == 0) return false;
+  InVc& q = h.in[ivc];
+  q.cand_count = 1;
+  q.cand_port = static_cast<uint8_t>(port);
+  q.cand_mask = mask;
+  q.ready = now + hop_cycles_ - 1;
+  q.state = kRouted;
+  return true;
+}
+
 // BookSim2's VC allocators, a head's requests: inline for one candidate on a simple router
 // (fabric.h: booksim_simple_), else RequestBooksimVcs(). The same free VCs: not owned and
 // not freed too recently (no credits needed on wormhole VCs that are not atomic).
-UKAI_INLINE void Fabric::RequestBooksim(const Hot& h, int32_t r, int32_t ivc, int64_t now) {
+UKAI_INLINE void Fabric::RequestBooksim(const Hot& h, int32_t r, int32_t ivc, int64_t now,
+                                        Scratch& s) {
   InVc& q = h.in[ivc];
   if (!booksim_simple_ || q.cand_count != 1) {
+    s.bs_generic = true;  // it may request several candidates
     RequestBooksimVcs(h.lane, r, ivc, now);
     return;
   }
-  const int32_t port_base = (r << (h.pshift + h.vshift)) + (q.cand_port << h.vshift);
+  const int32_t local = q.cand_port << h.vshift;  // router-local index of its port's VC 0
+  const int32_t port_base = (r << (h.pshift + h.vshift)) + local;
   const Masks& mk = h.masks[port_base >> h.mshift];
   const int shift = port_base & ((1 << h.mshift) - 1);
   const uint64_t recent = mk.freed_at + 2 > now ? mk.freed : 0;
@@ -372,6 +403,9 @@ UKAI_INLINE void Fabric::RequestBooksim(const Hot& h, int32_t r, int32_t ivc, in
     const int v = ivc & ((1 << h.vshift) - 1);
     h.bs_req->push_back({ivc, static_cast<int16_t>(ip), static_cast<int16_t>(v), 0,
                          static_cast<int16_t>(q.cand_port), free});
+    const uint64_t named = uint64_t{free} << (local & 63);  // meaningful up to 64 VCs
+    s.bs_multi |= s.bs_any & named;
+    s.bs_any |= named;
   } else if (!freeing) {
     q.state = kBlocked;
     q.aux = static_cast<int32_t>(h.epoch[r]);
@@ -380,15 +414,35 @@ UKAI_INLINE void Fabric::RequestBooksim(const Hot& h, int32_t r, int32_t ivc, in
 
 // The requests of router r: none, one (its input VC gets the VC nearest its pointer, as
 // from both allocators) or more (MatchBooksimVcs()).
+// With several requests, one per input VC (none came through RequestBooksimVcs()) on a
+// router of up to 64 VCs, and, for islip, no output VC named by two of them, each input VC
+// also gets its nearest VC from both allocators (MatchBooksimVcs() finds the same).
 UKAI_INLINE void Fabric::MatchBooksim(const Hot& h, int32_t r, Scratch& s) {
   std::vector<BsReq>& req = *h.bs_req;
+  const bool generic = s.bs_generic || h.generic_match;
+  const uint64_t multi = h.va_unique ? s.bs_multi : 0;
+  s.bs_any = s.bs_multi = 0;
+  s.bs_generic = false;
   if (req.empty()) return;
+  const int32_t rbase = r << (h.pshift + h.vshift);
   if (req.size() > 1) {
-    MatchBooksimVcs(h.lane, r, s);
+    if (generic || h.pshift + h.vshift > 6) {
+      MatchBooksimVcs(h.lane, r, s);
+      return;
+    }
+    if (multi != 0) {
+      MatchIslipContested(h.lane, r, multi, s);
+      return;
+    }
+    for (const BsReq& q : req) {
+      const int32_t port_base = q.port << h.vshift;
+      const int32_t lo = port_base + NearestVc(q.mask, port_base, va_accept_[q.ivc], h.vshift);
+      s.va[s.nva++] = {q.ivc, rbase + lo, q.ip, q.v};
+    }
+    req.clear();
     return;
   }
   const BsReq& q = req[0];
-  const int32_t rbase = r << (h.pshift + h.vshift);
   const int32_t port_base = q.port << h.vshift;
   const int32_t lo = port_base + NearestVc(q.mask, port_base, va_accept_[q.ivc], h.vshift);
   s.va[s.nva++] = {q.ivc, rbase + lo, q.ip, q.v};
@@ -500,7 +554,9 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
     if (__builtin_expect(h.extras, false)) in.stored = 0;
     const int op = (q.ovc - rbase) >> h.vshift;
     in.aux = op == h.pe ? r : h.down_ivc[rpi | op] + static_cast<int32_t>(q.ovc & vmask);
-    in.remote = h.partitioned ? h.remote[rpi | op] | h.remote[rpi | q.ip] : 0;
+    in.remote = 0;
+    if (__builtin_expect(h.partitioned, false))
+      in.remote = h.remote[rpi | op] | h.remote[rpi | q.ip];
     in.state = kRouted;
     Masks& mk = h.masks[q.ivc >> h.mshift];
     const uint64_t bit = uint64_t{1} << (q.ivc & ((1 << h.mshift) - 1));

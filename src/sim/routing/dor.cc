@@ -38,32 +38,37 @@ void DorRouting::BuildHops() {
 }
 
 void DorRouting::Route(const RouteRequest& request, RouteResult* result) const {
-  const uint32_t ties = tie_ == DorTieRule::kPlus
-                            ? 0u
-                            : DorTieMinusBits(topo_, tie_, request.src, request.dst, request.now,
-                                              request.message_state);
-  if (!hops_.empty() && request.dst >= 0) {
+  const uint64_t c = RouteOne(request.node, request.in_port, request.in_vc, request.src,
+                              request.dst, request.now, request.message_state);
+  if (c != 0) result->Add(static_cast<int>(c & 0xffffu) - 1, static_cast<uint32_t>(c >> 32));
+}
+
+uint64_t DorRouting::RouteOne(int32_t node, int32_t in_port, int32_t in_vc, int32_t src,
+                              int32_t dst, int64_t now, uint32_t* message_state) const {
+  const uint32_t ties =
+      tie_ == DorTieRule::kPlus ? 0u : DorTieMinusBits(topo_, tie_, src, dst, now, message_state);
+  auto pack = [](int port, uint32_t mask) {
+    return mask == 0 ? uint64_t{0} : uint64_t{mask} << 32 | static_cast<uint32_t>(port + 1);
+  };
+  if (!hops_.empty() && dst >= 0) {
     const uint32_t e =
-        hops_[(static_cast<size_t>(request.node) * hop_nodes_ + static_cast<size_t>(request.dst))
-                  << topo_.n() |
+        hops_[(static_cast<size_t>(node) * hop_nodes_ + static_cast<size_t>(dst)) << topo_.n() |
               ties];
-    if (e == 0) return;
+    if (e == 0) return 0;
     const int port = static_cast<int>(e & 0xffu) - 1;
-    const int shift = request.in_port != (port ^ 1) ? 8 : request.in_vc >= vcs_ / 2 ? 24 : 16;
-    result->Add(port, (e >> shift) & 0xffu);
-    return;
+    const int shift = in_port != (port ^ 1) ? 8 : in_vc >= vcs_ / 2 ? 24 : 16;
+    return pack(port, (e >> shift) & 0xffu);
   }
-  const DorHop hop = NextDorHop(topo_, request.node, request.dst, ties);
-  if (hop.port < 0) return;
+  const DorHop hop = NextDorHop(topo_, node, dst, ties);
+  if (hop.port < 0) return 0;
   const uint32_t all = vcs_ >= 32 ? ~0u : ((1u << vcs_) - 1);
   uint32_t mask = all;
   if (topo_.torus()) {
     mask = dateline_ == DorDateline::kShared
-               ? SharedDatelineMask(topo_, hop, request.node, request.dst, request.in_port,
-                                    request.in_vc, vcs_)
+               ? SharedDatelineMask(topo_, hop, node, dst, in_port, in_vc, vcs_)
                : ClassMask(0, vcs_, hop.dateline_class);
   }
-  result->Add(hop.port, mask);
+  return pack(hop.port, mask);
 }
 
 }  // namespace ukai::sim

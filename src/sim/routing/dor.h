@@ -25,6 +25,9 @@ class DorRouting final : public RoutingFunction {
   DorRouting(const KaryNCube& topology, int vcs, DorTieRule tie = DorTieRule::kPlus,
              DorDateline dateline = DorDateline::kSplit);
   void Route(const RouteRequest& request, RouteResult* result) const override;
+  bool HasRouteOne() const override { return true; }
+  uint64_t RouteOne(int32_t node, int32_t in_port, int32_t in_vc, int32_t src, int32_t dst,
+                    int64_t now, uint32_t* message_state) const override;
   // A mesh, or a torus whose ties all go "+" and whose dateline class depends on (node,
   // destination) only (split): the hop depends on nothing else.
   bool PureRoute() const override {

@@ -127,6 +127,17 @@ class RoutingFunction {
   // drops what it kept whenever liveness or routing tables change (Fabric::ForgetRoutes(),
   // Fabric::SetPortAlive()).
   virtual bool PureRoute() const { return false; }
+  // A lean form of Route() for routings whose answer is always at most one candidate, with
+  // no table lookup and no fork (HasRouteOne() true): the candidate Route() gives for a
+  // request of these fields (the others as Route() would not read them), packed as bits
+  // 0-15 output port + 1 and bits 32-63 the VC mask (0: no candidate), with the same
+  // effect on *message_state. The router calls it instead of building a RouteRequest.
+  virtual bool HasRouteOne() const { return false; }
+  virtual uint64_t RouteOne(int32_t /*node*/, int32_t /*in_port*/, int32_t /*in_vc*/,
+                            int32_t /*src*/, int32_t /*dst*/, int64_t /*now*/,
+                            uint32_t* /*message_state*/) const {
+    return 0;
+  }
   virtual void TopologyChanged() {}
   // Reconfiguration (engine/reconfiguration.h) updates tables node by node:
   // PrepareTables(root) computes the tables of the topology as it is now into a new pending

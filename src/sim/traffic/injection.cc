@@ -1,5 +1,6 @@
 #include "sim/traffic/injection.h"
 
+#include <cmath>
 #include <string>
 
 namespace ukai::sim {
@@ -7,14 +8,16 @@ namespace {
 
 class BernoulliInjection final : public InjectionProcess {
  public:
-  BernoulliInjection(double rate, int flits) : rate_(rate), p_(rate / flits) {}
-  int64_t First(Rng& rng) const override { return rng.Geometric(p_) - 1; }
-  int64_t Next(int64_t last, Rng& rng) const override { return last + rng.Geometric(p_); }
+  BernoulliInjection(double rate, int flits)
+      : rate_(rate), p_(rate / flits), log1m_p_(p_ >= 1.0 ? 0.0 : std::log1p(-p_)) {}
+  int64_t First(Rng& rng) const override { return rng.Geometric(p_, log1m_p_) - 1; }
+  int64_t Next(int64_t last, Rng& rng) const override { return last + rng.Geometric(p_, log1m_p_); }
   double OfferedFlitsPerCycle() const override { return rate_; }
 
  private:
   double rate_;
   double p_;
+  double log1m_p_;  // std::log1p(-p_), for Rng::Geometric()
 };
 
 class IntervalInjection final : public InjectionProcess {
