@@ -25,69 +25,71 @@ using ::testing::HasSubstr;
 constexpr char kFullMesh[] =
     "[network]\ntopology = \"fullmesh\"\n[workload]\noperation = \"p2p\"\nbytes = [8, 16]\n";
 
-Result<LoadedConfig> Load(const std::string& text, const std::vector<std::string>& sets = {}) {
+Result<LoadedConfig> LoadAtTheFrontDoor(const std::string& text,
+                                        const std::vector<std::string>& sets = {}) {
   return LoadConfigFromString(text, "t.toml", sets);
 }
 
 TEST(FrontDoorTest, TheTopologyChoosesTheModel) {
-  Result<LoadedConfig> plain = Load("");
+  Result<LoadedConfig> plain = LoadAtTheFrontDoor("");
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   EXPECT_EQ(plain->model->name, "flit");
   EXPECT_EQ(plain->topology, "torus");
   EXPECT_EQ(plain->reader->name, "toml");
   ASSERT_NE(FlitPoints(*plain->experiment), nullptr);
 
-  Result<LoadedConfig> mesh = Load(kFullMesh);
+  Result<LoadedConfig> mesh = LoadAtTheFrontDoor(kFullMesh);
   ASSERT_TRUE(mesh.ok()) << mesh.status().ToString();
   EXPECT_EQ(mesh->model->name, "fullmesh");
   EXPECT_EQ(mesh->topology, "fullmesh");
 
   // The last --set of network.topology wins over the file.
-  Result<LoadedConfig> set = Load("[network]\ntopology = \"mesh\"\n",
-                                  {"network.topology=torus", "network.topology=fullmesh",
-                                   "workload.operation=p2p", "workload.bytes=[8]"});
+  Result<LoadedConfig> set = LoadAtTheFrontDoor(
+      "[network]\ntopology = \"mesh\"\n", {"network.topology=torus", "network.topology=fullmesh",
+                                           "workload.operation=p2p", "workload.bytes=[8]"});
   ASSERT_TRUE(set.ok()) << set.status().ToString();
   EXPECT_EQ(set->model->name, "fullmesh");
-  Result<LoadedConfig> back = Load(kFullMesh, {"network.topology=group"});
+  Result<LoadedConfig> back = LoadAtTheFrontDoor(kFullMesh, {"network.topology=group"});
   EXPECT_FALSE(back.ok());  // the full-mesh keys of the file do not belong to group
   EXPECT_THAT(back.status().message(),
               HasSubstr("workload.operation: needs network.topology = \"fullmesh\" at t.toml:4:1"));
 }
 
 TEST(FrontDoorTest, AnUnknownTopologyListsEveryModelsTopologies) {
-  Result<LoadedConfig> r = Load("[network]\ntopology = \"fullmsh\"\nk = 4\n");
+  Result<LoadedConfig> r = LoadAtTheFrontDoor("[network]\ntopology = \"fullmsh\"\nk = 4\n");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
             "network.topology: 'fullmsh' is not one of mesh, torus, group, graph, tree, cmesh, "
             "flatfly, fattree, dragonfly, fullmesh (did you mean 'fullmesh'?) at t.toml:2:12");
   EXPECT_EQ(r.status().key(), "network.topology");
-  r = Load("", {"network.topology=4"});
+  r = LoadAtTheFrontDoor("", {"network.topology=4"});
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("network.topology: expected a string, got an "
                                               "integer (4) in --set network.topology=4"));
 }
 
 TEST(FrontDoorTest, KeysOfAnotherModelAreRefusedWithTheTopologyTheyNeed) {
-  Result<LoadedConfig> r = Load("[network]\nk = 4\n[fullmesh]\nnodes = 4\n");
+  Result<LoadedConfig> r = LoadAtTheFrontDoor("[network]\nk = 4\n[fullmesh]\nnodes = 4\n");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
             "fullmesh.nodes: needs network.topology = \"fullmesh\" at t.toml:4:1");
   EXPECT_EQ(r.status().key(), "fullmesh.nodes");
-  r = Load(std::string(kFullMesh) + "[router]\nvcs = 4\n");
+  r = LoadAtTheFrontDoor(std::string(kFullMesh) + "[router]\nvcs = 4\n");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
             "router.vcs: is not used by network.topology = \"fullmesh\" (a key of "
             "network.topology = mesh, torus, group, graph, tree, cmesh, flatfly, fattree, "
             "dragonfly) at t.toml:7:1");
   // A key no model has is still unknown, with a suggestion from the chosen model only.
-  r = Load(kFullMesh, {"fullmesh.node=4"});
+  r = LoadAtTheFrontDoor(kFullMesh, {"fullmesh.node=4"});
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(),
               HasSubstr("fullmesh.node: unknown key (did you mean 'fullmesh.nodes'?)"));
 }
 
 TEST(FrontDoorTest, EveryProblemOfTheFileIsReportedTogether) {
-  Result<LoadedConfig> r = Load("[router]\nvcs = 0\nhop = 5\n[fullmesh]\nnodes = 4\n");
+  Result<LoadedConfig> r =
+      LoadAtTheFrontDoor("[router]\nvcs = 0\nhop = 5\n[fullmesh]\nnodes = 4\n");
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("fullmesh.nodes: needs"));
   EXPECT_THAT(r.status().message(), HasSubstr("router.hop: unknown key"));

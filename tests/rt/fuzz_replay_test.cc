@@ -115,7 +115,7 @@ TEST(FuzzReplay, SeededRandomAndMutatedInputs) {
     std::vector<uint8_t> in;
     if (i % 2 == 0) {  // mutate a seed: flip, overwrite, insert or delete bytes
       in = seeds[rng() % seeds.size()];
-      testing::MutateBytes(rng, &in);
+      ukai::testing::MutateBytes(rng, &in);
     } else {  // random bytes, biased towards valid tags and small lengths
       in.resize(rng() % 96);
       for (auto& x : in) x = static_cast<uint8_t>(rng() % 3 == 0 ? rng() % 16 : rng());

@@ -34,7 +34,7 @@ void Append(Bytes* out, const Bytes& more) { out->insert(out->end(), more.begin(
 
 // An RSR frame to context 1, endpoint 1, handler `name`, target = the tcp target's
 // placeholder (replaced by the runtime's id).
-Bytes Rsr(const char* name, size_t payload, uint32_t flags = 0) {
+Bytes RsrFrameBytes(const char* name, size_t payload, uint32_t flags = 0) {
   wire::FrameHeader h;
   h.source = 0x77;
   h.context = 1;
@@ -53,15 +53,15 @@ Bytes Rsr(const char* name, size_t payload, uint32_t flags = 0) {
 std::vector<Bytes> TcpCorpus() {
   std::vector<Bytes> out;
   Bytes two = {1};  // hello first, written byte by byte
-  Append(&two, Rsr("h", 5));
-  Append(&two, Rsr("t", 300, wire::kFlagHasAddress));
+  Append(&two, RsrFrameBytes("h", 5));
+  Append(&two, RsrFrameBytes("t", 300, wire::kFlagHasAddress));
   out.push_back(two);
   Bytes big = {1 | (6 << 1)};  // a frame larger than the receive buffer, in 4 KiB chunks
-  Append(&big, Rsr("h", 300 << 10));
+  Append(&big, RsrFrameBytes("h", 300 << 10));
   out.push_back(big);
   out.push_back({0, 'G', 'E', 'T', ' ', '/'});  // no hello
   Bytes half = {1};
-  Append(&half, Rsr("h", 100));
+  Append(&half, RsrFrameBytes("h", 100));
   half.resize(half.size() - 40);  // ends mid-frame
   out.push_back(half);
   Bytes bye = {1};
@@ -71,7 +71,7 @@ std::vector<Bytes> TcpCorpus() {
   Bytes frame(wire::kHeaderSize);
   wire::EncodeHeader(b, {frame.data(), frame.size()});
   Append(&bye, frame);
-  Append(&bye, Rsr("h", 1));  // after the goodbye
+  Append(&bye, RsrFrameBytes("h", 1));  // after the goodbye
   out.push_back(bye);
   return out;
 }
@@ -84,12 +84,12 @@ std::vector<Bytes> ShmCorpus() {
   };
   Bytes compact(shm::kCompactHeader + 8, 0);
   compact[0] = 1;  // context 1 ...
-  Bytes whole = Rsr("h", 20);
+  Bytes whole = RsrFrameBytes("h", 20);
   std::vector<Bytes> out;
   Bytes s;
   Append(&s, record(shm::kCompactRsr, compact));
   Append(&s, record(shm::kWholeFrame, whole));
-  Bytes first = Rsr("h", 3000);
+  Bytes first = RsrFrameBytes("h", 3000);
   Append(&s, record(shm::kFirstChunk, Bytes(first.begin(), first.begin() + 1000)));
   Append(&s, record(shm::kMiddleChunk, Bytes(first.begin() + 1000, first.begin() + 2000)));
   Append(&s, record(shm::kLastChunk, Bytes(first.begin() + 2000, first.end())));
@@ -98,7 +98,7 @@ std::vector<Bytes> ShmCorpus() {
   Append(&s, record(0x33, Bytes(5, 0)));              // unknown flags
   out.push_back(s);
   Bytes many;  // more than the 64 KiB ring holds
-  for (int i = 0; i < 200; ++i) Append(&many, record(shm::kWholeFrame, Rsr("h", 900)));
+  for (int i = 0; i < 200; ++i) Append(&many, record(shm::kWholeFrame, RsrFrameBytes("h", 900)));
   out.push_back(many);
   return out;
 }

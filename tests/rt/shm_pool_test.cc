@@ -235,11 +235,11 @@ TEST(ShmPoolTest, ExhaustedPoolFallsBackToTheHeap) {
 
 using Pair = testing::ShmPair;
 
-Pair MakePair(const std::map<std::string, std::string>& params = {}) {
+Pair MakePoolPair(const std::map<std::string, std::string>& params = {}) {
   return testing::MakeShmPair(params);
 }
 
-uint8_t Pattern(size_t i, uint32_t seq) { return static_cast<uint8_t>(i * 131 + seq * 7 + 3); }
+uint8_t PoolPattern(size_t i, uint32_t seq) { return static_cast<uint8_t>(i * 131 + seq * 7 + 3); }
 
 Buffer PoolMessage(Runtime& rt, uint32_t seq, size_t n) {
   Buffer b = rt.NewBuffer(n + 16);
@@ -247,7 +247,7 @@ Buffer PoolMessage(Runtime& rt, uint32_t seq, size_t n) {
   uint8_t* p = b.block().Extend(5 + n);
   p[0] = static_cast<uint8_t>(TypeTag::kBytes);
   wire::PutLe32(p + 1, static_cast<uint32_t>(n));
-  for (size_t i = 0; i < n; ++i) p[5 + i] = Pattern(i, seq);
+  for (size_t i = 0; i < n; ++i) p[5 + i] = PoolPattern(i, seq);
   return b;
 }
 
@@ -258,9 +258,9 @@ bool Intact(Rsr& m, const std::vector<size_t>& sizes, uint32_t* seq_out, size_t 
   if (!seq.ok() || !v.ok() || *seq >= sizes.size() || v->size() != sizes[*seq]) return false;
   *seq_out = *seq;
   for (size_t i = 0; i < v->size(); i += stride) {
-    if ((*v)[i] != Pattern(i, *seq)) return false;
+    if ((*v)[i] != PoolPattern(i, *seq)) return false;
   }
-  return v->empty() || v->back() == Pattern(v->size() - 1, *seq);
+  return v->empty() || v->back() == PoolPattern(v->size() - 1, *seq);
 }
 
 // Registers non-threaded handler "m": counts messages in *next, bad or out-of-order ones in
@@ -278,7 +278,7 @@ bool CheckInOrder(Endpoint* ep, const std::vector<size_t>* sizes, size_t stride,
 }
 
 TEST(ShmPoolTest, PoolFramesArriveIntactInOrderUpTo64MiBAndBlocksComeBack) {
-  Pair p = MakePair();
+  Pair p = MakePoolPair();
   ASSERT_NE(p.ep_b, nullptr);
   // Around every class boundary that matters (64 KiB blocks, 1 MiB), up to the largest RSR.
   const std::vector<size_t> sizes = {
@@ -306,7 +306,7 @@ TEST(ShmPoolTest, PoolFramesArriveIntactInOrderUpTo64MiBAndBlocksComeBack) {
 }
 
 TEST(ShmPoolTest, ManyPoolFramesInFlight) {
-  Pair p = MakePair({{"shm.pool_bytes", std::to_string(size_t{32} << 20)}});
+  Pair p = MakePoolPair({{"shm.pool_bytes", std::to_string(size_t{32} << 20)}});
   ASSERT_NE(p.ep_b, nullptr);
   constexpr uint32_t kCount = 400;
   const std::vector<size_t> sizes(kCount, size_t{200} << 10);
@@ -326,7 +326,7 @@ TEST(ShmPoolTest, ManyPoolFramesInFlight) {
 }
 
 TEST(ShmPoolTest, ThreadedHandlersGetACopyThatSurvivesBlockReuse) {
-  Pair p = MakePair();
+  Pair p = MakePoolPair();
   ASSERT_NE(p.ep_b, nullptr);
   const std::vector<size_t> sizes = {size_t{300} << 10, size_t{300} << 10};
   std::atomic<bool> second_seen{false};

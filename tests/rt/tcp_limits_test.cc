@@ -36,7 +36,7 @@ std::unique_ptr<Runtime> Start(const std::map<std::string, std::string>& params)
   return rt.ok() ? std::move(*rt) : nullptr;
 }
 
-uint64_t Counter(Runtime& rt, const std::string& name) {
+uint64_t TcpCounter(Runtime& rt, const std::string& name) {
   return rt.impl()->ModuleCounters("tcp")[name];
 }
 
@@ -55,7 +55,7 @@ TEST(TcpLimits, SilentAndHalfHelloConnectionsAreClosedAfterTheHandshakeDeadline)
   EXPECT_FALSE(ClosedWithin(silent, 100)) << "closed before the deadline";
   EXPECT_TRUE(ClosedWithin(silent, 5000));
   EXPECT_TRUE(ClosedWithin(half, 5000));
-  EXPECT_EQ(Counter(*rt, "handshake_timeouts"), 2u);
+  EXPECT_EQ(TcpCounter(*rt, "handshake_timeouts"), 2u);
   EXPECT_EQ(rt->stats().frames_rejected, 2u);
   ::close(silent);
   ::close(half);
@@ -71,7 +71,7 @@ TEST(TcpLimits, AHalfSentFrameFailsTheConnectionAfterTheFrameDeadline) {
   ASSERT_EQ(::write(fd, rsr.data(), wire::kHeaderSize + 10), wire::kHeaderSize + 10);
   EXPECT_FALSE(ClosedWithin(fd, 100)) << "closed before the deadline";
   EXPECT_TRUE(ClosedWithin(fd, 5000));
-  EXPECT_EQ(Counter(*rt, "frame_timeouts"), 1u);
+  EXPECT_EQ(TcpCounter(*rt, "frame_timeouts"), 1u);
   ::close(fd);
 }
 
@@ -81,7 +81,7 @@ TEST(TcpLimits, AnIdleConnectionWithCompleteFramesStaysOpen) {
   const int fd = DialByHand(*rt, 77, JoinToken(*rt), tcp::kJoinKey);
   ASSERT_GE(fd, 0);
   EXPECT_FALSE(ClosedWithin(fd, 500));
-  EXPECT_EQ(Counter(*rt, "frame_timeouts") + Counter(*rt, "handshake_timeouts"), 0u);
+  EXPECT_EQ(TcpCounter(*rt, "frame_timeouts") + TcpCounter(*rt, "handshake_timeouts"), 0u);
   ::close(fd);
 }
 
@@ -95,7 +95,7 @@ TEST(TcpLimits, ConnectionsBeyondTheCapAreRefused) {
   EXPECT_TRUE(ClosedWithin(c, 5000));
   EXPECT_FALSE(ClosedWithin(a, 100));
   EXPECT_FALSE(ClosedWithin(b, 100));
-  EXPECT_EQ(Counter(*rt, "connections_refused"), 1u);
+  EXPECT_EQ(TcpCounter(*rt, "connections_refused"), 1u);
   ::close(a);  // frees a place (once the runtime saw the close)
   ASSERT_TRUE(WaitFor([&] {
     const int d = ConnectToTcp(*rt);

@@ -13,7 +13,7 @@
 namespace ukai::rt::testing {
 namespace {
 
-constexpr VirtualNodeId kNode = 7;
+constexpr VirtualNodeId kSuiteNode = 7;
 
 class VnodeSuite : public ::testing::TestWithParam<ConformanceModule> {
  protected:
@@ -27,7 +27,8 @@ class VnodeSuite : public ::testing::TestWithParam<ConformanceModule> {
           **ctx,
           [this](VirtualNodeId id) -> Result<VnodeLocation> {
             ++resolves_;
-            if (id != kNode || resolve_to_ < 0) return Status::NotFound("unknown to the resolver");
+            if (id != kSuiteNode || resolve_to_ < 0)
+              return Status::NotFound("unknown to the resolver");
             return VnodeLocation(tables_[resolve_to_]->startpoint());
           },
           [this](VirtualNodeId, const Status& why) {
@@ -60,7 +61,7 @@ class VnodeSuite : public ::testing::TestWithParam<ConformanceModule> {
   Status Send(uint32_t v) {
     Buffer b;
     b.PutU32(v);
-    return tables_[0]->Send(kNode, b, HandlerId::Of("app"));
+    return tables_[0]->Send(kSuiteNode, b, HandlerId::Of("app"));
   }
   std::vector<std::string> Errors() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -80,13 +81,13 @@ class VnodeSuite : public ::testing::TestWithParam<ConformanceModule> {
 // A miss calls the resolver once; its answer is cached (hits afterwards) with the module
 // under test as the route; a resolver failure is kNotFound naming the node.
 TEST_P(VnodeSuite, MissCallsTheResolverAndIsCached) {
-  ASSERT_TRUE(tables_[1]->Host(kNode, eps_[1]).ok());
+  ASSERT_TRUE(tables_[1]->Host(kSuiteNode, eps_[1]).ok());
   for (uint32_t i = 0; i < 5; ++i) ASSERT_TRUE(Send(i).ok());
   ASSERT_TRUE(WaitFor([&] { return got_[1].load() == 5; }));
   EXPECT_EQ(resolves_.load(), 1);
   EXPECT_EQ(tables_[0]->stats().misses, 1u);
   EXPECT_EQ(tables_[0]->stats().hits, 4u);
-  auto route = tables_[0]->Lookup(kNode);
+  auto route = tables_[0]->Lookup(kSuiteNode);
   ASSERT_TRUE(route.ok());
   EXPECT_EQ(route->location, tables_[1]->startpoint());
   EXPECT_EQ(route->module, GetParam().name);
@@ -100,18 +101,18 @@ TEST_P(VnodeSuite, MissCallsTheResolverAndIsCached) {
 // Migrate: messages still addressed to the old host are redirected to the new one, and the
 // sender is told to rebind, so later messages go to the new host directly.
 TEST_P(VnodeSuite, MigrationRedirectsAndRebindsTheSender) {
-  ASSERT_TRUE(tables_[1]->Host(kNode, eps_[1]).ok());
+  ASSERT_TRUE(tables_[1]->Host(kSuiteNode, eps_[1]).ok());
   ASSERT_TRUE(Send(0).ok());
   ASSERT_TRUE(WaitFor([&] { return got_[1].load() == 1; }));
-  ASSERT_TRUE(tables_[2]->Host(kNode, eps_[2]).ok());
-  ASSERT_TRUE(tables_[1]->Migrate(kNode, tables_[2]->startpoint()).ok());
+  ASSERT_TRUE(tables_[2]->Host(kSuiteNode, eps_[2]).ok());
+  ASSERT_TRUE(tables_[1]->Migrate(kSuiteNode, tables_[2]->startpoint()).ok());
   for (uint32_t i = 1; i <= 3; ++i) ASSERT_TRUE(Send(i).ok());  // in flight to the old host
   ASSERT_TRUE(WaitFor([&] { return got_[2].load() == 3; }));
   EXPECT_EQ(got_[1].load(), 1);
   // Redirected until the "moved" notice rebinds the sender (all 3 unless it came between).
   EXPECT_GE(tables_[1]->stats().redirected, 1u);
-  ASSERT_TRUE(
-      WaitFor([&] { return tables_[0]->Lookup(kNode)->location == tables_[2]->startpoint(); }));
+  ASSERT_TRUE(WaitFor(
+      [&] { return tables_[0]->Lookup(kSuiteNode)->location == tables_[2]->startpoint(); }));
   EXPECT_GE(tables_[0]->stats().rebinds, 1u);
   const uint64_t redirected = tables_[1]->stats().redirected;
   ASSERT_TRUE(Send(4).ok());
@@ -125,16 +126,16 @@ TEST_P(VnodeSuite, MigrationRedirectsAndRebindsTheSender) {
 // and the sender's error callback gets a clear error; the entry is dropped, so the next
 // send resolves again (the resolver now knows the new host).
 TEST_P(VnodeSuite, MessageToAnUnhostedNodeFailsClearlyThenResolvesAgain) {
-  ASSERT_TRUE(tables_[0]->Bind(kNode, tables_[1]->startpoint()).ok());
+  ASSERT_TRUE(tables_[0]->Bind(kSuiteNode, tables_[1]->startpoint()).ok());
   ASSERT_TRUE(Send(0).ok());
   ASSERT_TRUE(WaitFor([&] { return !Errors().empty(); }));
   EXPECT_NE(Errors()[0].find("virtual node 7 is not hosted at runtime"), std::string::npos)
       << Errors()[0];
   EXPECT_NE(Errors()[0].find("no forward address"), std::string::npos) << Errors()[0];
   EXPECT_EQ(tables_[1]->stats().failed, 1u);
-  EXPECT_EQ(tables_[1]->Unhost(kNode).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(tables_[1]->Unhost(kSuiteNode).code(), StatusCode::kFailedPrecondition);
   resolve_to_ = 2;
-  ASSERT_TRUE(tables_[2]->Host(kNode, eps_[2]).ok());
+  ASSERT_TRUE(tables_[2]->Host(kSuiteNode, eps_[2]).ok());
   ASSERT_TRUE(Send(1).ok());
   ASSERT_TRUE(WaitFor([&] { return got_[2].load() == 1; }));
   EXPECT_EQ(resolves_.load(), 1);  // the miss after the failure
@@ -143,10 +144,10 @@ TEST_P(VnodeSuite, MessageToAnUnhostedNodeFailsClearlyThenResolvesAgain) {
 // The host runtime is gone: the send fails at once (kUnavailable), the entry is dropped,
 // the resolver names the new host, and the message goes there.
 TEST_P(VnodeSuite, DeadHostIsResolvedAgain) {
-  ASSERT_TRUE(tables_[1]->Host(kNode, eps_[1]).ok());
+  ASSERT_TRUE(tables_[1]->Host(kSuiteNode, eps_[1]).ok());
   ASSERT_TRUE(Send(0).ok());
   ASSERT_TRUE(WaitFor([&] { return got_[1].load() == 1; }));
-  ASSERT_TRUE(tables_[2]->Host(kNode, eps_[2]).ok());
+  ASSERT_TRUE(tables_[2]->Host(kSuiteNode, eps_[2]).ok());
   const Startpoint old_app = eps_[1]->MakeStartpoint();  // the endpoint dies with runtime 1
   ASSERT_TRUE(rts_[1]->Finalize().ok());
   resolve_to_ = 2;

@@ -20,30 +20,30 @@ extern "C" int booksim_config_fuzz_TestOneInput(const uint8_t* data, size_t size
 namespace ukai::sim {
 namespace {
 
-std::vector<std::string> Corpus() {
+std::vector<std::string> BooksimCorpus() {
   return ukai::testing::ReadCorpus(
       UKAI_SOURCE_DIR,
       {"fuzz/corpus/booksim_config", "bench/booksim/configs", "bench/booksim/indirect"}, ".cfg");
 }
 
-void Feed(const std::string& in) {
+void FeedBooksim(const std::string& in) {
   booksim_config_fuzz_TestOneInput(reinterpret_cast<const uint8_t*>(in.data()), in.size());
 }
 
 TEST(BooksimConfigFuzzReplay, CorpusAndPrefixes) {
-  const std::vector<std::string> corpus = Corpus();
+  const std::vector<std::string> corpus = BooksimCorpus();
   ASSERT_GE(corpus.size(), 5u);
   for (const std::string& text : corpus) {
     std::string prefix;
     for (const std::string& line : ukai::testing::SplitLines(text)) {
       prefix += line + "\n";
-      Feed(prefix);
+      FeedBooksim(prefix);
     }
   }
 }
 
 TEST(BooksimConfigFuzzReplay, SeededMutations) {
-  const std::vector<std::string> corpus = Corpus();
+  const std::vector<std::string> corpus = BooksimCorpus();
   const std::vector<std::string> keys = {"k",
                                          "n",
                                          "topology",
@@ -83,7 +83,7 @@ TEST(BooksimConfigFuzzReplay, SeededMutations) {
   std::mt19937_64 rng(20261127);
   auto pick = [&rng](const auto& v) { return v[rng() % v.size()]; };
   for (int i = 0; i < 150; ++i) {
-    Feed(ukai::testing::MutateLines(rng, pick(corpus), "//set ", keys, values));
+    FeedBooksim(ukai::testing::MutateLines(rng, pick(corpus), "//set ", keys, values));
   }
 }
 

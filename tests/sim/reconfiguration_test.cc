@@ -16,7 +16,7 @@
 namespace ukai::sim {
 namespace {
 
-NodeRef Number(int n) { return testing::NodeNumber(n); }
+NodeRef PlanNode(int n) { return testing::NodeNumber(n); }
 
 TEST(ReconfigPlanTest, TimelineFollowsTheTree) {
   auto t = testing::MakeCube(TopologyKind::kMesh, {4, 4});
@@ -80,7 +80,7 @@ Outcome RunUnderLoad(ReconfigConfig::Discard discard, ReconfigConfig::RootPolicy
   const int victim = 12;
   FaultEventSpec fail, repair;
   fail.cycle = 1500;
-  fail.node = Number(victim);
+  fail.node = PlanNode(victim);
   repair = fail;
   repair.cycle = 6000;
   repair.kind = FaultEventSpec::Kind::kRepairNode;
@@ -154,10 +154,10 @@ TEST(ReconfigurationTest, FaultRegionRootAndRootFailure) {
   EXPECT_EQ(o.net->routing().Root(), 7);
   // The root itself fails: a static priority list gives the next one.
   SimConfig c = testing::SmallConfig(TopologyKind::kMesh, {4, 4}, "updown");
-  c.faults.reconfig.root_priority = {Number(0), Number(10)};
+  c.faults.reconfig.root_priority = {PlanNode(0), PlanNode(10)};
   FaultEventSpec fail;
   fail.cycle = 100;
-  fail.node = Number(0);
+  fail.node = PlanNode(0);
   c.faults.events = {fail};
   Result<std::unique_ptr<Network>> made = Network::Create(c, nullptr, false);
   ASSERT_TRUE(made.ok()) << made.status().ToString();
@@ -171,7 +171,7 @@ TEST(ReconfigurationTest, InstantModeUpdatesAtTheEvent) {
   c.faults.reconfig.mode = ReconfigConfig::Mode::kInstant;
   FaultEventSpec fail;
   fail.cycle = 10;
-  fail.node = Number(0);
+  fail.node = PlanNode(0);
   c.faults.events = {fail};
   Result<std::unique_ptr<Network>> made = Network::Create(c, nullptr, false);
   ASSERT_TRUE(made.ok());

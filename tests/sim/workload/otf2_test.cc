@@ -75,7 +75,7 @@ SimConfig Otf2Config(const std::string& anchor, std::vector<int> k = {4, 4}) {
   return c;
 }
 
-struct Replay {
+struct Otf2Run {
   std::unique_ptr<Network> net;
   std::unique_ptr<Otf2Replay> source;
   std::unique_ptr<Workload> workload;
@@ -83,8 +83,8 @@ struct Replay {
   Status status;
 };
 
-Replay RunReplay(const SimConfig& c) {
-  Replay r;
+Otf2Run RunOtf2Replay(const SimConfig& c) {
+  Otf2Run r;
   r.net = std::move(Network::Create(c, {}, false)).value();
   Result<std::unique_ptr<Otf2Replay>> s = Otf2Replay::Open(c, r.net->topology(), kMhz);
   if (!s.ok()) {
@@ -234,7 +234,7 @@ TEST(Otf2, PointToPointMatchesByCommunicatorSourceAndTagInPostOrder) {
   Recv(r1, 32, 0, 5, 500, pair);  // comm rank 0 of "pair" = world rank 2
   Recv(r1, 33, 2, 5, 400);
   Irecv(r1, 40, 0, 7, 200, 1);
-  Replay run = RunReplay(Otf2Config(a.Close()));
+  Otf2Run run = RunOtf2Replay(Otf2Config(a.Close()));
   ASSERT_TRUE(run.status.ok()) << run.status.ToString();
   ASSERT_EQ(run.end, DriveEnd::kDone);
   // Per (communicator, source, destination, tag): bytes in the order they matched.
@@ -272,7 +272,7 @@ Rendezvous RunRendezvous(int64_t eager_bytes) {
   OTF2_EvtWriter_Leave(a.Events(1), nullptr, 90001, Otf2TestArchive::kMpiRecv);
   SimConfig c = Otf2Config(a.Close());
   c.workload.eager_bytes = eager_bytes;
-  Replay run = RunReplay(c);
+  Otf2Run run = RunOtf2Replay(c);
   EXPECT_EQ(run.end, DriveEnd::kDone);
   return {run.source->finish_cycle(0), run.source->finish_cycle(1),
           run.workload->stats().messages_delivered};
@@ -301,7 +301,7 @@ TEST(Otf2, NonBlockingRequestsCompleteAtTheirWait) {
   OTF2_EvtWriter_MpiIsendComplete(a.Events(0), nullptr, 10001, 9);
   IrecvRequest(a.Events(1), 0, 4);
   Irecv(a.Events(1), 5, 0, 1, 200000, 4);
-  Replay run = RunReplay(Otf2Config(a.Close()));
+  Otf2Run run = RunOtf2Replay(Otf2Config(a.Close()));
   ASSERT_EQ(run.end, DriveEnd::kDone);
   // 50000 flits: the send completes well after its 10 us of compute.
   EXPECT_GE(run.source->finish_cycle(0), 50000);
@@ -325,7 +325,7 @@ TEST(Otf2, ThreadLocationsReceiveAndAnswerForTheirRank) {
   Send(a.Events(ctx), 2200, 0, 11, 32);
   IrecvRequest(a.Events(ctx), 2201, 2);
   SimConfig c = Otf2Config(a.Close());
-  Replay run = RunReplay(c);
+  Otf2Run run = RunOtf2Replay(c);
   ASSERT_TRUE(run.status.ok()) << run.status.ToString();
   ASSERT_EQ(run.end, DriveEnd::kDone);
   EXPECT_EQ(run.source->locations(), 3);
@@ -358,7 +358,7 @@ TEST(Otf2, ReceivesOfSeveralLocationsMatchInTheOrderOfTheirPostCycles) {
   Recv(a.Events(0), 10, 2, 9, 8);
   Send(a.Events(0), 5000, 1, 5, 100);
   Send(a.Events(0), 5001, 1, 5, 200);
-  Replay run = RunReplay(Otf2Config(a.Close()));
+  Otf2Run run = RunOtf2Replay(Otf2Config(a.Close()));
   ASSERT_TRUE(run.status.ok()) << run.status.ToString();
   ASSERT_EQ(run.end, DriveEnd::kDone);
   std::vector<std::pair<int64_t, int64_t>> tag5;  // (bytes, post cycle) in match order
@@ -403,7 +403,7 @@ TEST(Otf2, ReceivesOfSeveralLocationsMatchInTheTracesOrderWhenTheirClocksDrift) 
   IrecvRequest(a.Events(0), 2201, (uint64_t{1} << 63) + 1);
   Irecv(a.Events(0), 2400, 1, 71, 4, (uint64_t{1} << 63) + 1);
   SimConfig c = Otf2Config(a.Close());
-  Replay run = RunReplay(c);
+  Otf2Run run = RunOtf2Replay(c);
   ASSERT_TRUE(run.status.ok()) << run.status.ToString();
   ASSERT_EQ(run.end, DriveEnd::kDone);
   std::vector<std::pair<int64_t, int64_t>> tag7;  // (bytes, post cycle) in match order
@@ -545,7 +545,7 @@ TEST(Otf2, EventsNotModelledAreCountedByName) {
   OTF2_EvtWriter_MeasurementOnOff(r0, nullptr, 4, OTF2_MEASUREMENT_ON);
   OTF2_EvtWriter_IoSeek(r0, nullptr, 5, 0, 0, OTF2_IO_SEEK_FROM_START, 0);
   OTF2_EvtWriter_ProgramEnd(r0, nullptr, 6, 0);
-  Replay run = RunReplay(Otf2Config(a.Close()));
+  Otf2Run run = RunOtf2Replay(Otf2Config(a.Close()));
   ASSERT_EQ(run.end, DriveEnd::kDone);
   EXPECT_EQ(run.source->unmodelled(),
             (std::map<std::string, int64_t>{{"IoSeek", 1}, {"ThreadFork", 2}, {"ThreadJoin", 1}}));
