@@ -54,11 +54,12 @@ test-unit: build
 
 # The unit tests again under ASan+UBSan (Debug); the integration tests and benchmarks are
 # not built there, since only the unit tests run. Nor is the installable libukai (a second,
-# position-independent compile of the runtime): the release build builds and tests it.
+# position-independent compile of the runtime): the release build builds and tests it. Every
+# target is a unity build (sources compiled in batches: tests/CMakeLists.txt says why).
 test-asan: deps
 	[ -f $(ASAN_BUILD)/build.ninja ] || cmake -S . -B $(ASAN_BUILD) -G Ninja \
 	  -DCMAKE_BUILD_TYPE=Debug -DUKAI_SANITIZE=ON -DUKAI_BUILD_BENCH=OFF \
-	  -DUKAI_BUILD_INTEGRATION_TESTS=OFF -DUKAI_INSTALL=OFF $(CMAKE_FLAGS)
+	  -DUKAI_BUILD_INTEGRATION_TESTS=OFF -DUKAI_INSTALL=OFF -DCMAKE_UNITY_BUILD=ON $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tools/lsan-suppressions.txt UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -68,12 +69,12 @@ test-asan: deps
 # that they keep building with clang as well as gcc (fuzz/CMakeLists.txt). Tests and
 # benchmarks are left to the two gcc builds above (they are most of the compile time, and
 # the fuzz targets' inputs are replayed by the gcc unit tests), and so is the installable
-# libukai (the same sources again). Compile and link only, -O0 and no debug info to keep it
-# cheap; nothing is run.
+# libukai (the same sources again). Compile and link only, -O0, no debug info and a unity
+# build to keep it cheap; nothing is run.
 test-clang: deps
 	[ -f $(CLANG_BUILD)/build.ninja ] || CC=clang CXX=clang++ cmake -S . -B $(CLANG_BUILD) -G Ninja \
 	  -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS=-O0 -DCMAKE_CXX_FLAGS=-O0 -DUKAI_FUZZ=ON \
-	  -DUKAI_BUILD_TESTS=OFF -DUKAI_BUILD_BENCH=OFF -DUKAI_INSTALL=OFF \
+	  -DUKAI_BUILD_TESTS=OFF -DUKAI_BUILD_BENCH=OFF -DUKAI_INSTALL=OFF -DCMAKE_UNITY_BUILD=ON \
 	  $(CMAKE_FLAGS)
 	cmake --build $(CLANG_BUILD) -j $(JOBS)
 
