@@ -140,6 +140,7 @@ int ParseOptions(int argc, char** argv, Options* po) {
       o.members = 2;
     } else if (s.rfind("--barrier=", 0) == 0) {
       o.members = std::atoi(s.c_str() + 10);
+      if (o.members == 0) o.members = -1;  // not a number: refused below, not the RSR mode
     } else if (s.rfind("--ukai-", 0) == 0) {
       o.runtime_args.push_back(s);
     } else {
