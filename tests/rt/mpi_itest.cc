@@ -55,11 +55,17 @@ TEST(MpiWorker, PingPongOrderAndLargeMessages) {
     o.params["mpi.window"] = per_rank(window);
     window_expected = std::string(window).find("off") == std::string::npos;
   }
-  // UKAI_MPI_ITEST_RECYCLE="A,B": mpi.recycle_bytes of rank 0 and rank 1 (default 0: none).
-  bool recycling = false;
+  // UKAI_MPI_ITEST_RECYCLE="A,B": mpi.recycle_bytes of rank 0 and rank 1 (default: the
+  // module's, 32 MiB); UKAI_MPI_ITEST_HUGE="A,B": mpi.huge_pages (default on).
+  bool recycling = true;
   if (const char* recycle = std::getenv("UKAI_MPI_ITEST_RECYCLE"); recycle != nullptr) {
     o.params["mpi.recycle_bytes"] = per_rank(recycle);
     recycling = per_rank(recycle) != "0";
+  }
+  bool huge = true;
+  if (const char* h = std::getenv("UKAI_MPI_ITEST_HUGE"); h != nullptr) {
+    o.params["mpi.huge_pages"] = per_rank(h);
+    huge = per_rank(h) == "on";
   }
   auto rt = Runtime::Init(o);
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();
@@ -129,10 +135,17 @@ TEST(MpiWorker, PingPongOrderAndLargeMessages) {
   EXPECT_TRUE(in_order.load());
   ASSERT_TRUE(r.Barrier().ok());
   // Every recycled block comes back once MPI completed its send (the progress thread tests
-  // them); the next NewBuffer of that size reuses one.
+  // them) or its frame was dispatched; the next NewBuffer of that size reuses one. The
+  // 16 MiB frame from the peer was received into a huge-page block (unless this rank
+  // turned them off), the split 100 KiB ones into heap blocks of the same source.
   auto counters = [&r] { return r.impl()->ModuleCounters("mpi"); };
   if (recycling) {
-    EXPECT_GE(counters()["recycled_allocated"], 1u);
+    EXPECT_GE(counters()["recycled_allocated"], 2u);
+    if (huge) {
+      EXPECT_GE(counters()["recycled_mapped"], 1u);
+    } else {
+      EXPECT_EQ(counters()["recycled_mapped"], 0u);
+    }
     EXPECT_TRUE(testing::WaitFor([&] { return counters()["recycled_blocks_in_use"] == 0; }))
         << counters()["recycled_blocks_in_use"];
     const uint64_t reused = counters()["recycled_reused"];
@@ -253,12 +266,24 @@ TEST(MpiTest, WindowOffOnOneRank) {
 }
 
 // NewBuffer from recycled blocks (mpi.recycle_bytes) on both ranks, then on rank 1 only
-// with a small bound (rank 0 sends heap Buffers, the default): the same traffic arrives
-// whole and in order, and every recycled block comes back (the worker checks).
+// with a bound smaller than one huge-page block (rank 0 sends and receives into heap
+// blocks): the same traffic arrives whole and in order, and every recycled block comes
+// back (the worker checks).
 TEST(MpiTest, RecycleBytesPerRank) {
   RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages",
                  "UKAI_MPI_ITEST_RECYCLE=33554432,33554432");
   RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages", "UKAI_MPI_ITEST_RECYCLE=0,1048576");
+}
+
+// Huge-page blocks on one rank only (mpi.huge_pages=off on the other): the traffic is the
+// same, and only the rank that kept them on maps any (the worker checks recycled_mapped).
+TEST(MpiTest, HugePagesOffOnOneRank) {
+  RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages", "UKAI_MPI_ITEST_HUGE=on,off");
+  RunUnderMpirun(2, "MpiWorker.PingPongOrderAndLargeMessages", "UKAI_MPI_ITEST_HUGE=off,on");
+}
+
+TEST(MpiTest, BadHugePagesValueIsAnError) {
+  ExpectRefused("mpi.huge_pages", {"yes", "1", "ON", "of"});
 }
 
 TEST(MpiTest, BadRecycleBytesIsAnError) {

@@ -1,11 +1,13 @@
 // RecycledBlocks (rt/core/recycled_blocks.h): size classes, LIFO reuse of the blocks given
 // back, the bound on the memory kept, refused sizes, blocks outliving their creator's
 // reference, growth of a ByteBlock from the source, and threads allocating and freeing at
-// once (the counts balance; ASan sees any block freed twice or leaked).
+// once (the counts balance; ASan sees any block freed twice or leaked), and huge-page
+// blocks (classes rounded to 2 MiB granules, aligned, bounded like the others).
 #include "rt/core/recycled_blocks.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -16,7 +18,8 @@ namespace {
 constexpr size_t kKiB = 1024;
 
 struct Ref {
-  Ref(size_t min, size_t max, size_t keep) : p(RecycledBlocks::Create(min, max, keep)) {}
+  Ref(size_t min, size_t max, size_t keep, size_t huge = 0)
+      : p(RecycledBlocks::Create(min, max, keep, huge)) {}
   ~Ref() { p->Unref(); }
   RecycledBlocks* operator->() const { return p; }
   RecycledBlocks* p;
@@ -148,6 +151,75 @@ TEST(RecycledBlocksTest, ThreadsAllocateAndGiveBackAtOnce) {
   EXPECT_LE(s.kept_bytes, size_t{8} << 20);
   EXPECT_EQ(s.allocated + s.reused, 8000u);
   EXPECT_GT(s.reused, 0u);
+}
+
+// Huge-page blocks (huge_min_bytes 1 MiB): classes of 1 MiB and more round up to whole
+// 2 MiB granules, each itself a class (a block given back serves the next request of its
+// size); smaller classes stay heap blocks of their class.
+TEST(RecycledBlocksTest, HugeClassesAreWholeGranules) {
+  constexpr size_t kMiB = 1024 * kKiB;
+  Ref r(16 * kKiB, 64 << 20, 64 << 20, kMiB);
+  EXPECT_EQ(r->ClassBytes(896 * kKiB), 896 * kKiB);     // the largest class below 1 MiB
+  EXPECT_EQ(r->ClassBytes(1024 * kKiB - 1), 2 * kMiB);  // class 1 MiB: huge
+  EXPECT_EQ(r->ClassBytes(1024 * kKiB + 56), 2 * kMiB);
+  EXPECT_EQ(r->ClassBytes(2 * kMiB), 2 * kMiB);
+  EXPECT_EQ(r->ClassBytes(2 * kMiB + 1), 4 * kMiB);  // class 2.5 MiB
+  EXPECT_EQ(r->ClassBytes(4 * kMiB + 1), 6 * kMiB);  // class 5 MiB
+  EXPECT_EQ(r->ClassBytes(6 * kMiB + 1), 8 * kMiB);  // class 7 MiB
+  EXPECT_EQ(r->ClassBytes(17 * kMiB), 20 * kMiB);
+  EXPECT_EQ(r->ClassBytes(64 * kMiB), 64 * kMiB);
+  EXPECT_EQ(r->ClassBytes(64 * kMiB + 1), 0u);  // refused: above max_bytes
+  for (size_t n = 900 * kKiB; n <= (size_t{64} << 20); n = n * 9 / 7 + 4099) {
+    const size_t c = r->ClassBytes(n);
+    ASSERT_GE(c, n);
+    if (c < kMiB) continue;
+    ASSERT_EQ(c % RecycledBlocks::kHugeBytes, 0u) << n;
+    const uint8_t* first = nullptr;
+    {
+      ByteBlock b = ByteBlock::FromSource(r.p, n);
+      ASSERT_EQ(b.capacity(), c) << n;
+      first = b.data();
+    }
+    ByteBlock again = ByteBlock::FromSource(r.p, n);  // the same class: the same block
+    EXPECT_EQ(again.data(), first) << n;
+  }
+  EXPECT_EQ(r->stats().blocks_in_use, 0u);
+}
+
+TEST(RecycledBlocksTest, HugeBlocksAreAlignedWritableAndBounded) {
+  constexpr size_t kMiB = 1024 * kKiB;
+  Ref r(16 * kKiB, 64 << 20, 4 * kMiB, kMiB);  // keeps two 2 MiB blocks
+  {
+    std::vector<ByteBlock> blocks;
+    for (int i = 0; i < 3; ++i) {
+      ByteBlock b = ByteBlock::FromSource(r.p, kMiB + 56);
+      ASSERT_EQ(b.capacity(), 2 * kMiB);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % RecycledBlocks::kHugeBytes, 0u);
+      b.Resize(b.capacity());
+      std::memset(b.data(), i + 1, b.size());  // the whole mapping is ours to write
+      blocks.push_back(std::move(b));
+    }
+    ByteBlock small = ByteBlock::FromSource(r.p, 512 * kKiB);  // below 1 MiB: the heap
+    EXPECT_EQ(small.capacity(), 512 * kKiB);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(blocks[i].data()[2 * kMiB - 1], i + 1);
+    RecycledBlocks::Stats s = r->stats();
+    EXPECT_EQ(s.allocated, 4u);
+    EXPECT_EQ(s.mapped, 3u);
+  }
+  RecycledBlocks::Stats s = r->stats();
+  EXPECT_EQ(s.blocks_in_use, 0u);
+  // Given back in order 512 KiB (kept), 2 MiB (kept: 2.5 MiB), 2 MiB, 2 MiB (over 4 MiB).
+  EXPECT_EQ(s.kept_bytes, 2 * kMiB + 512 * kKiB);
+  EXPECT_EQ(s.released, 2u);
+  Ref none(16 * kKiB, 64 << 20, 0, kMiB);  // huge blocks, none kept: unmapped at once
+  for (int i = 0; i < 3; ++i) {
+    ByteBlock b = ByteBlock::FromSource(none.p, 3 * kMiB);
+    ASSERT_EQ(b.capacity(), 4 * kMiB);
+    b.Resize(b.capacity());
+    b.data()[b.size() - 1] = 1;
+  }
+  EXPECT_EQ(none->stats().mapped, 3u);
+  EXPECT_EQ(none->stats().released, 3u);
 }
 
 }  // namespace

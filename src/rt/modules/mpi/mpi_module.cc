@@ -38,15 +38,19 @@ constexpr size_t kMaxSlotBytes = size_t{64} << 20;
 // of one sender are sent in the same order (split_mu_), so the next tail of a source is
 // the one of its head; small frames need no such order (they are on the other tag).
 constexpr int kMpiTailTag = kMpiFrameTag + 1;
-// Runtime::NewBuffer from this module (AllocateBlock) when mpi.recycle_bytes > 0: blocks of
-// kRecycleMinBytes to kRecycleMaxBytes are recycled (rt/core/recycled_blocks.h), keeping up
-// to mpi.recycle_bytes of blocks that completed sends gave back; smaller and larger Buffers
-// come from the heap. Off by default: it did not measure faster than heap Buffers
-// (docs/performance.md, "Issue 22, session 2026-11-28").
+// Recycled blocks (rt/core/recycled_blocks.h) when mpi.recycle_bytes > 0 (the default):
+// Runtime::NewBuffer of kRecycleMinBytes to kRecycleMaxBytes (AllocateBlock) and the
+// blocks large frames are received into (ReceiveSplit) come from it, keeping up to
+// mpi.recycle_bytes of blocks that completed sends and dispatched frames gave back;
+// smaller and larger ones come from the heap. Blocks of kHugeMinBytes and more are
+// huge-page mappings (mpi.huge_pages=on, the default): vader's single copy
+// (process_vm_readv) pins and reads 2 MiB pages 2-3x faster than 4 KiB ones
+// (docs/performance.md, "Issue 22: huge pages behind the mpi module's large blocks").
 constexpr size_t kRecycleMinBytes = size_t{16} << 10;
 constexpr size_t kRecycleMaxBytes = size_t{64} << 20;
-constexpr size_t kDefaultRecycleBytes = 0;
+constexpr size_t kDefaultRecycleBytes = size_t{32} << 20;
 constexpr size_t kMaxRecycleBytes = size_t{64} << 30;
+constexpr size_t kHugeMinBytes = size_t{1} << 20;
 
 // Parses an unsigned integer parameter; false when `v` is not one.
 bool ParseSize(const std::string& v, size_t* out) {
@@ -357,8 +361,16 @@ class MpiModule final : public Module {
                                        std::to_string(kMaxRecycleBytes) + "]");
       }
     }
+    bool huge = true;
+    if (const std::string v = host_->Param("mpi.huge_pages"); !v.empty()) {
+      if (v != "on" && v != "off") {
+        return Status::InvalidArgument("mpi.huge_pages=" + v + ": must be on or off");
+      }
+      huge = v == "on";
+    }
     if (recycle > 0) {
-      recycled_.reset(RecycledBlocks::Create(kRecycleMinBytes, kRecycleMaxBytes, recycle));
+      recycled_.reset(RecycledBlocks::Create(kRecycleMinBytes, kRecycleMaxBytes, recycle,
+                                             huge ? kHugeMinBytes : 0));
     }
     Result<std::unique_ptr<MpiLibrary>> lib = MpiLibrary::Load();
     if (!lib.ok()) return lib.status().WithContext("mpi module");
@@ -418,6 +430,7 @@ class MpiModule final : public Module {
     if (recycled_) {
       const RecycledBlocks::Stats s = recycled_->stats();
       c["recycled_allocated"] = s.allocated;
+      c["recycled_mapped"] = s.mapped;
       c["recycled_reused"] = s.reused;
       c["recycled_released"] = s.released;
       c["recycled_blocks_in_use"] = s.blocks_in_use;
@@ -482,7 +495,12 @@ class MpiModule final : public Module {
       ++taken_;
       int count = 0;
       mpi_->Get_count(&st, mpi_->byte, &count);
+      const size_t split_before = delivered_.size();
       if (ReceiveFrame({slot.buf.get(), static_cast<size_t>(count)}, st.MPI_SOURCE)) ++n;
+      // After a large frame the pass ends: the runtime dispatches it and its block goes
+      // back before the next one is received, so a stream of large frames reuses one
+      // (warm) block instead of taking up to kSlots of them per pass.
+      if (delivered_.size() != split_before) break;
     }
     return n + (pending > 0 ? 1 : 0);
   }
@@ -533,6 +551,15 @@ class MpiModule final : public Module {
   bool window_wanted_ = true;              // mpi.window (the job agrees on it in Init)
   // NewBuffer's blocks (mpi.recycle_bytes > 0); blocks hold their own references.
   std::unique_ptr<RecycledBlocks, UnrefBlocks> recycled_;
+  // An empty block with room for `size` bytes: recycled when the module keeps blocks
+  // (mpi.recycle_bytes) and the size is theirs, else from the heap.
+  ByteBlock NewBlock(size_t size) {
+    if (recycled_) {
+      ByteBlock b = ByteBlock::FromSource(recycled_.get(), size);
+      if (b.capacity() >= size) return b;
+    }
+    return ByteBlock(size);
+  }
   // A kBye from `rank`: its channel (if we have one) fails and the runtime is told.
   void PeerLeft(const wire::FrameHeader& h, int rank) {
     {
@@ -603,8 +630,9 @@ class MpiModule final : public Module {
     mpi_->Get_count(&st, mpi_->byte, &count);
     const bool fits = frame_size <= wire::kHeaderSize + wire::kMaxPayloadBytes &&
                       head.size() + static_cast<uint64_t>(count) == frame_size;
-    ByteBlock& b = delivered_.emplace_back(fits ? frame_size : static_cast<size_t>(count));
-    b.Resize(fits ? frame_size : static_cast<size_t>(count));
+    const size_t size = fits ? frame_size : static_cast<size_t>(count);
+    ByteBlock& b = delivered_.emplace_back(NewBlock(size));
+    b.Resize(size);
     if (fits) std::memcpy(b.data(), head.data(), head.size());
     mpi_->Mrecv(b.data() + (fits ? head.size() : 0), count, mpi_->byte, &msg, MPI_STATUS_IGNORE);
     if (!fits) {  // the tail is taken (the stream stays in step) and the frame rejected

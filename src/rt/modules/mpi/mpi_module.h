@@ -11,9 +11,10 @@
 // (MPI_Isend of the ByteBlock, kept until MPI_Test says it completed) and is delivered in
 // place from its slot, which is started again (MPI_Start) at the next Progress(); a larger frame is
 // its header on kMpiFrameTag and the rest on kMpiFrameTag + 1, received with MPI_Mprobe + MPI_Mrecv
-// into an owned ByteBlock (threaded handlers get it without a copy). Order: slots are posted and
-// taken in one circular order (MPI matches the oldest posted receive first), and heads and tails
-// leave in one order. WaitFd() is -1 (MPI has no pollable fd): the progress engine polls it.
+// into an owned ByteBlock (threaded handlers get it without a copy; see Blocks below). Order: slots
+// are posted and taken in one circular order (MPI matches the oldest posted receive first), and
+// heads and tails leave in one order. WaitFd() is -1 (MPI has no pollable fd): the progress engine
+// polls it.
 //
 // Peers leaving: Close() (Finalize) sends a kBye frame to every other rank after its
 // last frames (MPI keeps the order between two ranks on one tag); a rank receiving it
@@ -35,8 +36,12 @@
 // once a window exists: bench/rt/profile/mpi_idle_test.cc). Counters(): one_sided_window
 // (1 when the window exists).
 //
-// Runtime::NewBuffer: heap Buffers, or with mpi.recycle_bytes > 0 recycled heap blocks
-// (rt/core/recycled_blocks.h; counters recycled_*).
+// Blocks: with mpi.recycle_bytes > 0 (default 32 MiB) Runtime::NewBuffer of 16 KiB-64 MiB
+// and the blocks large frames are received into are recycled (rt/core/recycled_blocks.h;
+// counters recycled_*), those of 1 MiB and more in huge-page mappings (mpi.huge_pages=on,
+// default; 2 MiB aligned, MADV_HUGEPAGE): Open MPI's single copy reads them faster. A
+// progress pass ends after a large frame, so that its block goes back before the next
+// one is received. mpi.recycle_bytes=0: heap blocks, as NewBuffer's were before.
 //
 // Descriptor: u8 version (1), u32 world rank, u16 length + job id (PMIX_NAMESPACE or
 // OMPI_MCA_ess_base_jobid).
