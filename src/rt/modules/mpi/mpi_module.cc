@@ -549,7 +549,8 @@ class MpiModule final : public Module {
   std::string job_;
   size_t slot_bytes_ = kDefaultSlotBytes;  // mpi.slot_bytes: our receive slots
   bool window_wanted_ = true;              // mpi.window (the job agrees on it in Init)
-  // NewBuffer's blocks (mpi.recycle_bytes > 0); blocks hold their own references.
+  // NewBuffer's blocks and those of large receives (mpi.recycle_bytes > 0); blocks hold
+  // their own references.
   std::unique_ptr<RecycledBlocks, UnrefBlocks> recycled_;
   // An empty block with room for `size` bytes: recycled when the module keeps blocks
   // (mpi.recycle_bytes) and the size is theirs, else from the heap.
