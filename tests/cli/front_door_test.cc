@@ -194,8 +194,9 @@ TEST(FrontDoorTest, AMachineForTheSimModuleRefusesTheKeysOfTraffic) {
   EXPECT_EQ(ok->front().measure.watchdog_cycles, 5000);
   // The gateway NIC's keys on the group topology (the gateway runs beside the program).
   Result<std::vector<SimConfig>> gateway = LoadSimConfigsFromString(
-      group + "[nic]\nenabled = [\"3G0\"]\nframes = 10\negress_rate = 0.001\n"
-              "egress_pcap = \"/tmp/x.pcap\"\njobs = [{cycle = 100, enabled = [\"3G1\"]}]\n",
+      group +
+          "[nic]\nenabled = [\"3G0\"]\nframes = 10\negress_rate = 0.001\n"
+          "egress_pcap = \"/tmp/x.pcap\"\njobs = [{cycle = 100, enabled = [\"3G1\"]}]\n",
       "m.toml", {}, ConfigUse::kMachine);
   ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();
   EXPECT_TRUE(gateway->front().nic.active());

@@ -71,34 +71,33 @@ RingRun Ring(const std::string& config, const std::vector<std::string>& sets = {
   };
   for (int i = 0; i < 3; ++i) {
     EXPECT_TRUE(eps[i]
-                    ->RegisterHandler("token", HandlerKind::kNonThreaded,
-                                      [&, i](Rsr& r) {
-                                        const uint64_t hop = *r.reader().GetU64();
-                                        Result<std::span<const uint8_t>> got =
-                                            r.reader().GetBytes();
-                                        EXPECT_TRUE(got.ok());
-                                        uint64_t sum = got.ok() ? got->size() << 32 : 0;
-                                        if (got.ok()) {
-                                          for (uint8_t x : *got) sum += x;
-                                        }
-                                        {
-                                          std::lock_guard<std::mutex> lock(mu);
-                                          out.times.push_back(rts[i]->Now().count());
-                                          out.results.push_back(sum);
-                                        }
-                                        if (hop == 60) {
-                                          done = true;
-                                          return;
-                                        }
-                                        Buffer b;
-                                        b.PutU64(hop + 1);
-                                        b.PutBytes(payload(hop + 1));
-                                        EXPECT_TRUE(r.runtime()
-                                                        .SendRsr(std::move(b),
-                                                                 eps[(i + 1) % 3]->MakeStartpoint(),
-                                                                 HandlerId::Of("token"))
-                                                        .ok());
-                                      })
+                    ->RegisterHandler(
+                        "token", HandlerKind::kNonThreaded,
+                        [&, i](Rsr& r) {
+                          const uint64_t hop = *r.reader().GetU64();
+                          Result<std::span<const uint8_t>> got = r.reader().GetBytes();
+                          EXPECT_TRUE(got.ok());
+                          uint64_t sum = got.ok() ? got->size() << 32 : 0;
+                          if (got.ok()) {
+                            for (uint8_t x : *got) sum += x;
+                          }
+                          {
+                            std::lock_guard<std::mutex> lock(mu);
+                            out.times.push_back(rts[i]->Now().count());
+                            out.results.push_back(sum);
+                          }
+                          if (hop == 60) {
+                            done = true;
+                            return;
+                          }
+                          Buffer b;
+                          b.PutU64(hop + 1);
+                          b.PutBytes(payload(hop + 1));
+                          EXPECT_TRUE(r.runtime()
+                                          .SendRsr(std::move(b), eps[(i + 1) % 3]->MakeStartpoint(),
+                                                   HandlerId::Of("token"))
+                                          .ok());
+                        })
                     .ok());
   }
   Buffer b;
@@ -171,7 +170,8 @@ TEST(SimGateway, BadNicConfigsAreRefusedNamingTheKey) {
   const std::vector<Case> cases = {
       {Group24("enabled = [\"3G0\"]\nmanagement_node = \"9G9\"\nframes = 10\n"),
        "nic.management_node"},
-      {Group24("enabled = [\"3G0\", \"3G0\"]\nframes = 10\n"), "nic.enabled: node 3G0 listed twice"},
+      {Group24("enabled = [\"3G0\", \"3G0\"]\nframes = 10\n"),
+       "nic.enabled: node 3G0 listed twice"},
       {Group24("internal_traffic = false\n"),
        "nic.internal_traffic: is not read by a machine for the runtime's sim module"},
       {Group24("frames = 10\nheader_bytes = 8\n"), "SSS-CORE NIC model"},

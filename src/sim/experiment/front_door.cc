@@ -74,8 +74,8 @@ bool IsMachineGatewayKey(std::string_view key) {
 // Why a machine for the runtime's sim module (ConfigUse::kMachine) on `topology` does not
 // read `key`; "" when it does.
 std::string WhyNotReadByMachine(std::string_view key, std::string_view topology) {
-  const std::string program = std::string(kNotReadByMachine) +
-                              "the program is the traffic (docs/sim-module.md)";
+  const std::string program =
+      std::string(kNotReadByMachine) + "the program is the traffic (docs/sim-module.md)";
   for (std::string_view prefix : {"traffic.", "workload."}) {
     if (key.starts_with(prefix)) return program;
   }
