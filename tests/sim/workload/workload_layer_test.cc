@@ -144,6 +144,7 @@ TEST(WorkloadLayer, TagsBelowTheBaseAreAnotherProducers) {
   EXPECT_EQ(times[b].created, src.delivered[a] + 50);
   EXPECT_EQ(w.stats().packets_delivered, 2);
   EXPECT_EQ(w.stats().messages_delivered, 2);
+  EXPECT_EQ(w.stats().flits_delivered, 16 + 2) << "a's 64 bytes and b's 8, not tag 0's 4 flits";
   EXPECT_EQ((*net)->messages_delivered(), 2 + 8) << "the other producer's were delivered too";
 }
 
