@@ -413,6 +413,34 @@ TEST(LaunchSim, KvStoreRunsBesideTheGatewayNics) {
   EXPECT_GE(RecordNumber(gateway, "program_time_us"), RecordNumber(plain, "program_time_us"));
 }
 
+// Ingress frames from a capture (`ukai sim gen-pcap`, nic.ingress_pcap) and egress frames
+// to one (nic.egress_pcap) beside kv_store: the frames of the capture reach their owners and
+// the egress capture receives a pcap header and every egress frame.
+TEST(LaunchSim, KvStoreBesideTheGatewayWithCaptures) {
+  const std::string in = ScratchPath("gw_in.pcap"), out = ScratchPath("gw_out.pcap");
+  ASSERT_EQ(Ukai({"sim", "gen-pcap", "--frames", "300", "--bytes", "500", "--rate", "0.01", in})
+                .exit_code,
+            0);
+  const std::string json = ScratchPath("gw_pcap.json");
+  const Outcome o =
+      Ukai({"launch", "-n", "3", "--timeout", "120", "--sim",
+            std::string(UKAI_SOURCE_DIR) + "/examples/rt/sim/group24_gateway.toml", "--sim-set",
+            "nic.frames=0", "--sim-set", "nic.ingress_pcap=" + in, "--sim-set",
+            "nic.egress_pcap=" + out, "--sim-out", json, UKAI_EXAMPLE_KV_STORE, "50"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(RankLines(o.out).size(), 3u) << o.out;
+  const std::string record = ReadFile(json);
+  EXPECT_GT(RecordNumber(record, "frames_in"), 0) << record;
+  EXPECT_LE(RecordNumber(record, "frames_in"), 300) << record;
+  EXPECT_GT(RecordNumber(record, "gateway_frames_delivered"), 0) << record;
+  const double egress = RecordNumber(record, "egress_frames");
+  EXPECT_GT(egress, 0) << record;
+  // pcap: a 24-byte file header, then per frame a 16-byte record header and the frame
+  // (1000 bytes + 4 FCS: the example's nic.egress_frame_bytes).
+  EXPECT_EQ(static_cast<double>(std::filesystem::file_size(out)), 24 + egress * (16 + 1004));
+  for (const std::string& f : {in, out, json}) std::remove(f.c_str());
+}
+
 // The ping-pong (no races) beside the gateway NICs, communication only: the same record,
 // gateway figures included, on every run.
 TEST(LaunchSim, SameResultsBesideTheGatewayNicsOnEveryRun) {
