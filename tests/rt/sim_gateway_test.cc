@@ -162,6 +162,72 @@ TEST(SimGateway, AFailedNodeBringsTheManagementNodesDetours) {
   EXPECT_EQ(healthy.network.gateway.table_updates_sent, 0);
 }
 
+// Process 2's node (6G1) fails at cycle 2000 beside the gateway: process 0 sees its peer
+// fail as without the NICs (PeerEvent, unavailable), process 1 still answers, and the
+// gateway ran meanwhile.
+TEST(SimGateway, ANodeFailureStopsItsProcessAsWithoutTheNics) {
+  Result<std::shared_ptr<SimFabric>> made = NewSimFabricFromString(
+      Group24(Nics(0.02), "events = [{cycle = 2000, fail_node = \"6G1\"}]\n"), "m.toml", {}, 3);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::shared_ptr<SimFabric> fabric = *made;
+  std::mutex mu;
+  std::vector<PeerEvent> events;
+  std::vector<std::unique_ptr<Runtime>> rts;
+  std::vector<Endpoint*> eps;
+  for (int i = 0; i < 3; ++i) {
+    RuntimeOptions o = ModuleOptions("sim", nullptr);
+    o.sim_fabric = fabric;
+    if (i == 0) {
+      o.on_peer_event = [&](const PeerEvent& e) {
+        std::lock_guard<std::mutex> lock(mu);
+        events.push_back(e);
+      };
+    }
+    auto rt = Runtime::Init(o);
+    ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+    rts.push_back(std::move(*rt));
+    eps.push_back(*(*rts.back()->CreateContext({}))->CreateEndpoint());
+  }
+  std::atomic<int> pongs{0}, ones{0};
+  ASSERT_TRUE(eps[2]
+                  ->RegisterHandler("ping", HandlerKind::kNonThreaded,
+                                    [&](Rsr& r) {
+                                      (void)r.runtime().SendRsr(Buffer(), eps[0]->MakeStartpoint(),
+                                                                HandlerId::Of("pong"));
+                                    })
+                  .ok());
+  ASSERT_TRUE(eps[0]
+                  ->RegisterHandler("pong", HandlerKind::kNonThreaded,
+                                    [&](Rsr& r) {
+                                      ++pongs;
+                                      (void)r.runtime().SendRsr(Buffer(), eps[2]->MakeStartpoint(),
+                                                                HandlerId::Of("ping"));
+                                    })
+                  .ok());
+  ASSERT_TRUE(eps[1]->RegisterHandler("x", HandlerKind::kNonThreaded, [&](Rsr&) { ++ones; }).ok());
+  ASSERT_TRUE(rts[0]->SendRsr(Buffer(), eps[2]->MakeStartpoint(), HandlerId::Of("ping")).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return !events.empty();
+  }));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(events[0].peer, rts[2]->id());
+    EXPECT_FALSE(events[0].orderly);
+  }
+  EXPECT_GT(pongs.load(), 3);
+  EXPECT_GE(rts[0]->Now().count(), 2000);
+  EXPECT_EQ(rts[0]->SendRsr(Buffer(), eps[2]->MakeStartpoint(), HandlerId::Of("ping")).code(),
+            StatusCode::kUnavailable);
+  ASSERT_TRUE(rts[0]->SendRsr(Buffer(), eps[1]->MakeStartpoint(), HandlerId::Of("x")).ok());
+  EXPECT_TRUE(WaitFor([&] { return ones.load() == 1; }));
+  for (int i : {0, 1}) EXPECT_TRUE(rts[i]->Finalize().ok()) << i;
+  (void)rts[2]->Finalize();
+  const sim::PointResult r = NetworkResult(*fabric);
+  ASSERT_TRUE(r.gateway.present);
+  EXPECT_GT(r.gateway.frames_in, 0);
+}
+
 TEST(SimGateway, BadNicConfigsAreRefusedNamingTheKey) {
   struct Case {
     std::string text;
