@@ -2,7 +2,8 @@
 // (docs/sim-module.md, "The gateway NIC"; sim/workload/runtime_machine.h): the program's
 // results do not change with the NICs on, the gateway's frames are delivered, simulated times
 // repeat with cpu_scale = 0, external load slows the program down, a failed node brings the
-// management node's detours, and a bad NIC config is refused before any runtime starts.
+// management node's detours, a process's node failing is seen by its peers as without the
+// NICs, and a bad NIC config is refused before any runtime starts.
 #include <gtest/gtest.h>
 
 #include <atomic>
