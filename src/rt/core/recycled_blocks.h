@@ -16,10 +16,10 @@
 // up to that), advised MADV_HUGEPAGE, so that the kernel backs it with transparent huge
 // pages where it can (/sys/kernel/mm/transparent_hugepage/enabled "madvise" or "always";
 // else 4 KiB pages, as before). Cross-memory attach (process_vm_readv: Open MPI vader's
-// single copy) reads such a block 2-3x faster than one of 4 KiB pages, and a packing
-// memcpy misses the TLB less (docs/performance.md, "Issue 22: huge pages behind the mpi
-// module's large blocks"). Up to half of such a block is beyond what was asked (a 1 MiB
-// request takes 2 MiB); the bound on the memory kept counts the whole mapping.
+// single copy) reads such a block 2-5x faster than 4 KiB-page blocks, and a packing
+// memcpy misses the TLB less (docs/performance.md, "Issue 22: the mpi module"). Up to
+// half of such a block is beyond what was asked (a 1 MiB request takes 2 MiB); the bound
+// on the memory kept counts the whole mapping.
 //
 // Ownership: reference counted (BlockSource): created with one reference for the creator;
 // every block holds one more, so the source outlives its last block (a Buffer may outlive

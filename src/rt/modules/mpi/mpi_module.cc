@@ -44,8 +44,8 @@ constexpr int kMpiTailTag = kMpiFrameTag + 1;
 // mpi.recycle_bytes of blocks that completed sends and dispatched frames gave back;
 // smaller and larger ones come from the heap. Blocks of kHugeMinBytes and more are
 // huge-page mappings (mpi.huge_pages=on, the default): vader's single copy
-// (process_vm_readv) pins and reads 2 MiB pages 2-3x faster than 4 KiB ones
-// (docs/performance.md, "Issue 22: huge pages behind the mpi module's large blocks").
+// (process_vm_readv) pins and reads 2 MiB pages 2-5x faster than 4 KiB ones
+// (docs/performance.md, "Issue 22: the mpi module", 1 MiB).
 constexpr size_t kRecycleMinBytes = size_t{16} << 10;
 constexpr size_t kRecycleMaxBytes = size_t{64} << 20;
 constexpr size_t kDefaultRecycleBytes = size_t{32} << 20;
