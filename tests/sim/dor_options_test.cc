@@ -287,9 +287,11 @@ TEST(DorOptionsTest, HopTableMatchesTheComputedHop) {
           for (int dst = 0; dst < t->NumNodes(); ++dst) {
             for (int in_port = 0; in_port <= t->PePort(); ++in_port) {
               for (int in_vc = 0; in_vc < c.vcs; ++in_vc) {
-                for (uint32_t drawn = 0; drawn < 8; drawn += tie == DorTieRule::kRandom ? 1 : 8) {
-                  // kRandom: the tie bits already drawn (route_state.h bits 4-7).
-                  const uint32_t state0 = tie == DorTieRule::kRandom ? 0x80u | drawn << 4 : 0u;
+                for (uint32_t drawn = 0; drawn <= 8; drawn += tie == DorTieRule::kRandom ? 1 : 9) {
+                  // kRandom: the tie bits already drawn (route_state.h bits 4-7), or (8) not
+                  // drawn yet.
+                  const uint32_t state0 =
+                      tie == DorTieRule::kRandom && drawn < 8 ? 0x80u | drawn << 4 : 0u;
                   uint32_t state = state0, expect_state = state0;
                   const RouteRequest req =
                       Request(node, in_port, in_vc, (node + 3) % t->NumNodes(), dst, 17, &state);

@@ -14,10 +14,32 @@ namespace {
 
 using BF = BooksimFigures;
 
+// Count, sum, min and max of a series: what BookSim2's summary lines print (a Summary's
+// mean is its sum over its count too, so the figures are the same; no running variance,
+// whose division per sample the hot loop does not need).
+class MinMaxSum {
+ public:
+  void Add(double x) {
+    min_ = count_ == 0 || x < min_ ? x : min_;
+    max_ = count_ == 0 || x > max_ ? x : max_;
+    ++count_;
+    sum_ += x;
+  }
+  int64_t count() const { return count_; }
+  double sum() const { return sum_; }
+  double mean() const { return count_ ? sum_ / static_cast<double>(count_) : 0.0; }
+  double min() const { return count_ ? min_ : 0.0; }
+  double max() const { return count_ ? max_ : 0.0; }
+
+ private:
+  int64_t count_ = 0;
+  double sum_ = 0, min_ = 0, max_ = 0;
+};
+
 // BookSim2's statistics since the last clear.
 struct Stats {
   IntHistogram plat;  // packet latency (for the percentiles of our own record)
-  Summary plat_summary, nlat, flat_head, flat_tail, frag, hops;
+  MinMaxSum plat_summary, nlat, flat_head, flat_tail, frag, hops;
   double flat_sum = 0;
   int64_t flat_count = 0;
   std::vector<int64_t> accepted_flits, accepted_packets;  // per destination
@@ -214,7 +236,7 @@ void Rates(const std::vector<int64_t>& counts, double cycles, double out[3]) {
   out[BF::kMax] = static_cast<double>(*std::max_element(counts.begin(), counts.end())) / cycles;
 }
 
-void Set(const Summary& s, double out[3]) {
+void Set(const MinMaxSum& s, double out[3]) {
   out[BF::kAvg] = s.mean();
   out[BF::kMin] = s.min();
   out[BF::kMax] = s.max();

@@ -297,6 +297,7 @@ void Fabric::SetPortAlive(int32_t router, int port, bool alive) {
 void Fabric::SetRouteCache(bool on) {
   cache_routes_ = on && routing_->PureRoute() && !forking_ && nodes_ <= kRouteCacheNodes;
   route_one_ = on && routing_->HasRouteOne() && !forking_ && !cache_routes_;
+  sink_fast_ = (cache_routes_ || route_one_) && !routing_->RoutesAtDestination();
   route_cache_.Reset(cache_routes_ ? static_cast<size_t>(nodes_) * nodes_ : 0);
 }
 

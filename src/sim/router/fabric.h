@@ -562,6 +562,9 @@ class Fabric {
   // RouteHead() through RoutingFunction::RouteOne() (route_one_); false: RouteHead() must
   // route it.
   bool RouteFast(const Hot& h, int32_t r, int ip, int v, int32_t ivc, const Flit& f, int64_t now);
+  // RouteHead() for a head at its destination router when sink_fast_ (no terminals): the
+  // ejection port's VCs; false: RouteHead() must route it.
+  bool RouteToSink(const Hot& h, int32_t r, int32_t ivc, int64_t now);
   // router.model = booksim's credit channels (fabric_booksim.cc): Commit() of lane `lane`
   // for cycle `now` with every credit put on its way, and the credits that count from
   // `now` on applied (Evaluate() calls it first).
@@ -675,6 +678,9 @@ class Fabric {
   // The routing answers through RoutingFunction::RouteOne() (no fork, no kept routes):
   // RouteFast() routes heads without a RouteRequest.
   bool route_one_ = false;
+  // With the route cache or RouteOne() on a routing that does not route at the destination:
+  // a head at its destination goes to the ejection port without RouteHead().
+  bool sink_fast_ = false;
   // Forks: per input VC the branches of its routed head (0: none) and those acquired, and
   // kMaxBranches slots of (output VC, downstream input VC or this router for the PE).
   // Forks, bounded ejection and per-channel latencies need a Fabric of one partition

@@ -342,13 +342,26 @@ UKAI_INLINE bool Fabric::RouteFromCache(const Hot& h, int32_t r, int32_t ivc, co
                                         int64_t now) {
   if (!cache_routes_) return false;
   const int32_t dst = (*messages_)[f.msg()].dst;
-  if (dst == r || dst < 0 || dead_[dst] != 0 || !terminal_.empty()) return false;
+  if (dst == r) return RouteToSink(h, r, ivc, now);
+  if (dst < 0 || dead_[dst] != 0 || !terminal_.empty()) return false;
   const uint64_t c = route_cache_[static_cast<size_t>(r) * nodes_ + dst];
   if (c == 0) return false;
   InVc& q = h.in[ivc];
   q.cand_count = 1;
   q.cand_port = static_cast<uint8_t>((c & 0xffff) - 1);
   q.cand_mask = static_cast<uint32_t>(c >> 32);
+  q.ready = now + hop_cycles_ - 1;
+  q.state = kRouted;
+  return true;
+}
+
+// RouteHead() for a head at its destination (sink_fast_): the ejection port's VCs, no table.
+UKAI_INLINE bool Fabric::RouteToSink(const Hot& h, int32_t r, int32_t ivc, int64_t now) {
+  if (!sink_fast_ || !terminal_.empty()) return false;
+  InVc& q = h.in[ivc];
+  q.cand_count = 1;
+  q.cand_port = static_cast<uint8_t>(h.pe);
+  q.cand_mask = valid_vcs_[(r << h.pshift) | h.pe];
   q.ready = now + hop_cycles_ - 1;
   q.state = kRouted;
   return true;
@@ -363,7 +376,8 @@ UKAI_INLINE bool Fabric::RouteFast(const Hot& h, int32_t r, int ip, int v, int32
   if (!route_one_) return false;
   Message& m = (*messages_)[f.msg()];
   const int32_t dst = m.dst;
-  if (dst == r || dst < 0 || dead_[dst] != 0 || !terminal_.empty()) return false;
+  if (dst == r) return RouteToSink(h, r, ivc, now);
+  if (dst < 0 || dead_[dst] != 0 || !terminal_.empty()) return false;
   const uint64_t c = routing_->RouteOne(r, ip, v, m.src, dst, now, &m.routing_state);
   const int port = static_cast<int>(c & 0xffffu) - 1;
   if (port < 0 || port >= h.pe) return false;

@@ -21,6 +21,9 @@ void DorRouting::BuildHops() {
   if (n >= 16 || nodes > kMaxHops || (nodes * nodes << n) > kMaxHops) return;
   hops_.assign(nodes * nodes << n, 0);
   hop_nodes_ = nodes;
+  hop_n_ = n;
+  tie_mask_ = (1u << n) - 1;
+  table_ties_ = n <= 3 && (tie_ == DorTieRule::kPlus || tie_ == DorTieRule::kRandom);
   for (size_t node = 0; node < nodes; ++node) {
     for (size_t dst = 0; dst < nodes; ++dst) {
       for (uint32_t ties = 0; ties < (1u << n); ++ties) {
@@ -45,6 +48,34 @@ void DorRouting::Route(const RouteRequest& request, RouteResult* result) const {
 
 uint64_t DorRouting::RouteOne(int32_t node, int32_t in_port, int32_t in_vc, int32_t src,
                               int32_t dst, int64_t now, uint32_t* message_state) const {
+  if (!table_ties_ || dst < 0)
+    return RouteComputed(node, in_port, in_vc, src, dst, now, message_state);
+  // The hop table with DorTieMinusBits()'s "plus" or "random" rule on up to 3 dimensions:
+  // the random tie bits are the drawn bits themselves.
+  uint32_t ties = 0;
+  if (tie_ == DorTieRule::kRandom) {
+    constexpr uint32_t kDrawn = 1u << 7;
+    if ((*message_state & kDrawn) == 0) {
+      const uint64_t pair =
+          static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32 | static_cast<uint32_t>(dst);
+      *message_state |=
+          kDrawn | static_cast<uint32_t>(
+                       Mix64(pair ^ (static_cast<uint64_t>(now) * 0x9e3779b97f4a7c15ULL)) & 7u)
+                       << 4;
+    }
+    ties = (*message_state >> 4) & tie_mask_;
+  }
+  const uint32_t e =
+      hops_[(static_cast<size_t>(node) * hop_nodes_ + static_cast<size_t>(dst)) << hop_n_ | ties];
+  if (e == 0) return 0;
+  const uint32_t port = (e & 0xffu) - 1;
+  const int shift = in_port != static_cast<int32_t>(port ^ 1) ? 8 : in_vc >= vcs_ / 2 ? 24 : 16;
+  const uint32_t mask = (e >> shift) & 0xffu;
+  return mask == 0 ? uint64_t{0} : uint64_t{mask} << 32 | (port + 1);
+}
+
+uint64_t DorRouting::RouteComputed(int32_t node, int32_t in_port, int32_t in_vc, int32_t src,
+                                   int32_t dst, int64_t now, uint32_t* message_state) const {
   const uint32_t ties =
       tie_ == DorTieRule::kPlus ? 0u : DorTieMinusBits(topo_, tie_, src, dst, now, message_state);
   auto pack = [](int port, uint32_t mask) {

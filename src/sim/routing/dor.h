@@ -38,6 +38,10 @@ class DorRouting final : public RoutingFunction {
   // The VCs of `hop` for a head that came in on (in_port, in_vc).
   uint32_t HopMask(const DorHop& hop, int node, int dst, int in_port, int in_vc) const;
   void BuildHops();
+  // RouteOne() without the hop table's fast case: the ties by DorTieMinusBits(), the hop
+  // from the table or computed.
+  uint64_t RouteComputed(int32_t node, int32_t in_port, int32_t in_vc, int32_t src, int32_t dst,
+                         int64_t now, uint32_t* message_state) const;
 
   const KaryNCube& topo_;
   int vcs_;
@@ -52,6 +56,10 @@ class DorRouting final : public RoutingFunction {
   static constexpr size_t kMaxHops = size_t{1} << 16;
   std::vector<uint32_t> hops_;
   size_t hop_nodes_ = 0;
+  int hop_n_ = 0;          // the dimensions (the table index's tie bits)
+  uint32_t tie_mask_ = 0;  // (1 << n) - 1
+  // The table is built, n <= 3 and the ties "plus" or "random": RouteOne()'s short path.
+  bool table_ties_ = false;
 };
 
 }  // namespace ukai::sim
