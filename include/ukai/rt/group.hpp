@@ -226,6 +226,19 @@ struct CollOptions {
 };
 
 // Per group (creation).
+// How a member waits for the others in the group's shared slots (GroupOptions::slot_wait).
+enum class SlotWait {
+  // kSleep when the group has more members on this host than the host has CPUs, else kPoll.
+  kAuto,
+  // Polls the slots and the runtime; where members outnumber the CPUs it gives the CPU away
+  // (sched_yield) after every idle pass, as Open MPI does when oversubscribed.
+  kPoll,
+  // After a few idle passes, sleeps (a futex in the slot area) until a member completes a
+  // slot operation (that member wakes the sleepers) or 1 ms passed, then polls again; so the
+  // members that have work get the CPUs, and the kernel may wake a sleeper on an idle one.
+  kSleep,
+};
+
 struct GroupOptions {
   // Tells apart groups with the same members in one context (World and FromStartpoints).
   uint64_t tag = 0;
@@ -263,6 +276,8 @@ struct GroupOptions {
   // publishes its contribution and combines everyone's in rank order (bitwise as `direct`).
   // A slot operation completes when its caller waits for or tests it.
   bool shared_slots = true;
+  // How a member waits in the shared slots (SlotWait above). Members may differ.
+  SlotWait slot_wait = SlotWait::kAuto;
 };
 
 // The handle of a non-blocking collective. Copyable (copies share the operation).

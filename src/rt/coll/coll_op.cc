@@ -23,6 +23,12 @@ namespace {
 
 // Bodies from this size on are packed into the runtime's registered memory (NewBuffer).
 constexpr size_t kPoolBodyBytes = size_t{16} << 10;
+// Idle passes of a slot operation's Wait (each yields the CPU where members outnumber CPUs)
+// before it sleeps in the slots (GroupState::SleepOnSlots). TEMP: env for tuning.
+const unsigned kIdlePassesBeforeSleep = [] {
+  const char* e = std::getenv("UKAI_TMP_SLEEP_AFTER");
+  return e != nullptr ? static_cast<unsigned>(std::atoi(e)) : 4u;
+}();
 
 // The call a message's header says its sender made.
 OpSignature SignatureOf(const Header& h) {
@@ -635,6 +641,12 @@ Status CollOp::Wait(std::chrono::milliseconds timeout) const {
     // Slot operations wait for other processes' stores only: after a few idle passes give
     // the CPU away, so that on a busy host the member we wait for gets to run.
     spins = n == 0 ? spins + 1 : 0;
+    // Where members outnumber the CPUs, sleep (futex) until a member completes a slot
+    // operation instead of taking turns with the others for the CPU.
+    if (n == 0 && group != nullptr && spins >= kIdlePassesBeforeSleep) {
+      n = group->SleepOnSlots(*this);
+      if (n != 0) spins = 0;
+    }
     if (n == 0 && (init_.yield_when_idle || (group != nullptr && spins > 64))) sched_yield();
     if (n == 0 && ++idle % 256 == 0) {
       if (timeout.count() >= 0 && std::chrono::steady_clock::now() > deadline) {
