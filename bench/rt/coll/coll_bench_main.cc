@@ -373,10 +373,10 @@ void Targets(int runs, double seconds) {
         pair.push_back(us[k] / ms[k]);
         met += pair.back() <= t.limit;
       }
-      std::printf("      %d runs: ukai %s us, Open MPI %s us; ratio within a run %s (met in %d of "
-                  "%zu)\n",
-                  n_runs, Spread(us).c_str(), Spread(ms).c_str(), Spread(pair).c_str(), met,
-                  pair.size());
+      std::printf(
+          "      %d runs: ukai %s us, Open MPI %s us; ratio within a run %s (met in %d of "
+          "%zu)\n",
+          n_runs, Spread(us).c_str(), Spread(ms).c_str(), Spread(pair).c_str(), met, pair.size());
     }
     if (!note.empty()) std::printf("   Open MPI: %s\n", note.c_str());
   }

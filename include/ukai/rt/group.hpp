@@ -228,14 +228,14 @@ struct CollOptions {
 // Per group (creation).
 // How a member waits for the others in the group's shared slots (GroupOptions::slot_wait).
 enum class SlotWait {
-  // kSleep when the group has more members on this host than the host has CPUs, else kPoll.
-  kAuto,
-  // Polls the slots and the runtime; where members outnumber the CPUs it gives the CPU away
-  // (sched_yield) after every idle pass, as Open MPI does when oversubscribed.
+  // Polls the slots and the runtime; where the group's members on this host outnumber the
+  // CPUs they may run on, it gives the CPU away (sched_yield) after every idle pass, as Open
+  // MPI does when oversubscribed.
   kPoll,
-  // After a few idle passes, sleeps (a futex in the slot area) until a member completes a
-  // slot operation (that member wakes the sleepers) or 1 ms passed, then polls again; so the
-  // members that have work get the CPUs, and the kernel may wake a sleeper on an idle one.
+  // As kPoll for 50 us, then sleeps (a futex in the slot area) until a member completes the
+  // operation (that member wakes the sleepers) or 1 ms passed, and polls again. Not the
+  // default: at 4 processes on 2 cores of a VM the wake-ups cost more than the turns of the
+  // CPU they save (docs/collectives.md, "Waiting").
   kSleep,
 };
 
@@ -277,7 +277,7 @@ struct GroupOptions {
   // A slot operation completes when its caller waits for or tests it.
   bool shared_slots = true;
   // How a member waits in the shared slots (SlotWait above). Members may differ.
-  SlotWait slot_wait = SlotWait::kAuto;
+  SlotWait slot_wait = SlotWait::kPoll;
 };
 
 // The handle of a non-blocking collective. Copyable (copies share the operation).

@@ -268,8 +268,8 @@ Status Introduce(GroupState& g) {
   }
   const coll::MemberProof own = g.OwnProof();
   const coll::CpuSet cpus = coll::OwnCpus();
-  const uint64_t mine[kIntro] = {slowest,   own.host,  own.pid,
-                                 own.addr,  own.nonce, g.options().shared_slots ? 1u : 0u,
+  const uint64_t mine[kIntro] = {slowest,    own.host,     own.pid,
+                                 own.addr,   own.nonce,    g.options().shared_slots ? 1u : 0u,
                                  cpus.count, cpus.low_mask};
   std::vector<uint64_t> all(kIntro * static_cast<size_t>(g.size()));
   CollOptions o;
@@ -300,7 +300,8 @@ Status Introduce(GroupState& g) {
   }
   g.set_oversubscribed(here.size() > coll::UnionCpus(here));
   const bool near = g.module() == "shm" || g.module() == "inproc";
-  if (g.size() > 1 && static_cast<int>(here.size()) == g.size() && slots == g.size() && near) return SetUpSlots(g);
+  if (g.size() > 1 && static_cast<int>(here.size()) == g.size() && slots == g.size() && near)
+    return SetUpSlots(g);
   return Status::Ok();
 }
 

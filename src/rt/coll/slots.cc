@@ -24,11 +24,13 @@ constexpr size_t kSlotHeader = 16;  // sequence word, signature
 constexpr size_t kSlotStride = (kSlotHeader + kSlotDataBytes + kLine - 1) / kLine * kLine;
 constexpr size_t kMemberStride = kLine + 2 * kSlotStride;  // done line, two slots
 
-// Header words: magic (0), member count (8), wake word (16, 32 bits), sleepers (20, 32 bits),
-// whether members may sleep (24, 32 bits).
-constexpr size_t kWakeOffset = 16;
-constexpr size_t kSleepersOffset = 20;
-constexpr size_t kMaySleepOffset = 24;
+// Header words: magic (0), member count (8), whether members may sleep (16, 32 bits), then
+// per parity of the operation's number a wake word and a count of sleepers (24 + 8 * parity,
+// 32 bits each), so that completing operation s does not wake the members that already wait
+// for s + 1.
+constexpr size_t kMaySleepOffset = 16;
+size_t WakeOffset(uint32_t seq) { return 24 + 8 * (seq & 1); }
+size_t SleepersOffset(uint32_t seq) { return 28 + 8 * (seq & 1); }
 
 size_t AreaBytes(int n) { return kLine + static_cast<size_t>(n) * kMemberStride; }
 
@@ -37,7 +39,8 @@ std::atomic_ref<uint64_t> Word(uint8_t* p) {
 }
 
 std::atomic_ref<uint32_t> Word32(void* base, size_t offset) {
-  return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(base) + offset));
+  return std::atomic_ref<uint32_t>(
+      *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(base) + offset));
 }
 
 }  // namespace
@@ -149,28 +152,28 @@ bool SlotArea::MaySleep() const {
   return Word32(base_, kMaySleepOffset).load(std::memory_order_acquire) != 0;
 }
 
-uint32_t SlotArea::BeginSleep() {
-  Word32(base_, kSleepersOffset).fetch_add(1, std::memory_order_seq_cst);
-  return Word32(base_, kWakeOffset).load(std::memory_order_seq_cst);
+uint32_t SlotArea::BeginSleep(uint32_t seq) {
+  Word32(base_, SleepersOffset(seq)).fetch_add(1, std::memory_order_seq_cst);
+  return Word32(base_, WakeOffset(seq)).load(std::memory_order_seq_cst);
 }
 
-bool SlotArea::Sleep(uint32_t seen, std::chrono::microseconds timeout) {
+bool SlotArea::Sleep(uint32_t seq, uint32_t seen, std::chrono::microseconds timeout) {
   const timespec ts{static_cast<time_t>(timeout.count() / 1000000),
                     static_cast<long>(timeout.count() % 1000000 * 1000)};
   // Shared between processes: no FUTEX_PRIVATE_FLAG.
-  const long r = syscall(SYS_futex, static_cast<uint8_t*>(base_) + kWakeOffset, FUTEX_WAIT, seen,
-                         &ts, nullptr, 0);
-  return r == 0 && Word32(base_, kWakeOffset).load(std::memory_order_acquire) != seen;
+  const long r = syscall(SYS_futex, static_cast<uint8_t*>(base_) + WakeOffset(seq), FUTEX_WAIT,
+                         seen, &ts, nullptr, 0);
+  return r == 0 && Word32(base_, WakeOffset(seq)).load(std::memory_order_acquire) != seen;
 }
 
-void SlotArea::EndSleep() {
-  Word32(base_, kSleepersOffset).fetch_sub(1, std::memory_order_seq_cst);
+void SlotArea::EndSleep(uint32_t seq) {
+  Word32(base_, SleepersOffset(seq)).fetch_sub(1, std::memory_order_seq_cst);
 }
 
-bool SlotArea::WakeSleepers() {
-  Word32(base_, kWakeOffset).fetch_add(1, std::memory_order_seq_cst);
-  if (Word32(base_, kSleepersOffset).load(std::memory_order_seq_cst) == 0) return false;
-  syscall(SYS_futex, static_cast<uint8_t*>(base_) + kWakeOffset, FUTEX_WAKE, INT_MAX, nullptr,
+bool SlotArea::WakeSleepers(uint32_t seq) {
+  Word32(base_, WakeOffset(seq)).fetch_add(1, std::memory_order_seq_cst);
+  if (Word32(base_, SleepersOffset(seq)).load(std::memory_order_seq_cst) == 0) return false;
+  syscall(SYS_futex, static_cast<uint8_t*>(base_) + WakeOffset(seq), FUTEX_WAKE, INT_MAX, nullptr,
           nullptr, 0);
   return true;
 }

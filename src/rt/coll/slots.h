@@ -17,12 +17,12 @@
 // callers serialise the writes of one member (its GroupState lock).
 //
 // Sleeping waiters (GroupOptions::slot_wait): the header also holds a wake word and a count
-// of sleepers. A waiter counts itself in (BeginSleep, which returns the wake word), checks
-// once more that an operation's contributions are missing, and sleeps on the wake word
-// (futex) until it changes or a timeout; a member that completes a slot operation changes
-// the word and wakes the sleepers (WakeSleepers: a system call only when one sleeps). Both
-// sides do a read-modify-write before they look at the other's words, so either the waiter
-// sees the last contribution or the completer sees the waiter counted in.
+// of sleepers per parity of the operation's number. A waiter counts itself in (BeginSleep, which
+// returns the wake word), checks once more that an operation's contributions are missing, and
+// sleeps on the wake word (futex) until it changes or a timeout; a member that completes a slot
+// operation changes the word and wakes the sleepers (WakeSleepers: a system call only when one
+// sleeps). Both sides do a read-modify-write before they look at the other's words, so either the
+// waiter sees the last contribution or the completer sees the waiter counted in.
 #ifndef UKAI_RT_COLL_SLOTS_H_
 #define UKAI_RT_COLL_SLOTS_H_
 
@@ -83,15 +83,17 @@ class SlotArea {
   // every member reads it after creation's last step: MaySleep).
   void AllowSleep();
   bool MaySleep() const;
-  // Counts the caller in as a sleeper; returns the wake word to pass to Sleep. Every
-  // BeginSleep needs an EndSleep.
-  uint32_t BeginSleep();
-  // Sleeps until the wake word differs from `seen`, `timeout` passed, or a signal came;
-  // true when a wake ended it (not a timeout, and the word had not changed before).
-  bool Sleep(uint32_t seen, std::chrono::microseconds timeout);
-  void EndSleep();
-  // Changes the wake word and wakes every sleeper; false when nobody slept (no system call).
-  bool WakeSleepers();
+  // Counts the caller in as a sleeper for operation `seq`; returns the wake word to pass to
+  // Sleep. Every BeginSleep needs an EndSleep with the same `seq`.
+  uint32_t BeginSleep(uint32_t seq);
+  // Sleeps until the wake word of `seq` differs from `seen`, `timeout` passed, or a signal
+  // came; true when a wake ended it (not a timeout, and the word had not changed before).
+  bool Sleep(uint32_t seq, uint32_t seen, std::chrono::microseconds timeout);
+  void EndSleep(uint32_t seq);
+  // A member completed operation `seq`: changes its wake word and wakes its sleepers; false
+  // when nobody slept (no system call). The words are per parity of `seq`, so the members
+  // that already wait for seq + 1 sleep on.
+  bool WakeSleepers(uint32_t seq);
 
  private:
   SlotArea(void* base, size_t bytes, int n) : base_(base), bytes_(bytes), n_(n) {}
