@@ -8,7 +8,8 @@
 //    --runs runs (default 3), but at least 3 with 2 processes and 7 with 4 (RunsFor). A
 //    figure is the median of the runs' medians; ratio = ukai's figure / Open MPI's: the
 //    latency targets need <= 1.2, the bandwidth ones <= 1.0. Under each row: the spread of
-//    both libraries' run medians and of the ratio within each pair of runs.
+//    both libraries' run medians, and the median and spread of the ratio within each pair of
+//    runs (the two jobs of a pair ran back to back, in the same state of the machine).
 //  * Relay against the classical algorithms (4 processes, shm and tcp): broadcast, reduce,
 //    allreduce and point-to-point at sizes from 4 KiB to 4 MiB, every algorithm, the best
 //    classical one beside the relay one.
@@ -312,14 +313,19 @@ struct Target {
 // pair of jobs decides nothing; the medians of several alternating pairs do.
 int RunsFor(int n, int runs) { return std::max(runs, n > 2 ? 7 : 3); }
 
+// A figure in 3 significant digits, without an exponent ("0.562", "41.5", "19100").
+std::string Figure(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, x >= 1000 ? "%.0f" : "%.3g", x);
+  return buf;
+}
+
 // "1.23-4.56" of the valid (>= 0) values, "-" when none.
 std::string Spread(std::vector<double> v) {
   std::erase_if(v, [](double x) { return x < 0; });
   if (v.empty()) return "-";
   const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3g-%.3g", *lo, *hi);
-  return buf;
+  return Figure(*lo) + "-" + Figure(*hi);
 }
 
 void Targets(int runs, double seconds) {
@@ -373,10 +379,12 @@ void Targets(int runs, double seconds) {
         pair.push_back(us[k] / ms[k]);
         met += pair.back() <= t.limit;
       }
+      const std::string paired = pair.empty() ? "-" : Figure(MedianOf(pair));
       std::printf(
-          "      %d runs: ukai %s us, Open MPI %s us; ratio within a run %s (met in %d of "
-          "%zu)\n",
-          n_runs, Spread(us).c_str(), Spread(ms).c_str(), Spread(pair).c_str(), met, pair.size());
+          "      %d runs: ukai %s us, Open MPI %s us; ratio within a run: median %s, %s (met in "
+          "%d of %zu)\n",
+          n_runs, Spread(us).c_str(), Spread(ms).c_str(), paired.c_str(), Spread(pair).c_str(), met,
+          pair.size());
     }
     if (!note.empty()) std::printf("   Open MPI: %s\n", note.c_str());
   }
