@@ -20,7 +20,8 @@
 // A figure is rank 0's median time per call over batches of back-to-back calls (doubled from
 // one until a batch takes kBatchUs = 20 us), as the helper times Open MPI. Options: --runs=N,
 // --seconds=S (per figure, default 0.3), --only=targets|relay, --tune,
-// --worker (internal: one rank of a ukai job; --specs=..., --out=FILE), --help; anything else
+// --worker (internal: one rank of a ukai job; --specs=..., --out=FILE, and GroupOptions'
+// --rendezvous=, --single-copy=, --segment=, --slot-wait=sleep), --help; anything else
 // is refused with exit code 2.
 #include <unistd.h>
 
@@ -197,6 +198,7 @@ int RunWorker(int argc, char** argv) {
   if (const std::string sc = Arg(argc, argv, "--single-copy"); !sc.empty()) {
     go.single_copy = sc != "0";
   }
+  if (Arg(argc, argv, "--slot-wait") == "sleep") go.slot_wait = rt::SlotWait::kSleep;
   if (const std::string sg = Arg(argc, argv, "--segment"); !sg.empty()) {
     go.segment_bytes = std::strtoull(sg.c_str(), nullptr, 10);
   }
