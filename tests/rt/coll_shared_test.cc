@@ -393,7 +393,9 @@ const internal::CollCounters& CountersOf(CollWorld& w, int r) {
 // nobody sleeps.
 TEST(CollSlots, SleepingWaitersAreWokenByTheMemberThatCompletes) {
   constexpr int kN = 3;
-  constexpr int kRounds = 3;
+  // Each waiter needs one of its waits to end while it sleeps (not between two sleeps, on a
+  // loaded machine): several rounds make missing them all unlikely.
+  constexpr int kRounds = 6;
   for (const SlotWait mode : {SlotWait::kSleep, SlotWait::kPoll}) {
     SCOPED_TRACE(mode == SlotWait::kSleep ? "sleep" : "poll");
     GroupOptions o;
