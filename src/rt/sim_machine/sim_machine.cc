@@ -22,7 +22,7 @@ class MachineNetwork final : public SimNetwork {
     m_->Add(src, dst, bytes, earliest, user);
   }
   bool Busy() const override { return m_->Busy(); }
-  void Skip(int64_t to) override { m_->Skip(to); }
+  Status Skip(int64_t to) override { return m_->Skip(to); }
   Status Step(std::vector<SimArrival>* out) override {
     arrivals_.clear();
     Status st = m_->Step(&arrivals_);
@@ -65,14 +65,16 @@ Result<std::shared_ptr<SimFabric>> NewSimFabricFromConfig(const sim::SimConfig& 
 Result<std::shared_ptr<SimFabric>> NewSimFabric(const std::string& path,
                                                 const std::vector<std::string>& overrides,
                                                 int processes) {
-  return FromPoints(sim::LoadSimConfigs(path, overrides), processes);
+  return FromPoints(sim::LoadSimConfigs(path, overrides, sim::ConfigUse::kMachine), processes);
 }
 
 Result<std::shared_ptr<SimFabric>> NewSimFabricFromString(std::string_view text,
                                                           const std::string& source_name,
                                                           const std::vector<std::string>& overrides,
                                                           int processes) {
-  return FromPoints(sim::LoadSimConfigsFromString(text, source_name, overrides), processes);
+  return FromPoints(
+      sim::LoadSimConfigsFromString(text, source_name, overrides, sim::ConfigUse::kMachine),
+      processes);
 }
 
 sim::PointResult NetworkResult(SimFabric& fabric) {

@@ -8,6 +8,8 @@
 #include "core/config/toml_reader.h"
 #include "sim/experiment/booksim_reader.h"
 #include "sim/experiment/flit_model.h"
+#include "sim/experiment/gateway_keys.h"
+#include "sim/experiment/nic_job_config.h"
 
 namespace ukai::sim {
 namespace {
@@ -51,6 +53,71 @@ Result<std::string> ChooseTopology(const config::RawConfig& raw,
     chosen.Set(spec.key, std::move(**in_file));
   }
   return std::get<std::string>(chosen.Find(kTopologyKey)->items[0]);
+}
+
+constexpr std::string_view kNotReadByMachine =
+    "is not read by a machine for the runtime's sim module (ukai launch --sim): ";
+
+// True for the gateway model's keys (nic/nic_config.h) that a machine reads: all of them but
+// nic.internal_traffic (the program's frames are the compute nodes' traffic).
+bool IsMachineGatewayKey(std::string_view key) {
+  if (key == "nic.internal_traffic") return false;
+  for (const ConfigBinding& b : NicBindings()) {
+    if (b.spec.key == key) return true;
+  }
+  for (const config::KeySpec& k : NicJobKeySpecs()) {
+    if (k.key == key) return true;
+  }
+  return false;
+}
+
+// Why a machine for the runtime's sim module (ConfigUse::kMachine) on `topology` does not
+// read `key`; "" when it does.
+std::string WhyNotReadByMachine(std::string_view key, std::string_view topology) {
+  const std::string program =
+      std::string(kNotReadByMachine) + "the program is the traffic (docs/sim-module.md)";
+  for (std::string_view prefix : {"traffic.", "workload."}) {
+    if (key.starts_with(prefix)) return program;
+  }
+  if (key == "nic.internal_traffic") {
+    return std::string(kNotReadByMachine) +
+           "the program's frames are the compute nodes' traffic beside the gateway's "
+           "(docs/sim-module.md)";
+  }
+  if (key.starts_with("nic.") && !IsMachineGatewayKey(key)) {
+    return std::string(kNotReadByMachine) +
+           "it is a key of the SSS-CORE NIC model, which the sim module does not use (the "
+           "runtime has the NIC's functions; docs/sim-module.md)";
+  }
+  if (key.starts_with("nic.") && topology != "group") {
+    return std::string(kNotReadByMachine) +
+           "the gateway NIC runs under the sim module on network.topology = \"group\" "
+           "(docs/sim-module.md)";
+  }
+  if (key.starts_with("measure.") && key != "measure.watchdog_cycles") return program;
+  if (key == "run.threads" || key == "run.partition" || key == "run.partition_min_nodes") {
+    return std::string(kNotReadByMachine) + "the machine steps on one thread of the launcher";
+  }
+  return "";
+}
+
+// `schema` without the keys a machine on `topology` does not read, each refused with the
+// reason.
+config::Schema MachineSchema(const config::Schema& schema, std::string_view topology) {
+  std::vector<config::KeySpec> keys;
+  std::vector<std::pair<std::string, std::string>> refused;
+  for (const config::KeySpec& k : schema.keys()) {
+    std::string why = WhyNotReadByMachine(k.key, topology);
+    if (!why.empty()) {
+      refused.emplace_back(k.key, std::move(why));
+    } else {
+      keys.push_back(k);
+    }
+  }
+  config::Schema machine(std::move(keys));
+  for (const auto& [key, why] : schema.refusals()) machine.Refuse(key, why);
+  for (auto& [key, why] : refused) machine.Refuse(std::move(key), std::move(why));
+  return machine;
 }
 
 // The Markdown block `name` with its markers.
@@ -106,7 +173,8 @@ std::string DescribeText() {
 
 }  // namespace
 
-config::Schema FrontDoorSchema(const MachineModel& model, std::string_view topology) {
+config::Schema FrontDoorSchema(const MachineModel& model, std::string_view topology,
+                               ConfigUse use) {
   // network.topology takes any model's value here: a file's value that a --set replaced
   // chose nothing (the --set did), so it is not the model's to refuse.
   std::vector<config::KeySpec> keys = model.schema().keys();
@@ -133,12 +201,12 @@ config::Schema FrontDoorSchema(const MachineModel& model, std::string_view topol
       }
     }
   }
-  return schema;
+  return use == ConfigUse::kMachine ? MachineSchema(schema, topology) : schema;
 }
 
 Result<config::ConfigValues> ReadConfigValues(std::string_view text, const std::string& source_name,
                                               const std::vector<std::string>& overrides,
-                                              const MachineModel** model) {
+                                              const MachineModel** model, ConfigUse use) {
   const ConfigReader& reader = FindConfigReader(text);
   Result<config::RawConfig> raw = reader.read(text, source_name);
   if (!raw.ok()) return raw.status();
@@ -146,7 +214,7 @@ Result<config::ConfigValues> ReadConfigValues(std::string_view text, const std::
   if (!topology.ok()) return topology.status();
   Result<const MachineModel*> found = FindMachineModel(*topology);
   if (!found.ok()) return found.status();
-  const config::Schema schema = FrontDoorSchema(**found, *topology);
+  const config::Schema schema = FrontDoorSchema(**found, *topology, use);
   Result<config::ConfigValues> values = config::CheckRawConfig(*raw, schema);
   if (!values.ok()) return values.status();
   UKAI_RETURN_IF_ERROR(config::ApplySetArguments(overrides, schema, &*values));
@@ -155,10 +223,11 @@ Result<config::ConfigValues> ReadConfigValues(std::string_view text, const std::
 }
 
 Result<LoadedConfig> LoadConfigFromString(std::string_view text, const std::string& source_name,
-                                          const std::vector<std::string>& overrides) {
+                                          const std::vector<std::string>& overrides,
+                                          ConfigUse use) {
   LoadedConfig loaded;
   Result<config::ConfigValues> values =
-      ReadConfigValues(text, source_name, overrides, &loaded.model);
+      ReadConfigValues(text, source_name, overrides, &loaded.model, use);
   if (!values.ok()) return values.status();
   loaded.reader = &FindConfigReader(text);
   const config::Value* topology = values->Find(kTopologyKey);
@@ -170,17 +239,18 @@ Result<LoadedConfig> LoadConfigFromString(std::string_view text, const std::stri
   return loaded;
 }
 
-Result<LoadedConfig> LoadConfig(const std::string& path,
-                                const std::vector<std::string>& overrides) {
+Result<LoadedConfig> LoadConfig(const std::string& path, const std::vector<std::string>& overrides,
+                                ConfigUse use) {
   Result<std::string> text = config::ReadConfigText(path);
   if (!text.ok()) return text.status();
-  return LoadConfigFromString(*text, path, overrides);
+  return LoadConfigFromString(*text, path, overrides, use);
 }
 
 Result<std::vector<SimConfig>> LoadSimConfigsFromString(std::string_view text,
                                                         const std::string& source_name,
-                                                        const std::vector<std::string>& overrides) {
-  Result<LoadedConfig> loaded = LoadConfigFromString(text, source_name, overrides);
+                                                        const std::vector<std::string>& overrides,
+                                                        ConfigUse use) {
+  Result<LoadedConfig> loaded = LoadConfigFromString(text, source_name, overrides, use);
   if (!loaded.ok()) return loaded.status();
   const std::vector<SimConfig>* points = FlitPoints(*loaded->experiment);
   if (points == nullptr) {
@@ -194,10 +264,11 @@ Result<std::vector<SimConfig>> LoadSimConfigsFromString(std::string_view text,
 }
 
 Result<std::vector<SimConfig>> LoadSimConfigs(const std::string& path,
-                                              const std::vector<std::string>& overrides) {
+                                              const std::vector<std::string>& overrides,
+                                              ConfigUse use) {
   Result<std::string> text = config::ReadConfigText(path);
   if (!text.ok()) return text.status();
-  return LoadSimConfigsFromString(*text, path, overrides);
+  return LoadSimConfigsFromString(*text, path, overrides, use);
 }
 
 std::vector<ReferenceBlock> ReferenceBlocks() {
