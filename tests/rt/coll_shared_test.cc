@@ -4,6 +4,7 @@
 // src/rt/coll/slots.h), over inproc (several runtimes in this process: memcpy stands for
 // process_vm_writev / process_vm_readv, the slot area is mapped once per member; the
 // multi-process tests in coll_itest.cc run the system calls and a killed member).
+#include <bit>
 #include <thread>
 
 #include "coll_test_util.h"
@@ -355,6 +356,120 @@ TEST(CollSlots, BarrierAgainstASlotAllreduceFailsEitherWayRound) {
     ASSERT_TRUE(a.Wait().ok());
     ASSERT_TRUE(b.Wait().ok());
   }
+}
+
+// Oversubscription is judged by the union of the members' CPUs on the host: two processes
+// bound to a CPU each are not, four on two CPUs are, a job restricted to one CPU is; a host
+// beyond 64 CPUs counts at least each member's own number.
+TEST(CollSlots, OversubscriptionCountsTheUnionOfTheMembersCpus) {
+  using coll::CpuSet;
+  const std::vector<CpuSet> bound = {{0b01, 1}, {0b10, 1}};
+  EXPECT_EQ(coll::UnionCpus(bound), 2u);
+  const std::vector<CpuSet> shared(4, CpuSet{0b11, 2});
+  EXPECT_EQ(coll::UnionCpus(shared), 2u);
+  const std::vector<CpuSet> one = {{0b100, 1}, {0b100, 1}};
+  EXPECT_EQ(coll::UnionCpus(one), 1u);
+  const std::vector<CpuSet> big = {{~uint64_t{0}, 96}, {0, 32}};
+  EXPECT_EQ(coll::UnionCpus(big), 96u);
+  const CpuSet own = coll::OwnCpus();
+  ASSERT_GE(own.count, 1u);
+  EXPECT_LE(static_cast<uint64_t>(std::popcount(own.low_mask)), own.count);
+  // Runtimes of this process share its CPUs.
+  for (int n : {2, 3}) {
+    CollWorld w(n, "inproc");
+    ASSERT_TRUE(w.ok());
+    EXPECT_EQ(w.group(0).state()->oversubscribed(), static_cast<uint64_t>(n) > own.count);
+  }
+}
+
+const internal::CollCounters& CountersOf(CollWorld& w, int r) {
+  return w.group(r).state()->counters();
+}
+
+// With SlotWait::kSleep, members that wait in the slots sleep on the slot area and the
+// member that completes the operation wakes them: the last to arrive, 20 ms late (twenty
+// times the longest sleep), so a wake and not the timeout must end a waiter's last sleep.
+// Barriers: member 2 comes last; allreduces: member 0. Results as when polling; with kPoll
+// nobody sleeps.
+TEST(CollSlots, SleepingWaitersAreWokenByTheMemberThatCompletes) {
+  constexpr int kN = 3;
+  // Each waiter needs one of its waits to end while it sleeps (not between two sleeps, on a
+  // loaded machine): several rounds make missing them all unlikely.
+  constexpr int kRounds = 6;
+  for (const SlotWait mode : {SlotWait::kSleep, SlotWait::kPoll}) {
+    SCOPED_TRACE(mode == SlotWait::kSleep ? "sleep" : "poll");
+    GroupOptions o;
+    o.slot_wait = mode;
+    CollWorld w(kN, "inproc", o);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(w.group(0).shared_slots());
+    w.Run([&](int r, Group* g) {
+      for (int k = 0; k < kRounds; ++k) {
+        if (r == 2) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        ASSERT_TRUE(g->Barrier().ok());
+        if (r == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        double in = r + k, out = -1;
+        ASSERT_TRUE(g->Allreduce(ConstView(&in, 1, DataType::kDouble),
+                                 MutView(&out, 1, DataType::kDouble), ReduceOp::kSum)
+                        .ok());
+        EXPECT_EQ(out, 3.0 * k + 3);
+      }
+    });
+    for (int r = 0; r < kN; ++r) {
+      const internal::CollCounters& c = CountersOf(w, r);
+      EXPECT_EQ(c.slot_ops.load(), 2u * kRounds) << "rank " << r;
+      if (mode == SlotWait::kPoll) {
+        EXPECT_EQ(c.slot_sleeps.load(), 0u) << "rank " << r;
+        continue;
+      }
+      // Every member waited for a late one in some operation (1 in all, 0 in barriers, 2 in
+      // allreduces).
+      EXPECT_GE(c.slot_sleeps.load(), 1u) << "rank " << r;
+      EXPECT_GE(c.slot_woken.load(), 1u) << "rank " << r;
+    }
+    if (mode == SlotWait::kSleep) {
+      EXPECT_GE(CountersOf(w, 2).slot_wakes.load(), 1u);  // the barriers' last
+      EXPECT_GE(CountersOf(w, 0).slot_wakes.load(), 1u);  // the allreduces' last
+    }
+  }
+}
+
+// A member asleep in the slots still learns that another failed (a progress pass between
+// two sleeps) or left: its barrier completes with kUnavailable naming the member.
+TEST(CollSlots, SleepingWaiterSeesAFailedOrDepartedMember) {
+  constexpr int kN = 3;
+  GroupOptions o;
+  o.slot_wait = SlotWait::kSleep;
+  {
+    CollWorld w(kN, "inproc", o);
+    ASSERT_TRUE(w.ok());
+    CollRequest q0 = w.group(0).IBarrier(), q1 = w.group(1).IBarrier();
+    Status st0;
+    std::thread waiter([&] { st0 = q0.WaitFor(std::chrono::seconds(60)); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    PeerEvent died;
+    died.peer = w.runtime(2).id();
+    died.module = "inproc";
+    died.reason = Status::Unavailable("killed (test)");
+    w.group(0).state()->OnPeerEvent(died);
+    waiter.join();
+    EXPECT_EQ(st0.code(), StatusCode::kUnavailable) << st0.ToString();
+    EXPECT_NE(st0.message().find("group member 2"), std::string::npos) << st0.ToString();
+    EXPECT_GE(CountersOf(w, 0).slot_sleeps.load(), 1u);
+    w.group(1).state()->OnPeerEvent(died);
+    EXPECT_EQ(q1.Wait().code(), StatusCode::kUnavailable);
+  }
+  CollWorld w(kN, "inproc", o);
+  ASSERT_TRUE(w.ok());
+  CollRequest q0 = w.group(0).IBarrier();
+  Status st0;
+  std::thread waiter([&] { st0 = q0.WaitFor(std::chrono::seconds(60)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  w.group_ptr(1).reset();
+  waiter.join();
+  EXPECT_EQ(st0.code(), StatusCode::kUnavailable) << st0.ToString();
+  EXPECT_NE(st0.message().find("left the group"), std::string::npos) << st0.ToString();
+  EXPECT_GE(CountersOf(w, 0).slot_sleeps.load(), 1u);
 }
 
 }  // namespace

@@ -2,11 +2,14 @@
 // in one run (`make bench` runs it with no arguments).
 //
 //  * Targets (shm, 2 and 4 processes, default settings): barrier and 8-byte allreduce
-//    latency, 1 MiB broadcast and allreduce, 64 KiB-per-pair alltoall. Each of --runs runs
-//    (default 3) launches a ukai job (`ukai launch` of this program, --worker) and then the
-//    Open MPI helper ukai_coll_mpi under mpirun (Open MPI's defaults on one host), so the two
-//    interleave; a figure is the median of the runs' medians. Ratio = ukai time / Open MPI
-//    time: the latency targets need <= 1.2, the bandwidth ones <= 1.0.
+//    latency, 1 MiB broadcast and allreduce, 64 KiB-per-pair alltoall. Each run launches a
+//    ukai job (`ukai launch` of this program, --worker) and then the Open MPI helper
+//    ukai_coll_mpi under mpirun (Open MPI's defaults on one host), so the two alternate;
+//    --runs runs (default 3), but at least 3 with 2 processes and 7 with 4 (RunsFor). A
+//    figure is the median of the runs' medians; ratio = ukai's figure / Open MPI's: the
+//    latency targets need <= 1.2, the bandwidth ones <= 1.0. Under each row: the spread of
+//    both libraries' run medians, and the median and spread of the ratio within each pair of
+//    runs (the two jobs of a pair ran back to back, in the same state of the machine).
 //  * Relay against the classical algorithms (4 processes, shm and tcp): broadcast, reduce,
 //    allreduce and point-to-point at sizes from 4 KiB to 4 MiB, every algorithm, the best
 //    classical one beside the relay one.
@@ -17,7 +20,8 @@
 // A figure is rank 0's median time per call over batches of back-to-back calls (doubled from
 // one until a batch takes kBatchUs = 20 us), as the helper times Open MPI. Options: --runs=N,
 // --seconds=S (per figure, default 0.3), --only=targets|relay, --tune,
-// --worker (internal: one rank of a ukai job; --specs=..., --out=FILE), --help; anything else
+// --worker (internal: one rank of a ukai job; --specs=..., --out=FILE, and GroupOptions'
+// --rendezvous=, --single-copy=, --segment=, --slot-wait=sleep), --help; anything else
 // is refused with exit code 2.
 #include <unistd.h>
 
@@ -194,6 +198,7 @@ int RunWorker(int argc, char** argv) {
   if (const std::string sc = Arg(argc, argv, "--single-copy"); !sc.empty()) {
     go.single_copy = sc != "0";
   }
+  if (Arg(argc, argv, "--slot-wait") == "sleep") go.slot_wait = rt::SlotWait::kSleep;
   if (const std::string sg = Arg(argc, argv, "--segment"); !sg.empty()) {
     go.segment_bytes = std::strtoull(sg.c_str(), nullptr, 10);
   }
@@ -305,6 +310,26 @@ struct Target {
   const char* what;
 };
 
+// Runs per process count at least: with 4 processes on a 2-core machine both libraries'
+// times follow where the scheduler puts the processes (one job 12 us, the next 70), so one
+// pair of jobs decides nothing; the medians of several alternating pairs do.
+int RunsFor(int n, int runs) { return std::max(runs, n > 2 ? 7 : 3); }
+
+// A figure in 3 significant digits, without an exponent ("0.562", "41.5", "19100").
+std::string Figure(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, x >= 1000 ? "%.0f" : "%.3g", x);
+  return buf;
+}
+
+// "1.23-4.56" of the valid (>= 0) values, "-" when none.
+std::string Spread(std::vector<double> v) {
+  std::erase_if(v, [](double x) { return x < 0; });
+  if (v.empty()) return "-";
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return Figure(*lo) + "-" + Figure(*hi);
+}
+
 void Targets(int runs, double seconds) {
   const Target kTargets[] = {
       {"barrier", 8, 1.2, "latency within 1.2x"},
@@ -314,9 +339,10 @@ void Targets(int runs, double seconds) {
       {"alltoall", 64 << 10, 1.0, "bandwidth >= Open MPI"},
   };
   std::printf(
-      "== targets: shm, default settings, %d interleaved runs (ukai job, then Open MPI "
-      "job), medians; load %s\n",
-      runs, Load().c_str());
+      "== targets: shm, default settings, %d (n = 2) and %d (n = 4) alternating runs (ukai "
+      "job, then Open MPI job); each library's median of its runs' medians, ratio of the "
+      "two; load %s\n",
+      RunsFor(2, runs), RunsFor(4, runs), Load().c_str());
   std::printf("%-3s %-10s %9s %-18s %11s %11s %7s %6s  %s\n", "n", "collective", "bytes",
               "ukai algorithm", "ukai us", "ompi us", "ratio", "met", "target");
   for (int n : {2, 4}) {
@@ -324,14 +350,23 @@ void Targets(int runs, double seconds) {
     for (const Target& t : kTargets) specs.push_back({t.op, t.bytes, Algorithm::kAuto});
     std::map<std::string, std::vector<double>> ukai, ompi;
     std::string note;
-    for (int k = 0; k < runs; ++k) {
-      for (auto& [key, us] : RunUkai(n, "shm", specs, seconds)) ukai[key].push_back(us);
-      for (auto& [key, us] : RunOmpi(n, specs, seconds, &note)) ompi[key].push_back(us);
+    const int n_runs = RunsFor(n, runs);
+    for (int k = 0; k < n_runs; ++k) {
+      // -1 where a run gave no figure, so that run k of both libraries stays a pair.
+      const auto u = RunUkai(n, "shm", specs, seconds);
+      const auto m = RunOmpi(n, specs, seconds, &note);
+      for (const Target& t : kTargets) {
+        const std::string uk = Spec{t.op, t.bytes, Algorithm::kAuto}.Key();
+        const std::string mk = t.op + ":" + std::to_string(t.bytes);
+        ukai[uk].push_back(u.contains(uk) ? u.at(uk) : -1);
+        ompi[mk].push_back(m.contains(mk) ? m.at(mk) : -1);
+      }
     }
     for (const Target& t : kTargets) {
-      const Spec s{t.op, t.bytes, Algorithm::kAuto};
-      const double u = MedianOf(ukai[s.Key()]);
-      const double m = MedianOf(ompi[t.op + ":" + std::to_string(t.bytes)]);
+      const std::vector<double>& us = ukai[Spec{t.op, t.bytes, Algorithm::kAuto}.Key()];
+      const std::vector<double>& ms = ompi[t.op + ":" + std::to_string(t.bytes)];
+      const double u = MedianOf(us);
+      const double m = MedianOf(ms);
       const double ratio = u > 0 && m > 0 ? u / m : -1;
       std::printf("%-3d %-10s %9llu %-18s %11.3f %11.3f %7.3f %6s  %s\n", n, t.op.c_str(),
                   static_cast<unsigned long long>(t.bytes), "(auto)", u, m, ratio,
@@ -339,6 +374,19 @@ void Targets(int runs, double seconds) {
                   : ratio <= t.limit ? "yes"
                                      : "NO",
                   t.what);
+      std::vector<double> pair;  // ukai / Open MPI of the same run
+      int met = 0;
+      for (size_t k = 0; k < us.size() && k < ms.size(); ++k) {
+        if (us[k] <= 0 || ms[k] <= 0) continue;
+        pair.push_back(us[k] / ms[k]);
+        met += pair.back() <= t.limit;
+      }
+      const std::string paired = pair.empty() ? "-" : Figure(MedianOf(pair));
+      std::printf(
+          "      %d runs: ukai %s us, Open MPI %s us; ratio within a run: median %s, %s (met in "
+          "%d of %zu)\n",
+          n_runs, Spread(us).c_str(), Spread(ms).c_str(), paired.c_str(), Spread(pair).c_str(), met,
+          pair.size());
     }
     if (!note.empty()) std::printf("   Open MPI: %s\n", note.c_str());
   }

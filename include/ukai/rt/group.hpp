@@ -226,6 +226,19 @@ struct CollOptions {
 };
 
 // Per group (creation).
+// How a member waits for the others in the group's shared slots (GroupOptions::slot_wait).
+enum class SlotWait {
+  // Polls the slots and the runtime; where the group's members on this host outnumber the
+  // CPUs they may run on, it gives the CPU away (sched_yield) after every idle pass, as Open
+  // MPI does when oversubscribed.
+  kPoll,
+  // As kPoll for 50 us, then sleeps (a futex in the slot area) until a member completes the
+  // operation (that member wakes the sleepers) or 1 ms passed, and polls again. Not the
+  // default: at 4 processes on 2 cores of a VM the wake-ups cost more than the turns of the
+  // CPU they save (docs/collectives.md, "Waiting").
+  kSleep,
+};
+
 struct GroupOptions {
   // Tells apart groups with the same members in one context (World and FromStartpoints).
   uint64_t tag = 0;
@@ -263,6 +276,8 @@ struct GroupOptions {
   // publishes its contribution and combines everyone's in rank order (bitwise as `direct`).
   // A slot operation completes when its caller waits for or tests it.
   bool shared_slots = true;
+  // How a member waits in the shared slots (SlotWait above). Members may differ.
+  SlotWait slot_wait = SlotWait::kPoll;
 };
 
 // The handle of a non-blocking collective. Copyable (copies share the operation).

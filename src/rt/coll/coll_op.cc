@@ -23,6 +23,11 @@ namespace {
 
 // Bodies from this size on are packed into the runtime's registered memory (NewBuffer).
 constexpr size_t kPoolBodyBytes = size_t{16} << 10;
+// How long a slot operation's Wait polls (yielding the CPU after every idle pass where
+// members outnumber CPUs) before it sleeps in the slots, when its group sleeps there
+// (SlotWait::kSleep). Sleeping at once lost to polling at n = 4 on 2 cores (a wake-up costs
+// more than the turns it saves: docs/collectives.md, "Waiting").
+constexpr std::chrono::microseconds kIdleBeforeSleep{50};
 
 // The call a message's header says its sender made.
 OpSignature SignatureOf(const Header& h) {
@@ -629,12 +634,25 @@ Status CollOp::Wait(std::chrono::milliseconds timeout) const {
   // only when it shows, or in every 8th idle pass).
   const std::shared_ptr<GroupState> group = init_.slot ? init_.group.lock() : nullptr;
   unsigned spins = 0;
+  const bool may_sleep = group != nullptr && group->slot_sleep();
+  std::chrono::steady_clock::time_point idle_since;
   while (!done()) {
     int n = group != nullptr ? group->AwaitSlots(*this, spins % 8 == 7) : 0;
     if (!done()) n += init_.runtime->Progress();
     // Slot operations wait for other processes' stores only: after a few idle passes give
     // the CPU away, so that on a busy host the member we wait for gets to run.
     spins = n == 0 ? spins + 1 : 0;
+    // Where members outnumber the CPUs, sleep (futex) until a member completes a slot
+    // operation instead of taking turns with the others for the CPU.
+    if (n == 0 && may_sleep) {
+      const auto now = std::chrono::steady_clock::now();
+      if (spins == 1) {
+        idle_since = now;
+      } else if (now - idle_since >= kIdleBeforeSleep) {
+        n = group->SleepOnSlots(*this);
+        if (n != 0) spins = 0;
+      }
+    }
     if (n == 0 && (init_.yield_when_idle || (group != nullptr && spins > 64))) sched_yield();
     if (n == 0 && ++idle % 256 == 0) {
       if (timeout.count() >= 0 && std::chrono::steady_clock::now() > deadline) {

@@ -71,6 +71,11 @@ struct CollCounters {
   std::atomic<uint64_t> shared_writes{0};  // shared copies' halves written by us
   std::atomic<uint64_t> slot_ops{0};       // barriers and allreduces done in shared slots
   std::atomic<uint64_t> announced{0};      // large messages announced (rendezvous, kRts)
+  // Sleeping slot waiters (GroupOptions::slot_wait): sleeps begun here, sleeps here that a
+  // wake ended (not the timeout), wakes sent by this member to sleepers.
+  std::atomic<uint64_t> slot_sleeps{0};
+  std::atomic<uint64_t> slot_woken{0};
+  std::atomic<uint64_t> slot_wakes{0};
   // slot_ops + 1: counted under the group's lock only, so without a locked instruction.
   void CountSlotOp() {
     slot_ops.store(slot_ops.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

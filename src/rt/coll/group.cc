@@ -205,8 +205,9 @@ CollRequest PostCollective(GroupState& g, Collective c, ConstView send, MutView 
 
 constexpr std::string_view kModuleOrder[] = {"inproc", "shm", "mpi", "tcp"};
 // What each member says of itself at creation (Introduce): the slowest module it uses, its
-// proof (4 words), whether it asks for shared slots.
-constexpr size_t kIntro = 6;
+// proof (4 words), whether it asks for shared slots, the CPUs it may run on (count, mask of
+// CPUs 0-63: coll::CpuSet).
+constexpr size_t kIntro = 8;
 
 // Every member on one host asked for shared slots (slots.h): rank 0 creates the area and
 // tells the others its name, they attach, and all agree whether everyone could before rank 0
@@ -233,6 +234,8 @@ Status SetUpSlots(GroupState& g) {
     Result<std::unique_ptr<coll::SlotArea>> a = coll::SlotArea::Attach(name, g.size());
     if (a.ok()) area = std::move(*a);
   }
+  // Before the allreduce below: every member sees it once that completed (set_slots).
+  if (area != nullptr && g.sleeps_in_slots()) area->AllowSleep();
   int32_t ok = area != nullptr ? 1 : 0, all_ok = 0;
   const Reduction min(ReduceOp::kMin);
   const Status agreed =
@@ -264,8 +267,10 @@ Status Introduce(GroupState& g) {
     slowest = std::max(slowest, idx);
   }
   const coll::MemberProof own = g.OwnProof();
-  const uint64_t mine[kIntro] = {slowest,  own.host,  own.pid,
-                                 own.addr, own.nonce, g.options().shared_slots ? 1u : 0u};
+  const coll::CpuSet cpus = coll::OwnCpus();
+  const uint64_t mine[kIntro] = {slowest,    own.host,     own.pid,
+                                 own.addr,   own.nonce,    g.options().shared_slots ? 1u : 0u,
+                                 cpus.count, cpus.low_mask};
   std::vector<uint64_t> all(kIntro * static_cast<size_t>(g.size()));
   CollOptions o;
   o.algorithm = Algorithm::kRecursiveDoubling;
@@ -286,15 +291,17 @@ Status Introduce(GroupState& g) {
   g.set_module(std::string(kModuleOrder[std::min<uint64_t>(agreed, 3)]));
   g.set_proofs(std::move(proofs));
   // Members of this host (processes, or runtimes of one process) beyond its CPUs.
-  int here = 0, slots = 0;
+  int slots = 0;
+  std::vector<coll::CpuSet> here;  // the CPUs of each member on this host
   for (int r = 0; r < g.size(); ++r) {
-    here += all[kIntro * static_cast<size_t>(r) + 1] == own.host;
-    slots += all[kIntro * static_cast<size_t>(r) + 5] == 1;
+    const uint64_t* rec = &all[kIntro * static_cast<size_t>(r)];
+    if (rec[1] == own.host) here.push_back({rec[7], rec[6]});
+    slots += rec[5] == 1;
   }
-  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  g.set_oversubscribed(cpus > 0 && here > cpus);
+  g.set_oversubscribed(here.size() > coll::UnionCpus(here));
   const bool near = g.module() == "shm" || g.module() == "inproc";
-  if (g.size() > 1 && here == g.size() && slots == g.size() && near) return SetUpSlots(g);
+  if (g.size() > 1 && static_cast<int>(here.size()) == g.size() && slots == g.size() && near)
+    return SetUpSlots(g);
   return Status::Ok();
 }
 

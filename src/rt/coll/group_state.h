@@ -7,6 +7,7 @@
 #define UKAI_RT_COLL_GROUP_STATE_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -72,6 +73,8 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   // Set at creation (before any operation): the shared slots (slots.h), or null.
   void set_slots(std::unique_ptr<coll::SlotArea> area) {
     slots_ = std::move(area);
+    slot_wake_ = slots_ != nullptr && slots_->MaySleep();
+    slot_sleep_ = slot_wake_ && sleeps_in_slots();
     const auto forced = overrides_.find(Collective::kBarrier);
     slot_barrier_ =
         slots_ != nullptr && (forced == overrides_.end() || forced->second == Algorithm::kAuto);
@@ -95,8 +98,23 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   // it names failed). Returns how many operations completed.
   int AwaitSlots(const CollOp& op, bool force);
   static constexpr int kSlotPeeks = 64;
+  // A waiter that found nothing to do for a while (CollOp::Wait): when this member sleeps
+  // in the slots (sleeps_in_slots), it sleeps on the slot area until a member
+  // completes a slot operation or kSlotSleep passed, unless the contributions of the
+  // operation it waits for are all there; then polls the slots. Returns how many
+  // operations completed (0 at once when it does not sleep or has nothing to wait for).
+  int SleepOnSlots(const CollOp& op);
+  // The longest sleep: a member's failure or departure (a message, a peer event) is seen
+  // only by a progress pass, which the waiter runs between two sleeps.
+  static constexpr std::chrono::microseconds kSlotSleep{1000};
   // Set at creation: more members on this host than it has CPUs.
   void set_oversubscribed(bool v) { oversubscribed_ = v; }
+  bool oversubscribed() const { return oversubscribed_; }
+  // Whether this member's waiters sleep in the slots: once the slots are set up (slot_sleep),
+  // and as asked (GroupOptions::slot_wait: sleeps_in_slots). A member wakes sleepers when
+  // any member asked (slot_wake_).
+  bool slot_sleep() const { return slot_sleep_; }
+  bool sleeps_in_slots() const { return options_.slot_wait == SlotWait::kSleep; }
   // "group member 2 (runtime 1f.., context 1)".
   std::string MemberName(int r) const;
 
@@ -224,6 +242,10 @@ class GroupState : public std::enable_shared_from_this<GroupState> {
   // PollSlotsLocked; 0: nothing to peek at (PollSlots decides). Read without mu_.
   std::atomic<uint64_t> slot_watch_{0};
   bool slot_barrier_ = false;  // barriers of the automatic choice go to the slots
+  bool slot_sleep_ = false;    // this member's waiters sleep in the slots (SleepOnSlots)
+  bool slot_wake_ = false;     // some member's may: wake them on completing an operation
+  // Wakes the slot area's sleepers for operation `seq` (when some member may sleep). mu_ held.
+  void WakeSlotSleepers(uint32_t seq);
   // The handle of every slot barrier that completed as it was posted (done, OK; never reused).
   std::shared_ptr<CollOp> slot_done_;
   int slot_buffer_ = 0;

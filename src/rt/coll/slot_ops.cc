@@ -92,6 +92,7 @@ bool GroupState::SlotMayWrite() const {
 
 int GroupState::PollSlotsLocked(Outbox* out) {
   int completed = 0;
+  uint64_t read = 0;  // seq + 1 of the last operation completed here on the contributions
   uint64_t watch = 0;
   while (!slot_queue_.empty()) {
     CollOp* op = slot_queue_.front().get();  // the queue holds it until pop_front
@@ -106,6 +107,7 @@ int GroupState::PollSlotsLocked(Outbox* out) {
         watch = static_cast<uint64_t>(op->slot_missing()) << 33 | (uint64_t{op->seq()} + 1);
         break;
       }
+      read = uint64_t{op->seq()} + 1;
     }
     slots_->SetDone(rank_, op->seq());
     if (op->slot_written()) slot_prev_ok_ = op->succeeded();
@@ -114,7 +116,31 @@ int GroupState::PollSlotsLocked(Outbox* out) {
     ++completed;
   }
   slot_watch_.store(watch, std::memory_order_relaxed);
+  if (read != 0) WakeSlotSleepers(static_cast<uint32_t>(read - 1));
   return completed;
+}
+
+void GroupState::WakeSlotSleepers(uint32_t seq) {
+  if (slot_wake_ && slots_->WakeSleepers(seq)) counters_->slot_wakes.fetch_add(1);
+}
+
+int GroupState::SleepOnSlots(const CollOp& op) {
+  const uint64_t watch = slot_watch_.load(std::memory_order_relaxed);
+  if (!slot_sleep_ || watch == 0 || op.done()) return 0;  // 0: not written yet, or stale
+  const auto seq = static_cast<uint32_t>(watch - 1);
+  const uint32_t seen = slots_->BeginSleep(seq);
+  // After BeginSleep's read-modify-write: either this sees the last contribution, or the
+  // member that wrote it sees this sleeper counted in and wakes it (slots.h).
+  bool complete = true;
+  for (int r = 0; r < size() && complete; ++r) complete = slots_->Has(r, seq);
+  bool woken = false;
+  if (!complete && !op.done()) {
+    counters_->slot_sleeps.fetch_add(1);
+    woken = slots_->Sleep(seq, seen, kSlotSleep);
+  }
+  slots_->EndSleep(seq);
+  if (woken) counters_->slot_woken.fetch_add(1);
+  return PollSlots();
 }
 
 namespace {
@@ -156,6 +182,7 @@ CollRequest GroupState::PostSlotBarrier() {
       }
       if (missing == size()) {  // this member came last: the barrier is complete
         slots_->SetDone(rank_, seq);
+        WakeSlotSleepers(seq);
         slot_prev_ok_ = true;
         counters_->CountSlotOp();
         if (slot_done_ == nullptr) slot_done_ = CollOp::Failed(&runtime(), Status::Ok());

@@ -15,12 +15,22 @@
 // reading it (every other member wrote a later operation or says `done` with it). Sequence
 // words hold seq + 1 (0: never written). Thread safety: words are accessed atomically;
 // callers serialise the writes of one member (its GroupState lock).
+//
+// Sleeping waiters (GroupOptions::slot_wait): the header also holds a wake word and a count
+// of sleepers per parity of the operation's number. A waiter counts itself in (BeginSleep, which
+// returns the wake word), checks once more that an operation's contributions are missing, and
+// sleeps on the wake word (futex) until it changes or a timeout; a member that completes a slot
+// operation changes the word and wakes the sleepers (WakeSleepers: a system call only when one
+// sleeps). Both sides do a read-modify-write before they look at the other's words, so either the
+// waiter sees the last contribution or the completer sees the waiter counted in.
 #ifndef UKAI_RT_COLL_SLOTS_H_
 #define UKAI_RT_COLL_SLOTS_H_
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "ukai/status.hpp"
@@ -29,6 +39,18 @@ namespace ukai::rt::coll {
 
 // The largest allreduce (bytes per member) done in slots.
 inline constexpr uint64_t kSlotDataBytes = 512;
+
+// The CPUs a process may run on (sched_getaffinity), as group creation publishes them: the
+// mask of CPUs 0-63 and the count of all. Members on one host are oversubscribed when they
+// outnumber the CPUs of the union of their masks (mpirun --bind-to core gives each its own
+// CPU; taskset gives a whole job fewer); hosts with more than 64 CPUs count at least each
+// member's own number.
+struct CpuSet {
+  uint64_t low_mask = 0;
+  uint64_t count = 0;
+};
+CpuSet OwnCpus();
+uint64_t UnionCpus(std::span<const CpuSet> sets);
 
 class SlotArea {
  public:
@@ -55,6 +77,23 @@ class SlotArea {
   // Member r ended operation `seq` (completed or failed): Done(r) returns seq + 1 then.
   void SetDone(int r, uint32_t seq);
   uint64_t Done(int r) const;
+
+  // ---- sleeping waiters ----
+  // Marks the area as one where members may sleep (before the group's first operation;
+  // every member reads it after creation's last step: MaySleep).
+  void AllowSleep();
+  bool MaySleep() const;
+  // Counts the caller in as a sleeper for operation `seq`; returns the wake word to pass to
+  // Sleep. Every BeginSleep needs an EndSleep with the same `seq`.
+  uint32_t BeginSleep(uint32_t seq);
+  // Sleeps until the wake word of `seq` differs from `seen`, `timeout` passed, or a signal
+  // came; true when a wake ended it (not a timeout, and the word had not changed before).
+  bool Sleep(uint32_t seq, uint32_t seen, std::chrono::microseconds timeout);
+  void EndSleep(uint32_t seq);
+  // A member completed operation `seq`: changes its wake word and wakes its sleepers; false
+  // when nobody slept (no system call). The words are per parity of `seq`, so the members
+  // that already wait for seq + 1 sleep on.
+  bool WakeSleepers(uint32_t seq);
 
  private:
   SlotArea(void* base, size_t bytes, int n) : base_(base), bytes_(bytes), n_(n) {}
