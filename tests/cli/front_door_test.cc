@@ -129,6 +129,53 @@ TEST(FrontDoorTest, ToolsThatRunPointsRefuseAnotherModel) {
   EXPECT_THAT(r.status().message(), HasSubstr("\"fullmesh\" is not a flit-level network"));
 }
 
+// A machine for the runtime's sim module: the program is the traffic, so the keys that make
+// or measure traffic (and partitioned runs) are refused with their position; the machine's
+// own keys and the watchdog stay; an experiment reads the same text unchanged.
+TEST(FrontDoorTest, AMachineForTheSimModuleRefusesTheKeysOfTraffic) {
+  const std::string torus = "[network]\ntopology = \"torus\"\nk = 4\nn = 2\n";
+  struct Case {
+    std::string text;
+    std::vector<std::string> sets;
+    const char* expect;
+    bool experiment_ok = true;  // nic.enabled needs the group topology in an experiment
+  };
+  const std::vector<Case> refused = {
+      {torus + "[traffic]\npattern = \"transpose\"\n",
+       {},
+       "traffic.pattern: is not read by a "
+       "machine for the runtime's sim module "
+       "(ukai launch --sim): the program is "
+       "the traffic (docs/sim-module.md) at "
+       "m.toml:6:1"},
+      {torus, {"measure.warmup_cycles=100"}, "measure.warmup_cycles: is not read by a machine"},
+      {torus, {"traffic.source_queue=4"}, "traffic.source_queue: is not read by a machine"},
+      {torus + "[nic]\nenabled = true\n", {}, "nic.enabled: is not read by a machine", false},
+      {torus + "[run]\npartition_min_nodes = 4\n",
+       {},
+       "run.partition_min_nodes: is not read by a machine for the runtime's sim module (ukai "
+       "launch --sim): the machine steps on one thread of the launcher at m.toml:6:1"},
+  };
+  for (const Case& c : refused) {
+    SCOPED_TRACE(c.expect);
+    Result<std::vector<SimConfig>> r =
+        LoadSimConfigsFromString(c.text, "m.toml", c.sets, ConfigUse::kMachine);
+    ASSERT_FALSE(r.ok());
+    EXPECT_THAT(r.status().message(), HasSubstr(c.expect));
+    EXPECT_EQ(LoadSimConfigsFromString(c.text, "m.toml", c.sets).ok(), c.experiment_ok)
+        << "an experiment reads the same text";
+  }
+  Result<std::vector<SimConfig>> ok = LoadSimConfigsFromString(
+      torus +
+          "[routing]\nalgorithm = \"dor\"\n[measure]\nwatchdog_cycles = 5000\n[sim]\n"
+          "cpu_scale = 0.0\n[run]\nmemory_limit = 0\n",
+      "m.toml", {}, ConfigUse::kMachine);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ASSERT_EQ(ok->size(), 1u);
+  EXPECT_EQ(ok->front().measure.watchdog_cycles, 5000);
+  EXPECT_EQ(ok->front().sim_module.cpu_scale, 0.0);
+}
+
 TEST(ConfigReadersTest, TomlIsTheLastReaderAndTakesAnyText) {
   ASSERT_FALSE(ConfigReaders().empty());
   EXPECT_EQ(ConfigReaders().back().name, "toml");

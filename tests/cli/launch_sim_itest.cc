@@ -292,6 +292,14 @@ TEST(LaunchSim, BadMachineConfigsAreRefusedBeforeAnyProcessStarts) {
        "process 1 is mapped to node 25, but the network has 25 nodes"},
       {"node map too short", std::string(kMesh) + "[sim]\nnode_map = [3]\n", 2,
        "sim.node_map places only 1"},
+      // Keys that make or measure traffic: the program is the machine's traffic.
+      {"synthetic traffic", std::string(kMesh) + "[traffic]\nrate = 0.3\n", 2,
+       "traffic.rate: is not read by a machine for the runtime's sim module"},
+      {"a trace workload", std::string(kMesh) + "[workload]\nkind = \"netrace\"\n", 2,
+       "workload.kind: is not read by a machine"},
+      {"partitions", std::string(kMesh) + "[run]\nthreads = 2\n", 2,
+       "run.threads: is not read by a machine for the runtime's sim module (ukai launch --sim): "
+       "the machine steps on one thread of the launcher"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

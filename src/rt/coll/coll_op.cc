@@ -265,7 +265,7 @@ bool CollOp::ReadAnnounced(int i, Outbox* out) {
   }
   const coll::MemberProof& from = init_.proofs->at(s.peer);
   // Combine from a scratch: 1 MiB pieces (fewer system calls than 256 KiB ones measured
-  // faster for the 1 MiB allreduce, docs/performance.md "Collectives").
+  // faster for the 1 MiB allreduce, docs/performance-history.md "Collectives: shared copies").
   constexpr uint64_t kPiece = uint64_t{1} << 20;
   Status read;
   if (s.order == Order::kCopy) {

@@ -65,14 +65,16 @@ Result<std::shared_ptr<SimFabric>> NewSimFabricFromConfig(const sim::SimConfig& 
 Result<std::shared_ptr<SimFabric>> NewSimFabric(const std::string& path,
                                                 const std::vector<std::string>& overrides,
                                                 int processes) {
-  return FromPoints(sim::LoadSimConfigs(path, overrides), processes);
+  return FromPoints(sim::LoadSimConfigs(path, overrides, sim::ConfigUse::kMachine), processes);
 }
 
 Result<std::shared_ptr<SimFabric>> NewSimFabricFromString(std::string_view text,
                                                           const std::string& source_name,
                                                           const std::vector<std::string>& overrides,
                                                           int processes) {
-  return FromPoints(sim::LoadSimConfigsFromString(text, source_name, overrides), processes);
+  return FromPoints(
+      sim::LoadSimConfigsFromString(text, source_name, overrides, sim::ConfigUse::kMachine),
+      processes);
 }
 
 sim::PointResult NetworkResult(SimFabric& fabric) {

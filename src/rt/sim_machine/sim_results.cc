@@ -84,11 +84,22 @@ constexpr output::FieldOf<SimRunContext> kFields[] = {
      }},
 };
 
+// The flit model's fields that echo keys a machine does not read (sim::ConfigUse::kMachine:
+// the program is the traffic) or judge a synthetic offered load: not in the record.
+bool NotAMachineField(std::string_view name) {
+  for (std::string_view f : {"point", "pattern", "message_bytes", "injection", "rate", "interval",
+                             "measure_mode", "source_queue", "latency_trend", "saturated"}) {
+    if (name == f) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Result<SimMachine> LoadSimMachine(const std::string& path,
                                   const std::vector<std::string>& overrides, int processes) {
-  Result<std::vector<sim::SimConfig>> points = sim::LoadSimConfigs(path, overrides);
+  Result<std::vector<sim::SimConfig>> points =
+      sim::LoadSimConfigs(path, overrides, sim::ConfigUse::kMachine);
   if (!points.ok()) return points.status();
   if (points->size() != 1) {
     return Status::InvalidArgument("sim: a machine config is one point, but " + path + " sweeps " +
@@ -123,7 +134,7 @@ output::Record SimRunRecord(const SimRunContext& run) {
       output::BuildRecord(std::span<const output::FieldOf<SimRunContext>>(kFields), run);
   const output::Record net = sim::PointRecord(0, *run.config, run.network);
   for (const auto& [name, value] : net.fields()) {
-    if (name != "point") rec.Add(name, value);
+    if (!NotAMachineField(name)) rec.Add(name, value);
   }
   return rec;
 }
@@ -132,7 +143,7 @@ std::vector<output::TableColumn> SimRunTableColumns(const SimRunContext& run) {
   const std::vector<output::FieldSpec> specs = SimRunFields();
   std::vector<output::TableColumn> cols = output::TableColumnsOf(specs);
   for (output::TableColumn& c : sim::FlitTableColumns({*run.config})) {
-    if (c.field != "point") cols.push_back(std::move(c));
+    if (!NotAMachineField(c.field)) cols.push_back(std::move(c));
   }
   return cols;
 }

@@ -53,6 +53,39 @@ Result<std::string> ChooseTopology(const config::RawConfig& raw,
   return std::get<std::string>(chosen.Find(kTopologyKey)->items[0]);
 }
 
+// True for the keys a machine for the runtime's sim module does not read (ConfigUse::kMachine).
+bool NotReadByMachine(std::string_view key) {
+  for (std::string_view prefix : {"traffic.", "nic.", "workload."}) {
+    if (key.starts_with(prefix)) return true;
+  }
+  if (key.starts_with("measure.")) return key != "measure.watchdog_cycles";
+  return key == "run.threads" || key == "run.partition" || key == "run.partition_min_nodes";
+}
+
+// `schema` without the keys a machine does not read, each refused with the reason.
+config::Schema MachineSchema(const config::Schema& schema) {
+  std::vector<config::KeySpec> keys;
+  std::vector<std::string> refused;
+  for (const config::KeySpec& k : schema.keys()) {
+    if (NotReadByMachine(k.key)) {
+      refused.push_back(k.key);
+    } else {
+      keys.push_back(k);
+    }
+  }
+  config::Schema machine(std::move(keys));
+  for (const auto& [key, why] : schema.refusals()) machine.Refuse(key, why);
+  for (std::string& key : refused) {
+    const bool partition = key.starts_with("run.");
+    machine.Refuse(std::move(key),
+                   partition ? "is not read by a machine for the runtime's sim module (ukai "
+                               "launch --sim): the machine steps on one thread of the launcher"
+                             : "is not read by a machine for the runtime's sim module (ukai "
+                               "launch --sim): the program is the traffic (docs/sim-module.md)");
+  }
+  return machine;
+}
+
 // The Markdown block `name` with its markers.
 std::string Block(std::string_view name, std::string_view markdown) {
   return fmt::format(
@@ -106,7 +139,8 @@ std::string DescribeText() {
 
 }  // namespace
 
-config::Schema FrontDoorSchema(const MachineModel& model, std::string_view topology) {
+config::Schema FrontDoorSchema(const MachineModel& model, std::string_view topology,
+                               ConfigUse use) {
   // network.topology takes any model's value here: a file's value that a --set replaced
   // chose nothing (the --set did), so it is not the model's to refuse.
   std::vector<config::KeySpec> keys = model.schema().keys();
@@ -133,12 +167,12 @@ config::Schema FrontDoorSchema(const MachineModel& model, std::string_view topol
       }
     }
   }
-  return schema;
+  return use == ConfigUse::kMachine ? MachineSchema(schema) : schema;
 }
 
 Result<config::ConfigValues> ReadConfigValues(std::string_view text, const std::string& source_name,
                                               const std::vector<std::string>& overrides,
-                                              const MachineModel** model) {
+                                              const MachineModel** model, ConfigUse use) {
   const ConfigReader& reader = FindConfigReader(text);
   Result<config::RawConfig> raw = reader.read(text, source_name);
   if (!raw.ok()) return raw.status();
@@ -146,7 +180,7 @@ Result<config::ConfigValues> ReadConfigValues(std::string_view text, const std::
   if (!topology.ok()) return topology.status();
   Result<const MachineModel*> found = FindMachineModel(*topology);
   if (!found.ok()) return found.status();
-  const config::Schema schema = FrontDoorSchema(**found, *topology);
+  const config::Schema schema = FrontDoorSchema(**found, *topology, use);
   Result<config::ConfigValues> values = config::CheckRawConfig(*raw, schema);
   if (!values.ok()) return values.status();
   UKAI_RETURN_IF_ERROR(config::ApplySetArguments(overrides, schema, &*values));
@@ -155,10 +189,11 @@ Result<config::ConfigValues> ReadConfigValues(std::string_view text, const std::
 }
 
 Result<LoadedConfig> LoadConfigFromString(std::string_view text, const std::string& source_name,
-                                          const std::vector<std::string>& overrides) {
+                                          const std::vector<std::string>& overrides,
+                                          ConfigUse use) {
   LoadedConfig loaded;
   Result<config::ConfigValues> values =
-      ReadConfigValues(text, source_name, overrides, &loaded.model);
+      ReadConfigValues(text, source_name, overrides, &loaded.model, use);
   if (!values.ok()) return values.status();
   loaded.reader = &FindConfigReader(text);
   const config::Value* topology = values->Find(kTopologyKey);
@@ -170,17 +205,18 @@ Result<LoadedConfig> LoadConfigFromString(std::string_view text, const std::stri
   return loaded;
 }
 
-Result<LoadedConfig> LoadConfig(const std::string& path,
-                                const std::vector<std::string>& overrides) {
+Result<LoadedConfig> LoadConfig(const std::string& path, const std::vector<std::string>& overrides,
+                                ConfigUse use) {
   Result<std::string> text = config::ReadConfigText(path);
   if (!text.ok()) return text.status();
-  return LoadConfigFromString(*text, path, overrides);
+  return LoadConfigFromString(*text, path, overrides, use);
 }
 
 Result<std::vector<SimConfig>> LoadSimConfigsFromString(std::string_view text,
                                                         const std::string& source_name,
-                                                        const std::vector<std::string>& overrides) {
-  Result<LoadedConfig> loaded = LoadConfigFromString(text, source_name, overrides);
+                                                        const std::vector<std::string>& overrides,
+                                                        ConfigUse use) {
+  Result<LoadedConfig> loaded = LoadConfigFromString(text, source_name, overrides, use);
   if (!loaded.ok()) return loaded.status();
   const std::vector<SimConfig>* points = FlitPoints(*loaded->experiment);
   if (points == nullptr) {
@@ -194,10 +230,11 @@ Result<std::vector<SimConfig>> LoadSimConfigsFromString(std::string_view text,
 }
 
 Result<std::vector<SimConfig>> LoadSimConfigs(const std::string& path,
-                                              const std::vector<std::string>& overrides) {
+                                              const std::vector<std::string>& overrides,
+                                              ConfigUse use) {
   Result<std::string> text = config::ReadConfigText(path);
   if (!text.ok()) return text.status();
-  return LoadSimConfigsFromString(*text, path, overrides);
+  return LoadSimConfigsFromString(*text, path, overrides, use);
 }
 
 std::vector<ReferenceBlock> ReferenceBlocks() {

@@ -29,6 +29,15 @@
 
 namespace ukai::sim {
 
+// What a config is read for. kExperiment: `ukai sim run` and `check`, the benchmarks and
+// tests; the config's own traffic (synthetic or a trace) drives the network. kMachine: a
+// machine for the runtime's `sim` module (`ukai launch --sim`, rt/sim_machine/): the program
+// is the traffic, so the keys that make traffic or measure it are refused naming their
+// position (traffic.*, nic.*, workload.*, measure.* but measure.watchdog_cycles) and so are
+// partitioned runs (run.threads, run.partition, run.partition_min_nodes: the machine steps
+// on the launcher's one thread), instead of being read and silently left unused.
+enum class ConfigUse { kExperiment, kMachine };
+
 // A config read, its model chosen and everything checked: ready to run.
 struct LoadedConfig {
   const ConfigReader* reader = nullptr;
@@ -41,29 +50,35 @@ struct LoadedConfig {
 // `overrides` ("key=value", TOML values, in order; a later one for a key wins) and prepares
 // it. Errors: kIoError (unreadable file), kParseError (syntax), kInvalidArgument (unknown
 // key, bad value, a point the simulator cannot build), each naming key and position.
-Result<LoadedConfig> LoadConfig(const std::string& path, const std::vector<std::string>& overrides);
+Result<LoadedConfig> LoadConfig(const std::string& path, const std::vector<std::string>& overrides,
+                                ConfigUse use = ConfigUse::kExperiment);
 
 // Same from `text`; `source_name` stands for the file name in messages.
 Result<LoadedConfig> LoadConfigFromString(std::string_view text, const std::string& source_name,
-                                          const std::vector<std::string>& overrides);
+                                          const std::vector<std::string>& overrides,
+                                          ConfigUse use = ConfigUse::kExperiment);
 
 // The steps before prepare: the checked values of a config and the model they are for.
 Result<config::ConfigValues> ReadConfigValues(std::string_view text, const std::string& source_name,
                                               const std::vector<std::string>& overrides,
-                                              const MachineModel** model);
+                                              const MachineModel** model,
+                                              ConfigUse use = ConfigUse::kExperiment);
 
 // The schema a config of `model` is checked against (chosen by `topology`): the model's
 // own keys, and every other model's keys refused with the network.topology they need.
-config::Schema FrontDoorSchema(const MachineModel& model, std::string_view topology);
+config::Schema FrontDoorSchema(const MachineModel& model, std::string_view topology,
+                               ConfigUse use = ConfigUse::kExperiment);
 
 // The points of a flit-level config (mesh, torus, group, graph, tree), for the tools that run
 // points themselves (benchmarks, tests). A config of another model is an error naming
-// network.topology.
+// network.topology. The runtime's sim module reads its machines with ConfigUse::kMachine.
 Result<std::vector<SimConfig>> LoadSimConfigs(const std::string& path,
-                                              const std::vector<std::string>& overrides);
+                                              const std::vector<std::string>& overrides,
+                                              ConfigUse use = ConfigUse::kExperiment);
 Result<std::vector<SimConfig>> LoadSimConfigsFromString(std::string_view text,
                                                         const std::string& source_name,
-                                                        const std::vector<std::string>& overrides);
+                                                        const std::vector<std::string>& overrides,
+                                                        ConfigUse use = ConfigUse::kExperiment);
 
 // `ukai sim describe`: the readers, the models with their topologies, then per model its
 // keys (type, unit, default, range, meaning), its lists (routing algorithms, ...) and its

@@ -42,7 +42,7 @@ constexpr int kMpiTailTag = kMpiFrameTag + 1;
 // kRecycleMinBytes to kRecycleMaxBytes are recycled (rt/core/recycled_blocks.h), keeping up
 // to mpi.recycle_bytes of blocks that completed sends gave back; smaller and larger Buffers
 // come from the heap. Off by default: it did not measure faster than heap Buffers
-// (docs/performance.md, "Issue 22, session 2026-11-28").
+// (docs/performance-history.md, "Issue 22, session 2026-11-28").
 constexpr size_t kRecycleMinBytes = size_t{16} << 10;
 constexpr size_t kRecycleMaxBytes = size_t{64} << 20;
 constexpr size_t kDefaultRecycleBytes = 0;

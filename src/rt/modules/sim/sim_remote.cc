@@ -32,7 +32,7 @@ namespace sw = simwire;
 // A thread in a settled idle round sleeps at most this long (SleepUntilActivity): what it
 // waits for comes with a wake-up (Activity) but for what another thread does outside the
 // runtime; a timed look per millisecond and waiting thread cost more than the deliveries
-// with 16 processes (docs/performance.md, "wake-ups instead of timers").
+// with 16 processes (docs/performance-history.md, "wake-ups instead of timers").
 constexpr auto kRemoteIdleSleep = std::chrono::milliseconds(5);
 // How often the reader thread looks while a thread of the process waits in the runtime
 // (that thread reads the channel when it sleeps: RemoteSimLink::ReadLoop).
