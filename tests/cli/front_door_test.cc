@@ -134,6 +134,9 @@ TEST(FrontDoorTest, ToolsThatRunPointsRefuseAnotherModel) {
 // own keys and the watchdog stay; an experiment reads the same text unchanged.
 TEST(FrontDoorTest, AMachineForTheSimModuleRefusesTheKeysOfTraffic) {
   const std::string torus = "[network]\ntopology = \"torus\"\nk = 4\nn = 2\n";
+  const std::string group =
+      "[network]\ntopology = \"group\"\ngroups = 6\ngroup_size = 4\n"
+      "[routing]\nalgorithm = \"dor-detour\"\n";
   struct Case {
     std::string text;
     std::vector<std::string> sets;
@@ -150,7 +153,23 @@ TEST(FrontDoorTest, AMachineForTheSimModuleRefusesTheKeysOfTraffic) {
        "m.toml:6:1"},
       {torus, {"measure.warmup_cycles=100"}, "measure.warmup_cycles: is not read by a machine"},
       {torus, {"traffic.source_queue=4"}, "traffic.source_queue: is not read by a machine"},
+      // The gateway NIC's keys only on the group topology (docs/sim-module.md).
       {torus + "[nic]\nenabled = true\n", {}, "nic.enabled: is not read by a machine", false},
+      {torus + "[nic]\nframes = 10\n",
+       {},
+       "nic.frames: is not read by a machine for the runtime's sim module (ukai launch --sim): "
+       "the gateway NIC runs under the sim module on network.topology = \"group\" "
+       "(docs/sim-module.md) at m.toml:6:1",
+       false},
+      {group + "[nic]\nframes = 10\ninternal_traffic = false\n",
+       {},
+       "nic.internal_traffic: is not read by a machine for the runtime's sim module (ukai launch "
+       "--sim): the program's frames are the compute nodes' traffic beside the gateway's "
+       "(docs/sim-module.md) at m.toml:9:1"},
+      {group, {"nic.header_bytes=8"}, "nic.header_bytes: is not read by a machine"},
+      {group + "[nic]\nbus_mbytes_per_s = 100.0\n",
+       {},
+       "it is a key of the SSS-CORE NIC model, which the sim module does not use"},
       {torus + "[run]\npartition_min_nodes = 4\n",
        {},
        "run.partition_min_nodes: is not read by a machine for the runtime's sim module (ukai "
@@ -173,6 +192,16 @@ TEST(FrontDoorTest, AMachineForTheSimModuleRefusesTheKeysOfTraffic) {
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   ASSERT_EQ(ok->size(), 1u);
   EXPECT_EQ(ok->front().measure.watchdog_cycles, 5000);
+  // The gateway NIC's keys on the group topology (the gateway runs beside the program).
+  Result<std::vector<SimConfig>> gateway = LoadSimConfigsFromString(
+      group +
+          "[nic]\nenabled = [\"3G0\"]\nframes = 10\negress_rate = 0.001\n"
+          "egress_pcap = \"/tmp/x.pcap\"\njobs = [{cycle = 100, enabled = [\"3G1\"]}]\n",
+      "m.toml", {}, ConfigUse::kMachine);
+  ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();
+  EXPECT_TRUE(gateway->front().nic.active());
+  EXPECT_EQ(gateway->front().nic.frames, 10);
+  EXPECT_EQ(gateway->front().nic.jobs.size(), 1u);
   EXPECT_EQ(ok->front().sim_module.cpu_scale, 0.0);
 }
 

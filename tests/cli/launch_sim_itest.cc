@@ -5,6 +5,7 @@
 // refused before any process starts, and a node failure stops the process on that node.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -32,6 +33,12 @@ constexpr char kMesh[] =
     "[network]\ntopology = \"mesh\"\nk = 5\nn = 2\n"
     "[router]\nflit_bytes = 16\nclock_mhz = 1000\n"
     "[routing]\nalgorithm = \"dor\"\n";
+
+// The gateway patent's group machine (examples/rt/sim/group24.toml without its [sim] table).
+constexpr char kGroup24[] =
+    "seed = 1\n[network]\ntopology = \"group\"\ngroups = 6\ngroup_size = 4\n"
+    "[router]\nvcs = 6\nflit_bytes = 32\nvc_buffer_flits = 64\n"
+    "[routing]\nalgorithm = \"dor-detour\"\n";
 
 std::string WriteConfig(const std::string& name, const std::string& text) {
   const std::string path = ScratchPath(name);
@@ -300,6 +307,21 @@ TEST(LaunchSim, BadMachineConfigsAreRefusedBeforeAnyProcessStarts) {
       {"partitions", std::string(kMesh) + "[run]\nthreads = 2\n", 2,
        "run.threads: is not read by a machine for the runtime's sim module (ukai launch --sim): "
        "the machine steps on one thread of the launcher"},
+      // The gateway NIC: its keys on the group topology only, its own checks before the run.
+      {"gateway NIC on a mesh", std::string(kMesh) + "[nic]\nframes = 10\n", 2,
+       "nic.frames: is not read by a machine for the runtime's sim module (ukai launch --sim): "
+       "the gateway NIC runs under the sim module on network.topology = \"group\""},
+      {"synthetic traffic beside the gateway",
+       std::string(kGroup24) + "[nic]\nframes = 10\ninternal_traffic = true\n", 2,
+       "nic.internal_traffic: is not read by a machine for the runtime's sim module"},
+      {"an SSS-CORE NIC key", std::string(kGroup24) + "[nic]\nack_bytes = 8\n", 2,
+       "nic.ack_bytes: is not read by a machine for the runtime's sim module (ukai launch --sim): "
+       "it is a key of the SSS-CORE NIC model"},
+      {"an I/O node that is no node",
+       std::string(kGroup24) + "[nic]\nframes = 10\nenabled = [\"7G0\"]\n", 2, "nic.enabled"},
+      {"a capture that is not there",
+       std::string(kGroup24) + "[nic]\ningress_pcap = \"/nonexistent/in.pcap\"\n", 2,
+       "/nonexistent/in.pcap"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -351,6 +373,108 @@ TEST(LaunchSim, NodeFailureStopsTheProcessOnThatNode) {
       std::regex_search(record, m, std::regex("\"finish_time_us\":\\[[0-9.]+,([0-9.]+)\\]")));
   EXPECT_EQ(std::stod(m[1]), 5.0) << "rank 1's clock stops at the failure (cycle 5000, 1 GHz)";
   std::remove(json.c_str());
+}
+
+// A number field of a --sim-out record (NaN when absent).
+double RecordNumber(const std::string& record, const std::string& name) {
+  std::smatch m;
+  if (!std::regex_search(record, m, std::regex("\"" + name + "\":(-?[0-9.eE+-]+)[,}]"))) {
+    return std::nan("");
+  }
+  return std::stod(m[1]);
+}
+
+// The kv_store example's result lines ("rank i of 3: ..."), sorted.
+std::vector<std::string> RankLines(const std::string& out) {
+  std::vector<std::string> lines;
+  std::stringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("rank ", 0) == 0) lines.push_back(line);
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+// kv_store on the group machine, then on it WITH its gateway NICs and external traffic
+// (examples/rt/sim/group24_gateway.toml: node 4G2 fails at cycle 1000): the program's
+// results are the same, the gateway's frames are delivered and counted in the record, the
+// management node sent its detours round the failed node, and the shared routers make the
+// program slower. (kv_store's threaded handlers race: its times may differ between runs.)
+TEST(LaunchSim, KvStoreRunsBesideTheGatewayNics) {
+  const std::string examples = std::string(UKAI_SOURCE_DIR) + "/examples/rt/sim/";
+  std::vector<std::string> records;
+  std::vector<std::vector<std::string>> results;
+  for (const char* machine : {"group24.toml", "group24_gateway.toml"}) {
+    SCOPED_TRACE(machine);
+    const std::string json = ScratchPath("kv.json");
+    const Outcome o = Ukai({"launch", "-n", "3", "--timeout", "120", "--sim", examples + machine,
+                            "--sim-out", json, UKAI_EXAMPLE_KV_STORE, "50"});
+    ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+    results.push_back(RankLines(o.out));
+    records.push_back(WithoutWallTime(ReadFile(json)));
+    std::remove(json.c_str());
+  }
+  ASSERT_EQ(results[0].size(), 3u);
+  EXPECT_EQ(results[1], results[0]);
+  const std::string& plain = records[0];
+  const std::string& gateway = records[1];
+  EXPECT_EQ(plain.find("\"frames_in\""), std::string::npos) << plain;
+  EXPECT_GT(RecordNumber(gateway, "frames_in"), 0) << gateway;
+  EXPECT_GT(RecordNumber(gateway, "gateway_frames_delivered"), 0) << gateway;
+  EXPECT_GT(RecordNumber(gateway, "egress_frames"), 0) << gateway;
+  EXPECT_GT(RecordNumber(gateway, "table_updates_sent"), 0) << gateway;
+  EXPECT_GT(RecordNumber(gateway, "frames_owner_faulty"), 0) << gateway;
+  EXPECT_EQ(RecordNumber(gateway, "frames_sent"), RecordNumber(plain, "frames_sent"));
+  EXPECT_EQ(RecordNumber(gateway, "frames_delivered"), RecordNumber(gateway, "frames_sent"));
+  EXPECT_GE(RecordNumber(gateway, "program_time_us"), RecordNumber(plain, "program_time_us"));
+}
+
+// Ingress frames from a capture (`ukai sim gen-pcap`, nic.ingress_pcap) and egress frames
+// to one (nic.egress_pcap) beside kv_store: the frames of the capture reach their owners and
+// the egress capture receives a pcap header and every egress frame.
+TEST(LaunchSim, KvStoreBesideTheGatewayWithCaptures) {
+  const std::string in = ScratchPath("gw_in.pcap"), out = ScratchPath("gw_out.pcap");
+  ASSERT_EQ(Ukai({"sim", "gen-pcap", "--frames", "300", "--bytes", "500", "--rate", "0.01", in})
+                .exit_code,
+            0);
+  const std::string json = ScratchPath("gw_pcap.json");
+  const Outcome o =
+      Ukai({"launch", "-n", "3", "--timeout", "120", "--sim",
+            std::string(UKAI_SOURCE_DIR) + "/examples/rt/sim/group24_gateway.toml", "--sim-set",
+            "nic.frames=0", "--sim-set", "nic.ingress_pcap=" + in, "--sim-set",
+            "nic.egress_pcap=" + out, "--sim-out", json, UKAI_EXAMPLE_KV_STORE, "50"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(RankLines(o.out).size(), 3u) << o.out;
+  const std::string record = ReadFile(json);
+  EXPECT_GT(RecordNumber(record, "frames_in"), 0) << record;
+  EXPECT_LE(RecordNumber(record, "frames_in"), 300) << record;
+  EXPECT_GT(RecordNumber(record, "gateway_frames_delivered"), 0) << record;
+  const double egress = RecordNumber(record, "egress_frames");
+  EXPECT_GT(egress, 0) << record;
+  // pcap: a 24-byte file header, then per frame a 16-byte record header and the frame
+  // (1000 bytes + 4 FCS: the example's nic.egress_frame_bytes).
+  EXPECT_EQ(static_cast<double>(std::filesystem::file_size(out)), 24 + egress * (16 + 1004));
+  for (const std::string& f : {in, out, json}) std::remove(f.c_str());
+}
+
+// The ping-pong (no races) beside the gateway NICs, communication only: the same record,
+// gateway figures included, on every run.
+TEST(LaunchSim, SameResultsBesideTheGatewayNicsOnEveryRun) {
+  const std::string machine =
+      std::string(UKAI_SOURCE_DIR) + "/examples/rt/sim/group24_gateway.toml";
+  std::vector<std::string> records, outs;
+  for (int run = 0; run < 2; ++run) {
+    const std::string json = ScratchPath("gw_pingpong.json");
+    const Outcome o = LaunchPingPong(machine, json);
+    ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+    outs.push_back(o.out.substr(0, o.out.find(" procs")));  // the table has wall_s
+    records.push_back(WithoutWallTime(ReadFile(json)));
+    std::remove(json.c_str());
+  }
+  EXPECT_GT(RecordNumber(records[0], "frames_in"), 0) << records[0];
+  EXPECT_EQ(records[0], records[1]);
+  EXPECT_EQ(PingLines(outs[0]).size(), 3u) << outs[0];
+  EXPECT_EQ(outs[0], outs[1]);
 }
 
 }  // namespace

@@ -28,7 +28,10 @@ class BusyNetwork final : public SimNetwork {
   std::vector<NodeFailure> node_failures() const override { return failures_; }
   void Add(int, int, int64_t, int64_t, uint64_t) override {}
   bool Busy() const override { return true; }
-  void Skip(int64_t to) override { cycle_->store(to); }
+  Status Skip(int64_t to) override {
+    cycle_->store(to);
+    return Status::Ok();
+  }
   Status Step(std::vector<SimArrival>*) override {
     cycle_->fetch_add(1);
     return Status::Ok();

@@ -22,7 +22,7 @@ class MachineNetwork final : public SimNetwork {
     m_->Add(src, dst, bytes, earliest, user);
   }
   bool Busy() const override { return m_->Busy(); }
-  void Skip(int64_t to) override { m_->Skip(to); }
+  Status Skip(int64_t to) override { return m_->Skip(to); }
   Status Step(std::vector<SimArrival>* out) override {
     arrivals_.clear();
     Status st = m_->Step(&arrivals_);

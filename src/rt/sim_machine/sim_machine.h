@@ -5,9 +5,10 @@
 // The config goes through the simulator's front door (sim/experiment/front_door.h) like any
 // other: an ordinary flit-level config (mesh, torus, group, graph, tree; any routing, faults)
 // plus the [sim] table (sim.cpu_scale, sim.node_map, sim.stall_ms, sim.packet_bytes). Its
-// synthetic traffic is not run. Errors name the key and its position and come before any
-// runtime starts: a config of another model, a sweep (a machine is one point), fewer nodes
-// than `processes`, a node map out of range.
+// synthetic traffic is not run; on the group topology its gateway NICs (nic.*) run beside
+// the program (sim/workload/runtime_machine.h). Errors name the key and its position and come
+// before any runtime starts: a config of another model, a sweep (a machine is one point), fewer
+// nodes than `processes`, a node map out of range.
 //
 // Thread safety: free functions.
 #ifndef UKAI_RT_SIM_MACHINE_SIM_MACHINE_H_

@@ -94,6 +94,16 @@ bool NotAMachineField(std::string_view name) {
   return false;
 }
 
+// The name in the launch record of the flit model's field `name`: the gateway's figures
+// (docs/gateway.md) whose `ukai sim run` name is one of the sim module's own fields
+// (frames_delivered, frames_lost: the runtime's frames) get the prefix "gateway_".
+std::string MachineFieldName(std::string_view name) {
+  for (const output::FieldOf<SimRunContext>& f : kFields) {
+    if (f.spec.name == name) return "gateway_" + std::string(name);
+  }
+  return std::string(name);
+}
+
 }  // namespace
 
 Result<SimMachine> LoadSimMachine(const std::string& path,
@@ -134,7 +144,7 @@ output::Record SimRunRecord(const SimRunContext& run) {
       output::BuildRecord(std::span<const output::FieldOf<SimRunContext>>(kFields), run);
   const output::Record net = sim::PointRecord(0, *run.config, run.network);
   for (const auto& [name, value] : net.fields()) {
-    if (!NotAMachineField(name)) rec.Add(name, value);
+    if (!NotAMachineField(name)) rec.Add(MachineFieldName(name), value);
   }
   return rec;
 }
@@ -143,7 +153,11 @@ std::vector<output::TableColumn> SimRunTableColumns(const SimRunContext& run) {
   const std::vector<output::FieldSpec> specs = SimRunFields();
   std::vector<output::TableColumn> cols = output::TableColumnsOf(specs);
   for (output::TableColumn& c : sim::FlitTableColumns({*run.config})) {
-    if (!NotAMachineField(c.field)) cols.push_back(std::move(c));
+    if (NotAMachineField(c.field)) continue;
+    const std::string name = MachineFieldName(c.field);
+    if (name != c.field) c.header = "gw_" + c.header;
+    c.field = name;
+    cols.push_back(std::move(c));
   }
   return cols;
 }

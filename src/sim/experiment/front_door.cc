@@ -8,6 +8,8 @@
 #include "core/config/toml_reader.h"
 #include "sim/experiment/booksim_reader.h"
 #include "sim/experiment/flit_model.h"
+#include "sim/experiment/gateway_keys.h"
+#include "sim/experiment/nic_job_config.h"
 
 namespace ukai::sim {
 namespace {
@@ -53,36 +55,68 @@ Result<std::string> ChooseTopology(const config::RawConfig& raw,
   return std::get<std::string>(chosen.Find(kTopologyKey)->items[0]);
 }
 
-// True for the keys a machine for the runtime's sim module does not read (ConfigUse::kMachine).
-bool NotReadByMachine(std::string_view key) {
-  for (std::string_view prefix : {"traffic.", "nic.", "workload."}) {
-    if (key.starts_with(prefix)) return true;
+constexpr std::string_view kNotReadByMachine =
+    "is not read by a machine for the runtime's sim module (ukai launch --sim): ";
+
+// True for the gateway model's keys (nic/nic_config.h) that a machine reads: all of them but
+// nic.internal_traffic (the program's frames are the compute nodes' traffic).
+bool IsMachineGatewayKey(std::string_view key) {
+  if (key == "nic.internal_traffic") return false;
+  for (const ConfigBinding& b : NicBindings()) {
+    if (b.spec.key == key) return true;
   }
-  if (key.starts_with("measure.")) return key != "measure.watchdog_cycles";
-  return key == "run.threads" || key == "run.partition" || key == "run.partition_min_nodes";
+  for (const config::KeySpec& k : NicJobKeySpecs()) {
+    if (k.key == key) return true;
+  }
+  return false;
 }
 
-// `schema` without the keys a machine does not read, each refused with the reason.
-config::Schema MachineSchema(const config::Schema& schema) {
+// Why a machine for the runtime's sim module (ConfigUse::kMachine) on `topology` does not
+// read `key`; "" when it does.
+std::string WhyNotReadByMachine(std::string_view key, std::string_view topology) {
+  const std::string program =
+      std::string(kNotReadByMachine) + "the program is the traffic (docs/sim-module.md)";
+  for (std::string_view prefix : {"traffic.", "workload."}) {
+    if (key.starts_with(prefix)) return program;
+  }
+  if (key == "nic.internal_traffic") {
+    return std::string(kNotReadByMachine) +
+           "the program's frames are the compute nodes' traffic beside the gateway's "
+           "(docs/sim-module.md)";
+  }
+  if (key.starts_with("nic.") && !IsMachineGatewayKey(key)) {
+    return std::string(kNotReadByMachine) +
+           "it is a key of the SSS-CORE NIC model, which the sim module does not use (the "
+           "runtime has the NIC's functions; docs/sim-module.md)";
+  }
+  if (key.starts_with("nic.") && topology != "group") {
+    return std::string(kNotReadByMachine) +
+           "the gateway NIC runs under the sim module on network.topology = \"group\" "
+           "(docs/sim-module.md)";
+  }
+  if (key.starts_with("measure.") && key != "measure.watchdog_cycles") return program;
+  if (key == "run.threads" || key == "run.partition" || key == "run.partition_min_nodes") {
+    return std::string(kNotReadByMachine) + "the machine steps on one thread of the launcher";
+  }
+  return "";
+}
+
+// `schema` without the keys a machine on `topology` does not read, each refused with the
+// reason.
+config::Schema MachineSchema(const config::Schema& schema, std::string_view topology) {
   std::vector<config::KeySpec> keys;
-  std::vector<std::string> refused;
+  std::vector<std::pair<std::string, std::string>> refused;
   for (const config::KeySpec& k : schema.keys()) {
-    if (NotReadByMachine(k.key)) {
-      refused.push_back(k.key);
+    std::string why = WhyNotReadByMachine(k.key, topology);
+    if (!why.empty()) {
+      refused.emplace_back(k.key, std::move(why));
     } else {
       keys.push_back(k);
     }
   }
   config::Schema machine(std::move(keys));
   for (const auto& [key, why] : schema.refusals()) machine.Refuse(key, why);
-  for (std::string& key : refused) {
-    const bool partition = key.starts_with("run.");
-    machine.Refuse(std::move(key),
-                   partition ? "is not read by a machine for the runtime's sim module (ukai "
-                               "launch --sim): the machine steps on one thread of the launcher"
-                             : "is not read by a machine for the runtime's sim module (ukai "
-                               "launch --sim): the program is the traffic (docs/sim-module.md)");
-  }
+  for (auto& [key, why] : refused) machine.Refuse(std::move(key), std::move(why));
   return machine;
 }
 
@@ -167,7 +201,7 @@ config::Schema FrontDoorSchema(const MachineModel& model, std::string_view topol
       }
     }
   }
-  return use == ConfigUse::kMachine ? MachineSchema(schema) : schema;
+  return use == ConfigUse::kMachine ? MachineSchema(schema, topology) : schema;
 }
 
 Result<config::ConfigValues> ReadConfigValues(std::string_view text, const std::string& source_name,

@@ -54,7 +54,9 @@ std::string FrameSaturation(const Gateway& g, const SimConfig& config, bool capp
       c.frames_in, c.last_arrival, c.backlog_at_last_arrival, 100 * share, 100 * bound);
 }
 
-void FillGateway(const Gateway& g, int64_t cycles, GatewayFigures* f) {
+}  // namespace
+
+void FillGatewayFigures(const Gateway& g, int64_t cycles, GatewayFigures* f) {
   const GatewayCounters& c = g.counters();
   f->present = true;
   f->frames_in = c.frames_in;
@@ -88,28 +90,32 @@ void FillGateway(const Gateway& g, int64_t cycles, GatewayFigures* f) {
   }
 }
 
-}  // namespace
+Status OpenGatewayCaptures(const SimConfig& config, std::unique_ptr<FrameSource>* source,
+                           std::unique_ptr<FrameSink>* sink) {
+  const NicConfig& nc = config.nic;
+  if (*source == nullptr && !nc.ingress_pcap.empty()) {
+    Result<std::unique_ptr<FrameSource>> pcap =
+        OpenPcapSource(nc.ingress_pcap, nc.pcap_cycles_per_second, nc.ingress_fcs);
+    if (!pcap.ok()) return pcap.status();
+    *source = std::move(*pcap);
+  }
+  // Under MPI every rank runs the gateway alike; rank 0 alone writes the capture.
+  const bool writes = config.run.ranks == nullptr || config.run.ranks->writes_output();
+  if (*sink == nullptr && !nc.egress_pcap.empty() && writes) {
+    Result<std::unique_ptr<FrameSink>> pcap =
+        OpenPcapSink(nc.egress_pcap, nc.pcap_cycles_per_second);
+    if (!pcap.ok()) return pcap.status();
+    *sink = std::move(*pcap);
+  }
+  return Status::Ok();
+}
 
 Result<PointResult> RunGatewayPoint(const SimConfig& config,
                                     const std::function<void(int64_t, int64_t)>& progress,
                                     std::unique_ptr<FrameSource> source,
                                     std::unique_ptr<FrameSink> sink) {
   const auto wall_start = std::chrono::steady_clock::now();
-  const NicConfig& nc = config.nic;
-  if (source == nullptr && !nc.ingress_pcap.empty()) {
-    Result<std::unique_ptr<FrameSource>> pcap =
-        OpenPcapSource(nc.ingress_pcap, nc.pcap_cycles_per_second, nc.ingress_fcs);
-    if (!pcap.ok()) return pcap.status();
-    source = std::move(*pcap);
-  }
-  // Under MPI every rank runs the gateway alike; rank 0 alone writes the capture.
-  const bool writes = config.run.ranks == nullptr || config.run.ranks->writes_output();
-  if (sink == nullptr && !nc.egress_pcap.empty() && writes) {
-    Result<std::unique_ptr<FrameSink>> pcap =
-        OpenPcapSink(nc.egress_pcap, nc.pcap_cycles_per_second);
-    if (!pcap.ok()) return pcap.status();
-    sink = std::move(*pcap);
-  }
+  UKAI_RETURN_IF_ERROR(OpenGatewayCaptures(config, &source, &sink));
   Result<std::unique_ptr<Gateway>> made =
       Gateway::Create(config, std::move(source), std::move(sink));
   if (!made.ok()) return made.status();
@@ -160,7 +166,7 @@ Result<PointResult> RunGatewayPoint(const SimConfig& config,
   r.saturated = !r.note.empty();
   NotePendingFaults(net, &r.note);
   r.partition_note = net.partition_note();
-  FillGateway(g, r.cycles, &r.gateway);
+  FillGatewayFigures(g, r.cycles, &r.gateway);
   r.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;

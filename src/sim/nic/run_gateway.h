@@ -23,6 +23,15 @@ Result<PointResult> RunGatewayPoint(const SimConfig& config,
                                     std::unique_ptr<FrameSource> source = {},
                                     std::unique_ptr<FrameSink> sink = {});
 
+// Opens nic.ingress_pcap into `*source` and nic.egress_pcap into `*sink` where the config
+// names them and the pointer is still null (under MPI only the writing rank opens the
+// sink). Errors: the capture's, naming the file.
+Status OpenGatewayCaptures(const SimConfig& config, std::unique_ptr<FrameSource>* source,
+                           std::unique_ptr<FrameSink>* sink);
+
+// The gateway's figures after `cycles` cycles (the busiest I/O CPU's share is over them).
+void FillGatewayFigures(const Gateway& g, int64_t cycles, GatewayFigures* f);
+
 }  // namespace ukai::sim
 
 #endif  // UKAI_SIM_NIC_RUN_GATEWAY_H_

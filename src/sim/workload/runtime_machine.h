@@ -11,7 +11,21 @@
 // created at the next stepped cycle (a process reacting to a delivery of cycle d sends at
 // d, the network's now() after that step, at the earliest).
 //
-// Ownership: owns its Network and Workload. Thread safety: none; the caller serialises.
+// The gateway NIC (docs/gateway.md, docs/sim-module.md): when the config's external traffic
+// is on (nic.active(): nic.frames, nic.egress_rate or nic.ingress_pcap), the machine is the
+// gateway patent's whole system -- nic/gateway.h owns the Network, with the NICs on their
+// I/O nodes, the management node and its detours, inbound frames from the generator or
+// nic.ingress_pcap, egress to nic.egress_pcap -- and the runtime's frames are the compute
+// nodes' traffic instead of the synthetic traffic (nic.internal_traffic is refused by the
+// front door). Step() steps the Gateway (which steps the Network, so the workload layer
+// hears its deliveries there); the layer's packets carry tags from kWorkloadTagBase, the
+// gateway's count up from 0, so neither sees the other's (workload.h, tag_base). Skip()
+// steps the gateway cycle by cycle while it has work (frames to come, messages in flight)
+// and jumps only over the rest. The gateway runs while the program does: what is in flight
+// when the last process leaves stays unsettled (its figures say how many).
+//
+// Ownership: owns its Network (through the Gateway when there is one) and Workload. Thread
+// safety: none; the caller serialises.
 #ifndef UKAI_SIM_WORKLOAD_RUNTIME_MACHINE_H_
 #define UKAI_SIM_WORKLOAD_RUNTIME_MACHINE_H_
 
@@ -23,6 +37,7 @@
 #include "sim/engine/network.h"
 #include "sim/experiment/point_result.h"
 #include "sim/experiment/sim_config.h"
+#include "sim/nic/gateway.h"
 #include "sim/workload/workload.h"
 
 namespace ukai::sim {
@@ -42,7 +57,11 @@ struct NodeFailure {
 
 class RuntimeMachine final : public WorkloadSource {
  public:
-  // Builds the network of `config` (flit-level model; errors name the key).
+  // The first tag of the workload layer's packets when the gateway runs beside it.
+  static constexpr int64_t kWorkloadTagBase = int64_t{1} << 62;
+
+  // Builds the network of `config` (flit-level model; errors name the key), and its gateway
+  // when config.nic.active() (errors: the nic.* key, a capture that cannot be opened).
   static Result<std::unique_ptr<RuntimeMachine>> Create(const SimConfig& config);
   ~RuntimeMachine() override;
 
@@ -59,15 +78,20 @@ class RuntimeMachine final : public WorkloadSource {
   // True while a message is pending (added and neither delivered nor lost).
   bool Busy() const { return workload_->pending() > 0; }
   // When nothing is in flight, moves the clock to `to` (never backwards); else no change.
-  void Skip(int64_t to);
+  // With the gateway, it steps the gateway up to `to` while it has work. Errors: the
+  // gateway's (a capture's) and the deadlock watchdog, as Step().
+  Status Skip(int64_t to);
   // Steps one cycle; appends that cycle's arrivals. Errors: the deadlock watchdog
   // (measure.watchdog_cycles) with the network's report.
   Status Step(std::vector<Arrival>* out);
 
   // The network's usual result fields over the module's packets (as a trace replay gives
-  // them) and the wall time spent; `workload` figures are left empty.
+  // them) and the wall time spent; `workload` figures are left empty; `gateway` filled
+  // (present) when the gateway runs.
   PointResult Figures() const;
   const WorkloadStats& stats() const { return workload_->stats(); }
+  // The gateway, or null when the config has no external traffic.
+  const Gateway* gateway() const { return gateway_.get(); }
 
   // WorkloadSource.
   Status Advance(int64_t, Workload*) override { return Status::Ok(); }
@@ -76,10 +100,14 @@ class RuntimeMachine final : public WorkloadSource {
   bool Finished() const override { return false; }
 
  private:
-  RuntimeMachine(const SimConfig& config, std::unique_ptr<Network> net, double clock_mhz);
+  RuntimeMachine(const SimConfig& config, std::unique_ptr<Network> net,
+                 std::unique_ptr<Gateway> gateway, double clock_mhz);
+  Status StepOnce();
 
   SimConfig config_;
-  std::unique_ptr<Network> net_;
+  std::unique_ptr<Network> own_net_;  // without the gateway
+  std::unique_ptr<Gateway> gateway_;  // with it (it owns the Network)
+  Network* net_;
   std::unique_ptr<Workload> workload_;
   double clock_mhz_;
   std::vector<NodeFailure> failures_;

@@ -122,7 +122,7 @@ void Workload::Create(uint32_t slot, int64_t now, Network* net) {
   while (flits > 0) {
     const int f = static_cast<int>(std::min(flits, per));
     flits -= f;
-    net->CreateMessage(s.msg.src, s.msg.dst, f, {}, static_cast<int64_t>(slot));
+    net->CreateMessage(s.msg.src, s.msg.dst, f, {}, options_.tag_base + static_cast<int64_t>(slot));
     ++s.packets_left;
     ++packets_in_flight_;
     ++stats_.packets_created;
@@ -141,8 +141,9 @@ void Workload::Delivered(std::span<const Delivery> deliveries, std::span<const i
 }
 
 void Workload::PacketDone(int64_t tag, const Delivery* d, int64_t cycle) {
-  if (tag < 0 || static_cast<size_t>(tag) >= slots_.size()) return;
-  const uint32_t slot = static_cast<uint32_t>(tag);
+  const int64_t index = tag - options_.tag_base;
+  if (index < 0 || static_cast<size_t>(index) >= slots_.size()) return;
+  const uint32_t slot = static_cast<uint32_t>(index);
   Slot& s = slots_[slot];
   if (!s.live || s.packets_left <= 0) return;
   --packets_in_flight_;

@@ -95,6 +95,10 @@ struct WorkloadOptions {
   int flit_bytes = 4;            // router.flit_bytes
   int packet_flits = 32767;      // most flits per packet (packet_bytes and engine limits)
   bool keep_packet_log = false;  // tests: record every packet's creation and delivery
+  // The layer's packets carry tags tag_base + slot; a Delivery or lost tag outside
+  // [tag_base, tag_base + slots) is another producer's (the gateway's, whose tags count
+  // up from 0, when RuntimeMachine runs the layer beside it) and is ignored.
+  int64_t tag_base = 0;
 };
 
 // Figures of the messages of one class (WorkMessage::klass).

@@ -121,6 +121,33 @@ TEST(WorkloadLayer, DependenciesDelaysAndEarliestCyclesHoldOnEveryDelivery) {
   EXPECT_EQ(w.Blocked(), 0);
 }
 
+// Another producer's messages in the same network (the gateway's, whose tags count up from
+// 0, beside the runtime's sim module): with tag_base above them the layer neither counts
+// their deliveries nor takes them for its own slots.
+TEST(WorkloadLayer, TagsBelowTheBaseAreAnotherProducers) {
+  SimConfig c = SmallConfig(TopologyKind::kMesh, {4, 4});
+  Result<std::unique_ptr<Network>> net = Network::Create(c, {}, false);
+  ASSERT_TRUE(net.ok());
+  WorkloadOptions o{4, 32767, true};
+  o.tag_base = int64_t{1} << 62;
+  Workload w(o);
+  DagSource src;
+  w.AddSource(&src);
+  const WorkMessageId a = w.Add(&src, Msg(0, 15, 64));
+  const WorkMessageId b = w.Add(&src, Msg(15, 3, 8, 0, 50), std::vector<WorkMessageId>{a});
+  for (int tag = 0; tag < 8; ++tag) (*net)->CreateMessage(tag, 15 - tag, 4, {}, tag);
+  EXPECT_EQ(DriveWorkload(**net, w), DriveEnd::kDone);
+  auto times = testing::TimesOf(w);
+  ASSERT_EQ(src.delivered.size(), 2u);
+  EXPECT_EQ(times[a].delivered, src.delivered[a]);
+  EXPECT_EQ(times[b].delivered, src.delivered[b]);
+  EXPECT_EQ(times[b].created, src.delivered[a] + 50);
+  EXPECT_EQ(w.stats().packets_delivered, 2);
+  EXPECT_EQ(w.stats().messages_delivered, 2);
+  EXPECT_EQ(w.stats().flits_delivered, 16 + 2) << "a's 64 bytes and b's 8, not tag 0's 4 flits";
+  EXPECT_EQ((*net)->messages_delivered(), 2 + 8) << "the other producer's were delivered too";
+}
+
 TEST(WorkloadLayer, LargeMessagesAreCutIntoPacketsAndDeliveredOnce) {
   SimConfig c = SmallConfig(TopologyKind::kTorus, {4, 4});
   Result<std::unique_ptr<Network>> net = Network::Create(c, {}, false);

@@ -78,8 +78,9 @@ class SimNetwork {
   virtual void Add(int src, int dst, int64_t bytes, int64_t earliest, uint64_t user) = 0;
   // A message is pending (added, not yet delivered or lost).
   virtual bool Busy() const = 0;
-  // With nothing pending: moves the clock to `to`.
-  virtual void Skip(int64_t to) = 0;
+  // With nothing pending: moves the clock to `to`. Errors stop the run (as Step's): what
+  // else the machine simulates meanwhile (the gateway's traffic) may fail.
+  virtual Status Skip(int64_t to) = 0;
   // One cycle; its arrivals appended.
   virtual Status Step(std::vector<SimArrival>* out) = 0;
 };

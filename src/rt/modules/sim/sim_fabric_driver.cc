@@ -116,6 +116,10 @@ void SimFabric::FailNode(int node, int64_t cycle) {
     NoteKick(*m);
     failed.push_back(id);
   }
+  // A node without a process changes nothing a runtime sees (the network handles its
+  // messages); bumping the epochs would make every waiting thread look again, and a
+  // launched process is only told to when something is handed to it.
+  if (failed.empty()) return;
   FailMembers(failed, why);
 }
 
@@ -214,8 +218,7 @@ Status SimFabric::Advance(std::unique_lock<std::mutex>& lock, int64_t horizon) {
     if (!ready_.empty()) next = std::min(next, std::get<0>(ready_.top()));
     if (next_failure_ < failures_.size()) next = std::min(next, failures_[next_failure_].cycle);
     if (next >= kInfinity) return Status::Ok();
-    net_->Skip(next);
-    return Status::Ok();
+    return net_->Skip(next);
   }
   arrivals_.clear();
   UKAI_RETURN_IF_ERROR(net_->Step(&arrivals_));
