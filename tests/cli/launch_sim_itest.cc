@@ -120,6 +120,22 @@ TEST(LaunchSim, PingPongOneWayTimeIsTheZeroLoadLatencyExactly) {
   std::remove(json.c_str());
 }
 
+// With sim.cpu_scale > 0 the launcher's welcome tells the processes to report their CPU
+// time (with 0 they make no CLOCK_THREAD_CPUTIME_ID calls): the sender's CPU time between
+// its Now() and the send is charged, so every one-way time exceeds the zero-load latency.
+TEST(LaunchSim, CpuTimeIsChargedWhenTheScaleIsPositive) {
+  const std::string machine = WriteConfig(
+      "mesh_cpu.toml", std::string(kMesh) + "[sim]\ncpu_scale = 1000.0\nnode_map = [0, 18]\n");
+  const Outcome o = LaunchPingPong(machine, "");
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const std::vector<PingLine> lines = PingLines(o.out);
+  ASSERT_EQ(lines.size(), 3u) << o.out;
+  for (const PingLine& l : lines) {
+    SCOPED_TRACE(l.payload);
+    EXPECT_GT(l.one_way, ukai::testing::ZeroLoadCycles(6, 5, 1, kHeaderBytes + l.payload, 16));
+  }
+}
+
 TEST(LaunchSim, SameResultsOnEveryRun) {
   const std::string machine = WriteConfig(
       "mesh2.toml", std::string(kMesh) + "[sim]\ncpu_scale = 0.0\nnode_map = [0, 18]\n");

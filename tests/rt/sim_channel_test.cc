@@ -50,6 +50,14 @@ TEST(SimWire, EveryMessageRoundTrips) {
   auto w = sw::DecodeWelcome(Body(sw::EncodeWelcome(8, 1250.5, 4)));
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(w->clock_mhz, 1250.5);
+  EXPECT_TRUE(w->cpu_time);
+  auto w0 = sw::DecodeWelcome(Body(sw::EncodeWelcome(8, 1000, 4, /*cpu_time=*/false)));
+  ASSERT_TRUE(w0.ok());
+  EXPECT_FALSE(w0->cpu_time);
+  EXPECT_EQ(w0->process, 4u);
+  Bytes bad = Body(sw::EncodeWelcome(8, 1000, 4));
+  bad.back() = 2;  // cpu_time is 0 or 1
+  EXPECT_EQ(sw::DecodeWelcome(bad).status().code(), StatusCode::kParseError);
   auto g = sw::DecodePeerGone(Body(sw::EncodePeerGone(6, true, "left")));
   ASSERT_TRUE(g.ok());
   EXPECT_TRUE(g->orderly);

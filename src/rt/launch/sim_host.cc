@@ -1,6 +1,7 @@
 #include "rt/launch/sim_host.h"
 
 #include <fcntl.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -38,9 +39,11 @@ struct SimHost::Conn final : public SimMember {
   int rank = 0;
   int fd = -1, child_fd = -1;
   RuntimeId rt = 0;
-  bool joined = false, left = false;  // reader thread only
+  bool joined = false, left = false;  // poller thread only
+  bool open = true;                   // poller thread only: its channel is read
+  sw::SimWireParser parser;           // poller thread only
   std::atomic<bool> ending{false};    // the channel ended: a Stopped is not a node failure
-  std::thread reader, writer;
+  std::thread writer;
 
   struct Out {
     std::vector<uint8_t> head;
@@ -70,7 +73,7 @@ struct SimHost::Conn final : public SimMember {
   std::mutex posted_mu;
   std::unordered_map<RuntimeId, PeerPost> posted;
 
-  // Queued for the next flush (by the reader after its batch, the stepping thread's Kick,
+  // Queued for the next flush (by the poller after its batch, the stepping thread's Kick,
   // or the writer).
   void Queue(std::vector<uint8_t> head, ByteBlock frame = {}) {
     std::lock_guard<std::mutex> lock(out_mu);
@@ -137,20 +140,32 @@ Result<std::unique_ptr<SimHost>> SimHost::Create(std::shared_ptr<SimFabric> fabr
     c->child_fd = sv[1];
     h->conns_.push_back(std::move(c));
   }
+  h->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (h->epoll_fd_ < 0) {
+    return Status::IoError(std::string("ukai launch --sim: epoll: ") + std::strerror(errno));
+  }
+  for (size_t i = 0; i < h->conns_.size(); ++i) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = i;
+    if (epoll_ctl(h->epoll_fd_, EPOLL_CTL_ADD, h->conns_[i]->fd, &ev) != 0) {
+      return Status::IoError(std::string("ukai launch --sim: epoll_ctl: ") + std::strerror(errno));
+    }
+  }
   h->fabric_->ExpectJoins(ranks);     // no process starts late in simulated time
-  h->fabric_->SetSteppedByCallers();  // the readers step the network (ReadLoop)
+  h->fabric_->SetSteppedByCallers();  // the poller steps the network (PollLoop)
   for (auto& c : h->conns_) {
     Conn* p = c.get();
-    p->reader = std::thread([hp = h.get(), p] { hp->ReadLoop(*p); });
     p->writer = std::thread([hp = h.get(), p] { hp->WriteLoop(*p); });
   }
+  h->poller_ = std::thread([hp = h.get()] { hp->PollLoop(); });
   return h;
 }
 
 SimHost::~SimHost() {
+  for (auto& c : conns_) shutdown(c->fd, SHUT_RDWR);  // the poller ends each channel
+  if (poller_.joinable()) poller_.join();
   for (auto& c : conns_) {
-    shutdown(c->fd, SHUT_RDWR);
-    if (c->reader.joinable()) c->reader.join();
     {
       std::lock_guard<std::mutex> lock(c->out_mu);
       c->closing = true;
@@ -165,6 +180,7 @@ SimHost::~SimHost() {
   for (int fd : wake_) {
     if (fd >= 0) close(fd);
   }
+  if (epoll_fd_ >= 0) close(epoll_fd_);
 }
 
 int SimHost::child_fd(int rank) const { return conns_[static_cast<size_t>(rank)]->child_fd; }
@@ -196,32 +212,61 @@ void SimHost::StopRank(int rank, const std::string& why, bool failure) {
   [[maybe_unused]] ssize_t w = write(wake_[1], &b, 1);
 }
 
-void SimHost::ReadLoop(Conn& c) {
-  sw::SimWireParser parser;
-  uint8_t buf[65536];
-  Status why;
-  for (;;) {
-    sw::Message m;
-    Result<bool> got = parser.Next(&m);
-    if (!got.ok()) {
-      why = got.status();
-      break;
+// One thread reads every process's channel: what came in one look at all of them is
+// replayed, answered, and then the network stepped once (one wake-up of this thread for
+// the messages of several processes, instead of one reader thread woken per process).
+void SimHost::PollLoop() {
+  std::vector<epoll_event> events(conns_.size());
+  std::vector<uint8_t> buf(65536);
+  size_t open = conns_.size();
+  while (open > 0) {
+    const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    for (int i = 0; i < n; ++i) {
+      Conn& c = *conns_[static_cast<size_t>(events[i].data.u64)];
+      if (!c.open) continue;
+      Status why;
+      if (!ReadConn(c, buf, &why)) {
+        EndConn(c, why);
+        --open;
+      }
     }
-    if (*got) {
-      why = Handle(c, static_cast<uint8_t>(m.type), m.body);
-      if (!why.ok()) break;
-      continue;
-    }
-    // Everything this process sent so far is replayed: answer it (taken counts alone wait
+    // Everything the processes sent so far is replayed: answer it (taken counts alone wait
     // for the next write: the step's arrivals, or the writer's look), then step the network
     // as far as that lets it move (here, rather than waking the driver thread).
-    if (c.HasQueued()) c.Flush(/*block=*/false);
+    for (int i = 0; i < n; ++i) {
+      Conn& c = *conns_[static_cast<size_t>(events[i].data.u64)];
+      if (c.open && c.HasQueued()) c.Flush(/*block=*/false);
+    }
     fabric_->StepOn();
-    const ssize_t r = recv(c.fd, buf, sizeof buf, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;  // the process ended (or the launcher shuts down)
-    parser.Append(buf, static_cast<size_t>(r));
   }
+}
+
+bool SimHost::ReadConn(Conn& c, std::vector<uint8_t>& buf, Status* why) {
+  for (;;) {
+    sw::Message m;
+    Result<bool> got = c.parser.Next(&m);
+    if (!got.ok()) {
+      *why = got.status();
+      return false;
+    }
+    if (*got) {
+      *why = Handle(c, static_cast<uint8_t>(m.type), m.body);
+      if (!why->ok()) return false;
+      continue;
+    }
+    const ssize_t r = recv(c.fd, buf.data(), buf.size(), MSG_DONTWAIT);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    if (r <= 0) return false;  // the process ended (or the launcher shuts down)
+    c.parser.Append(buf.data(), static_cast<size_t>(r));
+  }
+}
+
+void SimHost::EndConn(Conn& c, const Status& why) {
+  c.open = false;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   if (!why.ok()) {  // a process that does not speak the protocol is cut off and stopped
     StopRank(c.rank, RankName(c.rank) + ": " + why.message(), /*failure=*/true);
   }
@@ -276,8 +321,8 @@ Status SimHost::Handle(Conn& c, uint8_t type, std::span<const uint8_t> body) {
         } else {
           c.joined = true;
           c.rt = h->runtime;
-          c.Queue(
-              sw::EncodeWelcome(fabric_->id(), fabric_->clock_mhz(), static_cast<uint32_t>(*p)));
+          c.Queue(sw::EncodeWelcome(fabric_->id(), fabric_->clock_mhz(), static_cast<uint32_t>(*p),
+                                    /*cpu_time=*/fabric_->cpu_scale() > 0));
           return Status::Ok();
         }
       }
@@ -431,7 +476,7 @@ void SimHost::Conn::Flush(bool block) {
       out_cv.notify_one();
       return;
     }
-    if (r <= 0) {  // the process is gone: its reader ends the connection
+    if (r <= 0) {  // the process is gone: the poller ends the connection
       wdone = wbuf.size();
       break;
     }

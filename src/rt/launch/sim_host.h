@@ -1,10 +1,11 @@
 // SimHost: the launcher's side of `ukai launch --sim MACHINE.toml` (docs/sim-module.md). The
 // launcher hosts the simulated machine (a SimFabric built by the CLI through
 // rt/sim_machine/); each process it starts is a remote runtime of that fabric, reached over
-// its own socketpair (the child's end inherited as UKAI_SIM_FD; messages: sim_wire.h). For
-// each process a reader thread replays its calls on the fabric on behalf of the calling
-// thread (SimCaller), answers them (now replies), and then steps the network itself as far
-// as the conservative horizon lets it (SimFabric::StepOn: no hand-off to the driver thread).
+// its own socketpair (the child's end inherited as UKAI_SIM_FD; messages: sim_wire.h). One
+// poller thread reads every channel (epoll): it replays each process's calls on the fabric
+// on behalf of the calling thread (SimCaller), answers them (now replies), and after each
+// look at the channels steps the network itself as far as the conservative horizon lets it
+// (SimFabric::StepOn: no hand-off to the driver thread).
 // Whichever thread steps writes the arrivals and peer events of its step to their processes
 // (SimMember::Kick), never waiting for a socket; with each write goes how much of what the
 // process posted its peers took (flow control: the counts alone never make a write). A
@@ -26,6 +27,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/status.h"
@@ -58,7 +60,11 @@ class SimHost {
  private:
   struct Conn;
   SimHost() = default;
-  void ReadLoop(Conn& c);
+  void PollLoop();
+  // Replays what `c` sent so far; false when its channel ended (`why`: OK, or why it was
+  // cut off), for EndConn.
+  bool ReadConn(Conn& c, std::vector<uint8_t>& buf, Status* why);
+  void EndConn(Conn& c, const Status& why);
   void WriteLoop(Conn& c);
   Status Handle(Conn& c, uint8_t type, std::span<const uint8_t> body);
   void StopRank(int rank, const std::string& why, bool failure);
@@ -66,6 +72,8 @@ class SimHost {
   std::shared_ptr<SimFabric> fabric_;
   std::vector<std::unique_ptr<Conn>> conns_;
   int wake_[2] = {-1, -1};
+  int epoll_fd_ = -1;
+  std::thread poller_;  // reads every channel (PollLoop)
   struct Shared;
   std::unique_ptr<Shared> shared_;
 };

@@ -223,7 +223,7 @@ SimFabric::Thread* SimFabric::ThreadRecord(bool create) {
   }
   threads_.push_back(std::make_unique<Thread>());
   Thread* t = threads_.back().get();
-  t->cpu_mark = ThreadCpuNs();
+  t->cpu_mark = CpuOf(*t, nullptr);
   t->seen = seq_;
   slot.anchor = anchor_;
   slot.record = t;
@@ -297,8 +297,14 @@ void SimFabric::ForgetThread(void* record) {
   cv_.notify_all();
 }
 
+// With cpu_scale = 0 no CPU time is charged: a local thread's is not read (0).
+int64_t SimFabric::CpuOf(const Thread& t, const SimCaller* c) const {
+  if (t.key != 0 && c != nullptr) return c->cpu_ns;
+  return options_.cpu_scale > 0 ? ThreadCpuNs() : 0;
+}
+
 void SimFabric::ChargeCpu(Thread* t, const SimCaller* c) {
-  const int64_t cpu = t->key != 0 && c != nullptr ? c->cpu_ns : ThreadCpuNs();
+  const int64_t cpu = CpuOf(*t, c);
   if (!t->idle && options_.cpu_scale > 0 && cpu > t->cpu_mark) {
     const double cycles = double(cpu - t->cpu_mark) * options_.cpu_scale * clock_mhz_ / 1000.0;
     t->clock += static_cast<int64_t>(cycles);
@@ -332,12 +338,20 @@ void SimFabric::ThreadIdle(RuntimeId rt, const char* call, const SimCaller* c, b
   // The driver can only move on when this thread now waits (an unsettled round changes
   // nothing it could use): wake it only then.
   if (!Waits(*t)) return;
-  cv_.notify_all();
+  WakeDriver();
   // A local thread that saw everything sleeps until something happens (a remote thread's
   // round is replayed by the launcher's reader, which must not block).
   if (t->key != 0 || activity != activity_) return;
   idle_cv_.wait_for(lock, kSimIdleSleep,
                     [&] { return activity_ != activity || stop_ || !status_.ok(); });
+  // It looks again after this (its wait checks its condition between two rounds): it holds
+  // from now until its next round, which is settled unless something is dispatched
+  // meanwhile -- one round after a dispatch instead of two.
+  if (t->seen != Epoch(*t)) {
+    t->seen = Epoch(*t);
+    t->settled = false;
+  }
+  t->activity = activity_;
 }
 
 void SimFabric::ThreadCall(RuntimeId rt, const char* call, const SimCaller* c) {
@@ -397,7 +411,7 @@ void SimFabric::HandlerBegin(RuntimeId rt, const SimCaller* c) {
   if (t == nullptr) return;
   ++t->handler_depth;
   Looked(t, /*idle=*/false);
-  t->cpu_mark = t->key != 0 && c != nullptr ? c->cpu_ns : ThreadCpuNs();
+  t->cpu_mark = CpuOf(*t, c);
   if (std::find(t->holds.begin(), t->holds.end(), rt) == t->holds.end()) t->holds.push_back(rt);
   if (Member* m = FindMember(rt)) {
     t->clock = std::max(t->clock, m->clock);
@@ -423,18 +437,18 @@ void SimFabric::HandlerEnd(RuntimeId rt, const SimCaller* c) {
   ++seq_;
   if (c != nullptr && c->key != 0) ++remote_epoch_[c->process()];
   Activity();
-  cv_.notify_all();
+  WakeDriver();
 }
 
 void SimFabric::Dispatched(RuntimeId rt, int n, const SimCaller* c) {
   std::lock_guard<std::mutex> lock(mu_);
   ++seq_;  // first: a thread that looks after this sees what the dispatch did
   if (c != nullptr && c->key != 0) ++remote_epoch_[c->process()];
-  Activity();
+  if (kicks_running_ == 0) Activity();  // else once after the kicks (KickMembers)
   Member* m = FindMember(rt);
   if (m == nullptr || m->pending_dispatch == 0) return;
   m->pending_dispatch = std::max(0, m->pending_dispatch - n);
-  if (m->pending_dispatch == 0) cv_.notify_all();  // it no longer holds the driver
+  if (m->pending_dispatch == 0) WakeDriver();  // it no longer holds the driver
 }
 
 void SimFabric::ThreadIdleAll(const char* call) {
@@ -445,7 +459,7 @@ void SimFabric::ThreadIdleAll(const char* call) {
   Looked(t, /*idle=*/true);
   t->last_call = call;
   t->last_wall = std::chrono::steady_clock::now();
-  if (Waits(*t)) cv_.notify_all();
+  if (Waits(*t)) WakeDriver();
 }
 
 }  // namespace ukai::rt
@@ -503,7 +517,7 @@ Status SimFabric::Post(RuntimeId from, RuntimeId to, ByteBlock&& frame,
   ready_.emplace(stamp, src->process, src->sent++, user);
   ++frames_sent_;
   bytes_sent_ += static_cast<uint64_t>(bytes);
-  cv_.notify_all();
+  WakeDriver();
   return Status::Ok();
 }
 

@@ -151,6 +151,8 @@ class SimFabric {
 
   uint64_t id() const { return id_; }
   double clock_mhz() const { return clock_mhz_; }
+  // sim.cpu_scale: 0 charges no CPU time (no CLOCK_THREAD_CPUTIME_ID calls are needed).
+  double cpu_scale() const { return options_.cpu_scale; }
 
   // Membership. Join gives the runtime the next process number (or `process` >= 0) and its
   // node; kInvalidArgument when no node is left for it (naming sim.node_map). The joining
@@ -241,6 +243,9 @@ class SimFabric {
   void NoteKick(Member& m);
   // Kicks the members noted (the lock released meanwhile).
   void KickMembers(std::unique_lock<std::mutex>& lock);
+  // Wakes the driver (in one process) when it waits and could now step: a member to kick,
+  // or something to simulate below the horizon. Under the lock, after the change.
+  void WakeDriver();
   void Drop(InFlightFrame& f, bool lost);
   // (earliest, process, send order, user)
   using Ready = std::tuple<int64_t, int, uint64_t, uint64_t>;
@@ -262,6 +267,7 @@ class SimFabric {
   // The record of `caller` (nullptr: the calling thread's).
   Thread* Caller(const SimCaller* caller, bool create);
   void ChargeCpu(Thread* t, const SimCaller* caller);
+  int64_t CpuOf(const Thread& t, const SimCaller* caller) const;
   // ThreadCall's work, the lock held.
   void CallLocked(RuntimeId rt, const char* call, const SimCaller* caller);
   uint64_t Epoch(const Thread& t) const;
@@ -308,6 +314,8 @@ class SimFabric {
   Status status_;
   uint64_t seq_ = 0;       // dispatches finished: a waiting thread holds again until it looked
   uint64_t activity_ = 0;  // Activity() calls
+  // The driver runs the members' kicks: their dispatches wake waiting threads once, after.
+  int kicks_running_ = 0;
   std::condition_variable idle_cv_;  // local threads blocked in a settled idle round
   std::unordered_map<RuntimeId, std::unique_ptr<Member>> members_;
   int next_process_ = 0;

@@ -63,14 +63,23 @@ void SimFabric::KickMembers(std::unique_lock<std::mutex>& lock) {
     kicks.emplace_back(id, m->module);
   }
   kick_.clear();
+  ++kicks_running_;
   lock.unlock();
   for (auto& [id, module] : kicks) module->Kick();
   lock.lock();
+  --kicks_running_;
   for (auto& [id, module] : kicks) {
     if (Member* m = FindMember(id)) --m->kicking;
   }
   Activity();        // a thread that polls its runtime itself may now find the frames
   cv_.notify_all();  // a Leave may wait for the kicks
+}
+
+void SimFabric::WakeDriver() {
+  // The driver waits with the lock held from its last look on; a stepping thread looks
+  // again before it stops; callers step under `launch --sim` (StepOn).
+  if (callers_step_ || stepping_) return;
+  if (!kick_.empty() || (Work() && net_->now() < Horizon())) cv_.notify_all();
 }
 
 void SimFabric::HandleArrivals(const std::vector<SimArrival>& arrivals) {

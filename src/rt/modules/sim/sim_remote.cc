@@ -1,6 +1,7 @@
 #include "rt/modules/sim/sim_remote.h"
 
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -33,6 +34,9 @@ namespace sw = simwire;
 // runtime; a timed look per millisecond and waiting thread cost more than the deliveries
 // with 16 processes (docs/performance-history.md, "wake-ups instead of timers").
 constexpr auto kRemoteIdleSleep = std::chrono::milliseconds(5);
+// How often the reader thread looks while a thread of the process waits in the runtime
+// (that thread reads the channel when it sleeps: RemoteSimLink::ReadLoop).
+constexpr auto kReaderLook = std::chrono::milliseconds(10);
 
 class RemoteSimLink;
 
@@ -64,11 +68,14 @@ thread_local Slot tls_remote_slot;
 
 class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<RemoteSimLink> {
  public:
-  RemoteSimLink(int fd, uint32_t rank) : fd_(fd), rank_(rank) {}
+  RemoteSimLink(int fd, uint32_t rank)
+      : fd_(fd), rank_(rank), poke_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
   ~RemoteSimLink() override {
     shutdown(fd_, SHUT_RDWR);
+    EndReader();
     if (reader_.joinable()) reader_.join();
     close(fd_);
+    if (poke_fd_ >= 0) close(poke_fd_);
   }
 
   uint64_t machine_id() const override { return machine_; }
@@ -107,6 +114,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
         if (!w.ok()) return w.status();
         machine_ = w->machine;
         clock_mhz_ = w->clock_mhz;
+        cpu_time_.store(w->cpu_time, std::memory_order_relaxed);
         reader_ = std::thread([this] { ReadLoop(); });
         return static_cast<int>(w->process);
       }
@@ -132,6 +140,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
                                       std::nullopt, std::nullopt, /*urgent=*/true);
     leaving_.store(true);
     shutdown(fd_, SHUT_RDWR);
+    EndReader();
     if (reader_.joinable() && reader_.get_id() != std::this_thread::get_id()) reader_.join();
   }
 
@@ -191,7 +200,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   // epoch instead of two. The CPU time of a wait's rounds is not charged.
   void ThreadIdle(RuntimeId, const char* call) override {
     Slot& s = MySlot();
-    const int64_t cpu = ThreadCpuNs();
+    const int64_t cpu = CpuNow();
     const uint64_t now = epoch_.load(std::memory_order_acquire);
     const bool settled = s.round_epoch == now;
     s.round_epoch = now;
@@ -249,8 +258,14 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
       s.round_epoch = s.epoch;
       s.busy_told = true;
     }
-    lock.lock();
-    cv_.wait(lock, [&] { return now_.contains(s.index) || broken_; });
+    // The answer may be this thread's to read (WaitChannel).
+    for (;;) {
+      const uint64_t answers = answers_.load(std::memory_order_acquire);
+      lock.lock();
+      if (now_.contains(s.index) || broken_) break;
+      lock.unlock();
+      WaitChannel([&] { return answers_.load(std::memory_order_acquire) != answers; });
+    }
     auto it = now_.find(s.index);
     if (it == now_.end()) return last_now_.load();
     const int64_t v = it->second;
@@ -313,7 +328,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
       s.link = weak_from_this();
       s.owner = this;
       s.index = next_thread_.fetch_add(1);
-      s.last_cpu = ThreadCpuNs();
+      s.last_cpu = CpuNow();
     }
     return s;
   }
@@ -328,17 +343,59 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   // Something a waiting thread of this process may wait for happened: an arrival, a peer
   // event, a taken count, a dispatch or a threaded handler's end (an epoch), the channel's end.
   void Activity() {
+    bool poke;
     {
       std::lock_guard<std::mutex> lock(idle_mu_);
       activity_.fetch_add(1, std::memory_order_acq_rel);
+      poke = poller_;
     }
     idle_cv_.notify_all();
+    Poke(poke);
+  }
+  // Wakes the thread polling the channel (WaitChannel) for something it does not read.
+  void Poke(bool poke) {
+    if (!poke) return;
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t w = write(poke_fd_, &one, sizeof one);
   }
   // At most kRemoteIdleSleep: the wait may also end by what a thread does outside the runtime.
   void SleepUntilActivity(uint64_t seen) {
+    WaitChannel([&] { return activity_.load(std::memory_order_acquire) != seen; });
+  }
+  // Waits until `done` (checked under idle_mu_; what makes it true notifies idle_cv_ or
+  // pokes), at most kRemoteIdleSleep. The first thread to wait reads the channel itself
+  // while it waits (the poller: one wake-up per arrival in this process instead of two,
+  // the reader thread's and this one's); others wait for its Activity.
+  template <typename Done>
+  void WaitChannel(Done done) {
     std::unique_lock<std::mutex> lock(idle_mu_);
-    idle_cv_.wait_for(lock, kRemoteIdleSleep,
-                      [&] { return activity_.load(std::memory_order_acquire) != seen; });
+    if (done()) return;
+    if (poller_ || poke_fd_ < 0 || ended_) {
+      idle_cv_.wait_for(lock, kRemoteIdleSleep, done);
+      return;
+    }
+    poller_ = true;
+    lock.unlock();
+    pollfd p[2] = {{fd_, POLLIN, 0}, {poke_fd_, POLLIN, 0}};
+    const int r = poll(p, 2, static_cast<int>(kRemoteIdleSleep.count()));
+    uint64_t pokes;
+    if (r > 0 && (p[1].revents & POLLIN) != 0) {
+      [[maybe_unused]] ssize_t n = read(poke_fd_, &pokes, sizeof pokes);
+    }
+    lock.lock();
+    poller_ = false;
+    lock.unlock();
+    idle_cv_.notify_all();  // another waiting thread may poll now
+    if (r > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) ReadAvailable();
+  }
+  // The reader thread is to end (the channel is closed or closing).
+  void EndReader() {
+    {
+      std::lock_guard<std::mutex> lock(idle_mu_);
+      ended_ = true;
+    }
+    reader_cv_.notify_all();
+    idle_cv_.notify_all();
   }
   void Register(Slot& s) {
     if (s.registered) return;
@@ -346,8 +403,11 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     internal::SetThreadInSimulation(true);
   }
   // The CPU time to report for a call that is not a skipped idle round.
+  // The calling thread's CPU time; 0 when the machine charges none (sim.cpu_scale = 0: the
+  // launcher's welcome says so), saving the system call.
+  int64_t CpuNow() const { return cpu_time_.load(std::memory_order_relaxed) ? ThreadCpuNs() : 0; }
   int64_t Cpu(Slot& s) {
-    s.last_cpu = ThreadCpuNs();
+    s.last_cpu = CpuNow();
     return s.last_cpu - s.skipped_cpu;
   }
 
@@ -440,7 +500,38 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
     Activity();
   }
 
+  // The reader thread: takes the launcher's messages while no thread of this process waits
+  // in the runtime. A waiting thread reads them itself when it sleeps (WaitChannel): the
+  // reader then looks every 10 ms only, in case that thread left its wait without a
+  // runtime call (it polls the socket then, without waiting, if nobody polls it).
   void ReadLoop() {
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(idle_mu_);
+        if (ended_) break;
+        if (waiting_.load(std::memory_order_acquire) > 0) {
+          reader_cv_.wait_for(lock, kReaderLook, [&] { return ended_; });
+          if (ended_) break;
+          if (poller_ || waiting_.load(std::memory_order_acquire) == 0) continue;
+          lock.unlock();
+          pollfd p{fd_, POLLIN, 0};
+          if (poll(&p, 1, 0) <= 0) continue;
+          if (!ReadAvailable()) break;
+          continue;
+        }
+      }
+      pollfd p{fd_, POLLIN, 0};
+      const int r = poll(&p, 1, static_cast<int>(kReaderLook.count()));
+      if (r < 0 && errno != EINTR) break;
+      if (r > 0 && !ReadAvailable()) break;
+    }
+  }
+
+  // Reads and handles what the channel holds now, without waiting for more; false once
+  // the channel is gone (Broken was called, by this thread or another).
+  bool ReadAvailable() {
+    std::lock_guard<std::mutex> reading(read_mu_);
+    if (closed_) return false;
     uint8_t buf[65536];
     Status why;
     for (;;) {
@@ -451,15 +542,13 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
         break;
       }
       if (*got) {
-        Status st = Handle(msg);
-        if (!st.ok()) {
-          why = st;
-          break;
-        }
+        why = Handle(msg);
+        if (!why.ok()) break;
         continue;
       }
-      const ssize_t r = recv(fd_, buf, sizeof buf, 0);
+      const ssize_t r = recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
       if (r < 0 && errno == EINTR) continue;
+      if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
       if (r <= 0) {
         why = Status::Unavailable(std::string("sim: the launcher's channel closed") +
                                   (r < 0 ? std::string(": ") + std::strerror(errno) : ""));
@@ -467,7 +556,10 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
       }
       parser_.Append(buf, static_cast<size_t>(r));
     }
+    closed_ = true;
     Broken(why);
+    EndReader();
+    return false;
   }
 
   Status Handle(const sw::Message& msg) {
@@ -508,7 +600,6 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
           std::lock_guard<std::mutex> lock(mu_);
           stopped_ = Status::Unavailable(*t);
         }
-        cv_.notify_all();
         member_->Stopped(Status::Unavailable(*t));
         return Status::Ok();
       }
@@ -520,7 +611,14 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
           now_[n->thread] = n->cycles;
         }
         last_now_.store(n->cycles);
-        cv_.notify_all();
+        bool poke;
+        {
+          std::lock_guard<std::mutex> lock(idle_mu_);
+          answers_.fetch_add(1, std::memory_order_acq_rel);
+          poke = poller_;
+        }
+        idle_cv_.notify_all();  // the asking thread (NowCycles) may wait there
+        Poke(poke);
         return Status::Ok();
       }
       case sw::Type::kTaken: {
@@ -566,7 +664,7 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
         gone_.insert(peer);
       }
     }
-    cv_.notify_all();
+    answers_.fetch_add(1, std::memory_order_acq_rel);  // a NowCycles waiting gives up
     Activity();
     if (!first || leaving_.load()) return;
     if (why.code() == StatusCode::kParseError) {  // not a close: say why this runtime stops
@@ -582,8 +680,16 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   double clock_mhz_ = 1000;
   SimMember* member_ = nullptr;
   RuntimeId self_ = 0;
-  sw::SimWireParser parser_;  // Join's thread, then the reader's
+  sw::SimWireParser parser_;  // Join's thread, then whoever reads (read_mu_)
   std::thread reader_;
+  std::mutex read_mu_;   // one thread reads and handles at a time (ReadAvailable)
+  bool closed_ = false;  // the channel is gone (read_mu_)
+  const int poke_fd_;    // wakes the poller (WaitChannel)
+  bool poller_ = false;  // a waiting thread polls the channel (idle_mu_)
+  bool ended_ = false;   // the reader thread ends (idle_mu_)
+  std::condition_variable reader_cv_;
+  std::atomic<uint64_t> answers_{0};  // now replies taken (NowCycles)
+  std::atomic<bool> cpu_time_{true};  // the machine charges CPU time (the welcome)
   std::mutex write_mu_;
   std::vector<uint8_t> cork_;  // messages waiting for the next one that matters (Write)
   uint64_t undispatched_ = 0;  // frames arrived and not yet reported dispatched
@@ -599,7 +705,6 @@ class RemoteSimLink final : public SimLink, public std::enable_shared_from_this<
   std::shared_ptr<SimInFlight> arrived_ = std::make_shared<SimInFlight>();
 
   std::mutex mu_;
-  std::condition_variable cv_;
   Status stopped_;
   bool broken_ = false;  // the channel is gone: no answer will come
   std::set<RuntimeId> gone_;

@@ -18,9 +18,12 @@
 // round, as a rule) or a pass of another thread (FlushHeld).
 // ThreadWaits: a thread waits in the runtime (the progress thread need not be woken for
 // arrivals: that thread's wait takes them).
-// A reader thread takes the launcher's messages: arrivals, peer events, now replies, taken
-// counts. A broken channel (the launcher died, a bad message) stops the runtime: every peer
-// is gone (kUnavailable) and the error names the channel.
+// The launcher's messages (arrivals, peer events, now replies, taken counts) are read by the
+// first thread that sleeps waiting in the runtime (or for a now reply), polling the socket
+// itself; a reader thread reads them while no thread waits. The CPU time is not read (0
+// is sent) when the launcher's welcome says the machine charges none (sim.cpu_scale = 0). A broken
+// channel (the launcher died, a bad message) stops the runtime: every peer is gone (kUnavailable)
+// and the error names the channel.
 //
 // Thread safety: every method may be called from any thread.
 #ifndef UKAI_RT_MODULES_SIM_SIM_REMOTE_H_

@@ -191,11 +191,13 @@ std::vector<uint8_t> EncodePostHeader(uint32_t thread, int64_t cpu, uint64_t pee
 std::vector<uint8_t> EncodeDispatched(uint32_t thread, uint32_t frames) {
   return Out(Type::kDispatched, 8).U32(thread).U32(frames).Take();
 }
-std::vector<uint8_t> EncodeWelcome(uint64_t machine, double clock_mhz, uint32_t process) {
-  return Out(Type::kWelcome, 20)
+std::vector<uint8_t> EncodeWelcome(uint64_t machine, double clock_mhz, uint32_t process,
+                                   bool cpu_time) {
+  return Out(Type::kWelcome, 21)
       .U64(machine)
       .U64(std::bit_cast<uint64_t>(clock_mhz))
       .U32(process)
+      .U8(cpu_time ? 1 : 0)
       .Take();
 }
 std::vector<uint8_t> EncodeText(Type type, const std::string& text) {
@@ -277,8 +279,14 @@ Result<Dispatched> DecodeDispatched(std::span<const uint8_t> body) {
 
 Result<Welcome> DecodeWelcome(std::span<const uint8_t> body) {
   In in(body, "welcome");
-  Welcome w{in.U64(), std::bit_cast<double>(in.U64()), in.U32()};
+  Welcome w{in.U64(), std::bit_cast<double>(in.U64()), in.U32(), false};
+  const uint8_t cpu_time = in.U8();
   UKAI_RETURN_IF_ERROR(in.Done());
+  if (cpu_time > 1) {
+    return Status::ParseError("sim channel: welcome with cpu_time " + std::to_string(cpu_time) +
+                              " (0 or 1)");
+  }
+  w.cpu_time = cpu_time == 1;
   if (!std::isfinite(w.clock_mhz) || w.clock_mhz <= 0) {
     return Status::ParseError("sim channel: welcome with a clock of " +
                               std::to_string(w.clock_mhz) + " MHz");

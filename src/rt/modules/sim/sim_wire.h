@@ -15,7 +15,9 @@
 //   kDispatched  u32 thread, u32 frames              (frames taken from kArrive, dispatched)
 //   kLeave       (empty) the runtime leaves the machine (Finalize)
 //   launcher -> process
-//   kWelcome     u64 machine id, u64 clock MHz (IEEE double bits), u32 process
+//   kWelcome     u64 machine id, u64 clock MHz (IEEE double bits), u32 process,
+//                u8 cpu_time (0/1: the machine charges CPU time, sim.cpu_scale > 0; with 0
+//                the process sends cpu 0 and makes no CLOCK_THREAD_CPUTIME_ID calls)
 //   kRefused     text: why the process may not join (the run then fails)
 //   kNowIs       u32 thread, i64 cycles
 //   kArrive      frame bytes, as posted by the sender
@@ -110,7 +112,8 @@ std::vector<uint8_t> EncodeNow(uint32_t thread, int64_t cpu);
 std::vector<uint8_t> EncodePostHeader(uint32_t thread, int64_t cpu, uint64_t peer,
                                       size_t frame_bytes);
 std::vector<uint8_t> EncodeDispatched(uint32_t thread, uint32_t frames);
-std::vector<uint8_t> EncodeWelcome(uint64_t machine, double clock_mhz, uint32_t process);
+std::vector<uint8_t> EncodeWelcome(uint64_t machine, double clock_mhz, uint32_t process,
+                                   bool cpu_time = true);
 std::vector<uint8_t> EncodeText(Type type, const std::string& text);  // kRefused, kStopped
 std::vector<uint8_t> EncodeNowIs(uint32_t thread, int64_t cycles);
 std::vector<uint8_t> EncodeArriveHeader(size_t frame_bytes);
@@ -148,6 +151,7 @@ struct Welcome {
   uint64_t machine;
   double clock_mhz;
   uint32_t process;
+  bool cpu_time;  // the machine charges CPU time (sim.cpu_scale > 0)
 };
 struct NowIs {
   uint32_t thread;
