@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -346,6 +347,34 @@ TEST(LaunchSim, BadMachineConfigsAreRefusedBeforeAnyProcessStarts) {
   const Outcome missing = Ukai({"launch", "-n", "1", "--sim", "/nonexistent.toml", "true"});
   EXPECT_EQ(missing.exit_code, 2) << missing.err;
   EXPECT_NE(missing.err.find("/nonexistent.toml"), std::string::npos) << missing.err;
+}
+
+// Node 4G1 of the gateway patent's group machine (dor-detour, as examples/rt/sim/group24.toml)
+// fails at cycle 1; it runs no process, but the path between the two processes (nodes 9 and
+// 21) crosses it and a program frame takes no via node: the ping-pong's first frames are
+// lost, and both processes wait in the runtime for what cannot come. The run stops after
+// sim.stall_ms (exit status 3, naming the processes) instead of hanging the job.
+TEST(LaunchSim, EveryProcessWaitingForALostFrameEndsTheRun) {
+  const std::string machine =
+      WriteConfig("lost.toml",
+                  "[network]\ntopology = \"group\"\ngroups = 6\ngroup_size = 4\n[router]\nvcs = 6\n"
+                  "flit_bytes = 32\nvc_buffer_flits = 64\n[routing]\nalgorithm = \"dor-detour\"\n"
+                  "[faults]\nevents = [{cycle = 1, fail_node = \"4G1\"}]\n"
+                  "[sim]\ncpu_scale = 0.0\nnode_map = [9, 21]\nstall_ms = 300\n");
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome o = Ukai({"launch", "-n", "2", "--timeout", "120", "--sim", machine,
+                          UKAI_EXAMPLE_SPMD_PING_PONG, "10", "8"});
+  EXPECT_EQ(o.exit_code, 3) << o.out << o.err;
+  EXPECT_NE(o.err.find("sim: every process waits in the runtime (processes 0, 1) and nothing is "
+                       "in flight or due at cycle "),
+            std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("unchanged for sim.stall_ms = 300 ms of wall time: the program cannot go "
+                       "on ("),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(o.err.find(" 0 frames lost to faults"), std::string::npos) << o.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
 }
 
 // Node 1 of a 4x4 torus (detour-ud) fails at cycle 5000: the launcher stops the process on

@@ -29,7 +29,9 @@ std::vector<KeySpec> SimModuleKeySpecs() {
           .Default(std::to_string(d.stall_ms))
           .Doc("the runtime's sim module: wall time a process may run without a runtime call "
                "while the simulation waits for it; then the run stops with an error naming "
-               "the process and its last call"),
+               "the process and its last call. Under ukai launch --sim also the wall time "
+               "every process may wait in the runtime with nothing in flight or due (a frame "
+               "lost to a fault that they wait for); then the run stops saying so"),
       KeySpec::Make("sim.packet_bytes", ValueType::kInt)
           .Unit("bytes")
           .Min(1)

@@ -275,6 +275,11 @@ class SimFabric {
   void Looked(Thread* t, bool idle);
   // `t` lets the simulation advance: idle and settled with nothing new since.
   bool Waits(const Thread& t) const;
+  // Launched processes (callers step) all wait in the runtime and nothing is in flight, due
+  // or to hand over: only a wall-clock timeout of the program could still change anything.
+  // mu_ held.
+  bool EveryoneWaits() const;
+  std::string EveryoneWaitsMessage() const;
   // Something happened every waiting thread must look at (as ++seq_ does for local ones).
   void BumpEpochs();
   // Something happened a thread of this process blocked in an idle round may wait for (a

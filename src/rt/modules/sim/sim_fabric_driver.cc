@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <thread>
+#include <tuple>
 
 #include "rt/modules/sim/sim_fabric.h"
 #include "rt/modules/sim/sim_fabric_records.h"
@@ -195,6 +196,29 @@ std::string SimFabric::StallMessage(int64_t horizon) const {
   return "sim: the simulation waited sim.stall_ms = " + std::to_string(options_.stall_ms) + " ms";
 }
 
+bool SimFabric::EveryoneWaits() const {
+  const bool running = std::any_of(members_.begin(), members_.end(),
+                                   [](const auto& m) { return !m.second->failed; });
+  return callers_step_ && running && joins_ >= expected_joins_ && kick_.empty() && !Work() &&
+         Horizon() >= kInfinity;
+}
+
+std::string SimFabric::EveryoneWaitsMessage() const {
+  std::vector<int> processes;
+  for (const auto& [id, m] : members_) {
+    if (!m->failed) processes.push_back(m->process);
+  }
+  std::sort(processes.begin(), processes.end());
+  std::string waiting;
+  for (int p : processes) waiting += (waiting.empty() ? "" : ", ") + std::to_string(p);
+  return "sim: every process waits in the runtime (processes " + waiting +
+         ") and nothing is in flight or due at cycle " + std::to_string(net_->now()) +
+         ", unchanged for sim.stall_ms = " + std::to_string(options_.stall_ms) +
+         " ms of wall time: the program cannot go on (" + std::to_string(frames_lost_) +
+         " frames lost to faults so far; a program's own wall-clock timeout longer than "
+         "sim.stall_ms would have ended the wait)";
+}
+
 Status SimFabric::Advance(std::unique_lock<std::mutex>& lock, int64_t horizon) {
   (void)lock;
   const int64_t now = net_->now();
@@ -275,6 +299,8 @@ void SimFabric::Run() {
   auto progressed = std::chrono::steady_clock::now();
   int64_t last_now = -1;
   uint64_t last_seq = 0;
+  auto waiting_since = progressed;  // EveryoneWaits() held since, with these counts
+  std::tuple<int64_t, uint64_t, uint64_t> waited_counts{-1, 0, 0};
   while (!stop_) {
     if (!stepping_) {
       stepping_ = true;
@@ -307,11 +333,22 @@ void SimFabric::Run() {
     const int64_t horizon = Horizon();
     // The simulation waits (the horizon holds it, something is left to simulate) and has
     // waited too long.
+    const auto wall = std::chrono::steady_clock::now();
+    const auto stall = std::chrono::milliseconds(options_.stall_ms);
     if (Work() && horizon < kInfinity && net_->now() >= horizon && net_->now() == last_now &&
-        seq_ == last_seq &&
-        std::chrono::steady_clock::now() - progressed >
-            std::chrono::milliseconds(options_.stall_ms)) {
+        seq_ == last_seq && wall - progressed > stall) {
       StopRun(Status::Unavailable(StallMessage(horizon)));
+      continue;
+    }
+    // Every launched process waits for something that cannot come (a frame lost to a
+    // fault, a peer that never sends): stop instead of hanging the job.
+    const std::tuple<int64_t, uint64_t, uint64_t> counts{net_->now(), frames_sent_,
+                                                         frames_delivered_};
+    if (!EveryoneWaits() || counts != waited_counts) {
+      waiting_since = wall;
+      waited_counts = counts;
+    } else if (wall - waiting_since > stall) {
+      StopRun(Status::Unavailable(EveryoneWaitsMessage()));
     }
   }
 }
