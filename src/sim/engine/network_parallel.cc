@@ -158,10 +158,10 @@ void Network::RunParts() {
   } else {
     workers_->Run([this](int i) {
       EvaluatePart(parts_[static_cast<size_t>(i)]);
-      workers_->Barrier(i);
+      workers_->Barrier();
       if (ranks_ != nullptr) {
         if (i == 0) ExchangeWithRanks();
-        workers_->Barrier(i);
+        workers_->Barrier();
       }
       CommitPart(parts_[static_cast<size_t>(i)]);
     });

@@ -71,6 +71,8 @@ std::vector<int> BlockFactors(const NetworkConfig& c, int nodes, int count) {
   return best;
 }
 
+}  // namespace
+
 int CoresOfThisProcess() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) {
@@ -79,8 +81,6 @@ int CoresOfThisProcess() {
   }
   return std::max(1u, std::thread::hardware_concurrency());
 }
-
-}  // namespace
 
 PartitionPlan PartitionPlan::Single(int nodes) {
   PartitionPlan plan;

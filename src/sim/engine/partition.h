@@ -74,6 +74,9 @@ struct PartitionChoice {
 };
 PartitionChoice ChoosePartitions(const RunConfig& run, int nodes, int ranks);
 
+// The cores this process may run on (its CPU affinity mask; at least 1).
+int CoresOfThisProcess();
+
 }  // namespace ukai::sim
 
 #endif  // UKAI_SIM_ENGINE_PARTITION_H_

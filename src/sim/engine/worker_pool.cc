@@ -3,6 +3,9 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <chrono>
+
+#include "sim/engine/partition.h"
 
 namespace ukai::sim {
 namespace {
@@ -13,20 +16,28 @@ inline void Pause() {
 #endif
 }
 
-// A waiter spins at most this many pauses, then yields this many times, then sleeps. The
-// spin budget adapts per thread: it doubles (up to kMaxSpins, about a millisecond) while
-// the waits end during the spin (the other threads are running: a hand-off costs well
-// under a microsecond, and a thread that never gives its core away keeps it on a busy
-// machine) and halves when a wait had to yield (more threads than cores: spinning would
-// only delay the thread being waited for).
-constexpr int kMinSpins = 64;
-constexpr int kMaxSpins = 1 << 17;
+// A waiter spins (pause instructions) for up to kSpinNs of time, then yields the core
+// kYields times, then sleeps on a futex. Sleeping is what a hand-off must avoid while every
+// thread has a core: on the development VM a futex wake-up costs 4-10 us and more (the
+// syscall, the other vCPU's wake-up through the hypervisor), about a whole cycle of a 10x10
+// torus, and a thread whose partner sleeps waits that long itself. kSpinNs is longer than
+// a wake-up plus a cycle's work, so a pair that fell asleep (another process took a core
+// for a while) is spinning again one cycle after it has its cores back. (The earlier
+// budget, halved after every wait that had to yield, stayed at its minimum once waits
+// were long, and from then on every hand-off slept.) It is not longer, because under load
+// the thread waited for is often not running, and the spinning only burns the core it
+// could use. With more threads than cores a waiter spins kOversubscribedSpinNs only.
+constexpr int64_t kSpinNs = 50'000;
+constexpr int64_t kOversubscribedSpinNs = 2'000;
 constexpr int kYields = 50;
+// Pauses between two looks at the clock (a pause is 20-80 ns on the development VM).
+constexpr int kPausesPerClockRead = 16;
 
 }  // namespace
 
 WorkerPool::WorkerPool(int threads)
-    : size_(threads < 1 ? 1 : threads), spins_(static_cast<size_t>(size_), Budget{kMinSpins * 16}) {
+    : size_(threads < 1 ? 1 : threads),
+      spin_ns_(size_ <= CoresOfThisProcess() ? kSpinNs : kOversubscribedSpinNs) {
   for (int i = 1; i < size_; ++i) threads_.emplace_back([this, i] { Worker(i); });
 }
 
@@ -37,15 +48,16 @@ WorkerPool::~WorkerPool() {
   for (std::thread& t : threads_) t.join();
 }
 
-void WorkerPool::WaitChange(const std::atomic<uint32_t>& word, uint32_t seen, int* spins) {
-  for (int i = 0; i < *spins; ++i) {
-    if (word.load(std::memory_order_acquire) != seen) {
-      *spins = std::min(kMaxSpins, *spins * 2);
-      return;
+void WorkerPool::WaitChange(const std::atomic<uint32_t>& word, uint32_t seen) const {
+  if (word.load(std::memory_order_acquire) != seen) return;
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point limit = Clock::now() + std::chrono::nanoseconds(spin_ns_);
+  do {
+    for (int i = 0; i < kPausesPerClockRead; ++i) {
+      if (word.load(std::memory_order_acquire) != seen) return;
+      Pause();
     }
-    Pause();
-  }
-  *spins = std::max(kMinSpins, *spins / 2);
+  } while (Clock::now() < limit);
   for (int i = 0; i < kYields; ++i) {
     if (word.load(std::memory_order_acquire) != seen) return;
     sched_yield();
@@ -64,10 +76,10 @@ void WorkerPool::Run(const std::function<void(int)>& job) {
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
   job(0);
-  WaitChange(done_gen_, done, &spins_[0].spins);
+  WaitChange(done_gen_, done);
 }
 
-void WorkerPool::Barrier(int index) {
+void WorkerPool::Barrier() {
   if (size_ == 1) return;
   const uint32_t gen = barrier_gen_.load(std::memory_order_acquire);
   if (barrier_count_.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(size_)) {
@@ -76,13 +88,13 @@ void WorkerPool::Barrier(int index) {
     barrier_gen_.notify_all();
     return;
   }
-  WaitChange(barrier_gen_, gen, &spins_[static_cast<size_t>(index)].spins);
+  WaitChange(barrier_gen_, gen);
 }
 
 void WorkerPool::Worker(int index) {
   uint32_t seen = 0;
   for (;;) {
-    WaitChange(generation_, seen, &spins_[static_cast<size_t>(index)].spins);
+    WaitChange(generation_, seen);
     seen = generation_.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_relaxed)) return;
     (*job_)(index);

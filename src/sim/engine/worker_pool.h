@@ -4,10 +4,10 @@
 // each until all have reached it (the two-phase cycle: evaluate, barrier, commit).
 //
 // A simulated cycle lasts microseconds, so the hand-offs spin first (with a pause
-// instruction, an adaptive budget: worker_pool.cc), then yield the core, and only then
-// sleep on a futex (std::atomic::wait): while the threads have cores a hand-off costs well
-// under a microsecond; with more threads than cores a waiting thread soon gives its core
-// to the one it waits for.
+// instruction, for a fixed time: 50 us, worker_pool.cc says why), then yield the core, and
+// only then sleep on a futex (std::atomic::wait): while the threads have cores a hand-off
+// costs well under a microsecond and never sleeps; with more threads than cores a waiting
+// thread soon (2 us) gives its core to the one it waits for.
 //
 // Ownership: owns its threads (joined by the destructor). Thread safety: Run() from one
 // thread at a time.
@@ -32,18 +32,15 @@ class WorkerPool {
   int size() const { return size_; }
   void Run(const std::function<void(int)>& job);
   // Called by job(index), every job of a Run() the same number of times.
-  void Barrier(int index);
+  void Barrier();
 
  private:
-  // Waits until `word` differs from `seen`; `spins`: the waiting thread's spin budget.
-  static void WaitChange(const std::atomic<uint32_t>& word, uint32_t seen, int* spins);
+  // Waits until `word` differs from `seen`: spins, yields, sleeps (worker_pool.cc).
+  void WaitChange(const std::atomic<uint32_t>& word, uint32_t seen) const;
   void Worker(int index);
 
   const int size_;
-  struct alignas(64) Budget {
-    int spins;
-  };
-  std::vector<Budget> spins_;  // per thread index (each touched by its own thread only)
+  const int64_t spin_ns_;  // how long a wait spins before it yields (worker_pool.cc)
   std::vector<std::thread> threads_;
   const std::function<void(int)>* job_ = nullptr;
   alignas(64) std::atomic<uint32_t> generation_{0};  // a new Run()
