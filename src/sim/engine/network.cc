@@ -225,7 +225,7 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
 void Network::EnqueueMessage(Part& part, int32_t id) {
   Message& m = (*messages_)[id];
   Pe& pe = pe_[m.src];
-  pe_busy_[m.src] = 1;
+  part.pe_busy[m.src] = 1;
   m.next = -1;
   m.seq = pe.created++;
   if (pe.queue_tail >= 0) {
@@ -237,7 +237,7 @@ void Network::EnqueueMessage(Part& part, int32_t id) {
   ++pe.held;
   ++part.c.backlog;
   ++part.c.messages_created;
-  Activate(m.src);
+  part.active_flags[m.src] = 1;
 }
 
 void Network::CreateMessage(int src, int dst, int flits) { CreateMessage(src, dst, flits, {}, -1); }
@@ -354,7 +354,7 @@ __attribute__((always_inline)) inline void Network::PeStep(Part& part, int32_t n
       pe.waiting = false;
       CreateTrafficMessage(part, node);
     }
-    pe_busy_[node] = pe.queue_head >= 0 ? 1 : 0;
+    part.pe_busy[node] = pe.queue_head >= 0 ? 1 : 0;
   }
 }
 
@@ -372,12 +372,12 @@ void Network::EvaluatePart(Part& part) {
   int32_t kept = 0;
   for (int32_t i = 0; i < part.num_active; ++i) {
     const int32_t node = part.active[static_cast<size_t>(i)];
-    if (pe_busy_[node]) {
+    if (part.pe_busy[node]) {
       PeStep(part, node, pe_[node]);
     } else if (!fabric_->HasFlits(node)) {
-      active_flags_[node] = 0;  // nothing left to do (a busy PE keeps the node active)
+      part.active_flags[node] = 0;  // nothing left to do (a busy PE keeps the node active)
     }
-    kept += active_flags_[node];
+    kept += part.active_flags[node];
   }
   part.c.any_active = kept > 0 || fabric_->Received(part.lane);
   CollectDeliveries(part);
@@ -450,7 +450,7 @@ void Network::DropQueue(int32_t node) {
     ++serial_.undeliverable;
   }
   pe.queue_tail = -1;
-  pe_busy_[node] = pe.current >= 0 ? 1 : 0;
+  SetPeBusy(node, pe.current >= 0);
 }
 
 void Network::ApplyDueEvents() {
@@ -505,7 +505,7 @@ void Network::Step() {
 // follow it).
 void Network::CollectActive(Part& part) {
   int32_t* out = part.active.data();
-  const uint8_t* flags = active_flags_.data();
+  const uint8_t* flags = part.active_flags.data();
   int32_t n = 0;
   for (const NodeRun& run : part.runs) {
     int32_t i = run.begin;
@@ -532,8 +532,10 @@ void Network::CollectActive(Part& part) {
 
 int Network::active_nodes() const {
   int n = 0;
-  for (const NodeRun& run : fabric_->local_routers()) {
-    for (int r = run.begin; r < run.end; ++r) n += active_flags_[r];
+  for (const Part& part : parts_) {
+    for (const NodeRun& run : part.runs) {
+      for (int r = run.begin; r < run.end; ++r) n += part.active_flags[static_cast<size_t>(r)];
+    }
   }
   return n;
 }

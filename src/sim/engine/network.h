@@ -326,10 +326,20 @@ class Network {
   struct alignas(64) Part {
     int lane = 0;  // Fabric and MessagePool lane
     std::vector<NodeRun> runs;
-    CreationSchedule schedule;    // next message creation of its sending nodes
-    std::vector<int32_t> due;     // its nodes creating a message in the current cycle
-    std::vector<int32_t> active;  // [0, num_active): this cycle's active nodes, ascending
+    CreationSchedule schedule;  // next message creation of its sending nodes
+    std::vector<int32_t> due;   // its nodes creating a message in the current cycle
+    // [0, num_active): this cycle's active nodes, ascending. Its own mapping, like the
+    // flags below: no cache line of it is shared with another partition's thread.
+    LazyArray<int32_t> active;
     int32_t num_active = 0;
+    // Per node, by global number (only this partition's nodes are touched; each
+    // partition has its own array, as one array would share the cache lines at every
+    // partition's edge between the threads, written by both every cycle): 1 while its
+    // router holds flits or its PE has work (padded to a multiple of 8: CollectActive()
+    // reads eight at a time), and 1 while its PE has a message to push (current or
+    // queued), a dense copy of that test for the per-cycle loop over active nodes.
+    LazyArray<uint8_t> active_flags;
+    LazyArray<uint8_t> pe_busy;
     std::vector<Delivery> deliveries;  // this cycle's, in node order
     std::vector<NodeTag> tags;         // undeliverable this cycle, in node order
     Counters c;
@@ -371,12 +381,14 @@ class Network {
             now_ < plan_.resume[node]) ||
            now_ < paused_until_[node];
   }
-  void Activate(int32_t node) { active_flags_[node] = 1; }
   // The partition of this process holding `node`, or null (another rank's).
   Part* PartOf(int32_t node) {
     const int lane = fabric_->LaneOf(fabric_->PartOf(node));
     return lane < 0 ? nullptr : &parts_[static_cast<size_t>(lane)];
   }
+  // Part::active_flags / pe_busy of `node` (a node of this process) = 1 / `busy`.
+  void Activate(int32_t node) { PartOf(node)->active_flags[node] = 1; }
+  void SetPeBusy(int32_t node, bool busy) { PartOf(node)->pe_busy[node] = busy ? 1 : 0; }
   void ActivateNodesWithFlits();
   void CollectActive(Part& part);
   void CreateTrafficMessage(Part& part, int32_t node);
@@ -429,12 +441,8 @@ class Network {
   std::unique_ptr<Fabric> fabric_;
   // Per node (global numbers; only this process's nodes are touched: LazyArray).
   LazyArray<Pe> pe_;
-  // 1 while its PE has a message to push (current or queued); a dense copy of that test
-  // for the per-cycle loop over active nodes.
-  LazyArray<uint8_t> pe_busy_;
   LazyArray<Rng> rng_;  // one stream per node
-  // 1 while its router holds flits or its PE has work (padded to a multiple of 8).
-  LazyArray<uint8_t> active_flags_;
+  // (Active flags and PE-busy flags: per partition, in Part.)
   // Per node: paused until this cycle by an episode that ended before its restart reached
   // the node (a new episode began between its root's restart and the last resume).
   LazyArray<int64_t> paused_until_;

@@ -38,7 +38,7 @@ int32_t Network::CreateMessage(const NewMessage& spec) {
 void Network::EnqueueFront(Part& part, int32_t id) {
   Message& m = (*messages_)[id];
   Pe& pe = pe_[m.src];
-  pe_busy_[m.src] = 1;
+  part.pe_busy[m.src] = 1;
   m.seq = pe.created++;
   m.next = pe.queue_head;
   pe.queue_head = id;
@@ -46,7 +46,7 @@ void Network::EnqueueFront(Part& part, int32_t id) {
   ++pe.held;
   ++part.c.backlog;
   ++part.c.messages_created;
-  Activate(m.src);
+  part.active_flags[m.src] = 1;
 }
 
 void Network::SetAvailable(int32_t msg, int32_t flits) {

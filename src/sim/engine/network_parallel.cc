@@ -36,9 +36,12 @@ int64_t PoolCapacity() {
 double Network::ReservedBytes() const {
   double bytes =
       fabric_->ReservedBytes() + static_cast<double>(messages_->capacity() * sizeof(Message));
-  bytes +=
-      static_cast<double>(pe_.size() * sizeof(Pe) + pe_busy_.size() + rng_.size() * sizeof(Rng) +
-                          paused_until_.size() * sizeof(int64_t) + active_flags_.size());
+  bytes += static_cast<double>(pe_.size() * sizeof(Pe) + rng_.size() * sizeof(Rng) +
+                               paused_until_.size() * sizeof(int64_t));
+  for (const Part& part : parts_) {
+    bytes += static_cast<double>(part.active.size() * sizeof(int32_t) + part.pe_busy.size() +
+                                 part.active_flags.size());
+  }
   return bytes;
 }
 
@@ -82,16 +85,16 @@ Status Network::SetUpPartitions() {
   fabric_ = std::make_unique<Fabric>(*topology_, config_.router, routing_.get(), selection_.get(),
                                      messages_.get(), &plan_parts_, first, choice.threads);
   pe_.Reset(static_cast<size_t>(nodes));
-  pe_busy_.Reset(static_cast<size_t>(nodes));
   rng_.Reset(static_cast<size_t>(nodes));
   paused_until_.Reset(static_cast<size_t>(nodes));
-  active_flags_.Reset((static_cast<size_t>(nodes) + 7) / 8 * 8);
   parts_.resize(static_cast<size_t>(choice.threads));
   for (int l = 0; l < choice.threads; ++l) {
     Part& part = parts_[static_cast<size_t>(l)];
     part.lane = l;
     part.runs = plan_parts_.runs(first + l);
-    part.active.resize(static_cast<size_t>(plan_parts_.NodesOf(first + l)) + 8);
+    part.active.Reset(static_cast<size_t>(plan_parts_.NodesOf(first + l)) + 8);
+    part.active_flags.Reset((static_cast<size_t>(nodes) + 7) / 8 * 8);
+    part.pe_busy.Reset(static_cast<size_t>(nodes));
     for (const NodeRun& run : part.runs) {
       pe_.Fill(static_cast<size_t>(run.begin), static_cast<size_t>(run.end), Pe{});
       for (int i = run.begin; i < run.end; ++i) rng_[i] = Rng::Stream(config_.seed, i);
@@ -169,7 +172,7 @@ void Network::RunParts() {
   MergeParts();
 }
 
-void Network::CommitPart(Part& part) { fabric_->Commit(part.lane, now_, active_flags_.data()); }
+void Network::CommitPart(Part& part) { fabric_->Commit(part.lane, now_, part.active_flags.data()); }
 
 Network::Counters Network::LocalCounters(int64_t next_cycle) const {
   Counters c = serial_;

@@ -142,7 +142,7 @@ void Network::Discard(bool all) {
       Pe& pe = pe_[node];
       if (pe.current >= 0 && discarded(pe.current)) {
         pe.current = -1;
-        pe_busy_[node] = pe.queue_head >= 0 ? 1 : 0;
+        SetPeBusy(node, pe.queue_head >= 0);
       }
     }
   }
