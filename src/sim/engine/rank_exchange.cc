@@ -147,7 +147,6 @@ void Network::ReadRankMessage(const std::vector<uint8_t>& bytes, int from) {
       id = it->second;
     }
     f.word = (f.word & ~static_cast<uint32_t>(Flit::kMaxMessages - 1)) | static_cast<uint32_t>(id);
-    fabric_->WriteSlot(wf.dst, wf.slot, f);
     fabric_->RemoteInbox(lane)->push_back({wf.dst, -1, wf.slot, f});
   }
   for (int32_t c : credits) {

@@ -540,6 +540,7 @@ void Fabric::CommitInbox(const std::vector<BoundaryEntry>& entries, uint8_t* act
       if (needs_room_) ++epoch_[e.credit >> rshift_];
     }
     if (e.dst >= 0) {
+      buf_[(static_cast<size_t>(e.dst) << dshift_) + static_cast<size_t>(e.slot)] = e.flit;
       ++in_[e.dst].count;
       masks_[e.dst >> mshift_].nonempty |= Bit(e.dst);
       active[e.dst >> rshift_] = 1;

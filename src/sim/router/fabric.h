@@ -61,14 +61,16 @@
 // for belong to that output VC (its router). Evaluate() writes a departing flit straight
 // into the next such slot (OutputVcState::tail) and stages only (slot owner, credit);
 // Commit() then counts the flit into the downstream VC. The downstream router reads only
-// its counted slots, so this stays within the two-phase contract below.
+// its counted slots, so this stays within the two-phase contract below. A flit into
+// another partition is not written by Evaluate(): its outbox entry names the slot, and the
+// commit of the partition holding it writes it there (no thread writes a cache line of
+// another partition's buffers).
 //
 // Partitions (engine/partition.h): a Fabric evaluates the routers of one or more
 // partitions, one LANE per partition (each evaluated by one thread), and indexes state by
-// global router numbers. Its arrays are LazyArrays: only the state of its own routers (and
-// the downstream buffer slots its boundary output VCs write) is ever touched, so a
-// Fabric of one MPI rank holds its share of the network in memory. A flit or credit that
-// crosses into another partition is staged in the lane's outbox for that partition
+// global router numbers. Its arrays are LazyArrays: only the state of its own routers is
+// ever touched, so a Fabric of one MPI rank holds its share of the network in memory. A flit or
+// credit that crosses into another partition is staged in the lane's outbox for that partition
 // (Outbox()) instead of its own list; Commit(lane) applies the lane's own list, the
 // outboxes of the other local lanes addressed to it, and the entries another rank sent
 // (RemoteInbox()). Crossings are known at VC allocation (InVc::remote), so the hot path
@@ -162,13 +164,10 @@ class Fabric {
   const std::vector<BoundaryEntry>& Outbox(int lane, int32_t part) const {
     return lanes_[static_cast<size_t>(lane)].out[static_cast<size_t>(part)];
   }
-  // Entries another rank sent to lane `lane` this cycle (applied and cleared by Commit());
-  // their flits must already be in their slots (WriteSlot()).
+  // Entries another rank sent to lane `lane` this cycle (applied, their flits written into
+  // their slots, and cleared by Commit()).
   std::vector<BoundaryEntry>* RemoteInbox(int lane) {
     return &lanes_[static_cast<size_t>(lane)].remote_in;
-  }
-  void WriteSlot(int32_t ivc, int32_t slot, const Flit& flit) {
-    buf_[(static_cast<size_t>(ivc) << dshift_) + static_cast<uint32_t>(slot)] = flit;
   }
 
   // Flits keep only the low 32 bits of their arrival cycle (Flit::ArrivedBy()). Called at

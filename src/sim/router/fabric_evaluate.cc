@@ -627,8 +627,7 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
                     (__builtin_expect(h.extras, false) && h.link_port != nullptr
                          ? h.link_port[(r << h.pshift) | op]
                          : h.link));
-      h.buf[(static_cast<size_t>(q.aux) << h.dshift) + o.tail] = f;
-      StageBoundary(h, s, r, q.aux, o.tail, f, credit);
+      StageBoundary(h, s, r, q.aux, o.tail, f, credit);  // writes f into its slot or stages it
       o.tail = static_cast<int32_t>((static_cast<uint32_t>(o.tail) + 1) & h.slot_mask);
       if (--o.credits == 0) mk.credit &= ~bit;
       if (head) ++(*messages_)[f.msg()].hops;
@@ -708,10 +707,14 @@ __attribute__((noinline)) void Fabric::StageBoundary(const Hot& h, Scratch& s, i
     e.node = router;
     e.credit = local_credit;
   } else if (owner_[dst >> rshift_] != lane.part) {
+    // Only the entry: the commit of the partition holding `dst` writes the flit into its
+    // slot. Written here, the slot's cache line (which that partition's thread reads every
+    // cycle) would move between the cores twice per boundary flit.
     stage(owner_[dst >> rshift_], {dst, -1, slot, flit});
     ++lane.boundary_flits;
     if (local_credit >= 0) stage(lane.part, {-1, local_credit, 0, Flit{}});
   } else {
+    h.buf[(static_cast<size_t>(dst) << h.dshift) + slot] = flit;
     h.tx[s.ntx++] = {dst, local_credit};
   }
 }
