@@ -161,10 +161,10 @@ void Network::RunParts() {
   } else {
     workers_->Run([this](int i) {
       EvaluatePart(parts_[static_cast<size_t>(i)]);
-      workers_->Barrier();
+      workers_->Barrier(i);
       if (ranks_ != nullptr) {
         if (i == 0) ExchangeWithRanks();
-        workers_->Barrier();
+        workers_->Barrier(i);
       }
       CommitPart(parts_[static_cast<size_t>(i)]);
     });
