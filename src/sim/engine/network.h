@@ -456,6 +456,7 @@ class Network {
   RankGroup* ranks_ = nullptr;  // null: this process alone (or every rank runs it all)
   std::unique_ptr<RankState> rank_state_;
   std::vector<RankSummary> summaries_;  // every rank's, this cycle
+  std::vector<size_t> merge_pos_;       // MergeByNode()'s read positions
 
   std::vector<Ejection> watched_;  // every flit handed to a PE (WatchEjections)
   bool watch_ = false;
