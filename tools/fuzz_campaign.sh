@@ -13,6 +13,9 @@
 # the unit tests), at nice 19, JOBS (default 2) at a time. LOG_DIR (default /tmp/ukai-fuzz)
 # also keeps each run's log NAME.log and any crashing input (NAME-crash-*, NAME-timeout-*,
 # NAME-oom-*). To keep what a run found: `ukai_fuzz_NAME -merge=1 DIR LOG_DIR/corpus/STEM`.
+# TIMEOUT (default 600) is libFuzzer's -timeout, seconds of wall time for one input: at nice
+# 19 a fuzzer may wait that long for a core while other work runs (a 30 s bound fired on
+# inputs that take milliseconds while `make test` ran); a hang still stops the run.
 # To stop early, send SIGINT to the fuzzers (`pkill -INT -f ukai_fuzz_`): each prints how
 # many executions it made, and its line says "interrupted". A later run continues from the
 # corpus it left.
@@ -34,6 +37,7 @@ fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 logs=${LOG_DIR:-/tmp/ukai-fuzz}
 jobs=${JOBS:-2}
+timeout=${TIMEOUT:-600}
 mkdir -p "$logs" || exit 2
 
 if [ $# -eq 0 ]; then
@@ -53,7 +57,7 @@ run_one() {
   found="$logs/corpus/${name%_fuzz}"
   mkdir -p "$found"
   [ -d "$seeds" ] || seeds=""
-  nice -n 19 "$build/fuzz/ukai_fuzz_$name" -runs="$runs" -max_len=8192 -timeout=30 \
+  nice -n 19 "$build/fuzz/ukai_fuzz_$name" -runs="$runs" -max_len=8192 -timeout="$timeout" \
     -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$logs/$name-" "$found" \
     ${seeds:+"$seeds"} >"$logs/$name.log" 2>&1
   echo "$?" >"$logs/$name.rc"

@@ -446,7 +446,12 @@ TEST(CollSlots, SleepingWaiterSeesAFailedOrDepartedMember) {
     CollRequest q0 = w.group(0).IBarrier(), q1 = w.group(1).IBarrier();
     Status st0;
     std::thread waiter([&] { st0 = q0.WaitFor(std::chrono::seconds(60)); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // Until the waiter sleeps (after its 50 us of polling; on a loaded host its thread may
+    // not run for a while), at most 10 s.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (CountersOf(w, 0).slot_sleeps.load() == 0 && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     PeerEvent died;
     died.peer = w.runtime(2).id();
     died.module = "inproc";
