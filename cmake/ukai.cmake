@@ -58,11 +58,16 @@ function(ukai_tests area)
 endfunction()
 
 # ukai_fuzz_targets(LIB SRCS...): a libFuzzer executable ukai_fuzz_<stem> per fuzz source,
-# linked to LIB (clang only; called from fuzz/CMakeLists.txt under -DUKAI_FUZZ=ON).
+# linked to LIB (clang only; called from fuzz/CMakeLists.txt under -DUKAI_FUZZ=ON); the
+# target ukai_fuzz_all builds them all.
 function(ukai_fuzz_targets lib)
+  if(NOT TARGET ukai_fuzz_all)
+    add_custom_target(ukai_fuzz_all)
+  endif()
   foreach(src IN LISTS ARGN)
     get_filename_component(stem ${src} NAME_WE)
     add_executable(ukai_fuzz_${stem} ${src})
+    add_dependencies(ukai_fuzz_all ukai_fuzz_${stem})
     target_compile_options(ukai_fuzz_${stem} PRIVATE -fsanitize=fuzzer)
     target_link_options(ukai_fuzz_${stem} PRIVATE -fsanitize=fuzzer)
     target_link_libraries(ukai_fuzz_${stem} PRIVATE ${lib})

@@ -124,8 +124,10 @@ struct KillWorker {
   std::unique_ptr<Group> world;
 };
 
+// Mode "kill": the ring; "kill-auto": the automatic choice (over shm with 4 members, relay
+// with each part in one piece).
 TEST(CollWorker, KilledDuringAllreduce) {
-  if (Mode() != "kill") GTEST_SKIP() << "run by CollMultiProcess";
+  if (Mode() != "kill" && Mode() != "kill-auto") GTEST_SKIP() << "run by CollMultiProcess";
   KillWorker job;
   ASSERT_TRUE(job.Start());
   Group& w = *job.world;
@@ -133,7 +135,7 @@ TEST(CollWorker, KilledDuringAllreduce) {
   ASSERT_TRUE(w.Barrier().ok());
   std::vector<double> in(1 << 19, w.rank() + 1.0), out(in.size());
   CollOptions ring;
-  ring.algorithm = Algorithm::kRing;
+  ring.algorithm = Mode() == "kill" ? Algorithm::kRing : Algorithm::kAuto;
   if (w.rank() == 2) {
     CollRequest q = w.IAllreduce(in, out, ReduceOp::kSum, ring);  // its first messages leave
     ::raise(SIGKILL);
@@ -228,6 +230,7 @@ TEST(CollMultiProcess, MemberKilledDuringAllreduce) {
   for (const char* module : {"shm", "tcp"}) {
     LaunchWithAKilledMember("kill", module, "KilledDuringAllreduce");
   }
+  LaunchWithAKilledMember("kill-auto", "shm", "KilledDuringAllreduce");
 }
 
 TEST(CollMultiProcess, MemberKilledBetweenSlotAllreduces) {

@@ -195,6 +195,12 @@ TEST(CollSelect, TunedTableIsWellFormedAndConsulted) {
     ASSERT_NE(first, nullptr);
     EXPECT_EQ(SelectAlgorithm({}, row.coll, row.module, row.min_n, row.max_bytes, true),
               first->algorithm);
+    // A row's chunk size reaches the call, and only the pipelined algorithms have one.
+    EXPECT_EQ(SelectChoice({}, row.coll, row.module, row.min_n, row.max_bytes, true).chunk_bytes,
+              first->chunk_bytes);
+    if (row.chunk_bytes != 0) {
+      EXPECT_TRUE(row.algorithm == Algorithm::kRelay || row.algorithm == Algorithm::kChain);
+    }
   }
   for (const auto& [key, bytes] : last) {
     EXPECT_EQ(bytes, kAny) << CollectiveName(std::get<0>(key)) << " " << std::get<1>(key)

@@ -434,6 +434,15 @@ TEST(CollSlots, SleepingWaitersAreWokenByTheMemberThatCompletes) {
   }
 }
 
+// Returns once member r's waiter went to sleep in the slots (after its 50 us of polling; on
+// a loaded host its thread may not run for a while), or after 10 s.
+void WaitUntilAsleep(CollWorld& w, int r) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (CountersOf(w, r).slot_sleeps.load() == 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 // A member asleep in the slots still learns that another failed (a progress pass between
 // two sleeps) or left: its barrier completes with kUnavailable naming the member.
 TEST(CollSlots, SleepingWaiterSeesAFailedOrDepartedMember) {
@@ -446,7 +455,7 @@ TEST(CollSlots, SleepingWaiterSeesAFailedOrDepartedMember) {
     CollRequest q0 = w.group(0).IBarrier(), q1 = w.group(1).IBarrier();
     Status st0;
     std::thread waiter([&] { st0 = q0.WaitFor(std::chrono::seconds(60)); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    WaitUntilAsleep(w, 0);
     PeerEvent died;
     died.peer = w.runtime(2).id();
     died.module = "inproc";
@@ -464,7 +473,7 @@ TEST(CollSlots, SleepingWaiterSeesAFailedOrDepartedMember) {
   CollRequest q0 = w.group(0).IBarrier();
   Status st0;
   std::thread waiter([&] { st0 = q0.WaitFor(std::chrono::seconds(60)); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  WaitUntilAsleep(w, 0);
   w.group_ptr(1).reset();
   waiter.join();
   EXPECT_EQ(st0.code(), StatusCode::kUnavailable) << st0.ToString();

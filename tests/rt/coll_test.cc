@@ -6,6 +6,7 @@
 // algorithm choices, and the group creation errors.
 #include <cmath>
 #include <random>
+#include <thread>
 
 #include "coll_test_util.h"
 #include "rt/coll/coll_wire.h"
@@ -226,6 +227,95 @@ TEST(Coll, RelayWithRendezvousChunks) {
     if (r == 4) {
       for (double v : red) ASSERT_EQ(v, 15.0);
     }
+  });
+}
+
+// Relay allreduce with each part in one piece (chunk_bytes at least the part, as the
+// selection table's rows for 4 members over shm set it): 3-5 members, odd counts, three
+// types; doubles are bitwise the serial sum (the relays combine in rank order).
+TEST(Coll, RelayAllreduceInWholeParts) {
+  for (int n : {3, 4, 5}) {
+    CollWorld w(n, "inproc");
+    ASSERT_TRUE(w.ok());
+    w.Run([&](int r, Group* g) {
+      CollOptions o;
+      o.algorithm = Algorithm::kRelay;
+      o.chunk_bytes = size_t{1} << 20;
+      for (size_t count : {size_t{1}, size_t{7}, size_t{4097}, size_t{300001}}) {
+        SCOPED_TRACE("n " + std::to_string(n) + " count " + std::to_string(count));
+        std::vector<int32_t> i32(count), o32(count);
+        std::vector<int64_t> i64(count), o64(count);
+        for (size_t i = 0; i < count; ++i) {
+          i32[i] = static_cast<int32_t>(r * 7 + i % 13);
+          i64[i] = static_cast<int64_t>((r * 1000003 + i) % 977);
+        }
+        const std::vector<double> id = Doubles(r, count, 5);
+        std::vector<double> od(count);
+        ASSERT_TRUE(g->Allreduce(i32, o32, ReduceOp::kSum, o).ok());
+        ASSERT_TRUE(g->Allreduce(i64, o64, ReduceOp::kMax, o).ok());
+        ASSERT_TRUE(g->Allreduce(id, od, ReduceOp::kSum, o).ok());
+        std::vector<std::vector<double>> all(n);
+        for (int m = 0; m < n; ++m) all[m] = Doubles(m, count, 5);
+        for (size_t i = 0; i < count; ++i) {
+          int32_t sum = 0;
+          int64_t most = 0;
+          double serial = all[0][i];
+          for (int m = 0; m < n; ++m) {
+            sum += static_cast<int32_t>(m * 7 + i % 13);
+            most = std::max<int64_t>(most, static_cast<int64_t>((m * 1000003 + i) % 977));
+            if (m > 0) serial += all[m][i];
+          }
+          ASSERT_EQ(o32[i], sum) << i;
+          ASSERT_EQ(o64[i], most) << i;
+          ASSERT_EQ(od[i], serial) << i;  // bitwise
+        }
+      }
+    });
+  }
+}
+
+// Combining steps announced before their turn are read at once (ReadEarly) and combined in
+// turn: with rank 0 late, every relay's parts from ranks 2-4 come first; the results stay
+// bitwise the serial sum, and the early reads happened.
+TEST(Coll, AnnouncedPartsAreReadEarlyAndCombinedInOrder) {
+  constexpr int kN = 5;
+  CollWorld w(kN, "inproc");
+  ASSERT_TRUE(w.ok());
+  constexpr size_t kCount = 200001;
+  std::vector<std::vector<double>> all(kN);
+  for (int m = 0; m < kN; ++m) all[m] = Doubles(m, kCount, 9);
+  w.Run([&](int r, Group* g) {
+    CollOptions o;
+    o.algorithm = Algorithm::kRelay;
+    o.chunk_bytes = size_t{1} << 20;
+    if (r == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::vector<double> out(kCount);
+    ASSERT_TRUE(g->Allreduce(all[r], out, ReduceOp::kSum, o).ok());
+    for (size_t i = 0; i < kCount; ++i) {
+      double serial = all[0][i];
+      for (int m = 1; m < kN; ++m) serial += all[m][i];
+      ASSERT_EQ(out[i], serial) << i;
+    }
+  });
+  uint64_t early = 0;
+  for (int r = 0; r < kN; ++r) early += w.group(r).state()->counters().early_reads.load();
+  EXPECT_GE(early, 4u);  // relays 1-4 each got parts from ranks 2-4 before rank 0's
+}
+
+// Over shm, 4 members' automatic 1 MiB allreduce takes the table's relay row with its chunk
+// size: each part goes in one piece, so a member announces 3 parts and 3 results (with the
+// default 64 KiB chunks: 4 chunks each, 24).
+TEST(Coll, AutoAllreduceOverShmTakesTheRowsChunkSize) {
+  CollWorld w(4, "shm");
+  ASSERT_TRUE(w.ok());
+  w.Run([&](int r, Group* g) {
+    ASSERT_EQ(g->module(), "shm");
+    EXPECT_EQ(g->Select(Collective::kAllreduce, size_t{1} << 20), Algorithm::kRelay);
+    std::vector<double> in(size_t{1} << 17, r + 1.0), out(in.size());
+    const uint64_t before = g->state()->counters().announced.load();
+    ASSERT_TRUE(g->Allreduce(in, out, ReduceOp::kSum).ok());
+    EXPECT_EQ(g->state()->counters().announced.load() - before, 6u);
+    for (double v : out) ASSERT_EQ(v, 10.0);
   });
 }
 

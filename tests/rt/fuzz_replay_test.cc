@@ -18,7 +18,8 @@ extern "C" int rma_request_fuzz_TestOneInput(const uint8_t* data, size_t size);
 namespace ukai::rt {
 namespace {
 
-// Encoded RMA requests (put with a reply route, get, atomic), a reply and remote keys
+// Encoded RMA requests (put with a reply route, get, atomic, the one-sided asks and their
+// release), a reply and remote keys
 // (version 1, and version 2 with the direct path's fields).
 std::vector<std::vector<uint8_t>> RmaSeeds(const Startpoint& sp) {
   std::vector<std::vector<uint8_t>> out;
@@ -35,6 +36,20 @@ std::vector<std::vector<uint8_t>> RmaSeeds(const Startpoint& sp) {
     r.atomics.assign(2, AtomicOp{AtomicOpcode::kCas, 4, 8, 1, 2});
     std::vector<uint8_t> bytes(internal::RequestSize(r));
     internal::EncodeRequest(r, bytes.data());
+    out.push_back(std::move(bytes));
+  }
+  // The one-sided asks and their release: no data, a length above the 4 KiB packet limit
+  // (the whole transfer's).
+  r.data = {};
+  r.atomics.clear();
+  r.length = 1 << 20;
+  for (internal::RmaWireOp op :
+       {internal::RmaWireOp::kOneSidedPut, internal::RmaWireOp::kOneSidedGet,
+        internal::RmaWireOp::kOneSidedDone}) {
+    r.op = op;
+    std::vector<uint8_t> bytes(internal::RequestSize(r));
+    internal::EncodeRequest(r, bytes.data());
+    EXPECT_TRUE(internal::DecodeRequest(bytes).ok()) << "one-sided op " << int(op);
     out.push_back(std::move(bytes));
   }
   internal::RmaReply rep;

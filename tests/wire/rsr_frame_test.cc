@@ -112,6 +112,34 @@ TEST(RsrFrame, RejectsBadFields) {
   expect_bad(44, 1, "reserved");
 }
 
+// The frame decoder takes the header's verdict from the same checks as DecodeHeader: for
+// every byte of the header set to each of a few values, both accept with the same fields
+// or both reject with the same status.
+TEST(RsrFrame, FrameAndHeaderDecodersAgreeOnEveryHeaderByte) {
+  for (size_t offset = 0; offset < kHeaderSize; ++offset) {
+    for (uint8_t value : {0x00, 0x01, 0x02, 0x38, 0x40, 0x80, 0xff}) {
+      std::vector<uint8_t> f = Frame(Sample());
+      f[offset] = value;
+      Result<FrameHeader> h = DecodeHeader(f);
+      Result<FrameView> v = DecodeFrame(f);
+      if (!h.ok()) {
+        ASSERT_FALSE(v.ok()) << offset << " " << int{value};
+        EXPECT_EQ(v.status().ToString(), h.status().ToString()) << offset;
+        continue;
+      }
+      if (h->frame_size() != f.size()) {  // a length field changed: the payload no longer fits
+        EXPECT_FALSE(v.ok()) << offset << " " << int{value};
+        continue;
+      }
+      ASSERT_TRUE(v.ok()) << offset << " " << int{value} << ": " << v.status().ToString();
+      EXPECT_EQ(v->header.source, h->source);
+      EXPECT_EQ(v->header.handler, h->handler);
+      EXPECT_EQ(v->header.address, h->address);
+      EXPECT_EQ(v->payload.size(), h->payload_len);
+    }
+  }
+}
+
 TEST(RsrFrame, TrailingBytesRejected) {
   std::vector<uint8_t> f = Frame(Sample());
   f.push_back(0);

@@ -21,8 +21,10 @@
 // one until a batch takes kBatchUs = 20 us), as the helper times Open MPI. Options: --runs=N,
 // --seconds=S (per figure, default 0.3), --only=targets|relay, --tune,
 // --worker (internal: one rank of a ukai job; --specs=..., --out=FILE, and GroupOptions'
-// --rendezvous=, --single-copy=, --segment=, --slot-wait=sleep), --help; anything else
+// --rendezvous=, --single-copy=, --segment=, --exchange-eager=, --shared-copy=,
+// --slot-wait=sleep; CollOptions' --chunk=), --help; anything else
 // is refused with exit code 2.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -99,10 +101,36 @@ std::string Arg(int argc, char** argv, const std::string& name, const std::strin
 // same rule.
 constexpr double kBatchUs = 20.0;
 
+// With UKAI_COLL_BENCH_RUSAGE set, every rank prints its CPU time and context switches per
+// call of each measured spec on stderr (ukai_coll_mpi prints the same for Open MPI).
+struct UsageMark {
+  rusage u{};
+  double wall = 0;
+  UsageMark() {
+    getrusage(RUSAGE_SELF, &u);
+    wall = NowSeconds();
+  }
+  static double CpuUs(const rusage& x) {
+    return static_cast<double>(x.ru_utime.tv_sec + x.ru_stime.tv_sec) * 1e6 +
+           static_cast<double>(x.ru_utime.tv_usec + x.ru_stime.tv_usec);
+  }
+  void Print(const std::string& key, int rank, uint64_t calls) const {
+    if (std::getenv("UKAI_COLL_BENCH_RUSAGE") == nullptr || calls == 0) return;
+    const UsageMark now;
+    const double c = static_cast<double>(calls);
+    std::fprintf(
+        stderr, "rusage %s rank %d calls %llu wall_us %.2f cpu_us %.2f vcsw %.3f ivcsw %.3f\n",
+        key.c_str(), rank, static_cast<unsigned long long>(calls), (now.wall - wall) * 1e6 / c,
+        (CpuUs(now.u) - CpuUs(u)) / c, static_cast<double>(now.u.ru_nvcsw - u.ru_nvcsw) / c,
+        static_cast<double>(now.u.ru_nivcsw - u.ru_nivcsw) / c);
+  }
+};
+
 // The `percentile`-th percentile (50: the median) of rank 0's us per call of fn over batches;
 // every rank calls fn the same number of times (rank 0 decides when to stop and tells the
 // others outside the timed part).
-double TimeCalls(rt::Group& w, double seconds, int percentile, const std::function<bool()>& fn) {
+double TimeCalls(rt::Group& w, double seconds, int percentile, const std::function<bool()>& fn,
+                 const std::string& key) {
   auto decide = [&](int32_t more) {
     (void)w.Broadcast(rt::MutView(&more, 1, rt::DataType::kInt32), 0);
     return more != 0;
@@ -120,6 +148,7 @@ double TimeCalls(rt::Group& w, double seconds, int percentile, const std::functi
   }
   std::vector<double> samples;
   (void)w.Barrier();
+  const UsageMark mark;
   const double start = NowSeconds();
   for (;;) {
     const double t0 = NowSeconds();
@@ -130,6 +159,7 @@ double TimeCalls(rt::Group& w, double seconds, int percentile, const std::functi
     samples.push_back((t - t0) * 1e6 / batch);
     if (!decide((t - start < seconds || samples.size() < 5) && samples.size() < 100000)) break;
   }
+  mark.Print(key, w.rank(), samples.size() * static_cast<uint64_t>(batch));
   if (std::getenv("UKAI_COLL_BENCH_DEBUG") != nullptr && w.rank() == 0) {
     std::vector<double> v = samples;
     std::sort(v.begin(), v.end());
@@ -141,13 +171,15 @@ double TimeCalls(rt::Group& w, double seconds, int percentile, const std::functi
   return samples[std::min(samples.size() - 1, samples.size() * percentile / 100)];
 }
 
-double MeasureSpec(rt::Group& w, const Spec& s, double seconds, int percentile) {
+double MeasureSpec(rt::Group& w, const Spec& s, double seconds, int percentile,
+                   uint64_t chunk_bytes) {
   const size_t n = static_cast<size_t>(w.size());
   const int r = w.rank();
   const size_t count = std::max<uint64_t>(s.bytes / 8, s.op == "barrier" ? 0 : 1);
   std::vector<double> a(count * n, r + 1.0), b(count * n);
   rt::CollOptions o;
   o.algorithm = s.alg;
+  o.chunk_bytes = chunk_bytes;
   std::function<bool()> fn;
   auto ok = [](const Status& st) {
     if (!st.ok()) std::fprintf(stderr, "ukai_coll_bench: %s\n", st.ToString().c_str());
@@ -183,7 +215,7 @@ double MeasureSpec(rt::Group& w, const Spec& s, double seconds, int percentile) 
   } else {
     return -1;
   }
-  return TimeCalls(w, seconds, percentile, fn);
+  return TimeCalls(w, seconds, percentile, fn, s.Key());
 }
 
 int RunWorker(int argc, char** argv) {
@@ -202,6 +234,12 @@ int RunWorker(int argc, char** argv) {
   if (const std::string sg = Arg(argc, argv, "--segment"); !sg.empty()) {
     go.segment_bytes = std::strtoull(sg.c_str(), nullptr, 10);
   }
+  if (const std::string ee = Arg(argc, argv, "--exchange-eager"); !ee.empty()) {
+    go.exchange_eager_bytes = std::strtoull(ee.c_str(), nullptr, 10);
+  }
+  if (const std::string sc = Arg(argc, argv, "--shared-copy"); !sc.empty()) {
+    go.shared_copy_bytes = std::strtoull(sc.c_str(), nullptr, 10);
+  }
   auto w = rt::Group::World(**ctx, go);
   if (!w.ok()) return std::fprintf(stderr, "%s\n", w.status().ToString().c_str()), 1;
   const double seconds = std::atof(Arg(argc, argv, "--seconds", "0.3").c_str());
@@ -209,8 +247,9 @@ int RunWorker(int argc, char** argv) {
       std::clamp(std::atoi(Arg(argc, argv, "--percentile", "50").c_str()), 0, 100);
   std::ofstream out;
   if ((*w)->rank() == 0) out.open(Arg(argc, argv, "--out"));
+  const uint64_t chunk = std::strtoull(Arg(argc, argv, "--chunk", "0").c_str(), nullptr, 10);
   for (const Spec& s : Split(Arg(argc, argv, "--specs"))) {
-    const double us = MeasureSpec(**w, s, seconds, percentile);
+    const double us = MeasureSpec(**w, s, seconds, percentile, chunk);
     if ((*w)->rank() == 0) out << s.Key() << " " << us << "\n" << std::flush;
   }
   w->reset();

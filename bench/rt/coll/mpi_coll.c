@@ -7,9 +7,11 @@
 // pair), reduce (double sum to root 0), allgather (BYTES per rank). Every rank synchronises
 // the start of each sample with the same barrier-free scheme ukai's bench uses: a sample is
 // the time rank 0 measured for a batch; batches run back to back.
-// Options: -p op:bytes,op:bytes,... -t seconds (budget per pair).
+// Options: -p op:bytes,op:bytes,... -t seconds (budget per pair), -q percentile (instead of
+// the median).
 #include <mpi.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +20,21 @@
 #define BATCH_US 20.0
 
 static double Now(void) { return MPI_Wtime(); }
+
+// With UKAI_COLL_BENCH_RUSAGE set, every rank prints its CPU time and context switches per
+// call of each measured (op, size) on stderr (ukai_coll_bench's worker prints the same).
+static void Usage(struct rusage* u) { getrusage(RUSAGE_SELF, u); }
+static double CpuUs(const struct rusage* u) {
+  return (u->ru_utime.tv_sec + u->ru_stime.tv_sec) * 1e6 + u->ru_utime.tv_usec +
+         u->ru_stime.tv_usec;
+}
+static void PrintUsage(const char* op, size_t bytes, int rank, long calls, double wall_us,
+                       const struct rusage* a, const struct rusage* b) {
+  if (getenv("UKAI_COLL_BENCH_RUSAGE") == NULL || calls == 0) return;
+  fprintf(stderr, "rusage %s:%zu rank %d calls %ld wall_us %.2f cpu_us %.2f vcsw %.3f ivcsw %.3f\n",
+          op, bytes, rank, calls, wall_us / calls, (CpuUs(b) - CpuUs(a)) / calls,
+          (double)(b->ru_nvcsw - a->ru_nvcsw) / calls, (double)(b->ru_nivcsw - a->ru_nivcsw) / calls);
+}
 
 static int Cmp(const void* a, const void* b) {
   double x = *(const double*)a, y = *(const double*)b;
@@ -45,7 +62,7 @@ static void RunOnce(const char* op, size_t bytes) {
 }
 
 // Every rank runs the same number of batches: rank 0 decides and broadcasts (outside timing).
-static void Measure(const char* op, size_t bytes, double seconds, int rank) {
+static void Measure(const char* op, size_t bytes, double seconds, int rank, int percentile) {
   int batch = 1;
   for (;;) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -62,6 +79,9 @@ static void Measure(const char* op, size_t bytes, double seconds, int rank) {
   int n = 0;
   double start = Now();
   MPI_Barrier(MPI_COMM_WORLD);
+  struct rusage u0, u1;
+  Usage(&u0);
+  double w0 = Now();
   for (;;) {
     double t0 = Now();
     for (int i = 0; i < batch; ++i) RunOnce(op, bytes);
@@ -72,9 +92,12 @@ static void Measure(const char* op, size_t bytes, double seconds, int rank) {
     MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!more) break;
   }
+  Usage(&u1);
+  PrintUsage(op, bytes, rank, (long)n * batch, (Now() - w0) * 1e6, &u0, &u1);
   if (rank == 0) {
     qsort(samples, (size_t)n, sizeof(double), Cmp);
     double med = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+    if (percentile != 50) med = samples[(long)n * percentile / 100 < n ? (long)n * percentile / 100 : n - 1];
     printf("coll %s %zu %.4f %d\n", op, bytes, med, n);
     fflush(stdout);
   }
@@ -88,9 +111,11 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   char pairs[1024] = "barrier:8,allreduce:8";
   double seconds = 0.25;
+  int percentile = 50;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "-p") == 0) snprintf(pairs, sizeof pairs, "%s", argv[i + 1]);
     if (strcmp(argv[i], "-t") == 0) seconds = atof(argv[i + 1]);
+    if (strcmp(argv[i], "-q") == 0) percentile = atoi(argv[i + 1]);
   }
   size_t max = 8;
   for (char* p = strchr(pairs, ':'); p != NULL; p = strchr(p + 1, ':')) {
@@ -104,7 +129,7 @@ int main(int argc, char** argv) {
     char* colon = strchr(pair, ':');
     if (colon == NULL) continue;
     *colon = '\0';
-    Measure(pair, strtoul(colon + 1, NULL, 10), seconds, rank);
+    Measure(pair, strtoul(colon + 1, NULL, 10), seconds, rank, percentile);
   }
   free(send_buf);
   free(recv_buf);

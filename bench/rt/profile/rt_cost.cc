@@ -16,6 +16,14 @@
 // on every member in rank order, then Wait on each (BarrierRound); prints the wall time per
 // round. Under callgrind with --toggle-collect='*BarrierRound*', instructions / count = one
 // barrier of each member (the last to post completes at once, the others in their Wait).
+// --coll=OP:BYTES:ALGORITHM[:CHUNK] (with --barrier=N for the group size) measures that
+// collective instead (OP: allreduce of doubles, broadcast from rank 0, alltoall with BYTES
+// per pair; CollOptions::chunk_bytes = CHUNK): each round posts it on every member, then
+// Tests the members in turn until all completed. One thread does every member's work (over
+// shm in one process, single-copy reads are memcpy), so the CPU time per round is the work
+// of one call summed over the members, without the waits of a busy host.
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -40,6 +48,7 @@ struct Options {
   bool heap = false;
   bool send_bytes = false;  // Runtime::SendRsrBytes instead of a Buffer per RSR
   int members = 0;          // > 0: Group barriers of this many members instead of RSRs
+  std::string coll;         // --coll=OP:BYTES:ALGORITHM[:CHUNK] instead of barriers
   std::vector<std::string> runtime_args;
 };
 
@@ -71,8 +80,76 @@ __attribute__((noinline)) bool BarrierRound(const std::vector<std::unique_ptr<rt
   return ok;
 }
 
+// One collective of each member (--coll), all driven by this thread.
+struct CollSpec {
+  std::string op;
+  size_t bytes = 8;
+  rt::CollOptions options;
+  std::vector<std::vector<double>> in, out;
+};
+__attribute__((noinline)) bool CollRound(const std::vector<std::unique_ptr<rt::Group>>& g,
+                                         std::vector<rt::CollRequest>& q, CollSpec& c) {
+  for (size_t r = 0; r < g.size(); ++r) {
+    if (c.op == "allreduce") {
+      q[r] = g[r]->IAllreduce(c.in[r], c.out[r], rt::ReduceOp::kSum, c.options);
+    } else if (c.op == "broadcast") {
+      q[r] = g[r]->IBroadcast(c.out[r], 0, c.options);
+    } else {
+      q[r] = g[r]->IAlltoall(c.in[r], c.out[r], c.options);
+    }
+  }
+  for (size_t done = 0; done < g.size();) {
+    done = 0;
+    for (size_t r = 0; r < g.size(); ++r) done += q[r].Test() ? 1 : 0;
+  }
+  bool ok = true;
+  for (size_t r = 0; r < g.size(); ++r) ok = q[r].status().ok() && ok;
+  return ok;
+}
+
+double ThreadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 __attribute__((noinline)) void ReceiveWindow(rt::Runtime& b, const uint64_t* got, uint64_t want) {
   while (*got < want) b.Progress();
+}
+
+// The --coll mode over the groups MeasureBarrier made.
+int MeasureColl(const std::vector<std::unique_ptr<rt::Group>>& groups,
+                std::vector<rt::CollRequest>& q, const Options& o) {
+  CollSpec c;
+  const size_t a = o.coll.find(':'), b = o.coll.find(':', a + 1), d = o.coll.find(':', b + 1);
+  c.op = o.coll.substr(0, a);
+  c.bytes = std::strtoull(o.coll.substr(a + 1, b - a - 1).c_str(), nullptr, 10);
+  auto alg = rt::ParseAlgorithm(o.coll.substr(b + 1, d == std::string::npos ? d : d - b - 1));
+  if (!alg.ok() || (c.op != "allreduce" && c.op != "broadcast" && c.op != "alltoall")) {
+    return std::fprintf(stderr, "ukai_rt_cost: bad --coll=%s\n", o.coll.c_str()), 2;
+  }
+  c.options.algorithm = *alg;
+  if (d != std::string::npos)
+    c.options.chunk_bytes = std::strtoull(o.coll.c_str() + d + 1, nullptr, 10);
+  const size_t n = groups.size();
+  const size_t count = std::max<size_t>(1, c.bytes / 8) * (c.op == "alltoall" ? n : 1);
+  for (size_t r = 0; r < n; ++r) {
+    c.in.emplace_back(count, r + 1.0);
+    c.out.emplace_back(count, 0.0);
+  }
+  for (int i = 0; i < 10; ++i) {  // warm up
+    if (!CollRound(groups, q, c)) return 1;
+  }
+  const auto t0 = Clock::now();
+  const double c0 = ThreadCpuSeconds();
+  for (long i = 0; i < o.count; ++i) {
+    if (!CollRound(groups, q, c)) return 1;
+  }
+  const double cpu = ThreadCpuSeconds() - c0;
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf("module %s, %ld rounds of %s over %zu members: %.1f us/round wall, %.1f us CPU\n",
+              o.module.c_str(), o.count, o.coll.c_str(), n, s / o.count * 1e6, cpu / o.count * 1e6);
+  return 0;
 }
 
 // The --barrier mode: `o.members` runtimes (A, B and more made like them), the group of
@@ -102,6 +179,7 @@ int MeasureBarrier(std::vector<std::unique_ptr<rt::Runtime>>& rts, const Options
     if (g == nullptr) return std::fprintf(stderr, "ukai_rt_cost: group creation failed\n"), 1;
   }
   std::vector<rt::CollRequest> q(n);
+  if (!o.coll.empty()) return MeasureColl(groups, q, o);
   for (int i = 0; i < 100; ++i) {  // warm up
     if (!BarrierRound(groups, q)) return 1;
   }
@@ -141,6 +219,8 @@ int ParseOptions(int argc, char** argv, Options* po) {
     } else if (s.rfind("--barrier=", 0) == 0) {
       o.members = std::atoi(s.c_str() + 10);
       if (o.members == 0) o.members = -1;  // not a number: refused below, not the RSR mode
+    } else if (s.rfind("--coll=", 0) == 0) {
+      o.coll = s.substr(7);
     } else if (s.rfind("--ukai-", 0) == 0) {
       o.runtime_args.push_back(s);
     } else {

@@ -242,7 +242,7 @@ void CollOp::MakeReady(int i, Outbox* out) {
   const Step& s = init_.schedule->steps[i];
   StepState& st = st_[i];
   st.ready = true;
-  if (Large(s)) {
+  if (Large(s) && !st.early) {
     if (st.rts && !st.cts_sent && !StartSharedCopy(i, out) && !ReadAnnounced(i, out)) {
       st.cts_sent = true;
       Emit(MsgKind::kCts, s.peer, s.tag, s.dst.length, 0, {}, out);
@@ -259,7 +259,10 @@ void CollOp::MakeReady(int i, Outbox* out) {
       ++it;
     }
   }
-  for (const Piece& p : early) Receive(i, p.offset, p.bytes, out);
+  for (Piece& p : early) {
+    Receive(i, p.offset, p.bytes, out);
+    if (st.early) spare_.push_back(std::move(p.bytes));  // ReadEarly's next buffer
+  }
 }
 
 bool CollOp::ReadAnnounced(int i, Outbox* out) {
@@ -298,6 +301,36 @@ bool CollOp::ReadAnnounced(int i, Outbox* out) {
   Emit(MsgKind::kFin, s.peer, s.tag, s.dst.length, 0, {}, out);
   Complete(i);
   return true;
+}
+
+void CollOp::ReadEarly(int i, Outbox* out) {
+  const Step& s = init_.schedule->steps[i];
+  StepState& st = st_[i];
+  if (s.order == Order::kCopy || st.cts_sent || st.remote == 0 || init_.proofs == nullptr ||
+      init_.proofs->at(s.peer).pid == 0) {
+    return;
+  }
+  // Buffers of earlier early reads are kept (this operation object is reused): a fresh
+  // allocation of this size would fault its pages in again on every call.
+  std::vector<uint8_t> bytes;
+  if (!spare_.empty()) {
+    bytes = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  bytes.resize(s.dst.length);
+  const Status read = coll::ReadMember(init_.proofs->at(s.peer), st.remote, bytes);
+  if (read.code() == StatusCode::kUnavailable) {  // gone: the peer event fails the step
+    st.cts_sent = true;
+    return;
+  }
+  if (!read.ok()) return;  // then as when it was not read early (ReadAnnounced, kCts)
+  stash_.emplace_back(i, Piece{0, std::move(bytes)});
+  st.early = true;
+  st.cts_sent = true;
+  if (init_.counters != nullptr) {
+    init_.counters->early_reads.fetch_add(1, std::memory_order_relaxed);
+  }
+  Emit(MsgKind::kFin, s.peer, s.tag, s.dst.length, 0, {}, out);
 }
 
 bool CollOp::StartSharedCopy(int i, Outbox* out) {
@@ -570,7 +603,11 @@ void CollOp::OnMessage(const Header& h, std::span<const uint8_t> body, Outbox* o
       if (!Large(s) || st.rts) return protocol("an unexpected announcement");
       st.rts = true;
       st.remote = h.offset;
-      if (st.ready) MakeReady(i, out);
+      if (st.ready) {
+        MakeReady(i, out);
+      } else {
+        ReadEarly(i, out);
+      }
       break;
     case MsgKind::kCts:
       if (!Large(s) || !st.announced) return protocol("a request for data not announced");

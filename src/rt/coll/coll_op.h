@@ -11,7 +11,11 @@
 // Large messages (rendezvous_bytes and more; an alltoall's from exchange_eager_bytes): the
 // sender announces them (kRts) and sends the data when the receiver answers kCts, which it
 // does once the receiving step is ready (its round running, its turn in the ordered
-// sequence), so data never wait in a copy; the sending step completes then.
+// sequence), so data never wait in a copy; the sending step completes then. On one host
+// with single copy the receiver reads them from the sender's buffer instead (kFin) when
+// the step is ready, or, for a combining step announced before its turn, at once into a
+// copy that waits for the turn (ReadEarly): the same bytes moved (a combination reads into
+// a scratch anyway), but the sender is released and the copy overlaps the wait.
 //
 // Shared copies (GroupOptions::shared_copy_bytes): a large step of a broadcast, scatter or
 // gather between members proven on one host is copied by both sides at once. The receiver
@@ -71,6 +75,7 @@ struct CollCounters {
   std::atomic<uint64_t> shared_writes{0};  // shared copies' halves written by us
   std::atomic<uint64_t> slot_ops{0};       // barriers and allreduces done in shared slots
   std::atomic<uint64_t> announced{0};      // large messages announced (rendezvous, kRts)
+  std::atomic<uint64_t> early_reads{0};    // announced data read before their turn here
   // Sleeping slot waiters (GroupOptions::slot_wait): sleeps begun here, sleeps here that a
   // wake ended (not the timeout), wakes sent by this member to sleepers.
   std::atomic<uint64_t> slot_sleeps{0};
@@ -224,6 +229,7 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
     bool put_out = false;    // recv: the sender's kWrote still to come
     bool own_read = false;   // recv: our half was read
     bool put = false;        // send: the receiver's kPut was handled
+    bool early = false;      // recv: read before its turn into a stash piece (ReadEarly)
   };
   uint8_t* Ptr(const coll::Region& r);
   const uint8_t* CPtr(const coll::Region& r) const;
@@ -241,6 +247,11 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
   // it (kFin); false when it cannot (the caller asks for the data instead). When the
   // member's process is gone the step waits for the runtime's peer event, which fails it.
   bool ReadAnnounced(int i, Outbox* out);
+  // A combining step announced before its turn (a later round, or an ordered sequence
+  // waiting for a lower rank): reads the data at once into a stash piece and tells the
+  // sender (kFin), so the sender is free and the copy is done while this member waits; the
+  // combination still happens in the schedule's order. Nothing when it cannot read.
+  void ReadEarly(int i, Outbox* out);
   // Starts a shared copy of step i when it qualifies (see above); false when not.
   bool StartSharedCopy(int i, Outbox* out);
   // The sender's side of a kPut / the receiver's of a kWrote.
@@ -273,6 +284,7 @@ class CollOp : public std::enable_shared_from_this<CollOp> {
   StepState st_small_[8];
   // Data that came before their step was ready: (step, piece), in arrival order.
   std::vector<std::pair<int, Piece>> stash_;
+  std::vector<std::vector<uint8_t>> spare_;  // ReadEarly's buffers, kept for reuse
   int round_ = 0;
   bool round_started_ = false;
   int pending_round_ = 0;  // steps of the current round not complete

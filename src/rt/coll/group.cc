@@ -168,8 +168,10 @@ PostArgs MakePost(GroupState& g, Collective c, ConstView send, MutView recv, con
   if (p.slot) {
     p.args.algorithm = Algorithm::kDirect;  // the order it combines in
   } else if (p.args.algorithm == Algorithm::kAuto) {
-    p.args.algorithm = coll::SelectAlgorithm(g.overrides(), c, g.module(), g.size(),
-                                             count * p.args.element, p.args.commutative);
+    const coll::Choice choice = coll::SelectChoice(g.overrides(), c, g.module(), g.size(),
+                                                   count * p.args.element, p.args.commutative);
+    p.args.algorithm = choice.algorithm;
+    if (p.args.chunk_bytes == 0) p.args.chunk_bytes = choice.chunk_bytes;
   }
   const uint64_t send_bytes = coll::SendBytesNeeded(p.args);
   const uint64_t recv_bytes = coll::RecvBytesNeeded(p.args);

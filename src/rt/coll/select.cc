@@ -73,19 +73,19 @@ Result<Overrides> ParseOverrides(std::string_view text) {
   return out;
 }
 
-Algorithm SelectAlgorithm(const Overrides& forced, Collective c, std::string_view module, int n,
-                          uint64_t bytes, bool commutative) {
+Choice SelectChoice(const Overrides& forced, Collective c, std::string_view module, int n,
+                    uint64_t bytes, bool commutative) {
   auto f = forced.find(c);
   if (f != forced.end() && f->second != Algorithm::kAuto && Usable(c, f->second, commutative)) {
-    return f->second;
+    return {f->second, 0};
   }
   for (const TableRow& row : TunedTable()) {
     if (row.coll != c || n < row.min_n || n > row.max_n || bytes > row.max_bytes) continue;
     if (row.module != "*" && row.module != module) continue;
-    if (Usable(c, row.algorithm, commutative)) return row.algorithm;
+    if (Usable(c, row.algorithm, commutative)) return {row.algorithm, row.chunk_bytes};
     break;
   }
-  return BuiltinRule(c, n, bytes, commutative);
+  return {BuiltinRule(c, n, bytes, commutative), 0};
 }
 
 }  // namespace ukai::rt::coll

@@ -29,6 +29,9 @@ struct TableRow {
   int min_n, max_n;         // group sizes, inclusive
   uint64_t max_bytes;       // the row applies up to this message size (inclusive)
   Algorithm algorithm;
+  // The pipelining unit (CollArgs::chunk_bytes) of chain and relay that the row sets when the
+  // call left CollOptions::chunk_bytes at 0; 0 here: the builders' default (64 KiB).
+  uint64_t chunk_bytes = 0;
 };
 
 // Row bounds for "any size" and "any group size from min_n on".
@@ -38,9 +41,18 @@ inline constexpr int kLarge = 1 << 20;
 // The benchmark's table (tuned_table.cc): first matching row wins.
 std::span<const TableRow> TunedTable();
 
-// The algorithm kAuto takes.
-Algorithm SelectAlgorithm(const Overrides& forced, Collective c, std::string_view module, int n,
-                          uint64_t bytes, bool commutative);
+// What kAuto takes: the algorithm, and the chunk size its table row sets (0: none).
+struct Choice {
+  Algorithm algorithm = Algorithm::kDirect;
+  uint64_t chunk_bytes = 0;
+};
+Choice SelectChoice(const Overrides& forced, Collective c, std::string_view module, int n,
+                    uint64_t bytes, bool commutative);
+// The algorithm kAuto takes (SelectChoice's).
+inline Algorithm SelectAlgorithm(const Overrides& forced, Collective c, std::string_view module,
+                                 int n, uint64_t bytes, bool commutative) {
+  return SelectChoice(forced, c, module, n, bytes, commutative).algorithm;
+}
 
 }  // namespace ukai::rt::coll
 

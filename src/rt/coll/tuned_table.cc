@@ -61,7 +61,10 @@ constexpr TableRow kRows[] = {
     {Collective::kBarrier, "shm", 4, kLarge, kAny, Algorithm::kBinomial},
     {Collective::kBroadcast, "shm", 4, kLarge, 4096, Algorithm::kChain},
     {Collective::kBroadcast, "shm", 4, kLarge, 32768, Algorithm::kRelay},
-    {Collective::kBroadcast, "shm", 4, kLarge, kAny, Algorithm::kBinomial},
+    {Collective::kBroadcast, "shm", 4, kLarge, 131072, Algorithm::kBinomial},
+    // Hand-set (h24, not by --tune): direct from 256 KiB, where the root and each receiver
+    // copy half of every step (shared copies; docs/collectives.md, "Selection").
+    {Collective::kBroadcast, "shm", 4, kLarge, kAny, Algorithm::kDirect},
     {Collective::kScatter, "shm", 4, kLarge, 262144, Algorithm::kBinomial},
     {Collective::kScatter, "shm", 4, kLarge, kAny, Algorithm::kDirect},
     {Collective::kGather, "shm", 4, kLarge, kAny, Algorithm::kDirect},
@@ -71,13 +74,17 @@ constexpr TableRow kRows[] = {
     {Collective::kReduce, "shm", 4, kLarge, kAny, Algorithm::kRelay},
     {Collective::kAllreduce, "shm", 4, kLarge, 8, Algorithm::kBinomial},
     {Collective::kAllreduce, "shm", 4, kLarge, 512, Algorithm::kRecursiveDoubling},
-    {Collective::kAllreduce, "shm", 4, kLarge, kAny, Algorithm::kBinomial},
+    {Collective::kAllreduce, "shm", 4, kLarge, 262144, Algorithm::kBinomial},
+    // Hand-set (h24): relay with parts in one piece (chunks of 1 MiB): every member combines
+    // its quarter reading the others' straight from their buffers, then reads the other
+    // quarters from their relays (docs/collectives.md, "Selection").
+    {Collective::kAllreduce, "shm", 4, kLarge, kAny, Algorithm::kRelay, uint64_t{1} << 20},
     {Collective::kReduceScatter, "shm", 4, kLarge, 64, Algorithm::kRecursiveHalving},
     {Collective::kReduceScatter, "shm", 4, kLarge, 512, Algorithm::kRing},
     {Collective::kReduceScatter, "shm", 4, kLarge, 262144, Algorithm::kDirect},
     {Collective::kReduceScatter, "shm", 4, kLarge, kAny, Algorithm::kPairwise},
-    {Collective::kAlltoall, "shm", 4, kLarge, 32768, Algorithm::kDirect},
-    {Collective::kAlltoall, "shm", 4, kLarge, 262144, Algorithm::kPairwise},
+    // Hand-set (h24): direct at every size (one round; the tuned row had pairwise for
+    // 32 KiB-256 KiB blocks).
     {Collective::kAlltoall, "shm", 4, kLarge, kAny, Algorithm::kDirect},
     {Collective::kSendRecv, "shm", 4, kLarge, kAny, Algorithm::kDirect},
     {Collective::kBarrier, "tcp", 2, 2, kAny, Algorithm::kDirect},

@@ -207,6 +207,9 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
     net->injection_ = std::move(*inj);
   }
   UKAI_RETURN_IF_ERROR(net->SetUpPartitions());
+  // Flits on their way count in their VCs from their arrival (router.model = booksim, one
+  // partition; the same results), except where a reconfiguration may purge the VCs.
+  net->fabric_->SetDeferredArrivals(config.faults.events.empty() && !config.sss.active());
   net->ApplyFaultState();
   if (with_traffic) {
     for (int i = 0; i < nodes; ++i) {

@@ -281,6 +281,9 @@ class Network {
   void SetFabricConstantLayouts(bool on) { fabric_->SetConstantLayouts(on); }
   // For tests: Fabric::SetRouteCache().
   void SetFabricRouteCache(bool on) { fabric_->SetRouteCache(on); }
+  // For tests, before the first cycle: Fabric::SetDeferredArrivals() (Create() turns it on
+  // unless timed faults or the SSS NIC need every flit in its VC).
+  void SetFabricDeferredArrivals(bool on) { fabric_->SetDeferredArrivals(on); }
 
  private:
   Network() = default;

@@ -348,13 +348,32 @@ void Fabric::InitHot() {
   h.partitioned = std::any_of(owner_.begin(), owner_.end(), [](int32_t p) { return p != 0; });
   h.extras = forking_ || saf_ != 0 || !link_port_.empty() || !eject_bounded_.empty();
   hot_ = h;
+  // Every channel then has the latency link_cycles_, so a Commit() puts all its flits in
+  // one slot of the arrival ring, link_cycles_ ahead.
+  defer_arrivals_ = defer_arrivals_wanted_ && credit_delay_ >= 0 && !h.extras && !h.partitioned &&
+                    lanes_.size() == 1 && !in_band_ && !credit_port_.empty() &&
+                    std::all_of(credit_port_.begin(), credit_port_.end(),
+                                [this](int32_t l) { return l == credit_port_[0]; });
+  defer_credit_cycles_ = defer_arrivals_ ? credit_port_[0] : 0;
+  if (defer_arrivals_) {
+    for (Lane& l : lanes_) {
+      l.arrival_ring.resize(std::bit_ceil(static_cast<size_t>(link_cycles_) + 1));
+    }
+  }
+}
+
+void Fabric::SetDeferredArrivals(bool on) {
+  defer_arrivals_wanted_ = on;
+  InitHot();
 }
 
 int32_t Fabric::buffered(int32_t router) const {
   if (LaneOf(owner_[router]) < 0) return 0;  // another rank's router
   int32_t total = 0;
   for (int p = 0; p < ports_; ++p) {
-    for (int v = 0; v < vstride_; ++v) total += in_[Ivc(router, p, v)].count;
+    for (int v = 0; v < vstride_; ++v) {
+      total += in_[Ivc(router, p, v)].count + ArrivalsPending(Ivc(router, p, v));
+    }
   }
   return total;
 }

@@ -255,7 +255,7 @@ class Fabric {
   // after Commit()).
   bool Received(int lane) const {
     const Lane& l = lanes_[static_cast<size_t>(lane)];
-    return l.ntx > 0 || l.boundary_flits > 0;
+    return l.ntx > 0 || l.boundary_flits > 0 || l.arrivals_pending > 0;
   }
   // Flits copied into the extra branches of forks (hierarchical multicast): flits in the
   // network = injected + copied - ejected - discarded.
@@ -278,6 +278,13 @@ class Fabric {
   // RoutingFunction::Route(), also with a PureRoute() routing (whose answers are otherwise
   // kept per router and destination) or one with RouteOne() (otherwise called instead).
   void SetRouteCache(bool on);
+  // Before the first cycle: with `on`, a flit sent over a channel of router.model = booksim
+  // counts in its downstream VC only from the cycle it arrives (Lane::arrival_ring), not
+  // from the cycle it was sent, so the routers do not look each cycle whether the flits on
+  // their way have arrived yet. The same results. Takes effect only on a Fabric of one
+  // partition without the extras (Hot::extras) or in-band flow control, and must stay off
+  // where Purge() may run (timed faults): flits on their way are not in their VCs yet.
+  void SetDeferredArrivals(bool on);
 
   // Debug checks: credit conservation on every channel VC, buffer/mask agreement,
   // ownership consistency. Returns "" when all hold, else a description.
@@ -469,6 +476,12 @@ class Fabric {
     // the last cycle whose slot was cleared (ClearPipes()).
     std::vector<std::vector<int32_t>> pipe_ring;
     int64_t pipes_cleared = -1;
+    // SetDeferredArrivals(): the input VCs of the flits on their way, at slot t % size by
+    // the cycle t whose Commit() counts them (the cycle before they arrive), the last cycle
+    // whose slot was applied, and how many flits are on the ring.
+    std::vector<std::vector<int32_t>> arrival_ring;
+    int64_t arrivals_applied = -1;
+    int64_t arrivals_pending = 0;
     int64_t flits_moved = 0, flits_ejected = 0, flit_hops = 0, last_move_cycle = 0;
   };
   void InitHot();
@@ -571,6 +584,11 @@ class Fabric {
   void DeferCredit(Lane& lane, int32_t ovc, int64_t now);
   // Clears the Masks::pipe bits due in the cycles since the last call, up to `now`.
   void ClearPipes(Lane& lane, int64_t now);
+  // SetDeferredArrivals(): the flits staged in cycle `now` go on the arrival ring; those
+  // due to arrive in cycle now + 1 count in their VCs (CommitDelayed() calls it).
+  void DeferArrivals(Lane& lane, int64_t now, uint8_t* active);
+  // Flits on their way into input VC `ivc` (the invariant check counts them).
+  int32_t ArrivalsPending(int32_t ivc) const;
   static constexpr int kPipeSlots = 8;  // a power of two
   void ApplyDueCredits(Lane& lane, int64_t now);
   void ApplyCredit(int32_t ovc);
@@ -643,6 +661,10 @@ class Fabric {
   // credit channels (credit_delay_ < 0: credits count the next cycle, ukai's model).
   int traversal_cycles_ = 0;
   int credit_delay_ = -1;
+  // SetDeferredArrivals(): asked for, and in effect (InitHot()).
+  bool defer_arrivals_wanted_ = false;
+  bool defer_arrivals_ = false;
+  int32_t defer_credit_cycles_ = 0;  // then the latency of every credit channel
   // Per router port (index Pi): the latency of the credit channel into it; per node: 1 for
   // a terminal node (InitBooksimTiming()). Empty unless router.model = booksim.
   std::vector<int32_t> credit_port_;

@@ -131,33 +131,33 @@ void Fabric::MatchIslipContested(int lane, int32_t r, uint64_t multi, Scratch& s
   std::vector<BsReq>& req = lanes_[static_cast<size_t>(lane)].bs_req;
   const int32_t rbase = r << rshift_;
   const int n = static_cast<int>(req.size());
+  const int vshift = vshift_;
   uint64_t named[64];  // per contested VC: the input VCs (router-local bits) naming it
+  uint64_t won[64];    // per requesting input VC: the contested VCs it won
   for (uint64_t m = multi; m != 0; m &= m - 1) named[std::countr_zero(m)] = 0;
   for (int j = 0; j < n; ++j) {
-    const uint64_t bit = uint64_t{1} << (req[j].ivc - rbase);
-    for (uint64_t m = (uint64_t{req[j].mask} << (req[j].port << vshift_)) & multi; m != 0;
+    const int32_t li = req[j].ivc - rbase;
+    won[li] = 0;
+    for (uint64_t m = (uint64_t{req[j].mask} << (req[j].port << vshift)) & multi; m != 0;
          m &= m - 1) {
-      named[std::countr_zero(m)] |= bit;
+      named[std::countr_zero(m)] |= uint64_t{1} << li;
     }
   }
-  int8_t winner[64];
   for (uint64_t m = multi; m != 0; m &= m - 1) {
     const int b = std::countr_zero(m);
     const int rr = va_rr_[rbase + b];  // < 64: a router-local index
     const uint64_t at_or_after = named[b] >> rr << rr;
-    winner[b] = static_cast<int8_t>(std::countr_zero(at_or_after != 0 ? at_or_after : named[b]));
+    won[std::countr_zero(at_or_after != 0 ? at_or_after : named[b])] |= uint64_t{1} << b;
   }
   for (int j = 0; j < n; ++j) {
     const BsReq& q = req[j];
-    const int32_t port_base = q.port << vshift_;
-    const int32_t li = q.ivc - rbase;
-    uint32_t granted = q.mask;
-    for (uint64_t m = (uint64_t{q.mask} << port_base) & multi; m != 0; m &= m - 1) {
-      const int b = std::countr_zero(m);
-      if (winner[b] != li) granted &= ~(1u << (b - port_base));
-    }
+    const int32_t port_base = q.port << vshift;
+    // Its VCs no other request names, and the contested ones it won.
+    const uint64_t mine = uint64_t{q.mask} << port_base;
+    const auto granted =
+        static_cast<uint32_t>(((mine & ~multi) | (mine & won[q.ivc - rbase])) >> port_base);
     if (granted == 0) continue;
-    const int32_t lo = port_base + NearestVc(granted, port_base, va_accept_[q.ivc], vshift_);
+    const int32_t lo = port_base + NearestVc(granted, port_base, va_accept_[q.ivc], vshift);
     s.va[s.nva++] = {q.ivc, rbase + lo, q.ip, q.v};
   }
   req.clear();
@@ -279,6 +279,12 @@ void Fabric::CommitDelayed(Lane& lane, int64_t now, uint8_t* active) {
   auto defer = [&](int32_t ovc) {
     ring[static_cast<size_t>(from + credit_port[ovc >> vshift]) & ring_mask].push_back(ovc);
   };
+  if (defer_arrivals_) {
+    DeferArrivals(lane, now, active);
+    lane.ntx = 0;
+    lane.nej = 0;
+    return;
+  }
   InVc* in = in_.data();
   Masks* masks = masks_.data();
   const int mshift = mshift_, rshift = rshift_;
@@ -294,6 +300,71 @@ void Fabric::CommitDelayed(Lane& lane, int64_t now, uint8_t* active) {
   }
   lane.ntx = 0;
   lane.nej = 0;
+}
+
+// The flits of this cycle arrive in cycle now + 1 + link_cycles_ (every channel's latency
+// when the arrivals are deferred): the Commit() of the cycle before counts them, and sets
+// their VCs visible (a counted flit has arrived, so a VC's front flit is always visible) and
+// their routers active. Their credits go back as without the ring.
+void Fabric::DeferArrivals(Lane& lane, int64_t now, uint8_t* active) {
+  // Every credit channel has the same latency too (InitHot()): the cycle's flits take one
+  // slot of each ring, appended in one go.
+  const auto slots = static_cast<int64_t>(lane.arrival_ring.size());
+  std::vector<int32_t>& later =
+      lane.arrival_ring[static_cast<size_t>((now + link_cycles_) & (slots - 1))];
+  std::vector<int32_t>& credits =
+      lane.credit_ring[static_cast<size_t>(now + 1 + credit_delay_ + defer_credit_cycles_) &
+                       (lane.credit_ring.size() - 1)];
+  const int ntx = lane.ntx;
+  if (ntx > 0) {
+    const size_t at = later.size(), cat = credits.size();
+    later.resize(at + static_cast<size_t>(ntx));
+    credits.resize(cat + static_cast<size_t>(ntx));
+    int32_t* __restrict dst = later.data() + at;
+    int32_t* __restrict up = credits.data() + cat;
+    const Transfer* __restrict tx = lane.tx.data();
+    int nc = 0;
+    for (int i = 0; i < ntx; ++i) {
+      dst[i] = tx[i].dst;
+      up[nc] = tx[i].credit;
+      nc += tx[i].credit >= 0 ? 1 : 0;  // none from the injection port
+    }
+    credits.resize(cat + static_cast<size_t>(nc));
+    lane.arrivals_pending += ntx;
+  }
+  for (int i = 0; i < lane.nej; ++i) {
+    if (lane.ej[static_cast<size_t>(i)].credit >= 0)
+      credits.push_back(lane.ej[static_cast<size_t>(i)].credit);
+  }
+  InVc* in = in_.data();
+  Masks* masks = masks_.data();
+  const int mshift = mshift_, rshift = rshift_;
+  // Every slot once at most (the engine skips no cycle while flits are on the ring).
+  const int64_t first = std::max(lane.arrivals_applied + 1, now - slots + 1);
+  for (int64_t t = first; t <= now; ++t) {
+    std::vector<int32_t>& due = lane.arrival_ring[static_cast<size_t>(t & (slots - 1))];
+    for (const int32_t d : due) {
+      ++in[d].count;  // Evaluate() already wrote the flit into its slot
+      const uint64_t bit = uint64_t{1} << (d & ((1 << mshift) - 1));
+      masks[d >> mshift].nonempty |= bit;
+      masks[d >> mshift].visible |= bit;
+      active[d >> rshift] = 1;
+    }
+    lane.arrivals_pending -= static_cast<int64_t>(due.size());
+    due.clear();
+  }
+  lane.arrivals_applied = now;
+}
+
+int32_t Fabric::ArrivalsPending(int32_t ivc) const {
+  if (!defer_arrivals_) return 0;
+  int32_t n = 0;
+  for (const Lane& l : lanes_) {
+    for (const std::vector<int32_t>& slot : l.arrival_ring) {
+      for (int32_t d : slot) n += d == ivc ? 1 : 0;
+    }
+  }
+  return n;
 }
 
 int32_t Fabric::CreditsOnTheirWay(int32_t ovc) const {

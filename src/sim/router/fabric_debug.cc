@@ -56,17 +56,19 @@ void Fabric::CheckRouter(int32_t r, const std::function<void(const std::string&)
         if (p != pe_port() && down_ivc_[pi] >= 0 && ((valid_vcs_[pi] >> v) & 1u) &&
             LaneOf(owner_[down_ivc_[pi] >> rshift_]) >= 0) {
           const int32_t down = down_ivc_[pi] + v;
-          const int32_t end = (in_[down].head + in_[down].count) & slot_mask_;
+          const int32_t pending = ArrivalsPending(down);  // counted only once they arrive
+          const int32_t end = (in_[down].head + in_[down].count + pending) & slot_mask_;
           if (out_[ivc].tail != end) {
             fail("write slot mismatch: node " + std::to_string(r) + " port " + std::to_string(p) +
                  " vc " + std::to_string(v));
           }
           const int32_t returning = credit_delay_ >= 0 ? CreditsOnTheirWay(ivc) : 0;
-          if (out_[ivc].credits + returning + in_[down].count != depth_) {
+          if (out_[ivc].credits + returning + in_[down].count + pending != depth_) {
             fail("credit leak: node " + std::to_string(r) + " port " + std::to_string(p) + " vc " +
                  std::to_string(v) + ": credits " + std::to_string(out_[ivc].credits) + " + " +
                  std::to_string(returning) + " on their way" + " + downstream flits " +
-                 std::to_string(in_[down].count) + " != " + std::to_string(depth_));
+                 std::to_string(in_[down].count) + " + " + std::to_string(pending) +
+                 " arriving != " + std::to_string(depth_));
           }
         }
       }

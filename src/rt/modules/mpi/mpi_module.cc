@@ -482,7 +482,7 @@ class MpiModule final : public Module {
     if (!delivered_.empty()) delivered_.clear();  // the previous pass's frames were dispatched
     if (taken_ > 0) Repost();                     // so were the slots it delivered in place
     const size_t pending = sends_.Test();
-    int n = 0;
+    int n = 0, got = 0;
     // At most every slot once per pass: a taken slot is posted again only by the next one.
     while (n < kRecvBudget && taken_ < kSlots) {
       Slot& slot = slots_[next_];
@@ -493,6 +493,7 @@ class MpiModule final : public Module {
       slot.active = false;
       next_ = (next_ + 1) % kSlots;
       ++taken_;
+      ++got;
       int count = 0;
       mpi_->Get_count(&st, mpi_->byte, &count);
       const size_t split_before = delivered_.size();
@@ -501,7 +502,13 @@ class MpiModule final : public Module {
       // back before the next one is received, so a stream of large frames reuses one
       // (warm) block instead of taking up to kSlots of them per pass.
       if (delivered_.size() != split_before) break;
+      // A frame after a pass that found none is most likely alone (a request, a reply): it is
+      // dispatched now, not after one more MPI_Test, which would find nothing after a round
+      // of MPI's progress engine (about half an idle pass) on the latency's critical path.
+      // A pass after one that found frames takes all it can (streams keep their batches).
+      if (!busy_) break;
     }
+    busy_ = got > 0;
     return n + (pending > 0 ? 1 : 0);
   }
   void Close() override {
@@ -652,8 +659,9 @@ class MpiModule final : public Module {
     bool active = false;             // started, not completed by MPI_Test yet
   };
   std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
-  int next_ = 0;   // the slot whose receive was posted first (progress thread)
-  int taken_ = 0;  // slots before next_ taken by the last pass, to post again
+  int next_ = 0;       // the slot whose receive was posted first (progress thread)
+  int taken_ = 0;      // slots before next_ taken by the last pass, to post again
+  bool busy_ = false;  // the last pass took a slot (progress thread)
   SendTable sends_;
   std::mutex split_mu_;  // a split frame's head and tail go out together (SendSplit)
   std::unique_ptr<MpiOneSided> one_sided_;

@@ -43,6 +43,10 @@
 // progress pass ends after a large frame, so that its block goes back before the next
 // one is received. mpi.recycle_bytes=0: heap blocks, as NewBuffer's were before.
 //
+// Progress: a pass takes the completed slots in order; after a pass that took none it
+// stops at the first frame (dispatched at once, without one more MPI_Test: latency),
+// after a pass that took some it takes all that completed (streams keep their batches).
+//
 // Descriptor: u8 version (1), u32 world rank, u16 length + job id (PMIX_NAMESPACE or
 // OMPI_MCA_ess_base_jobid).
 #ifndef UKAI_RT_MODULES_MPI_MPI_MODULE_H_
