@@ -159,6 +159,20 @@ TEST(ConfigReaderTest, ReportsEveryErrorOnce) {
   EXPECT_THAT(r.status().message(), HasSubstr("router.foo: unknown key"));
 }
 
+// Table headers whose key starts with no key character: toml++ 3.3.0 asserts a precondition
+// on them before it reports the syntax error (src/core/config/toml.h); in the ASan+UBSan
+// tree (no NDEBUG) that assertion aborted. Each is a syntax error with its position.
+TEST(ConfigReaderTest, MalformedTableHeadersAreSyntaxErrors) {
+  const std::string cases[] = {"[\nx]\n", std::string("[\0a]\n", 5), "[[[1]]]\n", "[[=\n",
+                               "seed = 3\n[ \t\n]\n"};
+  for (const std::string& text : cases) {
+    auto r = ReadTomlString(text, "bad.toml", TestSchema());
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.status().code(), StatusCode::kParseError) << text;
+    EXPECT_THAT(r.status().message(), HasSubstr("TOML syntax error at bad.toml:")) << text;
+  }
+}
+
 TEST(ConfigReaderTest, MissingFile) {
   auto r = ReadTomlFile("/nonexistent/dir/x.toml", TestSchema());
   ASSERT_FALSE(r.ok());

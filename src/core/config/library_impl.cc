@@ -9,7 +9,7 @@
 // the templates that format.h declares `extern template` are instantiated here for char
 // (the only character type ukai formats).
 #define TOML_IMPLEMENTATION
-#include <toml++/toml.h>
+#include "core/config/toml.h"  // toml++, its key parser's precondition relaxed
 
 #include <fmt/format-inl.h>
 
