@@ -6,10 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <chrono>
-#include <cstddef>
 #include <cstring>
 #include <thread>
 
@@ -180,17 +178,6 @@ void PutCompactHeader(const CommObject::RsrRoute& r, size_t head, uint8_t* out) 
   if (head != kCompactHeader) wire::PutLe64(out + kCompactHeader, r.address);
 }
 
-// The route's four words as a compact header without an address: one 16-byte move where
-// the host is little-endian (RsrRoute holds them in wire order then).
-inline void PutRouteWords(const CommObject::RsrRoute& r, uint8_t* out) {
-  static_assert(offsetof(CommObject::RsrRoute, flags) == 12);
-  if constexpr (std::endian::native == std::endian::little) {
-    std::memcpy(out, &r, kCompactHeader);
-  } else {
-    PutCompactHeader(r, kCompactHeader, out);
-  }
-}
-
 // Copies `n` <= 32 bytes without a call to memcpy (an 8-byte RSR's payload: two moves),
 // with overlapping moves that stay inside the n bytes.
 inline void CopySmall(uint8_t* out, const uint8_t* in, size_t n) {
@@ -221,7 +208,7 @@ inline bool ShmChannel::WriteCompactRecord(const RsrRoute& r, std::span<const ui
   if ((r.flags & wire::kFlagHasAddress) == 0 && n <= kLinePayload) [[likely]] {
     return producer_.TryWriteLine(kCompactHeader + n, kCompactRsr, [&](std::byte* area) {
       auto* out = reinterpret_cast<uint8_t*>(area);
-      PutRouteWords(r, out);
+      PutCompactHeader(r, kCompactHeader, out);
       CopySmall(out + kCompactHeader, payload.data(), n);
     });
   }
