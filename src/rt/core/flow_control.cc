@@ -122,7 +122,7 @@ Status RuntimeImpl::FlushObjects(const std::vector<FlushEntry>& objects,
       if (u.frames == 0) continue;
       const bool alive = e.object->state() == CommState::kOk && !e.peer->failed.load();
       // FIFO channels: the frames not taken are the newest ones sent.
-      const FrameLog::Split s = e.peer->log.Newest(u.frames, u.bytes);
+      const FrameLog::Split s = e.peer->log.Newest(*e.object, u.frames, u.bytes);
       if (alive) {
         may_still_go += u.frames;
         total.frames += u.frames;

@@ -56,6 +56,7 @@
 #include "core/status.h"
 #include "rt/core/job_secret.h"
 #include "rt/core/one_sided.h"
+#include "rt/core/spin_mutex.h"
 #include "rt/core/virtual_time.h"
 #include "ukai/rt/byte_block.hpp"
 #include "ukai/rt/startpoint.hpp"
@@ -127,6 +128,21 @@ class CommObject {
   }
   // Whether TrySendInPlace can ever take an RSR (so that the runtime does not try the others).
   bool sends_in_place() const { return sends_in_place_; }
+
+  // ---- A lent send lock (one lock per send) ----
+  // The lock that serialises this object's sends, when the object lends it (nullptr: it
+  // does not). The runtime's per-peer frame log (rt/core/frame_log.h) then keeps its records
+  // under this lock instead of one of its own, so a send takes one lock and the log's order
+  // is the object's. Whoever holds it calls only the *Locked methods below.
+  SpinMutex* send_lock() const { return send_lock_; }
+  // Send() in two steps for an object that lends its lock: PrepareSend without it (the
+  // checks and the work that needs no order, e.g. a copy; an error means the frame was not
+  // sent: it is dropped, as Send's errors drop it), then SendLocked with send_lock() held,
+  // which cannot fail; `token` carries what PrepareSend decided. Send() does both.
+  virtual Status PrepareSend(ByteBlock& frame, uint32_t* token);
+  virtual void SendLocked(ByteBlock&& frame, uint32_t token);
+  // TrySendInPlace with send_lock() held.
+  virtual bool TrySendInPlaceLocked(const RsrRoute& route, std::span<const uint8_t> payload);
   // Closes the connection (a kBye frame first where the module has a stream).
   virtual void Close() = 0;
   virtual CommState state() const = 0;
@@ -150,8 +166,26 @@ class CommObject {
   virtual Unconfirmed Outstanding() { return {}; }
 
  protected:
-  bool sends_in_place_ = false;  // set by the constructors of objects that override it
+  bool sends_in_place_ = false;     // set by the constructors of objects that override it
+  SpinMutex* send_lock_ = nullptr;  // set by the constructors of objects that lend it
 };
+
+// Defaults of the lent-lock methods: only objects that lend their lock are called with it.
+inline Status CommObject::PrepareSend(ByteBlock& frame, uint32_t* token) {
+  (void)frame;
+  (void)token;
+  return Status::Internal("CommObject::PrepareSend of an object that lends no send lock");
+}
+inline void CommObject::SendLocked(ByteBlock&& frame, uint32_t token) {
+  (void)token;
+  ByteBlock dropped = std::move(frame);
+}
+inline bool CommObject::TrySendInPlaceLocked(const RsrRoute& route,
+                                             std::span<const uint8_t> payload) {
+  (void)route;
+  (void)payload;
+  return false;
+}
 
 // What the runtime offers a module. Implemented by the runtime; one per Runtime.
 class ModuleHost {

@@ -616,8 +616,8 @@ CommObject::RsrRoute RouteOf(const Startpoint& target, HandlerId handler) {
 
 }  // namespace
 
-bool RuntimeImpl::SendInPlace(Peer& p, const Startpoint& target, HandlerId handler,
-                              std::span<const uint8_t> payload) {
+inline bool RuntimeImpl::SendInPlace(Peer& p, const Startpoint& target, HandlerId handler,
+                                     std::span<const uint8_t> payload) {
   // Recording needs the frame (SendRecorded); in place, the RSR never becomes one.
   if (!p.object->sends_in_place() || recorder_) return false;
   const FrameClass cls = IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser;

@@ -386,9 +386,10 @@ class RuntimeImpl final : public ModuleHost {
   // else null (CheckSend then says why, or connects, or waits for room).
   Peer* ReadyPeer(const Startpoint& target, size_t payload) const;
   // Sends the RSR in place through `p`'s object when it can (not while recording); true
-  // when it did (counted as sent by its frame log).
-  bool SendInPlace(Peer& p, const Startpoint& target, HandlerId handler,
-                   std::span<const uint8_t> payload);
+  // when it did (counted as sent by its frame log). Inlined into its two callers (Send,
+  // SendBytes): once per small RSR.
+  [[gnu::always_inline]] bool SendInPlace(Peer& p, const Startpoint& target, HandlerId handler,
+                                          std::span<const uint8_t> payload);
   // Encodes `frame`'s header and sends it through `p`'s frame log (counted either way).
   Status SendFrame(Peer& p, ByteBlock&& frame, const Startpoint& target, HandlerId handler,
                    size_t payload);

@@ -5,6 +5,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -35,6 +36,14 @@ ShmChannel::ShmChannel(RuntimeId self, RuntimeId peer, std::unique_ptr<ShmSegmen
       producer_(segment_->MakeProducer()),
       consumer_(segment_->MakeConsumer()) {
   sends_in_place_ = true;
+  send_lock_ = &send_mu_;
+  SetInPlaceLimit();
+}
+
+void ShmChannel::SetInPlaceLimit() {
+  size_t limit = std::min(max_record_ + 1, stage_bytes_);
+  if (cma_bytes_ != 0) limit = std::min(limit, cma_bytes_);
+  in_place_limit_ = limit;
 }
 
 ShmChannel::~ShmChannel() {
@@ -157,19 +166,6 @@ size_t ShmChannel::WriteSome(const ByteBlock& frame, size_t offset) {
   return offset;
 }
 
-bool ShmChannel::WriteCompact(const ByteBlock& frame) {
-  // The runtime encoded the header (wire/rsr_frame.h layout): its routing words are
-  // context, endpoint, handler at 32..43, flags at 8, the address at 48.
-  const uint8_t* h = frame.data();
-  RsrRoute r;
-  r.context = wire::GetLe32(h + 32);
-  r.endpoint = wire::GetLe32(h + 36);
-  r.handler = wire::GetLe32(h + 40);
-  r.flags = wire::GetLe32(h + 8);
-  if ((r.flags & wire::kFlagHasAddress) != 0) r.address = wire::GetLe64(h + 48);
-  return WriteCompactRecord(r, {h + wire::kHeaderSize, frame.size() - wire::kHeaderSize});
-}
-
 namespace {
 
 // A compact record's header: the route's words, then the address when it has one (`head`
@@ -182,12 +178,47 @@ void PutCompactHeader(const CommObject::RsrRoute& r, size_t head, uint8_t* out) 
   if (head != kCompactHeader) wire::PutLe64(out + kCompactHeader, r.address);
 }
 
+// Copies `n` <= 32 bytes without a call to memcpy (an 8-byte RSR's payload: two moves),
+// with overlapping moves that stay inside the n bytes.
+inline void CopySmall(uint8_t* out, const uint8_t* in, size_t n) {
+  if (n >= 16) {
+    std::memcpy(out, in, 16);
+    std::memcpy(out + n - 16, in + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(out, in, 8);
+    std::memcpy(out + n - 8, in + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(out, in, 4);
+    std::memcpy(out + n - 4, in + n - 4, 4);
+  } else if (n != 0) {
+    out[0] = in[0];
+    out[n / 2] = in[n / 2];
+    out[n - 1] = in[n - 1];
+  }
+}
+
+constexpr size_t kLinePayload = kFirstLinePayload - kCompactHeader;  // 32
+
 }  // namespace
 
-bool ShmChannel::WriteCompactRecord(const RsrRoute& r, std::span<const uint8_t> payload) {
+// Inline into TrySendInPlaceLocked: an RSR without an address whose payload fits the
+// record's first cache line is the common small RSR.
+inline bool ShmChannel::WriteCompactRecord(const RsrRoute& r, std::span<const uint8_t> payload) {
+  const size_t n = payload.size();
+  if ((r.flags & wire::kFlagHasAddress) == 0 && n <= kLinePayload) [[likely]] {
+    return producer_.TryWriteLine(kCompactHeader + n, kCompactRsr, [&](std::byte* area) {
+      auto* out = reinterpret_cast<uint8_t*>(area);
+      PutCompactHeader(r, kCompactHeader, out);
+      CopySmall(out + kCompactHeader, payload.data(), n);
+    });
+  }
+  return WriteCompactRecordSlow(r, payload);
+}
+
+bool ShmChannel::WriteCompactRecordSlow(const RsrRoute& r, std::span<const uint8_t> payload) {
   const size_t head = (r.flags & wire::kFlagHasAddress) != 0 ? kCompactHeader + 8 : kCompactHeader;
   const size_t n = payload.size();
-  if (head + n <= kFirstLinePayload) {  // one cache line (an 8-byte RSR): the short way
+  if (head + n <= kFirstLinePayload) {  // one cache line (an addressed 8-byte RSR)
     return producer_.TryWriteLine(head + n, kCompactRsr, [&](std::byte* area) {
       auto* out = reinterpret_cast<uint8_t*>(area);
       PutCompactHeader(r, head, out);
@@ -207,16 +238,31 @@ bool ShmChannel::WriteCompactRecord(const RsrRoute& r, std::span<const uint8_t> 
   return true;
 }
 
+bool ShmChannel::WriteCompact(const ByteBlock& frame) {
+  // The runtime encoded the header (wire/rsr_frame.h layout): its routing words are
+  // context, endpoint, handler at 32..43, flags at 8, the address at 48.
+  const uint8_t* h = frame.data();
+  RsrRoute r;
+  r.context = wire::GetLe32(h + 32);
+  r.endpoint = wire::GetLe32(h + 36);
+  r.handler = wire::GetLe32(h + 40);
+  r.flags = wire::GetLe32(h + 8);
+  if ((r.flags & wire::kFlagHasAddress) != 0) r.address = wire::GetLe64(h + 48);
+  return WriteCompactRecord(r, {h + wire::kHeaderSize, frame.size() - wire::kHeaderSize});
+}
+
 bool ShmChannel::TrySendInPlace(const RsrRoute& route, std::span<const uint8_t> payload) {
+  std::lock_guard<SpinMutex> lock(send_mu_);
+  return TrySendInPlaceLocked(route, payload);
+}
+
+bool ShmChannel::TrySendInPlaceLocked(const RsrRoute& route, std::span<const uint8_t> payload) {
   // Only what WriteSome would send as a compact record had it come as a heap frame: one
   // that fits a record and is smaller than the sizes that are staged in the pool or go by
-  // cross-memory attach.
-  const size_t frame = wire::kHeaderSize + payload.size();
-  if (frame > max_record_ || frame >= stage_bytes_ || (cma_bytes_ != 0 && frame >= cma_bytes_) ||
-      state() != CommState::kOk) {
+  // cross-memory attach (in_place_limit_).
+  if (wire::kHeaderSize + payload.size() >= in_place_limit_ || state() != CommState::kOk) {
     return false;
   }
-  std::lock_guard<SpinMutex> lock(send_mu_);
   if (!cma_held_.empty()) ReapCmaLocked();
   if (!queue_.empty() && FlushLocked()) return false;  // frames still queued go first
   if (!WriteCompactRecord(route, payload)) return false;
@@ -257,6 +303,14 @@ void ShmChannel::RejectCompact(ModuleHost* host, size_t size) {
 }
 
 Status ShmChannel::Send(ByteBlock&& frame) {
+  uint32_t token = 0;
+  UKAI_RETURN_IF_ERROR(PrepareSend(frame, &token));
+  std::lock_guard<SpinMutex> lock(send_mu_);
+  SendLocked(std::move(frame), token);
+  return Status::Ok();
+}
+
+Status ShmChannel::PrepareSend(ByteBlock& frame, uint32_t* token) {
   if (state() != CommState::kOk) {
     return Status::Unavailable("shm: connection to peer " + IdString(peer_) +
                                (state() == CommState::kClosed ? " is closed" : " failed"));
@@ -265,8 +319,12 @@ Status ShmChannel::Send(ByteBlock&& frame) {
     return Status::InvalidArgument("shm: frame of " + std::to_string(frame.size()) +
                                    " bytes is shorter than a header");
   }
-  const bool staged = frame.size() >= stage_bytes_ && MaybeStage(frame);
-  std::lock_guard<SpinMutex> lock(send_mu_);
+  *token = frame.size() >= stage_bytes_ && MaybeStage(frame) ? 1 : 0;  // 1: staged
+  return Status::Ok();
+}
+
+void ShmChannel::SendLocked(ByteBlock&& frame, uint32_t token) {
+  const bool staged = token != 0;
   if (!cma_held_.empty()) ReapCmaLocked();
   // Frames queued behind a full ring go first, from this thread too: a sender streaming
   // large frames keeps the ring busy instead of waiting for the next progress pass.
@@ -279,11 +337,11 @@ Status ShmChannel::Send(ByteBlock&& frame) {
     if (cma_next_id_ != cma_before) {
       const bool counted = Counted(frame, staged);
       Hold(cma_next_id_, std::move(frame), counted);
-      return Status::Ok();
+      return;
     }
     if (done == frame.size()) {
       InRing();
-      return Status::Ok();
+      return;
     }
     queue_offset_ = done;
   }
@@ -291,7 +349,6 @@ Status ShmChannel::Send(ByteBlock&& frame) {
   queue_.push_back({std::move(frame), staged});
   queued_.store(true, std::memory_order_release);
   host_->Wake();  // the progress engine may be blocked in poll(): it must flush the queue
-  return Status::Ok();
 }
 
 bool ShmChannel::MaybeStage(ByteBlock& frame) {
@@ -352,6 +409,21 @@ void ShmChannel::Hold(uint64_t id, ByteBlock&& frame, bool counted) {
   if (counted) held_bytes_.fetch_add(frame.size(), std::memory_order_relaxed);
   cma_held_.push_back({id, std::move(frame), counted});
   cma_pending_.store(true, std::memory_order_release);
+}
+
+void EndQueue::PopUpTo(uint64_t tail) {
+  const size_t mask = buf_.size() - 1;
+  size_t lo = 0, hi = count_;  // the first end past `tail` lies in [lo, hi]
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (buf_[(head_ + mid) & mask] <= tail) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  head_ = (head_ + lo) & mask;
+  count_ -= lo;
 }
 
 void EndQueue::Grow() {

@@ -2,10 +2,11 @@
 // (two rings), the unix socket that set it up (closed by the kernel when the peer process
 // dies, so it doubles as the death signal) and the peer's eventfd doorbell.
 //
-// Send path (any thread, serialised by a spin lock): a frame of `cma_bytes` bytes or more,
-// when the peer probed that it can read our memory (process_vm_readv, Linux cross-memory
-// attach), is sent as a small record naming its address; the sender keeps the ByteBlock
-// until the receiver's completion counter in the segment passes its id, and the receiver
+// Send path (any thread, serialised by a spin lock, send_mu_, which the channel lends to
+// the runtime: its frame log records each send under it, so a send takes one lock): a frame of
+// `cma_bytes` bytes or more, when the peer probed that it can read our memory (process_vm_readv,
+// Linux cross-memory attach), is sent as a small record naming its address; the sender keeps the
+// ByteBlock until the receiver's completion counter in the segment passes its id, and the receiver
 // copies it once, straight into an owned ByteBlock (one copy in all, as Open MPI's vader
 // does). Otherwise a frame that fits a ring record (MaxRecordPayload, ~2 MiB with the
 // default 4 MiB rings) is copied into one record; larger frames travel as a sequence of
@@ -97,13 +98,9 @@ class EndQueue {
     if (full()) Grow();
     buf_[(head_ + count_++) & (buf_.size() - 1)] = end;
   }
-  // Forgets the ends at or before `tail` (frames the consumer took).
-  void PopUpTo(uint64_t tail) {
-    while (count_ != 0 && buf_[head_] <= tail) {
-      head_ = (head_ + 1) & (buf_.size() - 1);
-      --count_;
-    }
-  }
+  // Forgets the ends at or before `tail` (frames the consumer took): a binary search, the
+  // ends grow (a full queue of 1024 costs ~10 steps, not a step per end).
+  void PopUpTo(uint64_t tail);
 
  private:
   void Grow();
@@ -119,11 +116,15 @@ class ShmChannel final : public CommObject {
              int peer_efd, size_t chunk_bytes, size_t cma_bytes, ModuleHost* host);
   ~ShmChannel() override;
 
-  // CommObject.
+  // CommObject. The channel lends its send lock (send_lock(): send_mu_), so the runtime's
+  // frame log records under it: one lock per send.
   Status Send(ByteBlock&& frame) override;
+  Status PrepareSend(ByteBlock& frame, uint32_t* token) override;
+  void SendLocked(ByteBlock&& frame, uint32_t token) override;
   // A small RSR straight into the ring as a kCompactRsr record (no frame is built); false
   // when it would not go as one, frames are queued ahead, or the ring is full.
   bool TrySendInPlace(const RsrRoute& route, std::span<const uint8_t> payload) override;
+  bool TrySendInPlaceLocked(const RsrRoute& route, std::span<const uint8_t> payload) override;
   void Close() override;
   CommState state() const override { return state_.load(std::memory_order_acquire); }
   RuntimeId peer() const override { return peer_; }
@@ -140,7 +141,10 @@ class ShmChannel final : public CommObject {
                      std::shared_ptr<ShmCounters> counters);
   // Heap frames of at least `bytes` are staged in the pool (see the header comment); 0 =
   // never. Before the channel is shared.
-  void SetStageBytes(size_t bytes) { stage_bytes_ = bytes == 0 ? kNeverStage : bytes; }
+  void SetStageBytes(size_t bytes) {
+    stage_bytes_ = bytes == 0 ? kNeverStage : bytes;
+    SetInPlaceLimit();
+  }
   // The peer's pool, mapped read-only (listener side: from the hello; before sharing).
   void SetPeerPool(std::unique_ptr<PeerPool> pool);
   // Our ring's producer uses light barriers (shm_ring.h); only when this process's
@@ -187,6 +191,9 @@ class ShmChannel final : public CommObject {
 
  private:
   bool FlushLocked();  // Flush() with send_mu_ held
+  // Frames (header included) from this size on do not go in place: larger than a record,
+  // staged in the pool, or sent by cross-memory attach (WriteSome's other paths).
+  void SetInPlaceLimit();
   // Flow accounting (send_mu_ held): a frame went whole into the ring / into cma_held_.
   // `counted`: its bytes count in QueuedBytes while held (heap frames, staged ones too: the
   // sender sent ordinary memory; not NewBuffer's pool frames, which the pool bounds).
@@ -214,7 +221,10 @@ class ShmChannel final : public CommObject {
   bool MaybeStage(ByteBlock& frame);
   // Writes a whole RSR frame as one kCompactRsr record; false when the ring is full.
   bool WriteCompact(const ByteBlock& frame);
+  // A compact record from a route and payload; false when the ring is full. The common
+  // small RSR inline, the rest in WriteCompactRecordSlow.
   bool WriteCompactRecord(const RsrRoute& route, std::span<const uint8_t> payload);
+  bool WriteCompactRecordSlow(const RsrRoute& route, std::span<const uint8_t> payload);
   // Delivers a kCompactRsr record; false when it was rejected (and counted).
   bool DeliverCompact(ModuleHost* host, const RecordView& v);
   [[gnu::cold]] void RejectCompact(ModuleHost* host, size_t size);  // counts a bad one
@@ -247,6 +257,7 @@ class ShmChannel final : public CommObject {
   size_t pool_min_ = 0;
   static constexpr size_t kNeverStage = ~size_t{0};
   size_t stage_bytes_ = kNeverStage;  // heap frames from this size on are staged
+  size_t in_place_limit_ = 0;         // SetInPlaceLimit
   std::atomic<bool> peer_mapped_pool_{false};
   std::unique_ptr<PeerPool> peer_pool_owner_;
   std::atomic<const PeerPool*> peer_pool_{nullptr};
