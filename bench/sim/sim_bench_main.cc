@@ -24,6 +24,7 @@
 //
 // Usage: ukai_sim_bench [--quick] [--repeat N] [--only single,threads,mpi]
 //        ukai_sim_bench --case a|b|c|d [--quick] [--threads N] [--min-nodes N] [--ranks]
+//        ukai_sim_bench --rtt      # the cache-line round trip alone, in ns
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -457,6 +458,10 @@ int main(int argc, char** argv) {
     if (a == "--min-nodes" && i + 1 < argc) min_nodes = std::atoi(argv[++i]);
     if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     if (a == "--only" && i + 1 < argc) only = argv[++i];
+    if (a == "--rtt") {
+      std::printf("%.1f\n", CacheLineRoundTripNs());
+      return 0;
+    }
   }
   if (only_case != 0) {
     const Case* c = FindCase(only_case);
