@@ -19,15 +19,18 @@
 //    falls back to one partition and says so) and with every partition allowed.
 // 3. MPI ranks (needs mpirun): (c) serial vs `mpirun -n 2`, alternately; (d) serial vs
 //    `mpirun -n 2`: cycles/s and every rank's peak RSS against the serial run's.
-// The load average (/proc/loadavg) is printed before and after each section.
+// The load average (/proc/loadavg) is printed before and after each section, and before each
+// pair of the threads section the round trip of a cache line between two threads.
 //
 // Usage: ukai_sim_bench [--quick] [--repeat N] [--only single,threads,mpi]
 //        ukai_sim_bench --case a|b|c|d [--quick] [--threads N] [--min-nodes N] [--ranks]
+//        ukai_sim_bench --rtt      # the cache-line round trip alone, in ns
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -36,6 +39,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sim/engine/network.h"
@@ -319,14 +323,59 @@ bool SingleThread(bool quick, int repeat) {
   return ok;
 }
 
+// The round trip of a cache line between two threads of this process, in ns: the median
+// of 9 batches of 2,000 (0, printed "n/a", when they took over 2 s: the two threads did
+// not run at the same time, the machine being loaded). On the development VM this is
+// 80-100 ns at some times and 400-430 ns at others (the host places the two vCPUs near
+// each other or not), and a 2-thread run of (a), which moves cache lines between the
+// threads several times a cycle, is about 1.5x or 0.9x of the serial run accordingly
+// (docs/performance.md, "Parallel simulation"): the threads section prints it beside each
+// pair.
+double CacheLineRoundTripNs() {
+  alignas(64) std::atomic<int> flag{0};
+  std::atomic<bool> quit{false};
+  std::thread echo([&] {
+    int seen = 0;
+    while (!quit.load(std::memory_order_relaxed)) {
+      const int v = flag.load(std::memory_order_acquire);
+      if (v != seen && v % 2 == 1) {
+        seen = v + 1;
+        flag.store(seen, std::memory_order_release);
+      }
+    }
+  });
+  std::vector<double> batches;
+  int v = 0;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (int b = 0; b < 9 && std::chrono::steady_clock::now() < give_up; ++b) {
+    const auto t0 = std::chrono::steady_clock::now();
+    int i = 0;
+    for (; i < 2000 && std::chrono::steady_clock::now() < give_up; ++i) {
+      flag.store(++v, std::memory_order_release);
+      while (flag.load(std::memory_order_acquire) != v + 1) {
+        if ((v & 255) == 0 && std::chrono::steady_clock::now() >= give_up) break;
+      }
+      ++v;
+    }
+    if (i < 2000) break;
+    batches.push_back(
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+        2000);
+  }
+  quit.store(true);
+  echo.join();
+  return batches.size() < 9 ? 0 : Median(batches);
+}
+
 // Serial and parallel runs of one case, alternately: the median of the pairs' ratios of
-// wall-clock rates.
+// wall-clock rates; with `rtt`, the cache-line round trip before each pair.
 void Pairs(const std::string& label, char id, bool quick, int repeat, const std::string& serial_cmd,
            const std::string& serial_extra, const std::string& par_cmd,
-           const std::string& par_extra, double target) {
-  std::vector<double> ratios, s_rates, p_rates;
+           const std::string& par_extra, double target, bool rtt = false) {
+  std::vector<double> ratios, s_rates, p_rates, rtts;
   long s_rss = 0, p_rss = 0;
   for (int i = 0; i < repeat; ++i) {
+    if (rtt) rtts.push_back(CacheLineRoundTripNs());
     const Figures s = Child(serial_cmd, id, quick, serial_extra);
     const Figures p = Child(par_cmd, id, quick, par_extra);
     if (!s.ok || !p.ok) {
@@ -344,7 +393,11 @@ void Pairs(const std::string& label, char id, bool quick, int repeat, const std:
   if (target > 0)
     std::printf("  (target %.1fx: %s)", target, Median(ratios) >= target ? "met" : "NOT met");
   std::printf("\n    pairs:");
-  for (double r : ratios) std::printf(" %.2f", r);
+  for (size_t i = 0; i < ratios.size(); ++i) {
+    std::printf(" %.2f", ratios[i]);
+    if (rtt && rtts[i] > 0) std::printf(" (rtt %.0f ns)", rtts[i]);
+    if (rtt && rtts[i] <= 0) std::printf(" (rtt n/a)");
+  }
   std::printf("; peak RSS serial %.1f MB, parallel %.1f MB (largest rank)\n", s_rss / 1024.0,
               p_rss / 1024.0);
   std::fflush(stdout);
@@ -355,11 +408,11 @@ void Threads(bool quick, int repeat) {
       "== threads: wall-clock cycles/s, serial vs parallel alternately, %d pairs; load %s\n",
       repeat, LoadAverage().c_str());
   std::printf("  %-48s %10s %10s %9s\n", "case", "serial", "parallel", "speed-up");
-  Pairs("(c) 2 threads", 'c', quick, repeat, "", "", "", "--threads 2", 1.7);
+  Pairs("(c) 2 threads", 'c', quick, repeat, "", "", "", "--threads 2", 1.7, true);
   Pairs("(a) 2 threads, default partition_min_nodes", 'a', quick, repeat, "", "", "", "--threads 2",
         0);
   Pairs("(a) 2 threads, every partition allowed", 'a', quick, repeat, "", "", "",
-        "--threads 2 --min-nodes 1", 1.3);
+        "--threads 2 --min-nodes 1", 1.3, true);
   std::printf("  load after: %s\n", LoadAverage().c_str());
 }
 
@@ -405,6 +458,10 @@ int main(int argc, char** argv) {
     if (a == "--min-nodes" && i + 1 < argc) min_nodes = std::atoi(argv[++i]);
     if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     if (a == "--only" && i + 1 < argc) only = argv[++i];
+    if (a == "--rtt") {
+      std::printf("%.1f\n", CacheLineRoundTripNs());
+      return 0;
+    }
   }
   if (only_case != 0) {
     const Case* c = FindCase(only_case);
