@@ -97,6 +97,16 @@ std::vector<Bytes> ShmCorpus() {
   Append(&s, record(shm::kLastChunk, Bytes(10, 0)));  // out of sequence
   Append(&s, record(0x33, Bytes(5, 0)));              // unknown flags
   out.push_back(s);
+  // A first chunk that is a whole frame is refused; the chunks after it, an empty one among
+  // them, are out of sequence (they once went on into a fresh block: UBSan saw the empty
+  // one's copy to a null block).
+  Bytes refused;
+  const Bytes small = RsrFrameBytes("h", 20);
+  Append(&refused, record(shm::kFirstChunk, small));
+  Append(&refused, record(shm::kMiddleChunk, {}));
+  Append(&refused, record(shm::kMiddleChunk, Bytes(first.begin() + 1000, first.begin() + 2000)));
+  Append(&refused, record(shm::kLastChunk, Bytes(first.begin() + 2000, first.end())));
+  out.push_back(refused);
   Bytes many;  // more than the 64 KiB ring holds
   for (int i = 0; i < 200; ++i) Append(&many, record(shm::kWholeFrame, RsrFrameBytes("h", 900)));
   out.push_back(many);

@@ -600,13 +600,16 @@ Status ShmChannel::ReassembleChunk(const RecordView& v, ByteBlock* complete) {
   const std::span<const uint8_t> data(bytes, v.payload.size());
   switch (v.flags) {
     case kFirstChunk: {
+      // A refused first chunk leaves no reassembly open: the chunks after it are out of
+      // sequence (they once went on into a fresh block, which the last one delivered).
+      reassembly_expected_ = 0;
       Result<wire::FrameHeader> h = wire::DecodeHeader(data);
       if (!h.ok()) return h.status();
-      reassembly_expected_ = h->frame_size();
-      if (reassembly_expected_ <= data.size()) {
+      if (h->frame_size() <= data.size()) {
         return Status::ParseError("shm: chunked frame of " + std::to_string(data.size()) +
                                   " bytes already complete in its first chunk");
       }
+      reassembly_expected_ = h->frame_size();
       reassembly_ = TakeBlock(reassembly_expected_);
       std::memcpy(reassembly_.Extend(data.size()), data.data(), data.size());
       return Status::Ok();
@@ -618,7 +621,7 @@ Status ShmChannel::ReassembleChunk(const RecordView& v, ByteBlock* complete) {
         reassembly_expected_ = 0;
         return Status::ParseError("shm: chunk out of sequence");
       }
-      std::memcpy(reassembly_.Extend(data.size()), data.data(), data.size());
+      if (!data.empty()) std::memcpy(reassembly_.Extend(data.size()), data.data(), data.size());
       if (v.flags == kMiddleChunk) return Status::Ok();
       reassembly_expected_ = 0;
       *complete = std::move(reassembly_);
