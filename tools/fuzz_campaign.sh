@@ -7,19 +7,23 @@
 #
 # BUILD_DIR is a build of this tree with clang and -DUKAI_FUZZ=ON (docs/runtime.md,
 # "Fuzzing"); RUNS defaults to 10000000; TARGETs are names as in ukai_fuzz_NAME (default:
-# every ukai_fuzz_* in BUILD_DIR/fuzz). Each target starts from LOG_DIR/corpus/STEM (STEM =
-# NAME without its "_fuzz"; libFuzzer adds there the inputs that reach new code) and the
-# seeds in fuzz/corpus/STEM when that exists (read only: some are curated and replayed by
-# the unit tests), at nice 19, JOBS (default 2) at a time. LOG_DIR (default /tmp/ukai-fuzz)
-# also keeps each run's log NAME.log and any crashing input (NAME-crash-*, NAME-timeout-*,
-# NAME-oom-*). To keep what a run found: `ukai_fuzz_NAME -merge=1 DIR LOG_DIR/corpus/STEM`.
+# every ukai_fuzz_* in BUILD_DIR/fuzz). Each target starts from CORPUS_DIR/STEM (STEM = NAME
+# without its "_fuzz"; CORPUS_DIR default fuzz/corpus/found, in the tree, so that what a run
+# found is kept and can be committed; libFuzzer adds there the inputs that reach new code)
+# and the seeds in fuzz/corpus/STEM when that exists (read only: curated, and replayed by
+# the unit tests, which do not read fuzz/corpus/found), at nice 19, JOBS (default 2) at a
+# time. LOG_DIR (default /tmp/ukai-fuzz) keeps each run's log NAME.log and any crashing
+# input (NAME-crash-*, NAME-timeout-*, NAME-oom-*). To shrink a found corpus before a commit:
+# `ukai_fuzz_NAME -merge=1 NEW_DIR fuzz/corpus/found/STEM`, then replace it by NEW_DIR.
 # TIMEOUT (default 600) is libFuzzer's -timeout, seconds of wall time for one input: at nice
 # 19 a fuzzer may wait that long for a core while other work runs (a 30 s bound fired on
 # inputs that take milliseconds while `make test` ran); a hang still stops the run.
 # To stop early, send SIGINT to the fuzzers (`pkill -INT -f ukai_fuzz_`): each prints how
 # many executions it made, and its line says "interrupted". A later run continues from the
 # corpus it left.
-# Exit status 1 when a target crashed, timed out or stopped early; 2 on bad arguments.
+# A log with a sanitizer report (ASan, or UBSan built to go on after one) is FAILED too.
+# Exit status 1 when a target crashed, timed out, reported or stopped early; 2 on bad
+# arguments.
 set -u
 if [ $# -lt 1 ] || [ ! -d "$1/fuzz" ]; then
   echo "usage: $0 BUILD_DIR [RUNS] [TARGET...]  (BUILD_DIR/fuzz holds the ukai_fuzz_* binaries)" >&2
@@ -38,7 +42,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 logs=${LOG_DIR:-/tmp/ukai-fuzz}
 jobs=${JOBS:-2}
 timeout=${TIMEOUT:-600}
-mkdir -p "$logs" || exit 2
+corpus=${CORPUS_DIR:-$root/fuzz/corpus/found}
+mkdir -p "$logs" "$corpus" || exit 2
 
 if [ $# -eq 0 ]; then
   set -- $(cd "$build/fuzz" && ls ukai_fuzz_* 2>/dev/null | sed 's/^ukai_fuzz_//')
@@ -54,7 +59,7 @@ done
 run_one() {
   name=$1
   seeds="$root/fuzz/corpus/${name%_fuzz}"
-  found="$logs/corpus/${name%_fuzz}"
+  found="$corpus/${name%_fuzz}"
   mkdir -p "$found"
   [ -d "$seeds" ] || seeds=""
   nice -n 19 "$build/fuzz/ukai_fuzz_$name" -runs="$runs" -max_len=8192 -timeout="$timeout" \
@@ -78,7 +83,10 @@ for name in "$@"; do
   execs=$(grep -E '^stat::number_of_executed_units:' "$log" | tail -n 1 | awk '{print $2}')
   secs=$(echo "$done_line" | awk '{print $5}')
   rate=$(grep -E '^stat::average_exec_per_sec:' "$log" | tail -n 1 | awk '{print $2}')
-  if [ "$rc" = 0 ] && [ -n "$done_line" ] && [ "${execs:-0}" -ge "$runs" ]; then
+  if grep -qE '(runtime error:|ERROR: [A-Za-z]+Sanitizer)' "$log"; then
+    outcome="FAILED: a sanitizer report (see $log)"
+    status=1
+  elif [ "$rc" = 0 ] && [ -n "$done_line" ] && [ "${execs:-0}" -ge "$runs" ]; then
     outcome="ok"
   elif grep -q 'libFuzzer: run interrupted' "$log"; then
     outcome="interrupted (SIGINT): no crash in the executions counted"
