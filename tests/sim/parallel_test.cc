@@ -10,12 +10,10 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "parallel_test_util.h"
@@ -265,40 +263,6 @@ TEST(ParallelTest, GatewayWithPcapInAndOut) {
     EXPECT_EQ(ResultDifferences(results[0], results[t]), "") << t + 1 << " threads";
     EXPECT_TRUE(captures[0] == captures[t]) << t + 1 << " threads: egress capture differs";
   }
-}
-
-// The same deliveries cycle by cycle whichever thread runs a partition's tasks: every 150
-// cycles the driver pauses 2 ms, the workers fall asleep and the calling thread runs every
-// partition until it wakes them again (worker_pool.h), then they take their own back.
-TEST(ParallelTest, SameCyclesWhicheverThreadRunsAPartition) {
-  SimConfig c = testing::SmallConfig(TopologyKind::kTorus, {8, 8}, "dor");
-  c.traffic.rate = 0.3;
-  c.run.partition_min_nodes = 1;
-  Result<std::unique_ptr<Network>> serial = Network::Create(c);
-  c.run.threads = 3;
-  Result<std::unique_ptr<Network>> par = Network::Create(c);
-  ASSERT_TRUE(serial.ok() && par.ok());
-  ASSERT_EQ((*par)->threads(), 3);
-  int64_t delivered = 0;
-  for (int cycle = 0; cycle < 3000; ++cycle) {
-    if (cycle % 150 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    (*serial)->Step();
-    (*par)->Step();
-    const std::vector<Delivery>& a = (*serial)->deliveries();
-    const std::vector<Delivery>& b = (*par)->deliveries();
-    ASSERT_EQ(a.size(), b.size()) << "cycle " << cycle;
-    for (size_t i = 0; i < a.size(); ++i) {
-      ASSERT_TRUE(a[i].src == b[i].src && a[i].dst == b[i].dst && a[i].hops == b[i].hops &&
-                  a[i].created == b[i].created && a[i].injected == b[i].injected &&
-                  a[i].delivered == b[i].delivered && a[i].routing_state == b[i].routing_state)
-          << "cycle " << cycle << ", delivery " << i;
-    }
-    delivered += static_cast<int64_t>(a.size());
-  }
-  EXPECT_GT(delivered, 1000);
-  EXPECT_EQ((*serial)->flit_hops(), (*par)->flit_hops());
-  EXPECT_EQ((*serial)->flits_in_network(), (*par)->flits_in_network());
-  EXPECT_EQ((*serial)->backlog(), (*par)->backlog());
 }
 
 // A network too small for the partitions asked for runs on fewer and says so.

@@ -38,13 +38,10 @@
 // deliveries; (3) the MPI exchange (engine/rank_exchange.cc: boundary flits with their
 // message records, credits, every rank's deliveries and counters) on the calling thread;
 // (4) every partition's commit in parallel; (5) the deliveries merged in node order and the
-// counters summed. Steps (2) and (4) are the tasks of the worker pool (worker_pool.h): a
-// partition's evaluation or commit runs on whichever thread claims it first, the calling
-// thread doing those no running worker took. The lookahead is one cycle (a credit returned
-// in cycle t is seen upstream at t + 1), so partitions synchronise every cycle; the
-// results are bit-identical to the serial run's (tests/sim/parallel_test.cc). Everything
-// the run control reads (deliveries, counters, Stalled(), SkipIdle()) is global, identical
-// on every rank.
+// counters summed. The lookahead is one cycle (a credit returned in cycle t is seen
+// upstream at t + 1), so partitions synchronise every cycle; the results are bit-identical
+// to the serial run's (tests/sim/parallel_test.cc). Everything the run control reads
+// (deliveries, counters, Stalled(), SkipIdle()) is global, identical on every rank.
 //
 // Thread safety: none; one thread drives a Network (it runs its own worker threads).
 #ifndef UKAI_SIM_ENGINE_NETWORK_H_
@@ -328,7 +325,7 @@ class Network {
     bool waiting = false;  // a traffic creation waits for room (traffic.source_queue)
   };
   // One partition of this process: its nodes, its share of the traffic and counters.
-  // Touched only by the thread running its task (and by the serial parts of a cycle).
+  // Touched only by the thread evaluating it (and by the serial parts of a cycle).
   struct alignas(64) Part {
     int lane = 0;  // Fabric and MessagePool lane
     std::vector<NodeRun> runs;
@@ -459,10 +456,6 @@ class Network {
   std::string partition_note_;
   std::vector<Part> parts_;
   std::unique_ptr<WorkerPool> workers_;
-  // The pool's tasks (WorkerPool::Task, After): phase 0 evaluates partition i, phase 1
-  // commits it; between them the MPI exchange.
-  std::function<void(int, int)> part_task_;
-  std::function<void(int)> exchange_task_;
   RankGroup* ranks_ = nullptr;  // null: this process alone (or every rank runs it all)
   std::unique_ptr<RankState> rank_state_;
   std::vector<RankSummary> summaries_;  // every rank's, this cycle

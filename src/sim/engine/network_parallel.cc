@@ -100,18 +100,7 @@ Status Network::SetUpPartitions() {
       for (int i = run.begin; i < run.end; ++i) rng_[i] = Rng::Stream(config_.seed, i);
     }
   }
-  if (choice.threads > 1) {
-    workers_ = std::make_unique<WorkerPool>(choice.threads);
-    part_task_ = [this](int phase, int i) {
-      Part& part = parts_[static_cast<size_t>(i)];
-      if (phase == 0) {
-        EvaluatePart(part);
-      } else {
-        CommitPart(part);
-      }
-    };
-    exchange_task_ = [this](int) { ExchangeWithRanks(); };
-  }
+  if (choice.threads > 1) workers_ = std::make_unique<WorkerPool>(choice.threads);
   if (ranks_ != nullptr) rank_state_ = std::make_unique<RankState>();
   return Status::Ok();
 }
@@ -163,15 +152,22 @@ void Network::SetMessageSource(MessageSource* source) {
 }
 
 // One cycle of every partition: evaluate in parallel, exchange with the other ranks, commit
-// in parallel, merge. With threads, the evaluations and the commits are the two phases of
-// the worker pool's run (a partition's task may run on any of its threads).
+// in parallel, merge.
 void Network::RunParts() {
   if (workers_ == nullptr) {
     for (Part& part : parts_) EvaluatePart(part);
     if (ranks_ != nullptr) ExchangeWithRanks();
     for (Part& part : parts_) CommitPart(part);
   } else {
-    workers_->Run(2, part_task_, ranks_ != nullptr ? &exchange_task_ : nullptr);
+    workers_->Run([this](int i) {
+      EvaluatePart(parts_[static_cast<size_t>(i)]);
+      workers_->Barrier(i);
+      if (ranks_ != nullptr) {
+        if (i == 0) ExchangeWithRanks();
+        workers_->Barrier(i);
+      }
+      CommitPart(parts_[static_cast<size_t>(i)]);
+    });
   }
   MergeParts();
 }

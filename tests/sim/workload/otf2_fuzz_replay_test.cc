@@ -34,24 +34,24 @@ class Otf2FuzzReplay : public ::testing::Test {
   OTF2_ErrorCallback previous_ = nullptr;
 };
 
-std::vector<std::vector<uint8_t>> Otf2Corpus() {
+std::vector<std::vector<uint8_t>> Corpus() {
   return ukai::testing::ReadCorpusBytes(UKAI_SOURCE_DIR, "fuzz/corpus/otf2");
 }
 
-void FeedOtf2(const std::vector<uint8_t>& in) { otf2_fuzz_TestOneInput(in.data(), in.size()); }
+void Feed(const std::vector<uint8_t>& in) { otf2_fuzz_TestOneInput(in.data(), in.size()); }
 
 TEST_F(Otf2FuzzReplay, CorpusAndTruncations) {
-  const auto corpus = Otf2Corpus();
+  const auto corpus = Corpus();
   ASSERT_GE(corpus.size(), 5u);
   for (const auto& bytes : corpus) {
-    FeedOtf2(bytes);
+    Feed(bytes);
     if ((bytes[0] & 1) == 0) continue;  // a raw event file: cut at every 37th length
-    for (size_t n = 1; n < bytes.size(); n += 37) FeedOtf2({bytes.begin(), bytes.begin() + n});
+    for (size_t n = 1; n < bytes.size(); n += 37) Feed({bytes.begin(), bytes.begin() + n});
   }
 }
 
 TEST_F(Otf2FuzzReplay, SeededMutations) {
-  const auto corpus = Otf2Corpus();
+  const auto corpus = Corpus();
   std::mt19937_64 rng(20261127);
   for (int i = 0; i < 120; ++i) {
     std::vector<uint8_t> in = corpus[rng() % corpus.size()];
@@ -60,7 +60,7 @@ TEST_F(Otf2FuzzReplay, SeededMutations) {
       for (int k = 0; k < 6 * static_cast<int>(rng() % 8); ++k)
         in.push_back(static_cast<uint8_t>(rng()));
     }
-    FeedOtf2(in);
+    Feed(in);
   }
 }
 
