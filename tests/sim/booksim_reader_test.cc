@@ -123,6 +123,24 @@ TEST(BooksimReader, RefusalsNameTheKeyAndWhy) {
   EXPECT_TRUE(LoadSimConfigsFromString(base + "input_speedup = 1; sim_power = 0;", "t", {}).ok());
 }
 
+// Numbers no int64_t holds, infinities and NaN where a whole number is read: refused before
+// any conversion (num_vcs = 4e88 was undefined behaviour, found by booksim_config_fuzz; the
+// ASan+UBSan tree stops on it).
+TEST(BooksimReader, HugeNumbersAreRefusedNotConverted) {
+  struct Case {
+    const char* line;
+    const char* key;
+    const char* says;
+  };
+  const Case cases[] = {{"num_vcs = 4e88;", "num_vcs", "is not an integer"},
+                        {"num_vcs = inf;", "num_vcs", "is not an integer"},
+                        {"num_vcs = nan;", "num_vcs", "is not an integer"},
+                        {"packet_size = 1e300;", "packet_size", "packet size in flits"},
+                        {"packet_size = -1e30;", "packet_size", "packet size in flits"},
+                        {"traffic = hotspot({1e300},{1});", "traffic", "not a node number"}};
+  for (const Case& c : cases) ExpectRefused(std::string(kMesh) + c.line, c.key, c.says);
+}
+
 // The indirect topologies: BookSim2's keys and routing function names per topology.
 TEST(BooksimReader, MapsTheIndirectTopologies) {
   const std::string tail = "num_vcs = 4; injection_rate = 0.05;\n";

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 
@@ -29,6 +30,14 @@ std::optional<double> ParseNumber(std::string_view s) {
   const double v = std::strtod(t.c_str(), &end);
   if (end != t.c_str() + t.size()) return std::nullopt;
   return v;
+}
+
+// A whole number no larger than 1e15 in magnitude, or nothing: NaN, infinities, fractions
+// and numbers no int64_t holds are refused before any conversion (converting them is
+// undefined behaviour; num_vcs = 4e88 was one, found by booksim_config_fuzz).
+std::optional<int64_t> WholeNumber(std::optional<double> v) {
+  if (!v || !(std::abs(*v) <= 1e15) || *v != std::trunc(*v)) return std::nullopt;
+  return static_cast<int64_t>(*v);
 }
 
 // ---- mapped keys ----
@@ -67,13 +76,13 @@ Result<int64_t> PacketFlits(BooksimContext& c) {
   if (rates.size() != 1) {
     return c.Error("packet_size_rate", "needs one packet_size per rate; give one rate");
   }
-  const std::optional<double> p = ParseNumber(sizes[0]);
-  if (!p || *p != static_cast<int64_t>(*p) || *p < 1 || *p > (1 << 20)) {
+  const std::optional<int64_t> p = WholeNumber(ParseNumber(sizes[0]));
+  if (!p || *p < 1 || *p > (1 << 20)) {
     return c.Error("packet_size", fmt::format("\"{}\" is not a packet size in flits (an int "
                                               ">= 1)",
                                               sizes[0]));
   }
-  return static_cast<int64_t>(*p);
+  return *p;
 }
 
 Status MapPacketSize(BooksimContext& c) {
@@ -126,13 +135,13 @@ Status MapHotspot(BooksimContext& c, std::string_view args) {
   std::string nodes_text(args.substr(0, close == std::string_view::npos ? args.size() : close + 1));
   std::vector<Scalar> nodes;
   for (const std::string& n : SplitBooksimList(nodes_text)) {
-    const std::optional<double> v = ParseNumber(n);
-    if (!v || *v < 0 || *v != static_cast<int64_t>(*v)) {
+    const std::optional<int64_t> v = WholeNumber(ParseNumber(n));
+    if (!v || *v < 0) {
       return c.Error("traffic", fmt::format("hotspot node \"{}\" is not a node number (random "
                                             "hot spots, -1, are not modelled)",
                                             n));
     }
-    nodes.emplace_back(static_cast<int64_t>(*v));
+    nodes.emplace_back(*v);
   }
   if (close != std::string_view::npos && close + 1 < args.size()) {
     std::string_view rates = args.substr(close + 1);
@@ -517,11 +526,9 @@ Status BooksimContext::Error(std::string_view key, std::string_view message) con
 }
 
 Result<int64_t> BooksimContext::Int(std::string_view key) const {
-  const std::optional<double> v = ParseNumber(Value(key));
-  if (!v || *v != static_cast<double>(static_cast<int64_t>(*v)) || std::abs(*v) > 1e15) {
-    return Error(key, fmt::format("\"{}\" is not an integer", Value(key)));
-  }
-  return static_cast<int64_t>(*v);
+  const std::optional<int64_t> v = WholeNumber(ParseNumber(Value(key)));
+  if (!v) return Error(key, fmt::format("\"{}\" is not an integer", Value(key)));
+  return *v;
 }
 
 Result<double> BooksimContext::Number(std::string_view key) const {
