@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <fstream>
 #include <unordered_set>
 
 namespace ukai::sim {
@@ -68,7 +69,44 @@ struct LocationStream {
   std::deque<Otf2Event> events;  // read, not yet popped
   bool ended = false;
   int64_t read = 0;
+  // The size of the location's event file (-1: not known); at most file_bytes /
+  // kMinEventBytes + 1 events fit in it.
+  // libotf2 3.0.2 does not stop at the end of an event file that lacks its end-of-file
+  // record (a truncated trace): it takes the next chunk from a recycled buffer and can hand
+  // out stale events again and again, so the count is the bound that ends the stream.
+  int64_t file_bytes = -1;
 };
+
+// Every OTF2 event record takes at least its timestamp record (type and 8 bytes) and its own
+// type and length bytes: 11 bytes. Less than half of that is a safe bound for any encoding.
+constexpr int64_t kMinEventBytes = 5;
+
+// `location`'s event file in the POSIX layout (ANCHOR_DIR/NAME/REF.evt).
+std::filesystem::path EventFile(const std::string& anchor, uint64_t location) {
+  const std::filesystem::path a(anchor);
+  return a.parent_path() / a.stem() / (std::to_string(location) + ".evt");
+}
+
+// The size of `file` (-1 when it does not exist: another substrate), after checking that it
+// ends as libotf2's writer ends every event file it closes: its end-of-file record (2) and
+// the end of its buffer (1). libotf2 3.0.2 reads a file that stops short of them (a trace
+// whose program died before closing it, a cut copy) past the bytes the file holds, into
+// memory it did not clear, and can loop there for ever; such a file is refused first.
+Result<int64_t> CheckEventFile(const std::string& anchor, const std::filesystem::path& file) {
+  std::error_code ec;
+  const uintmax_t n = std::filesystem::file_size(file, ec);
+  if (ec) return int64_t{-1};
+  std::array<char, 2> tail{};
+  std::ifstream in(file, std::ios::binary);
+  if (n >= 2) in.seekg(static_cast<std::streamoff>(n - 2)).read(tail.data(), 2);
+  if (n < 2 || !in || tail[0] != 2 || tail[1] != 1) {
+    return Status::ParseError(
+        fmt::format("{}: event file {} does not end with OTF2's end-of-file record (a trace "
+                    "cut short, or its program died before closing it): not read",
+                    anchor, file.string()));
+  }
+  return static_cast<int64_t>(n);
+}
 
 struct Otf2Archive::Impl {
   OTF2_Reader* reader = nullptr;
@@ -499,6 +537,12 @@ Status Otf2Archive::OpenEvents() {
                                             locations_[i].ref, locations_[i].rank));
     }
     OTF2_Reader_RegisterEvtCallbacks(r, s.reader, cbs, &s);
+    Result<int64_t> bytes = CheckEventFile(path_, EventFile(path_, locations_[i].ref));
+    if (!bytes.ok()) {
+      OTF2_EvtReaderCallbacks_Delete(cbs);
+      return bytes.status();
+    }
+    s.file_bytes = *bytes;
   }
   OTF2_EvtReaderCallbacks_Delete(cbs);
   return Status::Ok();
@@ -517,6 +561,15 @@ Result<const Otf2Event*> Otf2Archive::Peek(int location, size_t ahead) {
     }
     if (got == 0) s.ended = true;
     s.read += static_cast<int64_t>(got);
+    if (s.file_bytes >= 0 && s.read > s.file_bytes / kMinEventBytes + 1) {
+      s.ended = true;
+      return Status::ParseError(fmt::format(
+          "{}: location {} (rank {}): more than {} events read from an event file of {} bytes: "
+          "the file lacks OTF2's end-of-file record (a truncated trace?) and libotf2 read past "
+          "its end",
+          path_, location_ref(location), rank_of(location), s.file_bytes / kMinEventBytes + 1,
+          s.file_bytes));
+    }
   }
   return s.events.size() > ahead ? &s.events[ahead] : nullptr;
 }

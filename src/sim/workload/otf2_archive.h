@@ -116,7 +116,8 @@ class Otf2Archive {
   std::string CommName(uint64_t ref) const;
 
   // The event `ahead` places after `location`'s replay position (0: the next one); nullptr
-  // at the end of its events. Errors: libotf2 cannot read the event file.
+  // at the end of its events. Errors: libotf2 cannot read the event file, or hands out more
+  // events than the file can hold (a file without its end-of-file record).
   Result<const Otf2Event*> Peek(int location, size_t ahead = 0);
   // Moves `location`'s replay position past its next event (which Peek returned).
   void Pop(int location);

@@ -591,7 +591,8 @@ TEST(Otf2, BadArchivesGiveClearErrorsNamingTheFile) {
   EXPECT_NE(not_otf2.message().find(text), std::string::npos) << not_otf2.message();
 
   // An event file cut short, or overwritten with garbage: an error (or a replay of what
-  // could be read), never a crash.
+  // could be read), never a crash or a hang. A cut file is refused before libotf2 reads it
+  // (it would read past the file's end into memory it did not clear).
   const std::string cut = WriteSmallArchive("otf2_cut");
   const std::string evt = EventFile(cut, 1);
   const auto size = std::filesystem::file_size(evt);
@@ -599,6 +600,9 @@ TEST(Otf2, BadArchivesGiveClearErrorsNamingTheFile) {
   Status truncated = OpenAndRun(Otf2Config(cut));
   EXPECT_FALSE(truncated.ok());
   EXPECT_NE(truncated.message().find(cut), std::string::npos) << truncated.message();
+  EXPECT_NE(truncated.message().find("1.evt does not end with OTF2's end-of-file record"),
+            std::string::npos)
+      << truncated.message();
   const std::string bad = WriteSmallArchive("otf2_garbage");
   {
     std::fstream f(EventFile(bad, 0), std::ios::in | std::ios::out | std::ios::binary);
