@@ -587,6 +587,13 @@ class Fabric {
   // SetDeferredArrivals(): the flits staged in cycle `now` go on the arrival ring; those
   // due to arrive in cycle now + 1 count in their VCs (CommitDelayed() calls it).
   void DeferArrivals(Lane& lane, int64_t now, uint8_t* active);
+  // DeferArrivals()'s count of the flits `due` (fabric_evaluate.cc): each counts in its VC,
+  // which is visible, and its router is active. A head that becomes the front of a VC with
+  // no routed head is routed at once as the head loop of cycle now + 1 would route it,
+  // where that needs no router state (the route cache, RouteOne(), the ejection port: the
+  // same answer), and goes into its hop pipeline (Masks::pipe): the routers then do not
+  // visit it before its ready cycle.
+  void CountArrivals(Lane& lane, const std::vector<int32_t>& due, int64_t now, uint8_t* active);
   // Flits on their way into input VC `ivc` (the invariant check counts them).
   int32_t ArrivalsPending(int32_t ivc) const;
   static constexpr int kPipeSlots = 8;  // a power of two

@@ -118,8 +118,14 @@ void Fabric::EvaluateFixed(const Hot& base, const int32_t* routers, size_t count
 
 UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Scratch& s) {
   const int wshift = h.pshift + h.vshift - h.mshift;
+  // A router whose only flits are heads in their hop pipeline has nothing to do this cycle:
+  // such a VC's front is visible and owns no output VC, so the scan would neither mark it
+  // nor nominate it, and the head loop skips it (Masks::pipe).
   uint64_t any = 0;
-  for (int w = 0; w < (1 << wshift); ++w) any |= h.masks[(r << wshift) + w].nonempty;
+  for (int w = 0; w < (1 << wshift); ++w) {
+    const Masks& mk = h.masks[(r << wshift) + w];
+    any |= mk.nonempty & ~mk.pipe;
+  }
   if (any == 0) return;
   const int32_t rpi = r << h.pshift;
   s.nva = 0;
@@ -390,6 +396,40 @@ UKAI_INLINE bool Fabric::RouteFast(const Hot& h, int32_t r, int ip, int v, int32
   q.ready = now + hop_cycles_ - 1;
   q.state = kRouted;
   return true;
+}
+
+void Fabric::CountArrivals(Lane& lane, const std::vector<int32_t>& due, int64_t now,
+                           uint8_t* active) {
+  const Hot& h = hot_;
+  const int rshift = h.pshift + h.vshift;
+  const int64_t next = now + 1;  // the cycle they arrive in
+  // The pipe ring must be cleared up to `now` (ClearPipes() of the next cycle then clears
+  // only slot `next`) and the routing must need neither the cycle's table ports nor a free
+  // header unit.
+  const bool route = (cache_routes_ || route_one_) && h.table_ports == 0 && !h.shared_headers &&
+                     lane.pipes_cleared == now;
+  for (const int32_t d : due) {
+    InVc& q = h.in[d];
+    Masks& mk = h.masks[d >> h.mshift];
+    const uint64_t bit = uint64_t{1} << (d & ((1 << h.mshift) - 1));
+    mk.nonempty |= bit;
+    mk.visible |= bit;
+    active[d >> rshift] = 1;
+    // Evaluate() already wrote the flit into its slot; it is the front if the VC was empty.
+    if (q.count++ != 0 || !route || q.state != kIdle || ((mk.active | mk.pipe) & bit) != 0) {
+      continue;
+    }
+    const int32_t r = d >> rshift;
+    const Flit& f = h.buf[(static_cast<size_t>(d) << h.dshift) + q.head];
+    const int ip = (d >> h.vshift) & ((1 << h.pshift) - 1);
+    const int v = d & ((1 << h.vshift) - 1);
+    // Else the head loop routes it (again: both give the same answer for the same cycle).
+    if (!RouteFromCache(h, r, d, f, next) && !RouteFast(h, r, ip, v, d, f, next)) continue;
+    if (q.ready > next && q.ready - next < kPipeSlots) {
+      mk.pipe |= bit;
+      lane.pipe_ring[static_cast<size_t>(q.ready & (kPipeSlots - 1))].push_back(d);
+    }
+  }
 }
 
 // BookSim2's VC allocators, a head's requests: inline for one candidate on a simple router
