@@ -447,7 +447,8 @@ UKAI_INLINE void Fabric::RequestBooksim(const Hot& h, int32_t r, int32_t ivc, in
   const int32_t port_base = (r << (h.pshift + h.vshift)) + local;
   const Masks& mk = h.masks[port_base >> h.mshift];
   const int shift = port_base & ((1 << h.mshift) - 1);
-  const uint64_t recent = mk.freed_at + 2 > now ? mk.freed : 0;
+  // (A mask, not a branch: whether a VC was freed lately follows the traffic.)
+  const uint64_t recent = mk.freed & (uint64_t{0} - static_cast<uint64_t>(mk.freed_at + 2 > now));
   const auto unowned = static_cast<uint32_t>(~mk.owned >> shift) & q.cand_mask;
   const uint32_t free = unowned & ~static_cast<uint32_t>(recent >> shift);
   // A VC freed too recently: try again next cycle.
@@ -607,7 +608,9 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
     in.out = q.ovc;
     if (__builtin_expect(h.extras, false)) in.stored = 0;
     const int op = (q.ovc - rbase) >> h.vshift;
-    in.aux = op == h.pe ? r : h.down_ivc[rpi | op] + static_cast<int32_t>(q.ovc & vmask);
+    // Both values read, then one chosen (a select: ejection or not follows the traffic).
+    const int32_t down = h.down_ivc[rpi | op] + static_cast<int32_t>(q.ovc & vmask);
+    in.aux = op == h.pe ? r : down;
     in.remote = 0;
     if (__builtin_expect(h.partitioned, false))
       in.remote = h.remote[rpi | op] | h.remote[rpi | q.ip];
@@ -712,11 +715,9 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
     // BookSim2's VC allocators: a terminal (BookSim2's source) reuses its VC at once; a
     // router a cycle later.
     if (h.booksim_va && (terminal_.empty() || terminal_[static_cast<size_t>(r)] == 0)) {
-      if (om.freed_at != now) {
-        om.freed = 0;
-        om.freed_at = now;
-      }
-      om.freed |= obit;
+      // The mask of cycle `now` (cleared first when it was another cycle's), without a branch.
+      om.freed = (om.freed & (uint64_t{0} - static_cast<uint64_t>(om.freed_at == now))) | obit;
+      om.freed_at = now;
     }
     if (__builtin_expect(h.extras, false) && forking_ && fork_n_[ivc] != 0) ReleaseFork(r, ivc);
     q.state = kIdle;
