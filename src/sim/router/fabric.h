@@ -422,6 +422,8 @@ class Fabric {
     // Every router with several BookSim2 VC requests goes through MatchBooksimVcs()
     // (SetConstantLayouts(false): tests compare MatchBooksim()'s lean cases with it).
     bool generic_match;
+    // SetDeferredArrivals() in effect: every flit counted in a VC has arrived.
+    bool counted_arrived;
   };
   // Per-router scratch of one Evaluate.
   struct VaReq {

@@ -591,7 +591,9 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
   uint32_t renominate = 0;
   for (int i = 0; i < s.nva; ++i) {
     const VaReq& q = s.va[i];
-    if (h.out[q.ovc].owner >= 0) continue;  // granted to a competitor earlier in this loop
+    // Granted to a competitor earlier in this loop (islip's matching names distinct free
+    // output VCs: never).
+    if (!h.va_unique && h.out[q.ovc].owner >= 0) continue;
     if (!h.va_unique) {
       const int32_t rr = va_rr_[q.ovc];
       const int32_t prio = (q.ivc - rbase - rr) & lmask;
@@ -704,7 +706,7 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   if (--q.count == 0) {
     mk.nonempty &= ~bit;
     mk.visible &= ~bit;
-  } else if (!vb[q.head].ArrivedBy(now + 1)) {
+  } else if (!h.counted_arrived && !vb[q.head].ArrivedBy(now + 1)) {
     mk.visible &= ~bit;  // the next flit is still on its way
   }
   if (tail) {
