@@ -545,6 +545,8 @@ class Fabric {
   // ScanRouter()'s head loop with router.header_units = per_port.
   void HandleHeadsShared(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s);
   void AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scratch& s);
+  bool GrantVc(const Hot& h, int32_t r, int32_t rpi, const VaReq& q);
+  bool AllocateLone(const Hot& h, int32_t r, int32_t rpi, Scratch& s);
   // router.vc_allocator = islip / separable_input_first (fabric_booksim.cc): a head's
   // requests (every free candidate VC) into lane `lane`'s list, and their matching into
   // s.va after the router's scan.

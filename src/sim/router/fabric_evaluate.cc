@@ -133,7 +133,7 @@ UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Sc
   s.table_used = 0;
   s.out_mask = 0;
   ScanRouter(h, r, rpi, now, s);
-  if (h.booksim_va) MatchBooksim(h, r, s);
+  if (h.booksim_va && !AllocateLone(h, r, rpi, s)) MatchBooksim(h, r, s);
   if (s.nva > 0) AllocateVcs(h, r, rpi, s);
   for (uint32_t om = s.out_mask; om != 0; om &= om - 1) GrantOutput(h, r, rpi, Ctz(om), now, s);
 }
@@ -587,7 +587,6 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
   const int rshift = h.pshift + h.vshift;
   const int32_t rbase = r << rshift;
   const int32_t lmask = (1 << rshift) - 1;
-  const uint32_t vmask = (1u << h.vshift) - 1;
   uint32_t renominate = 0;
   for (int i = 0; i < s.nva; ++i) {
     const VaReq& q = s.va[i];
@@ -604,30 +603,7 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
       }
       if (!wins) continue;
     }
-    InVc& in = h.in[q.ivc];
-    h.out[q.ovc].owner = q.ivc;
-    h.masks[q.ovc >> h.mshift].owned |= uint64_t{1} << (q.ovc & ((1 << h.mshift) - 1));
-    in.out = q.ovc;
-    if (__builtin_expect(h.extras, false)) in.stored = 0;
-    const int op = (q.ovc - rbase) >> h.vshift;
-    // Both values read, then one chosen (a select: ejection or not follows the traffic).
-    const int32_t down = h.down_ivc[rpi | op] + static_cast<int32_t>(q.ovc & vmask);
-    in.aux = op == h.pe ? r : down;
-    in.remote = 0;
-    if (__builtin_expect(h.partitioned, false))
-      in.remote = h.remote[rpi | op] | h.remote[rpi | q.ip];
-    in.state = kRouted;
-    Masks& mk = h.masks[q.ivc >> h.mshift];
-    const uint64_t bit = uint64_t{1} << (q.ivc & ((1 << h.mshift) - 1));
-    mk.active |= bit;
-    va_rr_[q.ovc] = (q.ivc - rbase + 1) & lmask;
-    if (h.booksim_va) {
-      va_accept_[q.ivc] = (q.ovc - rbase + 1) & lmask;
-    }
-    if (h.out[q.ovc].credits > 0) {
-      mk.credit |= bit;
-      renominate |= 1u << q.ip;
-    }
+    if (GrantVc(h, r, rpi, q)) renominate |= 1u << q.ip;
   }
   for (; renominate != 0; renominate &= renominate - 1) {
     const int ip = Ctz(renominate);
@@ -641,6 +617,65 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
     const uint64_t bits = (mk.visible & mk.credit) >> (ivc0 & ((1 << h.mshift) - 1));
     Nominate(h, rpi, ip, static_cast<uint32_t>(bits & ((uint64_t{1} << (1 << h.vshift)) - 1)), s);
   }
+}
+
+// Output VC q.ovc to input VC q.ivc (AllocateVcs()); true when the VC has a credit (the
+// input VC may bid for the switch at once).
+UKAI_INLINE bool Fabric::GrantVc(const Hot& h, int32_t r, int32_t rpi, const VaReq& q) {
+  const int rshift = h.pshift + h.vshift;
+  const int32_t rbase = r << rshift;
+  const int32_t lmask = (1 << rshift) - 1;
+  const uint32_t vmask = (1u << h.vshift) - 1;
+  InVc& in = h.in[q.ivc];
+  h.out[q.ovc].owner = q.ivc;
+  h.masks[q.ovc >> h.mshift].owned |= uint64_t{1} << (q.ovc & ((1 << h.mshift) - 1));
+  in.out = q.ovc;
+  if (__builtin_expect(h.extras, false)) in.stored = 0;
+  const int op = (q.ovc - rbase) >> h.vshift;
+  // Both values read, then one chosen (a select: ejection or not follows the traffic).
+  const int32_t down = h.down_ivc[rpi | op] + static_cast<int32_t>(q.ovc & vmask);
+  in.aux = op == h.pe ? r : down;
+  in.remote = 0;
+  if (__builtin_expect(h.partitioned, false)) in.remote = h.remote[rpi | op] | h.remote[rpi | q.ip];
+  in.state = kRouted;
+  Masks& mk = h.masks[q.ivc >> h.mshift];
+  const uint64_t bit = uint64_t{1} << (q.ivc & ((1 << h.mshift) - 1));
+  mk.active |= bit;
+  va_rr_[q.ovc] = (q.ivc - rbase + 1) & lmask;
+  if (h.booksim_va) {
+    va_accept_[q.ivc] = (q.ovc - rbase + 1) & lmask;
+  }
+  if (h.out[q.ovc].credits > 0) {
+    mk.credit |= bit;
+    return true;
+  }
+  return false;
+}
+
+// BookSim2's VC allocators, a router whose one request (one candidate) comes from an input
+// port that nominated nothing, for an output port no input port nominated, and whose VC has
+// a credit: both allocators give it its nearest VC (MatchBooksim()), and the switch
+// nomination AllocateVcs() would make is its own (the port's only VC with a credit). Made
+// here directly; false (nothing changed) when the router is not such a case.
+UKAI_INLINE bool Fabric::AllocateLone(const Hot& h, int32_t r, int32_t rpi, Scratch& s) {
+  std::vector<BsReq>& req = *h.bs_req;
+  if (req.size() != 1 || s.bs_generic || h.generic_match) return false;
+  const BsReq& b = req[0];
+  if (((s.nominated >> b.ip) & 1u) != 0 || s.out_req[b.port] != 0) return false;
+  const int32_t port_base = b.port << h.vshift;
+  const int32_t ovc = (r << (h.pshift + h.vshift)) + port_base +
+                      NearestVc(b.mask, port_base, va_accept_[b.ivc], h.vshift);
+  if (h.out[ovc].credits <= 0) return false;
+  const int ip = b.ip, v = b.v, op = b.port;
+  GrantVc(h, r, rpi, {b.ivc, ovc, ip, v});
+  req.clear();
+  s.bs_any = s.bs_multi = 0;
+  s.nom_v[ip] = static_cast<uint8_t>(v);
+  s.nom_op[ip] = static_cast<uint8_t>(op);
+  s.nominated |= 1u << ip;
+  s.out_req[op] = 1u << ip;
+  s.out_mask |= 1u << op;
+  return true;
 }
 
 // Moves the front flit of input VC (ip, v) through the switch to output port op: writes
