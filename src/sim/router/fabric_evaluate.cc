@@ -102,6 +102,7 @@ void Fabric::EvaluateFixed(const Hot& base, const int32_t* routers, size_t count
   h.slot_mask = (1u << kDshift) - 1;
   h.extras = false;  // compiles forks, store-and-forward and the rest out of this path
   h.booksim_va = kBooksim;
+  h.counted_arrived = kBooksim && base.counted_arrived;  // deferred arrivals: booksim only
   h.link_port = nullptr;
   if (base.ports == 5) {
     h.ports = 5;
@@ -118,13 +119,15 @@ void Fabric::EvaluateFixed(const Hot& base, const int32_t* routers, size_t count
 
 UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Scratch& s) {
   const int wshift = h.pshift + h.vshift - h.mshift;
-  // A router whose only flits are heads in their hop pipeline has nothing to do this cycle:
-  // such a VC's front is visible and owns no output VC, so the scan would neither mark it
-  // nor nominate it, and the head loop skips it (Masks::pipe).
+  // With BookSim2's allocators, a router whose only flits are heads in their hop pipeline
+  // has nothing to do this cycle: such a VC's front is visible and owns no output VC, so the
+  // scan would neither mark it nor nominate it, and the head loop skips it (Masks::pipe).
+  // (ukai's model keeps the plain test: its case (a) mispredicted more with this one.)
+  const uint64_t piped = h.booksim_va ? ~uint64_t{0} : 0;
   uint64_t any = 0;
   for (int w = 0; w < (1 << wshift); ++w) {
     const Masks& mk = h.masks[(r << wshift) + w];
-    any |= mk.nonempty & ~mk.pipe;
+    any |= mk.nonempty & ~(mk.pipe & piped);
   }
   if (any == 0) return;
   const int32_t rpi = r << h.pshift;
