@@ -355,6 +355,7 @@ void Fabric::InitHot() {
                     std::all_of(credit_port_.begin(), credit_port_.end(),
                                 [this](int32_t l) { return l == credit_port_[0]; });
   defer_credit_cycles_ = defer_arrivals_ ? credit_port_[0] : 0;
+  hot_.counted_arrived = defer_arrivals_;
   if (defer_arrivals_) {
     for (Lane& l : lanes_) {
       l.arrival_ring.resize(std::bit_ceil(static_cast<size_t>(link_cycles_) + 1));

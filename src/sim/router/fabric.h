@@ -281,7 +281,8 @@ class Fabric {
   // Before the first cycle: with `on`, a flit sent over a channel of router.model = booksim
   // counts in its downstream VC only from the cycle it arrives (Lane::arrival_ring), not
   // from the cycle it was sent, so the routers do not look each cycle whether the flits on
-  // their way have arrived yet. The same results. Takes effect only on a Fabric of one
+  // their way have arrived yet, and a head that arrives at an empty VC is routed by the
+  // Commit() that counts it (CountArrivals()). The same results. Takes effect only on a Fabric of one
   // partition without the extras (Hot::extras) or in-band flow control, and must stay off
   // where Purge() may run (timed faults): flits on their way are not in their VCs yet.
   void SetDeferredArrivals(bool on);
@@ -422,6 +423,8 @@ class Fabric {
     // Every router with several BookSim2 VC requests goes through MatchBooksimVcs()
     // (SetConstantLayouts(false): tests compare MatchBooksim()'s lean cases with it).
     bool generic_match;
+    // SetDeferredArrivals() in effect: every flit counted in a VC has arrived.
+    bool counted_arrived;
   };
   // Per-router scratch of one Evaluate.
   struct VaReq {
@@ -543,6 +546,8 @@ class Fabric {
   // ScanRouter()'s head loop with router.header_units = per_port.
   void HandleHeadsShared(const Hot& h, int32_t r, int32_t rpi, int64_t now, Scratch& s);
   void AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scratch& s);
+  bool GrantVc(const Hot& h, int32_t r, int32_t rpi, const VaReq& q);
+  bool AllocateLone(const Hot& h, int32_t r, int32_t rpi, Scratch& s);
   // router.vc_allocator = islip / separable_input_first (fabric_booksim.cc): a head's
   // requests (every free candidate VC) into lane `lane`'s list, and their matching into
   // s.va after the router's scan.
@@ -587,6 +592,13 @@ class Fabric {
   // SetDeferredArrivals(): the flits staged in cycle `now` go on the arrival ring; those
   // due to arrive in cycle now + 1 count in their VCs (CommitDelayed() calls it).
   void DeferArrivals(Lane& lane, int64_t now, uint8_t* active);
+  // DeferArrivals()'s count of the flits `due` (fabric_evaluate.cc): each counts in its VC,
+  // which is visible, and its router is active. A head that becomes the front of a VC with
+  // no routed head is routed at once as the head loop of cycle now + 1 would route it,
+  // where that needs no router state (the route cache, RouteOne(), the ejection port: the
+  // same answer), and goes into its hop pipeline (Masks::pipe): the routers then do not
+  // visit it before its ready cycle.
+  void CountArrivals(Lane& lane, const std::vector<int32_t>& due, int64_t now, uint8_t* active);
   // Flits on their way into input VC `ivc` (the invariant check counts them).
   int32_t ArrivalsPending(int32_t ivc) const;
   static constexpr int kPipeSlots = 8;  // a power of two

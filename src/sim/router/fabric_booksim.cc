@@ -336,20 +336,11 @@ void Fabric::DeferArrivals(Lane& lane, int64_t now, uint8_t* active) {
     if (lane.ej[static_cast<size_t>(i)].credit >= 0)
       credits.push_back(lane.ej[static_cast<size_t>(i)].credit);
   }
-  InVc* in = in_.data();
-  Masks* masks = masks_.data();
-  const int mshift = mshift_, rshift = rshift_;
   // Every slot once at most (the engine skips no cycle while flits are on the ring).
   const int64_t first = std::max(lane.arrivals_applied + 1, now - slots + 1);
   for (int64_t t = first; t <= now; ++t) {
     std::vector<int32_t>& due = lane.arrival_ring[static_cast<size_t>(t & (slots - 1))];
-    for (const int32_t d : due) {
-      ++in[d].count;  // Evaluate() already wrote the flit into its slot
-      const uint64_t bit = uint64_t{1} << (d & ((1 << mshift) - 1));
-      masks[d >> mshift].nonempty |= bit;
-      masks[d >> mshift].visible |= bit;
-      active[d >> rshift] = 1;
-    }
+    CountArrivals(lane, due, now, active);
     lane.arrivals_pending -= static_cast<int64_t>(due.size());
     due.clear();
   }

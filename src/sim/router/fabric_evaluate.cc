@@ -102,6 +102,7 @@ void Fabric::EvaluateFixed(const Hot& base, const int32_t* routers, size_t count
   h.slot_mask = (1u << kDshift) - 1;
   h.extras = false;  // compiles forks, store-and-forward and the rest out of this path
   h.booksim_va = kBooksim;
+  h.counted_arrived = kBooksim && base.counted_arrived;  // deferred arrivals: booksim only
   h.link_port = nullptr;
   if (base.ports == 5) {
     h.ports = 5;
@@ -118,8 +119,16 @@ void Fabric::EvaluateFixed(const Hot& base, const int32_t* routers, size_t count
 
 UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Scratch& s) {
   const int wshift = h.pshift + h.vshift - h.mshift;
+  // With BookSim2's allocators, a router whose only flits are heads in their hop pipeline
+  // has nothing to do this cycle: such a VC's front is visible and owns no output VC, so the
+  // scan would neither mark it nor nominate it, and the head loop skips it (Masks::pipe).
+  // (ukai's model keeps the plain test: its case (a) mispredicted more with this one.)
+  const uint64_t piped = h.booksim_va ? ~uint64_t{0} : 0;
   uint64_t any = 0;
-  for (int w = 0; w < (1 << wshift); ++w) any |= h.masks[(r << wshift) + w].nonempty;
+  for (int w = 0; w < (1 << wshift); ++w) {
+    const Masks& mk = h.masks[(r << wshift) + w];
+    any |= mk.nonempty & ~(mk.pipe & piped);
+  }
   if (any == 0) return;
   const int32_t rpi = r << h.pshift;
   s.nva = 0;
@@ -127,7 +136,7 @@ UKAI_INLINE void Fabric::EvaluateRouter(const Hot& h, int32_t r, int64_t now, Sc
   s.table_used = 0;
   s.out_mask = 0;
   ScanRouter(h, r, rpi, now, s);
-  if (h.booksim_va) MatchBooksim(h, r, s);
+  if (h.booksim_va && !AllocateLone(h, r, rpi, s)) MatchBooksim(h, r, s);
   if (s.nva > 0) AllocateVcs(h, r, rpi, s);
   for (uint32_t om = s.out_mask; om != 0; om &= om - 1) GrantOutput(h, r, rpi, Ctz(om), now, s);
 }
@@ -392,6 +401,40 @@ UKAI_INLINE bool Fabric::RouteFast(const Hot& h, int32_t r, int ip, int v, int32
   return true;
 }
 
+void Fabric::CountArrivals(Lane& lane, const std::vector<int32_t>& due, int64_t now,
+                           uint8_t* active) {
+  const Hot& h = hot_;
+  const int rshift = h.pshift + h.vshift;
+  const int64_t next = now + 1;  // the cycle they arrive in
+  // The pipe ring must be cleared up to `now` (ClearPipes() of the next cycle then clears
+  // only slot `next`) and the routing must need neither the cycle's table ports nor a free
+  // header unit.
+  const bool route = (cache_routes_ || route_one_) && h.table_ports == 0 && !h.shared_headers &&
+                     lane.pipes_cleared == now;
+  for (const int32_t d : due) {
+    InVc& q = h.in[d];
+    Masks& mk = h.masks[d >> h.mshift];
+    const uint64_t bit = uint64_t{1} << (d & ((1 << h.mshift) - 1));
+    mk.nonempty |= bit;
+    mk.visible |= bit;
+    active[d >> rshift] = 1;
+    // Evaluate() already wrote the flit into its slot; it is the front if the VC was empty.
+    if (q.count++ != 0 || !route || q.state != kIdle || ((mk.active | mk.pipe) & bit) != 0) {
+      continue;
+    }
+    const int32_t r = d >> rshift;
+    const Flit& f = h.buf[(static_cast<size_t>(d) << h.dshift) + q.head];
+    const int ip = (d >> h.vshift) & ((1 << h.pshift) - 1);
+    const int v = d & ((1 << h.vshift) - 1);
+    // Else the head loop routes it (again: both give the same answer for the same cycle).
+    if (!RouteFromCache(h, r, d, f, next) && !RouteFast(h, r, ip, v, d, f, next)) continue;
+    if (q.ready > next && q.ready - next < kPipeSlots) {
+      mk.pipe |= bit;
+      lane.pipe_ring[static_cast<size_t>(q.ready & (kPipeSlots - 1))].push_back(d);
+    }
+  }
+}
+
 // BookSim2's VC allocators, a head's requests: inline for one candidate on a simple router
 // (fabric.h: booksim_simple_), else RequestBooksimVcs(). The same free VCs: not owned and
 // not freed too recently (no credits needed on wormhole VCs that are not atomic).
@@ -407,7 +450,8 @@ UKAI_INLINE void Fabric::RequestBooksim(const Hot& h, int32_t r, int32_t ivc, in
   const int32_t port_base = (r << (h.pshift + h.vshift)) + local;
   const Masks& mk = h.masks[port_base >> h.mshift];
   const int shift = port_base & ((1 << h.mshift) - 1);
-  const uint64_t recent = mk.freed_at + 2 > now ? mk.freed : 0;
+  // (A mask, not a branch: whether a VC was freed lately follows the traffic.)
+  const uint64_t recent = mk.freed & (uint64_t{0} - static_cast<uint64_t>(mk.freed_at + 2 > now));
   const auto unowned = static_cast<uint32_t>(~mk.owned >> shift) & q.cand_mask;
   const uint32_t free = unowned & ~static_cast<uint32_t>(recent >> shift);
   // A VC freed too recently: try again next cycle.
@@ -546,11 +590,12 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
   const int rshift = h.pshift + h.vshift;
   const int32_t rbase = r << rshift;
   const int32_t lmask = (1 << rshift) - 1;
-  const uint32_t vmask = (1u << h.vshift) - 1;
   uint32_t renominate = 0;
   for (int i = 0; i < s.nva; ++i) {
     const VaReq& q = s.va[i];
-    if (h.out[q.ovc].owner >= 0) continue;  // granted to a competitor earlier in this loop
+    // Granted to a competitor earlier in this loop (islip's matching names distinct free
+    // output VCs: never).
+    if (!h.va_unique && h.out[q.ovc].owner >= 0) continue;
     if (!h.va_unique) {
       const int32_t rr = va_rr_[q.ovc];
       const int32_t prio = (q.ivc - rbase - rr) & lmask;
@@ -561,28 +606,7 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
       }
       if (!wins) continue;
     }
-    InVc& in = h.in[q.ivc];
-    h.out[q.ovc].owner = q.ivc;
-    h.masks[q.ovc >> h.mshift].owned |= uint64_t{1} << (q.ovc & ((1 << h.mshift) - 1));
-    in.out = q.ovc;
-    if (__builtin_expect(h.extras, false)) in.stored = 0;
-    const int op = (q.ovc - rbase) >> h.vshift;
-    in.aux = op == h.pe ? r : h.down_ivc[rpi | op] + static_cast<int32_t>(q.ovc & vmask);
-    in.remote = 0;
-    if (__builtin_expect(h.partitioned, false))
-      in.remote = h.remote[rpi | op] | h.remote[rpi | q.ip];
-    in.state = kRouted;
-    Masks& mk = h.masks[q.ivc >> h.mshift];
-    const uint64_t bit = uint64_t{1} << (q.ivc & ((1 << h.mshift) - 1));
-    mk.active |= bit;
-    va_rr_[q.ovc] = (q.ivc - rbase + 1) & lmask;
-    if (h.booksim_va) {
-      va_accept_[q.ivc] = (q.ovc - rbase + 1) & lmask;
-    }
-    if (h.out[q.ovc].credits > 0) {
-      mk.credit |= bit;
-      renominate |= 1u << q.ip;
-    }
+    if (GrantVc(h, r, rpi, q)) renominate |= 1u << q.ip;
   }
   for (; renominate != 0; renominate &= renominate - 1) {
     const int ip = Ctz(renominate);
@@ -596,6 +620,65 @@ UKAI_INLINE void Fabric::AllocateVcs(const Hot& h, int32_t r, int32_t rpi, Scrat
     const uint64_t bits = (mk.visible & mk.credit) >> (ivc0 & ((1 << h.mshift) - 1));
     Nominate(h, rpi, ip, static_cast<uint32_t>(bits & ((uint64_t{1} << (1 << h.vshift)) - 1)), s);
   }
+}
+
+// Output VC q.ovc to input VC q.ivc (AllocateVcs()); true when the VC has a credit (the
+// input VC may bid for the switch at once).
+UKAI_INLINE bool Fabric::GrantVc(const Hot& h, int32_t r, int32_t rpi, const VaReq& q) {
+  const int rshift = h.pshift + h.vshift;
+  const int32_t rbase = r << rshift;
+  const int32_t lmask = (1 << rshift) - 1;
+  const uint32_t vmask = (1u << h.vshift) - 1;
+  InVc& in = h.in[q.ivc];
+  h.out[q.ovc].owner = q.ivc;
+  h.masks[q.ovc >> h.mshift].owned |= uint64_t{1} << (q.ovc & ((1 << h.mshift) - 1));
+  in.out = q.ovc;
+  if (__builtin_expect(h.extras, false)) in.stored = 0;
+  const int op = (q.ovc - rbase) >> h.vshift;
+  // Both values read, then one chosen (a select: ejection or not follows the traffic).
+  const int32_t down = h.down_ivc[rpi | op] + static_cast<int32_t>(q.ovc & vmask);
+  in.aux = op == h.pe ? r : down;
+  in.remote = 0;
+  if (__builtin_expect(h.partitioned, false)) in.remote = h.remote[rpi | op] | h.remote[rpi | q.ip];
+  in.state = kRouted;
+  Masks& mk = h.masks[q.ivc >> h.mshift];
+  const uint64_t bit = uint64_t{1} << (q.ivc & ((1 << h.mshift) - 1));
+  mk.active |= bit;
+  va_rr_[q.ovc] = (q.ivc - rbase + 1) & lmask;
+  if (h.booksim_va) {
+    va_accept_[q.ivc] = (q.ovc - rbase + 1) & lmask;
+  }
+  if (h.out[q.ovc].credits > 0) {
+    mk.credit |= bit;
+    return true;
+  }
+  return false;
+}
+
+// BookSim2's VC allocators, a router whose one request (one candidate) comes from an input
+// port that nominated nothing, for an output port no input port nominated, and whose VC has
+// a credit: both allocators give it its nearest VC (MatchBooksim()), and the switch
+// nomination AllocateVcs() would make is its own (the port's only VC with a credit). Made
+// here directly; false (nothing changed) when the router is not such a case.
+UKAI_INLINE bool Fabric::AllocateLone(const Hot& h, int32_t r, int32_t rpi, Scratch& s) {
+  std::vector<BsReq>& req = *h.bs_req;
+  if (req.size() != 1 || s.bs_generic || h.generic_match) return false;
+  const BsReq& b = req[0];
+  if (((s.nominated >> b.ip) & 1u) != 0 || s.out_req[b.port] != 0) return false;
+  const int32_t port_base = b.port << h.vshift;
+  const int32_t ovc = (r << (h.pshift + h.vshift)) + port_base +
+                      NearestVc(b.mask, port_base, va_accept_[b.ivc], h.vshift);
+  if (h.out[ovc].credits <= 0) return false;
+  const int ip = b.ip, v = b.v, op = b.port;
+  GrantVc(h, r, rpi, {b.ivc, ovc, ip, v});
+  req.clear();
+  s.bs_any = s.bs_multi = 0;
+  s.nom_v[ip] = static_cast<uint8_t>(v);
+  s.nom_op[ip] = static_cast<uint8_t>(op);
+  s.nominated |= 1u << ip;
+  s.out_req[op] = 1u << ip;
+  s.out_mask |= 1u << op;
+  return true;
 }
 
 // Moves the front flit of input VC (ip, v) through the switch to output port op: writes
@@ -661,7 +744,7 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
   if (--q.count == 0) {
     mk.nonempty &= ~bit;
     mk.visible &= ~bit;
-  } else if (!vb[q.head].ArrivedBy(now + 1)) {
+  } else if (!h.counted_arrived && !vb[q.head].ArrivedBy(now + 1)) {
     mk.visible &= ~bit;  // the next flit is still on its way
   }
   if (tail) {
@@ -672,11 +755,9 @@ UKAI_INLINE void Fabric::Traverse(const Hot& h, int32_t r, int32_t pi, int ip, i
     // BookSim2's VC allocators: a terminal (BookSim2's source) reuses its VC at once; a
     // router a cycle later.
     if (h.booksim_va && (terminal_.empty() || terminal_[static_cast<size_t>(r)] == 0)) {
-      if (om.freed_at != now) {
-        om.freed = 0;
-        om.freed_at = now;
-      }
-      om.freed |= obit;
+      // The mask of cycle `now` (cleared first when it was another cycle's), without a branch.
+      om.freed = (om.freed & (uint64_t{0} - static_cast<uint64_t>(om.freed_at == now))) | obit;
+      om.freed_at = now;
     }
     if (__builtin_expect(h.extras, false) && forking_ && fork_n_[ivc] != 0) ReleaseFork(r, ivc);
     q.state = kIdle;
