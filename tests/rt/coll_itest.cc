@@ -1,5 +1,6 @@
 // Collectives between processes: a representative slice of the matrix (coll_matrix.h) over
-// shm (4 processes) and tcp (3) under `ukai launch`, and over the mpi module under
+// shm (4 processes; with GroupOptions::single_copy_oversubscribed on and off) and tcp (3)
+// under `ukai launch`, and over the mpi module under
 // `mpirun -n 3`; a member killed (SIGKILL) during an allreduce under `ukai launch
 // --keep-going` (shm, tcp): every other member's allreduce completes with kUnavailable naming
 // it, and the survivors Shrink and go on; likewise a member killed between two allreduces
@@ -9,6 +10,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <tuple>
 
 #include "coll_matrix.h"
 #include "mpi_run.h"
@@ -73,8 +75,11 @@ void RunSlice(Group& w) {
   ASSERT_TRUE(w.Barrier().ok());
 }
 
+// Modes "slice" (default options) and "slice-cma" (single_copy_oversubscribed). Large
+// rooted steps between processes are shared copies (process_vm_readv/writev) unless the
+// group outnumbers its CPUs and the option is off: then they come through the shm pool.
 TEST(CollWorker, Slice) {
-  if (Mode() != "slice") GTEST_SKIP() << "run by CollMultiProcess";
+  if (Mode() != "slice" && Mode() != "slice-cma") GTEST_SKIP() << "run by CollMultiProcess";
   int argc = 1;
   char arg0[] = "worker";
   char* argv[] = {arg0, nullptr};
@@ -82,9 +87,18 @@ TEST(CollWorker, Slice) {
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();
   auto ctx = (*rt)->CreateContext({.name = "coll", .id = kCtx});
   ASSERT_TRUE(ctx.ok());
-  auto w = Group::World(**ctx);
+  GroupOptions go;
+  go.single_copy_oversubscribed = Mode() == "slice-cma";
+  auto w = Group::World(**ctx, go);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   RunSlice(**w);
+  const internal::CollCounters& c = (*w)->state()->counters();
+  const uint64_t shared = c.shared_reads.load() + c.shared_writes.load();
+  if ((*w)->module() == "shm") {
+    const bool pool_only = (*w)->state()->oversubscribed() && Mode() == "slice";
+    EXPECT_EQ(shared == 0, pool_only) << "shared copies " << shared << ", oversubscribed "
+                                      << (*w)->state()->oversubscribed() << ", " << Mode();
+  }
   w->reset();
   EXPECT_TRUE((*rt)->Finalize().ok());
 }
@@ -184,8 +198,10 @@ TEST(CollWorker, KilledBetweenSlotAllreduces) {
 }
 
 TEST(CollMultiProcess, SliceOverShmAndTcp) {
-  for (auto [module, n] : {std::pair<const char*, int>{"shm", 4}, {"tcp", 3}}) {
-    ::setenv("UKAI_COLL_ITEST", "slice", 1);
+  for (auto [module, n, mode] : {std::tuple<const char*, int, const char*>{"shm", 4, "slice"},
+                                 {"shm", 4, "slice-cma"},
+                                 {"tcp", 3, "slice"}}) {
+    ::setenv("UKAI_COLL_ITEST", mode, 1);
     LaunchOptions o;
     o.processes = n;
     o.modules = {module};
@@ -194,7 +210,7 @@ TEST(CollMultiProcess, SliceOverShmAndTcp) {
     Result<int> code = Launch(o);
     ::unsetenv("UKAI_COLL_ITEST");
     ASSERT_TRUE(code.ok()) << code.status().ToString();
-    EXPECT_EQ(*code, 0) << module;
+    EXPECT_EQ(*code, 0) << module << " " << mode;
   }
 }
 

@@ -21,9 +21,9 @@
 // one until a batch takes kBatchUs = 20 us), as the helper times Open MPI. Options: --runs=N,
 // --seconds=S (per figure, default 0.3), --only=targets|relay, --tune,
 // --worker (internal: one rank of a ukai job; --specs=..., --out=FILE, and GroupOptions'
-// --rendezvous=, --single-copy=, --segment=, --exchange-eager=, --shared-copy=,
-// --slot-wait=sleep; CollOptions' --chunk=), --help; anything else
-// is refused with exit code 2.
+// --rendezvous=, --single-copy=, --single-copy-oversubscribed=, --segment=, --exchange-eager=,
+// --shared-copy=, --slot-wait=sleep; CollOptions' --chunk=), --help; anything else is
+// refused with exit code 2.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -229,6 +229,9 @@ int RunWorker(int argc, char** argv) {
   }
   if (const std::string sc = Arg(argc, argv, "--single-copy"); !sc.empty()) {
     go.single_copy = sc != "0";
+  }
+  if (const std::string so = Arg(argc, argv, "--single-copy-oversubscribed"); !so.empty()) {
+    go.single_copy_oversubscribed = so != "0";
   }
   if (Arg(argc, argv, "--slot-wait") == "sleep") go.slot_wait = rt::SlotWait::kSleep;
   if (const std::string sg = Arg(argc, argv, "--segment"); !sg.empty()) {

@@ -262,6 +262,12 @@ struct GroupOptions {
   // (process_vm_readv; memcpy inside one process) once the member's pid is proven at
   // creation; else (or false) the sender sends them, from the shm pool where there is one.
   bool single_copy = true;
+  // ... also from other processes when the group's members on this host outnumber the CPUs
+  // they may run on. By default not: there CPU time bounds a collective, and the sender's
+  // copy into the shm pool plus the receiver's copy out of it (memcpy, ~20 us per MiB on the
+  // development machine) cost less of it than one process_vm_readv (~79 us per MiB);
+  // docs/collectives.md, "Large steps when processes outnumber the cores".
+  bool single_copy_oversubscribed = false;
   // Data messages are cut into segments of at most this many bytes (whole elements), 0 = the
   // default 4 MiB.
   size_t segment_bytes = size_t{4} << 20;

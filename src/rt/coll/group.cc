@@ -281,17 +281,6 @@ Status Introduce(GroupState& g) {
                      MutView(all.data(), all.size(), DataType::kUint64), nullptr, 0, o)
           .Wait()
           .WithContext("group creation"));
-  uint64_t agreed = 0;
-  std::vector<coll::MemberProof> proofs(static_cast<size_t>(g.size()));
-  for (int r = 0; r < g.size(); ++r) {
-    const uint64_t* rec = &all[kIntro * static_cast<size_t>(r)];
-    agreed = std::max(agreed, rec[0]);
-    const bool near = modules[r] == "shm" || modules[r] == "inproc";
-    coll::MemberProof p{rec[1], rec[2], rec[3], rec[4]};
-    if (r != g.rank() && near && g.options().single_copy && coll::Verify(p)) proofs[r] = p;
-  }
-  g.set_module(std::string(kModuleOrder[std::min<uint64_t>(agreed, 3)]));
-  g.set_proofs(std::move(proofs));
   // Members of this host (processes, or runtimes of one process) beyond its CPUs.
   int slots = 0;
   std::vector<coll::CpuSet> here;  // the CPUs of each member on this host
@@ -301,6 +290,25 @@ Status Introduce(GroupState& g) {
     slots += rec[5] == 1;
   }
   g.set_oversubscribed(here.size() > coll::UnionCpus(here));
+  // Other processes' memory is read (and written) only where the members do not outnumber
+  // the CPUs, unless asked (GroupOptions::single_copy_oversubscribed): there CPU time bounds
+  // a collective, and two memcpy through the shm pool cost less of it than one cross-memory
+  // copy (docs/collectives.md, "Large steps when processes outnumber the cores").
+  const bool other_processes = !g.oversubscribed() || g.options().single_copy_oversubscribed;
+  uint64_t agreed = 0;
+  std::vector<coll::MemberProof> proofs(static_cast<size_t>(g.size()));
+  for (int r = 0; r < g.size(); ++r) {
+    const uint64_t* rec = &all[kIntro * static_cast<size_t>(r)];
+    agreed = std::max(agreed, rec[0]);
+    const bool near = modules[r] == "shm" || modules[r] == "inproc";
+    coll::MemberProof p{rec[1], rec[2], rec[3], rec[4]};
+    const bool readable = p.pid == own.pid || other_processes;
+    if (r != g.rank() && near && readable && g.options().single_copy && coll::Verify(p)) {
+      proofs[r] = p;
+    }
+  }
+  g.set_module(std::string(kModuleOrder[std::min<uint64_t>(agreed, 3)]));
+  g.set_proofs(std::move(proofs));
   const bool near = g.module() == "shm" || g.module() == "inproc";
   if (g.size() > 1 && static_cast<int>(here.size()) == g.size() && slots == g.size() && near)
     return SetUpSlots(g);

@@ -243,6 +243,11 @@ class ModuleHost {
   // single process, an mpirun job on one node): the tcp module then listens on 127.0.0.1
   // unless tcp.listen says otherwise.
   virtual bool job_on_one_host() const { return false; }
+  // True when the job has more processes on this host than it has CPUs (computed before the
+  // modules' Init): its processes then take turns on the cores, and a module's progress
+  // pass should not leave work for a later pass, which comes only after a turn of the
+  // others (the shm module's coalescing polls, shm_channel.h).
+  virtual bool oversubscribed() const { return false; }
 
   // ---- Virtual time (rt/core/virtual_time.h) ----
   // The sim module hands the runtime its hooks in Init (valid until the module's Close);

@@ -203,6 +203,7 @@ class RuntimeImpl final : public ModuleHost {
   const JobSecret* job_secret() const override { return secret_.get(); }
   PeerKey KeyFor(RuntimeId peer) const override;
   bool job_on_one_host() const override { return one_host_; }
+  bool oversubscribed() const override { return oversubscribed_; }
   void SetVirtualTime(VirtualTime* hooks) override { vt_ = hooks; }
   // The sim module's hooks (null without it). Set once in Init, before any other thread.
   VirtualTime* virtual_time() const { return vt_; }

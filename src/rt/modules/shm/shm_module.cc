@@ -147,6 +147,11 @@ class ShmModule final : public Module {
   size_t pool_min_bytes_ = kDefaultPoolMinBytes;
   size_t stage_bytes_ = kDefaultStageBytes;
   bool light_barriers_ = false;  // this process registered for membarrier (shm_ring.h)
+  // Progress passes coalesce (ShmChannel::Poll) unless the job oversubscribes the host:
+  // there a skipped poll is followed by a turn of the other processes (a sched_yield, 5-40
+  // us), so a message the skip left in the ring waits that long (docs/collectives.md,
+  // "Waiting when processes outnumber the cores").
+  bool coalesce_ = true;
   std::shared_ptr<shm::ShmCounters> counters_ = std::make_shared<shm::ShmCounters>();
   std::atomic<uint64_t> refused_{0};  // connections refused at set-up (Counters: "refused")
 
@@ -182,6 +187,7 @@ Result<size_t> ShmModule::SizeParam(const char* key, size_t fallback) const {
 
 Status ShmModule::Init(ModuleHost* host) {
   host_ = host;
+  coalesce_ = !host_->oversubscribed();
   Result<size_t> ring = SizeParam("shm.ring_bytes", shm::kDefaultRingCapacity);
   Result<size_t> chunk = SizeParam("shm.chunk_bytes", size_t{1} << 20);
   Result<size_t> cma = SizeParam("shm.cma_bytes", kCmaAuto);
@@ -517,7 +523,7 @@ int ShmModule::Progress() {
   for (auto& [tag, ch] : snapshot_) {
     if (ch->HasQueued()) queued |= ch->Flush();
     ch->ReapCma();
-    n += ch->Poll(host_, kPollBudget, &records, /*coalesce=*/true);
+    n += ch->Poll(host_, kPollBudget, &records, coalesce_);
   }
   if (records > 0 || queued) {
     idle_passes_ = 0;
