@@ -282,9 +282,9 @@ class Fabric {
   // counts in its downstream VC only from the cycle it arrives (Lane::arrival_ring), not
   // from the cycle it was sent, so the routers do not look each cycle whether the flits on
   // their way have arrived yet, and a head that arrives at an empty VC is routed by the
-  // Commit() that counts it (CountArrivals()). The same results. Takes effect only on a Fabric of one
-  // partition without the extras (Hot::extras) or in-band flow control, and must stay off
-  // where Purge() may run (timed faults): flits on their way are not in their VCs yet.
+  // Commit() that counts it (CountArrivals()). The same results. Takes effect only on a Fabric of
+  // one partition without the extras (Hot::extras) or in-band flow control, and must stay off where
+  // Purge() may run (timed faults): flits on their way are not in their VCs yet.
   void SetDeferredArrivals(bool on);
 
   // Debug checks: credit conservation on every channel VC, buffer/mask agreement,
