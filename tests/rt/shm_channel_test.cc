@@ -124,6 +124,33 @@ TEST(ShmChannelTest, RsrFramesTravelCompactWithEveryField) {
   EXPECT_TRUE(host.payloads[1].empty());
 }
 
+// A peer that starts a chunked frame before it finished the last loses the unfinished one,
+// and the loss is reported (it was once dropped silently); the new frame arrives whole.
+TEST(ShmChannelTest, AFrameBegunBeforeTheLastEndedReportsTheLastAsLost) {
+  FakeHost host;
+  Channels c = Make(&host);
+  RingProducer raw = c.sender->segment_for_test()->MakeProducer();
+  wire::FrameHeader h = Routed();
+  h.payload_len = 3000;
+  std::vector<uint8_t> payload(3000);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<uint8_t>(i * 7);
+  const ByteBlock f = Frame(h, payload);
+  auto put = [&](size_t from, size_t to, uint8_t flags) {
+    ASSERT_TRUE(
+        raw.TryWrite({reinterpret_cast<const std::byte*>(f.data() + from), to - from}, {}, flags));
+  };
+  put(0, 1000, kFirstChunk);  // never finished
+  put(0, 1000, kFirstChunk);
+  put(1000, 2000, kMiddleChunk);
+  put(2000, f.size(), kLastChunk);
+  int got = 0;
+  for (int i = 0; i < 10 && got < 1; ++i) got += c.receiver->Poll(&host, 10);
+  EXPECT_EQ(host.rejected, 1);
+  ASSERT_EQ(host.payloads.size(), 1u);
+  ExpectRouted(host.headers[0]);
+  EXPECT_EQ(host.payloads[0], payload);
+}
+
 TEST(ShmChannelTest, MalformedCompactRecordsAreRejectedAndCounted) {
   FakeHost host;
   Channels c = Make(&host);

@@ -583,7 +583,7 @@ bool ShmChannel::DeliverRecord(ModuleHost* host, const RecordView& v) {
     return host->DeliverFrame({bytes, v.payload.size()}, nullptr).ok();
   }
   ByteBlock whole;
-  Status s = v.flags == kCmaFrame ? PullCma(v, &whole) : ReassembleChunk(v, &whole);
+  Status s = v.flags == kCmaFrame ? PullCma(v, &whole) : ReassembleChunk(v, host, &whole);
   if (!s.ok()) {
     host->RejectFrame(s);
     return false;
@@ -595,11 +595,18 @@ bool ShmChannel::DeliverRecord(ModuleHost* host, const RecordView& v) {
   return host->DeliverFrame(frame.span(), &frame).ok();  // counts a malformed frame itself
 }
 
-Status ShmChannel::ReassembleChunk(const RecordView& v, ByteBlock* complete) {
+Status ShmChannel::ReassembleChunk(const RecordView& v, ModuleHost* host, ByteBlock* complete) {
   const auto* bytes = reinterpret_cast<const uint8_t*>(v.payload.data());
   const std::span<const uint8_t> data(bytes, v.payload.size());
   switch (v.flags) {
     case kFirstChunk: {
+      // Our sender never starts a frame before it finished the last: a peer that does
+      // loses the unfinished one, and says so (it was once dropped silently).
+      if (reassembly_expected_ != 0) {
+        host->RejectFrame(Status::ParseError(
+            "shm: a chunked frame began while one of " + std::to_string(reassembly_expected_) +
+            " bytes had " + std::to_string(reassembly_.size()) + " of them: that one is lost"));
+      }
       // A refused first chunk leaves no reassembly open: the chunks after it are out of
       // sequence (they once went on into a fresh block, which the last one delivered).
       reassembly_expected_ = 0;

@@ -239,8 +239,10 @@ class ShmChannel final : public CommObject {
   // Copies a CMA frame out of the peer; the frame lands in *complete.
   Status PullCma(const RecordView& v, ByteBlock* complete);
   void ReapCmaLocked();
-  // Appends a chunk; moves the frame into *complete when its last chunk arrived.
-  Status ReassembleChunk(const RecordView& v, ByteBlock* complete);
+  // Appends a chunk; moves the frame into *complete when its last chunk arrived. A first
+  // chunk while a frame is still being reassembled starts the new frame and reports the
+  // unfinished one to `host` (RejectFrame) as lost.
+  Status ReassembleChunk(const RecordView& v, ModuleHost* host, ByteBlock* complete);
 
   const RuntimeId self_;
   const RuntimeId peer_;
