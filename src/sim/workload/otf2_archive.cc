@@ -70,10 +70,11 @@ struct LocationStream {
   bool ended = false;
   int64_t read = 0;
   // The size of the location's event file (-1: not known); at most file_bytes /
-  // kMinEventBytes + 1 events fit in it.
-  // libotf2 3.0.2 does not stop at the end of an event file that lacks its end-of-file
-  // record (a truncated trace): it takes the next chunk from a recycled buffer and can hand
-  // out stale events again and again, so the count is the bound that ends the stream.
+  // kMinEventBytes + 1 events fit in it. A file that ends properly but is corrupt inside can
+  // still send libotf2 3.0.2 past its end into chunk buffers it did not clear, where it may
+  // hand out stale events again and again: the count ends such a stream. (A safety bound:
+  // no test reaches it deterministically, since what libotf2 finds there is whatever the
+  // allocator left.)
   int64_t file_bytes = -1;
 };
 
@@ -565,8 +566,7 @@ Result<const Otf2Event*> Otf2Archive::Peek(int location, size_t ahead) {
       s.ended = true;
       return Status::ParseError(fmt::format(
           "{}: location {} (rank {}): more than {} events read from an event file of {} bytes: "
-          "the file lacks OTF2's end-of-file record (a truncated trace?) and libotf2 read past "
-          "its end",
+          "the file is corrupt and libotf2 read past its end",
           path_, location_ref(location), rank_of(location), s.file_bytes / kMinEventBytes + 1,
           s.file_bytes));
     }
