@@ -265,49 +265,6 @@ TEST(ParallelTest, GatewayWithPcapInAndOut) {
   }
 }
 
-// On threads a cycle's commit is left pending until the next cycle (network.h, "Parallel
-// simulation"): every reader of router state between cycles must see the committed cycle.
-// Stepped beside the serial network (the readers called after two cycles of every three,
-// so some cycles start with the commit still pending), the 2-thread network reports the
-// same active nodes and buffered flits of every network VC, and its invariants hold.
-TEST(ParallelTest, ReadersBetweenCyclesSeeTheCommittedCycle) {
-  SimConfig c = testing::SmallConfig(TopologyKind::kTorus, {6, 6}, "dor");
-  c.traffic.rate = 0.4;
-  c.run.partition_min_nodes = 1;
-  std::unique_ptr<Network> nets[2];
-  for (int t = 0; t < 2; ++t) {
-    c.run.threads = t + 1;
-    Result<std::unique_ptr<Network>> net = Network::Create(c);
-    ASSERT_TRUE(net.ok()) << net.status().ToString();
-    nets[t] = std::move(*net);
-  }
-  ASSERT_EQ(nets[1]->threads(), 2);
-  const Network& serial = *nets[0];
-  const Network& par = *nets[1];  // the readers are const
-  const int nodes = serial.topology().NumNodes();
-  const int ports = serial.topology().NumNetworkPorts();
-  int64_t buffered = 0;
-  for (int cycle = 0; cycle < 600; ++cycle) {
-    for (std::unique_ptr<Network>& net : nets) net->Step();
-    ASSERT_EQ(serial.messages_delivered(), par.messages_delivered()) << "cycle " << cycle;
-    if (cycle % 3 == 0) continue;
-    ASSERT_EQ(serial.active_nodes(), par.active_nodes()) << "cycle " << cycle;
-    for (int node = 0; node < nodes; ++node) {
-      for (int port = 0; port < ports; ++port) {
-        for (int vc = 0; vc < c.router.vcs; ++vc) {
-          ASSERT_EQ(serial.BufferedFlits(node, port, vc), par.BufferedFlits(node, port, vc))
-              << "cycle " << cycle << ", node " << node << " port " << port << " vc " << vc;
-          buffered += par.BufferedFlits(node, port, vc);
-        }
-      }
-    }
-    const Status ok = par.CheckInvariants();
-    ASSERT_TRUE(ok.ok()) << "cycle " << cycle << ": " << ok.ToString();
-  }
-  EXPECT_GT(buffered, 0);
-  EXPECT_GT(par.messages_delivered(), 0);
-}
-
 // A network too small for the partitions asked for runs on fewer and says so.
 TEST(ParallelTest, SmallNetworkFallsBackToFewerPartitions) {
   SimConfig c = Short(testing::SmallConfig(TopologyKind::kTorus, {6, 6}, "dor"));

@@ -493,10 +493,7 @@ void Network::Step() {
   watched_.clear();
   undeliverable_tags_.clear();
   serial_tags_.clear();
-  const bool events = next_event_ < events_.size() && events_[next_event_].cycle <= now_;
-  // The serial part reads and changes router state: the last cycle's commit first.
-  if (events || reconfiguring_ || now_ >= next_rebase_) Settle();
-  if (events) ApplyDueEvents();
+  if (next_event_ < events_.size() && events_[next_event_].cycle <= now_) ApplyDueEvents();
   if (reconfiguring_) AdvanceReconfiguration();
   if (now_ >= next_rebase_) {
     fabric_->RebaseArrivals(now_);
@@ -537,7 +534,6 @@ void Network::CollectActive(Part& part) {
 }
 
 int Network::active_nodes() const {
-  Settle();
   int n = 0;
   for (const Part& part : parts_) {
     for (const NodeRun& run : part.runs) {

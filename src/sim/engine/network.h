@@ -42,11 +42,6 @@
 // upstream at t + 1), so partitions synchronise every cycle; the results are bit-identical
 // to the serial run's (tests/sim/parallel_test.cc). Everything the run control reads
 // (deliveries, counters, Stalled(), SkipIdle()) is global, identical on every rank.
-// On threads without MPI a cycle hands off once: (4) of cycle t runs on each thread right
-// before (2) of the next cycle, so Step() returns with the commit pending (no counter or
-// delivery depends on it); a cycle with a serial part, and every reader of router state
-// between cycles (active_nodes(), BufferedFlits(), CheckInvariants(), DeadlockStatus(),
-// CheckNoMidwayStop()), first completes it (Settle()).
 //
 // Thread safety: none; one thread drives a Network (it runs its own worker threads).
 #ifndef UKAI_SIM_ENGINE_NETWORK_H_
@@ -184,7 +179,6 @@ class Network {
   // Flits buffered in input VC `vc` of `port` of `node`'s router (measurements; 0 for a
   // node of another rank).
   int BufferedFlits(int node, int port, int vc) const {
-    Settle();
     return fabric_->InputCount(node, port, vc);
   }
   // Reconfiguration (reconfig.*, engine/reconfiguration.h): messages discarded and resent
@@ -414,13 +408,8 @@ class Network {
   // One cycle of one partition, before and after the exchange (network_parallel.cc).
   void EvaluatePart(Part& part);
   void CollectDeliveries(Part& part);
-  void CommitPart(Part& part, int64_t cycle);
+  void CommitPart(Part& part);
   void RunParts();
-  // Runs the commit RunParts() left pending, if any (network.h, "Parallel simulation").
-  // Const: it only completes the cycle Step() has already reported (no counter, delivery
-  // or result changes), for the readers of router state; a Network is never a const
-  // object (Create() makes it on the heap).
-  void Settle() const;
   // Sums the partitions' counters into totals_ and merges their deliveries (and, under
   // MPI, the other ranks').
   void MergeParts();
@@ -484,11 +473,6 @@ class Network {
   std::vector<EventTag> serial_tags_;
 
   int64_t now_ = 0;
-  // Threads without MPI: the commit of cycle commit_cycle_ has not run yet (RunParts()).
-  // Beside now_: the calling thread writes them every cycle, and that cache line moves to
-  // the workers every cycle anyway (they read now_), not the one with parts_.
-  bool commit_pending_ = false;
-  int64_t commit_cycle_ = 0;
   int64_t next_rebase_ = 0;  // next Fabric::RebaseArrivals()
   int message_flits_ = 1;
   double offered_ = 0;

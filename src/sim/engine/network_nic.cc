@@ -68,7 +68,6 @@ void Network::SetPeGate(PeGate* gate) {
 }
 
 Status Network::CheckNoMidwayStop() const {
-  Settle();
   const std::string err = fabric_->CheckNoMidwayStop(now_);
   return err.empty() ? Status::Ok() : Status::Internal(err);
 }

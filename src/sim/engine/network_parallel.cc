@@ -152,51 +152,27 @@ void Network::SetMessageSource(MessageSource* source) {
 }
 
 // One cycle of every partition: evaluate in parallel, exchange with the other ranks, commit
-// in parallel, merge. On threads without MPI the commit is left pending and runs on each
-// thread before its next evaluation: one hand-off per cycle instead of two. A partition's
-// commit of cycle t and another's evaluation of t + 1 touch disjoint state (each writes its
-// own routers; the flits and credits of t that cross are in the outbox bank the evaluation
-// of t + 1 does not write: router/fabric.h), and every evaluation of t has ended before the
-// Run() of t + 1 starts any commit of t.
+// in parallel, merge.
 void Network::RunParts() {
   if (workers_ == nullptr) {
     for (Part& part : parts_) EvaluatePart(part);
     if (ranks_ != nullptr) ExchangeWithRanks();
-    for (Part& part : parts_) CommitPart(part, now_);
-  } else if (ranks_ != nullptr) {
+    for (Part& part : parts_) CommitPart(part);
+  } else {
     workers_->Run([this](int i) {
       EvaluatePart(parts_[static_cast<size_t>(i)]);
       workers_->Barrier(i);
-      if (i == 0) ExchangeWithRanks();
-      workers_->Barrier(i);
-      CommitPart(parts_[static_cast<size_t>(i)], now_);
+      if (ranks_ != nullptr) {
+        if (i == 0) ExchangeWithRanks();
+        workers_->Barrier(i);
+      }
+      CommitPart(parts_[static_cast<size_t>(i)]);
     });
-  } else {
-    const bool commit = commit_pending_;
-    const int64_t cycle = commit_cycle_;
-    workers_->Run([this, commit, cycle](int i) {
-      Part& part = parts_[static_cast<size_t>(i)];
-      if (commit) CommitPart(part, cycle);
-      EvaluatePart(part);
-    });
-    commit_pending_ = true;
-    commit_cycle_ = now_;
   }
   MergeParts();
 }
 
-void Network::Settle() const {
-  if (!commit_pending_) return;
-  auto* self = const_cast<Network*>(this);
-  self->commit_pending_ = false;
-  self->workers_->Run([self](int i) {
-    self->CommitPart(self->parts_[static_cast<size_t>(i)], self->commit_cycle_);
-  });
-}
-
-void Network::CommitPart(Part& part, int64_t cycle) {
-  fabric_->Commit(part.lane, cycle, part.active_flags.data());
-}
+void Network::CommitPart(Part& part) { fabric_->Commit(part.lane, now_, part.active_flags.data()); }
 
 Network::Counters Network::LocalCounters(int64_t next_cycle) const {
   Counters c = serial_;
@@ -270,7 +246,6 @@ void Network::MergeByNode(std::vector<Delivery>* deliveries, std::vector<NodeTag
 }
 
 Status Network::DeadlockStatus(int64_t watchdog_cycles) const {
-  Settle();
   std::string msg =
       std::to_string(flits_in_network()) + " flit(s) in the network and none moved for " +
       std::to_string(watchdog_cycles + PipelineCycles()) +
@@ -283,7 +258,6 @@ Status Network::DeadlockStatus(int64_t watchdog_cycles) const {
 }
 
 Status Network::CheckInvariants() const {
-  Settle();
   const std::string err = fabric_->CheckInvariants();
   if (!err.empty()) return Status::Internal("cycle " + std::to_string(now_) + ": " + err);
   int64_t buffered = 0;

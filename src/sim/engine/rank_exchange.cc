@@ -64,7 +64,7 @@ void Network::ExchangeWithRanks() {
   for (const Part& part : parts_) {
     for (int32_t to = 0; to < plan_parts_.count(); ++to) {
       if (fabric_->LaneOf(to) >= 0) continue;
-      const BoundaryBox& box = fabric_->Outbox(part.lane, to);
+      const std::vector<BoundaryEntry>& box = fabric_->Outbox(part.lane, to);
       const size_t rank = static_cast<size_t>(to / threads);
       for (const BoundaryEntry& e : box) {
         if (e.credit >= 0) credits[rank].push_back(e.credit);

@@ -130,7 +130,7 @@ Fabric::Fabric(const Topology& topology, const RouterConfig& config, const Routi
     const int64_t routers = plan->NodesOf(first_part + l);
     lane.tx.resize(static_cast<size_t>(routers) << pshift_);
     lane.ej.resize(static_cast<size_t>(routers * eject_flits_));
-    for (auto& bank : lane.out) bank.resize(static_cast<size_t>(plan->count()));
+    lane.out.resize(static_cast<size_t>(plan->count()));
     lane.pipe_ring.resize(kPipeSlots);
   }
   for (const NodeRun& run : local_) {
@@ -485,12 +485,12 @@ void Fabric::Commit(int lane_index, int64_t now, uint8_t* active) {
     CommitDelayed(lane, now, active);
     return;
   }
-  // Entries of the other lanes of this process and of other ranks for this lane, in the
-  // bank of the cycle committed. (The lane's own box for itself holds credits whose flit
-  // crossed out.)
+  // Entries of the other lanes of this process and of other ranks for this lane.
+  // (The lane's own box for itself holds credits whose flit crossed out.)
   for (const Lane& other : lanes_) {
-    const BoundaryBox& box = other.out[lane.bank][static_cast<size_t>(lane.part)];
-    if (!box.empty()) CommitInbox(box, active);
+    if (!other.out[static_cast<size_t>(lane.part)].empty()) {
+      CommitInbox(other.out[static_cast<size_t>(lane.part)], active);
+    }
   }
   if (!lane.remote_in.empty()) {
     CommitInbox(lane.remote_in, active);
@@ -549,7 +549,7 @@ void Fabric::CommitStaged(const Lane& lane, uint8_t* __restrict active) {
   }
 }
 
-void Fabric::CommitInbox(std::span<const BoundaryEntry> entries, uint8_t* active, Lane* delayed,
+void Fabric::CommitInbox(const std::vector<BoundaryEntry>& entries, uint8_t* active, Lane* delayed,
                          int64_t now) {
   for (const BoundaryEntry& e : entries) {
     if (e.credit >= 0 && delayed != nullptr) {

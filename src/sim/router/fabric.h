@@ -78,19 +78,13 @@
 //
 // Thread safety: Evaluate(lane) of distinct lanes may run at the same time, and so may
 // Commit(lane) of distinct lanes once every Evaluate() of the cycle has finished (a
-// lane's commit touches only its own routers). A lane's Commit() of cycle t may also run
-// while another lane already evaluates its next cycle (Network::RunParts(): one hand-off
-// per cycle): the outboxes are double-buffered, each Evaluate() filling the bank the
-// previous cycle did not, and a lane's Commit() reads the other lanes' bank of the cycle it
-// commits (its own last Evaluate()'s: every lane evaluates every cycle once). A lane's
-// Commit() of t must precede its own next Evaluate(). Everything else: one thread, between
-// cycles, after every pending Commit().
+// lane's commit touches only its own routers). Everything else: one thread, between
+// cycles.
 #ifndef UKAI_SIM_ROUTER_FABRIC_H_
 #define UKAI_SIM_ROUTER_FABRIC_H_
 
 #include <cstdint>
 #include <functional>
-#include <new>
 #include <span>
 #include <string>
 #include <vector>
@@ -132,24 +126,6 @@ struct BoundaryEntry {
   Flit flit;
 };
 
-// Allocates whole cache lines (64-byte aligned, sizes rounded up to 64 bytes): a vector
-// with it shares no cache line with another allocation. The boundary outboxes use it: one
-// lane fills one while another lane's thread reads the other bank's.
-template <typename T>
-struct LineAllocator {
-  using value_type = T;
-  LineAllocator() = default;
-  template <typename U>
-  LineAllocator(const LineAllocator<U>&) {}  // NOLINT: the allocator requirements
-  T* allocate(size_t n) {
-    return static_cast<T*>(::operator new ((n * sizeof(T) + 63) / 64 * 64, std::align_val_t{64}));
-  }
-  void deallocate(T* p, size_t) { ::operator delete (p, std::align_val_t{64}); }
-  bool operator==(const LineAllocator&) const { return true; }
-};
-// What one lane stages in a cycle for one partition.
-using BoundaryBox = std::vector<BoundaryEntry, LineAllocator<BoundaryEntry>>;
-
 class Fabric {
  public:
   // With `plan`, the Fabric holds the partitions [first_part, first_part + lanes) of it
@@ -184,11 +160,9 @@ class Fabric {
     return part >= first_part_ && part < first_part_ + lanes() ? part - first_part_ : -1;
   }
   int32_t RouterOfVc(int32_t ivc) const { return ivc >> rshift_; }
-  // What lane `lane` staged in its last Evaluate() for partition `part` (of another lane
-  // or rank).
-  const BoundaryBox& Outbox(int lane, int32_t part) const {
-    const Lane& l = lanes_[static_cast<size_t>(lane)];
-    return l.out[l.bank][static_cast<size_t>(part)];
+  // What lane `lane` staged this cycle for partition `part` (of another lane or rank).
+  const std::vector<BoundaryEntry>& Outbox(int lane, int32_t part) const {
+    return lanes_[static_cast<size_t>(lane)].out[static_cast<size_t>(part)];
   }
   // Entries another rank sent to lane `lane` this cycle (applied, their flits written into
   // their slots, and cleared by Commit()).
@@ -479,21 +453,16 @@ class Fabric {
 
   // One lane per local partition: what its Evaluate() staged during a cycle for Commit()
   // (the order of entries does not matter; fixed capacity: at most one flit per output
-  // port and cycle), its boundary outboxes (per global partition, in two banks: see
-  // "Thread safety" above) and inbox from other ranks, its counters.
+  // port and cycle), its boundary outboxes (per global partition) and inbox from other
+  // ranks, its counters.
   struct alignas(64) Lane {
     int32_t part = 0;
     std::vector<Transfer> tx;
     std::vector<Ejected> ej;
     int ntx = 0, nej = 0;
     int boundary_flits = 0;  // flits this cycle into other partitions' routers
-    // The outboxes, per bank and global partition, on cache lines of their own (the
-    // other lanes read them; their vectors never change size after construction)...
-    alignas(64) std::vector<BoundaryBox, LineAllocator<BoundaryBox>> out[2];
-    // ...the bank its last Evaluate() filled (it flips every Evaluate()), and the
-    // partitions with entries in each bank.
-    alignas(64) int bank = 0;
-    std::vector<int32_t> out_used[2];
+    std::vector<std::vector<BoundaryEntry>> out;
+    std::vector<int32_t> out_used;  // partitions with outbox entries this cycle
     std::vector<BoundaryEntry> remote_in;
     // RouteHead()'s scratch (here, not in Scratch: Scratch's address then never escapes
     // Evaluate(), so its counters and masks can stay in registers).
@@ -643,8 +612,8 @@ class Fabric {
   template <bool kRoom, int kVshift, int kPshift>
   void CommitStaged(const Lane& lane, uint8_t* active);
   // Applies boundary entries addressed to this lane's routers.
-  void CommitInbox(std::span<const BoundaryEntry> entries, uint8_t* active, Lane* delayed = nullptr,
-                   int64_t now = 0);
+  void CommitInbox(const std::vector<BoundaryEntry>& entries, uint8_t* active,
+                   Lane* delayed = nullptr, int64_t now = 0);
   // Traverse()'s staging of a flit (to input VC `dst`, slot `slot`; ejection when dst < 0)
   // and its credit when one of them crosses into another partition.
   void StageBoundary(const Hot& h, Scratch& s, int32_t router, int32_t dst, int32_t slot,

@@ -262,8 +262,9 @@ void Fabric::ApplyDueCredits(Lane& lane, int64_t now) {
 // Commit() with credit channels: the flits count now, the credits when they arrive.
 void Fabric::CommitDelayed(Lane& lane, int64_t now, uint8_t* active) {
   for (const Lane& other : lanes_) {
-    const BoundaryBox& box = other.out[lane.bank][static_cast<size_t>(lane.part)];
-    if (!box.empty()) CommitInbox(box, active, &lane, now);
+    if (!other.out[static_cast<size_t>(lane.part)].empty()) {
+      CommitInbox(other.out[static_cast<size_t>(lane.part)], active, &lane, now);
+    }
   }
   if (!lane.remote_in.empty()) {
     CommitInbox(lane.remote_in, active, &lane, now);

@@ -28,11 +28,8 @@ void Fabric::Evaluate(int lane_index, const int32_t* routers, size_t count, int6
   Lane& lane = lanes_[static_cast<size_t>(lane_index)];
   if (credit_delay_ >= 0) ApplyDueCredits(lane, now);
   ClearPipes(lane, now);
-  // The other bank: another lane may still be committing the previous cycle's.
-  lane.bank ^= 1;
-  for (int32_t part : lane.out_used[lane.bank])
-    lane.out[lane.bank][static_cast<size_t>(part)].clear();
-  lane.out_used[lane.bank].clear();
+  for (int32_t part : lane.out_used) lane.out[static_cast<size_t>(part)].clear();
+  lane.out_used.clear();
   lane.boundary_flits = 0;
   Hot base = hot_;
   base.tx = lane.tx.data();
@@ -778,8 +775,8 @@ __attribute__((noinline)) void Fabric::StageBoundary(const Hot& h, Scratch& s, i
                                                      int32_t credit) {
   Lane& lane = lanes_[static_cast<size_t>(h.lane)];
   auto stage = [&](int32_t part, const BoundaryEntry& e) {
-    BoundaryBox& box = lane.out[lane.bank][static_cast<size_t>(part)];
-    if (box.empty()) lane.out_used[lane.bank].push_back(part);
+    std::vector<BoundaryEntry>& box = lane.out[static_cast<size_t>(part)];
+    if (box.empty()) lane.out_used.push_back(part);
     box.push_back(e);
   };
   const bool credit_out = credit >= 0 && owner_[credit >> rshift_] != lane.part;
