@@ -177,6 +177,14 @@ TEST(BooksimReader, MapsTheIndirectTopologies) {
                 .routing.dragonfly_vcs,
             DragonflyVcs::kBooksim);
   EXPECT_EQ(SimConfig().routing.dragonfly_vcs, DragonflyVcs::kSplit);  // our own default
+  // dim_order on a torus takes BookSim2's dateline classes; on a mesh there are none.
+  EXPECT_EQ(LoadOne("topology = torus; k = 4; n = 2; routing_function = dim_order;" + tail)
+                .routing.dor_dateline,
+            DorDateline::kBooksim);
+  EXPECT_EQ(LoadOne("topology = mesh; k = 4; n = 2; routing_function = dim_order;" + tail)
+                .routing.dor_dateline,
+            DorDateline::kShared);
+  EXPECT_EQ(SimConfig().routing.dor_dateline, DorDateline::kShared);  // our own default
   // valiant, romm and min_adapt on meshes and tori are ours of the same names.
   const std::string mesh = "topology = mesh; k = 4; n = 2;" + tail;
   EXPECT_EQ(LoadOne(mesh + "routing_function = valiant;").routing.algorithm, "valiant");

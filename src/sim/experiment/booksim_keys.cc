@@ -277,7 +277,8 @@ constexpr BooksimKey kKeys[] = {
     {"c", "1", B::kMapped, "network.concentration on cmesh and flatfly; elsewhere default only",
      UKAI_MAP(MapBooksimConcentration(c))},
     {"routing_function", "none", B::kMapped,
-     "routing.algorithm: mesh, torus: dim_order, dor -> dor; min_adapt (with "
+     "routing.algorithm: mesh, torus: dim_order, dor -> dor (on a torus with "
+     "routing.dor_dateline = booksim); min_adapt (with "
      "routing.min_adapt_candidates = booksim, routing.duato_atomic = none), valiant (with "
      "routing.valiant_via_destination = true), romm; "
      "planar_adapt when ukai has it. cmesh: dor_no_express -> dor. flatfly: ran_min -> min, "

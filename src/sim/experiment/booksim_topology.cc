@@ -190,6 +190,11 @@ Status MapBooksimRouting(BooksimContext& c) {
     if (r.ours == "valiant" && (ours == "mesh" || ours == "torus")) {
       return c.Set("routing.valiant_via_destination", true, "routing_function");
     }
+    // BookSim2's dim_order_torus fixes a message's dateline class where it enters a
+    // dimension (the upper VCs when it wraps there): routing.dor_dateline = booksim.
+    if (r.ours == "dor" && ours == "torus") {
+      return c.Set("routing.dor_dateline", std::string("booksim"), "routing_function");
+    }
     // BookSim2's min_dragonflynew and ugal_dragonflynew send every hop on the VC of its
     // phase alone (VC 0 before the global channel, VC 1 from it on; ugal: VC 0, 1, 2),
     // whatever num_vcs says.

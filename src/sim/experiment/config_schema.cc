@@ -72,7 +72,8 @@ constexpr EnumName<MeasureMode> kMeasureModes[] = {
 constexpr EnumName<DorTieRule> kDorTies[] = {
     {DorTieRule::kRandom, "random"}, {DorTieRule::kParity, "parity"}, {DorTieRule::kPlus, "plus"}};
 constexpr EnumName<DorDateline> kDorDatelines[] = {{DorDateline::kShared, "shared"},
-                                                   {DorDateline::kSplit, "split"}};
+                                                   {DorDateline::kSplit, "split"},
+                                                   {DorDateline::kBooksim, "booksim"}};
 constexpr EnumName<HeaderUnits> kHeaderUnits[] = {{HeaderUnits::kPerVc, "per_vc"},
                                                   {HeaderUnits::kPerPort, "per_port"}};
 constexpr EnumName<PartitionShape> kPartitionShapes[] = {{PartitionShape::kSlab, "slab"},
@@ -440,8 +441,10 @@ std::vector<Binding> FidelityBindings() {
        [](const SimConfig& c) { return std::string(ToName(kDorTies, c.routing.dor_tie)); }},
       {KeySpec::Make("routing.dor_dateline", VT::kEnum)
            .Allowed(Names(kDorDatelines))
-           .Doc("dor on a torus: shared (every VC the dateline order allows) or split (one "
-                "fixed half of the VCs per (current, destination))"),
+           .Doc("dor on a torus: shared (every VC the dateline order allows), split (one "
+                "fixed half of the VCs per (current, destination)) or booksim (BookSim2's "
+                "dim_order_torus: the upper half for a message that wraps in the dimension, the "
+                "lower half otherwise, fixed where it enters the dimension)"),
        [](const Items& v, SimConfig* c) {
          c->routing.dor_dateline = FromName(kDorDatelines, v[0]);
        },

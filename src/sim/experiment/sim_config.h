@@ -64,7 +64,7 @@ enum class VcAllocator { kAuto, kMaxCredit, kIslip, kSeparableInputFirst };
 // The paper's router as options (docs/simulator.md, "Router options"). DOR on a torus: how
 // a tie (destination exactly k/2 away) goes, and which dateline VC scheme it uses.
 enum class DorTieRule { kRandom, kParity, kPlus };
-enum class DorDateline { kShared, kSplit };
+enum class DorDateline { kShared, kSplit, kBooksim };
 // Duato with wormhole: which VCs a router hands to a new message only once they are empty.
 enum class DuatoAtomic { kAdaptive, kAll, kEscape, kNone };
 // routing.min_adapt_candidates: kAll: min_adapt offers the adaptive VCs toward every

@@ -3,7 +3,9 @@
 // router.vcs >= 2 there; on a mesh every VC is usable. On a torus:
 // - routing.dor_dateline = "shared" (default): a message may use every VC of a channel
 //   that the class order allows (SharedDatelineMask); "split": the message uses every VC
-//   of the one class (current, destination) gives it (half the VCs).
+//   of the one class (current, destination) gives it (half the VCs); "booksim": BookSim2's
+//   dim_order_torus (the class fixed where the message enters the dimension, from its
+//   source: BooksimDatelineClass), for matching its numbers.
 // - routing.dor_tie: how a tie (k even, destination exactly k/2 away) goes: "random" per
 //   message (default), "parity" of the other coordinates, or "plus" (always "+").
 #ifndef UKAI_SIM_ROUTING_DOR_H_
@@ -37,6 +39,8 @@ class DorRouting final : public RoutingFunction {
  private:
   // The VCs of `hop` for a head that came in on (in_port, in_vc).
   uint32_t HopMask(const DorHop& hop, int node, int dst, int in_port, int in_vc) const;
+  // The `booksim` dateline's VCs for a hop on `port` of a message src -> dst.
+  uint32_t BooksimMask(uint32_t port, int32_t src, int32_t dst) const;
   void BuildHops();
   // RouteOne() without the hop table's fast case: the ties by DorTieMinusBits(), the hop
   // from the table or computed.
