@@ -6,6 +6,8 @@ namespace ukai::sim {
 
 DorRouting::DorRouting(const KaryNCube& topology, int vcs, DorTieRule tie, DorDateline dateline)
     : topo_(topology), vcs_(vcs), tie_(tie), dateline_(dateline) {
+  booksim_masks_[0] = BooksimClassMask(vcs_, 0);
+  booksim_masks_[1] = BooksimClassMask(vcs_, 1);
   if (topo_.torus() && vcs_ >= 1 && vcs_ <= 8) BuildHops();
 }
 
@@ -18,9 +20,8 @@ uint32_t DorRouting::HopMask(const DorHop& hop, int node, int dst, int in_port, 
 
 uint32_t DorRouting::BooksimMask(uint32_t port, int32_t src, int32_t dst) const {
   const int dim = static_cast<int>(port >> 1);
-  const int cls =
-      BooksimDatelineClass((port & 1u) == 0, topo_.Coord(src, dim), topo_.Coord(dst, dim));
-  return BooksimClassMask(vcs_, cls);
+  return booksim_masks_[BooksimDatelineClass((port & 1u) == 0, topo_.Coord(src, dim),
+                                             topo_.Coord(dst, dim))];
 }
 
 void DorRouting::BuildHops() {

@@ -60,8 +60,9 @@ class DorRouting final : public RoutingFunction {
   static constexpr size_t kMaxHops = size_t{1} << 16;
   std::vector<uint32_t> hops_;
   size_t hop_nodes_ = 0;
-  int hop_n_ = 0;          // the dimensions (the table index's tie bits)
-  uint32_t tie_mask_ = 0;  // (1 << n) - 1
+  int hop_n_ = 0;                   // the dimensions (the table index's tie bits)
+  uint32_t tie_mask_ = 0;           // (1 << n) - 1
+  uint32_t booksim_masks_[2] = {};  // the `booksim` dateline's classes (BooksimClassMask)
   // The table is built, n <= 3 and the ties "plus" or "random": RouteOne()'s short path.
   bool table_ties_ = false;
 };
