@@ -340,7 +340,9 @@ __attribute__((always_inline)) inline void Network::PeStep(Part& part, int32_t n
   if (head && Paused(node)) return;  // no message enters a node paused by a reconfiguration
   const Flit f = Flit::Make(now_ + 1, pe.current, head, pe.seq == pe.length - 1);
   fabric_->Inject(node, pe.vc, f);
-  if (head) (*messages_)[pe.current].injected = now_ + 1;
+  Message& injected = (*messages_)[pe.current];
+  if (head) injected.injected = now_ + 1;
+  injected.injection_sum += now_ + 1;
   part.c.messages_injected += head;
   ++sent_flits_[node];
   sent_packets_[node] += head;
@@ -412,7 +414,7 @@ void Network::Eject(Part& part, const EjectedFlit& e) {
     const int64_t end = endpoint_cycles_;  // router.model = booksim: the PE channels
     part.deliveries.push_back({m.src, e.node, m.length, m.hops, m.created, m.injected,
                                now_ + 1 + end, m.routing_state, m.tag, m.head_arrival + end,
-                               m.arrival_sum + end * m.length});
+                               m.arrival_sum - m.injection_sum + end * m.length});
     ++part.c.messages_delivered;
     if (m.copies > 1) {  // not the last copy: the message stays in the network
       --m.copies;

@@ -107,7 +107,8 @@ struct Delivery {
   uint32_t routing_state;                // the message's final routing state word
   int64_t tag = -1;                      // Message::tag (-1: synthetic traffic)
   int64_t head_delivered = 0;            // cycle the head reached the PE
-  int64_t flit_arrival_sum = 0;          // sum of the arrival cycles of its flits
+  // Sum over its flits of (arrival at the PE - entry into the router's injection buffer).
+  int64_t flit_transit_sum = 0;
 };
 
 class Network {

@@ -143,7 +143,9 @@ void BooksimRun::Record(const Delivery& d) {
   stats_.nlat.Add(static_cast<double>(d.delivered - (d.injected - inject_channel_)));
   stats_.flat_head.Add(static_cast<double>(d.head_delivered - d.created));
   stats_.flat_tail.Add(static_cast<double>(plat));
-  stats_.flat_sum += static_cast<double>(d.flit_arrival_sum - d.created * d.length);
+  // BookSim2's flit latency: each flit's arrival minus its own injection (itime, the cycle
+  // it entered the injection channel), not the packet's creation.
+  stats_.flat_sum += static_cast<double>(d.flit_transit_sum + inject_channel_ * d.length);
   stats_.flat_count += d.length;
   stats_.frag.Add(static_cast<double>((d.delivered - d.head_delivered) - (d.length - 1)));
   // BookSim2 counts the routers a packet crosses; an end node that does not forward (the
