@@ -102,7 +102,11 @@ TEST(BooksimReader, RefusalsNameTheKeyAndWhy) {
   const std::string base = kMesh;
   ExpectRefused(base + "input_speedup = 2;", "input_speedup", "one flit per input port");
   ExpectRefused(base + "sim_power = 1;", "sim_power", "power model");
-  ExpectRefused(base + "injection_process = on_off;", "injection_process", "bernoulli");
+  ExpectRefused(base + "injection_process = batch;", "injection_process", "bernoulli, on_off");
+  ExpectRefused(base + "burst_alpha = 0.2;", "burst_alpha", "only by injection_process = on_off");
+  ExpectRefused(base + "injection_process = on_off({0.1,0.2,-1,{0,1}});", "injection_process",
+                "first state");
+  ExpectRefused(base + "injection_process = on_off(x);", "injection_process", "not a number");
   ExpectRefused(base + "topology = fly;", "topology",
                 "mesh, torus, kncube, cmesh, flatfly, fattree, dragonflynew");
   ExpectRefused(base + "routing_function = chaos;", "routing_function", "dim_order");
@@ -121,6 +125,25 @@ TEST(BooksimReader, RefusalsNameTheKeyAndWhy) {
   EXPECT_NE(e.status().message().find("x.cfg:9:3"), std::string::npos) << e.status().message();
   // BookSim2's default value of a refused feature is accepted.
   EXPECT_TRUE(LoadSimConfigsFromString(base + "input_speedup = 1; sim_power = 0;", "t", {}).ok());
+}
+
+// injection_process = on_off with BookSim2's burst keys, or with its parameters in the name
+// (they replace the keys, as in BookSim2's injection.cpp).
+TEST(BooksimReader, OnOffInjection) {
+  const std::string base = kMesh;
+  SimConfig c = LoadOne(base + "injection_process = on_off; burst_alpha = 0.2; burst_beta = 0.4;");
+  EXPECT_EQ(c.traffic.injection, InjectionKind::kOnOff);
+  EXPECT_DOUBLE_EQ(c.traffic.burst_alpha, 0.2);
+  EXPECT_DOUBLE_EQ(c.traffic.burst_beta, 0.4);
+  EXPECT_DOUBLE_EQ(c.traffic.burst_r1, -1.0);  // derived: BookSim2's default
+  EXPECT_DOUBLE_EQ(c.traffic.rate, 0.2);       // 0.05 packets of 4 flits
+  c = LoadOne(base + "injection_process = on_off({0.3,0.6}); burst_alpha = 0.2;");
+  EXPECT_DOUBLE_EQ(c.traffic.burst_alpha, 0.3);
+  EXPECT_DOUBLE_EQ(c.traffic.burst_beta, 0.6);
+  c = LoadOne(base + "injection_process = on_off(0.1);");
+  EXPECT_DOUBLE_EQ(c.traffic.burst_alpha, 0.1);
+  EXPECT_DOUBLE_EQ(c.traffic.burst_beta, 0.5);
+  EXPECT_EQ(LoadOne(kMesh).traffic.injection, InjectionKind::kBernoulli);
 }
 
 // Numbers no int64_t holds, infinities and NaN where a whole number is read: refused before

@@ -117,12 +117,66 @@ Status MapInjectionRate(BooksimContext& c) {
   return c.Set("traffic.rate", per_flit, "injection_rate");
 }
 
+// on_off's parameters: burst_alpha, burst_beta, burst_r1, replaced by those written in the
+// name (BookSim2's injection.cpp: on_off(alpha) or on_off({alpha,beta[,r1]})).
+Status MapOnOff(BooksimContext& c, const std::string& v) {
+  constexpr std::string_view kKeys[] = {"burst_alpha", "burst_beta", "burst_r1"};
+  double values[3];
+  for (int i = 0; i < 3; ++i) {
+    const std::optional<double> x = ParseNumber(c.Value(kKeys[i]));
+    if (!x) return c.Error(kKeys[i], "is not a number");
+    values[i] = *x;
+  }
+  if (const size_t open = v.find('('); open != std::string::npos) {
+    const size_t close = v.find_last_of(')');
+    const std::string params =
+        Trim(v.substr(open + 1, close == std::string::npos ? std::string::npos : close - open - 1));
+    const std::vector<std::string> p =
+        params.starts_with('{') ? SplitBooksimList(params) : std::vector<std::string>{params};
+    if (p.size() > 3) {
+      return c.Error("injection_process",
+                     "on_off's fourth parameter (each node's first state) is not modelled: ukai "
+                     "draws every node's first state with equal odds, as BookSim2 does without it");
+    }
+    for (size_t i = 0; i < p.size(); ++i) {
+      const std::optional<double> x = ParseNumber(p[i]);
+      if (!x) {
+        return c.Error("injection_process",
+                       fmt::format("on_off parameter {} (\"{}\") is not a number", i + 1, p[i]));
+      }
+      values[i] = *x;
+    }
+  }
+  constexpr std::string_view kOurs[] = {"traffic.burst_alpha", "traffic.burst_beta",
+                                        "traffic.burst_r1"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string_view from = c.Written(kKeys[i]) ? kKeys[i] : "injection_process";
+    UKAI_RETURN_IF_ERROR(c.Set(kOurs[i], values[i], from));
+  }
+  return c.Set("traffic.injection", std::string("on_off"), "injection_process");
+}
+
+// A burst key written beside an injection process that does not read it (BookSim2 ignores
+// it there) is refused rather than ignored.
+Status CheckBurstKey(BooksimContext& c, std::string_view key) {
+  const std::string process = Trim(c.Value("injection_process"));
+  if (!c.Written(key) || process.substr(0, process.find('(')) == "on_off") return Status::Ok();
+  return c.Error(key, fmt::format("is used only by injection_process = on_off (here \"{}\", "
+                                  "which BookSim2 runs without it): remove it",
+                                  process));
+}
+
 Status MapInjectionProcess(BooksimContext& c) {
-  const std::string v = c.Value("injection_process");
+  const std::vector<std::string> items = SplitBooksimList(c.Value("injection_process"));
+  if (items.size() != 1) {
+    return c.Error("injection_process", "one value per traffic class; ukai models one");
+  }
+  const std::string v = Trim(items[0]);
   if (v == "bernoulli")
     return c.Set("traffic.injection", std::string("bernoulli"), "injection_process");
+  if (v.substr(0, v.find('(')) == "on_off") return MapOnOff(c, v);
   return c.Error("injection_process",
-                 fmt::format("\"{}\" is not modelled (the reader maps: bernoulli)", v));
+                 fmt::format("\"{}\" is not modelled (the reader maps: bernoulli, on_off)", v));
 }
 
 // hotspot({nodes},{rates}): every packet goes to a hot node; equal rates only.
@@ -367,11 +421,16 @@ constexpr BooksimKey kKeys[] = {
      "traffic.message_bytes = packet_size x 4, router.flit_bytes = 4", UKAI_MAP(MapPacketSize(c))},
     {"packet_size_rate", "1", B::kMapped, "with packet_size (one size)",
      [](BooksimContext&) { return Status::Ok(); }},
-    {"injection_process", "bernoulli", B::kMapped, "traffic.injection (bernoulli)",
+    {"injection_process", "bernoulli", B::kMapped,
+     "traffic.injection (bernoulli, on_off; on_off's parameters in the name, on_off(alpha) or "
+     "on_off({alpha,beta[,r1]}), replace burst_alpha, burst_beta, burst_r1)",
      UKAI_MAP(MapInjectionProcess(c))},
-    {"burst_alpha", "0.5", B::kDefaultOnly, "used by injection_process = on_off (not modelled)"},
-    {"burst_beta", "0.5", B::kDefaultOnly, "used by injection_process = on_off (not modelled)"},
-    {"burst_r1", "-1.0", B::kDefaultOnly, "used by injection_process = on_off (not modelled)"},
+    {"burst_alpha", "0.5", B::kMapped, "traffic.burst_alpha (with injection_process = on_off)",
+     UKAI_MAP(CheckBurstKey(c, "burst_alpha"))},
+    {"burst_beta", "0.5", B::kMapped, "traffic.burst_beta (with injection_process = on_off)",
+     UKAI_MAP(CheckBurstKey(c, "burst_beta"))},
+    {"burst_r1", "-1.0", B::kMapped, "traffic.burst_r1 (with injection_process = on_off)",
+     UKAI_MAP(CheckBurstKey(c, "burst_r1"))},
     {"priority", "none", B::kDefaultOnly, "message priorities are not modelled"},
     {"batch_size", "1000", B::kDefaultOnly, kBatch},
     {"batch_count", "1", B::kDefaultOnly, kBatch},

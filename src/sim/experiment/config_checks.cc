@@ -149,7 +149,9 @@ void CheckUnusedSweeps(const config::ConfigValues& values, const SimConfig& c,
   for (const Rule& r : {Rule{"traffic.rate", InjectionKind::kBernoulli},
                         Rule{"traffic.interval", InjectionKind::kInterval}}) {
     const config::Value* v = values.Find(r.key);
-    if (v != nullptr && v->items.size() > 1 && c.traffic.injection != r.needs) {
+    const bool used = r.needs == InjectionKind::kBernoulli ? UsesRate(c.traffic.injection)
+                                                           : !UsesRate(c.traffic.injection);
+    if (v != nullptr && v->items.size() > 1 && !used) {
       errors->push_back(
           config::KeyError(r.key,
                            fmt::format("is swept but traffic.injection = \"{}\" "

@@ -62,7 +62,8 @@ constexpr EnumName<Switching> kSwitchings[] = {{Switching::kWormhole, "wormhole"
 constexpr EnumName<FlowControl> kFlowControls[] = {{FlowControl::kAdvance, "advance"},
                                                    {FlowControl::kInBand, "in-band"}};
 constexpr EnumName<InjectionKind> kInjections[] = {{InjectionKind::kBernoulli, "bernoulli"},
-                                                   {InjectionKind::kInterval, "interval"}};
+                                                   {InjectionKind::kInterval, "interval"},
+                                                   {InjectionKind::kOnOff, "on_off"}};
 constexpr EnumName<MeasureMode> kMeasureModes[] = {
     {MeasureMode::kMessages, "messages"},
     {MeasureMode::kCycles, "cycles"},
@@ -291,14 +292,15 @@ std::vector<Binding> RoutingAndTrafficBindings() {
       {KeySpec::Make("traffic.injection", VT::kEnum)
            .Allowed(Names(kInjections))
            .Doc("bernoulli: a message starts with probability rate/flits each cycle; "
-                "interval: one message every traffic.interval cycles per node"),
+                "interval: one message every traffic.interval cycles per node; on_off: "
+                "bursts, BookSim2's on/off process (traffic.burst_alpha, _beta, _r1)"),
        [](const Items& v, SimConfig* c) { c->traffic.injection = FromName(kInjections, v[0]); },
        [](const SimConfig& c) { return std::string(InjectionName(c.traffic.injection)); }},
       {KeySpec::Make("traffic.rate", VT::kFloat, Shape::kSweep)
            .Unit("flits/node/cycle")
            .Min(0, /*open=*/true)
            .Max(1)
-           .Doc("offered load of bernoulli injection"),
+           .Doc("offered load of bernoulli and on_off injection"),
        [](const Items& v, SimConfig* c) { c->traffic.rate = F64(v[0]); },
        [](const SimConfig& c) { return Num(c.traffic.rate); }},
       {KeySpec::Make("traffic.interval", VT::kInt, Shape::kSweep)
@@ -309,6 +311,27 @@ std::vector<Binding> RoutingAndTrafficBindings() {
                 "paper's send interval)"),
        [](const Items& v, SimConfig* c) { c->traffic.interval = I64(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.traffic.interval); }},
+      {KeySpec::Make("traffic.burst_alpha", VT::kFloat)
+           .Min(-1)
+           .Max(1)
+           .Doc("on_off injection: probability per cycle that an off node turns on; < 0: "
+                "from burst_beta, burst_r1 and the rate"),
+       [](const Items& v, SimConfig* c) { c->traffic.burst_alpha = F64(v[0]); },
+       [](const SimConfig& c) { return Num(c.traffic.burst_alpha); }},
+      {KeySpec::Make("traffic.burst_beta", VT::kFloat)
+           .Min(-1)
+           .Max(1)
+           .Doc("on_off injection: probability per cycle that an on node turns off; < 0: from "
+                "burst_alpha, burst_r1 and the rate"),
+       [](const Items& v, SimConfig* c) { c->traffic.burst_beta = F64(v[0]); },
+       [](const SimConfig& c) { return Num(c.traffic.burst_beta); }},
+      {KeySpec::Make("traffic.burst_r1", VT::kFloat)
+           .Min(-1)
+           .Max(1)
+           .Doc("on_off injection: probability that an on node creates a message in a cycle; "
+                "< 0 (default): rate / flits x (alpha + beta) / alpha"),
+       [](const Items& v, SimConfig* c) { c->traffic.burst_r1 = F64(v[0]); },
+       [](const SimConfig& c) { return Num(c.traffic.burst_r1); }},
       {KeySpec::Make("traffic.hotspot_nodes", VT::kInt, Shape::kList)
            .Min(0)
            .Max(kKaryNCubeMaxNodes - 1)

@@ -5,6 +5,12 @@
 //              creation cycles, which is the same process without a draw per node per cycle.
 //   interval   one message every `interval` cycles per node; each node's first message at
 //              a phase drawn uniformly from [0, interval) with the node's own stream.
+//   on_off     BookSim2's OnOffInjectionProcess: each node is on or off (the first state
+//              drawn with equal odds); every cycle an off node turns on with probability
+//              alpha and an on node turns off with beta, then an on node creates a message
+//              with probability r1 (so p = rate / L = r1 alpha / (alpha + beta) on
+//              average). Drawn as geometric runs: after a creation the node is on, so
+//              Next() needs no state beyond the last creation cycle.
 //
 // Thread safety: const methods; the Rng is the node's own stream.
 #ifndef UKAI_SIM_TRAFFIC_INJECTION_H_
