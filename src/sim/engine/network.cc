@@ -267,9 +267,10 @@ int32_t Network::QueueMessage(Part& part, int src, int dst, int flits, std::span
   m.length = flits;
   m.created = created;
   m.tag = tag;
-  // BookSim2's in-flight count takes a message from the cycle it is queued (a resend too).
+  // BookSim2's in-flight count takes a message from the cycle it is queued (a resend too,
+  // aged from its first creation, as its latency and its removal at delivery count it).
   part.c.inflight_flits += flits;
-  part.c.inflight_created_sum += now_ * static_cast<int64_t>(flits);
+  part.c.inflight_created_sum += created * static_cast<int64_t>(flits);
   // routing.in_order: a pair's messages share one injection VC (and one route and VC).
   if (config_.routing.in_order) m.inject_vc = static_cast<int8_t>(dst % config_.router.pe_vcs);
   m.via_count = static_cast<int16_t>(std::min<size_t>(via.size(), Message::kMaxVia));
@@ -449,6 +450,8 @@ void Network::DropQueue(int32_t node) {
     const Message& m = (*messages_)[id];
     pe.queue_head = m.next;
     if (m.tag >= 0) serial_tags_.push_back({static_cast<int64_t>(next_event_), m.tag});
+    serial_.inflight_flits -= m.length;  // BookSim2's in-flight count: it left the network
+    serial_.inflight_created_sum -= m.created * m.length;
     messages_->Release(id, PartOf(node)->lane);
     --serial_.backlog;
     --pe.held;
