@@ -290,6 +290,10 @@ TEST(MpiTest, BadRecycleBytesIsAnError) {
   ExpectRefused("mpi.recycle_bytes", {"x", "-1", "68719476737", "1k"});
 }
 
+TEST(MpiTest, BadZeroCopyBytesIsAnError) {
+  ExpectRefused("mpi.zero_copy_bytes", {"x", "-1", "67174401", "256k"});
+}
+
 TEST(MpiTest, BadWindowValueIsAnError) { ExpectRefused("mpi.window", {"yes", "1", "On", "of"}); }
 
 TEST(MpiTest, OrderlyLeaveIsAPeerEventAndTheOthersGoOn) {

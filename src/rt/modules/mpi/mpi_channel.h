@@ -4,11 +4,13 @@
 #ifndef UKAI_RT_MODULES_MPI_MPI_CHANNEL_H_
 #define UKAI_RT_MODULES_MPI_MPI_CHANNEL_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "core/mpi/mpi_library.h"
@@ -75,17 +77,58 @@ class SendTable {
   std::atomic<size_t> size_{0};  // pending_.size(), read without the lock
 };
 
+// A send from the caller's memory (CommObject::SendLent): the tail's request, tested by the
+// thread that waits for it (MPI_THREAD_MULTIPLE). Counted in the channel's InFlight until done.
+class MpiLentSend final : public CommObject::LentSend {
+ public:
+  MpiLentSend(const MpiLibrary* mpi, MPI_Request tail, uint64_t bytes,
+              std::shared_ptr<InFlight> counted)
+      : mpi_(mpi), tail_(tail), bytes_(bytes), counted_(std::move(counted)) {
+    counted_->frames.fetch_add(1, std::memory_order_relaxed);
+    counted_->bytes.fetch_add(bytes_, std::memory_order_relaxed);
+  }
+  bool Done() override {
+    if (done_) return true;
+    int flag = 0;
+    mpi_->Test(&tail_, &flag, MPI_STATUS_IGNORE);
+    if (flag == 0) return false;
+    done_ = true;
+    counted_->bytes.fetch_sub(bytes_, std::memory_order_relaxed);
+    counted_->frames.fetch_sub(1, std::memory_order_release);
+    return true;
+  }
+
+ private:
+  const MpiLibrary* mpi_;
+  MPI_Request tail_;
+  const uint64_t bytes_;  // the whole frame's
+  std::shared_ptr<InFlight> counted_;
+  bool done_ = false;
+};
+
+// What the channels of one module share (the module owns it).
+struct ChannelShared {
+  const MpiLibrary* mpi = nullptr;
+  SendTable sends;
+  // A split frame's head and tail go out together, in the order of every other split frame
+  // (kMpiTailTag); channel states change under it too (MpiChannel::MarkFailed).
+  std::mutex split_mu;
+  // mpi.zero_copy_bytes: SendLent takes payloads of at least this many bytes (0: none).
+  uint64_t zero_copy_bytes = 0;
+  std::atomic<uint64_t> zero_copy_sends{0};  // SendLent's, counter zero_copy_sends
+};
+
 class MpiChannel final : public CommObject {
  public:
   // `slot_bytes`: the peer's receive slots (frames up to that size go whole).
-  MpiChannel(const MpiLibrary* mpi, RuntimeId peer, int rank, size_t slot_bytes, SendTable* sends,
-             std::mutex* split_mu)
-      : mpi_(mpi),
-        peer_(peer),
-        rank_(rank),
-        slot_bytes_(slot_bytes),
-        sends_(sends),
-        split_mu_(split_mu) {}
+  MpiChannel(ChannelShared* shared, RuntimeId peer, int rank, size_t slot_bytes)
+      : mpi_(shared->mpi), shared_(shared), peer_(peer), rank_(rank), slot_bytes_(slot_bytes) {
+    // Only frames that travel as head and tail can leave the tail in the caller's memory.
+    if (shared->zero_copy_bytes > 0) {
+      lends_from_bytes_ =
+          std::max<uint64_t>(shared->zero_copy_bytes, uint64_t{slot_bytes} + 1 - wire::kHeaderSize);
+    }
+  }
   Status Send(ByteBlock&& frame) override {
     if (state_.load(std::memory_order_acquire) != CommState::kOk) {
       return Status::Unavailable("mpi: connection closed");
@@ -104,8 +147,25 @@ class MpiChannel final : public CommObject {
     // block goes now and the send table is not touched.
     int done = 0;
     mpi_->Test(&req, &done, MPI_STATUS_IGNORE);
-    if (!done) sends_->Add(req, std::move(frame), in_flight_);
+    if (!done) shared_->sends.Add(req, std::move(frame), in_flight_);
     return Status::Ok();
+  }
+  // The header from its own block (kept until MPI completed its send), the payload straight
+  // from the caller's memory as the tail. Declines payloads that would not be split (the
+  // frame fits the peer's slot) or are too large for one MPI message (Send says why).
+  Result<std::unique_ptr<LentSend>> SendLent(ByteBlock&& header,
+                                             std::span<const uint8_t> payload) override {
+    if (header.size() != wire::kHeaderSize || payload.size() < lends_from_bytes_ ||
+        payload.size() > static_cast<size_t>(INT32_MAX) - wire::kHeaderSize) {
+      return std::unique_ptr<LentSend>();
+    }
+    const uint8_t* head = header.data();
+    std::lock_guard<std::mutex> lock(shared_->split_mu);
+    MPI_Request tail;
+    UKAI_RETURN_IF_ERROR(IsendSplitLocked(head, payload, std::move(header), &tail));
+    shared_->zero_copy_sends.fetch_add(1, std::memory_order_relaxed);
+    return std::unique_ptr<LentSend>(
+        new MpiLentSend(mpi_, tail, wire::kHeaderSize + payload.size(), in_flight_));
   }
   void Close() override { state_.store(CommState::kClosed); }
   CommState state() const override { return state_.load(); }
@@ -118,44 +178,56 @@ class MpiChannel final : public CommObject {
   Unconfirmed Outstanding() override {
     // Test first: a send MPI completed is not outstanding, even when no progress pass ran
     // since (Finalize after the peer left would otherwise report it lost).
-    sends_->Test();
+    shared_->sends.Test();
     return {in_flight_->frames.load(std::memory_order_acquire),
             in_flight_->bytes.load(std::memory_order_acquire)};
   }
   int rank() const { return rank_; }
-  // The peer said goodbye: later sends return kUnavailable.
-  void MarkFailed() { state_.store(CommState::kFailed); }
+  // The peer said goodbye: later sends return kUnavailable. With split_mu held (the
+  // module's PeerLeft), so that no split frame leaves after the answer to that goodbye.
+  void MarkFailedLocked() { state_.store(CommState::kFailed); }
 
  private:
   // A frame larger than a receive slot: its header on kMpiFrameTag, the rest on
   // kMpiTailTag (see kDefaultSlotBytes). The frame's block is held with the tail's request.
   Status SendSplit(ByteBlock&& frame) {
-    std::lock_guard<std::mutex> lock(*split_mu_);
-    MPI_Request head, tail;
-    if (mpi_->Isend(frame.data(), static_cast<int>(wire::kHeaderSize), mpi_->byte, rank_,
-                    kMpiFrameTag, mpi_->comm_world, &head) != MPI_SUCCESS) {
+    std::lock_guard<std::mutex> lock(shared_->split_mu);
+    MPI_Request tail;
+    UKAI_RETURN_IF_ERROR(IsendSplitLocked(frame.data(), frame.span().subspan(wire::kHeaderSize),
+                                          ByteBlock(), &tail));
+    shared_->sends.Add(tail, std::move(frame), in_flight_);
+    return Status::Ok();
+  }
+  // MPI_Isend of a head (`head`, kHeaderSize bytes, kept alive by `head_block` unless that
+  // is empty) and its tail, split_mu held; the tail's request in `*tail_req`. kUnavailable
+  // when the channel failed or closed (nothing sent) or MPI refused a send.
+  Status IsendSplitLocked(const uint8_t* head, std::span<const uint8_t> tail,
+                          ByteBlock&& head_block, MPI_Request* tail_req) {
+    if (state_.load(std::memory_order_acquire) != CommState::kOk) {
+      return Status::Unavailable("mpi: connection closed");
+    }
+    MPI_Request head_req;
+    if (mpi_->Isend(head, static_cast<int>(wire::kHeaderSize), mpi_->byte, rank_, kMpiFrameTag,
+                    mpi_->comm_world, &head_req) != MPI_SUCCESS) {
       return Status::Unavailable("mpi: MPI_Isend to rank " + std::to_string(rank_) + " failed");
     }
-    sends_->Add(head, ByteBlock());
-    if (mpi_->Isend(frame.data() + wire::kHeaderSize,
-                    static_cast<int>(frame.size() - wire::kHeaderSize), mpi_->byte, rank_,
-                    kMpiTailTag, mpi_->comm_world, &tail) != MPI_SUCCESS) {
+    shared_->sends.Add(head_req, std::move(head_block));
+    if (mpi_->Isend(tail.data(), static_cast<int>(tail.size()), mpi_->byte, rank_, kMpiTailTag,
+                    mpi_->comm_world, tail_req) != MPI_SUCCESS) {
       // The head went: the peer waits for this tail. Nothing sensible is left to do with
       // this peer; fail the channel so that later sends say so.
       state_.store(CommState::kFailed);
       return Status::Unavailable("mpi: MPI_Isend of a frame's tail to rank " +
                                  std::to_string(rank_) + " failed");
     }
-    sends_->Add(tail, std::move(frame), in_flight_);
     return Status::Ok();
   }
 
   const MpiLibrary* mpi_;
+  ChannelShared* shared_;
   const RuntimeId peer_;
   const int rank_;
   const size_t slot_bytes_;
-  SendTable* sends_;
-  std::mutex* split_mu_;
   std::atomic<CommState> state_{CommState::kOk};
   std::shared_ptr<InFlight> in_flight_ = std::make_shared<InFlight>();
 };

@@ -1,5 +1,6 @@
 #include "rt/modules/mpi/mpi_module.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -20,10 +21,9 @@
 namespace ukai::rt {
 namespace {
 
-using mpi::InFlight;
+using mpi::ChannelShared;
 using mpi::kMpiTailTag;
 using mpi::MpiChannel;
-using mpi::SendTable;
 
 // Version 2 adds the slot size (u32) after the job id.
 constexpr uint8_t kDescriptorVersion = 2;
@@ -51,6 +51,12 @@ constexpr size_t kRecycleMaxBytes = size_t{64} << 20;
 constexpr size_t kDefaultRecycleBytes = size_t{32} << 20;
 constexpr size_t kMaxRecycleBytes = size_t{64} << 30;
 constexpr size_t kHugeMinBytes = size_t{1} << 20;
+// Runtime::SendRsrBytes payloads of mpi.zero_copy_bytes and more are sent from the caller's
+// memory (MpiChannel::SendLent; 0: never). Default from the 1 MiB bench, docs/performance.md.
+constexpr size_t kDefaultZeroCopyBytes = size_t{256} << 10;
+// Close waits at most this long for every other rank's goodbye (receiving what they send
+// meanwhile: MpiModule::Close).
+constexpr auto kByeWait = std::chrono::seconds(5);
 
 // Parses an unsigned integer parameter; false when `v` is not one.
 bool ParseSize(const std::string& v, size_t* out) {
@@ -226,6 +232,15 @@ class MpiModule final : public Module {
                                        std::to_string(kMaxRecycleBytes) + "]");
       }
     }
+    shared_.zero_copy_bytes = kDefaultZeroCopyBytes;
+    if (const std::string v = host_->Param("mpi.zero_copy_bytes"); !v.empty()) {
+      size_t n = 0;
+      if (!ParseSize(v, &n) || n > wire::kMaxPayloadBytes) {
+        return Status::InvalidArgument("mpi.zero_copy_bytes=" + v + ": must be an integer in [0, " +
+                                       std::to_string(wire::kMaxPayloadBytes) + "]");
+      }
+      shared_.zero_copy_bytes = n;
+    }
     bool huge = true;
     if (const std::string v = host_->Param("mpi.huge_pages"); !v.empty()) {
       if (v != "on" && v != "off") {
@@ -241,7 +256,8 @@ class MpiModule final : public Module {
     if (!lib.ok()) return lib.status().WithContext("mpi module");
     lib_ = std::move(*lib);
     mpi_ = lib_.get();
-    sends_.set_library(mpi_);
+    shared_.mpi = mpi_;
+    shared_.sends.set_library(mpi_);
     for (Slot& slot : slots_) slot.req = mpi_->request_null;
     int initialized = 0, provided = 0;
     mpi_->Initialized(&initialized);
@@ -257,6 +273,8 @@ class MpiModule final : public Module {
     }
     mpi_->Comm_rank(mpi_->comm_world, &rank_);
     mpi_->Comm_size(mpi_->comm_world, &size_);
+    said_bye_.assign(static_cast<size_t>(size_), false);
+    said_bye_[static_cast<size_t>(rank_)] = true;
     job_ = JobId();
     for (Slot& slot : slots_) {
       slot.buf.reset(new uint8_t[slot_bytes_]);  // not initialised
@@ -289,9 +307,14 @@ class MpiModule final : public Module {
     return recycled_ ? ByteBlock::FromSource(recycled_.get(), capacity) : ByteBlock();
   }
   // one_sided_window: 1 when the job's one-sided window exists (set by Init, read only
-  // after); recycled_*: the blocks behind NewBuffer (RecycledBlocks::Stats).
+  // after); zero_copy_sends: SendRsrBytes payloads sent from the caller's memory
+  // (SendLent); close_dropped_large_frames: split frames Close took and dropped (their
+  // senders' waits ended); recycled_*: the blocks behind NewBuffer (RecycledBlocks::Stats).
   std::map<std::string, uint64_t> Counters() const override {
-    std::map<std::string, uint64_t> c = {{"one_sided_window", one_sided_ ? 1 : 0}};
+    std::map<std::string, uint64_t> c = {
+        {"one_sided_window", one_sided_ ? 1 : 0},
+        {"zero_copy_sends", shared_.zero_copy_sends.load(std::memory_order_relaxed)},
+        {"close_dropped_large_frames", tails_dropped_.load(std::memory_order_relaxed)}};
     if (recycled_) {
       const RecycledBlocks::Stats s = recycled_->stats();
       c["recycled_allocated"] = s.allocated;
@@ -333,8 +356,7 @@ class MpiModule final : public Module {
       return Status::Unsupported("mpi: peer " + RuntimeIdString(peer) + " is not in this MPI job");
     }
     const MpiDescriptor d = *DecodeDescriptor(descriptor);
-    auto channel =
-        std::make_shared<MpiChannel>(mpi_, peer, d.rank, d.slot_bytes, &sends_, &split_mu_);
+    auto channel = std::make_shared<MpiChannel>(&shared_, peer, d.rank, d.slot_bytes);
     {
       std::lock_guard<std::mutex> lock(channels_mu_);
       channels_.push_back(channel);
@@ -343,10 +365,10 @@ class MpiModule final : public Module {
   }
   int Progress() override {
     // An idle pass makes one call, the MPI_Test of the oldest posted slot: the two steps
-    // below and sends_.Test() cost a compare each when there is nothing to do.
+    // below and shared_.sends.Test() cost a compare each when there is nothing to do.
     if (!delivered_.empty()) delivered_.clear();  // the previous pass's frames were dispatched
     if (taken_ > 0) Repost();                     // so were the slots it delivered in place
-    const size_t pending = sends_.Test();
+    const size_t pending = shared_.sends.Test();
     int n = 0, got = 0;
     // At most every slot once per pass: a taken slot is posted again only by the next one.
     while (n < kRecvBudget && taken_ < kSlots) {
@@ -380,25 +402,24 @@ class MpiModule final : public Module {
     if (mpi_ == nullptr) return;  // Init() could not load MPI
     // A goodbye to every other rank, after everything we sent (MPI keeps the order of
     // messages between two ranks on one tag): they mark us failed, orderly, instead of
-    // sending into a finalized process. Ranks that run no mpi module never receive it.
-    std::vector<ByteBlock> byes;
+    // sending into a finalized process, and answer with a goodbye of their own.
     for (int r = 0; r < size_; ++r) {
-      if (r == rank_) continue;
-      wire::FrameHeader bye;
-      bye.kind = wire::FrameKind::kBye;
-      bye.source = host_->runtime_id();
-      bye.target = 0;  // a rank's runtime id is known only once it connected
-      ByteBlock b(wire::kHeaderSize);
-      b.Resize(wire::kHeaderSize);
-      wire::EncodeHeader(bye, {b.data(), b.size()});
-      MPI_Request req;
-      if (mpi_->Isend(b.data(), static_cast<int>(b.size()), mpi_->byte, r, kMpiFrameTag,
-                      mpi_->comm_world, &req) == MPI_SUCCESS) {
-        sends_.Add(req, std::move(b));
-      }
+      if (r != rank_) SendBye(r);
+    }
+    // Then receive (and drop: the engine has stopped) what the others send until each said
+    // goodbye, answering ours or leaving itself: a rank sends no split frame after that
+    // (MpiChannel::MarkFailedLocked), so every tail announced to us is taken, and no sender
+    // waits forever in SendRsrBytes for us to read its memory. Bounded by kByeWait: a rank
+    // that runs no progress meanwhile (no progress thread, busy elsewhere) is not waited for
+    // longer (it has no lent send pending then: that would be driving its progress).
+    closing_ = true;
+    const auto deadline = std::chrono::steady_clock::now() + kByeWait;
+    while (std::find(said_bye_.begin(), said_bye_.end(), false) != said_bye_.end() &&
+           std::chrono::steady_clock::now() < deadline) {
+      Progress();
     }
     // Let sends in flight finish (bounded), so the peers get what we sent before leaving.
-    for (int i = 0; i < 100000 && sends_.Test() > 0; ++i) {
+    for (int i = 0; i < 100000 && shared_.sends.Test() > 0; ++i) {
     }
     // Withdraw the posted receives (what they matched meanwhile is not delivered: the
     // engine has stopped).
@@ -433,13 +454,34 @@ class MpiModule final : public Module {
     }
     return ByteBlock(size);
   }
-  // A kBye from `rank`: its channel (if we have one) fails and the runtime is told.
+  // A goodbye (kBye frame) to `rank`; kept until MPI completed its send.
+  void SendBye(int rank) {
+    wire::FrameHeader bye;
+    bye.kind = wire::FrameKind::kBye;
+    bye.source = host_->runtime_id();
+    bye.target = 0;  // a rank's runtime id is known only once it connected
+    ByteBlock b(wire::kHeaderSize);
+    b.Resize(wire::kHeaderSize);
+    wire::EncodeHeader(bye, {b.data(), b.size()});
+    MPI_Request req;
+    if (mpi_->Isend(b.data(), static_cast<int>(b.size()), mpi_->byte, rank, kMpiFrameTag,
+                    mpi_->comm_world, &req) == MPI_SUCCESS) {
+      shared_.sends.Add(req, std::move(b));
+    }
+  }
+  // A kBye from `rank`: its channel (if we have one) fails, the runtime is told, and the
+  // rank gets our goodbye back (its Close waits for it: nothing split follows it).
   void PeerLeft(const wire::FrameHeader& h, int rank) {
+    said_bye_[static_cast<size_t>(rank)] = true;
     {
-      std::lock_guard<std::mutex> lock(channels_mu_);
-      for (const auto& c : channels_) {
-        if (c->rank() == rank) c->MarkFailed();
+      std::lock_guard<std::mutex> split(shared_.split_mu);
+      {
+        std::lock_guard<std::mutex> lock(channels_mu_);
+        for (const auto& c : channels_) {
+          if (c->rank() == rank) c->MarkFailedLocked();
+        }
       }
+      SendBye(rank);
     }
     host_->PeerFailed(h.source, "mpi", /*orderly=*/true,
                       Status::Unavailable("mpi: rank " + std::to_string(rank) + " said goodbye"));
@@ -471,12 +513,17 @@ class MpiModule final : public Module {
       }
       if (bytes[5] == static_cast<uint8_t>(wire::FrameKind::kBye)) {
         Result<wire::FrameHeader> h = wire::DecodeHeader(bytes);
-        if (h.ok()) {
-          PeerLeft(*h, source);
+        if (h.ok() && source >= 0 && source < size_) {
+          if (closing_) {
+            said_bye_[static_cast<size_t>(source)] = true;
+          } else {
+            PeerLeft(*h, source);
+          }
           return true;
         }
       }
     }
+    if (closing_) return false;  // Close: the engine has stopped
     // In place: the slot is posted again at the next Progress() (threaded handlers and
     // booting contexts get a copy from the runtime).
     return host_->DeliverFrame(bytes, nullptr).ok();  // a malformed frame is counted there
@@ -515,6 +562,10 @@ class MpiModule final : public Module {
                              std::to_string(head.size() + static_cast<uint64_t>(count))));
       return false;
     }
+    if (closing_) {  // Close: taken (its sender's lent memory is free), not delivered
+      ++tails_dropped_;
+      return false;
+    }
     return host_->DeliverFrame(b.span(), &b).ok();
   }
 
@@ -524,11 +575,14 @@ class MpiModule final : public Module {
     bool active = false;             // started, not completed by MPI_Test yet
   };
   std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
-  int next_ = 0;       // the slot whose receive was posted first (progress thread)
-  int taken_ = 0;      // slots before next_ taken by the last pass, to post again
-  bool busy_ = false;  // the last pass took a slot (progress thread)
-  SendTable sends_;
-  std::mutex split_mu_;  // a split frame's head and tail go out together (SendSplit)
+  int next_ = 0;          // the slot whose receive was posted first (progress thread)
+  int taken_ = 0;         // slots before next_ taken by the last pass, to post again
+  bool busy_ = false;     // the last pass took a slot (progress thread)
+  ChannelShared shared_;  // the channels' send table, split lock and zero-copy setting
+  // Ranks whose goodbye came (progress thread; Close once it stopped), ours included.
+  std::vector<bool> said_bye_;
+  bool closing_ = false;  // Close receives until every goodbye came: drops what arrives
+  std::atomic<uint64_t> tails_dropped_{0};  // large frames taken and dropped by Close
   std::unique_ptr<MpiOneSided> one_sided_;
   std::deque<ByteBlock> delivered_;
   std::mutex channels_mu_;
