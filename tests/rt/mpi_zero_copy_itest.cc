@@ -5,7 +5,8 @@
 //   call returns, while a second thread sends split frames from Buffers: no deadlock, every
 //   payload arrives whole (the call returned only once MPI no longer read the array), in
 //   order with the small RSRs between them, and the counter zero_copy_sends says how many
-//   went from the caller's memory. With mpi.zero_copy_bytes=0 the same traffic is copied.
+//   went from the caller's memory (80 KiB and 1 MiB: over the default mpi.zero_copy_bytes,
+//   64 KiB). With mpi.zero_copy_bytes=0 the same traffic is copied.
 // - HandlersCopy: non-threaded handlers on both ranks answer with 1 MiB SendRsrBytes at the
 //   same time; inside a progress pass they cannot wait for the peer, so they copy (the
 //   counter stays 0) and both answers arrive.
@@ -64,9 +65,10 @@ TEST(MpiZeroCopyWorker, BothWaysAtOnce) {
   if (std::getenv("UKAI_MPI_ITEST_WORKER") == nullptr) GTEST_SKIP() << "run by MpiTest";
   constexpr uint32_t kRounds = 40;  // each: a small RSR, then a 1 MiB one from the array
   constexpr uint32_t kSplits = 1000;  // from the other thread, half of them lent
-  // UKAI_MPI_ITEST_ZERO_COPY: mpi.zero_copy_bytes, 65536 (all large ones lent) or 0 (none).
+  // UKAI_MPI_ITEST_ZERO_COPY: mpi.zero_copy_bytes, unset (the default, 64 KiB: every large
+  // one lent) or 0 (none).
   const char* z = std::getenv("UKAI_MPI_ITEST_ZERO_COPY");
-  const bool zero_copy = z != nullptr && std::string(z) != "0";
+  const bool zero_copy = z == nullptr || std::string(z) != "0";
   std::atomic<uint32_t> next{0}, splits{0};
   std::atomic<bool> ok{true};
   auto rt = Runtime::Init(MpiOptions(/*progress_thread=*/false));
@@ -221,7 +223,7 @@ TEST(MpiZeroCopyWorker, PeerLeavesWhileLent) {
 using testing::RunUnderMpirun;
 
 TEST(MpiTest, ZeroCopyBothWaysAtOnce) {
-  RunUnderMpirun(2, "MpiZeroCopyWorker.BothWaysAtOnce", "UKAI_MPI_ITEST_ZERO_COPY=65536");
+  RunUnderMpirun(2, "MpiZeroCopyWorker.BothWaysAtOnce");
   RunUnderMpirun(2, "MpiZeroCopyWorker.BothWaysAtOnce", "UKAI_MPI_ITEST_ZERO_COPY=0");
 }
 

@@ -53,7 +53,7 @@ constexpr size_t kMaxRecycleBytes = size_t{64} << 30;
 constexpr size_t kHugeMinBytes = size_t{1} << 20;
 // Runtime::SendRsrBytes payloads of mpi.zero_copy_bytes and more are sent from the caller's
 // memory (MpiChannel::SendLent; 0: never). Default from the 1 MiB bench, docs/performance.md.
-constexpr size_t kDefaultZeroCopyBytes = size_t{256} << 10;
+constexpr size_t kDefaultZeroCopyBytes = size_t{64} << 10;
 // Close waits at most this long for every other rank's goodbye (receiving what they send
 // meanwhile: MpiModule::Close).
 constexpr auto kByeWait = std::chrono::seconds(5);
