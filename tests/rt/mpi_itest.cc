@@ -292,6 +292,7 @@ TEST(MpiTest, BadRecycleBytesIsAnError) {
 
 TEST(MpiTest, BadZeroCopyBytesIsAnError) {
   ExpectRefused("mpi.zero_copy_bytes", {"x", "-1", "67174401", "256k"});
+  ExpectRefused("mpi.zero_copy_max_bytes", {"y", "-2", "67174401", "1M"});
 }
 
 TEST(MpiTest, BadWindowValueIsAnError) { ExpectRefused("mpi.window", {"yes", "1", "On", "of"}); }

@@ -6,7 +6,8 @@
 //   payload arrives whole (the call returned only once MPI no longer read the array), in
 //   order with the small RSRs between them, and the counter zero_copy_sends says how many
 //   went from the caller's memory (80 KiB and 1 MiB: over the default mpi.zero_copy_bytes,
-//   64 KiB). With mpi.zero_copy_bytes=0 the same traffic is copied.
+//   64 KiB). With mpi.zero_copy_bytes=0 the same traffic is copied; with
+//   mpi.zero_copy_max_bytes below 1 MiB the 1 MiB payloads are.
 // - HandlersCopy: non-threaded handlers on both ranks answer with 1 MiB SendRsrBytes at the
 //   same time; inside a progress pass they cannot wait for the peer, so they copy (the
 //   counter stays 0) and both answers arrive.
@@ -17,6 +18,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -56,6 +58,9 @@ RuntimeOptions MpiOptions(bool progress_thread) {
   if (const char* z = std::getenv("UKAI_MPI_ITEST_ZERO_COPY"); z != nullptr) {
     o.params["mpi.zero_copy_bytes"] = z;
   }
+  if (const char* z = std::getenv("UKAI_MPI_ITEST_ZERO_COPY_MAX"); z != nullptr) {
+    o.params["mpi.zero_copy_max_bytes"] = z;
+  }
   return o;
 }
 
@@ -63,12 +68,15 @@ uint64_t ZeroCopySends(Runtime& r) { return r.impl()->ModuleCounters("mpi")["zer
 
 TEST(MpiZeroCopyWorker, BothWaysAtOnce) {
   if (std::getenv("UKAI_MPI_ITEST_WORKER") == nullptr) GTEST_SKIP() << "run by MpiTest";
-  constexpr uint32_t kRounds = 40;  // each: a small RSR, then a 1 MiB one from the array
+  constexpr uint32_t kRounds = 40;    // each: a small RSR, then a 1 MiB one from the array
   constexpr uint32_t kSplits = 1000;  // from the other thread, half of them lent
   // UKAI_MPI_ITEST_ZERO_COPY: mpi.zero_copy_bytes, unset (the default, 64 KiB: every large
-  // one lent) or 0 (none).
+  // one lent) or 0 (none); UKAI_MPI_ITEST_ZERO_COPY_MAX: mpi.zero_copy_max_bytes (unset: no
+  // bound; below 1 MiB: the 1 MiB ones copied, the 80 KiB ones lent).
   const char* z = std::getenv("UKAI_MPI_ITEST_ZERO_COPY");
+  const char* zmax = std::getenv("UKAI_MPI_ITEST_ZERO_COPY_MAX");
   const bool zero_copy = z == nullptr || std::string(z) != "0";
+  const uint64_t max = zmax == nullptr ? UINT64_MAX : std::strtoull(zmax, nullptr, 10);
   std::atomic<uint32_t> next{0}, splits{0};
   std::atomic<bool> ok{true};
   auto rt = Runtime::Init(MpiOptions(/*progress_thread=*/false));
@@ -136,7 +144,8 @@ TEST(MpiZeroCopyWorker, BothWaysAtOnce) {
   other.join();
   while (next.load() < 2 * kRounds || splits.load() < kSplits) r.Progress();
   EXPECT_TRUE(ok.load());
-  EXPECT_EQ(ZeroCopySends(r), zero_copy ? kRounds + kSplits / 2 : 0u);
+  const uint64_t lent = (max >= kLarge ? kRounds : 0) + (max >= kSplit ? kSplits / 2 : 0);
+  EXPECT_EQ(ZeroCopySends(r), zero_copy ? lent : 0u);
   ASSERT_TRUE(r.Barrier().ok());
   EXPECT_TRUE(r.Finalize().ok());
 }
@@ -225,6 +234,7 @@ using testing::RunUnderMpirun;
 TEST(MpiTest, ZeroCopyBothWaysAtOnce) {
   RunUnderMpirun(2, "MpiZeroCopyWorker.BothWaysAtOnce");
   RunUnderMpirun(2, "MpiZeroCopyWorker.BothWaysAtOnce", "UKAI_MPI_ITEST_ZERO_COPY=0");
+  RunUnderMpirun(2, "MpiZeroCopyWorker.BothWaysAtOnce", "UKAI_MPI_ITEST_ZERO_COPY_MAX=1048575");
 }
 
 TEST(MpiTest, ZeroCopyHandlersCopy) { RunUnderMpirun(2, "MpiZeroCopyWorker.HandlersCopy"); }

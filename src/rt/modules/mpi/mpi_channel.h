@@ -113,8 +113,10 @@ struct ChannelShared {
   // A split frame's head and tail go out together, in the order of every other split frame
   // (kMpiTailTag); channel states change under it too (MpiChannel::MarkFailed).
   std::mutex split_mu;
-  // mpi.zero_copy_bytes: SendLent takes payloads of at least this many bytes (0: none).
-  uint64_t zero_copy_bytes = 0;
+  // mpi.zero_copy_bytes and mpi.zero_copy_max_bytes: SendLent takes payloads of this many
+  // bytes to that many (zero_copy_bytes 0: none).
+  size_t zero_copy_bytes = 0;
+  size_t zero_copy_max_bytes = 0;
   std::atomic<uint64_t> zero_copy_sends{0};  // SendLent's, counter zero_copy_sends
 };
 
@@ -152,10 +154,12 @@ class MpiChannel final : public CommObject {
   }
   // The header from its own block (kept until MPI completed its send), the payload straight
   // from the caller's memory as the tail. Declines payloads that would not be split (the
-  // frame fits the peer's slot) or are too large for one MPI message (Send says why).
+  // frame fits the peer's slot), larger than mpi.zero_copy_max_bytes, or too large for one
+  // MPI message (Send says why).
   Result<std::unique_ptr<LentSend>> SendLent(ByteBlock&& header,
                                              std::span<const uint8_t> payload) override {
     if (header.size() != wire::kHeaderSize || payload.size() < lends_from_bytes_ ||
+        payload.size() > shared_->zero_copy_max_bytes ||
         payload.size() > static_cast<size_t>(INT32_MAX) - wire::kHeaderSize) {
       return std::unique_ptr<LentSend>();
     }

@@ -226,21 +226,13 @@ class MpiModule final : public Module {
       }
     }
     size_t recycle = kDefaultRecycleBytes;
-    if (const std::string v = host_->Param("mpi.recycle_bytes"); !v.empty()) {
-      if (!ParseSize(v, &recycle) || recycle > kMaxRecycleBytes) {
-        return Status::InvalidArgument("mpi.recycle_bytes=" + v + ": must be an integer in [0, " +
-                                       std::to_string(kMaxRecycleBytes) + "]");
-      }
-    }
+    UKAI_RETURN_IF_ERROR(SizeParam("mpi.recycle_bytes", kMaxRecycleBytes, &recycle));
     shared_.zero_copy_bytes = kDefaultZeroCopyBytes;
-    if (const std::string v = host_->Param("mpi.zero_copy_bytes"); !v.empty()) {
-      size_t n = 0;
-      if (!ParseSize(v, &n) || n > wire::kMaxPayloadBytes) {
-        return Status::InvalidArgument("mpi.zero_copy_bytes=" + v + ": must be an integer in [0, " +
-                                       std::to_string(wire::kMaxPayloadBytes) + "]");
-      }
-      shared_.zero_copy_bytes = n;
-    }
+    UKAI_RETURN_IF_ERROR(
+        SizeParam("mpi.zero_copy_bytes", wire::kMaxPayloadBytes, &shared_.zero_copy_bytes));
+    shared_.zero_copy_max_bytes = wire::kMaxPayloadBytes;
+    UKAI_RETURN_IF_ERROR(
+        SizeParam("mpi.zero_copy_max_bytes", wire::kMaxPayloadBytes, &shared_.zero_copy_max_bytes));
     bool huge = true;
     if (const std::string v = host_->Param("mpi.huge_pages"); !v.empty()) {
       if (v != "on" && v != "off") {
@@ -453,6 +445,17 @@ class MpiModule final : public Module {
       if (b.capacity() >= size) return b;
     }
     return ByteBlock(size);
+  }
+  // Parameter `key`, when set, into `*out`: an integer in [0, max], else kInvalidArgument
+  // naming the key and the value.
+  Status SizeParam(const std::string& key, size_t max, size_t* out) const {
+    const std::string v = host_->Param(key);
+    if (v.empty()) return Status::Ok();
+    if (!ParseSize(v, out) || *out > max) {
+      return Status::InvalidArgument(key + "=" + v + ": must be an integer in [0, " +
+                                     std::to_string(max) + "]");
+    }
+    return Status::Ok();
   }
   // A goodbye (kBye frame) to `rank`; kept until MPI completed its send.
   void SendBye(int rank) {

@@ -17,11 +17,12 @@
 // polls it.
 //
 // Sends from the caller's memory (mpi_channel.h, MpiChannel::SendLent): a
-// Runtime::SendRsrBytes payload of mpi.zero_copy_bytes and more (default 64 KiB; only frames
-// larger than the peer's slot, which are split anyway; 0 = never) goes as its header from
-// a small block and its tail straight from the caller's span, in the order of every other
-// split frame; the runtime returns from the call once MPI completed the tail (the
-// caller's thread drives progress meanwhile: the peer may wait for us to take its own).
+// Runtime::SendRsrBytes payload of mpi.zero_copy_bytes (default 64 KiB; 0 = never) to
+// mpi.zero_copy_max_bytes (default any size), only of frames larger than the peer's slot
+// (split anyway), goes as its header from a small block and its tail straight from the
+// caller's span, in the order of every other split frame; the runtime returns from the
+// call once MPI completed the tail (the caller's thread drives progress meanwhile: the peer
+// may wait for us to take its own).
 // Where the caller cannot wait (inside a progress pass, with a send timeout) or while
 // recording, the runtime copies the payload into a frame instead. Counter zero_copy_sends.
 //
