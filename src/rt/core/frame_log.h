@@ -67,7 +67,8 @@ class FrameLog {
     RecordInPlaceLocked(cls, wire::kHeaderSize + payload.size());
     return true;
   }
-  // CommObject::SendLent under the log's lock: when the object took the frame (a non-null
+  // CommObject::SendLent under the log's lock (the object's lent one if it lends one; no
+  // such object overrides SendLent today): when the object took the frame (a non-null
   // result), records it as `cls` (header and payload).
   Result<std::unique_ptr<CommObject::LentSend>> SendLent(CommObject& object, FrameClass cls,
                                                          ByteBlock&& header,

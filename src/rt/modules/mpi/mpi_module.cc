@@ -52,7 +52,9 @@ constexpr size_t kDefaultRecycleBytes = size_t{32} << 20;
 constexpr size_t kMaxRecycleBytes = size_t{64} << 30;
 constexpr size_t kHugeMinBytes = size_t{1} << 20;
 // Runtime::SendRsrBytes payloads of mpi.zero_copy_bytes and more are sent from the caller's
-// memory (MpiChannel::SendLent; 0: never). Default from the 1 MiB bench, docs/performance.md.
+// memory (MpiChannel::SendLent; 0: never), up to mpi.zero_copy_max_bytes (default: any
+// size). Default: every frame split with the default slots (docs/performance.md, "Issue 22:
+// `SendRsrBytes` from the caller's memory over mpi").
 constexpr size_t kDefaultZeroCopyBytes = size_t{64} << 10;
 // Close waits at most this long for every other rank's goodbye (receiving what they send
 // meanwhile: MpiModule::Close).
