@@ -84,7 +84,7 @@ struct Message {
   // number of copies still to deliver (1 for a message with a destination).
   int32_t copies = 1;
   int64_t head_arrival = -1;  // cycle its head reached the destination PE
-  int64_t arrival_sum = 0;  // sum of the arrival cycles of its flits at the PE so far
+  int64_t arrival_sum = 0;    // sum of the arrival cycles of its flits at the PE so far
   // Sum of the cycles its flits entered the router's injection buffer so far (written by
   // the source PE only, as arrival_sum by the destination only: they may be in different
   // partitions while the worm spans both). BookSim2's flit latency is their difference.
