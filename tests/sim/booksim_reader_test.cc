@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -125,6 +127,31 @@ TEST(BooksimReader, RefusalsNameTheKeyAndWhy) {
   EXPECT_NE(e.status().message().find("x.cfg:9:3"), std::string::npos) << e.status().message();
   // BookSim2's default value of a refused feature is accepted.
   EXPECT_TRUE(LoadSimConfigsFromString(base + "input_speedup = 1; sim_power = 0;", "t", {}).ok());
+}
+
+// topology = anynet: our graph topology reads network_file (a relative name beside the
+// config); min_anynet is source routing with one shortest route per pair; k and n, which
+// anynet ignores, only at their defaults; network_file beside another topology is refused.
+TEST(BooksimReader, AnynetIsOurGraph) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ukai_anynet_test";
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir / "net.txt") << "router 0 node 0 node 1 router 1\nrouter 1 node 2\n"; }
+  const std::string cfg =
+      "topology = anynet; network_file = net.txt; routing_function = min;"
+      " num_vcs = 2; injection_rate = 0.05;";
+  Result<std::vector<SimConfig>> points =
+      LoadSimConfigsFromString(cfg, (dir / "a.cfg").string(), {});
+  ASSERT_TRUE(points.ok()) << points.status().ToString();
+  const SimConfig& c = points->front();
+  EXPECT_EQ(c.network.topology, TopologyKind::kGraph);
+  EXPECT_EQ(c.network.file, (dir / "net.txt").string());
+  EXPECT_EQ(c.routing.algorithm, "source");
+  EXPECT_EQ(c.routing.source_routes, SourceRouteMode::kShortest);
+  EXPECT_EQ(c.routing.source_paths, 1);
+  ExpectRefused(cfg + " k = 4;", "k", "not used by anynet");
+  ExpectRefused(std::string(kMesh) + "network_file = net.txt;", "network_file", "anynet only");
+  ExpectRefused("topology = anynet; routing_function = min;", "network_file", "needs");
+  std::filesystem::remove_all(dir);
 }
 
 // injection_process = on_off with BookSim2's burst keys, or with its parameters in the name

@@ -322,7 +322,7 @@ constexpr BooksimKey kKeys[] = {
     {"subnets", "1", B::kDefaultOnly, "ukai models one subnet"},
     {"topology", "torus", B::kMapped,
      "network.topology: mesh, torus (kncube = torus), cmesh, flatfly, fattree; dragonflynew = "
-     "dragonfly",
+     "dragonfly; anynet = graph (network_file)",
      UKAI_MAP(MapBooksimTopology(c))},
     {"k", "8", B::kMapped, "network.k; on dragonflynew network.dragonfly_p",
      UKAI_MAP(MapBooksimK(c))},
@@ -505,7 +505,10 @@ constexpr BooksimKey kKeys[] = {
     {"tech_file", "", B::kDefaultOnly, kPower},
     {"channel_width", "128", B::kDefaultOnly, kPower},
     {"channel_sweep", "0", B::kDefaultOnly, kPower},
-    {"network_file", "", B::kDefaultOnly, "the anynet topology is not mapped by the reader yet"},
+    {"network_file", "", B::kMapped,
+     "network.file (anynet: our graph topology reads the file; a relative name is looked up "
+     "beside the config, then in the current folder as BookSim2 does)",
+     UKAI_MAP(MapBooksimNetworkFile(c))},
     {"H_INVD2", "0", B::kDefaultOnly, kPower},
     {"W_INVD2", "0", B::kDefaultOnly, kPower},
     {"H_DFQD1", "0", B::kDefaultOnly, kPower},

@@ -155,8 +155,10 @@ void BooksimRun::Record(const Delivery& d) {
   stats_.flat_count += d.length;
   stats_.frag.Add(static_cast<double>((d.delivered - d.head_delivered) - (d.length - 1)));
   // BookSim2 counts the routers a packet crosses; an end node that does not forward (the
-  // terminals of the indirect and graph topologies) is not one of them, nor its channel.
-  const bool via_terminals = d.src != d.dst && !net_.topology().Forwards(d.src);
+  // terminals of the indirect and graph topologies) is not one of them, nor its channel
+  // (also a packet to itself that went through its switch and back; one ejected at once
+  // crossed no channel).
+  const bool via_terminals = d.hops >= 2 && !net_.topology().Forwards(d.src);
   stats_.hops.Add(d.hops + 1 - (via_terminals ? 2 : 0));
 }
 
