@@ -306,6 +306,24 @@ TEST(BooksimModel, InFlightCountEmptiesAfterFaults) {
   EXPECT_EQ((*net)->inflight_age_sum(), 0);
 }
 
+// A mix of packet sizes runs with BookSim2's measurement (its injected packets' mean size
+// is the mix's) and is refused by our own measurement modes, naming the key.
+TEST(BooksimModel, PacketSizeMix) {
+  SimConfig c = Load(
+      "topology = mesh; k = 4; n = 2; routing_function = dim_order; num_vcs = 4;"
+      " packet_size = {{1, 8}}; packet_size_rate = {{3, 1}}; injection_rate = 0.04;"
+      " sample_period = 2000;");
+  Result<PointResult> r = RunPoint(c);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const double size = r->booksim.stat[BooksimFigures::kInjectedFlitRate][BooksimFigures::kAvg] /
+                      r->booksim.stat[BooksimFigures::kInjectedPacketRate][BooksimFigures::kAvg];
+  EXPECT_NEAR(size, 2.75, 0.1);
+  c.measure.mode = MeasureMode::kMessages;
+  Result<PointResult> own = RunPoint(c);
+  ASSERT_FALSE(own.ok());
+  EXPECT_EQ(own.status().key(), "traffic.size_mix_flits") << own.status().ToString();
+}
+
 // A terminal's packet to itself on a graph (BookSim2's uniform includes the source) goes
 // through its switch and back, as BookSim2 sends it: delivered, none undeliverable (source
 // routing had no route from a switch back to the sender: every such packet was lost, and

@@ -154,6 +154,27 @@ TEST(BooksimReader, AnynetIsOurGraph) {
   std::filesystem::remove_all(dir);
 }
 
+// packet_size {{1, 8}} with packet_size_rate {{3, 1}}: one class mixing 1- and 8-flit
+// packets 3:1 (traffic.size_mix_*), the rate in flits from the mean size; a list per class
+// ({1, 8}: two classes) is refused.
+TEST(BooksimReader, PacketSizeMix) {
+  const std::string base =
+      "topology = mesh; k = 4; n = 2; routing_function = dim_order; num_vcs = 4; "
+      "injection_rate = 0.04;";
+  SimConfig c = LoadOne(base + "packet_size = {{1, 8}}; packet_size_rate = {{3, 1}};");
+  EXPECT_EQ(c.traffic.size_mix_flits, (std::vector<int>{1, 8}));
+  EXPECT_EQ(c.traffic.size_mix_weights, (std::vector<double>{3, 1}));
+  EXPECT_EQ(c.traffic.message_bytes, 32);            // the largest, 8 flits of 4 bytes
+  EXPECT_DOUBLE_EQ(c.traffic.rate, 0.04 * 2.75);     // packets x the mean size
+  c = LoadOne(base + "packet_size = {{2, 4, 6}};");  // packet_size_rate 1: equal weights
+  EXPECT_EQ(c.traffic.size_mix_weights, (std::vector<double>{1, 1, 1}));
+  EXPECT_DOUBLE_EQ(c.traffic.rate, 0.04 * 4);
+  EXPECT_TRUE(LoadOne(base + "packet_size = 4;").traffic.size_mix_flits.empty());
+  ExpectRefused(base + "packet_size = {1, 8};", "packet_size", "list per traffic class");
+  ExpectRefused(base + "packet_size = {{1, 8}}; packet_size_rate = {{1, 2, 3}};",
+                "packet_size_rate", "3 rates for 2 packet sizes");
+}
+
 // injection_process = on_off with BookSim2's burst keys, or with its parameters in the name
 // (they replace the keys, as in BookSim2's injection.cpp).
 TEST(BooksimReader, OnOffInjection) {

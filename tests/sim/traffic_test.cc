@@ -213,5 +213,33 @@ TEST(TrafficTest, OnOffIsBookSimsBurstProcess) {
   EXPECT_NE(high.message().find("r1 1.2"), std::string::npos) << high.ToString();
 }
 
+// A mix of sizes (BookSim2's packet_size list): each size drawn with its weight's share,
+// the mean weighted alike; bad mixes name their key.
+TEST(TrafficTest, SizeMixDrawsEachSizeWithItsWeight) {
+  TrafficConfig c;
+  c.size_mix_flits = {1, 8, 3};
+  c.size_mix_weights = {3, 1, 4};
+  const SizeMix mix(c);
+  EXPECT_DOUBLE_EQ(mix.mean(), (3 * 1 + 1 * 8 + 4 * 3) / 8.0);
+  EXPECT_EQ(mix.largest(), 8);
+  Rng rng(5);
+  std::map<int, int> seen;
+  for (int i = 0; i < 400000; ++i) ++seen[mix.Draw(rng)];
+  EXPECT_NEAR(seen[1] / 400000.0, 3 / 8.0, 0.005);
+  EXPECT_NEAR(seen[8] / 400000.0, 1 / 8.0, 0.005);
+  EXPECT_NEAR(seen[3] / 400000.0, 4 / 8.0, 0.005);
+  EXPECT_EQ(seen.size(), 3u);
+  c.size_mix_weights.clear();  // equal weights
+  EXPECT_DOUBLE_EQ(SizeMix(c).mean(), 4.0);
+  EXPECT_TRUE(CheckSizeMix(c).ok());
+  c.size_mix_weights = {1, 2};
+  EXPECT_EQ(CheckSizeMix(c).key(), "traffic.size_mix_weights");
+  c.size_mix_weights = {1, 0, 2};
+  EXPECT_EQ(CheckSizeMix(c).key(), "traffic.size_mix_weights");
+  c.size_mix_weights.clear();
+  c.size_mix_flits = {1, 40000};
+  EXPECT_EQ(CheckSizeMix(c).key(), "traffic.size_mix_flits");
+}
+
 }  // namespace
 }  // namespace ukai::sim

@@ -45,8 +45,20 @@ Status ValidateConfig(const SimConfig& c) {
   UKAI_RETURN_IF_ERROR(Range("traffic.source_queue", c.traffic.source_queue, 0, INT32_MAX));
   // The SSS NIC model splits its operations into packets and checks those (nic/sss_nic.h).
   if (c.sss.active()) return ValidateMeasure(c.measure);
+  UKAI_RETURN_IF_ERROR(CheckSizeMix(c.traffic));
+  const bool booksim_measure =
+      c.measure.mode == MeasureMode::kBooksim || c.measure.mode == MeasureMode::kBooksimThroughput;
+  if (!c.traffic.size_mix_flits.empty() && !booksim_measure) {
+    return Status::InvalidArgument(
+               "traffic.size_mix_flits: a mix of message sizes runs with BookSim2's measurement "
+               "only (measure.mode = booksim or booksim_throughput): our own modes count "
+               "traffic.message_bytes per message")
+        .WithKey("traffic.size_mix_flits");
+  }
   const int64_t flits =
-      (static_cast<int64_t>(c.traffic.message_bytes) + r.flit_bytes - 1) / r.flit_bytes;
+      c.traffic.size_mix_flits.empty()
+          ? (static_cast<int64_t>(c.traffic.message_bytes) + r.flit_bytes - 1) / r.flit_bytes
+          : SizeMix(c.traffic).largest();
   if (flits > 32767) {
     return Status::InvalidArgument(
                "traffic.message_bytes: at most 32767 flits per message (" + std::to_string(flits) +
@@ -197,12 +209,16 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   net->selection_ = std::make_unique<MaxCreditSelection>();
   net->message_flits_ =
       (config.traffic.message_bytes + config.router.flit_bytes - 1) / config.router.flit_bytes;
+  if (!config.traffic.size_mix_flits.empty()) {
+    net->size_mix_ = std::make_unique<SizeMix>(config.traffic);
+    net->message_flits_ = net->size_mix_->largest();
+  }
   if (with_traffic) {
     Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(*net->topology_, config.traffic);
     if (!pattern.ok()) return pattern.status();
     net->pattern_ = std::move(*pattern);
-    Result<std::unique_ptr<InjectionProcess>> inj =
-        MakeInjection(config.traffic, net->message_flits_);
+    Result<std::unique_ptr<InjectionProcess>> inj = MakeInjection(
+        config.traffic, net->size_mix_ ? net->size_mix_->mean() : net->message_flits_);
     if (!inj.ok()) return inj.status();
     net->injection_ = std::move(*inj);
   }
@@ -297,7 +313,7 @@ void Network::CreateTrafficMessage(Part& part, int32_t node) {
   Rng& rng = rng_[node];
   const int dst = pattern_->Destination(node, rng);
   if (dst >= 0 && topology_->NodeAlive(node) && topology_->NodeAlive(dst)) {
-    QueueMessage(part, node, dst, message_flits_, {}, -1, now_);
+    QueueMessage(part, node, dst, size_mix_ ? size_mix_->Draw(rng) : message_flits_, {}, -1, now_);
   } else if (dst >= 0) {
     ++part.c.not_generated;
   }

@@ -474,8 +474,9 @@ class Network {
   std::vector<EventTag> serial_tags_;
 
   int64_t now_ = 0;
-  int64_t next_rebase_ = 0;  // next Fabric::RebaseArrivals()
-  int message_flits_ = 1;
+  int64_t next_rebase_ = 0;            // next Fabric::RebaseArrivals()
+  int message_flits_ = 1;              // a mix of sizes: the largest
+  std::unique_ptr<SizeMix> size_mix_;  // traffic.size_mix_flits; null without a mix
   double offered_ = 0;
   int sending_nodes_ = 0;
   Counters totals_;  // the whole network's, after the last cycle

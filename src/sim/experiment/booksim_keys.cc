@@ -64,32 +64,78 @@ Status MapVcs(BooksimContext& c) {
   return MapInt(c, "num_vcs", "router.pe_vcs");
 }
 
-// packet_size (one size: a list of several sizes with packet_size_rate is refused).
-Result<int64_t> PacketFlits(BooksimContext& c) {
-  const std::vector<std::string> sizes = SplitBooksimList(c.Value("packet_size"));
-  const std::vector<std::string> rates = SplitBooksimList(c.Value("packet_size_rate"));
-  if (sizes.size() != 1) {
-    return c.Error("packet_size",
-                   "a mixture of packet sizes (a list with packet_size_rate) is not modelled: "
-                   "ukai sends one message size per point");
+// BookSim2's packet sizes of its one traffic class, with their rates (weights): packet_size
+// is a size, or a list per class whose element is a size or a list of sizes ({{1, 4}}: one
+// class mixing 1- and 4-flit packets); packet_size_rate likewise (a plain rate: every size
+// alike; a shorter list repeats its last rate, as BookSim2's trafficmanager.cpp does).
+struct PacketSizes {
+  std::vector<int64_t> flits;
+  std::vector<int64_t> rates;
+  double mean() const {
+    double sum = 0, weighted = 0;
+    for (size_t i = 0; i < flits.size(); ++i) {
+      sum += static_cast<double>(rates[i]);
+      weighted += static_cast<double>(rates[i] * flits[i]);
+    }
+    return weighted / sum;
   }
-  if (rates.size() != 1) {
-    return c.Error("packet_size_rate", "needs one packet_size per rate; give one rate");
+};
+
+// The class-0 element of a per-class list value, as numbers ("{{1,4}}" -> 1, 4; "3" -> 3).
+Result<std::vector<int64_t>> ClassNumbers(BooksimContext& c, std::string_view key) {
+  const std::vector<std::string> classes = SplitBooksimList(c.Value(key));
+  if (classes.size() != 1) {
+    return c.Error(key,
+                   fmt::format("\"{}\" is a list per traffic class and ukai models one "
+                               "class (BookSim2 would take \"{}\" for it and ignore the "
+                               "rest); a mixture of sizes for one class is written {{{{1, 4}}}}",
+                               c.Value(key), classes.empty() ? "" : classes[0]));
   }
-  const std::optional<int64_t> p = WholeNumber(ParseNumber(sizes[0]));
-  if (!p || *p < 1 || *p > (1 << 20)) {
-    return c.Error("packet_size", fmt::format("\"{}\" is not a packet size in flits (an int "
-                                              ">= 1)",
-                                              sizes[0]));
+  std::vector<int64_t> out;
+  for (const std::string& item : SplitBooksimList(classes[0])) {
+    const std::optional<int64_t> v = WholeNumber(ParseNumber(item));
+    if (!v || *v < 1 || *v > (1 << 20)) {
+      return c.Error(key, fmt::format("\"{}\" is not a {} (a whole number >= 1)", item,
+                                      key == "packet_size" ? "packet size in flits" : "rate"));
+    }
+    out.push_back(*v);
   }
-  return *p;
+  if (out.empty()) return c.Error(key, "is empty");
+  return out;
+}
+
+Result<PacketSizes> ReadPacketSizes(BooksimContext& c) {
+  PacketSizes s;
+  Result<std::vector<int64_t>> flits = ClassNumbers(c, "packet_size");
+  if (!flits.ok()) return flits.status();
+  Result<std::vector<int64_t>> rates = ClassNumbers(c, "packet_size_rate");
+  if (!rates.ok()) return rates.status();
+  if (rates->size() > flits->size()) {
+    return c.Error("packet_size_rate",
+                   fmt::format("{} rates for {} packet sizes", rates->size(), flits->size()));
+  }
+  s.flits = *flits;
+  s.rates = *rates;
+  s.rates.resize(s.flits.size(), s.rates.back());
+  return s;
 }
 
 Status MapPacketSize(BooksimContext& c) {
-  Result<int64_t> flits = PacketFlits(c);
-  if (!flits.ok()) return flits.status();
+  Result<PacketSizes> sizes = ReadPacketSizes(c);
+  if (!sizes.ok()) return sizes.status();
   UKAI_RETURN_IF_ERROR(c.Set("router.flit_bytes", int64_t{kFlitBytes}, "packet_size"));
-  return c.Set("traffic.message_bytes", *flits * kFlitBytes, "packet_size");
+  if (sizes->flits.size() == 1) {
+    return c.Set("traffic.message_bytes", sizes->flits[0] * kFlitBytes, "packet_size");
+  }
+  std::vector<Scalar> flits, weights;
+  for (size_t i = 0; i < sizes->flits.size(); ++i) {
+    flits.emplace_back(sizes->flits[i]);
+    weights.emplace_back(static_cast<double>(sizes->rates[i]));
+  }
+  const int64_t largest = *std::max_element(sizes->flits.begin(), sizes->flits.end());
+  UKAI_RETURN_IF_ERROR(c.Set("traffic.message_bytes", largest * kFlitBytes, "packet_size"));
+  UKAI_RETURN_IF_ERROR(c.SetList("traffic.size_mix_flits", flits, "packet_size"));
+  return c.SetList("traffic.size_mix_weights", weights, "packet_size_rate");
 }
 
 // injection_rate in packets (injection_rate_uses_flits = 0) or flits per node and cycle.
@@ -105,9 +151,9 @@ Status MapInjectionRate(BooksimContext& c) {
   if (*uses_flits != 0 && *uses_flits != 1) {
     return c.Error("injection_rate_uses_flits", "must be 0 (packets) or 1 (flits)");
   }
-  Result<int64_t> flits = PacketFlits(c);
-  if (!flits.ok()) return Status::Ok();  // the packet_size row reports it
-  const double per_flit = *uses_flits ? *rate : *rate * static_cast<double>(*flits);
+  Result<PacketSizes> sizes = ReadPacketSizes(c);
+  if (!sizes.ok()) return Status::Ok();  // the packet_size row reports it
+  const double per_flit = *uses_flits ? *rate : *rate * sizes->mean();
   if (!(per_flit > 0) || per_flit > 1) {
     return c.Error("injection_rate",
                    fmt::format("{} {} per node and cycle is {} flits; ukai needs a load in (0, "
@@ -418,8 +464,11 @@ constexpr BooksimKey kKeys[] = {
     {"injection_rate_uses_flits", "0", B::kMapped, "with injection_rate",
      [](BooksimContext&) { return Status::Ok(); }},
     {"packet_size", "1", B::kMapped,
-     "traffic.message_bytes = packet_size x 4, router.flit_bytes = 4", UKAI_MAP(MapPacketSize(c))},
-    {"packet_size_rate", "1", B::kMapped, "with packet_size (one size)",
+     "traffic.message_bytes = packet_size x 4, router.flit_bytes = 4; a mix of sizes for the "
+     "class ({{1, 4}}) -> traffic.size_mix_flits",
+     UKAI_MAP(MapPacketSize(c))},
+    {"packet_size_rate", "1", B::kMapped,
+     "with packet_size: the mix's weights (traffic.size_mix_weights)",
      [](BooksimContext&) { return Status::Ok(); }},
     {"injection_process", "bernoulli", B::kMapped,
      "traffic.injection (bernoulli, on_off; on_off's parameters in the name, on_off(alpha) or "
@@ -552,8 +601,11 @@ std::vector<std::string> SplitBooksimList(std::string_view value) {
   v = v.substr(1, v.size() - 2);
   std::vector<std::string> out;
   size_t start = 0;
+  int depth = 0;  // commas inside a nested {...} belong to its element
   for (size_t i = 0; i <= v.size(); ++i) {
-    if (i == v.size() || v[i] == ',') {
+    if (i < v.size() && v[i] == '{') ++depth;
+    if (i < v.size() && v[i] == '}' && depth > 0) --depth;
+    if (i == v.size() || (v[i] == ',' && depth == 0)) {
       std::string item = Trim(v.substr(start, i - start));
       if (!item.empty()) out.push_back(std::move(item));
       start = i + 1;

@@ -46,9 +46,8 @@ Status CheckSupported(const SimConfig& c, const Topology& topology) {
   if (c.sss.active()) return CheckSssConfig(c, topology);  // nic/sss_nic.h
   Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(topology, c.traffic);
   if (!pattern.ok()) return pattern.status();
-  const int flits = static_cast<int>((int64_t{c.traffic.message_bytes} + c.router.flit_bytes - 1) /
-                                     c.router.flit_bytes);
-  Result<std::unique_ptr<InjectionProcess>> injection = MakeInjection(c.traffic, flits);
+  Result<std::unique_ptr<InjectionProcess>> injection =
+      MakeInjection(c.traffic, MeanMessageFlits(c.traffic, c.router.flit_bytes));
   return injection.ok() ? Status::Ok() : injection.status();
 }
 

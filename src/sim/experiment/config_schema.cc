@@ -89,7 +89,7 @@ constexpr EnumName<DragonflyVcs> kDragonflyVcs[] = {{DragonflyVcs::kSplit, "spli
                                                     {DragonflyVcs::kBooksim, "booksim"}};
 
 template <typename T>
-std::string IntList(const std::vector<T>& v) {
+std::string IntList(const std::vector<T>& v) {  // numbers of any type
   return v.size() == 1 ? fmt::format("{}", v[0]) : fmt::format("[{}]", fmt::join(v, ", "));
 }
 
@@ -289,6 +289,24 @@ std::vector<Binding> RoutingAndTrafficBindings() {
            .Doc("payload per message; flits = ceil(message_bytes / router.flit_bytes)"),
        [](const Items& v, SimConfig* c) { c->traffic.message_bytes = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.traffic.message_bytes); }},
+      {KeySpec::Make("traffic.size_mix_flits", VT::kInt, Shape::kList)
+           .Min(1)
+           .Max(32767)
+           .Doc("a mix of message sizes in flits (BookSim2's packet_size list), one drawn per "
+                "message; with BookSim2's measurement only; empty: traffic.message_bytes"),
+       [](const Items& v, SimConfig* c) {
+         c->traffic.size_mix_flits.clear();
+         for (const Scalar& s : v) c->traffic.size_mix_flits.push_back(I32(s));
+       },
+       [](const SimConfig& c) { return IntList(c.traffic.size_mix_flits); }},
+      {KeySpec::Make("traffic.size_mix_weights", VT::kFloat, Shape::kList)
+           .Min(0, /*open=*/true)
+           .Doc("the sizes' weights (BookSim2's packet_size_rate), one per size; empty: equal"),
+       [](const Items& v, SimConfig* c) {
+         c->traffic.size_mix_weights.clear();
+         for (const Scalar& s : v) c->traffic.size_mix_weights.push_back(F64(s));
+       },
+       [](const SimConfig& c) { return IntList(c.traffic.size_mix_weights); }},
       {KeySpec::Make("traffic.injection", VT::kEnum)
            .Allowed(Names(kInjections))
            .Doc("bernoulli: a message starts with probability rate/flits each cycle; "

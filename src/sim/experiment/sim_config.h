@@ -194,6 +194,12 @@ struct TrafficConfig {
   std::string pattern =
       "uniform";           // uniform transpose bitcomp bitrev shuffle tornado neighbor hotspot
   int message_bytes = 64;  // payload per message; flits = ceil(bytes / flit_bytes)
+  // A mix of message sizes (BookSim2's packet_size list with packet_size_rate): each
+  // message takes size_mix_flits[i] flits with probability size_mix_weights[i] / their sum
+  // (equal weights when none are given); empty: every message has message_bytes. Only with
+  // BookSim2's measurement (measure.mode = booksim / booksim_throughput).
+  std::vector<int> size_mix_flits;
+  std::vector<double> size_mix_weights;
   InjectionKind injection = InjectionKind::kBernoulli;
   double rate = 0.1;       // bernoulli, on_off: offered flits / node / cycle, (0, 1]
   int64_t interval = 100;  // interval: cycles between messages of one node, >= 1

@@ -1,5 +1,6 @@
 #include "sim/traffic/injection.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -8,7 +9,7 @@ namespace {
 
 class BernoulliInjection final : public InjectionProcess {
  public:
-  BernoulliInjection(double rate, int flits)
+  BernoulliInjection(double rate, double flits)
       : rate_(rate), p_(rate / flits), log1m_p_(p_ >= 1.0 ? 0.0 : std::log1p(-p_)) {}
   int64_t First(Rng& rng) const override { return rng.Geometric(p_, log1m_p_) - 1; }
   int64_t Next(int64_t last, Rng& rng) const override { return last + rng.Geometric(p_, log1m_p_); }
@@ -22,18 +23,16 @@ class BernoulliInjection final : public InjectionProcess {
 
 class IntervalInjection final : public InjectionProcess {
  public:
-  IntervalInjection(int64_t interval, int flits) : interval_(interval), flits_(flits) {}
+  IntervalInjection(int64_t interval, double flits) : interval_(interval), flits_(flits) {}
   int64_t First(Rng& rng) const override {
     return static_cast<int64_t>(rng.Uniform(static_cast<uint64_t>(interval_)));
   }
   int64_t Next(int64_t last, Rng&) const override { return last + interval_; }
-  double OfferedFlitsPerCycle() const override {
-    return static_cast<double>(flits_) / static_cast<double>(interval_);
-  }
+  double OfferedFlitsPerCycle() const override { return flits_ / static_cast<double>(interval_); }
 
  private:
   int64_t interval_;
-  int flits_;
+  double flits_;
 };
 
 // BookSim2's on/off process (injection.h). A cycle's draws, as BookSim2 makes them: the
@@ -114,7 +113,7 @@ Result<std::unique_ptr<InjectionProcess>> MakeOnOff(const TrafficConfig& c, doub
 }  // namespace
 
 Result<std::unique_ptr<InjectionProcess>> MakeInjection(const TrafficConfig& config,
-                                                        int message_flits) {
+                                                        double message_flits) {
   if (UsesRate(config.injection)) {
     if (!(config.rate > 0.0 && config.rate <= 1.0)) {
       return Status::InvalidArgument("traffic.rate: must be in (0, 1] flits/node/cycle (got " +
@@ -134,6 +133,60 @@ Result<std::unique_ptr<InjectionProcess>> MakeInjection(const TrafficConfig& con
   }
   return std::unique_ptr<InjectionProcess>(
       std::make_unique<IntervalInjection>(config.interval, message_flits));
+}
+
+SizeMix::SizeMix(const TrafficConfig& config) : flits_(config.size_mix_flits) {
+  if (flits_.empty()) return;
+  double total = 0, weighted = 0;
+  for (size_t i = 0; i < flits_.size(); ++i) {
+    const double w = config.size_mix_weights.empty() ? 1.0 : config.size_mix_weights[i];
+    total += w;
+    weighted += w * flits_[i];
+    cumulative_.push_back(total);
+    largest_ = std::max(largest_, flits_[i]);
+  }
+  for (double& c : cumulative_) c /= total;
+  cumulative_.back() = 1.0;
+  mean_ = weighted / total;
+}
+
+int SizeMix::Draw(Rng& rng) const {
+  const double u = rng.NextDouble();
+  size_t i = 0;
+  while (i + 1 < cumulative_.size() && u >= cumulative_[i]) ++i;
+  return flits_[i];
+}
+
+Status CheckSizeMix(const TrafficConfig& config) {
+  for (int f : config.size_mix_flits) {
+    if (f < 1 || f > 32767) {
+      return Status::InvalidArgument("traffic.size_mix_flits: sizes are in [1, 32767] flits (got " +
+                                     std::to_string(f) + ")")
+          .WithKey("traffic.size_mix_flits");
+    }
+  }
+  const auto& w = config.size_mix_weights;
+  if (!w.empty() && w.size() != config.size_mix_flits.size()) {
+    return Status::InvalidArgument(
+               "traffic.size_mix_weights: one weight per size of "
+               "traffic.size_mix_flits (" +
+               std::to_string(w.size()) + " weights, " +
+               std::to_string(config.size_mix_flits.size()) + " sizes)")
+        .WithKey("traffic.size_mix_weights");
+  }
+  for (double x : w) {
+    if (!(x > 0) || !std::isfinite(x)) {
+      return Status::InvalidArgument("traffic.size_mix_weights: weights are > 0 (got " +
+                                     std::to_string(x) + ")")
+          .WithKey("traffic.size_mix_weights");
+    }
+  }
+  return Status::Ok();
+}
+
+double MeanMessageFlits(const TrafficConfig& config, int flit_bytes) {
+  if (!config.size_mix_flits.empty()) return SizeMix(config).mean();
+  return static_cast<double>((int64_t{config.message_bytes} + flit_bytes - 1) / flit_bytes);
 }
 
 }  // namespace ukai::sim
