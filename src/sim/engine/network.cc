@@ -359,7 +359,8 @@ __attribute__((always_inline)) inline void Network::PeStep(Part& part, int32_t n
   fabric_->Inject(node, pe.vc, f);
   Message& injected = (*messages_)[pe.current];
   if (head) injected.injected = now_ + 1;
-  injected.injection_sum += now_ + 1;
+  injected.injection_wait_sum = static_cast<int32_t>(std::min<int64_t>(
+      INT32_MAX, int64_t{injected.injection_wait_sum} + (now_ + 1 - injected.created)));
   part.c.messages_injected += head;
   ++sent_flits_[node];
   sent_packets_[node] += head;
@@ -429,9 +430,10 @@ void Network::Eject(Part& part, const EjectedFlit& e) {
     if (m.tag >= 0) part.tags.push_back({e.node, m.tag});
   } else {
     const int64_t end = endpoint_cycles_;  // router.model = booksim: the PE channels
-    part.deliveries.push_back({m.src, e.node, m.length, m.hops, m.created, m.injected,
-                               now_ + 1 + end, m.routing_state, m.tag, m.head_arrival + end,
-                               m.arrival_sum - m.injection_sum + end * m.length});
+    part.deliveries.push_back(
+        {m.src, e.node, m.length, m.hops, m.created, m.injected, now_ + 1 + end, m.routing_state,
+         m.tag, m.head_arrival + end,
+         m.arrival_sum - (m.created * m.length + m.injection_wait_sum) + end * m.length});
     ++part.c.messages_delivered;
     if (m.copies > 1) {  // not the last copy: the message stays in the network
       --m.copies;
