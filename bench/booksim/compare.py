@@ -48,13 +48,13 @@ def build_booksim(src):
     return binary
 
 
-def run(cmd):
-    """Runs `cmd` under /usr/bin/time -v; returns (stdout, peak RSS in KiB, wall seconds, CPU
-    seconds: user + system)."""
+def run(cmd, cwd=None):
+    """Runs `cmd` under /usr/bin/time -v in `cwd`; returns (stdout, peak RSS in KiB, wall
+    seconds, CPU seconds: user + system)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as t:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         p = subprocess.run(["/usr/bin/time", "-v", "-o", t.name] + cmd, capture_output=True,
-                           text=True)
+                           text=True, cwd=cwd)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         timing = open(t.name).read()
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", timing).group(1))
@@ -67,13 +67,13 @@ def run(cmd):
     return p.stdout + p.stderr, rss, seconds, cpu
 
 
-def best_of(cmd_a, cmd_b, repeat):
-    """Runs a and b alternately `repeat` times; per command: (its first output, the largest
-    peak RSS, the least wall time, the least CPU time)."""
+def best_of(cmd_a, cmd_b, repeat, cwd=None):
+    """Runs a and b alternately `repeat` times in `cwd`; per command: (its first output, the
+    largest peak RSS, the least wall time, the least CPU time)."""
     runs_a, runs_b = [], []
     for _ in range(repeat):
-        runs_a.append(run(cmd_a))
-        runs_b.append(run(cmd_b))
+        runs_a.append(run(cmd_a, cwd))
+        runs_b.append(run(cmd_b, cwd))
     pick = lambda runs: (runs[0][0], max(r[1] for r in runs), min(r[2] for r in runs),
                          min(r[3] for r in runs))
     return pick(runs_a), pick(runs_b)
@@ -99,13 +99,15 @@ def pct(a, b):
 
 
 def main():
-    ukai = sys.argv[1] if len(sys.argv) > 1 else "build/src/cli/ukai"
+    ukai = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/src/cli/ukai")
     configs = sys.argv[2:] or sorted(
         os.path.join(HERE, "configs", f) for f in os.listdir(os.path.join(HERE, "configs"))
         if f.endswith(".cfg"))
     booksim = os.environ.get("BOOKSIM")
     if not booksim and os.environ.get("BOOKSIM_SRC"):
         booksim = build_booksim(os.environ["BOOKSIM_SRC"])
+    if booksim:
+        booksim = os.path.abspath(booksim)
     if not booksim:
         print("bench/booksim/compare.py: set BOOKSIM (a built booksim) or BOOKSIM_SRC (its "
               "source folder) to compare; nothing to do")
@@ -119,8 +121,10 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     failed = False
     for cfg in configs:
+        # Both run in the config's folder: BookSim2 opens an anynet network_file from there.
+        cfg = os.path.abspath(cfg)
         (bs_text, bs_rss, bs_wall, bs_cpu), (uk_text, uk_rss, uk_wall, uk_cpu) = best_of(
-            [booksim, cfg], [ukai, "booksim", cfg], repeat)
+            [booksim, cfg], [ukai, "booksim", cfg], repeat, os.path.dirname(cfg))
         bs, uk = figures(bs_text), figures(uk_text)
         checks = []
         if bs["unstable"] != uk["unstable"]:

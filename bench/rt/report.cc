@@ -173,6 +173,9 @@ void PrintTargets(const std::vector<Series>& all) {
       {"22", "ukai mpi", "ompi shm (vader, thread multiple, fresh buffers)", false, 1048576, 0,
        true},
       {"22", "ukai shm heap", "ompi shm (vader)", false, 1048576, 0.9},
+      // A user holding an ordinary array (SendRsrBytes: sent from it without a copy, as
+      // raw MPI's benchmark sends its one array), beside the "ukai mpi" rows above.
+      {"22", "ukai mpi bytes", "ompi shm (vader, thread multiple)", false, 1048576, 0.9},
   };
   std::printf("\ntargets (medians):\n");
   for (const Target& t : targets) {

@@ -265,13 +265,15 @@ Figures RunLaunched(const std::string& module, const std::vector<size_t>& sizes,
   return f;
 }
 
-Figures RunUnderMpirun(const std::vector<size_t>& sizes, double seconds,
+// `worker`: "mpi", or "mpi-bytes" (SendRsrBytes from the sender's array).
+Figures RunUnderMpirun(const std::string& worker, const std::vector<size_t>& sizes, double seconds,
                        const std::vector<std::string>& runtime_args) {
-  const std::string out = TempPath("mpi");
+  const std::string out = TempPath(worker);
   // The same Open MPI settings as the "ompi shm (vader)" baseline.
   const std::string cmd = MpirunPrefix(OpenMpiSettings("self,vader")) + " " + SelfDirectory() +
-                          "/ukai_rt_bench --worker=mpi --out=" + out + " --sizes=" + Join(sizes) +
-                          " --seconds=" + std::to_string(seconds) + JoinArgs(runtime_args);
+                          "/ukai_rt_bench --worker=" + worker + " --out=" + out +
+                          " --sizes=" + Join(sizes) + " --seconds=" + std::to_string(seconds) +
+                          JoinArgs(runtime_args);
   Result<std::string> r = RunCapture(cmd);
   Figures f = Read(out);
   std::remove(out.c_str());
@@ -416,7 +418,12 @@ std::vector<PingPongSeries> UkaiSeries() {
        [](auto& s, double t, auto& a) { return RunLaunched("tcp-default", s, t, a); }},
   };
 #if UKAI_HAVE_MPI
-  out.push_back({"ukai mpi", false, RunUnderMpirun});
+  out.push_back({"ukai mpi", false,
+                 [](auto& s, double t, auto& a) { return RunUnderMpirun("mpi", s, t, a); }});
+  // SendRsrBytes from the sender's array: payloads of mpi.zero_copy_bytes and more go
+  // from it without a copy (the call returns once MPI read them), as raw MPI's do.
+  out.push_back({"ukai mpi bytes", false,
+                 [](auto& s, double t, auto& a) { return RunUnderMpirun("mpi-bytes", s, t, a); }});
 #endif
   return out;
 }

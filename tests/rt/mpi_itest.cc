@@ -290,6 +290,11 @@ TEST(MpiTest, BadRecycleBytesIsAnError) {
   ExpectRefused("mpi.recycle_bytes", {"x", "-1", "68719476737", "1k"});
 }
 
+TEST(MpiTest, BadZeroCopyBytesIsAnError) {
+  ExpectRefused("mpi.zero_copy_bytes", {"x", "-1", "67174401", "256k"});
+  ExpectRefused("mpi.zero_copy_max_bytes", {"y", "-2", "67174401", "1M"});
+}
+
 TEST(MpiTest, BadWindowValueIsAnError) { ExpectRefused("mpi.window", {"yes", "1", "On", "of"}); }
 
 TEST(MpiTest, OrderlyLeaveIsAPeerEventAndTheOthersGoOn) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -102,7 +104,11 @@ TEST(BooksimReader, RefusalsNameTheKeyAndWhy) {
   const std::string base = kMesh;
   ExpectRefused(base + "input_speedup = 2;", "input_speedup", "one flit per input port");
   ExpectRefused(base + "sim_power = 1;", "sim_power", "power model");
-  ExpectRefused(base + "injection_process = on_off;", "injection_process", "bernoulli");
+  ExpectRefused(base + "injection_process = batch;", "injection_process", "bernoulli, on_off");
+  ExpectRefused(base + "burst_alpha = 0.2;", "burst_alpha", "only by injection_process = on_off");
+  ExpectRefused(base + "injection_process = on_off({0.1,0.2,-1,{0,1}});", "injection_process",
+                "first state");
+  ExpectRefused(base + "injection_process = on_off(x);", "injection_process", "not a number");
   ExpectRefused(base + "topology = fly;", "topology",
                 "mesh, torus, kncube, cmesh, flatfly, fattree, dragonflynew");
   ExpectRefused(base + "routing_function = chaos;", "routing_function", "dim_order");
@@ -121,6 +127,71 @@ TEST(BooksimReader, RefusalsNameTheKeyAndWhy) {
   EXPECT_NE(e.status().message().find("x.cfg:9:3"), std::string::npos) << e.status().message();
   // BookSim2's default value of a refused feature is accepted.
   EXPECT_TRUE(LoadSimConfigsFromString(base + "input_speedup = 1; sim_power = 0;", "t", {}).ok());
+}
+
+// topology = anynet: our graph topology reads network_file (a relative name beside the
+// config); min_anynet is source routing with one shortest route per pair; k and n, which
+// anynet ignores, only at their defaults; network_file beside another topology is refused.
+TEST(BooksimReader, AnynetIsOurGraph) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ukai_anynet_test";
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir / "net.txt") << "router 0 node 0 node 1 router 1\nrouter 1 node 2\n"; }
+  const std::string cfg =
+      "topology = anynet; network_file = net.txt; routing_function = min;"
+      " num_vcs = 2; injection_rate = 0.05;";
+  Result<std::vector<SimConfig>> points =
+      LoadSimConfigsFromString(cfg, (dir / "a.cfg").string(), {});
+  ASSERT_TRUE(points.ok()) << points.status().ToString();
+  const SimConfig& c = points->front();
+  EXPECT_EQ(c.network.topology, TopologyKind::kGraph);
+  EXPECT_EQ(c.network.file, (dir / "net.txt").string());
+  EXPECT_EQ(c.routing.algorithm, "source");
+  EXPECT_EQ(c.routing.source_routes, SourceRouteMode::kShortest);
+  EXPECT_EQ(c.routing.source_paths, 1);
+  ExpectRefused(cfg + " k = 4;", "k", "not used by anynet");
+  ExpectRefused(std::string(kMesh) + "network_file = net.txt;", "network_file", "anynet only");
+  ExpectRefused("topology = anynet; routing_function = min;", "network_file", "needs");
+  std::filesystem::remove_all(dir);
+}
+
+// packet_size {{1, 8}} with packet_size_rate {{3, 1}}: one class mixing 1- and 8-flit
+// packets 3:1 (traffic.size_mix_*), the rate in flits from the mean size; a list per class
+// ({1, 8}: two classes) is refused.
+TEST(BooksimReader, PacketSizeMix) {
+  const std::string base =
+      "topology = mesh; k = 4; n = 2; routing_function = dim_order; num_vcs = 4; "
+      "injection_rate = 0.04;";
+  SimConfig c = LoadOne(base + "packet_size = {{1, 8}}; packet_size_rate = {{3, 1}};");
+  EXPECT_EQ(c.traffic.size_mix_flits, (std::vector<int>{1, 8}));
+  EXPECT_EQ(c.traffic.size_mix_weights, (std::vector<double>{3, 1}));
+  EXPECT_EQ(c.traffic.message_bytes, 32);            // the largest, 8 flits of 4 bytes
+  EXPECT_DOUBLE_EQ(c.traffic.rate, 0.04 * 2.75);     // packets x the mean size
+  c = LoadOne(base + "packet_size = {{2, 4, 6}};");  // packet_size_rate 1: equal weights
+  EXPECT_EQ(c.traffic.size_mix_weights, (std::vector<double>{1, 1, 1}));
+  EXPECT_DOUBLE_EQ(c.traffic.rate, 0.04 * 4);
+  EXPECT_TRUE(LoadOne(base + "packet_size = 4;").traffic.size_mix_flits.empty());
+  ExpectRefused(base + "packet_size = {1, 8};", "packet_size", "list per traffic class");
+  ExpectRefused(base + "packet_size = {{1, 8}}; packet_size_rate = {{1, 2, 3}};",
+                "packet_size_rate", "3 rates for 2 packet sizes");
+}
+
+// injection_process = on_off with BookSim2's burst keys, or with its parameters in the name
+// (they replace the keys, as in BookSim2's injection.cpp).
+TEST(BooksimReader, OnOffInjection) {
+  const std::string base = kMesh;
+  SimConfig c = LoadOne(base + "injection_process = on_off; burst_alpha = 0.2; burst_beta = 0.4;");
+  EXPECT_EQ(c.traffic.injection, InjectionKind::kOnOff);
+  EXPECT_DOUBLE_EQ(c.traffic.burst_alpha, 0.2);
+  EXPECT_DOUBLE_EQ(c.traffic.burst_beta, 0.4);
+  EXPECT_DOUBLE_EQ(c.traffic.burst_r1, -1.0);  // derived: BookSim2's default
+  EXPECT_DOUBLE_EQ(c.traffic.rate, 0.2);       // 0.05 packets of 4 flits
+  c = LoadOne(base + "injection_process = on_off({0.3,0.6}); burst_alpha = 0.2;");
+  EXPECT_DOUBLE_EQ(c.traffic.burst_alpha, 0.3);
+  EXPECT_DOUBLE_EQ(c.traffic.burst_beta, 0.6);
+  c = LoadOne(base + "injection_process = on_off(0.1);");
+  EXPECT_DOUBLE_EQ(c.traffic.burst_alpha, 0.1);
+  EXPECT_DOUBLE_EQ(c.traffic.burst_beta, 0.5);
+  EXPECT_EQ(LoadOne(kMesh).traffic.injection, InjectionKind::kBernoulli);
 }
 
 // Numbers no int64_t holds, infinities and NaN where a whole number is read: refused before
@@ -177,6 +248,14 @@ TEST(BooksimReader, MapsTheIndirectTopologies) {
                 .routing.dragonfly_vcs,
             DragonflyVcs::kBooksim);
   EXPECT_EQ(SimConfig().routing.dragonfly_vcs, DragonflyVcs::kSplit);  // our own default
+  // dim_order on a torus takes BookSim2's dateline classes; on a mesh there are none.
+  EXPECT_EQ(LoadOne("topology = torus; k = 4; n = 2; routing_function = dim_order;" + tail)
+                .routing.dor_dateline,
+            DorDateline::kBooksim);
+  EXPECT_EQ(LoadOne("topology = mesh; k = 4; n = 2; routing_function = dim_order;" + tail)
+                .routing.dor_dateline,
+            DorDateline::kShared);
+  EXPECT_EQ(SimConfig().routing.dor_dateline, DorDateline::kShared);  // our own default
   // valiant, romm and min_adapt on meshes and tori are ours of the same names.
   const std::string mesh = "topology = mesh; k = 4; n = 2;" + tail;
   EXPECT_EQ(LoadOne(mesh + "routing_function = valiant;").routing.algorithm, "valiant");

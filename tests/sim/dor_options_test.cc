@@ -203,16 +203,19 @@ class NoDateline final : public RoutingFunction {
   int vcs_;
 };
 
-TEST(DorOptionsTest, BothDatelinesHaveAnAcyclicDependencyGraph) {
+// BookSim2's classes (booksim) too, with an even number of VCs; with an odd number its two
+// halves share the middle VC, which then carries routes of both classes round the ring.
+TEST(DorOptionsTest, EveryDatelineHasAnAcyclicDependencyGraph) {
   for (const std::vector<int>& k : {std::vector<int>{5, 4}, std::vector<int>{4, 4},
                                     std::vector<int>{2, 3, 4}, std::vector<int>{7}}) {
     auto t = Torus(k);
     for (int vcs : {2, 3, 4}) {
-      for (DorDateline dl : {DorDateline::kShared, DorDateline::kSplit}) {
+      for (DorDateline dl : {DorDateline::kShared, DorDateline::kSplit, DorDateline::kBooksim}) {
         for (DorTieRule tie : {DorTieRule::kPlus, DorTieRule::kRandom}) {
           const DorRouting r(*t, vcs, tie, dl);
-          EXPECT_TRUE(Acyclic(DependencyGraph(*t, r, vcs)))
-              << t->Describe() << " vcs=" << vcs << " shared=" << (dl == DorDateline::kShared);
+          const bool shared_vc = dl == DorDateline::kBooksim && vcs % 2 == 1;
+          EXPECT_EQ(Acyclic(DependencyGraph(*t, r, vcs)), !shared_vc)
+              << t->Describe() << " vcs=" << vcs << " dateline=" << static_cast<int>(dl);
         }
       }
       EXPECT_FALSE(Acyclic(DependencyGraph(*t, NoDateline(*t, vcs), vcs))) << t->Describe();
@@ -253,7 +256,7 @@ TEST(DorOptionsTest, SharedDatelineOpensTheVcsSplitLeavesIdle) {
 }
 
 // `ukai sim check` checks the dateline and tie options `dor` runs with: the shared dateline
-// uses every (channel, VC) of the 10x10 torus (4 x 100 x 4), split fewer; both acyclic.
+// uses every (channel, VC) of the 10x10 torus (4 x 100 x 4), split fewer; all three acyclic.
 TEST(DorOptionsTest, CheckerFollowsTheDatelineOption) {
   SimConfig c;
   c.routing.algorithm = "dor";
@@ -267,6 +270,54 @@ TEST(DorOptionsTest, CheckerFollowsTheDatelineOption) {
   ASSERT_TRUE(split.ok()) << split.status().ToString();
   EXPECT_TRUE(split->ok) << split->text;
   EXPECT_LT(split->channels, 1600);
+  // BookSim2's classes: minimal routes wrap within k/2 hops, so every class-1 route crosses
+  // the wrap channel and none closes the ring.
+  c.routing.dor_dateline = DorDateline::kBooksim;
+  Result<CdgReport> booksim = CheckDeadlockFreedom(c);
+  ASSERT_TRUE(booksim.ok()) << booksim.status().ToString();
+  EXPECT_TRUE(booksim->ok) << booksim->text;
+  EXPECT_NE(booksim->text.find("BookSim2's dateline classes"), std::string::npos) << booksim->text;
+}
+
+// The VC masks of the hops of the route src -> dst (the first VC of every mask taken).
+std::vector<uint32_t> PathMasks(const KaryNCube& t, const DorRouting& r, int src, int dst) {
+  std::vector<uint32_t> masks;
+  uint32_t state = 0;
+  int node = src, in_port = t.PePort(), in_vc = 0;
+  while (node != dst && masks.size() <= static_cast<size_t>(t.NumNodes())) {
+    RouteResult out;
+    r.Route(Request(node, in_port, in_vc, src, dst, 5, &state), &out);
+    if (out.size() != 1) break;
+    masks.push_back(out[0].vc_mask);
+    const PortRef next = t.Neighbor(node, out[0].port);
+    node = next.node;
+    in_port = next.port;
+    in_vc = __builtin_ctz(out[0].vc_mask);
+  }
+  return masks;
+}
+
+// routing.dor_dateline = "booksim" (BookSim2's dim_order_torus): a message that wraps in a
+// dimension uses the upper VCs on every hop of that ring, before the wrap channel and
+// after it; one that does not wrap the lower VCs; with odd V the classes share the middle
+// VC (BookSim2's ranges). The split dateline switches class at the wrap instead.
+TEST(DorOptionsTest, BooksimDatelineFixesTheClassWhereTheMessageEntersARing) {
+  auto ring = Torus({8});
+  const DorRouting booksim(*ring, 4, DorTieRule::kPlus, DorDateline::kBooksim);
+  EXPECT_EQ(PathMasks(*ring, booksim, 6, 1), (std::vector<uint32_t>{0xc, 0xc, 0xc}));  // wraps
+  EXPECT_EQ(PathMasks(*ring, booksim, 1, 4), (std::vector<uint32_t>{0x3, 0x3, 0x3}));
+  EXPECT_EQ(PathMasks(*ring, booksim, 1, 6), (std::vector<uint32_t>{0xc, 0xc, 0xc}));  // "-"
+  const DorRouting split(*ring, 4, DorTieRule::kPlus, DorDateline::kSplit);
+  EXPECT_EQ(PathMasks(*ring, split, 6, 1), (std::vector<uint32_t>{0x3, 0x3, 0xc}));
+  const DorRouting odd(*ring, 3, DorTieRule::kPlus, DorDateline::kBooksim);
+  EXPECT_EQ(PathMasks(*ring, odd, 6, 1), (std::vector<uint32_t>{0x6, 0x6, 0x6}));
+  EXPECT_EQ(PathMasks(*ring, odd, 1, 4), (std::vector<uint32_t>{0x3, 0x3, 0x3}));
+  // Each dimension takes its class at its own entry: x 6 -> 1 wraps "+", then y 5 -> 2 goes
+  // "-" without wrapping.
+  auto t = Torus({8, 8});
+  const DorRouting r(*t, 4, DorTieRule::kPlus, DorDateline::kBooksim);
+  EXPECT_EQ(PathMasks(*t, r, t->NodeAt({6, 5}), t->NodeAt({1, 2})),
+            (std::vector<uint32_t>{0xc, 0xc, 0xc, 0x3, 0x3, 0x3}));
 }
 
 // Route() on tori small enough for its hop table (dor.h) gives, for every node,
@@ -280,7 +331,7 @@ TEST(DorOptionsTest, HopTableMatchesTheComputedHop) {
   for (const Case& c : {Case{{8, 8}, 4}, Case{{4, 4, 4}, 2}, Case{{5, 6}, 3}, Case{{4, 4}, 1}}) {
     const auto t = Torus(c.k);
     for (DorTieRule tie : {DorTieRule::kRandom, DorTieRule::kParity, DorTieRule::kPlus}) {
-      for (DorDateline line : {DorDateline::kShared, DorDateline::kSplit}) {
+      for (DorDateline line : {DorDateline::kShared, DorDateline::kSplit, DorDateline::kBooksim}) {
         const DorRouting routing(*t, c.vcs, tie, line);
         int checked = 0;
         for (int node = 0; node < t->NumNodes(); ++node) {
@@ -306,8 +357,13 @@ TEST(DorOptionsTest, HopTableMatchesTheComputedHop) {
                     EXPECT_EQ(out.size(), 0);
                     continue;
                   }
+                  const bool plus = (hop.port & 1) == 0;
                   const uint32_t mask =
-                      line == DorDateline::kShared
+                      line == DorDateline::kBooksim
+                          ? BooksimClassMask(c.vcs,
+                                             BooksimDatelineClass(plus, t->Coord(req.src, hop.dim),
+                                                                  t->Coord(dst, hop.dim)))
+                      : line == DorDateline::kShared
                           ? SharedDatelineMask(*t, hop, node, dst, in_port, in_vc, c.vcs)
                           : ClassMask(0, c.vcs, hop.dateline_class);
                   if (mask == 0) {  // no VC may be taken from here: no candidate
@@ -348,7 +404,7 @@ TEST(DorOptionsTest, RouteOneMatchesRoute) {
   topologies.push_back(std::move(*m));
   for (const auto& t : topologies) {
     for (DorTieRule tie : {DorTieRule::kRandom, DorTieRule::kParity, DorTieRule::kPlus}) {
-      for (DorDateline line : {DorDateline::kShared, DorDateline::kSplit}) {
+      for (DorDateline line : {DorDateline::kShared, DorDateline::kSplit, DorDateline::kBooksim}) {
         const DorRouting routing(*t, 4, tie, line);
         int checked = 0;
         for (int node = 0; node < t->NumNodes(); node += 3) {

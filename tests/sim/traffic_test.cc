@@ -1,6 +1,7 @@
 // Traffic patterns and injection processes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -142,6 +143,102 @@ TEST(TrafficTest, BernoulliRateAndIntervalPhase) {
   c.injection = InjectionKind::kBernoulli;
   c.rate = 1.5;
   EXPECT_NE(MakeInjection(c, 16).status().message().find("traffic.rate"), std::string::npos);
+}
+
+// The gaps between one node's creations over `cycles` cycles: of `process`, or (process =
+// nullptr) of BookSim2's on/off process run cycle by cycle as its injection.cpp does (the
+// state advances, then an on node creates a message with probability r1).
+std::map<int64_t, double> GapShares(const InjectionProcess* process, double alpha, double beta,
+                                    double r1, int64_t cycles, Rng& rng) {
+  std::map<int64_t, double> shares;
+  int64_t last = -1, gaps = 0;
+  auto add = [&](int64_t t) {
+    if (last >= 0) {
+      shares[std::min<int64_t>(t - last, 11)] += 1;
+      ++gaps;
+    }
+    last = t;
+  };
+  if (process != nullptr) {
+    for (int64_t t = process->First(rng); t < cycles; t = process->Next(t, rng)) add(t);
+  } else {
+    bool on = rng.Bernoulli(0.5);
+    for (int64_t t = 0; t < cycles; ++t) {
+      on = on ? rng.NextDouble() >= beta : rng.NextDouble() < alpha;
+      if (on && rng.NextDouble() < r1) add(t);
+    }
+  }
+  for (auto& [gap, n] : shares) n /= static_cast<double>(gaps);
+  shares[0] = static_cast<double>(gaps) / static_cast<double>(cycles);  // the rate
+  return shares;
+}
+
+// on_off (BookSim2's OnOffInjectionProcess) drawn as geometric runs gives BookSim2's
+// process: the same rate and the same distribution of gaps (bursts: far more gaps of one
+// cycle than bernoulli's), against the cycle-by-cycle reference; r1 derived as BookSim2
+// derives it; bad parameters name their key.
+TEST(TrafficTest, OnOffIsBookSimsBurstProcess) {
+  TrafficConfig c;
+  c.injection = InjectionKind::kOnOff;
+  c.rate = 0.2;  // flits/node/cycle: 0.05 messages of 4 flits
+  c.burst_alpha = 0.05;
+  c.burst_beta = 0.2;
+  auto made = MakeInjection(c, 4);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  EXPECT_DOUBLE_EQ((*made)->OfferedFlitsPerCycle(), 0.2);
+  const double r1 = 0.05 * (0.05 + 0.2) / 0.05;  // 0.25
+  Rng a(3), b(4);
+  const std::map<int64_t, double> ours = GapShares(made->get(), 0, 0, 0, 4000000, a);
+  const std::map<int64_t, double> ref = GapShares(nullptr, 0.05, 0.2, r1, 4000000, b);
+  EXPECT_NEAR(ours.at(0), 0.05, 0.002);  // messages per cycle
+  EXPECT_NEAR(ref.at(0), 0.05, 0.002);
+  // A gap of one cycle: stay on (0.8) and create (0.25) = 0.2; bernoulli's would be 0.05.
+  EXPECT_NEAR(ours.at(1), 0.2, 0.01);
+  for (int64_t gap : {1, 2, 3, 5, 11}) {  // 11: eleven cycles or more
+    EXPECT_NEAR(ours.at(gap), ref.at(gap), 0.01) << "gap " << gap;
+  }
+  // alpha derived from beta and r1 (BookSim2: alpha = beta p / (r1 - p)).
+  c.burst_alpha = -1;
+  c.burst_r1 = 0.25;
+  EXPECT_TRUE(MakeInjection(c, 4).ok());
+  // Two derived, or an r1 above 1 (0.5 messages per cycle of 1 flit with alpha = beta).
+  c.burst_beta = -1;
+  EXPECT_NE(MakeInjection(c, 4).status().message().find("traffic.burst_r1"), std::string::npos);
+  c.burst_alpha = 0.5;
+  c.burst_beta = 0.5;
+  c.burst_r1 = -1;
+  c.rate = 0.6;
+  const Status high = MakeInjection(c, 1).status();
+  EXPECT_NE(high.message().find("traffic.rate"), std::string::npos) << high.ToString();
+  EXPECT_NE(high.message().find("r1 1.2"), std::string::npos) << high.ToString();
+}
+
+// A mix of sizes (BookSim2's packet_size list): each size drawn with its weight's share,
+// the mean weighted alike; bad mixes name their key.
+TEST(TrafficTest, SizeMixDrawsEachSizeWithItsWeight) {
+  TrafficConfig c;
+  c.size_mix_flits = {1, 8, 3};
+  c.size_mix_weights = {3, 1, 4};
+  const SizeMix mix(c);
+  EXPECT_DOUBLE_EQ(mix.mean(), (3 * 1 + 1 * 8 + 4 * 3) / 8.0);
+  EXPECT_EQ(mix.largest(), 8);
+  Rng rng(5);
+  std::map<int, int> seen;
+  for (int i = 0; i < 400000; ++i) ++seen[mix.Draw(rng)];
+  EXPECT_NEAR(seen[1] / 400000.0, 3 / 8.0, 0.005);
+  EXPECT_NEAR(seen[8] / 400000.0, 1 / 8.0, 0.005);
+  EXPECT_NEAR(seen[3] / 400000.0, 4 / 8.0, 0.005);
+  EXPECT_EQ(seen.size(), 3u);
+  c.size_mix_weights.clear();  // equal weights
+  EXPECT_DOUBLE_EQ(SizeMix(c).mean(), 4.0);
+  EXPECT_TRUE(CheckSizeMix(c).ok());
+  c.size_mix_weights = {1, 2};
+  EXPECT_EQ(CheckSizeMix(c).key(), "traffic.size_mix_weights");
+  c.size_mix_weights = {1, 0, 2};
+  EXPECT_EQ(CheckSizeMix(c).key(), "traffic.size_mix_weights");
+  c.size_mix_weights.clear();
+  c.size_mix_flits = {1, 40000};
+  EXPECT_EQ(CheckSizeMix(c).key(), "traffic.size_mix_flits");
 }
 
 }  // namespace

@@ -417,12 +417,19 @@ class Runtime {
                  SendOptions options = {});
   Status SendRsr(const Buffer& buffer, const Startpoint& target, HandlerId handler,
                  SendOptions options = {});
-  // Sends an RSR whose payload is the bytes of `payload`, copied before it returns (no
-  // Buffer: the handler reads them as Rsr::payload(), or with its reader when they were
-  // packed by a Buffer). The fastest way to send a small message (as GASNet-EX's Medium AM
-  // or UCX's short send): the shm module writes it straight into its ring. Large payloads
-  // are copied once into the memory the module sends from (NewBuffer's). Delivery, order
-  // (with SendRsr's too), flow control, errors and options are SendRsr's.
+  // Sends an RSR whose payload is the bytes of `payload`, no longer referenced when it
+  // returns (no Buffer: the handler reads them as Rsr::payload(), or with its reader when
+  // they were packed by a Buffer); the caller may reuse the memory at once. The fastest way
+  // to send a small message (as GASNet-EX's Medium AM or UCX's short send): the shm module
+  // writes it straight into its ring. Large payloads are copied once into the memory the
+  // module sends from (NewBuffer's), except over the mpi module, which sends payloads of
+  // mpi.zero_copy_bytes and more straight from `payload` (as MPI_Send does): the call then
+  // returns once MPI is done reading it, driving progress while it waits (docs/runtime.md,
+  // "mpi"). Where the caller cannot wait — a non-threaded handler or a peer-event callback
+  // (they run inside a progress pass), or a SendOptions::timeout — the payload is copied
+  // as before. Delivery, order (with SendRsr's too), flow control, errors and options are
+  // SendRsr's; over mpi a peer that leaves while it reads `payload` gives kUnavailable
+  // (the RSR may or may not have been delivered).
   Status SendRsrBytes(std::span<const uint8_t> payload, const Startpoint& target, HandlerId handler,
                       SendOptions options = {});
   // Flow control: when the target peer already holds send_queue_bytes of accepted RSRs,

@@ -83,6 +83,59 @@ Status RuntimeImpl::AwaitRoom(Peer& peer, RuntimeId rid, bool wait,
   return Status::Ok();
 }
 
+bool RuntimeImpl::TrySendLent(Peer& p, const Startpoint& target, HandlerId handler,
+                              std::span<const uint8_t> payload, Status* out) {
+  // A pass of ours on this thread (non-threaded handler, peer-event callback) cannot wait for
+  // the peer to take the payload: the frame is copied instead (SendBytes).
+  if (recorder_ || InOwnProgressPass()) return false;
+  ByteBlock header(wire::kHeaderSize);
+  header.Resize(wire::kHeaderSize);
+  EncodeRsrHeader(&header, target, handler, /*flags=*/0, payload.size());
+  const FrameClass cls = IsAnswerHandler(handler) ? FrameClass::kAnswer : FrameClass::kUser;
+  Result<std::unique_ptr<CommObject::LentSend>> sent =
+      p.log.SendLent(*p.object, cls, std::move(header), payload);
+  if (!sent.ok()) {
+    ++send_errors_;
+    *out = sent.status();
+    return true;
+  }
+  if (*sent == nullptr) return false;
+  rsr_sent_.fetch_add(1, std::memory_order_relaxed);
+  *out = AwaitLent(p, target.runtime(), **sent);
+  if (!out->ok()) ++send_errors_;
+  return true;
+}
+
+Status RuntimeImpl::AwaitLent(Peer& p, RuntimeId rid, CommObject::LentSend& sent) {
+  WaitScope scope;  // a handler thread waiting here may make the pool grow (thread_pool.h)
+  // The peer takes a large payload within tens of microseconds to milliseconds: poll
+  // (driving progress, which also takes what the peer lends us) for kPollRounds fruitless
+  // rounds before backing off (Backoff: yields, then sleeps of up to 1 ms).
+  constexpr int kPollRounds = 4096;
+  int idle = 0;
+  while (!sent.Done()) {
+    int n = 0;
+    if (TryEnterProgress()) {  // no progress thread, or it sleeps
+      n = ProgressPass(/*all=*/true);
+      LeaveProgress();
+    }
+    idle = n > 0 ? 0 : idle + 1;
+    if (idle > kPollRounds) Backoff(idle - kPollRounds);
+  }
+  // A goodbye the peer sent before it took (or discarded) the payload came before the
+  // completion: one more pass of ours sees it (else the progress thread's next one).
+  if (TryEnterProgress()) {
+    ProgressPass(/*all=*/true);
+    LeaveProgress();
+  }
+  if (p.failed.load(std::memory_order_acquire) || p.object->state() != CommState::kOk) {
+    return Status::Unavailable("SendRsrBytes: peer runtime " + Hex(rid) +
+                               " left or failed while it was taking the payload (it may not "
+                               "have been delivered)");
+  }
+  return Status::Ok();
+}
+
 Status RuntimeImpl::TrySend(Buffer& buffer, const Startpoint& target, HandlerId handler) {
   if (target.valid()) {
     Result<Peer*> peer = PeerFor(target);

@@ -20,6 +20,15 @@ Status FrameLog::Send(CommObject& object, FrameClass cls, ByteBlock&& frame) {
   return st;
 }
 
+Result<std::unique_ptr<CommObject::LentSend>> FrameLog::SendLent(CommObject& object, FrameClass cls,
+                                                                 ByteBlock&& header,
+                                                                 std::span<const uint8_t> payload) {
+  std::lock_guard<SpinMutex> lock(LockOf(object));
+  Result<std::unique_ptr<CommObject::LentSend>> sent = object.SendLent(std::move(header), payload);
+  if (sent.ok() && *sent) RecordLocked(cls, wire::kHeaderSize + payload.size());
+  return sent;
+}
+
 void FrameLog::NewRunLocked(FrameClass cls, uint64_t bytes) {
   runs_.push_back(last_);
   if (runs_.size() >= kMaxRuns) runs_.pop_front();  // with last_: at most kMaxRuns runs

@@ -67,6 +67,12 @@ class FrameLog {
     RecordInPlaceLocked(cls, wire::kHeaderSize + payload.size());
     return true;
   }
+  // CommObject::SendLent under the log's lock (the object's lent one if it lends one; no
+  // such object overrides SendLent today): when the object took the frame (a non-null
+  // result), records it as `cls` (header and payload).
+  Result<std::unique_ptr<CommObject::LentSend>> SendLent(CommObject& object, FrameClass cls,
+                                                         ByteBlock&& header,
+                                                         std::span<const uint8_t> payload);
   // RSRs TrySendInPlace sent (counted under the log's lock, which it holds anyway: no
   // atomic add per RSR; read without it; RuntimeStats::rsr_sent adds them up).
   uint64_t in_place_sends() const { return in_place_sends_.load(std::memory_order_relaxed); }

@@ -129,6 +129,31 @@ class CommObject {
   // Whether TrySendInPlace can ever take an RSR (so that the runtime does not try the others).
   bool sends_in_place() const { return sends_in_place_; }
 
+  // ---- Sends from the caller's memory (mpi; Runtime::SendRsrBytes) ----
+  // A send in flight whose payload the module still reads from the caller's memory.
+  class LentSend {
+   public:
+    virtual ~LentSend() = default;
+    // True once the module no longer reads the payload (it was taken, or the transport gave
+    // up on it); false until then. Drives the transport's own progress; any thread.
+    virtual bool Done() = 0;
+  };
+  // The smallest payload SendLent may take (UINT64_MAX: the object has no such path); the
+  // runtime calls SendLent only for payloads of at least this size.
+  uint64_t lends_from_bytes() const { return lends_from_bytes_; }
+  // Sends one frame made of `header` (its wire header, kHeaderSize bytes, then owned by the
+  // object) and `payload`, which stays in the caller's memory: the caller must keep it and
+  // not return before the result is Done(), driving the runtime's progress meanwhile (the
+  // peer may be waiting for us to take its own lent sends). In the channel's order as
+  // Send's frames are. Null: declined, nothing sent (the caller sends a frame instead).
+  // Errors as Send's (nothing is then read from `payload`).
+  virtual Result<std::unique_ptr<LentSend>> SendLent(ByteBlock&& header,
+                                                     std::span<const uint8_t> payload) {
+    (void)header;
+    (void)payload;
+    return std::unique_ptr<LentSend>();
+  }
+
   // ---- A lent send lock (one lock per send) ----
   // The lock that serialises this object's sends, when the object lends it (nullptr: it
   // does not). The runtime's per-peer frame log (rt/core/frame_log.h) then keeps its records
@@ -166,8 +191,9 @@ class CommObject {
   virtual Unconfirmed Outstanding() { return {}; }
 
  protected:
-  bool sends_in_place_ = false;     // set by the constructors of objects that override it
-  SpinMutex* send_lock_ = nullptr;  // set by the constructors of objects that lend it
+  bool sends_in_place_ = false;             // set by the constructors of objects that override it
+  uint64_t lends_from_bytes_ = UINT64_MAX;  // set by objects that override SendLent
+  SpinMutex* send_lock_ = nullptr;          // set by the constructors of objects that lend it
 };
 
 // Defaults of the lent-lock methods: only objects that lend their lock are called with it.

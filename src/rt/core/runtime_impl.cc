@@ -650,6 +650,11 @@ Status RuntimeImpl::SendBytes(std::span<const uint8_t> payload, const Startpoint
     }
   }
   if (SendInPlace(*p, target, handler, payload)) return Status::Ok();
+  // From the caller's memory (waiting until the module no longer reads it) where the module
+  // can and the caller may wait: no timeout asked for (a lent send cannot be taken back).
+  if (payload.size() >= p->object->lends_from_bytes() && timeout.count() == 0) [[unlikely]] {
+    if (Status st; TrySendLent(*p, target, handler, payload, &st)) return st;
+  }
   // As a frame: in the memory the module sends from fastest when it has some (NewBuffer's).
   const size_t size = wire::kHeaderSize + payload.size();
   ByteBlock frame = AllocateBlock(size);

@@ -394,6 +394,15 @@ class RuntimeImpl final : public ModuleHost {
   // Encodes `frame`'s header and sends it through `p`'s frame log (counted either way).
   Status SendFrame(Peer& p, ByteBlock&& frame, const Startpoint& target, HandlerId handler,
                    size_t payload);
+  // SendBytes from the caller's memory (CommObject::SendLent; flow_control.cc): false when it
+  // cannot (recording, the caller runs inside a progress pass of ours, the object declined:
+  // nothing sent), else true with the send's result in `out`, returned only once the module
+  // no longer reads `payload`.
+  bool TrySendLent(Peer& p, const Startpoint& target, HandlerId handler,
+                   std::span<const uint8_t> payload, Status* out);
+  // Waits (driving progress) until `sent` is done; kUnavailable when the peer left or failed
+  // by then.
+  Status AwaitLent(Peer& p, RuntimeId rid, CommObject::LentSend& sent);
 
   // ---- OTF2 recording (tracing.cc) ----
   // Opens the recorder when options_.otf2 is set (after the bootstrap exchange).

@@ -83,6 +83,12 @@ struct Message {
   // A multicast (dst == -1) is delivered at every node where its routing ejects it: the
   // number of copies still to deliver (1 for a message with a destination).
   int32_t copies = 1;
+  // Sum over its flits of (the cycle it entered the router's injection buffer - created),
+  // saturating at INT32_MAX (written by the source PE only, as arrival_sum by the
+  // destination only: they may be in different partitions while the worm spans both).
+  // BookSim2's flit latency comes from both. Under MPI ranks the copy a head takes to
+  // another rank misses later injections (BookSim2's measurement does not run there).
+  int32_t injection_wait_sum = 0;
   int64_t head_arrival = -1;  // cycle its head reached the destination PE
   int64_t arrival_sum = 0;    // sum of the arrival cycles of its flits at the PE so far
 

@@ -45,8 +45,20 @@ Status ValidateConfig(const SimConfig& c) {
   UKAI_RETURN_IF_ERROR(Range("traffic.source_queue", c.traffic.source_queue, 0, INT32_MAX));
   // The SSS NIC model splits its operations into packets and checks those (nic/sss_nic.h).
   if (c.sss.active()) return ValidateMeasure(c.measure);
+  UKAI_RETURN_IF_ERROR(CheckSizeMix(c.traffic));
+  const bool booksim_measure =
+      c.measure.mode == MeasureMode::kBooksim || c.measure.mode == MeasureMode::kBooksimThroughput;
+  if (!c.traffic.size_mix_flits.empty() && !booksim_measure) {
+    return Status::InvalidArgument(
+               "traffic.size_mix_flits: a mix of message sizes runs with BookSim2's measurement "
+               "only (measure.mode = booksim or booksim_throughput): our own modes count "
+               "traffic.message_bytes per message")
+        .WithKey("traffic.size_mix_flits");
+  }
   const int64_t flits =
-      (static_cast<int64_t>(c.traffic.message_bytes) + r.flit_bytes - 1) / r.flit_bytes;
+      c.traffic.size_mix_flits.empty()
+          ? (static_cast<int64_t>(c.traffic.message_bytes) + r.flit_bytes - 1) / r.flit_bytes
+          : SizeMix(c.traffic).largest();
   if (flits > 32767) {
     return Status::InvalidArgument(
                "traffic.message_bytes: at most 32767 flits per message (" + std::to_string(flits) +
@@ -197,12 +209,16 @@ Result<std::unique_ptr<Network>> Network::Create(const SimConfig& config,
   net->selection_ = std::make_unique<MaxCreditSelection>();
   net->message_flits_ =
       (config.traffic.message_bytes + config.router.flit_bytes - 1) / config.router.flit_bytes;
+  if (!config.traffic.size_mix_flits.empty()) {
+    net->size_mix_ = std::make_unique<SizeMix>(config.traffic);
+    net->message_flits_ = net->size_mix_->largest();
+  }
   if (with_traffic) {
     Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(*net->topology_, config.traffic);
     if (!pattern.ok()) return pattern.status();
     net->pattern_ = std::move(*pattern);
-    Result<std::unique_ptr<InjectionProcess>> inj =
-        MakeInjection(config.traffic, net->message_flits_);
+    Result<std::unique_ptr<InjectionProcess>> inj = MakeInjection(
+        config.traffic, net->size_mix_ ? net->size_mix_->mean() : net->message_flits_);
     if (!inj.ok()) return inj.status();
     net->injection_ = std::move(*inj);
   }
@@ -267,9 +283,10 @@ int32_t Network::QueueMessage(Part& part, int src, int dst, int flits, std::span
   m.length = flits;
   m.created = created;
   m.tag = tag;
-  // BookSim2's in-flight count takes a message from the cycle it is queued (a resend too).
+  // BookSim2's in-flight count takes a message from the cycle it is queued (a resend too,
+  // aged from its first creation, as its latency and its removal at delivery count it).
   part.c.inflight_flits += flits;
-  part.c.inflight_created_sum += now_ * static_cast<int64_t>(flits);
+  part.c.inflight_created_sum += created * static_cast<int64_t>(flits);
   // routing.in_order: a pair's messages share one injection VC (and one route and VC).
   if (config_.routing.in_order) m.inject_vc = static_cast<int8_t>(dst % config_.router.pe_vcs);
   m.via_count = static_cast<int16_t>(std::min<size_t>(via.size(), Message::kMaxVia));
@@ -296,7 +313,7 @@ void Network::CreateTrafficMessage(Part& part, int32_t node) {
   Rng& rng = rng_[node];
   const int dst = pattern_->Destination(node, rng);
   if (dst >= 0 && topology_->NodeAlive(node) && topology_->NodeAlive(dst)) {
-    QueueMessage(part, node, dst, message_flits_, {}, -1, now_);
+    QueueMessage(part, node, dst, size_mix_ ? size_mix_->Draw(rng) : message_flits_, {}, -1, now_);
   } else if (dst >= 0) {
     ++part.c.not_generated;
   }
@@ -340,7 +357,10 @@ __attribute__((always_inline)) inline void Network::PeStep(Part& part, int32_t n
   if (head && Paused(node)) return;  // no message enters a node paused by a reconfiguration
   const Flit f = Flit::Make(now_ + 1, pe.current, head, pe.seq == pe.length - 1);
   fabric_->Inject(node, pe.vc, f);
-  if (head) (*messages_)[pe.current].injected = now_ + 1;
+  Message& injected = (*messages_)[pe.current];
+  if (head) injected.injected = now_ + 1;
+  injected.injection_wait_sum = static_cast<int32_t>(std::min<int64_t>(
+      INT32_MAX, int64_t{injected.injection_wait_sum} + (now_ + 1 - injected.created)));
   part.c.messages_injected += head;
   ++sent_flits_[node];
   sent_packets_[node] += head;
@@ -410,9 +430,10 @@ void Network::Eject(Part& part, const EjectedFlit& e) {
     if (m.tag >= 0) part.tags.push_back({e.node, m.tag});
   } else {
     const int64_t end = endpoint_cycles_;  // router.model = booksim: the PE channels
-    part.deliveries.push_back({m.src, e.node, m.length, m.hops, m.created, m.injected,
-                               now_ + 1 + end, m.routing_state, m.tag, m.head_arrival + end,
-                               m.arrival_sum + end * m.length});
+    part.deliveries.push_back(
+        {m.src, e.node, m.length, m.hops, m.created, m.injected, now_ + 1 + end, m.routing_state,
+         m.tag, m.head_arrival + end,
+         m.arrival_sum - (m.created * m.length + m.injection_wait_sum) + end * m.length});
     ++part.c.messages_delivered;
     if (m.copies > 1) {  // not the last copy: the message stays in the network
       --m.copies;
@@ -447,6 +468,8 @@ void Network::DropQueue(int32_t node) {
     const Message& m = (*messages_)[id];
     pe.queue_head = m.next;
     if (m.tag >= 0) serial_tags_.push_back({static_cast<int64_t>(next_event_), m.tag});
+    serial_.inflight_flits -= m.length;  // BookSim2's in-flight count: it left the network
+    serial_.inflight_created_sum -= m.created * m.length;
     messages_->Release(id, PartOf(node)->lane);
     --serial_.backlog;
     --pe.held;

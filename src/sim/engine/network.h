@@ -107,7 +107,8 @@ struct Delivery {
   uint32_t routing_state;                // the message's final routing state word
   int64_t tag = -1;                      // Message::tag (-1: synthetic traffic)
   int64_t head_delivered = 0;            // cycle the head reached the PE
-  int64_t flit_arrival_sum = 0;          // sum of the arrival cycles of its flits
+  // Sum over its flits of (arrival at the PE - entry into the router's injection buffer).
+  int64_t flit_transit_sum = 0;
 };
 
 class Network {
@@ -473,8 +474,9 @@ class Network {
   std::vector<EventTag> serial_tags_;
 
   int64_t now_ = 0;
-  int64_t next_rebase_ = 0;  // next Fabric::RebaseArrivals()
-  int message_flits_ = 1;
+  int64_t next_rebase_ = 0;            // next Fabric::RebaseArrivals()
+  int message_flits_ = 1;              // a mix of sizes: the largest
+  std::unique_ptr<SizeMix> size_mix_;  // traffic.size_mix_flits; null without a mix
   double offered_ = 0;
   int sending_nodes_ = 0;
   Counters totals_;  // the whole network's, after the last cycle

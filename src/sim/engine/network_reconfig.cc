@@ -153,6 +153,9 @@ void Network::Discard(bool all) {
     Part* part = PartOf(d.src);
     if (part == nullptr) continue;  // another rank's source resends it
     ++serial_.discarded;
+    // Out of BookSim2's in-flight count (its resend, queued below, counts again).
+    serial_.inflight_flits -= d.length;
+    serial_.inflight_created_sum -= d.created * d.length;
     if (config_.faults.reconfig.retransmit && target_->NodeFaulty(d.src) == false &&
         !target_->NodeFaulty(d.dst)) {
       QueueMessage(*part, d.src, d.dst, d.length, {}, -1, d.created);

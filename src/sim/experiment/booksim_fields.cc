@@ -64,20 +64,21 @@ constexpr F kBooksimFields[] = {
      &Bs<BF::kNetworkLatency, BF::kMax>,
      &HasBooksim},
     {{"flit_latency_avg", "cycles",
-      "BookSim2's flit latency: packet creation to the flit's arrival, over every flit of the "
-      "measured packets: average (of the measured packets)",
+      "BookSim2's flit latency: the flit's injection into the injection channel to its "
+      "arrival, over every flit of the measured packets: average (of the measured packets)",
       "", 0, kIfBooksim},
      &Bs<BF::kFlitLatency, BF::kAvg>,
      &HasBooksim},
     {{"flit_latency_min", "cycles",
-      "BookSim2's flit latency: packet creation to the flit's arrival, over every flit of the "
-      "measured packets: minimum (of the measured packets)",
+      "flit latency minimum: packet creation to the head's arrival, least over the measured "
+      "packets (BookSim2 takes each flit from its own injection: equal where heads leave in "
+      "their creation cycle, as at zero load)",
       "", 0, kIfBooksim},
      &Bs<BF::kFlitLatency, BF::kMin>,
      &HasBooksim},
     {{"flit_latency_max", "cycles",
-      "BookSim2's flit latency: packet creation to the flit's arrival, over every flit of the "
-      "measured packets: maximum (of the measured packets)",
+      "flit latency maximum: packet creation to the tail's arrival, most over the measured "
+      "packets (an upper bound of BookSim2's, which takes each flit from its own injection)",
       "", 0, kIfBooksim},
      &Bs<BF::kFlitLatency, BF::kMax>,
      &HasBooksim},

@@ -64,32 +64,78 @@ Status MapVcs(BooksimContext& c) {
   return MapInt(c, "num_vcs", "router.pe_vcs");
 }
 
-// packet_size (one size: a list of several sizes with packet_size_rate is refused).
-Result<int64_t> PacketFlits(BooksimContext& c) {
-  const std::vector<std::string> sizes = SplitBooksimList(c.Value("packet_size"));
-  const std::vector<std::string> rates = SplitBooksimList(c.Value("packet_size_rate"));
-  if (sizes.size() != 1) {
-    return c.Error("packet_size",
-                   "a mixture of packet sizes (a list with packet_size_rate) is not modelled: "
-                   "ukai sends one message size per point");
+// BookSim2's packet sizes of its one traffic class, with their rates (weights): packet_size
+// is a size, or a list per class whose element is a size or a list of sizes ({{1, 4}}: one
+// class mixing 1- and 4-flit packets); packet_size_rate likewise (a plain rate: every size
+// alike; a shorter list repeats its last rate, as BookSim2's trafficmanager.cpp does).
+struct PacketSizes {
+  std::vector<int64_t> flits;
+  std::vector<int64_t> rates;
+  double mean() const {
+    double sum = 0, weighted = 0;
+    for (size_t i = 0; i < flits.size(); ++i) {
+      sum += static_cast<double>(rates[i]);
+      weighted += static_cast<double>(rates[i] * flits[i]);
+    }
+    return weighted / sum;
   }
-  if (rates.size() != 1) {
-    return c.Error("packet_size_rate", "needs one packet_size per rate; give one rate");
+};
+
+// The class-0 element of a per-class list value, as numbers ("{{1,4}}" -> 1, 4; "3" -> 3).
+Result<std::vector<int64_t>> ClassNumbers(BooksimContext& c, std::string_view key) {
+  const std::vector<std::string> classes = SplitBooksimList(c.Value(key));
+  if (classes.size() != 1) {
+    return c.Error(key,
+                   fmt::format("\"{}\" is a list per traffic class and ukai models one "
+                               "class (BookSim2 would take \"{}\" for it and ignore the "
+                               "rest); a mixture of sizes for one class is written {{{{1, 4}}}}",
+                               c.Value(key), classes.empty() ? "" : classes[0]));
   }
-  const std::optional<int64_t> p = WholeNumber(ParseNumber(sizes[0]));
-  if (!p || *p < 1 || *p > (1 << 20)) {
-    return c.Error("packet_size", fmt::format("\"{}\" is not a packet size in flits (an int "
-                                              ">= 1)",
-                                              sizes[0]));
+  std::vector<int64_t> out;
+  for (const std::string& item : SplitBooksimList(classes[0])) {
+    const std::optional<int64_t> v = WholeNumber(ParseNumber(item));
+    if (!v || *v < 1 || *v > (1 << 20)) {
+      return c.Error(key, fmt::format("\"{}\" is not a {} (a whole number >= 1)", item,
+                                      key == "packet_size" ? "packet size in flits" : "rate"));
+    }
+    out.push_back(*v);
   }
-  return *p;
+  if (out.empty()) return c.Error(key, "is empty");
+  return out;
+}
+
+Result<PacketSizes> ReadPacketSizes(BooksimContext& c) {
+  PacketSizes s;
+  Result<std::vector<int64_t>> flits = ClassNumbers(c, "packet_size");
+  if (!flits.ok()) return flits.status();
+  Result<std::vector<int64_t>> rates = ClassNumbers(c, "packet_size_rate");
+  if (!rates.ok()) return rates.status();
+  if (rates->size() > flits->size()) {
+    return c.Error("packet_size_rate",
+                   fmt::format("{} rates for {} packet sizes", rates->size(), flits->size()));
+  }
+  s.flits = *flits;
+  s.rates = *rates;
+  s.rates.resize(s.flits.size(), s.rates.back());
+  return s;
 }
 
 Status MapPacketSize(BooksimContext& c) {
-  Result<int64_t> flits = PacketFlits(c);
-  if (!flits.ok()) return flits.status();
+  Result<PacketSizes> sizes = ReadPacketSizes(c);
+  if (!sizes.ok()) return sizes.status();
   UKAI_RETURN_IF_ERROR(c.Set("router.flit_bytes", int64_t{kFlitBytes}, "packet_size"));
-  return c.Set("traffic.message_bytes", *flits * kFlitBytes, "packet_size");
+  if (sizes->flits.size() == 1) {
+    return c.Set("traffic.message_bytes", sizes->flits[0] * kFlitBytes, "packet_size");
+  }
+  std::vector<Scalar> flits, weights;
+  for (size_t i = 0; i < sizes->flits.size(); ++i) {
+    flits.emplace_back(sizes->flits[i]);
+    weights.emplace_back(static_cast<double>(sizes->rates[i]));
+  }
+  const int64_t largest = *std::max_element(sizes->flits.begin(), sizes->flits.end());
+  UKAI_RETURN_IF_ERROR(c.Set("traffic.message_bytes", largest * kFlitBytes, "packet_size"));
+  UKAI_RETURN_IF_ERROR(c.SetList("traffic.size_mix_flits", flits, "packet_size"));
+  return c.SetList("traffic.size_mix_weights", weights, "packet_size_rate");
 }
 
 // injection_rate in packets (injection_rate_uses_flits = 0) or flits per node and cycle.
@@ -105,9 +151,9 @@ Status MapInjectionRate(BooksimContext& c) {
   if (*uses_flits != 0 && *uses_flits != 1) {
     return c.Error("injection_rate_uses_flits", "must be 0 (packets) or 1 (flits)");
   }
-  Result<int64_t> flits = PacketFlits(c);
-  if (!flits.ok()) return Status::Ok();  // the packet_size row reports it
-  const double per_flit = *uses_flits ? *rate : *rate * static_cast<double>(*flits);
+  Result<PacketSizes> sizes = ReadPacketSizes(c);
+  if (!sizes.ok()) return Status::Ok();  // the packet_size row reports it
+  const double per_flit = *uses_flits ? *rate : *rate * sizes->mean();
   if (!(per_flit > 0) || per_flit > 1) {
     return c.Error("injection_rate",
                    fmt::format("{} {} per node and cycle is {} flits; ukai needs a load in (0, "
@@ -117,12 +163,66 @@ Status MapInjectionRate(BooksimContext& c) {
   return c.Set("traffic.rate", per_flit, "injection_rate");
 }
 
+// on_off's parameters: burst_alpha, burst_beta, burst_r1, replaced by those written in the
+// name (BookSim2's injection.cpp: on_off(alpha) or on_off({alpha,beta[,r1]})).
+Status MapOnOff(BooksimContext& c, const std::string& v) {
+  constexpr std::string_view kKeys[] = {"burst_alpha", "burst_beta", "burst_r1"};
+  double values[3];
+  for (int i = 0; i < 3; ++i) {
+    const std::optional<double> x = ParseNumber(c.Value(kKeys[i]));
+    if (!x) return c.Error(kKeys[i], "is not a number");
+    values[i] = *x;
+  }
+  if (const size_t open = v.find('('); open != std::string::npos) {
+    const size_t close = v.find_last_of(')');
+    const std::string params =
+        Trim(v.substr(open + 1, close == std::string::npos ? std::string::npos : close - open - 1));
+    const std::vector<std::string> p =
+        params.starts_with('{') ? SplitBooksimList(params) : std::vector<std::string>{params};
+    if (p.size() > 3) {
+      return c.Error("injection_process",
+                     "on_off's fourth parameter (each node's first state) is not modelled: ukai "
+                     "draws every node's first state with equal odds, as BookSim2 does without it");
+    }
+    for (size_t i = 0; i < p.size(); ++i) {
+      const std::optional<double> x = ParseNumber(p[i]);
+      if (!x) {
+        return c.Error("injection_process",
+                       fmt::format("on_off parameter {} (\"{}\") is not a number", i + 1, p[i]));
+      }
+      values[i] = *x;
+    }
+  }
+  constexpr std::string_view kOurs[] = {"traffic.burst_alpha", "traffic.burst_beta",
+                                        "traffic.burst_r1"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string_view from = c.Written(kKeys[i]) ? kKeys[i] : "injection_process";
+    UKAI_RETURN_IF_ERROR(c.Set(kOurs[i], values[i], from));
+  }
+  return c.Set("traffic.injection", std::string("on_off"), "injection_process");
+}
+
+// A burst key written beside an injection process that does not read it (BookSim2 ignores
+// it there) is refused rather than ignored.
+Status CheckBurstKey(BooksimContext& c, std::string_view key) {
+  const std::string process = Trim(c.Value("injection_process"));
+  if (!c.Written(key) || process.substr(0, process.find('(')) == "on_off") return Status::Ok();
+  return c.Error(key, fmt::format("is used only by injection_process = on_off (here \"{}\", "
+                                  "which BookSim2 runs without it): remove it",
+                                  process));
+}
+
 Status MapInjectionProcess(BooksimContext& c) {
-  const std::string v = c.Value("injection_process");
+  const std::vector<std::string> items = SplitBooksimList(c.Value("injection_process"));
+  if (items.size() != 1) {
+    return c.Error("injection_process", "one value per traffic class; ukai models one");
+  }
+  const std::string v = Trim(items[0]);
   if (v == "bernoulli")
     return c.Set("traffic.injection", std::string("bernoulli"), "injection_process");
+  if (v.substr(0, v.find('(')) == "on_off") return MapOnOff(c, v);
   return c.Error("injection_process",
-                 fmt::format("\"{}\" is not modelled (the reader maps: bernoulli)", v));
+                 fmt::format("\"{}\" is not modelled (the reader maps: bernoulli, on_off)", v));
 }
 
 // hotspot({nodes},{rates}): every packet goes to a hot node; equal rates only.
@@ -268,7 +368,7 @@ constexpr BooksimKey kKeys[] = {
     {"subnets", "1", B::kDefaultOnly, "ukai models one subnet"},
     {"topology", "torus", B::kMapped,
      "network.topology: mesh, torus (kncube = torus), cmesh, flatfly, fattree; dragonflynew = "
-     "dragonfly",
+     "dragonfly; anynet = graph (network_file)",
      UKAI_MAP(MapBooksimTopology(c))},
     {"k", "8", B::kMapped, "network.k; on dragonflynew network.dragonfly_p",
      UKAI_MAP(MapBooksimK(c))},
@@ -277,7 +377,8 @@ constexpr BooksimKey kKeys[] = {
     {"c", "1", B::kMapped, "network.concentration on cmesh and flatfly; elsewhere default only",
      UKAI_MAP(MapBooksimConcentration(c))},
     {"routing_function", "none", B::kMapped,
-     "routing.algorithm: mesh, torus: dim_order, dor -> dor; min_adapt (with "
+     "routing.algorithm: mesh, torus: dim_order, dor -> dor (on a torus with "
+     "routing.dor_dateline = booksim); min_adapt (with "
      "routing.min_adapt_candidates = booksim, routing.duato_atomic = none), valiant (with "
      "routing.valiant_via_destination = true), romm; "
      "planar_adapt when ukai has it. cmesh: dor_no_express -> dor. flatfly: ran_min -> min, "
@@ -363,14 +464,22 @@ constexpr BooksimKey kKeys[] = {
     {"injection_rate_uses_flits", "0", B::kMapped, "with injection_rate",
      [](BooksimContext&) { return Status::Ok(); }},
     {"packet_size", "1", B::kMapped,
-     "traffic.message_bytes = packet_size x 4, router.flit_bytes = 4", UKAI_MAP(MapPacketSize(c))},
-    {"packet_size_rate", "1", B::kMapped, "with packet_size (one size)",
+     "traffic.message_bytes = packet_size x 4, router.flit_bytes = 4; a mix of sizes for the "
+     "class ({{1, 4}}) -> traffic.size_mix_flits",
+     UKAI_MAP(MapPacketSize(c))},
+    {"packet_size_rate", "1", B::kMapped,
+     "with packet_size: the mix's weights (traffic.size_mix_weights)",
      [](BooksimContext&) { return Status::Ok(); }},
-    {"injection_process", "bernoulli", B::kMapped, "traffic.injection (bernoulli)",
+    {"injection_process", "bernoulli", B::kMapped,
+     "traffic.injection (bernoulli, on_off; on_off's parameters in the name, on_off(alpha) or "
+     "on_off({alpha,beta[,r1]}), replace burst_alpha, burst_beta, burst_r1)",
      UKAI_MAP(MapInjectionProcess(c))},
-    {"burst_alpha", "0.5", B::kDefaultOnly, "used by injection_process = on_off (not modelled)"},
-    {"burst_beta", "0.5", B::kDefaultOnly, "used by injection_process = on_off (not modelled)"},
-    {"burst_r1", "-1.0", B::kDefaultOnly, "used by injection_process = on_off (not modelled)"},
+    {"burst_alpha", "0.5", B::kMapped, "traffic.burst_alpha (with injection_process = on_off)",
+     UKAI_MAP(CheckBurstKey(c, "burst_alpha"))},
+    {"burst_beta", "0.5", B::kMapped, "traffic.burst_beta (with injection_process = on_off)",
+     UKAI_MAP(CheckBurstKey(c, "burst_beta"))},
+    {"burst_r1", "-1.0", B::kMapped, "traffic.burst_r1 (with injection_process = on_off)",
+     UKAI_MAP(CheckBurstKey(c, "burst_r1"))},
     {"priority", "none", B::kDefaultOnly, "message priorities are not modelled"},
     {"batch_size", "1000", B::kDefaultOnly, kBatch},
     {"batch_count", "1", B::kDefaultOnly, kBatch},
@@ -445,7 +554,10 @@ constexpr BooksimKey kKeys[] = {
     {"tech_file", "", B::kDefaultOnly, kPower},
     {"channel_width", "128", B::kDefaultOnly, kPower},
     {"channel_sweep", "0", B::kDefaultOnly, kPower},
-    {"network_file", "", B::kDefaultOnly, "the anynet topology is not mapped by the reader yet"},
+    {"network_file", "", B::kMapped,
+     "network.file (anynet: our graph topology reads the file; a relative name is looked up "
+     "beside the config, then in the current folder as BookSim2 does)",
+     UKAI_MAP(MapBooksimNetworkFile(c))},
     {"H_INVD2", "0", B::kDefaultOnly, kPower},
     {"W_INVD2", "0", B::kDefaultOnly, kPower},
     {"H_DFQD1", "0", B::kDefaultOnly, kPower},
@@ -489,8 +601,11 @@ std::vector<std::string> SplitBooksimList(std::string_view value) {
   v = v.substr(1, v.size() - 2);
   std::vector<std::string> out;
   size_t start = 0;
+  int depth = 0;  // commas inside a nested {...} belong to its element
   for (size_t i = 0; i <= v.size(); ++i) {
-    if (i == v.size() || v[i] == ',') {
+    if (i < v.size() && v[i] == '{') ++depth;
+    if (i < v.size() && v[i] == '}' && depth > 0) --depth;
+    if (i == v.size() || (v[i] == ',' && depth == 0)) {
       std::string item = Trim(v.substr(start, i - start));
       if (!item.empty()) out.push_back(std::move(item));
       start = i + 1;

@@ -59,6 +59,7 @@ Status MapBooksimConcentration(BooksimContext& c);
 Status CheckBooksimLayout(BooksimContext& c, std::string_view key);
 Status MapBooksimRouting(BooksimContext& c);
 Status MapBooksimNocLatency(BooksimContext& c);
+Status MapBooksimNetworkFile(BooksimContext& c);
 // OK when the traffic pattern is one the reader maps on the file's topology.
 Status CheckBooksimTrafficOnTopology(BooksimContext& c);
 

@@ -1,10 +1,12 @@
 // The BookSim reader's topology rows (booksim_keys.h): topology, k, n, c, x, y, xr, yr,
-// routing_function and use_noc_latency, which depend on the BookSim2 topology a file names.
+// routing_function, use_noc_latency and network_file, which depend on the BookSim2 topology a
+// file names.
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,7 @@ constexpr TopologyRow kTopologyRows[] = {
     {"flatfly", "flatfly"},
     {"fattree", "fattree"},
     {"dragonflynew", "dragonfly"},
+    {"anynet", "graph"},
 };
 
 // routing_function values per topology (ours: the network.topology), and our algorithm.
@@ -53,6 +56,7 @@ constexpr RoutingRow kRoutingRows[] = {
     {"fattree", "anca", "anca"},
     {"dragonfly", "min", "min"},
     {"dragonfly", "ugal", "ugal"},
+    {"graph", "min", "source"},
 };
 
 const TopologyRow* FindTopologyRow(std::string_view booksim) {
@@ -72,7 +76,43 @@ bool Concentrated(const BooksimContext& c) { return Ours(c) == "cmesh" || Ours(c
 
 bool HaveRouting(std::string_view name) { return FindRoutingAlgorithm(name).ok(); }
 
+// k and n size BookSim2's regular topologies; anynet takes its size from its file and
+// ignores them: only their defaults are accepted there.
+Status UnusedOnAnynet(BooksimContext& c, std::string_view key, int64_t default_value) {
+  Result<int64_t> v = c.Int(key);
+  if (!v.ok()) return v.status();
+  if (*v == default_value) return Status::Ok();
+  return c.Error(key,
+                 "is not used by anynet (its network_file gives the network): only "
+                 "BookSim2's default is accepted");
+}
+
 }  // namespace
+
+// network_file: anynet's network, read by our graph topology (network.file). BookSim2 opens
+// it relative to the current folder; ours relative to the config's folder: a relative name
+// found from the current folder and not from the config's is made absolute, so a config that
+// runs under BookSim2 runs here from the same folder, and from any other too when the file
+// sits beside the config.
+Status MapBooksimNetworkFile(BooksimContext& c) {
+  const std::string file = c.Value("network_file");
+  if (Ours(c) != "graph") {
+    if (!c.Written("network_file")) return Status::Ok();
+    return c.Error("network_file", "is used by topology = anynet only");
+  }
+  if (file.empty()) return c.Error("network_file", "anynet needs its network file");
+  std::filesystem::path p(file);
+  if (p.is_relative()) {
+    const config::Origin origin = c.OriginOf("network_file");
+    const std::filesystem::path beside =
+        origin.line > 0 ? std::filesystem::path(origin.source).parent_path() / p : p;
+    std::error_code ec;
+    if (!std::filesystem::exists(beside, ec) && std::filesystem::exists(p, ec)) {
+      p = std::filesystem::absolute(p, ec);
+    }
+  }
+  return c.Set("network.file", p.string(), "network_file");
+}
 
 Status MapBooksimTopology(BooksimContext& c) {
   const std::string v = c.Value("topology");
@@ -91,6 +131,7 @@ Status MapBooksimTopology(BooksimContext& c) {
 Status MapBooksimK(BooksimContext& c) {
   Result<int64_t> k = c.Int("k");
   if (!k.ok()) return k.status();
+  if (Ours(c) == "graph") return UnusedOnAnynet(c, "k", 8);
   if (Ours(c) == "dragonfly") return c.Set("network.dragonfly_p", *k, "k");
   return c.Set("network.k", *k, "k");
 }
@@ -100,6 +141,7 @@ Status MapBooksimK(BooksimContext& c) {
 Status MapBooksimN(BooksimContext& c) {
   Result<int64_t> n = c.Int("n");
   if (!n.ok()) return n.status();
+  if (Ours(c) == "graph") return UnusedOnAnynet(c, "n", 2);
   if (Ours(c) == "dragonfly") {
     if (*n != 1) return c.Error("n", "BookSim2's dragonflynew has n = 1 only");
     return Status::Ok();
@@ -190,11 +232,23 @@ Status MapBooksimRouting(BooksimContext& c) {
     if (r.ours == "valiant" && (ours == "mesh" || ours == "torus")) {
       return c.Set("routing.valiant_via_destination", true, "routing_function");
     }
+    // BookSim2's dim_order_torus fixes a message's dateline class where it enters a
+    // dimension (the upper VCs when it wraps there): routing.dor_dateline = booksim.
+    if (r.ours == "dor" && ours == "torus") {
+      return c.Set("routing.dor_dateline", std::string("booksim"), "routing_function");
+    }
     // BookSim2's min_dragonflynew and ugal_dragonflynew send every hop on the VC of its
     // phase alone (VC 0 before the global channel, VC 1 from it on; ugal: VC 0, 1, 2),
     // whatever num_vcs says.
     if (ours == "dragonfly") {
       return c.Set("routing.dragonfly_vcs", std::string("booksim"), "routing_function");
+    }
+    // BookSim2's min_anynet: one shortest path per pair (Dijkstra over the channel
+    // latencies), on every VC, whether or not the graph has cycles.
+    if (ours == "graph") {
+      UKAI_RETURN_IF_ERROR(
+          c.Set("routing.source_routes", std::string("shortest"), "routing_function"));
+      return c.Set("routing.source_paths", int64_t{1}, "routing_function");
     }
     return Status::Ok();
   }

@@ -46,9 +46,8 @@ Status CheckSupported(const SimConfig& c, const Topology& topology) {
   if (c.sss.active()) return CheckSssConfig(c, topology);  // nic/sss_nic.h
   Result<std::unique_ptr<TrafficPattern>> pattern = MakePattern(topology, c.traffic);
   if (!pattern.ok()) return pattern.status();
-  const int flits = static_cast<int>((int64_t{c.traffic.message_bytes} + c.router.flit_bytes - 1) /
-                                     c.router.flit_bytes);
-  Result<std::unique_ptr<InjectionProcess>> injection = MakeInjection(c.traffic, flits);
+  Result<std::unique_ptr<InjectionProcess>> injection =
+      MakeInjection(c.traffic, MeanMessageFlits(c.traffic, c.router.flit_bytes));
   return injection.ok() ? Status::Ok() : injection.status();
 }
 
@@ -149,7 +148,9 @@ void CheckUnusedSweeps(const config::ConfigValues& values, const SimConfig& c,
   for (const Rule& r : {Rule{"traffic.rate", InjectionKind::kBernoulli},
                         Rule{"traffic.interval", InjectionKind::kInterval}}) {
     const config::Value* v = values.Find(r.key);
-    if (v != nullptr && v->items.size() > 1 && c.traffic.injection != r.needs) {
+    const bool used = r.needs == InjectionKind::kBernoulli ? UsesRate(c.traffic.injection)
+                                                           : !UsesRate(c.traffic.injection);
+    if (v != nullptr && v->items.size() > 1 && !used) {
       errors->push_back(
           config::KeyError(r.key,
                            fmt::format("is swept but traffic.injection = \"{}\" "

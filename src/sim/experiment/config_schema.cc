@@ -62,7 +62,8 @@ constexpr EnumName<Switching> kSwitchings[] = {{Switching::kWormhole, "wormhole"
 constexpr EnumName<FlowControl> kFlowControls[] = {{FlowControl::kAdvance, "advance"},
                                                    {FlowControl::kInBand, "in-band"}};
 constexpr EnumName<InjectionKind> kInjections[] = {{InjectionKind::kBernoulli, "bernoulli"},
-                                                   {InjectionKind::kInterval, "interval"}};
+                                                   {InjectionKind::kInterval, "interval"},
+                                                   {InjectionKind::kOnOff, "on_off"}};
 constexpr EnumName<MeasureMode> kMeasureModes[] = {
     {MeasureMode::kMessages, "messages"},
     {MeasureMode::kCycles, "cycles"},
@@ -72,7 +73,8 @@ constexpr EnumName<MeasureMode> kMeasureModes[] = {
 constexpr EnumName<DorTieRule> kDorTies[] = {
     {DorTieRule::kRandom, "random"}, {DorTieRule::kParity, "parity"}, {DorTieRule::kPlus, "plus"}};
 constexpr EnumName<DorDateline> kDorDatelines[] = {{DorDateline::kShared, "shared"},
-                                                   {DorDateline::kSplit, "split"}};
+                                                   {DorDateline::kSplit, "split"},
+                                                   {DorDateline::kBooksim, "booksim"}};
 constexpr EnumName<HeaderUnits> kHeaderUnits[] = {{HeaderUnits::kPerVc, "per_vc"},
                                                   {HeaderUnits::kPerPort, "per_port"}};
 constexpr EnumName<PartitionShape> kPartitionShapes[] = {{PartitionShape::kSlab, "slab"},
@@ -87,7 +89,7 @@ constexpr EnumName<DragonflyVcs> kDragonflyVcs[] = {{DragonflyVcs::kSplit, "spli
                                                     {DragonflyVcs::kBooksim, "booksim"}};
 
 template <typename T>
-std::string IntList(const std::vector<T>& v) {
+std::string IntList(const std::vector<T>& v) {  // numbers of any type
   return v.size() == 1 ? fmt::format("{}", v[0]) : fmt::format("[{}]", fmt::join(v, ", "));
 }
 
@@ -287,17 +289,36 @@ std::vector<Binding> RoutingAndTrafficBindings() {
            .Doc("payload per message; flits = ceil(message_bytes / router.flit_bytes)"),
        [](const Items& v, SimConfig* c) { c->traffic.message_bytes = I32(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.traffic.message_bytes); }},
+      {KeySpec::Make("traffic.size_mix_flits", VT::kInt, Shape::kList)
+           .Min(1)
+           .Max(32767)
+           .Doc("a mix of message sizes in flits (BookSim2's packet_size list), one drawn per "
+                "message; with BookSim2's measurement only; empty: traffic.message_bytes"),
+       [](const Items& v, SimConfig* c) {
+         c->traffic.size_mix_flits.clear();
+         for (const Scalar& s : v) c->traffic.size_mix_flits.push_back(I32(s));
+       },
+       [](const SimConfig& c) { return IntList(c.traffic.size_mix_flits); }},
+      {KeySpec::Make("traffic.size_mix_weights", VT::kFloat, Shape::kList)
+           .Min(0, /*open=*/true)
+           .Doc("the sizes' weights (BookSim2's packet_size_rate), one per size; empty: equal"),
+       [](const Items& v, SimConfig* c) {
+         c->traffic.size_mix_weights.clear();
+         for (const Scalar& s : v) c->traffic.size_mix_weights.push_back(F64(s));
+       },
+       [](const SimConfig& c) { return IntList(c.traffic.size_mix_weights); }},
       {KeySpec::Make("traffic.injection", VT::kEnum)
            .Allowed(Names(kInjections))
            .Doc("bernoulli: a message starts with probability rate/flits each cycle; "
-                "interval: one message every traffic.interval cycles per node"),
+                "interval: one message every traffic.interval cycles per node; on_off: "
+                "bursts, BookSim2's on/off process (traffic.burst_alpha, _beta, _r1)"),
        [](const Items& v, SimConfig* c) { c->traffic.injection = FromName(kInjections, v[0]); },
        [](const SimConfig& c) { return std::string(InjectionName(c.traffic.injection)); }},
       {KeySpec::Make("traffic.rate", VT::kFloat, Shape::kSweep)
            .Unit("flits/node/cycle")
            .Min(0, /*open=*/true)
            .Max(1)
-           .Doc("offered load of bernoulli injection"),
+           .Doc("offered load of bernoulli and on_off injection"),
        [](const Items& v, SimConfig* c) { c->traffic.rate = F64(v[0]); },
        [](const SimConfig& c) { return Num(c.traffic.rate); }},
       {KeySpec::Make("traffic.interval", VT::kInt, Shape::kSweep)
@@ -308,6 +329,27 @@ std::vector<Binding> RoutingAndTrafficBindings() {
                 "paper's send interval)"),
        [](const Items& v, SimConfig* c) { c->traffic.interval = I64(v[0]); },
        [](const SimConfig& c) { return std::to_string(c.traffic.interval); }},
+      {KeySpec::Make("traffic.burst_alpha", VT::kFloat)
+           .Min(-1)
+           .Max(1)
+           .Doc("on_off injection: probability per cycle that an off node turns on; < 0: "
+                "from burst_beta, burst_r1 and the rate"),
+       [](const Items& v, SimConfig* c) { c->traffic.burst_alpha = F64(v[0]); },
+       [](const SimConfig& c) { return Num(c.traffic.burst_alpha); }},
+      {KeySpec::Make("traffic.burst_beta", VT::kFloat)
+           .Min(-1)
+           .Max(1)
+           .Doc("on_off injection: probability per cycle that an on node turns off; < 0: from "
+                "burst_alpha, burst_r1 and the rate"),
+       [](const Items& v, SimConfig* c) { c->traffic.burst_beta = F64(v[0]); },
+       [](const SimConfig& c) { return Num(c.traffic.burst_beta); }},
+      {KeySpec::Make("traffic.burst_r1", VT::kFloat)
+           .Min(-1)
+           .Max(1)
+           .Doc("on_off injection: probability that an on node creates a message in a cycle; "
+                "< 0 (default): rate / flits x (alpha + beta) / alpha"),
+       [](const Items& v, SimConfig* c) { c->traffic.burst_r1 = F64(v[0]); },
+       [](const SimConfig& c) { return Num(c.traffic.burst_r1); }},
       {KeySpec::Make("traffic.hotspot_nodes", VT::kInt, Shape::kList)
            .Min(0)
            .Max(kKaryNCubeMaxNodes - 1)
@@ -440,8 +482,10 @@ std::vector<Binding> FidelityBindings() {
        [](const SimConfig& c) { return std::string(ToName(kDorTies, c.routing.dor_tie)); }},
       {KeySpec::Make("routing.dor_dateline", VT::kEnum)
            .Allowed(Names(kDorDatelines))
-           .Doc("dor on a torus: shared (every VC the dateline order allows) or split (one "
-                "fixed half of the VCs per (current, destination))"),
+           .Doc("dor on a torus: shared (every VC the dateline order allows), split (one "
+                "fixed half of the VCs per (current, destination)) or booksim (BookSim2's "
+                "dim_order_torus: the upper half for a message that wraps in the dimension, the "
+                "lower half otherwise, fixed where it enters the dimension)"),
        [](const Items& v, SimConfig* c) {
          c->routing.dor_dateline = FromName(kDorDatelines, v[0]);
        },

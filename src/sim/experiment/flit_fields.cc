@@ -117,8 +117,8 @@ constexpr F kConfigFields[] = {
        return Text(InjectionName(p.config->traffic.injection));
      }},
     {{"rate", "flits/node/cycle",
-      "traffic.rate (used by bernoulli injection; the table shows it when the first point "
-      "uses bernoulli); no value under a trace workload",
+      "traffic.rate (used by bernoulli and on_off injection; the table shows it when the "
+      "first point uses one of them); no value under a trace workload",
       "rate"},
      [](P p) -> Field {
        if (IsTrace(p)) return output::kNoValue;
@@ -627,8 +627,7 @@ std::vector<output::TableColumn> FlitTableColumns(const std::vector<SimConfig>& 
     routing = std::max(routing, p.routing.algorithm.size());
     pattern = std::max(pattern, p.traffic.pattern.size());
   }
-  const bool bernoulli =
-      points.empty() || points.front().traffic.injection == InjectionKind::kBernoulli;
+  const bool bernoulli = points.empty() || UsesRate(points.front().traffic.injection);
   const bool gateway =
       std::any_of(points.begin(), points.end(), [](const SimConfig& p) { return p.nic.active(); });
   std::vector<output::FieldSpec> fields = FlitFields();

@@ -114,9 +114,8 @@ std::string PointLabel(const SimConfig& c) {
     return fmt::format("routing={} workload={} file={} seed={}", c.routing.algorithm,
                        WorkloadKindName(c.workload.kind), c.workload.file, c.seed);
   }
-  std::string load = c.traffic.injection == InjectionKind::kBernoulli
-                         ? fmt::format("rate={}", c.traffic.rate)
-                         : fmt::format("interval={}", c.traffic.interval);
+  std::string load = UsesRate(c.traffic.injection) ? fmt::format("rate={}", c.traffic.rate)
+                                                   : fmt::format("interval={}", c.traffic.interval);
   return fmt::format("routing={} pattern={} message_bytes={} {} seed={}", c.routing.algorithm,
                      c.traffic.pattern, c.traffic.message_bytes, load, c.seed);
 }

@@ -357,6 +357,13 @@ Result<PointResult> RunPointUnguarded(const SimConfig& config, const ProgressFn&
   if (booksim) {
     r.accepted_bytes_per_second =
         r.accepted_flits_per_node_cycle * config.router.flit_bytes * r.clock_mhz * 1e6;
+    // What faults did to the run, as in our own modes (BookSim2 prints none of it).
+    r.undeliverable_messages = net.messages_undeliverable();
+    r.retransmitted_messages = net.messages_retransmitted();
+    r.discarded_messages = net.messages_discarded();
+    r.reconfigurations = net.reconfigurations();
+    r.reconfiguration_cycles = net.reconfiguration_cycles();
+    NotePendingFaults(net, &r.note);
     r.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     return r;

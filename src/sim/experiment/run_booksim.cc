@@ -104,6 +104,12 @@ class BooksimRun {
   Stats stats_;
   int64_t run_start_ = 0, drain_time_ = 0;
   int64_t measured_created0_ = 0, measured_created_ = -1, measured_delivered_ = 0;
+  // Messages that became undeliverable (no live route, a failed destination) since the
+  // measurement began: the drain counts them as done (it would wait for ever otherwise).
+  int64_t Lost() const {
+    return state_ == State::kWarmingUp ? 0 : net_.messages_undeliverable() - lost0_;
+  }
+  int64_t lost0_ = 0;
   Status status_;
   std::string log_, note_;
   bool unstable_ = false;
@@ -143,12 +149,16 @@ void BooksimRun::Record(const Delivery& d) {
   stats_.nlat.Add(static_cast<double>(d.delivered - (d.injected - inject_channel_)));
   stats_.flat_head.Add(static_cast<double>(d.head_delivered - d.created));
   stats_.flat_tail.Add(static_cast<double>(plat));
-  stats_.flat_sum += static_cast<double>(d.flit_arrival_sum - d.created * d.length);
+  // BookSim2's flit latency: each flit's arrival minus its own injection (itime, the cycle
+  // it entered the injection channel), not the packet's creation.
+  stats_.flat_sum += static_cast<double>(d.flit_transit_sum + inject_channel_ * d.length);
   stats_.flat_count += d.length;
   stats_.frag.Add(static_cast<double>((d.delivered - d.head_delivered) - (d.length - 1)));
   // BookSim2 counts the routers a packet crosses; an end node that does not forward (the
-  // terminals of the indirect and graph topologies) is not one of them, nor its channel.
-  const bool via_terminals = d.src != d.dst && !net_.topology().Forwards(d.src);
+  // terminals of the indirect and graph topologies) is not one of them, nor its channel
+  // (also a packet to itself that went through its switch and back; one ejected at once
+  // crossed no channel).
+  const bool via_terminals = d.hops >= 2 && !net_.topology().Forwards(d.src);
   stats_.hops.Add(d.hops + 1 - (via_terminals ? 2 : 0));
 }
 
@@ -190,6 +200,7 @@ bool BooksimRun::SamplePhases() {
         state_ = State::kRunning;
         run_start_ = net_.now();
         measured_created0_ = net_.messages_created();
+        lost0_ = net_.messages_undeliverable();
       }
     } else if (state_ == State::kRunning) {
       const bool latency_moved = measure_latency_ && mc_.stopping_threshold >= 0 &&
@@ -215,7 +226,7 @@ bool BooksimRun::DrainMeasured() {
   measured_created_ = net_.messages_created() - measured_created0_;
   if (!measure_latency_) return true;
   Log("Draining all recorded packets ...");
-  for (int64_t steps = 1; measured_delivered_ < measured_created_; ++steps) {
+  for (int64_t steps = 1; measured_delivered_ + Lost() < measured_created_; ++steps) {
     if (!Step()) return false;
     if (steps % 1000 == 0 && OverThreshold()) {
       Log(fmt::format("Average latency for class 0 exceeded {:g} cycles. Aborting simulation.",
@@ -223,6 +234,12 @@ bool BooksimRun::DrainMeasured() {
       unstable_ = true;
       return true;
     }
+  }
+  if (Lost() > 0) {
+    Log(
+        fmt::format("{} packets could not be delivered (undeliverable_messages); the drain "
+                    "counted them as done",
+                    Lost()));
   }
   return true;
 }
@@ -280,6 +297,12 @@ void BooksimRun::Fill(PointResult* r) const {
   r->cycles = net_.now();
   r->saturated = b.unstable;
   r->note = note_;
+  if (Lost() > 0) {
+    r->note += fmt::format(
+        "{}{} messages undeliverable since the measurement began (no route "
+        "or a failed destination), counted as done by the drain",
+        r->note.empty() ? "" : "; ", Lost());
+  }
 }
 
 Status BooksimRun::Run(PointResult* r) {
@@ -289,7 +312,10 @@ Status BooksimRun::Run(PointResult* r) {
   if (ok && status_.ok() && !unstable_) {
     Log("Draining remaining packets ...");
     net_.StopTraffic();
-    while (net_.inflight_flits() > 0 && ok) ok = Step();
+    // Until nothing is left anywhere (a flit stuck in a router ends it by the watchdog).
+    while (net_.inflight_flits() > 0 && (net_.flits_in_network() > 0 || net_.backlog() > 0) && ok) {
+      ok = Step();
+    }
   }
   if (!status_.ok()) return status_;
   Fill(r);

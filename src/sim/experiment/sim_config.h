@@ -44,7 +44,9 @@ enum class Switching { kWormhole, kVirtualCutThrough, kVctSaf, kStoreAndForward 
 // the receiver answer with a flow-control symbol on the reverse channel in the next cycle,
 // which then carries no data.
 enum class FlowControl { kAdvance, kInBand };
-enum class InjectionKind { kBernoulli, kInterval };
+enum class InjectionKind { kBernoulli, kInterval, kOnOff };
+// Whether the injection process takes its load from traffic.rate (bernoulli and on_off).
+inline bool UsesRate(InjectionKind k) { return k != InjectionKind::kInterval; }
 // kBooksim / kBooksimThroughput: BookSim2's method (sim_type = latency / throughput):
 // warm-up sample periods, sample periods until three in a row converge, the latency
 // threshold for an unstable run, then the drain of measured packets (docs/booksim.md).
@@ -64,7 +66,7 @@ enum class VcAllocator { kAuto, kMaxCredit, kIslip, kSeparableInputFirst };
 // The paper's router as options (docs/simulator.md, "Router options"). DOR on a torus: how
 // a tie (destination exactly k/2 away) goes, and which dateline VC scheme it uses.
 enum class DorTieRule { kRandom, kParity, kPlus };
-enum class DorDateline { kShared, kSplit };
+enum class DorDateline { kShared, kSplit, kBooksim };
 // Duato with wormhole: which VCs a router hands to a new message only once they are empty.
 enum class DuatoAtomic { kAdaptive, kAll, kEscape, kNone };
 // routing.min_adapt_candidates: kAll: min_adapt offers the adaptive VCs toward every
@@ -192,9 +194,22 @@ struct TrafficConfig {
   std::string pattern =
       "uniform";           // uniform transpose bitcomp bitrev shuffle tornado neighbor hotspot
   int message_bytes = 64;  // payload per message; flits = ceil(bytes / flit_bytes)
+  // A mix of message sizes (BookSim2's packet_size list with packet_size_rate): each
+  // message takes size_mix_flits[i] flits with probability size_mix_weights[i] / their sum
+  // (equal weights when none are given); empty: every message has message_bytes. Only with
+  // BookSim2's measurement (measure.mode = booksim / booksim_throughput).
+  std::vector<int> size_mix_flits;
+  std::vector<double> size_mix_weights;
   InjectionKind injection = InjectionKind::kBernoulli;
-  double rate = 0.1;                     // bernoulli: offered flits / node / cycle, (0, 1]
-  int64_t interval = 100;                // interval: cycles between messages of one node, >= 1
+  double rate = 0.1;       // bernoulli, on_off: offered flits / node / cycle, (0, 1]
+  int64_t interval = 100;  // interval: cycles between messages of one node, >= 1
+  // on_off (BookSim2's OnOffInjectionProcess): per node and cycle an off node turns on with
+  // probability burst_alpha, an on node turns off with burst_beta, and an on node then
+  // creates a message with probability burst_r1. One of the three may be < 0: it follows
+  // from the others and the message rate p = rate / flits (p = r1 alpha / (alpha + beta)).
+  double burst_alpha = 0.5;
+  double burst_beta = 0.5;
+  double burst_r1 = -1.0;
   std::vector<int> hotspot_nodes = {0};  // hotspot: the hot destinations
   double hotspot_fraction = 0.1;         // hotspot: share of messages sent to a hot node
   int source_queue = 0;  // messages a PE may hold (queued + being sent); 0: unbounded

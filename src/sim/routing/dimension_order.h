@@ -72,6 +72,29 @@ inline uint32_t ClassMask(int first, int count, int cls) {
   return n <= 0 ? 0u : (((n >= 32) ? ~0u : ((1u << n) - 1)) << lo);
 }
 
+// The `booksim` dateline (BookSim2's dim_order_torus with dor_next_torus): a message takes
+// its class where it enters a dimension and keeps it along that ring: class 1 when it must
+// cross the wrap channel there ("+" from c to d with c > d, "-" with c < d), class 0
+// otherwise. With dimension order a message enters dimension `dim` at its source's
+// coordinate, so the class is a function of (source, destination, direction). The classes'
+// VCs are BookSim2's: class 0 VCs [0, V - 1 - floor(V/2)], class 1 [floor(V/2), V - 1]
+// (equal halves for even V; for odd V they share the middle VC). Class 1 carries every
+// message that wraps along its whole ring; minimal routes wrap within k/2 hops, so each
+// class-1 route crosses the wrap channel and none closes the ring: deadlock-free too for
+// even V (`ukai sim check`; for odd V the shared middle VC carries both classes round the
+// ring: cyclic, as BookSim2's model is). Kept for matching BookSim2's numbers: it loads the
+// classes unlike `split` and `shared` (tornado traffic saturates earlier).
+inline int BooksimDatelineClass(bool plus, int entry, int dst) {
+  return plus ? (entry > dst ? 1 : 0) : (entry < dst ? 1 : 0);
+}
+inline uint32_t BooksimClassMask(int vcs, int cls) {
+  const int lo = cls == 0 ? 0 : vcs / 2;
+  const int hi = cls == 0 ? vcs - 1 - vcs / 2 : vcs - 1;
+  if (hi < lo) return 0u;
+  const int n = hi - lo + 1;
+  return ((n >= 32) ? ~0u : ((1u << n) - 1)) << lo;
+}
+
 // The tie choices (bit d: "-" on a tie in dimension d) of a message src -> dst under
 // `rule`. kRandom draws 3 random bits once per message from a hash of (src, dst, now) and
 // keeps them in the routing state word's algorithm bits (route_state.h: bits 4-6, bit 7

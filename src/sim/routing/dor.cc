@@ -6,13 +6,22 @@ namespace ukai::sim {
 
 DorRouting::DorRouting(const KaryNCube& topology, int vcs, DorTieRule tie, DorDateline dateline)
     : topo_(topology), vcs_(vcs), tie_(tie), dateline_(dateline) {
+  booksim_masks_[0] = BooksimClassMask(vcs_, 0);
+  booksim_masks_[1] = BooksimClassMask(vcs_, 1);
   if (topo_.torus() && vcs_ >= 1 && vcs_ <= 8) BuildHops();
 }
 
 uint32_t DorRouting::HopMask(const DorHop& hop, int node, int dst, int in_port, int in_vc) const {
+  if (dateline_ == DorDateline::kBooksim) return 0;  // from the source: BooksimMask()
   return dateline_ == DorDateline::kShared
              ? SharedDatelineMask(topo_, hop, node, dst, in_port, in_vc, vcs_)
              : ClassMask(0, vcs_, hop.dateline_class);
+}
+
+uint32_t DorRouting::BooksimMask(uint32_t port, int32_t src, int32_t dst) const {
+  const int dim = static_cast<int>(port >> 1);
+  return booksim_masks_[BooksimDatelineClass((port & 1u) == 0, topo_.Coord(src, dim),
+                                             topo_.Coord(dst, dim))];
 }
 
 void DorRouting::BuildHops() {
@@ -69,8 +78,13 @@ uint64_t DorRouting::RouteOne(int32_t node, int32_t in_port, int32_t in_vc, int3
       hops_[(static_cast<size_t>(node) * hop_nodes_ + static_cast<size_t>(dst)) << hop_n_ | ties];
   if (e == 0) return 0;
   const uint32_t port = (e & 0xffu) - 1;
-  const int shift = in_port != static_cast<int32_t>(port ^ 1) ? 8 : in_vc >= vcs_ / 2 ? 24 : 16;
-  const uint32_t mask = (e >> shift) & 0xffu;
+  uint32_t mask;
+  if (dateline_ == DorDateline::kBooksim) {
+    mask = BooksimMask(port, src, dst);
+  } else {
+    const int shift = in_port != static_cast<int32_t>(port ^ 1) ? 8 : in_vc >= vcs_ / 2 ? 24 : 16;
+    mask = (e >> shift) & 0xffu;
+  }
   return mask == 0 ? uint64_t{0} : uint64_t{mask} << 32 | (port + 1);
 }
 
@@ -87,6 +101,9 @@ uint64_t DorRouting::RouteComputed(int32_t node, int32_t in_port, int32_t in_vc,
               ties];
     if (e == 0) return 0;
     const int port = static_cast<int>(e & 0xffu) - 1;
+    if (dateline_ == DorDateline::kBooksim) {
+      return pack(port, BooksimMask(static_cast<uint32_t>(port), src, dst));
+    }
     const int shift = in_port != (port ^ 1) ? 8 : in_vc >= vcs_ / 2 ? 24 : 16;
     return pack(port, (e >> shift) & 0xffu);
   }
@@ -95,7 +112,9 @@ uint64_t DorRouting::RouteComputed(int32_t node, int32_t in_port, int32_t in_vc,
   const uint32_t all = vcs_ >= 32 ? ~0u : ((1u << vcs_) - 1);
   uint32_t mask = all;
   if (topo_.torus()) {
-    mask = dateline_ == DorDateline::kShared
+    mask = dateline_ == DorDateline::kBooksim
+               ? BooksimMask(static_cast<uint32_t>(hop.port), src, dst)
+           : dateline_ == DorDateline::kShared
                ? SharedDatelineMask(topo_, hop, node, dst, in_port, in_vc, vcs_)
                : ClassMask(0, vcs_, hop.dateline_class);
   }

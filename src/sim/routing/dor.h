@@ -3,7 +3,9 @@
 // router.vcs >= 2 there; on a mesh every VC is usable. On a torus:
 // - routing.dor_dateline = "shared" (default): a message may use every VC of a channel
 //   that the class order allows (SharedDatelineMask); "split": the message uses every VC
-//   of the one class (current, destination) gives it (half the VCs).
+//   of the one class (current, destination) gives it (half the VCs); "booksim": BookSim2's
+//   dim_order_torus (the class fixed where the message enters the dimension, from its
+//   source: BooksimDatelineClass), for matching its numbers.
 // - routing.dor_tie: how a tie (k even, destination exactly k/2 away) goes: "random" per
 //   message (default), "parity" of the other coordinates, or "plus" (always "+").
 #ifndef UKAI_SIM_ROUTING_DOR_H_
@@ -37,6 +39,8 @@ class DorRouting final : public RoutingFunction {
  private:
   // The VCs of `hop` for a head that came in on (in_port, in_vc).
   uint32_t HopMask(const DorHop& hop, int node, int dst, int in_port, int in_vc) const;
+  // The `booksim` dateline's VCs for a hop on `port` of a message src -> dst.
+  uint32_t BooksimMask(uint32_t port, int32_t src, int32_t dst) const;
   void BuildHops();
   // RouteOne() without the hop table's fast case: the ties by DorTieMinusBits(), the hop
   // from the table or computed.
@@ -56,8 +60,9 @@ class DorRouting final : public RoutingFunction {
   static constexpr size_t kMaxHops = size_t{1} << 16;
   std::vector<uint32_t> hops_;
   size_t hop_nodes_ = 0;
-  int hop_n_ = 0;          // the dimensions (the table index's tie bits)
-  uint32_t tie_mask_ = 0;  // (1 << n) - 1
+  int hop_n_ = 0;                   // the dimensions (the table index's tie bits)
+  uint32_t tie_mask_ = 0;           // (1 << n) - 1
+  uint32_t booksim_masks_[2] = {};  // the `booksim` dateline's classes (BooksimClassMask)
   // The table is built, n <= 3 and the ties "plus" or "random": RouteOne()'s short path.
   bool table_ties_ = false;
 };

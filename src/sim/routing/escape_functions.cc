@@ -12,8 +12,15 @@ void AddMask(int port, uint32_t mask, std::vector<EscapeHop>* out) {
 }  // namespace
 
 std::string DorEscape::Describe() const {
-  return dateline_ == DorDateline::kShared ? "dimension order with the shared dateline on every VC"
-                                           : "dimension order with dateline classes on every VC";
+  switch (dateline_) {
+    case DorDateline::kShared:
+      return "dimension order with the shared dateline on every VC";
+    case DorDateline::kBooksim:
+      return "dimension order with BookSim2's dateline classes (fixed at a dimension's entry)";
+    case DorDateline::kSplit:
+      break;
+  }
+  return "dimension order with dateline classes on every VC";
 }
 
 void DorEscape::Next(int node, int in_port, int in_vc, int dst, std::vector<EscapeHop>* out) const {
@@ -32,6 +39,20 @@ void DorEscape::Add(int port, int dim, int cls, int node, int in_port, int in_vc
   uint32_t mask;
   if (!t_.torus()) {
     mask = vcs_ >= 32 ? ~0u : (1u << vcs_) - 1;
+  } else if (dateline_ == DorDateline::kBooksim) {
+    // The class was fixed where the message entered the ring; the checker knows only where
+    // the head is: along the ring its VC tells the class (both where the classes share a VC),
+    // entering the ring the class follows from here.
+    const bool plus = (port & 1) == 0;
+    if (in_port == (port ^ 1)) {
+      mask = 0;
+      for (int c = 0; c < 2; ++c) {
+        if ((BooksimClassMask(vcs_, c) >> in_vc & 1u) != 0) mask |= BooksimClassMask(vcs_, c);
+      }
+    } else {
+      mask = BooksimClassMask(vcs_,
+                              BooksimDatelineClass(plus, t_.Coord(node, dim), t_.Coord(dst, dim)));
+    }
   } else if (dateline_ == DorDateline::kShared) {
     mask = SharedDatelineMask(t_, DorHop{port, dim, cls}, node, dst, in_port, in_vc, vcs_);
   } else {

@@ -35,6 +35,17 @@ void SourceRouting::Route(const RouteRequest& r, RouteResult* result) const {
   if (r.src < 0 || r.dst < 0 || r.src >= table_->terminals() || r.dst >= table_->terminals()) {
     return;  // not a pair of end nodes and no route of its own: drained as undeliverable
   }
+  if (r.src == r.dst && r.node != r.dst) {
+    // A terminal's message to itself that came through its switch (router.model =
+    // booksim, as BookSim2's source and sink share one router port): back down to it.
+    for (int p = 0; p < topo_.NumNetworkPorts(); ++p) {
+      if (topo_.Neighbor(r.node, p).node == r.dst) {
+        result->Add(p, PairVcs(r.src, r.dst));
+        return;
+      }
+    }
+    return;
+  }
   const int paths = table_->Paths(r.src, r.dst);
   if (paths == 0) return;
   int k = r.route;

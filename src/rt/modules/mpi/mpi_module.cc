@@ -1,5 +1,6 @@
 #include "rt/modules/mpi/mpi_module.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -14,10 +15,15 @@
 
 #include "core/mpi/mpi_library.h"
 #include "rt/core/recycled_blocks.h"
+#include "rt/modules/mpi/mpi_channel.h"
 #include "wire/rsr_frame.h"
 
 namespace ukai::rt {
 namespace {
+
+using mpi::ChannelShared;
+using mpi::kMpiTailTag;
+using mpi::MpiChannel;
 
 // Version 2 adds the slot size (u32) after the job id.
 constexpr uint8_t kDescriptorVersion = 2;
@@ -32,12 +38,6 @@ constexpr int kSlots = 16;
 constexpr size_t kDefaultSlotBytes = size_t{64} << 10;
 constexpr size_t kMinSlotBytes = 4096;
 constexpr size_t kMaxSlotBytes = size_t{64} << 20;
-// A larger frame goes as two messages: its header on kMpiFrameTag (the "head": a message
-// shorter than the frame its header announces) and the rest on kMpiTailTag, received with
-// MPI_Mprobe + MPI_Mrecv from that source straight into the frame's block. Heads and tails
-// of one sender are sent in the same order (split_mu_), so the next tail of a source is
-// the one of its head; small frames need no such order (they are on the other tag).
-constexpr int kMpiTailTag = kMpiFrameTag + 1;
 // Recycled blocks (rt/core/recycled_blocks.h) when mpi.recycle_bytes > 0 (the default):
 // Runtime::NewBuffer of kRecycleMinBytes to kRecycleMaxBytes (AllocateBlock) and the
 // blocks large frames are received into (ReceiveSplit) come from it, keeping up to
@@ -51,6 +51,14 @@ constexpr size_t kRecycleMaxBytes = size_t{64} << 20;
 constexpr size_t kDefaultRecycleBytes = size_t{32} << 20;
 constexpr size_t kMaxRecycleBytes = size_t{64} << 30;
 constexpr size_t kHugeMinBytes = size_t{1} << 20;
+// Runtime::SendRsrBytes payloads of mpi.zero_copy_bytes and more are sent from the caller's
+// memory (MpiChannel::SendLent; 0: never), up to mpi.zero_copy_max_bytes (default: any
+// size). Default: every frame split with the default slots (docs/performance.md, "Issue 22:
+// `SendRsrBytes` from the caller's memory over mpi").
+constexpr size_t kDefaultZeroCopyBytes = size_t{64} << 10;
+// Close waits at most this long for every other rank's goodbye (receiving what they send
+// meanwhile: MpiModule::Close).
+constexpr auto kByeWait = std::chrono::seconds(5);
 
 // Parses an unsigned integer parameter; false when `v` is not one.
 bool ParseSize(const std::string& v, size_t* out) {
@@ -94,141 +102,6 @@ Result<MpiDescriptor> DecodeDescriptor(std::span<const uint8_t> d) {
   }
   return out;
 }
-
-// Sends of one channel MPI has not completed (flow control: CommObject::QueuedBytes).
-struct InFlight {
-  std::atomic<uint64_t> frames{0};
-  std::atomic<uint64_t> bytes{0};
-};
-
-// Sends in flight: the block stays alive until MPI completed the send.
-class SendTable {
- public:
-  // Set once, before the first Add() (MpiModule::Init).
-  void set_library(const MpiLibrary* mpi) { mpi_ = mpi; }
-  void Add(MPI_Request r, ByteBlock&& b, std::shared_ptr<InFlight> counted = nullptr) {
-    if (counted) {
-      counted->frames.fetch_add(1, std::memory_order_relaxed);
-      counted->bytes.fetch_add(b.size(), std::memory_order_relaxed);
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    pending_.push_back({r, std::move(b), std::move(counted)});
-    size_.store(pending_.size(), std::memory_order_release);
-  }
-  // Completes what MPI finished; returns how many are still pending.
-  size_t Test() {
-    if (size_.load(std::memory_order_acquire) == 0) return 0;  // no lock on an idle pass
-    std::lock_guard<std::mutex> lock(mu_);
-    while (!pending_.empty()) {
-      int done = 0;
-      mpi_->Test(&pending_.front().req, &done, MPI_STATUS_IGNORE);
-      if (!done) break;  // MPI completes sends to one peer in order; good enough to scan FIFO
-      if (const auto& c = pending_.front().counted) {
-        c->bytes.fetch_sub(pending_.front().block.size(), std::memory_order_relaxed);
-        c->frames.fetch_sub(1, std::memory_order_release);
-      }
-      pending_.pop_front();
-    }
-    size_.store(pending_.size(), std::memory_order_release);
-    return pending_.size();
-  }
-
- private:
-  const MpiLibrary* mpi_ = nullptr;
-  struct Pending {
-    MPI_Request req;
-    ByteBlock block;
-    std::shared_ptr<InFlight> counted;
-  };
-  std::mutex mu_;
-  std::deque<Pending> pending_;
-  std::atomic<size_t> size_{0};  // pending_.size(), read without the lock
-};
-
-class MpiChannel final : public CommObject {
- public:
-  // `slot_bytes`: the peer's receive slots (frames up to that size go whole).
-  MpiChannel(const MpiLibrary* mpi, RuntimeId peer, int rank, size_t slot_bytes, SendTable* sends,
-             std::mutex* split_mu)
-      : mpi_(mpi),
-        peer_(peer),
-        rank_(rank),
-        slot_bytes_(slot_bytes),
-        sends_(sends),
-        split_mu_(split_mu) {}
-  Status Send(ByteBlock&& frame) override {
-    if (state_.load(std::memory_order_acquire) != CommState::kOk) {
-      return Status::Unavailable("mpi: connection closed");
-    }
-    if (frame.size() > static_cast<size_t>(INT32_MAX) || frame.size() < wire::kHeaderSize) {
-      return Status::InvalidArgument("mpi: frame of " + std::to_string(frame.size()) +
-                                     " bytes (header size to 2 GiB)");
-    }
-    if (frame.size() > slot_bytes_) return SendSplit(std::move(frame));
-    MPI_Request req;
-    if (mpi_->Isend(frame.data(), static_cast<int>(frame.size()), mpi_->byte, rank_, kMpiFrameTag,
-                    mpi_->comm_world, &req) != MPI_SUCCESS) {
-      return Status::Unavailable("mpi: MPI_Isend to rank " + std::to_string(rank_) + " failed");
-    }
-    // A small send usually completes at once (copied into MPI's eager buffers): then the
-    // block goes now and the send table is not touched.
-    int done = 0;
-    mpi_->Test(&req, &done, MPI_STATUS_IGNORE);
-    if (!done) sends_->Add(req, std::move(frame), in_flight_);
-    return Status::Ok();
-  }
-  void Close() override { state_.store(CommState::kClosed); }
-  CommState state() const override { return state_.load(); }
-  RuntimeId peer() const override { return peer_; }
-  // Sends MPI has not completed (the module's Progress() tests them; MPI's own eager
-  // buffering is not ours to count).
-  size_t QueuedBytes() const override {
-    return static_cast<size_t>(in_flight_->bytes.load(std::memory_order_relaxed));
-  }
-  Unconfirmed Outstanding() override {
-    // Test first: a send MPI completed is not outstanding, even when no progress pass ran
-    // since (Finalize after the peer left would otherwise report it lost).
-    sends_->Test();
-    return {in_flight_->frames.load(std::memory_order_acquire),
-            in_flight_->bytes.load(std::memory_order_acquire)};
-  }
-  int rank() const { return rank_; }
-  // The peer said goodbye: later sends return kUnavailable.
-  void MarkFailed() { state_.store(CommState::kFailed); }
-
- private:
-  // A frame larger than a receive slot: its header on kMpiFrameTag, the rest on
-  // kMpiTailTag (see kDefaultSlotBytes). The frame's block is held with the tail's request.
-  Status SendSplit(ByteBlock&& frame) {
-    std::lock_guard<std::mutex> lock(*split_mu_);
-    MPI_Request head, tail;
-    if (mpi_->Isend(frame.data(), static_cast<int>(wire::kHeaderSize), mpi_->byte, rank_,
-                    kMpiFrameTag, mpi_->comm_world, &head) != MPI_SUCCESS) {
-      return Status::Unavailable("mpi: MPI_Isend to rank " + std::to_string(rank_) + " failed");
-    }
-    sends_->Add(head, ByteBlock());
-    if (mpi_->Isend(frame.data() + wire::kHeaderSize,
-                    static_cast<int>(frame.size() - wire::kHeaderSize), mpi_->byte, rank_,
-                    kMpiTailTag, mpi_->comm_world, &tail) != MPI_SUCCESS) {
-      // The head went: the peer waits for this tail. Nothing sensible is left to do with
-      // this peer; fail the channel so that later sends say so.
-      state_.store(CommState::kFailed);
-      return Status::Unavailable("mpi: MPI_Isend of a frame's tail to rank " +
-                                 std::to_string(rank_) + " failed");
-    }
-    sends_->Add(tail, std::move(frame), in_flight_);
-    return Status::Ok();
-  }
-
-  const MpiLibrary* mpi_;
-  const RuntimeId peer_;
-  const int rank_;
-  const size_t slot_bytes_;
-  SendTable* sends_;
-  std::mutex* split_mu_;
-  std::atomic<CommState> state_{CommState::kOk};
-  std::shared_ptr<InFlight> in_flight_ = std::make_shared<InFlight>();
-};
 
 // One dynamic window over a duplicate of MPI_COMM_WORLD (errors returned, not fatal), locked
 // for every rank once (MPI_Win_lock_all): segments are attached at registration, and puts /
@@ -355,12 +228,13 @@ class MpiModule final : public Module {
       }
     }
     size_t recycle = kDefaultRecycleBytes;
-    if (const std::string v = host_->Param("mpi.recycle_bytes"); !v.empty()) {
-      if (!ParseSize(v, &recycle) || recycle > kMaxRecycleBytes) {
-        return Status::InvalidArgument("mpi.recycle_bytes=" + v + ": must be an integer in [0, " +
-                                       std::to_string(kMaxRecycleBytes) + "]");
-      }
-    }
+    UKAI_RETURN_IF_ERROR(SizeParam("mpi.recycle_bytes", kMaxRecycleBytes, &recycle));
+    shared_.zero_copy_bytes = kDefaultZeroCopyBytes;
+    UKAI_RETURN_IF_ERROR(
+        SizeParam("mpi.zero_copy_bytes", wire::kMaxPayloadBytes, &shared_.zero_copy_bytes));
+    shared_.zero_copy_max_bytes = wire::kMaxPayloadBytes;
+    UKAI_RETURN_IF_ERROR(
+        SizeParam("mpi.zero_copy_max_bytes", wire::kMaxPayloadBytes, &shared_.zero_copy_max_bytes));
     bool huge = true;
     if (const std::string v = host_->Param("mpi.huge_pages"); !v.empty()) {
       if (v != "on" && v != "off") {
@@ -376,7 +250,8 @@ class MpiModule final : public Module {
     if (!lib.ok()) return lib.status().WithContext("mpi module");
     lib_ = std::move(*lib);
     mpi_ = lib_.get();
-    sends_.set_library(mpi_);
+    shared_.mpi = mpi_;
+    shared_.sends.set_library(mpi_);
     for (Slot& slot : slots_) slot.req = mpi_->request_null;
     int initialized = 0, provided = 0;
     mpi_->Initialized(&initialized);
@@ -392,6 +267,8 @@ class MpiModule final : public Module {
     }
     mpi_->Comm_rank(mpi_->comm_world, &rank_);
     mpi_->Comm_size(mpi_->comm_world, &size_);
+    said_bye_.assign(static_cast<size_t>(size_), false);
+    said_bye_[static_cast<size_t>(rank_)] = true;
     job_ = JobId();
     for (Slot& slot : slots_) {
       slot.buf.reset(new uint8_t[slot_bytes_]);  // not initialised
@@ -424,9 +301,14 @@ class MpiModule final : public Module {
     return recycled_ ? ByteBlock::FromSource(recycled_.get(), capacity) : ByteBlock();
   }
   // one_sided_window: 1 when the job's one-sided window exists (set by Init, read only
-  // after); recycled_*: the blocks behind NewBuffer (RecycledBlocks::Stats).
+  // after); zero_copy_sends: SendRsrBytes payloads sent from the caller's memory
+  // (SendLent); close_dropped_large_frames: split frames Close took and dropped (their
+  // senders' waits ended); recycled_*: the blocks behind NewBuffer (RecycledBlocks::Stats).
   std::map<std::string, uint64_t> Counters() const override {
-    std::map<std::string, uint64_t> c = {{"one_sided_window", one_sided_ ? 1 : 0}};
+    std::map<std::string, uint64_t> c = {
+        {"one_sided_window", one_sided_ ? 1 : 0},
+        {"zero_copy_sends", shared_.zero_copy_sends.load(std::memory_order_relaxed)},
+        {"close_dropped_large_frames", tails_dropped_.load(std::memory_order_relaxed)}};
     if (recycled_) {
       const RecycledBlocks::Stats s = recycled_->stats();
       c["recycled_allocated"] = s.allocated;
@@ -468,8 +350,7 @@ class MpiModule final : public Module {
       return Status::Unsupported("mpi: peer " + RuntimeIdString(peer) + " is not in this MPI job");
     }
     const MpiDescriptor d = *DecodeDescriptor(descriptor);
-    auto channel =
-        std::make_shared<MpiChannel>(mpi_, peer, d.rank, d.slot_bytes, &sends_, &split_mu_);
+    auto channel = std::make_shared<MpiChannel>(&shared_, peer, d.rank, d.slot_bytes);
     {
       std::lock_guard<std::mutex> lock(channels_mu_);
       channels_.push_back(channel);
@@ -478,10 +359,10 @@ class MpiModule final : public Module {
   }
   int Progress() override {
     // An idle pass makes one call, the MPI_Test of the oldest posted slot: the two steps
-    // below and sends_.Test() cost a compare each when there is nothing to do.
+    // below and shared_.sends.Test() cost a compare each when there is nothing to do.
     if (!delivered_.empty()) delivered_.clear();  // the previous pass's frames were dispatched
     if (taken_ > 0) Repost();                     // so were the slots it delivered in place
-    const size_t pending = sends_.Test();
+    const size_t pending = shared_.sends.Test();
     int n = 0, got = 0;
     // At most every slot once per pass: a taken slot is posted again only by the next one.
     while (n < kRecvBudget && taken_ < kSlots) {
@@ -515,25 +396,24 @@ class MpiModule final : public Module {
     if (mpi_ == nullptr) return;  // Init() could not load MPI
     // A goodbye to every other rank, after everything we sent (MPI keeps the order of
     // messages between two ranks on one tag): they mark us failed, orderly, instead of
-    // sending into a finalized process. Ranks that run no mpi module never receive it.
-    std::vector<ByteBlock> byes;
+    // sending into a finalized process, and answer with a goodbye of their own.
     for (int r = 0; r < size_; ++r) {
-      if (r == rank_) continue;
-      wire::FrameHeader bye;
-      bye.kind = wire::FrameKind::kBye;
-      bye.source = host_->runtime_id();
-      bye.target = 0;  // a rank's runtime id is known only once it connected
-      ByteBlock b(wire::kHeaderSize);
-      b.Resize(wire::kHeaderSize);
-      wire::EncodeHeader(bye, {b.data(), b.size()});
-      MPI_Request req;
-      if (mpi_->Isend(b.data(), static_cast<int>(b.size()), mpi_->byte, r, kMpiFrameTag,
-                      mpi_->comm_world, &req) == MPI_SUCCESS) {
-        sends_.Add(req, std::move(b));
-      }
+      if (r != rank_) SendBye(r);
+    }
+    // Then receive (and drop: the engine has stopped) what the others send until each said
+    // goodbye, answering ours or leaving itself: a rank sends no split frame after that
+    // (MpiChannel::MarkFailedLocked), so every tail announced to us is taken, and no sender
+    // waits forever in SendRsrBytes for us to read its memory. Bounded by kByeWait: a rank
+    // that runs no progress meanwhile (no progress thread, busy elsewhere) is not waited for
+    // longer (it has no lent send pending then: that would be driving its progress).
+    closing_ = true;
+    const auto deadline = std::chrono::steady_clock::now() + kByeWait;
+    while (std::find(said_bye_.begin(), said_bye_.end(), false) != said_bye_.end() &&
+           std::chrono::steady_clock::now() < deadline) {
+      Progress();
     }
     // Let sends in flight finish (bounded), so the peers get what we sent before leaving.
-    for (int i = 0; i < 100000 && sends_.Test() > 0; ++i) {
+    for (int i = 0; i < 100000 && shared_.sends.Test() > 0; ++i) {
     }
     // Withdraw the posted receives (what they matched meanwhile is not delivered: the
     // engine has stopped).
@@ -568,13 +448,45 @@ class MpiModule final : public Module {
     }
     return ByteBlock(size);
   }
-  // A kBye from `rank`: its channel (if we have one) fails and the runtime is told.
+  // Parameter `key`, when set, into `*out`: an integer in [0, max], else kInvalidArgument
+  // naming the key and the value.
+  Status SizeParam(const std::string& key, size_t max, size_t* out) const {
+    const std::string v = host_->Param(key);
+    if (v.empty()) return Status::Ok();
+    if (!ParseSize(v, out) || *out > max) {
+      return Status::InvalidArgument(key + "=" + v + ": must be an integer in [0, " +
+                                     std::to_string(max) + "]");
+    }
+    return Status::Ok();
+  }
+  // A goodbye (kBye frame) to `rank`; kept until MPI completed its send.
+  void SendBye(int rank) {
+    wire::FrameHeader bye;
+    bye.kind = wire::FrameKind::kBye;
+    bye.source = host_->runtime_id();
+    bye.target = 0;  // a rank's runtime id is known only once it connected
+    ByteBlock b(wire::kHeaderSize);
+    b.Resize(wire::kHeaderSize);
+    wire::EncodeHeader(bye, {b.data(), b.size()});
+    MPI_Request req;
+    if (mpi_->Isend(b.data(), static_cast<int>(b.size()), mpi_->byte, rank, kMpiFrameTag,
+                    mpi_->comm_world, &req) == MPI_SUCCESS) {
+      shared_.sends.Add(req, std::move(b));
+    }
+  }
+  // A kBye from `rank`: its channel (if we have one) fails, the runtime is told, and the
+  // rank gets our goodbye back (its Close waits for it: nothing split follows it).
   void PeerLeft(const wire::FrameHeader& h, int rank) {
+    said_bye_[static_cast<size_t>(rank)] = true;
     {
-      std::lock_guard<std::mutex> lock(channels_mu_);
-      for (const auto& c : channels_) {
-        if (c->rank() == rank) c->MarkFailed();
+      std::lock_guard<std::mutex> split(shared_.split_mu);
+      {
+        std::lock_guard<std::mutex> lock(channels_mu_);
+        for (const auto& c : channels_) {
+          if (c->rank() == rank) c->MarkFailedLocked();
+        }
       }
+      SendBye(rank);
     }
     host_->PeerFailed(h.source, "mpi", /*orderly=*/true,
                       Status::Unavailable("mpi: rank " + std::to_string(rank) + " said goodbye"));
@@ -606,12 +518,17 @@ class MpiModule final : public Module {
       }
       if (bytes[5] == static_cast<uint8_t>(wire::FrameKind::kBye)) {
         Result<wire::FrameHeader> h = wire::DecodeHeader(bytes);
-        if (h.ok()) {
-          PeerLeft(*h, source);
+        if (h.ok() && source >= 0 && source < size_) {
+          if (closing_) {
+            said_bye_[static_cast<size_t>(source)] = true;
+          } else {
+            PeerLeft(*h, source);
+          }
           return true;
         }
       }
     }
+    if (closing_) return false;  // Close: the engine has stopped
     // In place: the slot is posted again at the next Progress() (threaded handlers and
     // booting contexts get a copy from the runtime).
     return host_->DeliverFrame(bytes, nullptr).ok();  // a malformed frame is counted there
@@ -650,6 +567,10 @@ class MpiModule final : public Module {
                              std::to_string(head.size() + static_cast<uint64_t>(count))));
       return false;
     }
+    if (closing_) {  // Close: taken (its sender's lent memory is free), not delivered
+      ++tails_dropped_;
+      return false;
+    }
     return host_->DeliverFrame(b.span(), &b).ok();
   }
 
@@ -659,11 +580,14 @@ class MpiModule final : public Module {
     bool active = false;             // started, not completed by MPI_Test yet
   };
   std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
-  int next_ = 0;       // the slot whose receive was posted first (progress thread)
-  int taken_ = 0;      // slots before next_ taken by the last pass, to post again
-  bool busy_ = false;  // the last pass took a slot (progress thread)
-  SendTable sends_;
-  std::mutex split_mu_;  // a split frame's head and tail go out together (SendSplit)
+  int next_ = 0;          // the slot whose receive was posted first (progress thread)
+  int taken_ = 0;         // slots before next_ taken by the last pass, to post again
+  bool busy_ = false;     // the last pass took a slot (progress thread)
+  ChannelShared shared_;  // the channels' send table, split lock and zero-copy setting
+  // Ranks whose goodbye came (progress thread; Close once it stopped), ours included.
+  std::vector<bool> said_bye_;
+  bool closing_ = false;  // Close receives until every goodbye came: drops what arrives
+  std::atomic<uint64_t> tails_dropped_{0};  // large frames taken and dropped by Close
   std::unique_ptr<MpiOneSided> one_sided_;
   std::deque<ByteBlock> delivered_;
   std::mutex channels_mu_;

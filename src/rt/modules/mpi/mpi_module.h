@@ -16,10 +16,26 @@
 // heads and tails leave in one order. WaitFd() is -1 (MPI has no pollable fd): the progress engine
 // polls it.
 //
+// Sends from the caller's memory (mpi_channel.h, MpiChannel::SendLent): a
+// Runtime::SendRsrBytes payload of mpi.zero_copy_bytes (default 64 KiB; 0 = never) to
+// mpi.zero_copy_max_bytes (default any size), only of frames larger than the peer's slot
+// (split anyway), goes as its header from a small block and its tail straight from the
+// caller's span, in the order of every other split frame; the runtime returns from the
+// call once MPI completed the tail (the caller's thread drives progress meanwhile: the peer
+// may wait for us to take its own).
+// Where the caller cannot wait (inside a progress pass, with a send timeout) or while
+// recording, the runtime copies the payload into a frame instead. Counter zero_copy_sends.
+//
 // Peers leaving: Close() (Finalize) sends a kBye frame to every other rank after its
 // last frames (MPI keeps the order between two ranks on one tag); a rank receiving it
-// fails its channel to the sender and reports an orderly PeerFailed, so later sends return
-// kUnavailable instead of going into a finalized process. A rank that dies abruptly is not
+// fails its channel to the sender (under the split lock), answers with a kBye of its own
+// (so it sends no split frame after that answer) and reports an orderly PeerFailed, so
+// later sends return kUnavailable instead of going into a finalized process. Close then
+// receives and drops what arrives until every other rank said goodbye (its answer, or its
+// own Close), at most 5 s: every tail announced to a closing rank is taken, so no sender
+// waits forever in a lent send (Open MPI 4.1 cannot cancel a send, and a rendezvous send
+// nobody matches never completes); such a sender returns kUnavailable. Counter
+// close_dropped_large_frames. A rank that dies abruptly is not
 // detected (detects_peer_failure is false): Open MPI 4.1 (Debian) has no ULFM, and mpirun
 // aborts the whole job when a rank exits without MPI_Finalize.
 //
