@@ -85,6 +85,9 @@ TEST(DeadlockFreedomTest, DorDatelineAndTieOptions) {
   RunSaturated({"dor", 3, {6, 6}, kWh, "uniform", DorDateline::kSplit, DorTieRule::kPlus});
   RunSaturated({"dor", 4, {6, 6}, kWh, "uniform", DorDateline::kShared, DorTieRule::kParity});
   RunSaturated({"dor", 2, {4, 4, 4}, kWh, "tornado", DorDateline::kShared, DorTieRule::kPlus});
+  // BookSim2's classes (even VCs: acyclic, dor_options_test.cc).
+  RunSaturated({"dor", 2, {8, 8}, kWh, "tornado", DorDateline::kBooksim});
+  RunSaturated({"dor", 4, {6, 6}, kWh, "uniform", DorDateline::kBooksim});
 }
 
 TEST(DeadlockFreedomTest, DuatoThreeFourVcs) {
