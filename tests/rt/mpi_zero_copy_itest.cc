@@ -185,6 +185,9 @@ TEST(MpiZeroCopyWorker, HandlersCopy) {
   ASSERT_TRUE(testing::WaitFor([&] { return answers.load() == 8; })) << answers.load();
   EXPECT_TRUE(ok.load());
   EXPECT_EQ(ZeroCopySends(r), 0u);
+  // Both ranks saw their 8 answers before either sends the 9th (else a rank still waiting
+  // for 8 may already see 9).
+  ASSERT_TRUE(r.Barrier().ok());
   // Outside a pass the same call lends the array.
   ASSERT_TRUE(r.SendRsrBytes(data, peer, HandlerId::Of("answer")).ok());
   EXPECT_EQ(ZeroCopySends(r), 1u);
