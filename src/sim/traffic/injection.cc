@@ -1,5 +1,7 @@
 #include "sim/traffic/injection.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -92,19 +94,30 @@ Result<std::unique_ptr<InjectionProcess>> MakeOnOff(const TrafficConfig& c, doub
   } else if (a < 0) {
     if (!(r1 > p)) {
       return Status::InvalidArgument("traffic.burst_r1: must exceed the message rate " +
-                                     std::to_string(p) + " to derive burst_alpha")
+                                     fmt::format("{:g}", p) + " to derive burst_alpha")
           .WithKey("traffic.burst_r1");
     }
     a = b * p / (r1 - p);
   } else {
     b = a * (r1 - p) / p;
   }
+  // Each draw of Next() walks the node's on and off periods until a message: about 2 beta /
+  // r1 of them, so r1 is bounded below (a rate that needs less is bernoulli's to model).
+  constexpr double kLeastR1 = 1e-6;
+  if (r1 < kLeastR1) {
+    return Status::InvalidArgument(
+               "traffic.rate: on_off injection at " + fmt::format("{:g}", p) +
+               " messages/node/cycle gives burst_r1 = " + fmt::format("{:g}", r1) +
+               ", below 1e-6 (each message would take millions of on/off periods to draw): "
+               "raise the rate or burst_r1, or use bernoulli injection")
+        .WithKey("traffic.rate");
+  }
   if (!(r1 <= 1.0) || !(a > 0 && a <= 1.0) || !(b >= 0 && b <= 1.0)) {
     return Status::InvalidArgument(
-               "traffic.rate: on_off injection at " + std::to_string(p) +
+               "traffic.rate: on_off injection at " + fmt::format("{:g}", p) +
                " messages/node/cycle needs alpha in (0, 1], beta and r1 in [0, 1] (got alpha " +
-               std::to_string(a) + ", beta " + std::to_string(b) + ", r1 " + std::to_string(r1) +
-               "): lower the rate or change traffic.burst_*")
+               fmt::format("{:g}", a) + ", beta " + fmt::format("{:g}", b) + ", r1 " +
+               fmt::format("{:g}", r1) + "): lower the rate or change traffic.burst_*")
         .WithKey("traffic.rate");
   }
   return std::unique_ptr<InjectionProcess>(std::make_unique<OnOffInjection>(c.rate, a, b, r1));
