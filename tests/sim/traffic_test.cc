@@ -212,7 +212,7 @@ TEST(TrafficTest, OnOffIsBookSimsBurstProcess) {
   EXPECT_NE(high.message().find("traffic.rate"), std::string::npos) << high.ToString();
   EXPECT_NE(high.message().find("r1 1.2"), std::string::npos) << high.ToString();
   // A rate so low that r1 falls below 1e-6 is refused: drawing a gap would walk millions of
-  // on/off periods (a run looked hung).
+  // on/off periods.
   c.rate = 1e-9;
   const Status low = MakeInjection(c, 1).status();
   EXPECT_NE(low.message().find("below 1e-6"), std::string::npos) << low.ToString();
