@@ -3,7 +3,9 @@
 // `--set` argument ("#set router.vcs=4"). The text and the overrides go through the config
 // loader (LoadSimConfigsFromString: schema, cross-key rules, every point checked by the
 // simulator's own rules, run.memory_limit), and the first point that loads is run briefly:
-// at most 256 nodes, 1000 cycles, 100 measured messages, 64 MiB.
+// at most 256 nodes, 1000 cycles, 100 measured messages, 64 MiB (BookSim2's measurement,
+// measure.mode = booksim*, which keeps no cycle cap of its own: sample periods of at most 250
+// cycles, at most 4 of them, 2 of warm-up, a latency threshold of at most 300 cycles).
 //
 // Must never crash, hang, abort or throw; a loaded config's point either runs or fails
 // with a Status other than kInternal, and its figures obey the result's invariants.
@@ -49,6 +51,9 @@ bool Bound(ukai::sim::SimConfig* c) {
   m.measure_messages = std::min(m.measure_messages, kMaxMeasured);
   m.warmup_cycles = std::min(m.warmup_cycles, kMaxCycles / 4);
   m.sample_cycles = std::min(m.sample_cycles, kMaxCycles / 4);
+  m.max_samples = std::min<int64_t>(m.max_samples, 4);
+  m.warmup_periods = std::min<int64_t>(m.warmup_periods, 2);
+  if (m.latency_threshold < 0 || m.latency_threshold > 300) m.latency_threshold = 300;
   if (c->run.memory_limit == 0 || c->run.memory_limit > kMemoryLimit) {
     c->run.memory_limit = kMemoryLimit;
   }
@@ -57,13 +62,23 @@ bool Bound(ukai::sim::SimConfig* c) {
 }
 
 void CheckResult(const ukai::sim::SimConfig& c, const ukai::sim::PointResult& r) {
-  if (r.cycles < 0 || r.cycles > c.measure.max_cycles) std::abort();
+  // BookSim2's measurement runs its periods and drains, not to measure.max_cycles.
+  const bool booksim = r.booksim.present;
+  if (r.cycles < 0 || (!booksim && r.cycles > c.measure.max_cycles)) std::abort();
   if (r.messages_measured < 0) std::abort();
   if (!std::isfinite(r.accepted_flits_per_node_cycle) || r.accepted_flits_per_node_cycle < 0) {
     std::abort();
   }
   if (r.messages_measured > 0 && !(r.avg_latency_cycles >= 1)) std::abort();
-  if (r.messages_measured == 0 && r.note.empty()) std::abort();  // says why
+  // Says why (BookSim2's measurement: its verdict).
+  if (r.messages_measured == 0 && r.note.empty() && !(booksim && r.booksim.unstable)) std::abort();
+  if (booksim) {
+    for (const auto& stat : r.booksim.stat) {
+      for (double x : stat) {
+        if (!std::isfinite(x)) std::abort();
+      }
+    }
+  }
 }
 
 }  // namespace
