@@ -89,7 +89,7 @@ constexpr EnumName<DragonflyVcs> kDragonflyVcs[] = {{DragonflyVcs::kSplit, "spli
                                                     {DragonflyVcs::kBooksim, "booksim"}};
 
 template <typename T>
-std::string IntList(const std::vector<T>& v) {  // numbers of any type
+std::string NumberList(const std::vector<T>& v) {
   return v.size() == 1 ? fmt::format("{}", v[0]) : fmt::format("[{}]", fmt::join(v, ", "));
 }
 
@@ -147,7 +147,7 @@ std::vector<Binding> NetworkAndRouterBindings() {
          c->network.k.clear();
          for (const Scalar& s : v) c->network.k.push_back(I32(s));
        },
-       [](const SimConfig& c) { return IntList(c.network.k); }},
+       [](const SimConfig& c) { return NumberList(c.network.k); }},
       {KeySpec::Make("network.concentration", VT::kInt)
            .Unit("terminals")
            .Min(1)
@@ -298,7 +298,7 @@ std::vector<Binding> RoutingAndTrafficBindings() {
          c->traffic.size_mix_flits.clear();
          for (const Scalar& s : v) c->traffic.size_mix_flits.push_back(I32(s));
        },
-       [](const SimConfig& c) { return IntList(c.traffic.size_mix_flits); }},
+       [](const SimConfig& c) { return NumberList(c.traffic.size_mix_flits); }},
       {KeySpec::Make("traffic.size_mix_weights", VT::kFloat, Shape::kList)
            .Min(0, /*open=*/true)
            .Doc("the sizes' weights (BookSim2's packet_size_rate), one per size; empty: equal"),
@@ -306,7 +306,7 @@ std::vector<Binding> RoutingAndTrafficBindings() {
          c->traffic.size_mix_weights.clear();
          for (const Scalar& s : v) c->traffic.size_mix_weights.push_back(F64(s));
        },
-       [](const SimConfig& c) { return IntList(c.traffic.size_mix_weights); }},
+       [](const SimConfig& c) { return NumberList(c.traffic.size_mix_weights); }},
       {KeySpec::Make("traffic.injection", VT::kEnum)
            .Allowed(Names(kInjections))
            .Doc("bernoulli: a message starts with probability rate/flits each cycle; "
@@ -358,7 +358,7 @@ std::vector<Binding> RoutingAndTrafficBindings() {
          c->traffic.hotspot_nodes.clear();
          for (const Scalar& s : v) c->traffic.hotspot_nodes.push_back(I32(s));
        },
-       [](const SimConfig& c) { return IntList(c.traffic.hotspot_nodes); }},
+       [](const SimConfig& c) { return NumberList(c.traffic.hotspot_nodes); }},
       {KeySpec::Make("traffic.hotspot_fraction", VT::kFloat)
            .Min(0)
            .Max(1)

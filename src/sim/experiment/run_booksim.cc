@@ -106,6 +106,9 @@ class BooksimRun {
   int64_t measured_created0_ = 0, measured_created_ = -1, measured_delivered_ = 0;
   // Messages that became undeliverable (no live route, a failed destination) since the
   // measurement began: the drain counts them as done (it would wait for ever otherwise).
+  // Undeliverable messages carry no creation cycle, so one created during the warm-up
+  // counts too and the drain may end before the last measured packet arrives (faults only;
+  // the note says how many were lost).
   int64_t Lost() const {
     return state_ == State::kWarmingUp ? 0 : net_.messages_undeliverable() - lost0_;
   }
